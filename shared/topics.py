@@ -1,0 +1,45 @@
+"""MQTT topics of protocol v1, all under one configurable prefix.
+
+    <prefix>/v1/<device>/events     device -> cloud, MessagePack event, QoS 1
+    <prefix>/v1/<device>/verdicts   cloud -> device (and any subscriber), JSON verdict, QoS 1
+    <prefix>/v1/<device>/status     retained plain "online" / "offline" (also the last will)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+VERSION = "v1"
+KINDS = ("events", "verdicts", "status")
+ONLINE = b"online"
+OFFLINE = b"offline"
+
+
+@dataclass(frozen=True)
+class Topics:
+    prefix: str = "edgetriage"
+
+    def events(self, device: str) -> str:
+        return f"{self.prefix}/{VERSION}/{device}/events"
+
+    def verdicts(self, device: str) -> str:
+        return f"{self.prefix}/{VERSION}/{device}/verdicts"
+
+    def status(self, device: str) -> str:
+        return f"{self.prefix}/{VERSION}/{device}/status"
+
+    def all_events(self) -> str:
+        return f"{self.prefix}/{VERSION}/+/events"
+
+    def all_verdicts(self) -> str:
+        return f"{self.prefix}/{VERSION}/+/verdicts"
+
+    def parse(self, topic: str) -> tuple[str, str] | None:
+        """(device, kind) for one of our topics, None for anything else."""
+        head = f"{self.prefix}/{VERSION}/"
+        if not topic.startswith(head):
+            return None
+        rest = topic[len(head):].split("/")
+        if len(rest) != 2 or rest[1] not in KINDS or not rest[0]:
+            return None
+        return rest[0], rest[1]
