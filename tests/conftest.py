@@ -1,0 +1,110 @@
+"""Real components for the tests: a Mosquitto of our own per test that needs one, unique topic prefixes,
+the real small LLM loaded once per session."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+MEDIA = Path(os.environ.get("EDGETRIAGE_MEDIA", Path(__file__).resolve().parents[2] / "shared" / "media"))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Mosquitto:
+    """A broker of the test's own on a free loopback port; can be killed and restarted on the same port."""
+
+    port: int
+    workdir: Path
+    persistence: bool = False
+    proc: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"mqtt://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        conf = self.workdir / "mosquitto.conf"
+        lines = [f"listener {self.port} 127.0.0.1", "allow_anonymous true", "max_queued_messages 10000",
+                 "log_dest stderr", "log_type error", "log_type warning"]
+        if self.persistence:
+            lines += ["persistence true", f"persistence_location {self.workdir}/", "autosave_interval 1",
+                      "autosave_on_changes true"]
+        conf.write_text("\n".join(lines) + "\n")
+        self.proc = subprocess.Popen(["mosquitto", "-c", str(conf)], stdout=subprocess.DEVNULL,
+                                     stderr=open(self.workdir / "mosquitto.log", "ab"))
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                return
+            except OSError:
+                if self.proc.poll() is not None:
+                    raise RuntimeError(f"mosquitto exited: {(self.workdir / 'mosquitto.log').read_text()}")
+                time.sleep(0.05)
+        raise RuntimeError("mosquitto did not start listening")
+
+    def stop(self, sig: str = "term") -> None:
+        if self.proc is None:
+            return
+        if sig == "kill":
+            self.proc.kill()
+        else:
+            self.proc.terminate()
+        self.proc.wait(10)
+        self.proc = None
+
+
+@pytest.fixture
+def mosquitto(tmp_path_factory) -> Iterator[Mosquitto]:
+    if shutil.which("mosquitto") is None:
+        pytest.fail("mosquitto is not installed (apt-get install mosquitto)")
+    broker = Mosquitto(free_port(), tmp_path_factory.mktemp("mosquitto"), persistence=True)
+    broker.start()
+    yield broker
+    broker.stop()
+
+
+@pytest.fixture
+def prefix() -> str:
+    return f"t{uuid.uuid4().hex[:10]}"
+
+
+@pytest.fixture(scope="session")
+def clip_one_by_one() -> Path:
+    path = MEDIA / "one-by-one-person-detection.mp4"
+    if not path.exists():
+        from edgetriage.shared.modelfiles import bundled_clip
+
+        path = bundled_clip()
+    return path
+
+
+@pytest.fixture(scope="session")
+def llm_analyzer():
+    """The real CPU analyzer (SmolLM2-135M via transformers), loaded once for the whole session."""
+    from edgetriage.cloud.analyzer import build_analyzer
+    from edgetriage.cloud.config import AnalyzerConfig
+
+    return build_analyzer(AnalyzerConfig())
+
+
+@pytest.fixture
+def tmpdir_path() -> Iterator[Path]:
+    with tempfile.TemporaryDirectory() as d:
+        yield Path(d)
