@@ -98,8 +98,7 @@ def clip_one_by_one() -> Path:
 @pytest.fixture(scope="session")
 def llm_analyzer():
     """The real CPU analyzer (SmolLM2-135M via transformers), loaded once for the whole session."""
-    from edgetriage.cloud.analyzer import build_analyzer
-    from edgetriage.cloud.config import AnalyzerConfig
+    from edgetriage.cloud.analyzer import AnalyzerConfig, build_analyzer
 
     return build_analyzer(AnalyzerConfig())
 
