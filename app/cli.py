@@ -1,0 +1,176 @@
+"""The `edgetriage` command: one front door, each subcommand importing only the side it needs."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+
+EXIT_USAGE = 2
+
+
+def _setup_logging(verbose: int, json_logs: bool = False) -> None:
+    level = logging.DEBUG if verbose > 1 else logging.INFO if verbose == 1 else logging.WARNING
+    handler = logging.StreamHandler(sys.stderr)
+    if json_logs:
+        import json
+        import time
+
+        class JSONFormatter(logging.Formatter):
+            def format(self, record: logging.LogRecord) -> str:
+                out = {"ts": round(time.time(), 3), "level": record.levelname, "logger": record.name,
+                       "msg": record.getMessage()}
+                for key in ("event_id", "device", "camera"):
+                    if hasattr(record, key):
+                        out[key] = getattr(record, key)
+                return json.dumps(out)
+
+        handler.setFormatter(JSONFormatter())
+    else:
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S"))
+    logging.basicConfig(level=level, handlers=[handler], force=True)
+
+
+def _user_errors() -> tuple[type[BaseException], ...]:
+    """Errors a user can cause: printed as one clear line, never a traceback."""
+    from .shared.config import ConfigError
+    from .shared.modelfiles import ModelError
+    from .shared.protocol import ProtocolError
+
+    errors: list[type[BaseException]] = [ConfigError, ModelError, ProtocolError, FileNotFoundError]
+    try:
+        from .edge.capture import CaptureError
+
+        errors.append(CaptureError)
+    except ImportError:
+        pass
+    try:
+        from .cloud.llm import LLMError
+
+        errors.append(LLMError)
+    except ImportError:
+        pass
+    return tuple(errors)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from .demo import run_demo
+
+    return run_demo(args)
+
+
+def cmd_models_fetch(args: argparse.Namespace) -> int:
+    from .cloud.llm import convert_to_hf_dir, fetch_smollm2, locate_model
+
+    if args.gguf_only:
+        path = fetch_smollm2(progress=True)
+        print(path)
+        return 0
+    path = locate_model(None)
+    print(path)
+    return 0 if path else 1
+
+
+def cmd_edge_run(args: argparse.Namespace) -> int:
+    from .edge.agent import EdgeAgent
+    from .edge.config import load_edge_config
+
+    config = load_edge_config(args.config)
+    agent = EdgeAgent(config)
+    try:
+        agent.run_forever()
+    finally:
+        agent.close()
+    return 0
+
+
+def cmd_edge_check(args: argparse.Namespace) -> int:
+    from .edge.config import load_edge_config
+
+    config = load_edge_config(args.config)
+    print(f"{args.config or 'defaults'}: OK (device {config.device}, {len(config.cameras)} camera(s))")
+    return 0
+
+
+def cmd_cloud_run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from .cloud.config import load_cloud_config
+    from .cloud.main import serve
+
+    config = load_cloud_config(args.config)
+    asyncio.run(serve(config))
+    return 0
+
+
+def cmd_cloud_check(args: argparse.Namespace) -> int:
+    from .cloud.config import load_cloud_config
+
+    config = load_cloud_config(args.config)
+    print(f"{args.config or 'defaults'}: OK (broker {config.mqtt.url}, store {config.store_path})")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="edgetriage", description=__doc__)
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging on stderr (-vv: debug)")
+    parser.add_argument("--log-json", action="store_true", help="structured JSON logs on stderr")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    demo = sub.add_parser("demo", help="broker + cloud + edge on a bundled clip, in one process")
+    demo.add_argument("--broker", help="use this MQTT broker (mqtt://HOST:PORT) instead of the embedded one")
+    demo.add_argument("--protocol", choices=["5", "3.1.1"], help="MQTT protocol (default: 5 external, 3.1.1 embedded)")
+    demo.add_argument("--clip", help="video file to run on (default: the bundled one-by-one clip)")
+    demo.add_argument("--json", action="store_true", help="last stdout line: one JSON object with the figures")
+    demo.add_argument("--offset", type=int, default=3,
+                      help="second pass starts this many frames later, so crops are near-duplicates (0: no second pass)")
+    demo.add_argument("--max-frames", type=int, default=None, help="stop each pass after this many frames")
+    demo.add_argument("--model", help="LLM: a GGUF file or model folder (default: SmolLM2-135M, fetched once)")
+    demo.add_argument("--http-port", type=int, default=0, help="serve the cloud API on this port (0: a free one)")
+    demo.set_defaults(func=cmd_demo)
+
+    models = sub.add_parser("models", help="model files")
+    msub = models.add_subparsers(dest="models_command", required=True)
+    fetch = msub.add_parser("fetch", help="download the CPU LLM (SmolLM2-135M) once, check it, prepare it")
+    fetch.add_argument("--gguf-only", action="store_true", help="download and verify the GGUF, do not convert")
+    fetch.set_defaults(func=cmd_models_fetch)
+
+    edge = sub.add_parser("edge", help="the device agent")
+    esub = edge.add_subparsers(dest="edge_command", required=True)
+    run = esub.add_parser("run", help="run the agent until stopped")
+    run.add_argument("--config", help="edge TOML config (default: built-in defaults)")
+    run.set_defaults(func=cmd_edge_run)
+    check = esub.add_parser("check-config", help="validate an edge config and exit")
+    check.add_argument("--config", help="edge TOML config")
+    check.set_defaults(func=cmd_edge_check)
+
+    cloud = sub.add_parser("cloud", help="the cloud service")
+    csub = cloud.add_subparsers(dest="cloud_command", required=True)
+    crun = csub.add_parser("run", help="run the service until stopped")
+    crun.add_argument("--config", help="cloud TOML config (default: built-in defaults)")
+    crun.set_defaults(func=cmd_cloud_run)
+    ccheck = csub.add_parser("check-config", help="validate a cloud config and exit")
+    ccheck.add_argument("--config", help="cloud TOML config")
+    ccheck.set_defaults(func=cmd_cloud_check)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _setup_logging(args.verbose, args.log_json)
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except _user_errors() as exc:
+        print(f"edgetriage: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

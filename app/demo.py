@@ -1,0 +1,200 @@
+"""`edgetriage demo`: an MQTT broker, the cloud service and the edge agent in one process, on a real clip.
+
+It prints each escalation and its verdict as they happen, plays the clip a second time a few frames later
+(so crops are near-duplicates, not copies) to show verdict reuse, then prints a summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+
+
+def _say(line: str) -> None:
+    print(line, flush=True)
+
+
+def _median(values: list[float]) -> float | None:
+    return round(statistics.median(values), 2) if values else None
+
+
+class CloudThread:
+    """The cloud service (MQTT intake + API) on its own asyncio loop in a daemon thread."""
+
+    def __init__(self, config, analyzer, http_port: int) -> None:
+        self.config = config
+        self.analyzer = analyzer
+        self.http_port = http_port
+        self.loop = asyncio.new_event_loop()
+        self.service = None
+        self.runner = None
+        self.ready = threading.Event()
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, name="cloud", daemon=True)
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        try:
+            self.loop.run_until_complete(self._start())
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread
+            self.error = exc
+            self.ready.set()
+            return
+        self.ready.set()
+        self.loop.run_forever()
+
+    async def _start(self) -> None:
+        from .cloud.api import build_app, run_api
+        from .cloud.service import CloudService
+        from .cloud.store import Store
+
+        store = Store(self.config.store_path)
+        self.service = CloudService(self.config, self.analyzer, store)
+        await self.service.start()
+        self.runner = await run_api(build_app(store, self.service), "127.0.0.1", self.http_port)
+
+    def start(self, timeout: float = 60.0) -> None:
+        self.thread.start()
+        if not self.ready.wait(timeout):
+            raise RuntimeError("cloud service did not start in time")
+        if self.error is not None:
+            raise self.error
+
+    def stop(self) -> None:
+        async def shutdown() -> None:
+            if self.service is not None:
+                await self.service.stop()
+            if self.runner is not None:
+                await self.runner.cleanup()
+
+        try:
+            asyncio.run_coroutine_threadsafe(shutdown(), self.loop).result(15)
+        except Exception:  # noqa: BLE001 - shutting down anyway
+            pass
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    from .shared.config import MQTTConfig
+    from .shared.modelfiles import bundled_clip
+
+    clip = Path(args.clip) if args.clip else bundled_clip()
+    if not clip.is_file():
+        raise FileNotFoundError(f"clip {clip} not found")
+    if args.clip is None:
+        print("clip: one-by-one-person-detection.mp4, Intel IoT DevKit sample-videos, CC BY 4.0", file=sys.stderr)
+
+    broker = None
+    if args.broker:
+        url, protocol = args.broker, args.protocol or "5"
+    else:
+        from .broker import EmbeddedBroker
+
+        broker = EmbeddedBroker()
+        url = broker.start()
+        protocol = args.protocol or "3.1.1"
+        print(f"embedded MQTT broker (MQTT 3.1.1) on {url}", file=sys.stderr)
+
+    run_id = uuid.uuid4().hex[:6]
+    device = f"demo-{run_id}"
+    state = Path(tempfile.mkdtemp(prefix="edgetriage-demo-"))
+    mqtt = MQTTConfig(url=url, protocol=protocol, prefix="edgetriage")
+
+    from .cloud.analyzer import AnalyzerConfig, build_analyzer
+    from .cloud.config import CloudConfig
+
+    print("loading the analyzer model (first run downloads SmolLM2-135M once, ~93 MB)…", file=sys.stderr)
+    t0 = time.monotonic()
+    analyzer = build_analyzer(AnalyzerConfig(model_path=args.model))
+    print(f"analyzer {analyzer.name} ready in {time.monotonic() - t0:.1f} s", file=sys.stderr)
+
+    from .broker import free_port
+
+    http_port = args.http_port or free_port()
+    cloud_config = CloudConfig.model_validate({
+        "mqtt": mqtt.model_dump(), "store_path": str(state / "cloud.db"),
+        "http": {"host": "127.0.0.1", "port": http_port},
+    })
+    cloud = CloudThread(cloud_config, analyzer, http_port)
+    cloud.start()
+    print(f"cloud service up; API on http://127.0.0.1:{http_port}/v1/events", file=sys.stderr)
+
+    from .edge.agent import EdgeAgent
+    from .edge.config import CameraConfig, EdgeConfig
+
+    edge_config = EdgeConfig.model_validate({
+        "device": device, "mqtt": mqtt.model_dump(), "state_dir": str(state),
+        "cameras": [{"id": "cam0", "source": str(clip)}],
+        "outbox": {"path": str(state / "outbox.db")},
+    })
+
+    def on_decision(track, decision, event_id) -> None:
+        where = f"{track.camera} t={track.first_ts:6.1f}s track {track.track_id:>3} {track.label} {track.score:.2f}"
+        if decision.kind == "escalate":
+            _say(f"ESCALATE  {where}  ({decision.reason}) -> event {event_id}")
+        elif decision.kind == "cached":
+            v = decision.verdict
+            _say(f"REUSED    {where}  device cache: {v.verdict} ({v.confidence:.2f}) \"{v.description}\"")
+        else:
+            _say(f"{decision.kind.upper():<9} {where}  ({decision.reason})")
+
+    def on_verdict(verdict, latency_ms) -> None:
+        src = {"llm": "LLM", "cloud_cache": "cloud cache", "fallback": "fallback"}.get(verdict.source, verdict.source)
+        _say(f"VERDICT   event {verdict.event_id} from {src} in {latency_ms:.0f} ms: {verdict.verdict} "
+             f"({verdict.confidence:.2f}) \"{verdict.description}\"")
+
+    agent = EdgeAgent(edge_config, on_decision=on_decision, on_verdict=on_verdict)
+    exit_code = 0
+    try:
+        camera = edge_config.cameras[0]
+        _say(f"pass 1: {clip.name} on device {device}")
+        agent.run_source(camera, max_frames=args.max_frames)
+        if not agent.wait_idle(timeout_s=300):
+            print("warning: some verdicts did not arrive within 300 s", file=sys.stderr)
+        if args.offset > 0:
+            _say(f"pass 2: the same clip again from frame {args.offset}, so crops are near-duplicates, not copies")
+            second = CameraConfig(id=camera.id, source=camera.source, start_frame=args.offset)
+            agent.run_source(second, max_frames=args.max_frames)
+            if not agent.wait_idle(timeout_s=300):
+                print("warning: some verdicts did not arrive within 300 s", file=sys.stderr)
+        summary = _summary(agent)
+        _say("summary: " + ", ".join(f"{k} {v}" for k, v in summary.items() if k != "latency_ms"))
+        _say("median latency ms: " + ", ".join(f"{k} {v}" for k, v in summary["latency_ms"].items()))
+        if summary["verdicts_llm"] == 0:
+            exit_code = 1
+        if args.json:
+            print(json.dumps(summary), flush=True)
+    finally:
+        agent.close()
+        cloud.stop()
+        if broker is not None:
+            broker.stop()
+    return exit_code
+
+
+def _summary(agent) -> dict:
+    s = agent.stats
+    return {
+        "frames_read": int(s.frames_read),
+        "frames_detected": int(s.frames_detected),
+        "tracks": int(s.tracks),
+        "events": int(s.events),
+        "escalated": int(s.escalated),
+        "verdicts_llm": int(s.verdicts_llm),
+        "verdicts_device_cache": int(s.verdicts_device_cache),
+        "verdicts_cloud_cache": int(s.verdicts_cloud_cache),
+        "latency_ms": {
+            "detect": _median(list(s.detect_ms)),
+            "verdict_llm": _median(list(s.verdict_ms.get("llm", []))),
+            "verdict_cache": _median(list(s.verdict_ms.get("cloud_cache", [])) + list(s.verdict_ms.get("device_cache", []))),
+        },
+    }

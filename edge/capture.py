@@ -1,0 +1,156 @@
+"""Frames in: a video file, a local camera (V4L2/USB index) or a network stream (rtsp://, http(s)://), all
+read through OpenCV and handed on as `Frame`s stamped with stream time and wall time.
+
+Files are replayed as fast as they decode with stream time = index / fps, so a recorded clip gives the same
+tracks on any machine; live sources are stamped with the monotonic clock since the first frame.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+DEFAULT_FPS = 10.0
+_URL_SCHEMES = ("rtsp://", "rtsps://", "http://", "https://", "rtmp://", "udp://", "tcp://")
+_LIVE_READ_RETRIES = 5  # consecutive failed reads before a live source counts as lost
+
+
+class CaptureError(RuntimeError):
+    """A source that cannot be opened or read; the message names the source and what to do."""
+
+
+@dataclass(slots=True)
+class Frame:
+    index: int  # 0-based position in the stream, counted from the start of the file even when skipping
+    pts_s: float  # seconds from stream start
+    wall_ms: int  # epoch ms UTC when read (files: open time + pts)
+    image: np.ndarray  # BGR uint8, H x W x 3
+
+
+def _describe(source: str | int) -> str:
+    if isinstance(source, int) or (isinstance(source, str) and source.isdigit()):
+        return f"camera {int(source)}"
+    return f"video {source}"
+
+
+class FrameSource:
+    """One source of frames; iterate after `open()` (or let iteration open it). Not thread-safe."""
+
+    def __init__(self, source: str | int, *, start_frame: int = 0, max_frames: int | None = None):
+        if start_frame < 0:
+            raise ValueError("start_frame must be >= 0")
+        if max_frames is not None and max_frames < 0:
+            raise ValueError("max_frames must be >= 0 or None")
+        self.source = source
+        self.start_frame = start_frame
+        self.max_frames = max_frames
+        self.fps = DEFAULT_FPS
+        self.width = 0
+        self.height = 0
+        self._cap: cv2.VideoCapture | None = None
+        self._camera = isinstance(source, int) or (isinstance(source, str) and source.isdigit())
+        self._url = isinstance(source, str) and source.lower().startswith(_URL_SCHEMES)
+        self._opened_ms = 0
+        self.name = _describe(source)
+
+    @property
+    def live(self) -> bool:
+        """True for cameras and network streams: time comes from the clock, not from the frame count."""
+        return self._camera or self._url
+
+    def open(self) -> None:
+        if self._cap is not None:
+            return
+        if self._camera:
+            cap = cv2.VideoCapture(int(self.source))
+            hint = "check that the camera is plugged in, that /dev/video* exists and that this user may read it"
+        elif self._url:
+            cap = cv2.VideoCapture(str(self.source), cv2.CAP_FFMPEG)
+            hint = "check the URL, credentials and that the stream is reachable from this device"
+        else:
+            path = Path(str(self.source)).expanduser()
+            if not path.exists():
+                raise CaptureError(f"{self.name}: file not found; check the path (relative paths are taken "
+                                   f"from {Path.cwd()})")
+            if not path.is_file():
+                raise CaptureError(f"{self.name}: not a regular file; give the path of a video file")
+            cap = cv2.VideoCapture(str(path))
+            hint = "the file is not a video OpenCV can decode (try converting it to H.264 MP4 with ffmpeg)"
+        if not cap.isOpened():
+            cap.release()
+            raise CaptureError(f"{self.name}: cannot open; {hint}")
+        fps = cap.get(cv2.CAP_PROP_FPS)
+        self.fps = float(fps) if math.isfinite(fps) and 0.0 < fps <= 1000.0 else DEFAULT_FPS
+        self.width = int(cap.get(cv2.CAP_PROP_FRAME_WIDTH))
+        self.height = int(cap.get(cv2.CAP_PROP_FRAME_HEIGHT))
+        if self.start_frame and not self.live:
+            self._skip_to(cap, self.start_frame)
+        self._cap = cap
+        self._opened_ms = int(time.time() * 1000)
+
+    def _skip_to(self, cap: cv2.VideoCapture, index: int) -> None:
+        """Seek when the back-end lands exactly on the frame, else decode forward (always exact)."""
+        if cap.set(cv2.CAP_PROP_POS_FRAMES, index) and int(cap.get(cv2.CAP_PROP_POS_FRAMES)) == index:
+            return
+        cap.set(cv2.CAP_PROP_POS_FRAMES, 0)
+        for _ in range(index):
+            if not cap.grab():
+                break
+
+    def __iter__(self) -> Iterator[Frame]:
+        self.open()
+        cap = self._cap
+        assert cap is not None
+        index = 0 if self.live else self.start_frame
+        produced = 0
+        failures = 0
+        t0 = 0.0
+        while self.max_frames is None or produced < self.max_frames:
+            ok, image = cap.read()
+            if not ok or image is None:
+                if not self.live:
+                    if produced == 0 and index == self.start_frame:
+                        if self.start_frame:
+                            return  # skipped past the end: an empty stream, not an error
+                        raise CaptureError(f"{self.name}: opened but no frame could be decoded; the file is "
+                                           "damaged or uses a codec this OpenCV build lacks")
+                    return
+                failures += 1
+                if failures >= _LIVE_READ_RETRIES:
+                    raise CaptureError(f"{self.name}: stopped delivering frames after {produced} frames; "
+                                       "check the connection, then restart (the agent reconnects on its own)")
+                time.sleep(0.05 * failures)
+                continue
+            failures = 0
+            if image.ndim == 2:
+                image = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
+            if self.live:
+                now = time.monotonic()
+                if produced == 0:
+                    t0 = now
+                pts = now - t0
+                wall_ms = int(time.time() * 1000)
+            else:
+                pts = index / self.fps
+                wall_ms = self._opened_ms + int(round(pts * 1000.0))
+            yield Frame(index, pts, wall_ms, image)
+            index += 1
+            produced += 1
+
+    def close(self) -> None:
+        if self._cap is not None:
+            self._cap.release()
+            self._cap = None
+
+    def __enter__(self) -> FrameSource:
+        self.open()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
