@@ -1,0 +1,206 @@
+"""The device's durable outbox: every escalated event lives here until its verdict comes back.
+
+An event is "pending" until handed to MQTT, "inflight" until the broker's PUBACK arrives, then "sent" until
+its verdict arrives and `complete()` deletes it. A successful `publish()` call is not delivery; only a PUBACK
+moves an item to "sent", and only a verdict removes it. Items whose PUBACK or verdict is overdue become due
+again and go out with the same event id, so the cloud can recognise the repeat.
+
+SQLite in WAL mode with synchronous=FULL: every committed `add()` has been fsynced, so a power cut costs at
+most the event being written at that instant (and at worst re-sends an event whose verdict had arrived).
+At a few escalations a minute the extra fsync is cheap compared with losing an event the device already
+decided to ask about.
+
+Thread-safe: one connection guarded by a lock, so the agent loop and any reporting thread may call it; PUBACK
+notifications reach it via the agent's queue, never from paho's network thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+log = logging.getLogger("edgetriage.edge.outbox")
+
+PENDING = "pending"
+INFLIGHT = "inflight"
+SENT = "sent"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS outbox (
+    seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+    event_id   TEXT NOT NULL UNIQUE,
+    topic      TEXT NOT NULL,
+    payload    BLOB NOT NULL,
+    created_ms INTEGER NOT NULL,
+    state      TEXT NOT NULL CHECK (state IN ('pending', 'inflight', 'sent')),
+    mid        INTEGER,
+    since_ms   INTEGER NOT NULL,
+    attempts   INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS outbox_state ON outbox (state, since_ms);
+CREATE INDEX IF NOT EXISTS outbox_mid ON outbox (mid) WHERE mid IS NOT NULL;
+"""
+
+
+class OutboxError(RuntimeError):
+    """The outbox database cannot be opened or written; the message names the file."""
+
+
+@dataclass(frozen=True)
+class OutboxItem:
+    event_id: str
+    topic: str
+    payload: bytes
+    created_ms: int
+    state: str
+    attempts: int
+
+
+class Outbox:
+    """Durable, size- and age-bounded queue of escalated events keyed by event id."""
+
+    def __init__(self, path: str | Path, max_bytes: int = 64 * 1024 * 1024, max_age_s: int = 7 * 86400) -> None:
+        self.path = Path(path)
+        self.max_bytes = max_bytes
+        self.max_age_s = max_age_s
+        self.dropped = 0
+        self._lock = threading.Lock()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.executescript(_SCHEMA)
+            # mids belong to the connection of a process that is gone: unacknowledged items go again.
+            self._db.execute("UPDATE outbox SET state = 'pending', mid = NULL WHERE state = 'inflight'")
+            self._bytes = self._db.execute("SELECT COALESCE(SUM(LENGTH(payload)), 0) FROM outbox").fetchone()[0]
+        except (sqlite3.Error, OSError) as exc:
+            raise OutboxError(f"outbox {self.path}: cannot open: {exc}; check the path and free space "
+                              "(outbox.path in the edge config)") from None
+
+    # -- writes ----------------------------------------------------------------------------------------
+    def add(self, event_id: str, topic: str, payload: bytes, created_ms: int) -> None:
+        """Store a new event as pending; when the outbox is over `max_bytes`, the oldest events are dropped."""
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO outbox (event_id, topic, payload, created_ms, state, since_ms) VALUES (?, ?, ?, ?, ?, ?)",
+                (event_id, topic, payload, created_ms, PENDING, created_ms),
+            )
+            self._bytes += len(payload)
+            if self._bytes > self.max_bytes:
+                self._drop_oldest_locked()
+
+    def _drop_oldest_locked(self) -> None:
+        over = self._bytes - self.max_bytes
+        victims: list[tuple[int, int]] = []
+        freed = 0
+        for seq, size in self._db.execute("SELECT seq, LENGTH(payload) FROM outbox ORDER BY created_ms, seq"):
+            if freed >= over:
+                break
+            victims.append((seq, size))
+            freed += size
+        self._db.executemany("DELETE FROM outbox WHERE seq = ?", [(seq,) for seq, _ in victims])
+        self._bytes -= freed
+        self.dropped += len(victims)
+        log.warning("outbox over %d bytes: dropped the %d oldest event(s) (%d dropped in all); "
+                    "the cloud has been unreachable for long or outbox.max_bytes is too small",
+                    self.max_bytes, len(victims), self.dropped)
+
+    def _drop_expired_locked(self, now_ms: int) -> None:
+        cutoff = now_ms - self.max_age_s * 1000
+        row = self._db.execute("SELECT COUNT(*), COALESCE(SUM(LENGTH(payload)), 0) FROM outbox WHERE created_ms < ?",
+                               (cutoff,)).fetchone()
+        if row[0]:
+            self._db.execute("DELETE FROM outbox WHERE created_ms < ?", (cutoff,))
+            self._bytes -= row[1]
+            self.dropped += row[0]
+            log.warning("outbox: dropped %d event(s) older than %d s without a verdict", row[0], self.max_age_s)
+
+    def mark_published(self, event_id: str, mid: int) -> None:
+        """The event was handed to MQTT as message `mid`; it waits for its PUBACK."""
+        with self._lock:
+            self._db.execute(
+                "UPDATE outbox SET state = 'inflight', mid = ?, attempts = attempts + 1, "
+                "since_ms = CAST(strftime('%s', 'now') AS INTEGER) * 1000 WHERE event_id = ?",
+                (mid, event_id),
+            )
+
+    def mark_sent(self, mid: int, now_ms: int | None = None) -> str | None:
+        """PUBACK for `mid`: the broker has the event. Returns its event id, None for a mid we do not own."""
+        with self._lock:
+            row = self._db.execute("SELECT event_id FROM outbox WHERE mid = ? AND state = 'inflight'",
+                                   (mid,)).fetchone()
+            if row is None:
+                return None
+            if now_ms is None:
+                self._db.execute("UPDATE outbox SET state = 'sent', mid = NULL, "
+                                 "since_ms = CAST(strftime('%s', 'now') AS INTEGER) * 1000 WHERE event_id = ?",
+                                 (row[0],))
+            else:
+                self._db.execute("UPDATE outbox SET state = 'sent', mid = NULL, since_ms = ? WHERE event_id = ?",
+                                 (now_ms, row[0]))
+            return row[0]
+
+    def complete(self, event_id: str) -> bool:
+        """The verdict arrived: forget the event. False when it was not (or no longer) here."""
+        with self._lock:
+            row = self._db.execute("SELECT LENGTH(payload) FROM outbox WHERE event_id = ?", (event_id,)).fetchone()
+            if row is None:
+                return False
+            self._db.execute("DELETE FROM outbox WHERE event_id = ?", (event_id,))
+            self._bytes -= row[0]
+            return True
+
+    def requeue_sent(self) -> int:
+        """After a reconnect: every sent event without a verdict goes again, same id. Inflight items are left
+        to the MQTT client, which re-sends them itself with their original message ids."""
+        with self._lock:
+            return self._db.execute("UPDATE outbox SET state = 'pending' WHERE state = 'sent'").rowcount
+
+    # -- reads -----------------------------------------------------------------------------------------
+    def due(self, now_ms: int, verdict_timeout_s: float, limit: int = 100) -> list[OutboxItem]:
+        """What to publish now, oldest first: pending events, and sent or inflight ones whose PUBACK or
+        verdict is overdue. Events older than `max_age_s` are dropped here."""
+        overdue = now_ms - int(verdict_timeout_s * 1000)
+        with self._lock:
+            self._drop_expired_locked(now_ms)
+            rows = self._db.execute(
+                "SELECT event_id, topic, payload, created_ms, state, attempts FROM outbox "
+                "WHERE state = 'pending' OR since_ms <= ? ORDER BY created_ms, seq LIMIT ?",
+                (overdue, limit),
+            ).fetchall()
+        return [OutboxItem(r[0], r[1], bytes(r[2]), r[3], r[4], r[5]) for r in rows]
+
+    def has_pending(self) -> bool:
+        """Anything waiting to be handed to MQTT (cheap; the agent checks it on every pump)."""
+        with self._lock:
+            return self._db.execute("SELECT 1 FROM outbox WHERE state = 'pending' LIMIT 1").fetchone() is not None
+
+    def get(self, event_id: str) -> OutboxItem | None:
+        with self._lock:
+            r = self._db.execute("SELECT event_id, topic, payload, created_ms, state, attempts FROM outbox "
+                                 "WHERE event_id = ?", (event_id,)).fetchone()
+        return None if r is None else OutboxItem(r[0], r[1], bytes(r[2]), r[3], r[4], r[5])
+
+    def depth(self) -> dict[str, int]:
+        """Counts by state plus stored payload bytes; `pending` includes items awaiting their PUBACK."""
+        with self._lock:
+            counts = dict(self._db.execute("SELECT state, COUNT(*) FROM outbox GROUP BY state").fetchall())
+            total = self._bytes
+        inflight = counts.get(INFLIGHT, 0)
+        return {"pending": counts.get(PENDING, 0) + inflight, "inflight": inflight, "sent": counts.get(SENT, 0),
+                "bytes": total}
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self._db.execute("SELECT COUNT(*) FROM outbox").fetchone()[0]
+
+    def close(self) -> None:
+        with self._lock:
+            try:
+                self._db.close()
+            except sqlite3.Error:
+                pass
