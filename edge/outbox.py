@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,6 +44,10 @@ CREATE TABLE IF NOT EXISTS outbox (
 CREATE INDEX IF NOT EXISTS outbox_state ON outbox (state, since_ms);
 CREATE INDEX IF NOT EXISTS outbox_mid ON outbox (mid) WHERE mid IS NOT NULL;
 """
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
 
 
 class OutboxError(RuntimeError):
@@ -85,10 +90,17 @@ class Outbox:
     def add(self, event_id: str, topic: str, payload: bytes, created_ms: int) -> None:
         """Store a new event as pending; when the outbox is over `max_bytes`, the oldest events are dropped."""
         with self._lock:
-            self._db.execute(
-                "INSERT INTO outbox (event_id, topic, payload, created_ms, state, since_ms) VALUES (?, ?, ?, ?, ?, ?)",
-                (event_id, topic, payload, created_ms, PENDING, created_ms),
-            )
+            try:
+                self._db.execute(
+                    "INSERT INTO outbox (event_id, topic, payload, created_ms, state, since_ms) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (event_id, topic, payload, created_ms, PENDING, created_ms),
+                )
+            except sqlite3.IntegrityError:
+                raise ValueError(f"event {event_id} is already in the outbox") from None
+            except sqlite3.Error as exc:
+                raise OutboxError(f"outbox {self.path}: cannot store event {event_id}: {exc}; "
+                                  "check free space on the device") from None
             self._bytes += len(payload)
             if self._bytes > self.max_bytes:
                 self._drop_oldest_locked()
@@ -119,14 +131,14 @@ class Outbox:
             self.dropped += row[0]
             log.warning("outbox: dropped %d event(s) older than %d s without a verdict", row[0], self.max_age_s)
 
-    def mark_published(self, event_id: str, mid: int) -> None:
+    def mark_published(self, event_id: str, mid: int, now_ms: int | None = None) -> None:
         """The event was handed to MQTT as message `mid`; it waits for its PUBACK."""
+        now_ms = _now_ms() if now_ms is None else now_ms
         with self._lock:
-            self._db.execute(
-                "UPDATE outbox SET state = 'inflight', mid = ?, attempts = attempts + 1, "
-                "since_ms = CAST(strftime('%s', 'now') AS INTEGER) * 1000 WHERE event_id = ?",
-                (mid, event_id),
-            )
+            # a message id is unique among unacknowledged messages; an old holder of this one lost its PUBACK
+            self._db.execute("UPDATE outbox SET mid = NULL WHERE mid = ?", (mid,))
+            self._db.execute("UPDATE outbox SET state = 'inflight', mid = ?, attempts = attempts + 1, since_ms = ? "
+                             "WHERE event_id = ?", (mid, now_ms, event_id))
 
     def mark_sent(self, mid: int, now_ms: int | None = None) -> str | None:
         """PUBACK for `mid`: the broker has the event. Returns its event id, None for a mid we do not own."""
@@ -135,13 +147,8 @@ class Outbox:
                                    (mid,)).fetchone()
             if row is None:
                 return None
-            if now_ms is None:
-                self._db.execute("UPDATE outbox SET state = 'sent', mid = NULL, "
-                                 "since_ms = CAST(strftime('%s', 'now') AS INTEGER) * 1000 WHERE event_id = ?",
-                                 (row[0],))
-            else:
-                self._db.execute("UPDATE outbox SET state = 'sent', mid = NULL, since_ms = ? WHERE event_id = ?",
-                                 (now_ms, row[0]))
+            self._db.execute("UPDATE outbox SET state = 'sent', mid = NULL, since_ms = ? WHERE event_id = ?",
+                             (_now_ms() if now_ms is None else now_ms, row[0]))
             return row[0]
 
     def complete(self, event_id: str) -> bool:
