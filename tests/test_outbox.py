@@ -35,7 +35,7 @@ def test_pending_items_survive_reopen_with_the_same_ids(tmp_path):
     assert box.mark_sent(7) is None  # the old connection's mid means nothing now
     box.close()
 
-    # the file really is WAL with a full fsync on each commit
+    # the file really is in WAL mode (readers never block the agent loop)
     db = sqlite3.connect(str(path))
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     db.close()

@@ -1,0 +1,198 @@
+"""Durable record of what the service received and answered, and the index the verdict cache searches.
+
+One SQLite file in WAL mode with synchronous=NORMAL: a commit survives a process crash (not necessarily a
+power cut), readers never block the writer, and a commit costs well under a millisecond, so the service
+can store a verdict before it publishes it without slowing the message path. One connection, guarded by
+a lock, so the store may be called from any thread.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+from ..shared.phash import hamming
+from ..shared.protocol import Event, Verdict, encode_verdict
+from ..shared.reuse import distance, expired, rule_key
+
+SCHEMA_VERSION = 1
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS events (
+    event_id    TEXT PRIMARY KEY,
+    device      TEXT NOT NULL,
+    camera      TEXT NOT NULL,
+    label       TEXT NOT NULL,
+    received_ms INTEGER NOT NULL,
+    doc         TEXT NOT NULL,   -- the event as JSON, without the crop
+    crop        BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_by_device ON events (device, event_id);
+CREATE INDEX IF NOT EXISTS events_by_label ON events (label, event_id);
+CREATE TABLE IF NOT EXISTS verdicts (
+    event_id   TEXT PRIMARY KEY,
+    created_ms INTEGER NOT NULL,
+    doc        TEXT NOT NULL     -- the verdict exactly as published (protocol JSON)
+);
+CREATE TABLE IF NOT EXISTS rules (
+    event_id       TEXT PRIMARY KEY REFERENCES verdicts (event_id),
+    scope_key      TEXT NOT NULL,
+    label          TEXT NOT NULL,
+    phash_alg      TEXT NOT NULL,
+    prompt_version TEXT NOT NULL,
+    phash          TEXT NOT NULL,
+    max_distance   INTEGER NOT NULL,
+    created_ms     INTEGER NOT NULL,
+    expires_ms     INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS rules_lookup ON rules (scope_key, label, phash_alg, prompt_version, expires_ms);
+"""
+
+
+class StoreError(RuntimeError):
+    """The state file cannot be used; the message names the file and what to do."""
+
+
+class Store:
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA busy_timeout=5000")
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version not in (0, SCHEMA_VERSION):
+                raise StoreError(f"{self.path}: store schema version {version} is newer than this service "
+                                 f"understands ({SCHEMA_VERSION}); upgrade edgetriage or use another store_path")
+            conn.executescript(_SCHEMA)
+            conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path}: cannot open the cloud store: {exc} "
+                             "(check the path and its permissions, or set store_path)") from None
+        self._conn = conn
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    # -- writes ----------------------------------------------------------------------------------------
+    def put_event(self, event: Event, received_ms: int) -> bool:
+        """Record an event; False when its event_id is already stored (a redelivery or a retry)."""
+        doc = json.dumps(event.model_dump(mode="json", by_alias=True, exclude={"crop"}), separators=(",", ":"))
+        with self._lock:
+            cur = self._conn.execute(
+                "INSERT OR IGNORE INTO events (event_id, device, camera, label, received_ms, doc, crop) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (event.event_id, event.device, event.camera, event.label, received_ms, doc, event.crop),
+            )
+            return cur.rowcount == 1
+
+    def put_verdict(self, verdict: Verdict) -> None:
+        """Record (or replace) the verdict for an event, and file its reuse rule where lookup finds it."""
+        doc = encode_verdict(verdict).decode()
+        rule = verdict.cache
+        with self._lock, self._conn:
+            self._conn.execute("BEGIN")
+            self._conn.execute("INSERT OR REPLACE INTO verdicts (event_id, created_ms, doc) VALUES (?, ?, ?)",
+                               (verdict.event_id, verdict.created_ms, doc))
+            self._conn.execute("DELETE FROM rules WHERE event_id = ?", (verdict.event_id,))
+            if rule is not None:
+                self._conn.execute(
+                    "INSERT INTO rules (event_id, scope_key, label, phash_alg, prompt_version, phash, "
+                    "max_distance, created_ms, expires_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (verdict.event_id, rule_key(rule), rule.label, rule.phash_alg, rule.prompt_version,
+                     rule.phash, rule.max_distance, verdict.created_ms, verdict.created_ms + rule.ttl_s * 1000),
+                )
+
+    # -- reads -----------------------------------------------------------------------------------------
+    def get_verdict(self, event_id: str) -> Verdict | None:
+        with self._lock:
+            row = self._conn.execute("SELECT doc FROM verdicts WHERE event_id = ?", (event_id,)).fetchone()
+        return Verdict.model_validate_json(row[0]) if row else None
+
+    def lookup(self, *, scope_key: str, label: str, phash: str, phash_alg: str, prompt_version: str,
+               now_ms: int) -> Verdict | None:
+        """The unexpired verdict whose reuse rule matches and whose crop hash is nearest (newest on ties).
+
+        SQL narrows to the rules filed under this scope key, label, hash algorithm and prompt version that
+        have not expired; the bit distance is computed here, on the hash strings alone, and only the
+        winner is parsed and checked against the shared rule (shared.reuse), so both caches agree.
+        """
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT event_id, phash, max_distance, created_ms FROM rules "
+                "WHERE scope_key = ? AND label = ? AND phash_alg = ? AND prompt_version = ? AND expires_ms >= ?",
+                (scope_key, label, phash_alg, prompt_version, now_ms),
+            ).fetchall()
+        best: tuple[int, int, str] | None = None
+        for event_id, rule_phash, max_distance, created_ms in rows:
+            d = hamming(rule_phash, phash)
+            if d <= max_distance and (best is None or (d, -created_ms) < (best[0], -best[1])):
+                best = (d, created_ms, event_id)
+        if best is None:
+            return None
+        verdict = self.get_verdict(best[2])
+        if verdict is None or verdict.cache is None:
+            return None
+        if distance(verdict.cache, label, phash, phash_alg) is None or expired(verdict.created_ms, verdict.cache, now_ms):
+            return None
+        return verdict
+
+    def list_events(self, device: str | None = None, label: str | None = None, limit: int = 50,
+                    before: str | None = None) -> list[dict[str, Any]]:
+        """Events newest first, each with its verdict (or None). `before` is an event_id: event ids are
+        UUIDv7, so they sort by capture time and page without gaps or repeats."""
+        where, args = [], []
+        if device is not None:
+            where.append("e.device = ?")
+            args.append(device)
+        if label is not None:
+            where.append("e.label = ?")
+            args.append(label)
+        if before is not None:
+            where.append("e.event_id < ?")
+            args.append(before)
+        sql = ("SELECT e.doc, e.received_ms, length(e.crop), v.doc FROM events e "
+               "LEFT JOIN verdicts v ON v.event_id = e.event_id")
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY e.event_id DESC LIMIT ?"
+        args.append(max(0, int(limit)))
+        with self._lock:
+            rows = self._conn.execute(sql, args).fetchall()
+        return [_event_dict(*row) for row in rows]
+
+    def get_event(self, event_id: str) -> dict[str, Any] | None:
+        """The event's fields (the crop only as its size in bytes) and its verdict, if it has one."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT e.doc, e.received_ms, length(e.crop), v.doc FROM events e "
+                "LEFT JOIN verdicts v ON v.event_id = e.event_id WHERE e.event_id = ?",
+                (event_id,),
+            ).fetchone()
+        return _event_dict(*row) if row else None
+
+    def get_crop(self, event_id: str) -> bytes | None:
+        """The JPEG the device sent with the event."""
+        with self._lock:
+            row = self._conn.execute("SELECT crop FROM events WHERE event_id = ?", (event_id,)).fetchone()
+        return bytes(row[0]) if row else None
+
+    def counts(self) -> dict[str, int]:
+        with self._lock:
+            events = self._conn.execute("SELECT count(*) FROM events").fetchone()[0]
+            verdicts = self._conn.execute("SELECT count(*) FROM verdicts").fetchone()[0]
+        return {"events": events, "verdicts": verdicts}
+
+
+def _event_dict(event_doc: str, received_ms: int, crop_bytes: int, verdict_doc: str | None) -> dict[str, Any]:
+    out = json.loads(event_doc)
+    out["received_ms"] = received_ms
+    out["crop_bytes"] = crop_bytes
+    out["verdict"] = json.loads(verdict_doc) if verdict_doc is not None else None
+    return out

@@ -1,0 +1,123 @@
+"""The device's verdict cache: verdicts the cloud sent back, reused for later tracks that look the same.
+
+Filled only from received verdicts that carry a reuse rule (`Verdict.cache`); the cloud decides what may be
+reused, the device only applies the rule (shared.reuse, the same code the cloud cache runs). Bounded by
+entry count with least-recently-used eviction, so a busy camera cannot grow it without limit. When a newer
+prompt version shows up for a scope and label, answers from older prompts for it are forgotten: a prompt
+change is how the cloud says "the old answers are no longer what I would say".
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from ..shared.protocol import Verdict
+from ..shared.reuse import distance, expired, rule_key, scope_key
+
+_Bucket = tuple[str, str]  # (scope key, label)
+_Key = tuple[str, str, str, str]  # (scope key, label, phash, prompt version)
+
+
+@dataclass(slots=True)
+class _Entry:
+    bucket: _Bucket
+    verdict: Verdict
+    made_ms: int  # when the verdict was made, never later than when this device received it
+
+
+class VerdictCache:
+    """LRU-bounded map from (scope, label, crop hash) to the cloud's verdict."""
+
+    def __init__(self, max_entries: int = 1024, max_distance: int | None = None) -> None:
+        if max_entries < 1:
+            raise ValueError("max_entries must be >= 1")
+        self.max_entries = max_entries
+        self.max_distance = max_distance  # device-side cap on any rule's max_distance
+        self.hits = 0
+        self.misses = 0
+        self.evicted = 0
+        self._lru: OrderedDict[_Key, _Entry] = OrderedDict()
+        self._buckets: dict[_Bucket, dict[_Key, _Entry]] = {}
+        self._prompt: dict[_Bucket, tuple[int, str]] = {}  # newest (created_ms, prompt_version) seen
+
+    def __len__(self) -> int:
+        return len(self._lru)
+
+    def add(self, verdict: Verdict, now_ms: int) -> bool:
+        """File a received verdict; False when it carries no reuse rule, has expired, or answers with a
+        prompt older than one already seen for its scope and label."""
+        rule = verdict.cache
+        if rule is None:
+            return False
+        made_ms = min(verdict.created_ms, now_ms)  # a cloud clock ahead of ours must not stretch the TTL
+        if expired(made_ms, rule, now_ms):
+            return False
+        bucket = (rule_key(rule), rule.label)
+        newest = self._prompt.get(bucket)
+        if newest is None or verdict.created_ms >= newest[0]:
+            if newest is not None and newest[1] != rule.prompt_version:
+                self._forget_bucket_except(bucket, rule.prompt_version)
+            self._prompt[bucket] = (verdict.created_ms, rule.prompt_version)
+        elif newest[1] != rule.prompt_version:
+            return False
+        key = (bucket[0], bucket[1], rule.phash, rule.prompt_version)
+        entry = _Entry(bucket, verdict, made_ms)
+        self._lru[key] = entry
+        self._lru.move_to_end(key)
+        self._buckets.setdefault(bucket, {})[key] = entry
+        while len(self._lru) > self.max_entries:
+            old_key, old = self._lru.popitem(last=False)
+            self._drop_from_bucket(old_key, old.bucket)
+            self.evicted += 1
+        return True
+
+    def lookup(self, *, device: str, camera: str, site: str | None, label: str, phash: str,
+               phash_alg: str = "dct64", now_ms: int) -> Verdict | None:
+        """The closest unexpired verdict whose rule covers this crop, or None. Camera-scoped and site-scoped
+        verdicts both apply; the smallest Hamming distance wins, the newer verdict on a tie."""
+        best: _Entry | None = None
+        best_key: _Key | None = None
+        best_d = 1 << 16
+        stale: list[tuple[_Key, _Bucket]] = []
+        scopes = [scope_key("camera", device, camera, site)]
+        if site:
+            scopes.append(scope_key("site", device, camera, site))
+        for scope in scopes:
+            bucket = (scope, label)
+            entries = self._buckets.get(bucket)
+            if not entries:
+                continue
+            for key, entry in entries.items():
+                rule = entry.verdict.cache
+                assert rule is not None  # only verdicts with a rule are filed
+                if expired(entry.made_ms, rule, now_ms):
+                    stale.append((key, bucket))
+                    continue
+                d = distance(rule, label, phash, phash_alg)
+                if d is None or (self.max_distance is not None and d > self.max_distance):
+                    continue
+                if d < best_d or (d == best_d and best is not None and entry.made_ms > best.made_ms):
+                    best, best_key, best_d = entry, key, d
+        for key, bucket in stale:
+            self._lru.pop(key, None)
+            self._drop_from_bucket(key, bucket)
+        if best is None or best_key is None:
+            self.misses += 1
+            return None
+        self._lru.move_to_end(best_key)
+        self.hits += 1
+        return best.verdict
+
+    def _forget_bucket_except(self, bucket: _Bucket, prompt_version: str) -> None:
+        for key in [k for k in self._buckets.get(bucket, {}) if k[3] != prompt_version]:
+            self._lru.pop(key, None)
+            self._drop_from_bucket(key, bucket)
+
+    def _drop_from_bucket(self, key: _Key, bucket: _Bucket) -> None:
+        entries = self._buckets.get(bucket)
+        if entries is None:
+            return
+        entries.pop(key, None)
+        if not entries:
+            del self._buckets[bucket]

@@ -1,0 +1,406 @@
+"""The cloud service end to end: a real Mosquitto, the real small LLM, real crops from the sample clip, an
+MQTT 5 client on the device side, SQLite on disk and the HTTP API on a real port.
+
+LLM calls in this file: 4 (two in the pipeline test, two in the redelivery test)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import queue
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from urllib.parse import urlparse
+
+import aiohttp
+import cv2
+import numpy as np
+import paho.mqtt.client as mqtt
+import pytest
+from edgetriage.cloud.api import build_app, run_api
+from edgetriage.cloud.config import CloudConfig, HTTPConfig, ReusePolicy
+from edgetriage.cloud.service import CloudService
+from edgetriage.cloud.store import Store
+from edgetriage.shared.config import MQTTConfig
+from edgetriage.shared.ids import uuid7
+from edgetriage.shared.phash import hamming
+from edgetriage.shared.protocol import (
+    VERDICTS,
+    Detection,
+    Event,
+    ReuseRule,
+    Verdict,
+    decode_verdict,
+    encode_event,
+)
+from edgetriage.shared.reuse import scope_key
+from edgetriage.shared.topics import Topics
+from paho.mqtt.enums import CallbackAPIVersion
+
+BOX = (370, 0, 560, 400)  # x1, y1, x2, y2 in the 768x432 frame: where each visitor stands
+DEVICE = "pi-lab-1"
+
+
+# -- real inputs ---------------------------------------------------------------------------------------
+def _crop_at(clip: Path, seconds: float) -> tuple[bytes, tuple[int, int], np.ndarray]:
+    cap = cv2.VideoCapture(str(clip))
+    try:
+        cap.set(cv2.CAP_PROP_POS_MSEC, seconds * 1000)
+        ok, frame = cap.read()
+    finally:
+        cap.release()
+    assert ok, f"cannot read {clip} at {seconds}s"
+    x1, y1, x2, y2 = BOX
+    crop = frame[y1:y2, x1:x2]
+    ok, jpeg = cv2.imencode(".jpg", crop, [cv2.IMWRITE_JPEG_QUALITY, 85])
+    assert ok
+    return jpeg.tobytes(), (crop.shape[1], crop.shape[0]), crop
+
+
+def _dct64(image: np.ndarray) -> str:
+    """The 64-bit DCT perceptual hash the device sends (32x32 grey, low 8x8 frequencies, above the median)."""
+    grey = cv2.resize(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), (32, 32), interpolation=cv2.INTER_AREA)
+    low = cv2.dct(grey.astype(np.float32))[:8, :8].flatten()
+    bits = low > np.median(low[1:])
+    return f"{int(''.join('1' if b else '0' for b in bits), 2):016x}"
+
+
+def _flip(phash: str, bits: int) -> str:
+    return f"{int(phash, 16) ^ ((1 << bits) - 1):016x}"
+
+
+@pytest.fixture(scope="module")
+def crops(clip_one_by_one) -> dict[str, tuple[bytes, tuple[int, int], str]]:
+    """First and second visitor, as (jpeg, (w, h), phash)."""
+    out = {}
+    for name, t in (("first", 12.0), ("second", 30.0)):
+        jpeg, size, image = _crop_at(clip_one_by_one, t)
+        out[name] = (jpeg, size, _dct64(image))
+    assert hamming(out["first"][2], out["second"][2]) > 10, "the two visitors must not look alike to the cache"
+    return out
+
+
+def _event(crop: tuple[bytes, tuple[int, int], str], n: int, *, phash: str | None = None, device: str = DEVICE,
+           camera: str = "hall") -> Event:
+    jpeg, size, own_phash = crop
+    t = int(time.time() * 1000) + n  # event ids sort in the order the test makes them
+    return Event(event_id=uuid7(t), device=device, camera=camera, site="lab", captured_ms=t, label="person",
+                 score=0.62, uncertain=True, track_id=n,
+                 detections=[Detection(label="person", score=0.62, box=(0.48, 0.0, 0.73, 0.93))],
+                 phash=phash or own_phash, reason="detector unsure", crop=jpeg, crop_size=size)
+
+
+# -- the device side -----------------------------------------------------------------------------------
+class DeviceClient:
+    """What a device (or any subscriber) sees: a paho client publishing events and collecting verdicts."""
+
+    def __init__(self, url: str, prefix: str, protocol: int = mqtt.MQTTv5) -> None:
+        parsed = urlparse(url)
+        self.topics = Topics(prefix)
+        self.verdicts: queue.Queue[tuple[str, bytes]] = queue.Queue()
+        ready = threading.Event()
+        client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"dev-{uuid.uuid4().hex[:8]}", protocol=protocol)
+        client.on_message = lambda c, u, m: self.verdicts.put((m.topic, bytes(m.payload)))
+        client.on_subscribe = lambda *a: ready.set()
+        client.on_connect = lambda c, u, f, rc, p: c.subscribe(self.topics.all_verdicts(), 1)
+        client.connect(parsed.hostname, parsed.port)
+        client.loop_start()
+        assert ready.wait(10), "test client could not subscribe"
+        self.client = client
+
+    def publish(self, device: str, payload: bytes) -> None:
+        info = self.client.publish(self.topics.events(device), payload, qos=1)
+        info.wait_for_publish(10)
+
+    async def next_verdict(self, timeout: float = 180) -> tuple[str, bytes]:
+        return await asyncio.to_thread(self.verdicts.get, True, timeout)
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+
+async def _until(pred: Callable[[], bool], timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not pred():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        await asyncio.sleep(0.02)
+
+
+def _config(mosquitto, prefix: str, tmp_path: Path, **kw) -> CloudConfig:
+    protocol = kw.pop("protocol", "5")
+    return CloudConfig(mqtt=MQTTConfig(url=mosquitto.url, prefix=prefix, client_id=f"{prefix}-cloud", protocol=protocol),
+                       store_path=str(tmp_path / "state" / "cloud.db"), http=HTTPConfig(port=0), **kw)
+
+
+# -- tests ---------------------------------------------------------------------------------------------
+@pytest.mark.slow
+def test_events_in_verdicts_out_with_dedupe_cache_rejects_and_api(mosquitto, prefix, llm_analyzer, crops, tmp_path,
+                                                                   caplog):
+    config = _config(mosquitto, prefix, tmp_path)
+    store = Store(config.store_path)
+    announced: list[Verdict] = []
+    service = CloudService(config, llm_analyzer, store, on_verdict=announced.append)
+    first = _event(crops["first"], 1)
+    near = _event(crops["first"], 2, phash=_flip(first.phash, 3))  # the same visitor, a slightly different crop
+    other = _event(crops["second"], 3)
+
+    async def scenario() -> None:
+        await service.start()
+        assert await service.wait_connected(10)
+        device = DeviceClient(mosquitto.url, prefix)
+        try:
+            # garbage first: once it is counted the subscription is live; the service must carry on
+            with caplog.at_level(logging.WARNING, logger="edgetriage.cloud.service"):
+                device.publish(DEVICE, b"\xc1 definitely not msgpack")
+                await _until(lambda: service.stats.rejected == 1)
+            assert "not valid MessagePack" in caplog.text
+
+            device.publish(DEVICE, encode_event(first))
+            topic, raw = await device.next_verdict()
+            verdict = decode_verdict(raw)
+            assert topic == f"{prefix}/v1/{DEVICE}/verdicts"
+            assert (verdict.event_id, verdict.source, verdict.device, verdict.camera) == (first.event_id, "llm", DEVICE, "hall")
+            assert verdict.verdict in VERDICTS and 0.0 <= verdict.confidence <= 1.0 and verdict.model
+            assert verdict.timings.analyze_ms > 0 and verdict.timings.total_ms >= verdict.timings.analyze_ms
+            assert verdict.cache is not None
+            assert (verdict.cache.phash, verdict.cache.scope, verdict.cache.ttl_s) == (first.phash, "camera", 3600)
+            assert verdict.cache.prompt_version == llm_analyzer.prompt_version("person")
+            assert store.get_verdict(first.event_id) == verdict  # stored before it was published
+            assert service.stats.llm == 1
+
+            # the same event again (a device retry): the stored verdict again, the model not asked
+            device.publish(DEVICE, encode_event(first))
+            _, raw_again = await device.next_verdict(30)
+            assert raw_again == raw
+            assert (service.stats.duplicates, service.stats.llm) == (1, 1)
+
+            # a look-alike crop 3 bits away: answered from the cache, pointing at the model's answer
+            device.publish(DEVICE, encode_event(near))
+            reused = decode_verdict((await device.next_verdict(30))[1])
+            assert (reused.event_id, reused.source, reused.reused_from) == (near.event_id, "cloud_cache", first.event_id)
+            assert (reused.verdict, reused.confidence, reused.description, reused.model) == (
+                verdict.verdict, verdict.confidence, verdict.description, verdict.model)
+            assert reused.cache is not None and reused.cache.phash == near.phash
+            assert (service.stats.cache_hits, service.stats.llm) == (1, 1)
+
+            # an event claiming another device's identity is refused
+            device.publish(DEVICE, encode_event(_event(crops["first"], 4, device="pi-lab-2")))
+            await _until(lambda: service.stats.rejected == 2)
+
+            # a different visitor: the cache must not answer it
+            device.publish(DEVICE, encode_event(other))
+            fresh = decode_verdict((await device.next_verdict())[1])
+            assert (fresh.event_id, fresh.source) == (other.event_id, "llm")
+            assert service.stats.llm == 2
+            assert device.verdicts.empty()  # rejected messages got no verdict
+            assert [v.event_id for v in announced] == [first.event_id, near.event_id, other.event_id]
+
+            await _check_api(store, service, first, near, other)
+        finally:
+            device.close()
+            await service.stop()
+
+    asyncio.run(scenario())
+    store.close()
+
+
+async def _check_api(store: Store, service: CloudService, first: Event, near: Event, other: Event) -> None:
+    runner = await run_api(build_app(store, service), "127.0.0.1", 0)
+    port = runner.addresses[0][1]
+    base = f"http://127.0.0.1:{port}"
+    try:
+        async with aiohttp.ClientSession() as http:
+            async with http.get(f"{base}/healthz") as r:
+                health = await r.json()
+                assert r.status == 200 and health["status"] == "ok" and health["mqtt_connected"] is True
+                assert health["stats"]["llm"] == 2 and health["stats"]["rejected"] == 2
+
+            async with http.get(f"{base}/v1/events") as r:
+                listed = await r.json()
+            assert r.status == 200
+            assert [e["event_id"] for e in listed] == [other.event_id, near.event_id, first.event_id]  # newest first
+            assert [e["verdict"]["source"] for e in listed] == ["llm", "cloud_cache", "llm"]
+
+            async with http.get(f"{base}/v1/events", params={"device": DEVICE, "limit": "1"}) as r:
+                page = await r.json()
+            async with http.get(f"{base}/v1/events", params={"limit": "5", "before": page[0]["event_id"]}) as r:
+                rest = await r.json()
+            assert [e["event_id"] for e in page + rest] == [other.event_id, near.event_id, first.event_id]
+            async with http.get(f"{base}/v1/events", params={"device": "pi-lab-2"}) as r:
+                assert await r.json() == []
+
+            async with http.get(f"{base}/v1/events/{first.event_id}") as r:
+                one = await r.json()
+            assert r.status == 200
+            assert (one["event_id"], one["label"], one["phash"], one["crop_bytes"]) == (
+                first.event_id, "person", first.phash, len(first.crop))
+            assert "crop" not in one and one["verdict"]["source"] == "llm"
+            async with http.get(f"{base}/v1/events/{first.event_id}/crop") as r:
+                assert r.content_type == "image/jpeg" and await r.read() == first.crop
+
+            for path, status in ((f"/v1/events/{uuid7()}", 404), ("/v1/events?limit=many", 400),
+                                 ("/v1/events?device=Not_A_Device", 400), ("/nowhere", 404)):
+                async with http.get(base + path) as r:
+                    body = await r.json()
+                    assert r.status == status and body["error"], (path, body)
+    finally:
+        await runner.cleanup()
+
+
+@pytest.mark.slow
+@pytest.mark.faults
+def test_event_abandoned_mid_analysis_is_redelivered_and_answered(mosquitto, prefix, llm_analyzer, crops, tmp_path):
+    """Stopping mid-analysis leaves the event unacknowledged; the next service start gets it from the
+    broker's persistent session, finds it stored without a verdict, and answers it."""
+    config = _config(mosquitto, prefix, tmp_path, drain_timeout_s=0.0)
+    store = Store(config.store_path)
+    event = _event(crops["second"], 1)
+
+    async def scenario() -> None:
+        device = DeviceClient(mosquitto.url, prefix)
+        try:
+            first = CloudService(config, llm_analyzer, store)
+            await first.start()
+            assert await first.wait_connected(10)
+            await asyncio.sleep(0.2)  # let the SUBSCRIBE reach the broker before the event does
+            device.publish(DEVICE, encode_event(event))
+            await _until(lambda: store.get_event(event.event_id) is not None)
+            await first.stop()  # drain_timeout_s=0: the analysis is abandoned, the event not acknowledged
+            assert store.get_verdict(event.event_id) is None and device.verdicts.empty()
+
+            second = CloudService(config, llm_analyzer, store)
+            await second.start()
+            try:
+                verdict = decode_verdict((await device.next_verdict())[1])
+                assert (verdict.event_id, verdict.source) == (event.event_id, "llm")
+                assert (second.stats.received, second.stats.duplicates, second.stats.llm) == (1, 1, 1)
+                assert store.get_verdict(event.event_id) == verdict
+            finally:
+                await second.stop()
+        finally:
+            device.close()
+
+    asyncio.run(scenario())
+    store.close()
+
+
+@pytest.mark.slow
+def test_mqtt311_service_answers_from_the_cache_with_a_bounded_rule(mosquitto, prefix, llm_analyzer, crops, tmp_path):
+    """The embedded demo broker speaks 3.1.1: the same pipeline runs. A verdict made 50 minutes ago under a
+    1-hour ttl answers a look-alike, and the rule it hands out expires with the original."""
+    config = _config(mosquitto, prefix, tmp_path, protocol="3.1.1", reuse=ReusePolicy(max_distance=6))
+    store = Store(config.store_path)
+    made = _event(crops["first"], 1)
+    created = int(time.time() * 1000) - 50 * 60 * 1000
+    rule = ReuseRule(scope="camera", device=DEVICE, camera="hall", site="lab", label="person", phash=made.phash,
+                     max_distance=6, prompt_version=llm_analyzer.prompt_version("person"), ttl_s=3600)
+    original = Verdict(event_id=made.event_id, device=DEVICE, camera="hall", label="person", verdict="benign",
+                       confidence=0.9, description="a visitor standing at the table", model="earlier-model",
+                       created_ms=created, cache=rule)
+    assert store.put_event(made, created)
+    store.put_verdict(original)
+    look_alike = _event(crops["first"], 2, phash=_flip(made.phash, 5))
+
+    async def scenario() -> None:
+        service = CloudService(config, llm_analyzer, store)
+        await service.start()
+        device = DeviceClient(mosquitto.url, prefix, protocol=mqtt.MQTTv311)
+        try:
+            assert await service.wait_connected(10)
+            await asyncio.sleep(0.2)
+            device.publish(DEVICE, encode_event(look_alike))
+            verdict = decode_verdict((await device.next_verdict(30))[1])
+            assert (verdict.source, verdict.reused_from, verdict.verdict) == ("cloud_cache", made.event_id, "benign")
+            assert verdict.cache is not None and 0 < verdict.cache.ttl_s <= 600
+            assert service.stats.llm == 0
+        finally:
+            device.close()
+            await service.stop()
+
+    asyncio.run(scenario())
+    store.close()
+
+
+# -- the store on its own (no broker, no model) ---------------------------------------------------------
+def _verdict_for(event: Event, *, created_ms: int, rule: ReuseRule | None, source: str = "llm") -> Verdict:
+    return Verdict(event_id=event.event_id, device=event.device, camera=event.camera, label=event.label,
+                   verdict="alert", confidence=0.7, description="someone at the door", model="m",
+                   source=source, created_ms=created_ms, cache=rule)
+
+
+def _rule_for(event: Event, *, scope: str = "camera", max_distance: int = 10, ttl_s: int = 3600,
+              prompt_version: str = "p1") -> ReuseRule:
+    return ReuseRule(scope=scope, device=event.device, camera=event.camera, site=event.site, label=event.label,
+                     phash=event.phash, max_distance=max_distance, prompt_version=prompt_version, ttl_s=ttl_s)
+
+
+def test_store_lookup_follows_the_reuse_rule(crops, tmp_path):
+    store = Store(tmp_path / "a" / "cloud.db")
+    now = int(time.time() * 1000)
+    base = _event(crops["first"], 1, phash="0f0f0f0f0f0f0f0f")
+    near = _event(crops["first"], 2, phash=_flip(base.phash, 2))  # 2 bits from base
+    assert store.put_event(base, now) and not store.put_event(base, now)
+    store.put_verdict(_verdict_for(base, created_ms=now, rule=_rule_for(base)))
+    store.put_verdict(_verdict_for(near, created_ms=now, rule=_rule_for(near)))
+    camera_key = scope_key("camera", DEVICE, "hall", "lab")
+    ask = {"scope_key": camera_key, "label": "person", "phash_alg": "dct64", "prompt_version": "p1", "now_ms": now}
+
+    assert store.lookup(phash=_flip(base.phash, 3), **ask).event_id == near.event_id  # 1 bit from near, 3 from base
+    assert store.lookup(phash=base.phash, **ask).event_id == base.event_id
+    assert store.lookup(phash=_flip(base.phash, 13), **ask) is None  # 11 bits from near: too far
+    assert store.lookup(phash=base.phash, **{**ask, "label": "car"}) is None
+    assert store.lookup(phash=base.phash, **{**ask, "prompt_version": "p2"}) is None
+    assert store.lookup(phash=base.phash, **{**ask, "scope_key": scope_key("camera", DEVICE, "yard", "lab")}) is None
+    assert store.lookup(phash=base.phash, **{**ask, "now_ms": now + 3601 * 1000}) is None  # expired
+
+    # a site-wide rule answers another camera of the same site; a fallback verdict is never reused
+    yard = _event(crops["second"], 3, camera="yard")
+    store.put_verdict(_verdict_for(yard, created_ms=now, rule=_rule_for(yard, scope="site")))
+    site_ask = {**ask, "scope_key": scope_key("site", DEVICE, "door", "lab")}
+    assert store.lookup(phash=yard.phash, **site_ask).event_id == yard.event_id
+    store.put_verdict(_verdict_for(yard, created_ms=now, rule=None, source="fallback"))  # replaced: rule gone
+    assert store.lookup(phash=yard.phash, **site_ask) is None
+    assert store.get_verdict(yard.event_id).source == "fallback"
+    store.close()
+
+    reopened = Store(tmp_path / "a" / "cloud.db")  # durable across a restart
+    assert reopened.lookup(phash=base.phash, **ask).event_id == base.event_id
+    assert reopened.get_event(base.event_id)["verdict"]["verdict"] == "alert"
+    assert reopened.get_event(near.event_id) is None  # its verdict was stored, the event itself never was
+    reopened.close()
+
+
+def test_store_refuses_a_file_that_is_not_a_database(tmp_path):
+    bad = tmp_path / "cloud.db"
+    bad.write_bytes(b"this is not SQLite" * 100)
+    from edgetriage.cloud.store import StoreError
+
+    with pytest.raises(StoreError, match="cloud.db"):
+        Store(bad)
+
+
+@pytest.mark.slow
+def test_handle_without_a_broker_rejects_and_counts(tmp_path, crops, llm_analyzer):
+    """`handle` is the pipeline without MQTT (the HTTP intake will call it): rejects return None, never
+    raise, store nothing and never reach the model."""
+    config = CloudConfig(store_path=str(tmp_path / "cloud.db"))
+    store = Store(config.store_path)
+    service = CloudService(config, llm_analyzer, store)
+    topic = Topics(config.mqtt.prefix).events(DEVICE)
+
+    async def scenario() -> None:
+        assert await service.handle(b"", topic) is None
+        assert await service.handle(json.dumps({"v": 1}).encode(), topic) is None
+        assert await service.handle(encode_event(_event(crops["first"], 1)), "elsewhere/v1/pi-lab-1/events") is None
+
+    asyncio.run(scenario())
+    assert (service.stats.received, service.stats.rejected) == (3, 3)
+    assert (service.stats.llm, service.stats.fallback) == (0, 0)
+    assert store.list_events() == []
+    store.close()
+
