@@ -189,6 +189,18 @@ def _is_model_dir(path: Path) -> bool:
     return (path / "config.json").is_file() and (path / "tokenizer_config.json").is_file()
 
 
+def model_name(folder: Path) -> str:
+    """A short name for verdicts and logs: the shipped model's name, a converted GGUF's file stem, else the
+    folder's name."""
+    if folder.name == HF_DIR_NAME:
+        return HF_DIR_NAME
+    try:
+        source = json.loads((folder / CONVERTED_MARKER).read_text(encoding="utf-8"))
+        return Path(source["gguf"]).stem.lower()
+    except (OSError, ValueError, KeyError, TypeError):
+        return folder.name.lower()
+
+
 def locate_model(path: str | None, progress: bool = True) -> Path:
     """The folder to load the LLM from, doing whatever one-time work is needed to have it.
 

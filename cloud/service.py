@@ -216,7 +216,6 @@ class CloudService:
 
     async def _consume(self, msg: Incoming, arrived: float) -> None:
         link = self._link
-        link.ack(msg.mid)
         try:
             _, published = await self._answer(msg.payload, msg.topic, arrived)
         except ProtocolError as exc:

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from pydantic import ValidationError
 
 from ..shared.ids import uuid7, uuid7_ms
@@ -38,7 +39,7 @@ from ..shared.protocol import (
 from ..shared.topics import OFFLINE, ONLINE, Topics
 from .capture import CaptureError, FrameSource
 from .config import CameraConfig, EdgeConfig
-from .detect import Detector, build_detector
+from .detect import Det, Detector, build_detector
 from .outbox import Outbox
 from .pipeline import PipelineOutput, TrackEvent, VisionPipeline
 from .rules import Decision, Rules
@@ -99,6 +100,20 @@ class EdgeStats:
         return {k: v for k, v in vars(self).items() if isinstance(v, int)}
 
 
+class _TimedDetector:
+    """The shared detector, timing every call into the agent's stats (all cameras together)."""
+
+    def __init__(self, inner: Detector, samples: deque[float]) -> None:
+        self.inner = inner
+        self._samples = samples
+
+    def detect(self, image_bgr: np.ndarray) -> list[Det]:
+        t = time.perf_counter()
+        dets = self.inner.detect(image_bgr)
+        self._samples.append((time.perf_counter() - t) * 1000.0)
+        return dets
+
+
 class EdgeAgent:
     """One device: its cameras, its rules, its verdict cache, its outbox and its MQTT connection.
 
@@ -120,11 +135,12 @@ class EdgeAgent:
         self.on_decision = on_decision
         self.on_verdict = on_verdict
         self.stats = EdgeStats()
-        self.detector = detector if detector is not None else build_detector(config.vision.detector)
+        self.detector = _TimedDetector(detector if detector is not None else build_detector(config.vision.detector),
+                                       self.stats.detect_ms)
         self.pipelines: dict[str, VisionPipeline] = {
             cam.id: VisionPipeline(cam.id, config.vision, self.detector) for cam in config.cameras
         }
-        self._seen_pipeline: dict[str, tuple[int, int, int, int]] = {}
+        self._seen_pipeline: dict[str, tuple[int, int, int]] = {}
         self.rules = Rules(config.rules)
         self.cache = VerdictCache(config.cache.max_entries, max_distance=config.cache.default_max_distance)
         self.outbox = Outbox(config.outbox.path, config.outbox.max_bytes, config.outbox.max_age_s)
@@ -221,8 +237,9 @@ class EdgeAgent:
                 stop.wait(backoff)
                 backoff = min(60.0, backoff * 2)
                 continue
-            source = FrameSource(camera.source)
-            if not source.live:
+            if stop.is_set():
+                return
+            if not FrameSource(camera.source).live:
                 log.info("camera %s: %s finished", camera.id, camera.source)
                 return
             backoff = 1.0
@@ -242,15 +259,11 @@ class EdgeAgent:
 
     def _sync_vision_stats(self, camera_id: str, pipeline: VisionPipeline) -> None:
         ps = pipeline.stats
-        detect_ms = ps.detect_ms
-        prev = self._seen_pipeline.get(camera_id, (0, 0, 0, 0))
-        now = (ps.frames_read, ps.frames_detected, ps.tracks, len(detect_ms))
+        prev = self._seen_pipeline.get(camera_id, (0, 0, 0))
+        now = (ps.frames_read, ps.frames_detected, ps.tracks)
         self.stats.frames_read += now[0] - prev[0]
         self.stats.frames_detected += now[1] - prev[1]
         self.stats.tracks += now[2] - prev[2]
-        new_samples = now[3] - prev[3]
-        if new_samples > 0:
-            self.stats.detect_ms.extend(list(detect_ms)[-new_samples:])
         self._seen_pipeline[camera_id] = now
 
     def _decide(self, camera_id: str, ev: TrackEvent) -> None:
@@ -287,7 +300,7 @@ class EdgeAgent:
             event = Event(
                 event_id=event_id, device=self.device, camera=camera_id, site=self.config.site,
                 captured_ms=max(0, int(ev.captured_ms)), label=ev.label, score=_unit(ev.score),
-                uncertain=self.rules.is_uncertain(ev), track_id=max(0, int(ev.track_id)),
+                uncertain=bool(ev.uncertain) or self.rules.is_uncertain(ev), track_id=max(0, int(ev.track_id)),
                 detections=[Detection(label=d.label, score=_unit(d.score), box=tuple(_unit(v) for v in d.box))
                             for d in ev.detections[-MAX_DETECTIONS:]],
                 phash=ev.phash, phash_alg=ev.phash_alg, reason=decision.reason[:256],
@@ -359,7 +372,7 @@ class EdgeAgent:
             self._on_message(value)
         elif kind == "connected":
             self._on_connected(bool(value))
-        elif kind == "disconnected":
+        elif kind == "disconnected" and not self._closed:
             log.warning("MQTT connection lost (%s); events are kept in the outbox until it returns", value)
 
     def _on_connected(self, session_present: bool) -> None:

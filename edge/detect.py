@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Annotated, Protocol
+from typing import Annotated, Literal, Protocol
 
 import cv2
 import numpy as np
@@ -35,6 +35,9 @@ class DetectorConfig(Strict):
     threads: Annotated[int, Field(ge=1, le=64)] = 2
     providers: list[str] = ["CPUExecutionProvider"]
     min_score: Annotated[float, Field(ge=0.0, le=1.0)] = 0.2
+    # letterbox: keep the frame's aspect ratio, pad with grey (people in 16:9 frames are not squeezed thin,
+    # which the shipped model scores far more reliably); stretch: resize the frame to the model input as is.
+    fit: Literal["letterbox", "stretch"] = "letterbox"
 
 
 class Detector(Protocol):
@@ -72,6 +75,7 @@ class SSDLiteDetector:
         outputs = entry["outputs"]
         self._output_names = [outputs["count"], outputs["boxes"], outputs["scores"], outputs["classes"]]
         self._labels = {int(k): v for k, v in entry.get("labels", {}).items()}
+        self._letterbox = config.fit == "letterbox"
 
         options = ort.SessionOptions()
         options.intra_op_num_threads = config.threads
@@ -85,27 +89,54 @@ class SSDLiteDetector:
             raise ModelError(f"model {self._model.name!r}: onnxruntime cannot load {self._model.path}: {exc}; "
                              "check the onnxruntime version (>= 1.16) or restore the shipped file") from None
         self.providers: list[str] = self._session.get_providers()
-        # Input buffers reused for every frame: resize target and the NHWC RGB tensor.
-        self._resized = np.empty((height, width, 3), np.uint8)
-        self._tensor = np.empty((1, height, width, 3), np.uint8)
+        # Buffers reused for every frame of the same size: resize target and the NHWC RGB tensor.
+        self._tensor = np.full((1, height, width, 3), 127, np.uint8)
+        self._frame_shape: tuple[int, ...] | None = None
 
     @property
     def model_name(self) -> str:
         return self._model.name
 
+    def _layout(self, shape: tuple[int, ...]) -> None:
+        """Where the frame goes inside the model input, and how to map boxes back to the frame."""
+        in_w, in_h = self._size
+        h, w = shape[:2]
+        if self._letterbox:
+            scale = min(in_w / w, in_h / h)
+            fit_w, fit_h = max(1, round(w * scale)), max(1, round(h * scale))
+        else:
+            fit_w, fit_h = in_w, in_h
+        x0, y0 = (in_w - fit_w) // 2, (in_h - fit_h) // 2
+        self._tensor[:] = 127  # grey padding: 0 after the graph's [-1, 1] scaling
+        self._resized = np.empty((fit_h, fit_w, 3), np.uint8)
+        self._target = self._tensor[0, y0:y0 + fit_h, x0:x0 + fit_w]
+        # normalised model-input coordinate -> normalised frame coordinate: (v - offset) * gain
+        self._map = (x0 / in_w, y0 / in_h, in_w / fit_w, in_h / fit_h)
+        self._frame_shape = shape
+
     def detect(self, image_bgr: np.ndarray) -> list[Det]:
-        cv2.resize(image_bgr, self._size, dst=self._resized, interpolation=cv2.INTER_LINEAR)
-        cv2.cvtColor(self._resized, cv2.COLOR_BGR2RGB, dst=self._tensor[0])
+        if image_bgr.shape != self._frame_shape:
+            self._layout(image_bgr.shape)
+        cv2.resize(image_bgr, (self._resized.shape[1], self._resized.shape[0]), dst=self._resized,
+                   interpolation=cv2.INTER_LINEAR)
+        rgb = cv2.cvtColor(self._resized, cv2.COLOR_BGR2RGB, dst=self._target)
+        if rgb is not self._target:  # OpenCV builds that cannot write into a strided view return a copy
+            self._target[...] = rgb
         count, boxes, scores, classes = self._session.run(self._output_names, {self._input_name: self._tensor})
         n = int(count[0])
         scores_0 = scores[0, :n]
         keep = int(np.count_nonzero(scores_0 >= self._min_score))  # scores are sorted descending
         if keep == 0:
             return []
+        ox, oy, gx, gy = self._map
         found: list[Det] = []
         for i in range(keep):
             score = float(scores_0[i])
-            ymin, xmin, ymax, xmax = np.clip(boxes[0, i], 0.0, 1.0).tolist()
+            ymin, xmin, ymax, xmax = boxes[0, i].tolist()
+            xmin = min(max((xmin - ox) * gx, 0.0), 1.0)
+            xmax = min(max((xmax - ox) * gx, 0.0), 1.0)
+            ymin = min(max((ymin - oy) * gy, 0.0), 1.0)
+            ymax = min(max((ymax - oy) * gy, 0.0), 1.0)
             if xmax <= xmin or ymax <= ymin:
                 continue
             class_id = int(classes[0, i])

@@ -181,11 +181,6 @@ class Outbox:
             ).fetchall()
         return [OutboxItem(r[0], r[1], bytes(r[2]), r[3], r[4], r[5]) for r in rows]
 
-    def has_pending(self) -> bool:
-        """Anything waiting to be handed to MQTT (cheap; the agent checks it on every pump)."""
-        with self._lock:
-            return self._db.execute("SELECT 1 FROM outbox WHERE state = 'pending' LIMIT 1").fetchone() is not None
-
     def get(self, event_id: str) -> OutboxItem | None:
         with self._lock:
             r = self._db.execute("SELECT event_id, topic, payload, created_ms, state, attempts FROM outbox "

@@ -21,7 +21,6 @@ class ScoredTrack(Protocol):
 
     label: str
     score: float
-    uncertain: bool
 
 
 @dataclass(frozen=True)
@@ -40,8 +39,9 @@ class Rules:
         self._low, self._high = config.uncertain_band
 
     def is_uncertain(self, ev: ScoredTrack) -> bool:
-        """The detector's own doubt (from the tracker) or a score inside the configured band."""
-        return bool(ev.uncertain) or self._low <= ev.score < self._high
+        """A score inside the configured band. The band, not the vision pipeline's own `uncertain` flag,
+        is what decides here, so the operator's rules config is the one place that sets the policy."""
+        return self._low <= ev.score < self._high
 
     def decide(self, ev: ScoredTrack, cached: Verdict | None) -> Decision:
         if ev.label not in self._labels:

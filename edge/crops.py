@@ -1,0 +1,57 @@
+"""What a track leaves behind: the crop around its best detection, as a small JPEG, and the perceptual hash
+the cloud and the verdict cache use to recognise the same scene again."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+MAX_JPEG_BYTES = 192 * 1024  # leaves room in the 256 KiB event for the rest of the message
+
+
+def crop_box(image: np.ndarray, box_norm: tuple[float, float, float, float], margin: float = 0.15) -> np.ndarray:
+    """The image region under a normalised box grown by `margin` of its size on each side, clipped to the
+    image. A view, not a copy: copy it if the frame's buffer may be reused."""
+    h, w = image.shape[:2]
+    x1, y1, x2, y2 = box_norm
+    mx = (x2 - x1) * margin
+    my = (y2 - y1) * margin
+    left = min(max(int((x1 - mx) * w), 0), w - 1)
+    top = min(max(int((y1 - my) * h), 0), h - 1)
+    right = max(min(int(np.ceil((x2 + mx) * w)), w), left + 1)
+    bottom = max(min(int(np.ceil((y2 + my) * h)), h), top + 1)
+    return image[top:bottom, left:right]
+
+
+def encode_jpeg(crop: np.ndarray, max_side: int = 320, quality: int = 85) -> tuple[bytes, tuple[int, int]]:
+    """JPEG bytes of the crop scaled so its longer side is at most `max_side`, and the encoded (w, h).
+    Quality steps down if an unusually busy crop would not fit the event size limit."""
+    if crop.size == 0:
+        raise ValueError("cannot encode an empty crop")
+    h, w = crop.shape[:2]
+    longest = max(h, w)
+    if longest > max_side:
+        scale = max_side / longest
+        size = (max(1, round(w * scale)), max(1, round(h * scale)))
+        crop = cv2.resize(crop, size, interpolation=cv2.INTER_AREA)
+        w, h = size
+    while True:
+        ok, buf = cv2.imencode(".jpg", crop, [cv2.IMWRITE_JPEG_QUALITY, quality])
+        if not ok:
+            raise ValueError(f"JPEG encoding failed for a {w}x{h} crop")
+        if buf.size <= MAX_JPEG_BYTES or quality <= 30:
+            return buf.tobytes(), (w, h)
+        quality -= 15
+
+
+def phash_dct64(crop: np.ndarray) -> str:
+    """64-bit DCT perceptual hash as 16 lower-case hex digits: grey, 32x32, 2-D DCT, the top-left 8x8
+    coefficients each compared with the median of the 63 non-DC ones; bit order row-major, first bit most
+    significant. Small changes of pose, light or JPEG noise flip few bits; another scene flips about half."""
+    if crop.size == 0:
+        raise ValueError("cannot hash an empty crop")
+    grey = cv2.cvtColor(crop, cv2.COLOR_BGR2GRAY) if crop.ndim == 3 else crop
+    small = cv2.resize(grey, (32, 32), interpolation=cv2.INTER_AREA).astype(np.float32)
+    low = cv2.dct(small)[:8, :8].ravel()
+    bits = low > np.median(low[1:])
+    return np.packbits(bits).tobytes().hex()

@@ -1,0 +1,160 @@
+"""Motion gating: decide per frame whether the detector needs to look, by differencing a small blurred grey
+copy of the frame against a slowly adapting background. Most camera frames show nothing new; skipping them
+is what lets a Raspberry Pi keep up.
+
+The gate also keeps that small grey frame, so later stages can ask cheaply whether an image region still
+looks as it did (`patch` / `patch_difference`) — the tracker uses that to keep a person who stands still.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Annotated
+
+import cv2
+import numpy as np
+from pydantic import Field
+
+from ..shared.config import Strict
+from .capture import Frame
+
+PATCH_SIZE = (12, 24)  # (w, h) of appearance patches: enough to tell a person from the wall behind them
+
+
+class MotionConfig(Strict):
+    downscale_width: Annotated[int, Field(ge=32, le=1920)] = 160
+    threshold: Annotated[int, Field(ge=1, le=255)] = 25  # grey-level change that counts as motion
+    min_area_frac: Annotated[float, Field(ge=0.0, le=1.0)] = 0.002  # moving share of the frame that counts
+    keyframe_interval_s: Annotated[float, Field(gt=0.0)] = 2.0  # run the detector at least this often
+    background_alpha: Annotated[float, Field(gt=0.0, le=1.0)] = 0.05  # per-frame background adaptation
+    scene_alpha: Annotated[float, Field(gt=0.0, le=1.0)] = 0.01  # empty-scene model, never under tracks
+
+
+@dataclass(slots=True)
+class MotionResult:
+    run_detector: bool
+    reason: str  # "first" | "motion" | "keyframe" | "still"
+    regions: list[tuple[int, int, int, int]] = field(default_factory=list)  # x1, y1, x2, y2 full-frame pixels
+
+
+class MotionGate:
+    """Stateful per camera; feed it every frame in order. Buffers are allocated once per frame size."""
+
+    def __init__(self, config: MotionConfig):
+        self._config = config
+        self._shape: tuple[int, ...] | None = None
+        self._last_pts = float("-inf")
+        self._last_run_pts = float("-inf")
+        self._kernel = cv2.getStructuringElement(cv2.MORPH_RECT, (3, 3))
+        self.moving_frac = 0.0  # share of the last frame that moved, for diagnostics
+
+    def _allocate(self, shape: tuple[int, ...]) -> None:
+        height, width = shape[:2]
+        small_w = min(self._config.downscale_width, width)
+        small_h = max(1, round(height * small_w / width))
+        self._shape = shape
+        self._size = (small_w, small_h)
+        self._scale = (width / small_w, height / small_h)
+        self._small = np.empty((small_h, small_w, 3), np.uint8)
+        self._grey = np.empty((small_h, small_w), np.uint8)
+        self._blur = np.empty((small_h, small_w), np.uint8)
+        self._background = np.empty((small_h, small_w), np.float32)
+        self._background_u8 = np.empty((small_h, small_w), np.uint8)
+        self._scene = np.empty((small_h, small_w), np.float32)
+        self._scene_mask = np.empty((small_h, small_w), np.uint8)
+        self._diff = np.empty((small_h, small_w), np.uint8)
+        self._mask = np.empty((small_h, small_w), np.uint8)
+        self._min_pixels = max(1, round(self._config.min_area_frac * small_w * small_h))
+
+    def check(self, frame: Frame) -> MotionResult:
+        image = frame.image
+        restart = image.shape != self._shape or frame.pts_s < self._last_pts  # new camera mode or rewound stream
+        if restart:
+            self._allocate(image.shape)
+        self._last_pts = frame.pts_s
+        if image.ndim == 3:
+            cv2.resize(image, self._size, dst=self._small, interpolation=cv2.INTER_AREA)
+            cv2.cvtColor(self._small, cv2.COLOR_BGR2GRAY, dst=self._grey)
+        else:
+            cv2.resize(image, self._size, dst=self._grey, interpolation=cv2.INTER_AREA)
+        cv2.GaussianBlur(self._grey, (5, 5), 0, dst=self._blur)
+        if restart:
+            self._background[:] = self._blur
+            self._scene[:] = self._blur
+            self._last_run_pts = frame.pts_s
+            self.moving_frac = 0.0
+            return MotionResult(True, "first")
+
+        cv2.convertScaleAbs(self._background, dst=self._background_u8)
+        cv2.absdiff(self._blur, self._background_u8, dst=self._diff)
+        cv2.threshold(self._diff, self._config.threshold, 255, cv2.THRESH_BINARY, dst=self._mask)
+        moving = cv2.countNonZero(self._mask)
+        cv2.accumulateWeighted(self._blur, self._background, self._config.background_alpha)
+        self.moving_frac = moving / self._mask.size
+        if moving >= self._min_pixels:
+            self._last_run_pts = frame.pts_s
+            return MotionResult(True, "motion", self._regions())
+        if frame.pts_s - self._last_run_pts >= self._config.keyframe_interval_s - 1e-6:
+            self._last_run_pts = frame.pts_s
+            return MotionResult(True, "keyframe")
+        return MotionResult(False, "still")
+
+    def _regions(self) -> list[tuple[int, int, int, int]]:
+        """Moving blobs (grown a little so one person is one blob), in full-frame pixels."""
+        cv2.dilate(self._mask, self._kernel, dst=self._mask, iterations=2)
+        count, _, stats, _ = cv2.connectedComponentsWithStats(self._mask, connectivity=8)
+        sx, sy = self._scale
+        regions = []
+        for i in range(1, count):
+            x, y, w, h, area = stats[i]
+            if area >= self._min_pixels:
+                regions.append((int(x * sx), int(y * sy), int(round((x + w) * sx)), int(round((y + h) * sy))))
+        return regions
+
+    def _pixels(self, box: tuple[float, float, float, float]) -> tuple[int, int, int, int]:
+        h, w = self._blur.shape
+        x1 = min(max(int(box[0] * w), 0), w - 1)
+        y1 = min(max(int(box[1] * h), 0), h - 1)
+        x2 = max(min(int(np.ceil(box[2] * w)), w), x1 + 1)
+        y2 = max(min(int(np.ceil(box[3] * h)), h), y1 + 1)
+        return x1, y1, x2, y2
+
+    def _patch_of(self, source: np.ndarray, box: tuple[float, float, float, float]) -> np.ndarray:
+        x1, y1, x2, y2 = self._pixels(box)
+        out = cv2.resize(source[y1:y2, x1:x2], PATCH_SIZE, interpolation=cv2.INTER_AREA)
+        if out.dtype != np.float32:
+            out = out.astype(np.float32)
+        out -= out.mean()  # structure, not brightness: a camera's exposure drift is not a change
+        return out
+
+    def patch(self, box: tuple[float, float, float, float]) -> np.ndarray:
+        """The last checked frame's blurred grey pixels under a normalised box, as a small zero-mean
+        float patch: compare two with `patch_difference`."""
+        if self._shape is None:
+            raise RuntimeError("MotionGate.patch called before any frame was checked")
+        return self._patch_of(self._blur, box)
+
+    def presence(self, box: tuple[float, float, float, float]) -> float:
+        """How much the last frame under the box differs from the empty scene there (`patch_difference`
+        units): high while someone stands there, back near 0 once they have gone."""
+        if self._shape is None:
+            raise RuntimeError("MotionGate.presence called before any frame was checked")
+        return patch_difference(self._patch_of(self._blur, box), self._patch_of(self._scene, box))
+
+    def update_scene(self, occupied: list[tuple[float, float, float, float]]) -> None:
+        """Let the empty-scene model learn from the last frame everywhere except under `occupied` boxes
+        (the tracked objects), so people who stand still never become part of the scene."""
+        if self._shape is None:
+            return
+        mask = self._scene_mask
+        mask.fill(255)
+        for box in occupied:
+            x1, y1, x2, y2 = self._pixels(box)
+            mask[y1:y2, x1:x2] = 0
+        cv2.accumulateWeighted(self._blur, self._scene, self._config.scene_alpha, mask=mask)
+
+
+def patch_difference(a: np.ndarray, b: np.ndarray) -> float:
+    """Mean absolute grey-level difference of two patches (0 = identical; a person replaced by the wall
+    behind them is typically well over 15)."""
+    return float(cv2.norm(a, b, cv2.NORM_L1)) / a.size
