@@ -200,6 +200,11 @@ class AnswerGrammar:
     _NUMBER_FULL = re.compile(r"0(\.[0-9]{1,2})?|1(\.0{1,2})?")
 
     @classmethod
+    def enter(cls, index: int) -> tuple[int, Any]:
+        """The state at the start of segment `index`."""
+        return (index, 0) if index < len(cls.SEGMENTS) and cls.SEGMENTS[index][0] == "text" else (index, "")
+
+    @classmethod
     def is_text_char(cls, ch: str) -> bool:
         return ch not in '"\\\ufffd' and ch >= " " and ch != "\x7f"
 
@@ -213,18 +218,18 @@ class AnswerGrammar:
         if kind == "enum":
             text = progress + ch
             if text in arg:
-                return (index + 1, "")
+                return cls.enter(index + 1)
             return (index, text) if any(option.startswith(text) for option in arg) else None
         if kind == "literal":
             text = progress + ch
             if text == arg:
-                return (index + 1, "")
+                return cls.enter(index + 1)
             return (index, text) if arg.startswith(text) else None
         if kind == "number":
             if ch in "0123456789.":
                 text = progress + ch
                 return (index, text) if cls._NUMBER_PREFIX.fullmatch(text) else None
-            return cls.feed((index + 1, ""), ch) if cls._NUMBER_FULL.fullmatch(progress) else None
+            return cls.feed(cls.enter(index + 1), ch) if cls._NUMBER_FULL.fullmatch(progress) else None
         # text: progress is the number of characters so far
         if ch == '"':
             return (index + 1, '"') if progress >= 1 else None

@@ -14,11 +14,11 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ..shared.phash import hamming
 from ..shared.protocol import Event, Verdict, encode_verdict
 from ..shared.reuse import distance, expired, rule_key
 
 SCHEMA_VERSION = 1
+_BITS64 = (1 << 64) - 1
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
     event_id    TEXT PRIMARY KEY,
@@ -42,7 +42,7 @@ CREATE TABLE IF NOT EXISTS rules (
     label          TEXT NOT NULL,
     phash_alg      TEXT NOT NULL,
     prompt_version TEXT NOT NULL,
-    phash          TEXT NOT NULL,
+    phash          INTEGER NOT NULL, -- the 64 hash bits as a signed integer, for hamming64()
     max_distance   INTEGER NOT NULL,
     created_ms     INTEGER NOT NULL,
     expires_ms     INTEGER NOT NULL
@@ -73,6 +73,7 @@ class Store:
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.path}: cannot open the cloud store: {exc} "
                              "(check the path and its permissions, or set store_path)") from None
+        conn.create_function("hamming64", 2, _hamming64, deterministic=True)
         self._conn = conn
         self._lock = threading.Lock()
 
@@ -106,7 +107,7 @@ class Store:
                     "INSERT INTO rules (event_id, scope_key, label, phash_alg, prompt_version, phash, "
                     "max_distance, created_ms, expires_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (verdict.event_id, rule_key(rule), rule.label, rule.phash_alg, rule.prompt_version,
-                     rule.phash, rule.max_distance, verdict.created_ms, verdict.created_ms + rule.ttl_s * 1000),
+                     _signed64(rule.phash), rule.max_distance, verdict.created_ms, verdict.created_ms + rule.ttl_s * 1000),
                 )
 
     # -- reads -----------------------------------------------------------------------------------------
@@ -119,24 +120,21 @@ class Store:
                now_ms: int) -> Verdict | None:
         """The unexpired verdict whose reuse rule matches and whose crop hash is nearest (newest on ties).
 
-        SQL narrows to the rules filed under this scope key, label, hash algorithm and prompt version that
-        have not expired; the bit distance is computed here, on the hash strings alone, and only the
-        winner is parsed and checked against the shared rule (shared.reuse), so both caches agree.
+        SQL narrows to the unexpired rules filed under this scope key, label, hash algorithm and prompt
+        version (an index range) and ranks them by bit distance in SQLite itself, so only the winner
+        crosses into Python; that one is then checked against the shared rule (shared.reuse), so the
+        device cache and this one agree on what matches.
         """
         with self._lock:
-            rows = self._conn.execute(
-                "SELECT event_id, phash, max_distance, created_ms FROM rules "
-                "WHERE scope_key = ? AND label = ? AND phash_alg = ? AND prompt_version = ? AND expires_ms >= ?",
-                (scope_key, label, phash_alg, prompt_version, now_ms),
-            ).fetchall()
-        best: tuple[int, int, str] | None = None
-        for event_id, rule_phash, max_distance, created_ms in rows:
-            d = hamming(rule_phash, phash)
-            if d <= max_distance and (best is None or (d, -created_ms) < (best[0], -best[1])):
-                best = (d, created_ms, event_id)
-        if best is None:
+            row = self._conn.execute(
+                "SELECT event_id, hamming64(phash, ?) AS d FROM rules "
+                "WHERE scope_key = ? AND label = ? AND phash_alg = ? AND prompt_version = ? AND expires_ms >= ? "
+                "AND d <= max_distance ORDER BY d, created_ms DESC LIMIT 1",
+                (_signed64(phash), scope_key, label, phash_alg, prompt_version, now_ms),
+            ).fetchone()
+        if row is None:
             return None
-        verdict = self.get_verdict(best[2])
+        verdict = self.get_verdict(row[0])
         if verdict is None or verdict.cache is None:
             return None
         if distance(verdict.cache, label, phash, phash_alg) is None or expired(verdict.created_ms, verdict.cache, now_ms):
@@ -196,3 +194,13 @@ def _event_dict(event_doc: str, received_ms: int, crop_bytes: int, verdict_doc: 
     out["crop_bytes"] = crop_bytes
     out["verdict"] = json.loads(verdict_doc) if verdict_doc is not None else None
     return out
+
+
+def _signed64(phash: str) -> int:
+    """A 16-hex-digit hash as the signed 64-bit integer SQLite stores."""
+    value = int(phash, 16)
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+def _hamming64(a: int, b: int) -> int:
+    return ((a ^ b) & _BITS64).bit_count()

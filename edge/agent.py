@@ -314,6 +314,8 @@ class EdgeAgent:
         else:
             self.outbox.add(event_id, self._events_topic, payload, now)
             self._escalated_at[event_id] = time.monotonic()
+            if len(self._escalated_at) > _SEEN_IDS:  # verdicts that never came (events aged out of the outbox)
+                del self._escalated_at[next(iter(self._escalated_at))]
             self._dirty = True
             return event_id, decision
         self.stats.escalate_failed += 1

@@ -162,14 +162,24 @@ def test_escalated_event_reaches_the_broker_and_its_verdict_completes_it(tmp_pat
         assert event.crop == ev.crop_jpeg and event.phash == ev.phash and event.reason == decision.reason
         assert event.captured_ms == ev.captured_ms and len(event.detections) >= 1
 
-        # the device announces itself, and a garbage verdict is counted, not fatal
+        # the device announces itself
         assert _retained(mosquitto.port, Topics(prefix).status("edge-t1")) == b"online"
+
+        # a garbage verdict is counted, not fatal; a repeat is counted per event id; a verdict for an event
+        # answered elsewhere (not in this outbox) is still cached
         peer.client.publish(Topics(prefix).verdicts("edge-t1"), b'{"v": 1, "event_id": 3}', qos=1)
+        peer.answer(event)
+        other = event.model_copy(update={"event_id": uuid7(), "phash": "0123456789abcdef"})
+        peer.answer(other)
         deadline = time.monotonic() + 5
-        while agent.stats.verdicts_invalid == 0 and time.monotonic() < deadline:
+        while agent.stats.verdicts_unmatched == 0 and time.monotonic() < deadline:
             agent.pump()
             time.sleep(0.05)
         assert agent.stats.verdicts_invalid == 1
+        assert agent.stats.verdicts_duplicate == 1 and agent.verdict_counts[event.event_id] == 2
+        assert agent.stats.verdicts_unmatched == 1 and agent.stats.verdicts_llm == len(escalated)
+        assert agent.cache.lookup(device="edge-t1", camera="door", site=None, label="person",
+                                  phash="0123456789abcdef", now_ms=int(time.time() * 1000)) is not None
     finally:
         agent.close()
     assert _retained(mosquitto.port, Topics(prefix).status("edge-t1")) == b"offline"
