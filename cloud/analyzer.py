@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -38,9 +38,7 @@ from .llm import load_model, locate_model, model_name
 log = logging.getLogger(__name__)
 
 DESCRIPTION_MAX = 120
-# The answer starts in the prompt (the model continues after `{"verdict": "`): that saves decoding steps and
-# makes the first generated token the verdict itself. AnswerGrammar fixes the rest.
-ANSWER_PREFIX = '{"verdict": "'
+MIN_SENTENCE = 16  # a description may end at a sentence end once it is this long
 PLACEHOLDERS = ("label", "score", "camera", "time_utc", "detections", "uncertain", "seen", "seen_source", "reason")
 MAX_PROMPT_DETECTIONS = 5
 
@@ -50,7 +48,7 @@ class AnalyzerConfig(Strict):
 
     backend: Literal["transformers"] = "transformers"
     model_path: str | None = Field(None, description="GGUF file or model folder; default: SmolLM2-135M, fetched once")
-    threads: Annotated[int, Field(ge=1, le=256)] = 2
+    threads: Annotated[int, Field(ge=1, le=256)] = 1
     max_new_tokens: Annotated[int, Field(ge=32, le=1024)] = 96
     prompts_dir: str | None = Field(None, description="folder with <label>.txt and default.txt prompt templates")
     timeout_s: Annotated[float, Field(gt=0, le=3600)] = 60.0
@@ -66,44 +64,158 @@ class _Answer(BaseModel):
     description: Annotated[str, Field(min_length=1, max_length=DESCRIPTION_MAX)]
 
 
+# --- the answer format ------------------------------------------------------------------------------------------
+
+State = tuple[int, Any]
+
+
+@dataclass(frozen=True)
+class AnswerGrammar:
+    """The exact answer text, as a character-level state machine over fixed segments: an enum, literals,
+    a 0..1 number with at most two decimals, a one-line text of 1..max characters without escapes. Every
+    complete walk, after `prefix`, is valid JSON for `_Answer`.
+
+    `prefix` goes at the end of the prompt (the model continues after it), which saves decoding steps. A state
+    is (segment index, progress): the partial text of an enum/literal/number segment, or the number of text
+    characters so far; small hashable tuples, so allowed-token sets can be cached per state."""
+
+    prefix: str
+    segments: tuple[tuple[str, Any], ...]
+
+    _NUMBER_PREFIX: ClassVar[re.Pattern] = re.compile(r"0(\.[0-9]{0,2})?|1(\.0{0,2})?")
+    _NUMBER_FULL: ClassVar[re.Pattern] = re.compile(r"0(\.[0-9]{1,2})?|1(\.0{1,2})?")
+
+    @property
+    def start(self) -> State:
+        return self.enter(0)
+
+    @property
+    def end(self) -> State:
+        return (len(self.segments), "")
+
+    def enter(self, index: int) -> State:
+        """The state at the start of segment `index`."""
+        return (index, 0) if index < len(self.segments) and self.segments[index][0] == "text" else (index, "")
+
+    def kind(self, state: State) -> str:
+        return self.segments[state[0]][0] if state[0] < len(self.segments) else "end"
+
+    def segment_index(self, kind: str) -> int:
+        return next(i for i, (k, _) in enumerate(self.segments) if k == kind)
+
+    @staticmethod
+    def is_text_char(ch: str) -> bool:
+        return ch not in '"\\\ufffd' and ch >= " " and ch != "\x7f"
+
+    def feed(self, state: State, ch: str) -> State | None:
+        """The state after one more character, or None if the character is not allowed there."""
+        index, progress = state
+        if index >= len(self.segments):
+            return None
+        kind, arg = self.segments[index]
+        if kind == "enum":
+            text = progress + ch
+            if text in arg:
+                return self.enter(index + 1)
+            return (index, text) if any(option.startswith(text) for option in arg) else None
+        if kind == "literal":
+            text = progress + ch
+            if text == arg:
+                return self.enter(index + 1)
+            return (index, text) if arg.startswith(text) else None
+        if kind == "number":
+            if ch in "0123456789.":
+                text = progress + ch
+                return (index, text) if self._NUMBER_PREFIX.fullmatch(text) else None
+            return self.feed(self.enter(index + 1), ch) if self._NUMBER_FULL.fullmatch(progress) else None
+        # text, always followed by a literal that starts with '"'
+        if ch == '"':
+            return self.feed(self.enter(index + 1), ch) if progress >= 1 else None
+        if not self.is_text_char(ch) or progress >= arg or (progress == 0 and ch == " "):
+            return None
+        return (index, progress + 1)
+
+    @property
+    def example(self) -> str:
+        """A complete answer, for messages."""
+        parts = {"enum": lambda a: a[0], "literal": lambda a: a, "number": lambda a: "0.8",
+                 "text": lambda a: "A person in a grey cardigan."}
+        return self.prefix + "".join(parts[kind](arg) for kind, arg in self.segments)
+
+    def walk(self, state: State | None, text: str) -> State | None:
+        for ch in text:
+            if state is None:
+                return None
+            state = self.feed(state, ch)
+        return state
+
+
+# The description comes first: a model this small commits to whatever it writes first, and a verdict written
+# after describing the evidence follows that evidence far more often than one written before it.
+ANSWER = AnswerGrammar(
+    prefix='{"description": "',
+    segments=(
+        ("text", DESCRIPTION_MAX),
+        ("literal", '", "verdict": "'),
+        ("enum", ("alert", "benign", "unknown")),
+        ("literal", '", "confidence": '),
+        ("number", None),
+        ("literal", "}"),
+    ),
+)
+
+
 # --- prompt templates ---------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class PromptTemplate:
-    """One prompt file: a version line, then [system] and [user] sections with $placeholders."""
+    """One prompt file: a `# version: ...` line, a [system] section, optionally example turns
+    ([user] then [assistant], as often as wanted: a model this small copies examples far better than it
+    follows instructions), and a final [user] section. Sections use $placeholders (see PLACEHOLDERS)."""
 
     version: str
-    system: string.Template
-    user: string.Template
+    turns: tuple[tuple[str, string.Template], ...]  # (role, content), system first, user last
     source: str
 
     @classmethod
     def parse(cls, text: str, source: str) -> PromptTemplate:
         version = None
-        sections: dict[str, list[str]] = {}
-        current: list[str] | None = None
+        sections: list[tuple[str, list[str]]] = []
         for number, line in enumerate(text.splitlines(), 1):
             stripped = line.strip()
-            if current is None and (not stripped or stripped.startswith("#")):
+            if not sections and (not stripped or stripped.startswith("#")):
                 match = re.match(r"#\s*version:\s*(\S+)\s*$", stripped)
                 if match:
                     version = match.group(1)
                 continue
-            if stripped in ("[system]", "[user]"):
-                current = sections.setdefault(stripped[1:-1], [])
+            if stripped in ("[system]", "[user]", "[assistant]"):
+                sections.append((stripped[1:-1], []))
                 continue
-            if current is None:
+            if not sections:
                 raise ConfigError(f"{source}:{number}: text before the [system] section; start it with [system]")
-            current.append(line)
+            sections[-1][1].append(line)
         if version is None or not re.fullmatch(r"[A-Za-z0-9._-]{1,32}", version):
             raise ConfigError(f"{source}: needs a first line like '# version: person-1' "
                               "(letters, digits, '.', '_', '-'; at most 32)")
-        for name in ("system", "user"):
-            if not "\n".join(sections.get(name, [])).strip():
-                raise ConfigError(f"{source}: the [{name}] section is missing or empty")
-        template = cls(version, string.Template("\n".join(sections["system"]).strip()),
-                       string.Template("\n".join(sections["user"]).strip()), source)
+        roles = [role for role, _ in sections]
+        expected = ["system"] + ["user", "assistant"] * ((len(roles) - 2) // 2) + ["user"]
+        if roles != expected:
+            raise ConfigError(f"{source}: sections must be [system], then optional [user]/[assistant] example "
+                              f"pairs, then [user]; found {', '.join(f'[{r}]' for r in roles) or 'none'}")
+        turns = []
+        for role, lines in sections:
+            content = "\n".join(lines).strip()
+            if not content:
+                raise ConfigError(f"{source}: a [{role}] section is empty")
+            if role == "assistant":
+                answer = content.removeprefix(ANSWER.prefix)
+                if not content.startswith(ANSWER.prefix) or ANSWER.walk(ANSWER.start, answer) != ANSWER.end:
+                    raise ConfigError(f"{source}: an [assistant] example must be one answer in the exact form "
+                                      f"{ANSWER.example} (keys in that order, confidence 0..1 with at most two "
+                                      f"decimals, description 1..{DESCRIPTION_MAX} characters)")
+            turns.append((role, string.Template(content)))
+        template = cls(version, tuple(turns), source)
         try:
             template.render(dict.fromkeys(PLACEHOLDERS, "x"))
         except KeyError as exc:
@@ -114,8 +226,7 @@ class PromptTemplate:
         return template
 
     def render(self, values: dict[str, str]) -> list[dict[str, str]]:
-        return [{"role": "system", "content": self.system.substitute(values)},
-                {"role": "user", "content": self.user.substitute(values)}]
+        return [{"role": role, "content": content.substitute(values)} for role, content in self.turns]
 
 
 def template_key(label: str) -> str:
@@ -175,97 +286,26 @@ def prompt_values(event: Event, seen: Sequence[tuple[str, float]], seen_source: 
             "seen_source": seen_source, "reason": reason or "none given"}
 
 
-# --- constrained decoding -----------------------------------------------------------------------------------
-
-
-class AnswerGrammar:
-    """The one answer text the model may write after ANSWER_PREFIX, as a character-level state machine:
-    verdict enum, fixed keys, a 0..1 number with at most two decimals, a one-line description of
-    1..DESCRIPTION_MAX characters without escapes, then `"}`. Every complete walk is valid JSON for `_Answer`.
-
-    A state is (segment index, progress): the partial text of an enum/literal/number segment, or the number of
-    description characters so far. States are small hashable tuples so allowed-token sets can be cached."""
-
-    SEGMENTS: tuple[tuple[str, Any], ...] = (
-        ("enum", ("alert", "benign", "unknown")),
-        ("literal", '", "confidence": '),
-        ("number", None),
-        ("literal", ', "description": "'),
-        ("text", DESCRIPTION_MAX),
-        ("literal", '"}'),
-    )
-    START: tuple[int, Any] = (0, "")
-    END: tuple[int, Any] = (len(SEGMENTS), "")
-    _NUMBER_PREFIX = re.compile(r"0(\.[0-9]{0,2})?|1(\.0{0,2})?")
-    _NUMBER_FULL = re.compile(r"0(\.[0-9]{1,2})?|1(\.0{1,2})?")
-
-    @classmethod
-    def enter(cls, index: int) -> tuple[int, Any]:
-        """The state at the start of segment `index`."""
-        return (index, 0) if index < len(cls.SEGMENTS) and cls.SEGMENTS[index][0] == "text" else (index, "")
-
-    @classmethod
-    def is_text_char(cls, ch: str) -> bool:
-        return ch not in '"\\\ufffd' and ch >= " " and ch != "\x7f"
-
-    @classmethod
-    def feed(cls, state: tuple[int, Any], ch: str) -> tuple[int, Any] | None:
-        """The state after one more character, or None if the character is not allowed there."""
-        index, progress = state
-        if index >= len(cls.SEGMENTS):
-            return None
-        kind, arg = cls.SEGMENTS[index]
-        if kind == "enum":
-            text = progress + ch
-            if text in arg:
-                return cls.enter(index + 1)
-            return (index, text) if any(option.startswith(text) for option in arg) else None
-        if kind == "literal":
-            text = progress + ch
-            if text == arg:
-                return cls.enter(index + 1)
-            return (index, text) if arg.startswith(text) else None
-        if kind == "number":
-            if ch in "0123456789.":
-                text = progress + ch
-                return (index, text) if cls._NUMBER_PREFIX.fullmatch(text) else None
-            return cls.feed(cls.enter(index + 1), ch) if cls._NUMBER_FULL.fullmatch(progress) else None
-        # text: progress is the number of characters so far
-        if ch == '"':
-            return (index + 1, '"') if progress >= 1 else None
-        if not cls.is_text_char(ch) or progress >= arg or (progress == 0 and ch == " "):
-            return None
-        return (index, progress + 1)
-
-    @classmethod
-    def walk(cls, state: tuple[int, Any] | None, text: str) -> tuple[int, Any] | None:
-        for ch in text:
-            if state is None:
-                return None
-            state = cls.feed(state, ch)
-        return state
-
-    @classmethod
-    def in_text(cls, state: tuple[int, Any]) -> bool:
-        return state[0] < len(cls.SEGMENTS) and cls.SEGMENTS[state[0]][0] == "text"
+# --- constrained decoding: the token side -------------------------------------------------------------
 
 
 class TokenIndex:
-    """The vocabulary as text, indexed for the grammar: a character trie for the structural parts, and
-    per-token masks for the free-text description (where nearly every token is allowed, so walking the trie
-    each step would cost more than the model's forward pass). Built once per tokenizer (~1 s)."""
+    """The vocabulary as text, indexed for a grammar: a character trie for the structural parts (walked once
+    per state, then cached), and per-token masks for free text, where nearly every token is allowed and
+    walking the trie each step would cost more than the model's forward pass. Built once per model (~1 s)."""
 
-    def __init__(self, tokenizer: Any, vocab_size: int):
+    def __init__(self, tokenizer: Any, vocab_size: int, grammar: AnswerGrammar):
         import torch
 
+        self.grammar = grammar
         self.vocab_size = vocab_size
         zero = tokenizer.encode("0", add_special_tokens=False)[-1]
         # Decoding after "0" keeps the leading space a word-start token carries (SentencePiece drops it alone).
-        decoded = tokenizer.batch_decode([[zero, i] for i in range(len(tokenizer))],
+        decoded = tokenizer.batch_decode([[zero, i] for i in range(min(len(tokenizer), vocab_size))],
                                          clean_up_tokenization_spaces=False)
         excluded = set(tokenizer.all_special_ids) | set(getattr(tokenizer, "added_tokens_decoder", {}))
         self.texts: list[str | None] = [None] * vocab_size
-        for token_id, text in enumerate(decoded[:vocab_size]):
+        for token_id, text in enumerate(decoded):
             text = text[1:]
             if token_id not in excluded and text and "\ufffd" not in text:
                 self.texts[token_id] = text
@@ -277,23 +317,24 @@ class TokenIndex:
             for ch in text[:-1]:
                 node = node.setdefault(ch, ({}, []))[0]
             node.setdefault(text[-1], ({}, []))[1].append(token_id)
-        lengths = [len(t) if t else 0 for t in self.texts]
-        self.lengths = torch.tensor(lengths, dtype=torch.long)
+        self.lengths = torch.tensor([len(t) if t else 0 for t in self.texts], dtype=torch.long)
         self.text_safe = torch.tensor(
-            [bool(t) and all(AnswerGrammar.is_text_char(c) for c in t) for t in self.texts], dtype=torch.bool)
+            [bool(t) and all(grammar.is_text_char(c) for c in t) for t in self.texts], dtype=torch.bool)
         self.leading_space = torch.tensor([bool(t) and t[0] == " " for t in self.texts], dtype=torch.bool)
-        # Tokens that end the description: optional text, then '"' or '"}' (e.g. '."' or '"}').
-        self.closers: list[tuple[int, int, str]] = []
+        # Tokens that end the text: optional text, a '"', then the start of the literal after it ('."', '",').
+        text_at = grammar.segment_index("text")
+        after_text = grammar.segments[text_at + 1][1]
+        self.text_max: int = grammar.segments[text_at][1]
+        self.closers: list[tuple[int, int]] = []  # (token id, characters of text before the quote)
         for token_id, text in enumerate(self.texts):
-            if text and text.count('"') == 1:
-                head, tail = text.split('"')
-                if tail in ("", "}") and all(AnswerGrammar.is_text_char(c) for c in head):
-                    self.closers.append((token_id, len(head), text))
-        self._structural: dict[tuple[int, Any], list[int]] = {}
+            if text and '"' in text:
+                head, _, tail = text.partition('"')
+                if all(grammar.is_text_char(c) for c in head) and after_text.startswith('"' + tail):
+                    self.closers.append((token_id, len(head)))
+        self._structural: dict[State, list[int]] = {}
 
-    def structural(self, state: tuple[int, Any]) -> list[int]:
-        """Token ids allowed in a non-text state: a depth-first walk of the trie along the grammar, cached per
-        state (there are a few dozen, the same for every event)."""
+    def structural(self, state: State) -> list[int]:
+        """Token ids allowed in a non-text state: a depth-first walk of the trie along the grammar."""
         cached = self._structural.get(state)
         if cached is None:
             cached = []
@@ -301,7 +342,7 @@ class TokenIndex:
             while stack:
                 node, current = stack.pop()
                 for ch, (children, ids) in node.items():
-                    after = AnswerGrammar.feed(current, ch)
+                    after = self.grammar.feed(current, ch)
                     if after is None:
                         continue
                     cached.extend(ids)
@@ -311,46 +352,58 @@ class TokenIndex:
         return cached
 
     def text_mask(self, chars_so_far: int, must_close: bool) -> Any:
-        """Allowed tokens inside the description: bounded plain text, or a token that closes it."""
+        """Allowed tokens inside the text: bounded plain text, or a token that closes it."""
         import torch
 
-        room = DESCRIPTION_MAX - chars_so_far
+        room = self.text_max - chars_so_far
         if must_close or room <= 0:
             allowed = torch.zeros(self.vocab_size, dtype=torch.bool)
         else:
             allowed = self.text_safe & (self.lengths <= room)
             if chars_so_far == 0:
                 allowed &= ~self.leading_space
-        for token_id, head_len, _ in self.closers:
+        for token_id, head_len in self.closers:
             if head_len <= max(room, 0) and chars_so_far + head_len >= 1 and (head_len == 0 or not must_close):
                 allowed[token_id] = True
         return allowed
 
 
+def _sentence_done(text: str) -> bool:
+    """True when the text so far ends a sentence of some length ('.' not inside a number like 0.9)."""
+    return (len(text) >= MIN_SENTENCE and text[-1] in ".!?"
+            and not (text[-1] == "." and text[-2].isdigit()))
+
+
 class AnswerConstraint:
     """A transformers logits processor that masks every token the grammar does not allow next, row by row.
-    Stateless between calls (the state is re-derived from the generated tokens), so it is batch-safe."""
+    Stateless between calls (the state is re-derived from the generated tokens), so it is batch-safe.
+    The text is closed after its first full sentence (the prompt asks for one) or when only `reserve` new
+    tokens are left, so the answer is always finished within max_new_tokens."""
 
-    def __init__(self, index: TokenIndex, prompt_width: int, max_new_tokens: int, eos_id: int):
+    def __init__(self, index: TokenIndex, prompt_width: int, max_new_tokens: int, eos_id: int, reserve: int):
         self.index = index
+        self.grammar = index.grammar
         self.prompt_width = prompt_width
         self.max_new_tokens = max_new_tokens
         self.eos_id = eos_id
+        self.reserve = reserve
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
         import torch
 
         allowed = torch.zeros(scores.shape, dtype=torch.bool)
-        for row, sequence in enumerate(input_ids[:, self.prompt_width:].tolist()):
+        for row, sequence in enumerate(input_ids[:, self.prompt_width :].tolist()):
             if self.eos_id in sequence:
                 allowed[row, self.eos_id] = True
                 continue
             text = "".join(self.index.texts[t] or "" for t in sequence)
-            state = AnswerGrammar.walk(AnswerGrammar.START, text)
-            if state is None or state == AnswerGrammar.END:
-                allowed[row, self.eos_id] = True  # None cannot happen: every token came from this mask
-            elif AnswerGrammar.in_text(state):
-                must_close = self.max_new_tokens - len(sequence) <= 2  # leave room for '"' and '}'
+            state = self.grammar.walk(self.grammar.start, text)
+            kind = "end" if state is None else self.grammar.kind(state)
+            if kind == "end":  # None cannot happen: every token came through this mask
+                allowed[row, self.eos_id] = True
+            elif kind == "text":
+                left = self.max_new_tokens - len(sequence)
+                must_close = left <= self.reserve or _sentence_done(text)
                 mask = self.index.text_mask(state[1], must_close)
                 allowed[row, : mask.shape[0]] = mask
             else:
@@ -371,7 +424,12 @@ class _Runtime:
         self.name = model_name(folder)
         self.tokenizer, self.model = load_model(folder, threads)
         self.load_s = time.monotonic() - started
-        self.index = TokenIndex(self.tokenizer, self.model.config.vocab_size)
+        self.index = TokenIndex(self.tokenizer, self.model.config.vocab_size, ANSWER)
+        # New tokens the answer still needs once its text is closed (the longest tail, plus a margin).
+        text_at = ANSWER.segment_index("text")
+        tail = "".join(arg if kind == "literal" else ("unknown" if kind == "enum" else "0.99")
+                       for kind, arg in ANSWER.segments[text_at + 1 :])
+        self.reserve = len(self.tokenizer.encode(tail, add_special_tokens=False)) + 3
         self.eos_id = self.tokenizer.eos_token_id
         self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.eos_id
         self.lock = threading.Lock()
@@ -398,6 +456,22 @@ class _Generated:
     text: str
     new_tokens: int
     verdict_p: float | None
+
+
+def _verdict_step(pieces: list[str]) -> int | None:
+    """Which generated token started the verdict: its probability (under the constraint) says how firmly the
+    model chose between alert, benign and unknown."""
+    enum_at = ANSWER.segment_index("enum")
+    state: State | None = ANSWER.start
+    for step, piece in enumerate(pieces):
+        before = state
+        state = ANSWER.walk(state, piece)
+        if state is None:
+            return None
+        if before[0] <= enum_at and state[0] >= enum_at and (state[0] > enum_at or state[1]):
+            # This token entered the enum; if it also carried the literal before it, it is still the one.
+            return step
+    return None
 
 
 class TransformersAnalyzer:
@@ -449,7 +523,7 @@ class TransformersAnalyzer:
         messages = template.render(prompt_values(event, seen, source))
         tokenizer = self.runtime.tokenizer
         text = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
-        ids = tokenizer.encode(text + ANSWER_PREFIX, add_special_tokens=False)
+        ids = tokenizer.encode(text + ANSWER.prefix, add_special_tokens=False)
         extra = {"seen": [[label, round(score, 3)] for label, score in seen], "seen_source": source,
                  "prompt_file": template.source}
         return ids, extra
@@ -462,7 +536,7 @@ class TransformersAnalyzer:
         width = max(len(ids) for ids in prompts)
         input_ids = torch.tensor([[rt.pad_id] * (width - len(ids)) + ids for ids in prompts], dtype=torch.long)
         attention = torch.tensor([[0] * (width - len(ids)) + [1] * len(ids) for ids in prompts], dtype=torch.long)
-        constraint = AnswerConstraint(rt.index, width, self.config.max_new_tokens, rt.eos_id)
+        constraint = AnswerConstraint(rt.index, width, self.config.max_new_tokens, rt.eos_id, rt.reserve)
         with rt.lock:
             started = time.perf_counter()
             with torch.inference_mode():
@@ -474,14 +548,18 @@ class TransformersAnalyzer:
             elapsed = time.perf_counter() - started
         timed_out = elapsed >= self.config.timeout_s
         new = result.sequences[:, width:]
-        first = torch.softmax(result.scores[0].float(), dim=-1) if result.scores else None
         outputs = []
         for row in range(new.shape[0]):
             tokens = new[row].tolist()
             used = tokens.index(rt.eos_id) + 1 if rt.eos_id in tokens else len(tokens)
+            pieces = [rt.index.texts[t] or "" for t in tokens[:used]]
             # Joined from the same token texts the grammar checked, so no decode clean-up can change it.
-            text = ANSWER_PREFIX + "".join(rt.index.texts[t] or "" for t in tokens[:used])
-            verdict_p = float(first[row, tokens[0]]) if first is not None and tokens else None
+            text = ANSWER.prefix + "".join(pieces)
+            step = _verdict_step(pieces)
+            verdict_p = None
+            if step is not None and step < len(result.scores):
+                probs = torch.softmax(result.scores[step][row].float(), dim=-1)
+                verdict_p = float(probs[tokens[step]])
             outputs.append(_Generated(text, used, verdict_p))
         return outputs, timed_out, elapsed
 

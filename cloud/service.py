@@ -381,9 +381,9 @@ class CloudService:
     def _publish(self, verdict: Verdict) -> bool:
         """Hand the verdict to the broker (QoS 1, not retained); False when there is no connection."""
         link = self._link
-        mid = None
-        if link is not None:
-            mid = link.publish(self.topics.verdicts(verdict.device), encode_verdict(verdict), qos=1, retain=False)
+        if link is None:
+            return False  # not started: a caller without MQTT (handle/process) answers the sender itself
+        mid = link.publish(self.topics.verdicts(verdict.device), encode_verdict(verdict), qos=1, retain=False)
         if mid is None:
             self.stats.unpublished += 1
             return False

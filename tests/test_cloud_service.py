@@ -1,7 +1,7 @@
 """The cloud service end to end: a real Mosquitto, the real small LLM, real crops from the sample clip, an
 MQTT 5 client on the device side, SQLite on disk and the HTTP API on a real port.
 
-LLM calls in this file: 4 (two in the pipeline test, two in the redelivery test)."""
+LLM calls in this file: 5 (three in the pipeline test, two in the redelivery test)."""
 
 from __future__ import annotations
 
@@ -75,12 +75,13 @@ def _flip(phash: str, bits: int) -> str:
 
 @pytest.fixture(scope="module")
 def crops(clip_one_by_one) -> dict[str, tuple[bytes, tuple[int, int], str]]:
-    """First and second visitor, as (jpeg, (w, h), phash)."""
+    """Three visitors, as (jpeg, (w, h), phash)."""
     out = {}
-    for name, t in (("first", 12.0), ("second", 30.0)):
+    for name, t in (("first", 12.0), ("second", 30.0), ("third", 60.0)):
         jpeg, size, image = _crop_at(clip_one_by_one, t)
         out[name] = (jpeg, size, _dct64(image))
-    assert hamming(out["first"][2], out["second"][2]) > 10, "the two visitors must not look alike to the cache"
+    for a, b in (("first", "second"), ("first", "third"), ("second", "third")):
+        assert hamming(out[a][2], out[b][2]) > 10, f"the {a} and {b} visitors must not look alike to the cache"
     return out
 
 
@@ -148,6 +149,8 @@ def test_events_in_verdicts_out_with_dedupe_cache_rejects_and_api(mosquitto, pre
     first = _event(crops["first"], 1)
     near = _event(crops["first"], 2, phash=_flip(first.phash, 3))  # the same visitor, a slightly different crop
     other = _event(crops["second"], 3)
+    third = _event(crops["third"], 5)
+    third_near = _event(crops["third"], 6, phash=_flip(third.phash, 4))
 
     async def scenario() -> None:
         await service.start()
@@ -198,9 +201,22 @@ def test_events_in_verdicts_out_with_dedupe_cache_rejects_and_api(mosquitto, pre
             assert (fresh.event_id, fresh.source) == (other.event_id, "llm")
             assert service.stats.llm == 2
             assert device.verdicts.empty()  # rejected messages got no verdict
-            assert [v.event_id for v in announced] == [first.event_id, near.event_id, other.event_id]
 
-            await _check_api(store, service, first, near, other)
+            # a burst before any answer exists: a retry of an event still being analysed waits for that
+            # analysis, and a look-alike queued behind it is answered by its verdict, so one model call
+            for payload in (encode_event(third), encode_event(third), encode_event(third_near)):
+                device.publish(DEVICE, payload)
+            burst = [decode_verdict((await device.next_verdict())[1]) for _ in range(3)]
+            by_id = {v.event_id: v for v in burst}
+            assert sorted(v.event_id for v in burst) == sorted([third.event_id, third.event_id, third_near.event_id])
+            assert by_id[third.event_id].source == "llm" and burst.count(by_id[third.event_id]) == 2
+            assert (by_id[third_near.event_id].source, by_id[third_near.event_id].reused_from) == (
+                "cloud_cache", third.event_id)
+            assert (service.stats.llm, service.stats.duplicates, service.stats.cache_hits) == (3, 2, 2)
+            assert [v.event_id for v in announced] == [first.event_id, near.event_id, other.event_id,
+                                                       third.event_id, third_near.event_id]
+
+            await _check_api(store, service, first, near, other, [third_near, third])
         finally:
             device.close()
             await service.stop()
@@ -209,7 +225,8 @@ def test_events_in_verdicts_out_with_dedupe_cache_rejects_and_api(mosquitto, pre
     store.close()
 
 
-async def _check_api(store: Store, service: CloudService, first: Event, near: Event, other: Event) -> None:
+async def _check_api(store: Store, service: CloudService, first: Event, near: Event, other: Event,
+                     newer: list[Event]) -> None:
     runner = await run_api(build_app(store, service), "127.0.0.1", 0)
     port = runner.addresses[0][1]
     base = f"http://127.0.0.1:{port}"
@@ -218,19 +235,20 @@ async def _check_api(store: Store, service: CloudService, first: Event, near: Ev
             async with http.get(f"{base}/healthz") as r:
                 health = await r.json()
                 assert r.status == 200 and health["status"] == "ok" and health["mqtt_connected"] is True
-                assert health["stats"]["llm"] == 2 and health["stats"]["rejected"] == 2
+                assert health["stats"]["llm"] == 3 and health["stats"]["rejected"] == 2
 
             async with http.get(f"{base}/v1/events") as r:
                 listed = await r.json()
             assert r.status == 200
-            assert [e["event_id"] for e in listed] == [other.event_id, near.event_id, first.event_id]  # newest first
-            assert [e["verdict"]["source"] for e in listed] == ["llm", "cloud_cache", "llm"]
+            oldest = [other.event_id, near.event_id, first.event_id]
+            assert [e["event_id"] for e in listed] == [e.event_id for e in newer] + oldest  # newest first
+            assert [e["verdict"]["source"] for e in listed] == ["cloud_cache", "llm", "llm", "cloud_cache", "llm"]
 
-            async with http.get(f"{base}/v1/events", params={"device": DEVICE, "limit": "1"}) as r:
+            async with http.get(f"{base}/v1/events", params={"device": DEVICE, "before": newer[-1].event_id, "limit": "1"}) as r:
                 page = await r.json()
             async with http.get(f"{base}/v1/events", params={"limit": "5", "before": page[0]["event_id"]}) as r:
                 rest = await r.json()
-            assert [e["event_id"] for e in page + rest] == [other.event_id, near.event_id, first.event_id]
+            assert [e["event_id"] for e in page + rest] == oldest
             async with http.get(f"{base}/v1/events", params={"device": "pi-lab-2"}) as r:
                 assert await r.json() == []
 
