@@ -174,6 +174,9 @@ def convert_to_hf_dir(gguf: Path, out_dir: Path, progress: bool = True) -> Path:
         fresh.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
         (tmp / CONVERTED_MARKER).write_text(json.dumps({"gguf": gguf.name, "sha256": sha256_of(gguf)}) + "\n")
+        for path in tmp.iterdir():  # mkdtemp and safetensors create private files; the cache may be shared
+            path.chmod(0o644)
+        tmp.chmod(0o755)
         try:
             os.rename(tmp, out_dir)
         except OSError:

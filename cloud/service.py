@@ -130,7 +130,7 @@ class CloudService:
         self.stats = ServiceStats()
         self._link: MQTTLink | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="analyzer")
+        self._executor: ThreadPoolExecutor | None = None  # the analyzer's one thread, made on first use
         self._model_turn = asyncio.Lock()  # one analysis at a time, re-checking the cache after each wait
         self._tasks: set[asyncio.Task] = set()
         self._inflight: dict[str, asyncio.Future[Verdict]] = {}
@@ -157,8 +157,6 @@ class CloudService:
             raise RuntimeError("CloudService.start() called twice")
         self._loop = asyncio.get_running_loop()
         self._model_turn = asyncio.Lock()  # bound to this loop, should the service be restarted in another
-        if self._executor._shutdown:  # noqa: SLF001 - restarted after stop()
-            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="analyzer")
         client_id = self.config.mqtt.client_id or f"{self.config.group}-cloud"
         link = MQTTLink(self.config.mqtt, client_id, on_message=self._from_network, manual_ack=True)
         link.subscribe(self.topics.all_events(), qos=1)
@@ -189,12 +187,13 @@ class CloudService:
             await asyncio.to_thread(link.stop)
         # an analysis cannot be interrupted: wait for it to return, so the analyzer is idle when stop()
         # returns and may be handed to another service; bounded, in case a back-end hangs
-        executor = self._executor
-        waiter = asyncio.to_thread(executor.shutdown, wait=True, cancel_futures=True)
-        try:
-            await asyncio.wait_for(waiter, ANALYZER_STOP_WAIT_S)
-        except TimeoutError:
-            log.warning("the analyzer did not return within %.0f s; stopping without it", ANALYZER_STOP_WAIT_S)
+        executor, self._executor = self._executor, None
+        if executor is not None:
+            waiter = asyncio.to_thread(executor.shutdown, wait=True, cancel_futures=True)
+            try:
+                await asyncio.wait_for(waiter, ANALYZER_STOP_WAIT_S)
+            except TimeoutError:
+                log.warning("the analyzer did not return within %.0f s; stopping without it", ANALYZER_STOP_WAIT_S)
 
     # -- intake ----------------------------------------------------------------------------------------
     def _from_network(self, msg: Incoming) -> None:
@@ -307,6 +306,8 @@ class CloudService:
                 return self._reused(event, hit, arrived)
             started = time.monotonic()
             try:
+                if self._executor is None:
+                    self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="analyzer")
                 analysis = await asyncio.get_running_loop().run_in_executor(
                     self._executor, self.analyzer.analyze, event)
             except Exception as exc:  # noqa: BLE001 - the contract says never raise; hold it to that here

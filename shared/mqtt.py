@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import random
+import socket
 import ssl
 import threading
 import time
@@ -205,6 +206,12 @@ class MQTTLink:
             self.last_error = f"broker refused the connection: {reason_code}"
             log.error("%s", self.last_error)
             return
+        sock = client.socket()
+        if sock is not None and hasattr(sock, "setsockopt"):
+            try:  # small messages must not wait for Nagle's algorithm (~40 ms a hop otherwise)
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            except OSError:
+                pass
         with self._lock:
             subs = list(self._subscriptions)
         for topic, qos in subs:

@@ -71,7 +71,7 @@ class Event(_Message):
     phash_alg: Literal["dct64"] = "dct64"
     reason: ShortText
     crop: bytes = Field(repr=False)
-    crop_size: tuple[int, int] = (0, 0)
+    crop_size: tuple[Annotated[int, Field(ge=0, le=65535)], Annotated[int, Field(ge=0, le=65535)]] = (0, 0)
 
     model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
 

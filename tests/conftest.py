@@ -40,7 +40,7 @@ class Mosquitto:
 
     def start(self) -> None:
         conf = self.workdir / "mosquitto.conf"
-        lines = [f"listener {self.port} 127.0.0.1", "allow_anonymous true", "max_queued_messages 10000",
+        lines = [f"listener {self.port} 127.0.0.1", "allow_anonymous true", "max_queued_messages 10000", "set_tcp_nodelay true",
                  "log_dest stderr", "log_type error", "log_type warning"]
         if self.persistence:
             lines += ["persistence true", f"persistence_location {self.workdir}/", "autosave_interval 1",
