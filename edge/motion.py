@@ -2,8 +2,9 @@
 copy of the frame against a slowly adapting background. Most camera frames show nothing new; skipping them
 is what lets a Raspberry Pi keep up.
 
-The gate also keeps that small grey frame, so later stages can ask cheaply whether an image region still
-looks as it did (`patch` / `patch_difference`) — the tracker uses that to keep a person who stands still.
+The gate also keeps that small grey frame and a model of the empty scene (which never learns what stands
+under a tracked box), so the pipeline can ask cheaply whether someone is still in a box the detector missed
+(`patch`, `scene_patch`, `presence`, `patch_difference`): that keeps a person who stands still one track.
 """
 
 from __future__ import annotations
@@ -55,7 +56,14 @@ class MotionGate:
         self._shape = shape
         self._size = (small_w, small_h)
         self._scale = (width / small_w, height / small_h)
-        self._small = np.empty((small_h, small_w, 3), np.uint8)
+        self._full_grey = np.empty((height, width), np.uint8)
+        # Halve with anti-aliasing (pyrDown) while the frame is over twice the target, then interpolate:
+        # 7x cheaper than one INTER_AREA resize at a fractional ratio, and as clean.
+        self._pyramid: list[np.ndarray] = []
+        w, h = width, height
+        while w >= 2 * small_w and h >= 2 * small_h:
+            w, h = (w + 1) // 2, (h + 1) // 2
+            self._pyramid.append(np.empty((h, w), np.uint8))
         self._grey = np.empty((small_h, small_w), np.uint8)
         self._blur = np.empty((small_h, small_w), np.uint8)
         self._background = np.empty((small_h, small_w), np.float32)
@@ -72,11 +80,7 @@ class MotionGate:
         if restart:
             self._allocate(image.shape)
         self._last_pts = frame.pts_s
-        if image.ndim == 3:
-            cv2.resize(image, self._size, dst=self._small, interpolation=cv2.INTER_AREA)
-            cv2.cvtColor(self._small, cv2.COLOR_BGR2GRAY, dst=self._grey)
-        else:
-            cv2.resize(image, self._size, dst=self._grey, interpolation=cv2.INTER_AREA)
+        self._downscale(image)
         cv2.GaussianBlur(self._grey, (5, 5), 0, dst=self._blur)
         if restart:
             self._background[:] = self._blur
@@ -98,6 +102,18 @@ class MotionGate:
             self._last_run_pts = frame.pts_s
             return MotionResult(True, "keyframe")
         return MotionResult(False, "still")
+
+    def _downscale(self, image: np.ndarray) -> None:
+        """Frame -> self._grey at the gate's working size."""
+        if image.ndim == 3:
+            cv2.cvtColor(image, cv2.COLOR_BGR2GRAY, dst=self._full_grey)
+            source = self._full_grey
+        else:
+            source = image
+        for level in self._pyramid:
+            cv2.pyrDown(source, dst=level, dstsize=(level.shape[1], level.shape[0]))
+            source = level
+        cv2.resize(source, self._size, dst=self._grey, interpolation=cv2.INTER_LINEAR)
 
     def _regions(self) -> list[tuple[int, int, int, int]]:
         """Moving blobs (grown a little so one person is one blob), in full-frame pixels."""
@@ -134,12 +150,16 @@ class MotionGate:
             raise RuntimeError("MotionGate.patch called before any frame was checked")
         return self._patch_of(self._blur, box)
 
+    def scene_patch(self, box: tuple[float, float, float, float]) -> np.ndarray:
+        """Like `patch`, from the empty-scene model: what the box shows when nobody is there."""
+        if self._shape is None:
+            raise RuntimeError("MotionGate.scene_patch called before any frame was checked")
+        return self._patch_of(self._scene, box)
+
     def presence(self, box: tuple[float, float, float, float]) -> float:
         """How much the last frame under the box differs from the empty scene there (`patch_difference`
         units): high while someone stands there, back near 0 once they have gone."""
-        if self._shape is None:
-            raise RuntimeError("MotionGate.presence called before any frame was checked")
-        return patch_difference(self._patch_of(self._blur, box), self._patch_of(self._scene, box))
+        return patch_difference(self.patch(box), self.scene_patch(box))
 
     def update_scene(self, occupied: list[tuple[float, float, float, float]]) -> None:
         """Let the empty-scene model learn from the last frame everywhere except under `occupied` boxes

@@ -131,11 +131,17 @@ class VisionPipeline:
         self._gate = MotionGate(config.motion)
         self._tracker = IoUTracker(config.tracker)
         self._memory: dict[int, _TrackMemory] = {}
+        self._last_pts = float("-inf")
         self.stats = PipelineStats()
 
     def process(self, frame: Frame) -> PipelineOutput:
         self.stats.frames_read += 1
         pts = frame.pts_s
+        new_events: list[TrackEvent] = []
+        ended: list[TrackEvent] = []
+        if pts < self._last_pts:  # the source restarted (reconnect, replay): its tracks cannot continue
+            self._end(self._tracker.end_all(), new_events, ended)
+        self._last_pts = pts
         motion = self._gate.check(frame)
         if motion.run_detector:
             t0 = time.perf_counter()
@@ -150,8 +156,6 @@ class VisionPipeline:
                 self._observe(self._memory[track.track_id], det, dets, frame)
         self._hold_present(pts)
         self._gate.update_scene([track.box for track in self._tracker.tracks])
-        new_events: list[TrackEvent] = []
-        ended: list[TrackEvent] = []
         self._end(self._tracker.expire(pts), new_events, ended)
         tc = self._config.tracker
         for track in self._tracker.tracks:
@@ -165,6 +169,7 @@ class VisionPipeline:
         new_events: list[TrackEvent] = []
         ended: list[TrackEvent] = []
         self._end(self._tracker.end_all(), new_events, ended)
+        self._last_pts = float("-inf")
         return PipelineOutput(new_events, ended)
 
     def _observe(self, memory: _TrackMemory, det: Det, dets: list[Det], frame: Frame) -> None:
@@ -188,8 +193,11 @@ class VisionPipeline:
             if track.last_hit_ts == pts:
                 continue
             appearance = self._memory[track.track_id].appearance
-            if (appearance is not None and gate.presence(track.box) >= tc.hold_min_presence
-                    and patch_difference(gate.patch(track.box), appearance) <= tc.hold_max_change):
+            if appearance is None:
+                continue
+            now = gate.patch(track.box)
+            if (patch_difference(now, gate.scene_patch(track.box)) >= tc.hold_min_presence
+                    and patch_difference(now, appearance) <= tc.hold_max_change):
                 self._tracker.hold(track, pts)
 
     def _end(self, tracks: list[Track], new_events: list[TrackEvent], ended: list[TrackEvent]) -> None:

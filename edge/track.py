@@ -22,7 +22,7 @@ VELOCITY_SMOOTHING = 0.5  # weight of the newest velocity measurement
 
 
 class TrackerConfig(Strict):
-    iou_threshold: Annotated[float, Field(gt=0.0, le=1.0)] = 0.3
+    iou_threshold: Annotated[float, Field(gt=0.0, le=1.0)] = 0.2
     max_missed_s: Annotated[float, Field(gt=0.0)] = 2.0  # gone this long without a match (or a hold) -> ended
     min_hits: Annotated[int, Field(ge=1)] = 3  # detections before a track is worth an event
     emit_after_s: Annotated[float, Field(ge=0.0)] = 1.5  # age before a confirmed track is emitted

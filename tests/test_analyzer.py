@@ -130,6 +130,19 @@ def test_batch_answers_each_event(llm_analyzer, person_crop, empty_crop):
     assert results[1].prompt_version == llm_analyzer.prompt_version("dog")
 
 
+def test_concurrent_callers_each_get_their_answer(llm_analyzer, person_crop, empty_crop):
+    from concurrent.futures import ThreadPoolExecutor
+
+    events = [_event(person_crop), _event(empty_crop, uncertain=True)]
+    with ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(llm_analyzer.analyze, events))
+    for analysis in results:
+        _assert_valid(analysis, llm_analyzer)
+        assert analysis.error is None, analysis.error
+    person, empty = ({label for label, _ in a.extra["seen"]} for a in results)
+    assert person & CLOTHING and not empty & CLOTHING  # each answer belongs to its own event
+
+
 def test_timeout_becomes_unknown_with_error(llm_analyzer, person_crop):
     hurried = build_analyzer(AnalyzerConfig(timeout_s=0.01))
     analysis = hurried.analyze(_event(person_crop))

@@ -291,6 +291,15 @@ def test_short_track_is_emitted_when_the_stream_ends(detector, clip_one_by_one):
     assert event.hits >= 3 and event.last_ts - event.first_ts < 1.5
 
 
+def test_a_restarted_source_ends_the_tracks_of_the_old_one(detector, clip_one_by_one):
+    frames = frames_at(clip_one_by_one, 780, 12)
+    pipeline = VisionPipeline("cam1", VisionConfig(), detector)
+    assert all(pipeline.process(f).new_events == [] for f in frames)
+    out = pipeline.process(frames[0])  # pts jumps back: a reconnect or a replayed file
+    assert len(out.new_events) == 1 and out.ended == out.new_events
+    assert pipeline.finish().new_events == []  # the new stream's single hit is no event
+
+
 def test_track_event_fits_the_protocol(detector, clip_one_by_one):
     events, _, _ = run_pipeline(frames_at(clip_one_by_one, 1240, 30), detector)
     (event,) = events
