@@ -61,7 +61,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_models_fetch(args: argparse.Namespace) -> int:
-    from .cloud.llm import convert_to_hf_dir, fetch_smollm2, locate_model
+    from .cloud.llm import fetch_smollm2, locate_model
 
     if args.gguf_only:
         path = fetch_smollm2(progress=True)

@@ -13,7 +13,6 @@ import random
 import socket
 import ssl
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 

@@ -55,7 +55,7 @@ class Mosquitto:
                 return
             except OSError:
                 if self.proc.poll() is not None:
-                    raise RuntimeError(f"mosquitto exited: {(self.workdir / 'mosquitto.log').read_text()}")
+                    raise RuntimeError(f"mosquitto exited: {(self.workdir / 'mosquitto.log').read_text()}") from None
                 time.sleep(0.05)
         raise RuntimeError("mosquitto did not start listening")
 

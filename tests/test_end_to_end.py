@@ -8,7 +8,6 @@ import threading
 
 import paho.mqtt.client as mqtt
 import pytest
-
 from edgetriage.broker import free_port
 from edgetriage.cloud.config import CloudConfig
 from edgetriage.demo import CloudThread
