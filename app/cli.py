@@ -10,26 +10,37 @@ import sys
 EXIT_USAGE = 2
 
 
+_RECORD_FIELDS = frozenset(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {"message", "asctime", "taskName"}
+
+
+class JSONLogFormatter(logging.Formatter):
+    """One JSON object per line: time, level, logger, message, and every `extra` field the code attached
+    (event_id, device, camera at the decision and verdict points), so one event can be followed from the
+    camera to its verdict with `jq 'select(.event_id == "...")'`."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        import json
+
+        out: dict[str, object] = {"ts": round(record.created, 3), "level": record.levelname,
+                                  "logger": record.name, "msg": record.getMessage()}
+        for key, value in vars(record).items():
+            if key not in _RECORD_FIELDS and not key.startswith("_"):
+                out[key] = value if isinstance(value, (str, int, float, bool, type(None))) else str(value)
+        if record.exc_info:
+            out["exc"] = self.formatException(record.exc_info)
+        return json.dumps(out, ensure_ascii=False)
+
+
 def _setup_logging(verbose: int, json_logs: bool = False) -> None:
+    """Warnings by default; -v info, -vv debug for edgetriage's own loggers (libraries stay at warning)."""
     level = logging.DEBUG if verbose > 1 else logging.INFO if verbose == 1 else logging.WARNING
     handler = logging.StreamHandler(sys.stderr)
     if json_logs:
-        import json
-        import time
-
-        class JSONFormatter(logging.Formatter):
-            def format(self, record: logging.LogRecord) -> str:
-                out = {"ts": round(time.time(), 3), "level": record.levelname, "logger": record.name,
-                       "msg": record.getMessage()}
-                for key in ("event_id", "device", "camera"):
-                    if hasattr(record, key):
-                        out[key] = getattr(record, key)
-                return json.dumps(out)
-
-        handler.setFormatter(JSONFormatter())
+        handler.setFormatter(JSONLogFormatter())
     else:
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S"))
-    logging.basicConfig(level=level, handlers=[handler], force=True)
+    logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
+    logging.getLogger("edgetriage").setLevel(level)
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
@@ -41,8 +52,9 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     errors: list[type[BaseException]] = [ConfigError, ModelError, ProtocolError, FileNotFoundError]
     try:
         from .edge.capture import CaptureError
+        from .edge.outbox import OutboxError
 
-        errors.append(CaptureError)
+        errors += [CaptureError, OutboxError]
     except ImportError:
         pass
     try:
@@ -73,16 +85,24 @@ def cmd_models_fetch(args: argparse.Namespace) -> int:
 
 
 def cmd_edge_run(args: argparse.Namespace) -> int:
-    from .edge.agent import EdgeAgent
-    from .edge.config import load_edge_config
+    from .edge.daemon import run_daemon
 
-    config = load_edge_config(args.config)
-    agent = EdgeAgent(config)
-    try:
-        agent.run_forever()
-    finally:
-        agent.close()
-    return 0
+    return run_daemon(args.config)
+
+
+def _mqtt_note(mqtt) -> str:
+    """Where the broker credentials will come from, without showing them: the usual first-deployment slip
+    is a password that is in neither the file nor the environment the service gets."""
+    user = os.environ.get("EDGETRIAGE_MQTT_USERNAME") or mqtt.username
+    if not user:
+        return "mqtt: anonymous (no username)"
+    if os.environ.get("EDGETRIAGE_MQTT_PASSWORD"):
+        where = "from EDGETRIAGE_MQTT_PASSWORD"
+    elif mqtt.password is not None:
+        where = "from the config file (prefer EDGETRIAGE_MQTT_PASSWORD in the service's env file)"
+    else:
+        where = "not set: put EDGETRIAGE_MQTT_PASSWORD in the service's env file, unless the broker needs none"
+    return f"mqtt: user {user!r}, password {where}"
 
 
 def cmd_edge_check(args: argparse.Namespace) -> int:
@@ -90,6 +110,7 @@ def cmd_edge_check(args: argparse.Namespace) -> int:
 
     config = load_edge_config(args.config)
     print(f"{args.config or 'defaults'}: OK (device {config.device}, {len(config.cameras)} camera(s))")
+    print(_mqtt_note(config.mqtt))
     return 0
 
 
@@ -104,18 +125,45 @@ def cmd_cloud_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_cloud_push_config(args: argparse.Namespace) -> int:
+    from .cloud.config import load_cloud_config
+    from .cloud.push import config_message, push_config, read_push_file
+    from .shared.config import MQTTConfig, validate_config
+
+    mqtt = load_cloud_config(args.config).mqtt
+    if args.broker:
+        mqtt = validate_config(MQTTConfig, {**mqtt.model_dump(), "url": args.broker}, "--broker")
+    if args.clear:
+        version, payload = "", b""
+    elif args.file is None:
+        raise FileNotFoundError("give the config FILE to push (or --clear)")
+    else:
+        version, payload = config_message(read_push_file(args.file), version=args.version)
+    result = push_config(mqtt, args.device, payload, version=version, wait_s=args.wait)
+    what = "cleared" if args.clear else f"version {result.version}"
+    if result.outcome == "refused":
+        print(f"{args.device}: {what} refused: {result.reason}", file=sys.stderr)
+        return 1
+    print(f"{args.device}: {what} {result.outcome} ({result.topic})")
+    return 0 if result.outcome in ("published", "applied") else 3
+
+
 def cmd_cloud_check(args: argparse.Namespace) -> int:
     from .cloud.config import load_cloud_config
 
     config = load_cloud_config(args.config)
     print(f"{args.config or 'defaults'}: OK (broker {config.mqtt.url}, store {config.store_path})")
+    print(_mqtt_note(config.mqtt))
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="edgetriage", description=__doc__)
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging on stderr (-vv: debug)")
-    parser.add_argument("--log-json", action="store_true", help="structured JSON logs on stderr")
+    parser.add_argument("--log-json", action="store_true",
+                        help="structured JSON logs on stderr, with event_id/device/camera fields (-vv: per event)")
+    parser.add_argument("--progress", choices=["auto", "always", "never"], default="auto",
+                        help="progress bars on stderr for long steps (auto: only when stderr is a terminal)")
     sub = parser.add_subparsers(dest="command", required=True)
 
     demo = sub.add_parser("demo", help="broker + cloud + edge on a bundled clip, in one process")
@@ -128,6 +176,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--max-frames", type=int, default=None, help="stop each pass after this many frames")
     demo.add_argument("--model", help="LLM: a GGUF file or model folder (default: SmolLM2-135M, fetched once)")
     demo.add_argument("--http-port", type=int, default=0, help="serve the cloud API on this port (0: a free one)")
+    demo.add_argument("--serve", action="store_true",
+                      help="keep the live page up after the summary, until Ctrl-C (prints its one-time URL)")
+    demo.add_argument("--no-ha", action="store_true", help="do not announce the demo camera to Home Assistant")
     demo.set_defaults(func=cmd_demo)
 
     models = sub.add_parser("models", help="model files")
@@ -150,6 +201,16 @@ def build_parser() -> argparse.ArgumentParser:
     crun = csub.add_parser("run", help="run the service until stopped")
     crun.add_argument("--config", help="cloud TOML config (default: built-in defaults)")
     crun.set_defaults(func=cmd_cloud_run)
+    push = csub.add_parser("push-config", help="publish a device's remote configuration (retained)")
+    push.add_argument("--device", required=True, help="device id")
+    push.add_argument("file", nargs="?", help="TOML (or .json) with the sections to change, version, [model]")
+    push.add_argument("--config", help="cloud TOML config, for the broker (default: built-in defaults)")
+    push.add_argument("--broker", help="MQTT broker URL (mqtt://HOST:PORT), instead of the config's")
+    push.add_argument("--version", help="config version (default: FILE's version, else the time of the push)")
+    push.add_argument("--wait", type=float, default=0.0, metavar="S",
+                      help="wait up to S seconds for the device to report the version applied or refused")
+    push.add_argument("--clear", action="store_true", help="remove the remote config: back to the device's file")
+    push.set_defaults(func=cmd_cloud_push_config)
     ccheck = csub.add_parser("check-config", help="validate a cloud config and exit")
     ccheck.add_argument("--config", help="cloud TOML config")
     ccheck.set_defaults(func=cmd_cloud_check)
@@ -161,6 +222,8 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.progress == "never" or (args.progress == "auto" and not sys.stderr.isatty()):
+        os.environ["TQDM_DISABLE"] = "1"  # read by tqdm when it is first imported, which is later than this
     _setup_logging(args.verbose, args.log_json)
     try:
         return int(args.func(args) or 0)

@@ -27,18 +27,27 @@ def _median(values: list[float]) -> float | None:
 
 
 class CloudThread:
-    """The cloud service (MQTT intake + API) on its own asyncio loop in a daemon thread."""
+    """The cloud service (MQTT intake + API + live page, and Home Assistant discovery when `ha` is given) on
+    its own asyncio loop in a daemon thread."""
 
-    def __init__(self, config, analyzer, http_port: int) -> None:
+    def __init__(self, config, analyzer, http_port: int, *, ha=None) -> None:
         self.config = config
         self.analyzer = analyzer
         self.http_port = http_port
+        self.ha_config = ha
         self.loop = asyncio.new_event_loop()
         self.service = None
         self.runner = None
+        self.app = None
+        self.timeline = None
+        self.ha = None
         self.ready = threading.Event()
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._run, name="cloud", daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.http_port}"
 
     def _run(self) -> None:
         asyncio.set_event_loop(self.loop)
@@ -54,12 +63,22 @@ class CloudThread:
     async def _start(self) -> None:
         from .cloud.api import build_app, run_api
         from .cloud.service import CloudService
-        from .cloud.store import Store
+        from .cloud.store import SQLiteStore
+        from .cloud.web.routes import TIMELINE
 
-        store = Store(self.config.store_path)
+        store = SQLiteStore(self.config.store_path)
         self.service = CloudService(self.config, self.analyzer, store)
+        if self.ha_config is not None and self.ha_config.enabled:
+            from .cloud.ha import HomeAssistantBridge, known_cameras
+
+            self.ha = HomeAssistantBridge(self.ha_config, self.config.mqtt, known=known_cameras(store),
+                                          client_id=f"{self.config.group}-ha-{uuid.uuid4().hex[:6]}")
+            self.ha.attach(self.service)
+            self.ha.start()
         await self.service.start()
-        self.runner = await run_api(build_app(store, self.service), "127.0.0.1", self.http_port)
+        self.app = build_app(store, self.service)
+        self.timeline = self.app[TIMELINE]
+        self.runner = await run_api(self.app, "127.0.0.1", self.http_port)
 
     def start(self, timeout: float = 60.0) -> None:
         self.thread.start()
@@ -68,8 +87,26 @@ class CloudThread:
         if self.error is not None:
             raise self.error
 
-    def stop(self) -> None:
+    def call(self, fn, *args, timeout: float = 10.0):
+        """Run `fn(*args)` on the cloud's loop and return its result (the page and HA state live there)."""
+        async def run():
+            return fn(*args)
+
+        return asyncio.run_coroutine_threadsafe(run(), self.loop).result(timeout)
+
+    def page_link(self) -> str:
+        from .cloud.web import page_link
+
+        return self.call(page_link, self.app, self.base_url)
+
+    def stop(self, forget_device: str | None = None) -> None:
+        """Stop everything; `forget_device` first removes that device's Home Assistant entities."""
         async def shutdown() -> None:
+            if self.ha is not None:
+                if forget_device is not None:
+                    self.ha.forget(forget_device)
+                    await asyncio.sleep(0.3)  # let the empty retained configs reach the broker
+                await self.ha.stop()
             if self.service is not None:
                 await self.service.stop()
             if self.runner is not None:
@@ -81,6 +118,47 @@ class CloudThread:
             pass
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(10)
+
+
+def _device_feed(cloud: CloudThread, agent_ref: list, device: str, crop_margin: float):
+    """The edge agent's hooks that show its decisions on the page: the cloud never sees what the device
+    answered itself (device cache, local, dropped), and only the device knows the latency a user feels."""
+    from .cloud.web import DeviceDecision
+
+    timeline = cloud.timeline
+
+    def on_decision(track, decision, event_id) -> None:
+        decided_ms = None
+        if decision.kind == "cached" and agent_ref:
+            # the agent has just recorded this decision's cache lookup time, on this thread
+            series = agent_ref[0].stats.verdict_ms.get("device_cache")
+            decided_ms = series[-1] if series else None
+        timeline.post(timeline.add_device_decision, DeviceDecision(
+            device=device, camera=track.camera, track_id=track.track_id, label=track.label,
+            score=float(track.score), uncertain=bool(track.uncertain), captured_ms=int(track.captured_ms),
+            decision=decision.kind, reason=decision.reason, event_id=event_id, box=tuple(track.box),
+            detections=tuple((d.label, float(d.score), tuple(d.box)) for d in track.detections),
+            crop_jpeg=track.crop_jpeg, crop_margin=crop_margin, cached=decision.verdict, decided_ms=decided_ms))
+
+    def on_verdict(verdict, latency_ms) -> None:
+        timeline.post(timeline.add_device_latency, verdict.event_id, latency_ms)
+
+    def camera_stats() -> dict:
+        if not agent_ref:
+            return {}
+        return {(device, cam): {"frames_read": p.stats.frames_read, "frames_detected": p.stats.frames_detected}
+                for cam, p in list(agent_ref[0].pipelines.items())}
+
+    timeline.camera_stats = camera_stats
+    return on_decision, on_verdict
+
+
+def _wait_for_ctrl_c() -> None:
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        print("stopping the page", file=sys.stderr)
 
 
 def run_demo(args: argparse.Namespace) -> int:
@@ -124,9 +202,17 @@ def run_demo(args: argparse.Namespace) -> int:
         "mqtt": mqtt.model_dump(), "store_path": str(state / "cloud.db"),
         "http": {"host": "127.0.0.1", "port": http_port},
     })
-    cloud = CloudThread(cloud_config, analyzer, http_port)
+    ha = None
+    if not args.no_ha:
+        from .cloud.ha import HomeAssistantConfig
+
+        ha = HomeAssistantConfig()
+    cloud = CloudThread(cloud_config, analyzer, http_port, ha=ha)
     cloud.start()
-    print(f"cloud service up; API on http://127.0.0.1:{http_port}/v1/events", file=sys.stderr)
+    print(f"cloud service up; API on {cloud.base_url}/v1/events, metrics on {cloud.base_url}/metrics",
+          file=sys.stderr)
+    print(f"live page (one-time link): {cloud.page_link()}"
+          + ("" if args.serve else "  (it closes with the demo; --serve keeps it up)"), file=sys.stderr, flush=True)
 
     from .edge.agent import EdgeAgent
     from .edge.config import CameraConfig, EdgeConfig
@@ -137,7 +223,11 @@ def run_demo(args: argparse.Namespace) -> int:
         "outbox": {"path": str(state / "outbox.db")},
     })
 
+    agent_ref: list = []
+    page_decision, page_verdict = _device_feed(cloud, agent_ref, device, edge_config.vision.crop_margin)
+
     def on_decision(track, decision, event_id) -> None:
+        page_decision(track, decision, event_id)
         where = f"{track.camera} t={track.first_ts:6.1f}s track {track.track_id:>3} {track.label} {track.score:.2f}"
         if decision.kind == "escalate":
             _say(f"ESCALATE  {where}  ({decision.reason}) -> event {event_id}")
@@ -148,11 +238,13 @@ def run_demo(args: argparse.Namespace) -> int:
             _say(f"{decision.kind.upper():<9} {where}  ({decision.reason})")
 
     def on_verdict(verdict, latency_ms) -> None:
+        page_verdict(verdict, latency_ms)
         src = {"llm": "LLM", "cloud_cache": "cloud cache", "fallback": "fallback"}.get(verdict.source, verdict.source)
         _say(f"VERDICT   event {verdict.event_id} from {src} in {latency_ms:.0f} ms: {verdict.verdict} "
              f"({verdict.confidence:.2f}) \"{verdict.description}\"")
 
     agent = EdgeAgent(edge_config, on_decision=on_decision, on_verdict=on_verdict)
+    agent_ref.append(agent)
     exit_code = 0
     try:
         camera = edge_config.cameras[0]
@@ -173,9 +265,13 @@ def run_demo(args: argparse.Namespace) -> int:
             exit_code = 1
         if args.json:
             print(json.dumps(summary), flush=True)
+        if args.serve:
+            print(f"the page stays up until Ctrl-C; a fresh one-time link: {cloud.page_link()}",
+                  file=sys.stderr, flush=True)
+            _wait_for_ctrl_c()
     finally:
         agent.close()
-        cloud.stop()
+        cloud.stop(forget_device=device)
         if broker is not None:
             broker.stop()
     return exit_code

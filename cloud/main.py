@@ -1,4 +1,8 @@
-"""`edgetriage cloud run`: the service and its API in one asyncio loop until SIGTERM/SIGINT."""
+"""`edgetriage cloud run`: the service and its API in one asyncio loop until SIGTERM/SIGINT.
+
+Shutdown is graceful: new HTTP events are refused (503), queued and running analyses get
+`drain_timeout_s` to finish, whatever is left is released to the broker (or the next worker), then the
+API closes."""
 
 from __future__ import annotations
 
@@ -6,11 +10,12 @@ import asyncio
 import logging
 import signal
 
-from .analyzer import build_analyzer
 from .api import build_app, run_api
+from .auth import ApiAuth
+from .backends import build_backend
 from .config import CloudConfig
+from .redis_store import open_store
 from .service import CloudService
-from .store import Store
 
 log = logging.getLogger("edgetriage.cloud")
 
@@ -20,17 +25,21 @@ async def serve(config: CloudConfig) -> None:
     stop = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    analyzer = await loop.run_in_executor(None, build_analyzer, config.analyzer)
-    store = Store(config.store_path)
-    service = CloudService(config, analyzer, store)
+    backend = await loop.run_in_executor(None, build_backend, config.analyzer)
+    store = open_store(config)  # SQLite, or Redis when delivery.redis_url is set
+    service = CloudService(config, backend, store)
     await service.start()
     runner = None
     if config.http.enabled:
-        runner = await run_api(build_app(store, service), config.http.host, config.http.port)
+        auth = ApiAuth.from_config(config.http)
+        runner = await run_api(build_app(store, service, auth=auth), config.http.host, config.http.port)
         log.warning("API on http://%s:%d", config.http.host, config.http.port)
+        if auth.generated:
+            log.warning("no API token configured: /v1 is closed; %s", auth.hint())
     log.warning("cloud service running; broker %s, prefix %s", config.mqtt.url, config.mqtt.prefix)
     await stop.wait()
     log.warning("stopping: finishing in-flight work")
     await service.stop()
     if runner is not None:
         await runner.cleanup()
+    await backend.close()

@@ -2,10 +2,12 @@
 
 Threads: paho's network thread only hands each message to the event loop (`call_soon_threadsafe`); all
 decisions happen on the loop; the analyzer, which blocks for seconds, runs on one worker thread of its
-own. Delivery: with MQTT 5 an event is acknowledged only after its verdict is stored and handed to the
-broker, so a service that dies mid-analysis gets the event again from its persistent session; a repeated
-event id is answered from the store, never analysed twice. With MQTT 3.1.1 (the demo's embedded broker)
-paho acknowledges on receipt, and the same pipeline runs at most once per delivery.
+own. Delivery: with MQTT 5 an event is acknowledged only once its verdict, or a claim on it with an
+expiring lease (cloud.claims), is stored. A process that dies mid-analysis stops renewing its leases; when
+they run out any process (the restarted one, or another on the same shared subscription) takes the event
+over from the store. A repeated event id is answered with the stored verdict, never analysed again to
+completion, and a verdict is stored before it is published. With MQTT 3.1.1 (the demo's embedded broker)
+paho acknowledges on receipt; claims and the take-over still apply.
 """
 
 from __future__ import annotations
@@ -17,11 +19,11 @@ import statistics
 import time
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from ..shared.mqtt import Incoming, MQTTLink
+from ..shared.mqtt import Incoming, MQTTLink, shared_subscription
+from ..shared.phash import hamming
 from ..shared.protocol import (
     VERDICTS,
     Event,
@@ -35,17 +37,26 @@ from ..shared.protocol import (
 from ..shared.reuse import scope_key
 from ..shared.topics import Topics
 from .analysis import Analysis, Analyzer
+from .backends.base import Backend, ThreadedBackend
+from .claims import ClaimKeeper, Claims, new_owner, open_claims
 from .config import CloudConfig
-from .store import Store
+from .figures import Figures
+from .scheduler import LoadState, Released, Scheduler
+from .store import Retention, Store
 
 log = logging.getLogger("edgetriage.cloud.service")
 
 LATENCY_WINDOW = 4096  # recent samples kept per latency series
-ANALYZER_STOP_WAIT_S = 60.0  # how long stop() waits for an analysis already running
+CLAIM_POLL_S = 0.2  # how often a caller that must answer (HTTP) looks for a verdict another worker is making
 
 
 def now_ms() -> int:
     return int(time.time() * 1000)
+
+
+def _trace(event_id: str, device: str, camera: str) -> dict[str, str]:
+    """Log record fields that let `--log-json` output be filtered down to one event, camera to verdict."""
+    return {"event_id": event_id, "device": device, "camera": camera}
 
 
 def _latencies() -> deque[float]:
@@ -64,9 +75,20 @@ class ServiceStats:
     fallback: int = 0
     published: int = 0
     unpublished: int = 0  # stored but not handed to the broker (disconnected); the redelivery republishes it
+    claimed_elsewhere: int = 0  # events another live worker holds a claim on; that worker answers them
+    taken_over: int = 0  # events taken over from a worker whose claim ran out (it died or stopped)
+    claims_lost: int = 0  # work discarded because our own lease ran out first
+    rejected_by: dict[str, int] = field(default_factory=dict)  # rejections by ProtocolError.code
+    reuse_checked: int = 0  # cache hits the model was asked about again (reuse.verify_sample)
+    reuse_disagreed: int = 0  # ... where it gave another verdict than the cache
+    reuse_unchecked: int = 0  # checks that got no usable model answer (budget, queue, model error)
+    site_offers: int = 0  # verdicts offered to a site's other devices
     total_ms: deque[float] = field(default_factory=_latencies)  # receipt → verdict stored, new verdicts
     queue_ms: deque[float] = field(default_factory=_latencies)  # receipt → model start (model verdicts)
     analyze_ms: deque[float] = field(default_factory=_latencies)  # model time (model verdicts)
+    light_ms: deque[float] = field(default_factory=_latencies)  # receipt → verdict, cache hits (L_light)
+    llm_ms: deque[float] = field(default_factory=_latencies)  # model time, LLM verdicts only (L_llm)
+    sched_ms: deque[float] = field(default_factory=_latencies)  # queue wait, LLM verdicts only (L_sched)
 
     def __getitem__(self, key: str) -> Any:
         if key not in self.__dataclass_fields__:
@@ -116,26 +138,44 @@ class _Throttled:
 class CloudService:
     """Answers every escalated event exactly once per event id, reusing verdicts where the rule allows.
 
-    `on_verdict` is called on the event loop for every new verdict (not for republished duplicates),
-    after it is stored and published; it must not block.
+    Listeners run on the event loop and must not block: each of `event_listeners` gets (event, received_ms)
+    for every new event once it is stored; each of `verdict_listeners` gets every new verdict (not
+    republished duplicates) after it is stored and published. `on_verdict` is the first verdict listener.
     """
 
-    def __init__(self, config: CloudConfig, analyzer: Analyzer, store: Store, *,
-                 on_verdict: Callable[[Verdict], None] | None = None) -> None:
+    def __init__(self, config: CloudConfig, analyzer: Analyzer | Backend, store: Store, *,
+                 on_verdict: Callable[[Verdict], None] | None = None, claims: Claims | None = None) -> None:
         self.config = config
         self.analyzer = analyzer
+        # a blocking analyzer gets a thread of its own (and is closed with the service); a Backend passed in
+        # belongs to its maker
+        self._owns_backend = not isinstance(analyzer, Backend)
+        self.backend: Backend = ThreadedBackend(analyzer) if self._owns_backend else analyzer  # type: ignore[arg-type]
         self.store = store
-        self.on_verdict = on_verdict
+        self.scheduler = Scheduler(self.backend, config.scheduler, still_needed=self._still_needed,
+                                   on_load=self._load_changed)
+        self.figures = Figures(self)
+        self._sites: dict[str, set[str]] = {site: set(devices) for site, devices in config.reuse.sites.items()}
+        self._verify_credit = 0.0  # accumulates reuse.verify_sample per cache hit; a check whenever it reaches 1
+        self._background: set[asyncio.Task] = set()  # reuse checks, housekeeping
+        self._load_unsent: LoadState | None = None
+        self._analysing: dict[str, Event] = {}  # sent to the model, verdict not stored yet (see _decide)
+        self._stopping = False
+        self.event_listeners: list[Callable[[Event, int], None]] = []
+        self.verdict_listeners: list[Callable[[Verdict], None]] = [on_verdict] if on_verdict is not None else []
         self.topics = Topics(config.mqtt.prefix)
         self.stats = ServiceStats()
         self._link: MQTTLink | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._executor: ThreadPoolExecutor | None = None  # the analyzer's one thread, made on first use
-        self._model_turn = asyncio.Lock()  # one analysis at a time, re-checking the cache after each wait
         self._tasks: set[asyncio.Task] = set()
         self._inflight: dict[str, asyncio.Future[Verdict]] = {}
+        self._claims = claims  # made from the config on first use unless given
+        self._keeper: ClaimKeeper | None = None
+        self._claim_task: asyncio.Task | None = None
         self._accepting = False
         self._warn = _Throttled(log)
+        self.event_listeners.append(self._learn_site)
+        self.verdict_listeners.append(self._offer_to_site)
 
     # -- lifecycle -------------------------------------------------------------------------------------
     @property
@@ -147,6 +187,11 @@ class CloudService:
         return self._link.last_error if self._link is not None else ""
 
     @property
+    def accepting(self) -> bool:
+        """False once stop() began: new HTTP events are refused (503), MQTT ones left for redelivery."""
+        return not self._stopping
+
+    @property
     def pending(self) -> int:
         """Messages received and not yet answered."""
         return len(self._tasks)
@@ -156,13 +201,19 @@ class CloudService:
         if self._link is not None:
             raise RuntimeError("CloudService.start() called twice")
         self._loop = asyncio.get_running_loop()
-        self._model_turn = asyncio.Lock()  # bound to this loop, should the service be restarted in another
+        await self._ensure_scheduler()
         client_id = self.config.mqtt.client_id or f"{self.config.group}-cloud"
-        link = MQTTLink(self.config.mqtt, client_id, on_message=self._from_network, manual_ack=True)
-        link.subscribe(self.topics.all_events(), qos=1)
+        delivery = self.config.delivery
+        keeper = self._claim_keeper()
+        link = MQTTLink(self.config.mqtt, client_id, on_message=self._from_network, manual_ack=True,
+                        receive_maximum=delivery.receive_maximum)
+        events = self.topics.all_events()
+        link.subscribe(shared_subscription(self.config.group, events) if delivery.shared else events, qos=1)
         self._accepting = True
         self._link = link
         link.start()
+        self._claim_task = asyncio.get_running_loop().create_task(self._keep_claims(keeper))
+        self._spawn(self._housekeeping())
 
     async def wait_connected(self, timeout: float) -> bool:
         if self._link is None:
@@ -171,29 +222,37 @@ class CloudService:
 
     async def stop(self) -> None:
         """Finish in-flight work for up to `drain_timeout_s`, then disconnect. Work still running then is
-        abandoned unacknowledged, so the broker hands it to the next session (stored events are then
-        answered, not dropped). Returns once the analyzer thread is idle."""
+        abandoned: unacknowledged, the broker hands it to the next session; acknowledged, its claim is
+        ended so the next worker takes it over. Returns once the analyzer thread is idle."""
         self._accepting = False
+        self._stopping = True
+        if self._claim_task is not None:
+            self._claim_task.cancel()
+            await asyncio.gather(self._claim_task, return_exceptions=True)
+            self._claim_task = None
         tasks = set(self._tasks)
         if tasks:
             _, late = await asyncio.wait(tasks, timeout=self.config.drain_timeout_s)
             for task in late:
                 task.cancel()
             if late:
-                log.warning("stopping with %d event(s) unanswered; the broker will redeliver them", len(late))
+                log.warning("stopping with %d event(s) unanswered; the broker or the next worker will answer "
+                            "them", len(late))
                 await asyncio.gather(*late, return_exceptions=True)
         if self._link is not None:
             link, self._link = self._link, None
             await asyncio.to_thread(link.stop)
+        for task in list(self._background):
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
+        if self.scheduler.running:
+            await self.scheduler.stop(grace_s=0.0)
         # an analysis cannot be interrupted: wait for it to return, so the analyzer is idle when stop()
         # returns and may be handed to another service; bounded, in case a back-end hangs
-        executor, self._executor = self._executor, None
-        if executor is not None:
-            waiter = asyncio.to_thread(executor.shutdown, wait=True, cancel_futures=True)
-            try:
-                await asyncio.wait_for(waiter, ANALYZER_STOP_WAIT_S)
-            except TimeoutError:
-                log.warning("the analyzer did not return within %.0f s; stopping without it", ANALYZER_STOP_WAIT_S)
+        if self._owns_backend:
+            await self.backend.close()
+        if self._claims is not None:
+            self._claims.close()
 
     # -- intake ----------------------------------------------------------------------------------------
     def _from_network(self, msg: Incoming) -> None:
@@ -215,20 +274,32 @@ class CloudService:
 
     async def _consume(self, msg: Incoming, arrived: float) -> None:
         link = self._link
-        try:
-            _, published = await self._answer(msg.payload, msg.topic, arrived)
-        except ProtocolError as exc:
-            self._reject(msg.topic, exc.reason)
-            published = True  # nothing to answer; acknowledge so it is not redelivered
-        except Exception:  # noqa: BLE001 - e.g. the store's disk is full: keep serving, leave it unacknowledged
-            log.exception("could not answer the message on %s; it stays unacknowledged", msg.topic)
-            return
-        if published and link is not None:
-            link.ack(msg.mid)
+        acked = False
 
-    def _reject(self, topic: str, reason: str) -> None:
+        def ack() -> None:  # once per message: the claim or the verdict is stored, the broker may forget it
+            nonlocal acked
+            if not acked and link is not None:
+                acked = True
+                link.ack(msg.mid, generation=msg.generation)
+
+        try:
+            _, published = await self._answer(msg.payload, msg.topic, arrived, on_claimed=ack)
+        except ProtocolError as exc:
+            self._reject(msg.topic, exc)
+            published = True  # nothing to answer; acknowledge so it is not redelivered
+        except Released:  # stopping before the model got to it: left for the broker or the next worker
+            return
+        except Exception:  # noqa: BLE001 - e.g. the store's disk is full: keep serving, leave it unacknowledged
+            log.exception("could not answer the message on %s; it stays unacknowledged or claimed", msg.topic)
+            return
+        if published:
+            ack()
+
+    def _reject(self, topic: str, exc: ProtocolError) -> None:
         self.stats.rejected += 1
-        self._warn.warning("rejected a message on %s: %s", topic, reason)
+        code = getattr(exc, "code", "invalid")
+        self.stats.rejected_by[code] = self.stats.rejected_by.get(code, 0) + 1
+        self._warn.warning("rejected a message on %s: %s", topic, exc.reason)
 
     # -- the pipeline ----------------------------------------------------------------------------------
     async def handle(self, payload: bytes, topic: str) -> Verdict | None:
@@ -236,7 +307,7 @@ class CloudService:
         try:
             verdict, _ = await self._answer(payload, topic, time.monotonic())
         except ProtocolError as exc:
-            self._reject(topic, exc.reason)
+            self._reject(topic, exc)
             return None
         return verdict
 
@@ -245,13 +316,18 @@ class CloudService:
         (an HTTP intake returns it as a 400)."""
         try:
             verdict, _ = await self._answer(payload, topic, time.monotonic())
-        except ProtocolError:
+        except ProtocolError as exc:
             self.stats.rejected += 1
+            self.stats.rejected_by[exc.code] = self.stats.rejected_by.get(exc.code, 0) + 1
             raise
+        assert verdict is not None  # without on_claimed, _answer waits for a verdict made elsewhere
         return verdict
 
-    async def _answer(self, payload: bytes, topic: str, arrived: float) -> tuple[Verdict, bool]:
-        """(verdict, published). Raises ProtocolError for a message that cannot be accepted."""
+    async def _answer(self, payload: bytes, topic: str, arrived: float,
+                      on_claimed: Callable[[], None] | None = None) -> tuple[Verdict | None, bool]:
+        """(verdict, published). Raises ProtocolError for a message that cannot be accepted. With
+        `on_claimed` (MQTT intake) it is called once the event's claim is stored, and an event another live
+        worker holds is left to it: (None, True). Without it, the verdict is waited for."""
         received_ms = now_ms()
         self.stats.received += 1
         parsed = self.topics.parse(topic)
@@ -267,22 +343,106 @@ class CloudService:
             earlier = await self._earlier_verdict(event.event_id)
             if earlier is not None:
                 return earlier, self._publish(earlier)
-            # stored before but never answered (the service stopped mid-analysis): answer it now
+            # stored before but never answered: a worker holds it, or one died on it
+        else:
+            log.debug("event received: %s %s/%s track %d (%s)", event.label, event.device, event.camera,
+                      event.track_id, event.reason, extra=_trace(event.event_id, event.device, event.camera))
+            self._notify(self.event_listeners, event, received_ms)
+        return await self._answer_claimed(event, arrived, on_claimed)
 
+    async def _answer_claimed(self, event: Event, arrived: float,
+                              on_claimed: Callable[[], None] | None) -> tuple[Verdict | None, bool]:
+        """Claim the event, work out its verdict, store it, then publish it; see `_answer`."""
+        keeper = self._claim_keeper()
+        while not keeper.take(event.event_id):
+            if on_claimed is not None:  # its claim is stored: acknowledge, the holder publishes the verdict
+                self.stats.claimed_elsewhere += 1
+                on_claimed()
+                return None, True
+            await asyncio.sleep(CLAIM_POLL_S)
+            earlier = self.store.get_verdict(event.event_id)
+            if earlier is not None:
+                return earlier, self._publish(earlier)
+        if on_claimed is not None:
+            on_claimed()
         future: asyncio.Future[Verdict] = asyncio.get_running_loop().create_future()
         self._inflight[event.event_id] = future
+        stored = False
         try:
             verdict = await self._decide(event, arrived)
+            if not keeper.still_held(event.event_id):  # our lease ran out and another worker took over
+                self.stats.claims_lost += 1
+                self._warn.warning("discarded the verdict for %s: its claim ran out during the analysis",
+                                   event.event_id)
+                if on_claimed is None:  # a caller that must answer waits for the new holder's verdict
+                    return await self._answer_claimed(event, arrived, None)
+                return None, True
             self.store.put_verdict(verdict)  # stored before it is published or acknowledged
+            stored = True
             future.set_result(verdict)
         finally:
             self._inflight.pop(event.event_id, None)
             if not future.done():
                 future.cancel()
+            if stored:
+                keeper.done(event.event_id)
+            else:  # failed or cancelled: end the lease now so the next worker takes it over
+                keeper.abandon(event.event_id)
         self._count(verdict, arrived)
         published = self._publish(verdict)
-        self._notify(verdict)
+        log.debug("verdict %s (%.2f) from %s in %.0f ms%s", verdict.verdict, verdict.confidence, verdict.source,
+                  verdict.timings.total_ms, "" if published else " (not published: no broker connection)",
+                  extra=_trace(verdict.event_id, verdict.device, verdict.camera))
+        self._notify(self.verdict_listeners, verdict)
         return verdict, published
+
+    def _claim_keeper(self) -> ClaimKeeper:
+        if self._keeper is None:
+            if self._claims is None:
+                owner = new_owner(self.config.mqtt.client_id or f"{self.config.group}-cloud")
+                self._claims = open_claims(self.config, owner, getattr(self.store, "client", None))
+            self._keeper = ClaimKeeper(self._claims, self.config.delivery.claim_lease_s)
+        return self._keeper
+
+    async def _keep_claims(self, keeper: ClaimKeeper) -> None:
+        """Renew our leases every third of a lease; take over events whose claims ran out elsewhere."""
+        period = keeper.lease_s / 3
+        while True:
+            try:
+                keeper.renew()
+                for event_id in keeper.orphans():
+                    if event_id in self._inflight:
+                        continue
+                    await self._take_over(event_id)
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001 - e.g. Redis briefly away: try again next round
+                log.exception("renewing or taking over claims failed; retrying in %.0f s", period)
+            await asyncio.sleep(period)
+
+    async def _take_over(self, event_id: str) -> None:
+        """Answer an event whose claim ran out: rebuilt from the store, published like any other."""
+        keeper = self._claim_keeper()
+        if self.store.get_verdict(event_id) is not None:
+            keeper.claims.forget(event_id)  # answered; the claim was only never released
+            return
+        row = self.store.get_event(event_id)
+        crop = self.store.get_crop(event_id)
+        if row is None or crop is None:
+            keeper.claims.forget(event_id)  # gone (retention): the device's re-send brings it back
+            return
+        try:
+            event = Event.model_validate({**row, "crop": crop})
+        except ValueError:
+            keeper.claims.forget(event_id)
+            return
+        if not keeper.take(event_id):
+            return  # another worker was quicker
+        self.stats.taken_over += 1
+        log.info("taking over event %s from a worker whose claim ran out", event_id)
+        task = asyncio.get_running_loop().create_task(self._answer_claimed(event, time.monotonic(), lambda: None))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def _earlier_verdict(self, event_id: str) -> Verdict | None:
         """The verdict already given for this event id, waiting for it if it is being worked out now."""
@@ -294,27 +454,158 @@ class CloudService:
         return self.store.get_verdict(event_id)
 
     async def _decide(self, event: Event, arrived: float) -> Verdict:
-        prompt_version = self.analyzer.prompt_version(event.label)
-        key = scope_key(self.config.reuse.scope, event.device, event.camera, event.site)
-        hit = self._lookup(event, key, prompt_version)
-        if hit is not None:
-            return self._reused(event, hit, arrived)
-        async with self._model_turn:
-            # while this event waited its turn, the event ahead may have produced a verdict that answers it
+        """The cache's answer if a stored verdict covers the event; else, if a look-alike is with the model
+        now, that one's verdict (waited for, then taken from the cache: the model is spent once per group);
+        else the model's through the scheduler, which asks the cache once more right before the model would
+        start (`_still_needed`)."""
+        prompt_version = self.backend.prompt_version(event.label)
+        key = self._scope_key(event)
+        for attempt in range(4):
             hit = self._lookup(event, key, prompt_version)
             if hit is not None:
-                return self._reused(event, hit, arrived)
-            started = time.monotonic()
-            try:
-                if self._executor is None:
-                    self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="analyzer")
-                analysis = await asyncio.get_running_loop().run_in_executor(
-                    self._executor, self.analyzer.analyze, event)
-            except Exception as exc:  # noqa: BLE001 - the contract says never raise; hold it to that here
-                analysis = Analysis(verdict="unknown", confidence=0.0, description="", model=self.analyzer.name,
-                                    prompt_version=prompt_version, analyze_ms=(time.monotonic() - started) * 1000,
-                                    error=f"analyzer raised {type(exc).__name__}: {exc}")
-        return self._from_model(event, analysis, prompt_version, arrived, started)
+                verdict = self._reused(event, hit, arrived)
+                self._maybe_check_reuse(event, verdict)
+                return verdict
+            ahead = self._look_alike_in_progress(event) if attempt < 3 else None
+            if ahead is not None:
+                left = arrived + self.config.scheduler.deadline_s - time.monotonic()
+                await asyncio.wait([ahead], timeout=max(0.0, left))
+                continue
+            await self._ensure_scheduler()
+            self._analysing[event.event_id] = event
+            outcome = await self.scheduler.submit(event, arrived=arrived)
+            if outcome.analysis is not None:
+                return self._from_model(event, outcome.analysis, prompt_version, arrived, outcome.started)
+            # withdrawn: a verdict that answers it arrived while it waited; the loop takes it from the cache
+        analysis = Analysis(verdict="unknown", confidence=0.0, description="", model=self.backend.name,
+                            prompt_version=prompt_version, analyze_ms=0.0,
+                            error="the cached verdict that answered this event while it waited expired")
+        return self._from_model(event, analysis, prompt_version, arrived, time.monotonic())
+
+    def _scope_key(self, event: Event) -> str:
+        return scope_key(self.config.reuse.scope, event.device, event.camera, event.site)
+
+    def _still_needed(self, event: Event) -> bool:
+        """The scheduler's last question before the model starts on `event`: is there still no verdict?"""
+        version = self.backend.prompt_version(event.label)
+        return self._lookup(event, self._scope_key(event), version) is None
+
+    def _look_alike_in_progress(self, event: Event) -> asyncio.Future | None:
+        """The pending verdict of an event the model is working on (or about to) whose verdict would answer
+        this one. Entries whose verdict is stored (their future done) are dropped here."""
+        found = None
+        for event_id, other in list(self._analysing.items()):
+            future = self._inflight.get(event_id)
+            if future is None or future.done():
+                del self._analysing[event_id]
+            elif found is None and event_id != event.event_id and self._similar(event, other):
+                found = future
+        return found
+
+    def _similar(self, a: Event, b: Event) -> bool:
+        """Would a verdict for one answer the other (the reuse rule, without the ttl)?"""
+        return (a.label == b.label and a.phash_alg == b.phash_alg and self._scope_key(a) == self._scope_key(b)
+                and hamming(a.phash, b.phash) <= self.config.reuse.max_distance)
+
+    async def _ensure_scheduler(self) -> None:
+        if not self.scheduler.running:
+            await self.scheduler.start()
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    # -- reuse: checks and site offers -----------------------------------------------------------------
+    def _maybe_check_reuse(self, event: Event, reused: Verdict) -> None:
+        """On `reuse.verify_sample` of cache hits (spread evenly), ask the model too, in the background
+        below every priority tier, and count how often it disagrees: wrong reuse measured, not assumed."""
+        self._verify_credit += self.config.reuse.verify_sample
+        if self._verify_credit < 1.0:
+            return
+        self._verify_credit -= 1.0
+        self._spawn(self._check_reuse(event, reused))
+
+    async def _check_reuse(self, event: Event, reused: Verdict) -> None:
+        try:
+            await self._ensure_scheduler()
+            outcome = await self.scheduler.submit(event, background=True)
+        except Released:
+            return
+        analysis = outcome.analysis
+        if analysis is None or outcome.refused or analysis.error is not None:
+            self.stats.reuse_unchecked += 1
+            return
+        self.stats.reuse_checked += 1
+        if analysis.verdict != reused.verdict:
+            self.stats.reuse_disagreed += 1
+            log.info("reuse check: the model says %s where the cache said %s", analysis.verdict, reused.verdict,
+                     extra=_trace(event.event_id, event.device, event.camera))
+
+    def _learn_site(self, event: Event, received_ms: int) -> None:
+        if event.site:
+            self._sites.setdefault(event.site, set()).add(event.device)
+
+    def site_devices(self, site: str) -> list[str]:
+        """The devices known to belong to `site` (configured in reuse.sites, or seen sending events)."""
+        return sorted(self._sites.get(site, ()))
+
+    def _offer_to_site(self, verdict: Verdict) -> None:
+        """A new model verdict whose rule covers the whole site goes to the site's other devices too, so they
+        never ask about the same thing. The offer is addressed to each device (device = the recipient) and
+        keeps the original event_id, with reused_from = event_id marking it as an offer, not an answer."""
+        rule = verdict.cache
+        if (not self.config.reuse.offer_site or verdict.source != "llm" or rule is None or rule.scope != "site"
+                or not rule.site or self._link is None):
+            return
+        for device in self.site_devices(rule.site):
+            if device == verdict.device:
+                continue
+            offer = verdict.model_copy(update={"device": device, "source": "cloud_cache",
+                                               "reused_from": verdict.event_id})
+            if self._link.publish(self.topics.verdicts(device), encode_verdict(offer), qos=1) is not None:
+                self.stats.site_offers += 1
+
+    # -- overload and housekeeping ---------------------------------------------------------------------
+    @property
+    def overloaded(self) -> bool:
+        return self.scheduler.load.overloaded
+
+    def _load_changed(self, load: LoadState) -> None:
+        """Retained `<prefix>/v1/_cloud/load`: devices hold or degrade their escalations while it says
+        overloaded; {"overloaded": false} clears it. Retried by housekeeping if the broker is away."""
+        link = self._link
+        sent = link is not None and link.publish(self.topics.cloud_load(), load.payload(), qos=1,
+                                                 retain=True) is not None
+        self._load_unsent = None if sent else load
+
+    async def _housekeeping(self) -> None:
+        """Every few seconds: a load report the broker missed; at `retention.sweep_interval_s`: retention."""
+        next_sweep = time.monotonic()
+        while True:
+            if self._load_unsent is not None:
+                self._load_changed(self._load_unsent)
+            if time.monotonic() >= next_sweep:
+                next_sweep = time.monotonic() + self.config.retention.sweep_interval_s
+                try:
+                    await asyncio.to_thread(self.sweep)
+                except Exception:  # noqa: BLE001 - retention must not stop the service; try next time
+                    log.exception("retention sweep failed")
+            await asyncio.sleep(2.0)
+
+    def sweep(self, now: int | None = None) -> tuple[int, int]:
+        """Retention: crops older than retention.crops_days, then events (and their verdicts) older than
+        retention.events_days. (crops, events) deleted; (0, 0) for a store that expires data itself."""
+        if not isinstance(self.store, Retention):
+            return 0, 0
+        now = now_ms() if now is None else now
+        policy = self.config.retention
+        crops_before = now - int(policy.crops_days * 86_400_000) if policy.crops_days else None
+        events_before = now - int(policy.events_days * 86_400_000) if policy.events_days else None
+        crops, events = self.store.sweep(crops_before, events_before)
+        if crops or events:
+            log.info("retention: deleted %d crops and %d events", crops, events)
+        return crops, events
 
     def _lookup(self, event: Event, key: str, prompt_version: str) -> Verdict | None:
         return self.store.lookup(scope_key=key, label=event.label, phash=event.phash, phash_alg=event.phash_alg,
@@ -368,16 +659,20 @@ class CloudService:
     # -- output ----------------------------------------------------------------------------------------
     def _count(self, verdict: Verdict, arrived: float) -> None:
         stats = self.stats
+        total_ms = (time.monotonic() - arrived) * 1000
         if verdict.source == "cloud_cache":
             stats.cache_hits += 1
+            stats.light_ms.append(total_ms)
         else:
             if verdict.source == "llm":
                 stats.llm += 1
+                stats.llm_ms.append(verdict.timings.analyze_ms)
+                stats.sched_ms.append(verdict.timings.queue_ms)
             else:
                 stats.fallback += 1
             stats.queue_ms.append(verdict.timings.queue_ms)
             stats.analyze_ms.append(verdict.timings.analyze_ms)
-        stats.total_ms.append((time.monotonic() - arrived) * 1000)
+        stats.total_ms.append(total_ms)
 
     def _publish(self, verdict: Verdict) -> bool:
         """Hand the verdict to the broker (QoS 1, not retained); False when there is no connection."""
@@ -391,10 +686,10 @@ class CloudService:
         self.stats.published += 1
         return True
 
-    def _notify(self, verdict: Verdict) -> None:
-        if self.on_verdict is None:
-            return
-        try:
-            self.on_verdict(verdict)
-        except Exception:  # noqa: BLE001 - a listener's bug must not stop the pipeline
-            log.exception("on_verdict callback failed")
+    @staticmethod
+    def _notify(listeners: list[Callable[..., None]], *args: Any) -> None:
+        for listener in listeners:
+            try:
+                listener(*args)
+            except Exception:  # noqa: BLE001 - a listener's bug must not stop the pipeline
+                log.exception("listener %r failed", listener)

@@ -1,6 +1,7 @@
 """Durable record of what the service received and answered, and the index the verdict cache searches.
 
-One SQLite file in WAL mode with synchronous=NORMAL: a commit survives a process crash (not necessarily a
+`Store` is the interface the service and the API use; `SQLiteStore` is the default (one process), and
+cloud.redis_store has the one several processes share. SQLiteStore keeps everything in one SQLite file in WAL mode with synchronous=NORMAL: a commit survives a process crash (not necessarily a
 power cut), readers never block the writer, and a commit costs well under a millisecond, so the service
 can store a verdict before it publishes it without slowing the message path. One connection, guarded by
 a lock, so the store may be called from any thread.
@@ -12,7 +13,7 @@ import json
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from ..shared.protocol import Event, Verdict, encode_verdict
 from ..shared.reuse import distance, expired, rule_key
@@ -55,7 +56,52 @@ class StoreError(RuntimeError):
     """The state file cannot be used; the message names the file and what to do."""
 
 
-class Store:
+@runtime_checkable
+class Store(Protocol):
+    """Events, verdicts and the verdict cache. Every method is thread-safe and fast (no network round trip
+    longer than a local Redis call), since the service calls it on its event loop."""
+
+    def put_event(self, event: Event, received_ms: int) -> bool:
+        """Record an event; False when its event_id is already stored (a redelivery or a retry)."""
+        ...
+
+    def put_verdict(self, verdict: Verdict) -> None:
+        """Record (or replace) the verdict for an event, and file its reuse rule where lookup finds it."""
+        ...
+
+    def get_verdict(self, event_id: str) -> Verdict | None: ...
+
+    def lookup(self, *, scope_key: str, label: str, phash: str, phash_alg: str, prompt_version: str,
+               now_ms: int) -> Verdict | None:
+        """The unexpired verdict whose reuse rule matches and whose crop hash is nearest (newest on ties)."""
+        ...
+
+    def list_events(self, device: str | None = None, label: str | None = None, limit: int = 50,
+                    before: str | None = None, **filters: Any) -> list[dict[str, Any]]:
+        """Events newest first with their verdicts; `before` is the event_id that ends the previous page.
+        Further filters (camera, verdict, source, since_ms, until_ms) are optional for an implementation:
+        callers pass them only when used."""
+        ...
+
+    def get_event(self, event_id: str) -> dict[str, Any] | None: ...
+
+    def get_crop(self, event_id: str) -> bytes | None: ...
+
+    def counts(self) -> dict[str, int]: ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class Retention(Protocol):
+    """A store that deletes old data itself when asked (SQLite); one with expiring keys need not."""
+
+    def sweep(self, crops_before_ms: int | None, events_before_ms: int | None) -> tuple[int, int]: ...
+
+
+class SQLiteStore:
+    """The default store: one SQLite file (see the module docstring)."""
+
     def __init__(self, path: str | Path):
         self.path = Path(path)
         try:
@@ -142,19 +188,32 @@ class Store:
         return verdict
 
     def list_events(self, device: str | None = None, label: str | None = None, limit: int = 50,
-                    before: str | None = None) -> list[dict[str, Any]]:
+                    before: str | None = None, *, camera: str | None = None, verdict: str | None = None,
+                    source: str | None = None, since_ms: int | None = None,
+                    until_ms: int | None = None) -> list[dict[str, Any]]:
         """Events newest first, each with its verdict (or None). `before` is an event_id: event ids are
-        UUIDv7, so they sort by capture time and page without gaps or repeats."""
+        UUIDv7, so they sort by capture time and page without gaps or repeats. since_ms/until_ms bound the
+        time the service received them; verdict/source filter on the verdict given."""
         where, args = [], []
-        if device is not None:
-            where.append("e.device = ?")
-            args.append(device)
-        if label is not None:
-            where.append("e.label = ?")
-            args.append(label)
+        for column, value in (("e.device", device), ("e.label", label), ("e.camera", camera)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                args.append(value)
         if before is not None:
             where.append("e.event_id < ?")
             args.append(before)
+        if since_ms is not None:
+            where.append("e.received_ms >= ?")
+            args.append(int(since_ms))
+        if until_ms is not None:
+            where.append("e.received_ms < ?")
+            args.append(int(until_ms))
+        if verdict is not None:
+            where.append("json_extract(v.doc, '$.verdict') = ?")
+            args.append(verdict)
+        if source is not None:
+            where.append("json_extract(v.doc, '$.source') = ?")
+            args.append(source)
         sql = ("SELECT e.doc, e.received_ms, length(e.crop), v.doc FROM events e "
                "LEFT JOIN verdicts v ON v.event_id = e.event_id")
         if where:
@@ -176,10 +235,27 @@ class Store:
         return _event_dict(*row) if row else None
 
     def get_crop(self, event_id: str) -> bytes | None:
-        """The JPEG the device sent with the event."""
+        """The JPEG the device sent with the event; None once retention deleted it."""
         with self._lock:
             row = self._conn.execute("SELECT crop FROM events WHERE event_id = ?", (event_id,)).fetchone()
-        return bytes(row[0]) if row else None
+        return bytes(row[0]) if row and row[0] else None
+
+    def sweep(self, crops_before_ms: int | None, events_before_ms: int | None) -> tuple[int, int]:
+        """Retention: delete the crops of events received before `crops_before_ms`, then the events (with
+        their verdicts and reuse rules) received before `events_before_ms`. (crops, events) deleted."""
+        crops = events = 0
+        with self._lock, self._conn:
+            self._conn.execute("BEGIN")
+            if crops_before_ms is not None:
+                crops = self._conn.execute("UPDATE events SET crop = x'' WHERE received_ms < ? AND length(crop) > 0",
+                                           (crops_before_ms,)).rowcount
+            if events_before_ms is not None:
+                old = "SELECT event_id FROM events WHERE received_ms < ?"
+                cut = (events_before_ms, events_before_ms)
+                self._conn.execute(f"DELETE FROM rules WHERE event_id IN ({old}) OR created_ms < ?", cut)
+                self._conn.execute(f"DELETE FROM verdicts WHERE event_id IN ({old}) OR created_ms < ?", cut)
+                events = self._conn.execute("DELETE FROM events WHERE received_ms < ?", (events_before_ms,)).rowcount
+        return crops, events
 
     def counts(self) -> dict[str, int]:
         with self._lock:

@@ -42,7 +42,13 @@ def _describe(source: str | int) -> str:
 class FrameSource:
     """One source of frames; iterate after `open()` (or let iteration open it). Not thread-safe."""
 
-    def __init__(self, source: str | int, *, start_frame: int = 0, max_frames: int | None = None):
+    def __init__(self, source: str | int, *, start_frame: int = 0, max_frames: int | None = None,
+                 min_interval_s: float = 0.0, open_timeout_s: float | None = None,
+                 read_timeout_s: float | None = None):
+        """`min_interval_s`: frames closer than this (stream time) to the last one yielded are grabbed but
+        never converted to pixels, the cheap way to run a camera at a lower detect rate. The timeouts bound
+        how long opening or reading a network stream may block, so a stream that goes silent is lost (and
+        reconnected) instead of hanging its camera."""
         if start_frame < 0:
             raise ValueError("start_frame must be >= 0")
         if max_frames is not None and max_frames < 0:
@@ -50,6 +56,10 @@ class FrameSource:
         self.source = source
         self.start_frame = start_frame
         self.max_frames = max_frames
+        self.min_interval_s = max(0.0, min_interval_s)
+        self.open_timeout_s = open_timeout_s
+        self.read_timeout_s = read_timeout_s
+        self.grabbed = 0  # frames taken from the source, skipped ones included
         self.fps = DEFAULT_FPS
         self.width = 0
         self.height = 0
@@ -71,7 +81,12 @@ class FrameSource:
             cap = cv2.VideoCapture(int(self.source))
             hint = "check that the camera is plugged in, that /dev/video* exists and that this user may read it"
         elif self._url:
-            cap = cv2.VideoCapture(str(self.source), cv2.CAP_FFMPEG)
+            params: list[int] = []
+            if self.open_timeout_s:
+                params += [cv2.CAP_PROP_OPEN_TIMEOUT_MSEC, int(self.open_timeout_s * 1000)]
+            if self.read_timeout_s:
+                params += [cv2.CAP_PROP_READ_TIMEOUT_MSEC, int(self.read_timeout_s * 1000)]
+            cap = cv2.VideoCapture(str(self.source), cv2.CAP_FFMPEG, params)
             hint = "check the URL, credentials and that the stream is reachable from this device"
         else:
             path = Path(str(self.source)).expanduser()
@@ -110,9 +125,27 @@ class FrameSource:
         index = 0 if self.live else self.start_frame
         produced = 0
         failures = 0
-        t0 = 0.0
+        t0: float | None = None
+        next_due = -math.inf
         while self.max_frames is None or produced < self.max_frames:
-            ok, image = cap.read()
+            ok = cap.grab()
+            image = None
+            if ok:
+                self.grabbed += 1
+                if self.min_interval_s:
+                    if self.live:
+                        now = time.monotonic()
+                        t0 = now if t0 is None else t0
+                        pts = now - t0
+                    else:
+                        pts = index / self.fps
+                    if pts + 1e-6 < next_due:  # not due: never converted to pixels
+                        index += 1
+                        failures = 0
+                        continue
+                    # due times advance by the interval, so 25 fps read at 10 keeps 10 on average
+                    next_due = (pts if pts - next_due > self.min_interval_s else next_due) + self.min_interval_s
+                ok, image = cap.retrieve()
             if not ok or image is None:
                 if not self.live:
                     if produced == 0 and index == self.start_frame:
@@ -132,8 +165,7 @@ class FrameSource:
                 image = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
             if self.live:
                 now = time.monotonic()
-                if produced == 0:
-                    t0 = now
+                t0 = now if t0 is None else t0
                 pts = now - t0
                 wall_ms = int(time.time() * 1000)
             else:

@@ -10,13 +10,19 @@ the bundled clip as the camera, a broker on localhost, state under $EDGETRIAGE_S
     [rules]
     labels = ["person"]
     uncertain_band = [0.2, 0.5]
+    [budget]
+    per_minute = 10
+    policy = "drop_lowest"
+
+Sections `rules`, `vision`, `cache`, `budget`, `overload` and per-camera settings may also be changed remotely
+(edge.remote); `device`, `mqtt`, `outbox`, `state_dir`, `daemon` and `remote` only in this file.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -24,6 +30,8 @@ from ..shared.config import MQTTConfig, Strict, load_config
 from ..shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
 from ..shared.modelfiles import bundled_clip
 from .pipeline import VisionConfig
+from .rules import RulesConfig
+from .zones import Polygon, ZoneConfig
 
 Unit = Annotated[float, Field(ge=0.0, le=1.0)]
 
@@ -38,26 +46,29 @@ def default_state_dir() -> str:
     return os.environ.get("EDGETRIAGE_STATE") or "./var"
 
 
+Seconds = Annotated[float, Field(gt=0.0, le=86400.0)]
+
+
 class CameraConfig(Strict):
     id: Annotated[str, Field(pattern=CAMERA_ID_RE.pattern)] = "cam0"
     source: str = Field(default_factory=default_source, description="file, camera index or rtsp:// URL")
     start_frame: Annotated[int, Field(ge=0)] = 0
+    zones: list[ZoneConfig] = []  # named areas rules can refer to (edge.zones)
+    masks: list[Polygon] = []  # areas where motion and detections are ignored
+    # frames per second handed to the vision pipeline; the others are grabbed but not decoded to pixels.
+    # 0: every frame.
+    detect_fps: Annotated[float, Field(ge=0.0, le=240.0)] = 0.0
+    realtime: bool = True  # a file is delivered at its own frame rate, as a camera would deliver it
+    open_timeout_s: Seconds = 10.0  # network streams: give up opening after this long
+    read_timeout_s: Seconds = 10.0  # network streams: a stream silent this long counts as lost
+    reconnect_min_s: Seconds = 1.0  # a lost source is retried after a random delay up to min * 2^n ...
+    reconnect_max_s: Seconds = 60.0  # ... capped here ("full jitter", so cameras do not retry in step)
 
-
-class RulesConfig(Strict):
-    """Which tracks are worth a verdict. See edge.rules for the order in which these apply."""
-
-    labels: list[str] = ["person"]  # labels that may escalate; others are handled on the device
-    min_score: Unit = 0.2  # below this (and not uncertain) a track is dropped
-    uncertain_band: tuple[Unit, Unit] = (0.2, 0.5)  # scores in [low, high) escalate unless the cache answers
-    escalate: bool = True  # confident tracks of an escalating label escalate too, unless cached
-
-    @field_validator("uncertain_band")
-    @classmethod
-    def _band(cls, value: tuple[float, float]) -> tuple[float, float]:
-        if value[0] > value[1]:
-            raise ValueError("must be [low, high] with low <= high")
-        return value
+    @model_validator(mode="after")
+    def _backoff(self) -> CameraConfig:
+        if self.reconnect_max_s < self.reconnect_min_s:
+            raise ValueError("reconnect_max_s must be >= reconnect_min_s")
+        return self
 
 
 class CacheConfig(Strict):
@@ -67,10 +78,70 @@ class CacheConfig(Strict):
 
 
 class OutboxConfig(Strict):
+    """Where escalated events wait for their verdicts (edge.outbox), and what gives when it is full: "drop_oldest"
+    evicts the oldest events of the same or a lower priority, "reject_newest" refuses the new event unless it
+    outranks stored ones. `priority` ranks labels (default 0; higher is kept longer)."""
+
     path: str = ""  # empty: <state_dir>/outbox.db
     verdict_timeout_s: Annotated[float, Field(gt=0)] = 60.0  # re-send an event whose verdict is this late
     max_bytes: Annotated[int, Field(ge=256 * 1024)] = 64 * 1024 * 1024
     max_age_s: Annotated[int, Field(ge=1)] = 7 * 86400
+    policy: Literal["drop_oldest", "reject_newest"] = "drop_oldest"
+    priority: dict[str, Annotated[int, Field(ge=-100, le=100)]] = Field(default_factory=dict)
+
+
+class BudgetConfig(Strict):
+    """How much of the cloud this device may use: events first sent per minute and per hour (0: no limit;
+    re-sends of the same event are free). Over budget, `policy` says what happens to a new escalation:
+
+    - "queue": it waits in the outbox and goes out, oldest first, as the budget refills; beyond
+      `max_waiting` waiting events the oldest waiting one is dropped;
+    - "drop_lowest": the same, but beyond `max_waiting` the lowest-scored waiting event is dropped;
+    - "local": it is resolved on the device as verdict "unknown" and never sent.
+
+    Events held back while the broker is unreachable wait like over-budget ones. Every drop is counted."""
+
+    per_minute: Annotated[int, Field(ge=0, le=1_000_000)] = 30
+    per_hour: Annotated[int, Field(ge=0, le=10_000_000)] = 600
+    policy: Literal["queue", "drop_lowest", "local"] = "queue"
+    max_waiting: Annotated[int, Field(ge=0, le=1_000_000)] = 1000
+
+
+class OverloadConfig(Strict):
+    """What to do while the cloud's retained `<prefix>/v1/_cloud/load` says it is overloaded: "hold" keeps
+    new and unanswered events in the outbox (nothing is published) until it clears; "local" resolves new
+    escalations on the device as verdict "unknown". A load report older than `stale_s` is ignored, so a
+    cloud that died while overloaded does not silence its devices for ever."""
+
+    policy: Literal["hold", "local"] = "hold"
+    stale_s: Seconds = 120.0
+
+
+class DaemonConfig(Strict):
+    """`edgetriage edge run`: supervision and the metrics endpoint."""
+
+    metrics_host: str = "127.0.0.1"  # "0.0.0.0" to let a Prometheus on another machine scrape it
+    metrics_port: Annotated[int, Field(ge=0, le=65535)] = 9464  # 0: no metrics endpoint
+    # a camera stuck this long inside one read or one pipeline step stops the systemd watchdog pings
+    stall_s: Seconds = 30.0
+    state_interval_s: Seconds = 60.0  # the retained state message is refreshed at least this often
+
+
+class RemoteConfig(Strict):
+    """Remote configuration and model updates through `<prefix>/v1/<device>/config`."""
+
+    enabled: bool = True
+    api_url: str = "http://127.0.0.1:8080"  # the cloud API that serves GET /v1/models/{sha256}
+    models_dir: str = ""  # empty: <state_dir>/models
+    fetch_timeout_s: Seconds = 60.0
+    max_model_bytes: Annotated[int, Field(ge=1024, le=4 * 1024**3)] = 256 * 1024 * 1024
+
+    @field_validator("api_url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must be an http:// or https:// URL")
+        return value.rstrip("/")
 
 
 class EdgeConfig(Strict):
@@ -82,6 +153,10 @@ class EdgeConfig(Strict):
     rules: RulesConfig = Field(default_factory=RulesConfig)
     cache: CacheConfig = Field(default_factory=CacheConfig)
     outbox: OutboxConfig = Field(default_factory=OutboxConfig)
+    budget: BudgetConfig = Field(default_factory=BudgetConfig)
+    overload: OverloadConfig = Field(default_factory=OverloadConfig)
+    daemon: DaemonConfig = Field(default_factory=DaemonConfig)
+    remote: RemoteConfig = Field(default_factory=RemoteConfig)
     state_dir: str = Field(default_factory=default_state_dir)
 
     @model_validator(mode="after")
@@ -90,8 +165,14 @@ class EdgeConfig(Strict):
         dupes = sorted({i for i in ids if ids.count(i) > 1})
         if dupes:
             raise ValueError(f"camera ids must be unique; repeated: {', '.join(dupes)}")
+        for cam in self.cameras:
+            if cam.detect_fps and 1.0 / cam.detect_fps >= self.daemon.stall_s:
+                raise ValueError(f"camera {cam.id}: detect_fps {cam.detect_fps} delivers a frame less often than "
+                                 f"daemon.stall_s ({self.daemon.stall_s} s); raise one of them")
         if not self.outbox.path:
             self.outbox.path = str(Path(self.state_dir) / "outbox.db")
+        if not self.remote.models_dir:
+            self.remote.models_dir = str(Path(self.state_dir) / "models")
         return self
 
     def camera(self, camera_id: str) -> CameraConfig:

@@ -1,21 +1,31 @@
-"""Object detection on one frame: the seam every detector back-end fits (`Detector`) and the ONNX Runtime
-SSDLite back-end the product ships. Boxes leave here normalised (x1, y1, x2, y2 in 0..1), so nothing
-downstream cares about the model's input size or box order."""
+"""Object detection on one frame or one region of it: the seam every detector back-end fits (`Detector`),
+the ONNX Runtime session they share (`open_session`), and the two model families the product ships:
+
+- `ssd_tfod`: the TF Object Detection API SSDLite person detector (uint8 RGB in, NMS in the graph);
+- `yolox`: YOLOX-Nano, COCO-80 (float BGR letterboxed top-left in, raw grid out, decoded and NMS'd here).
+
+A back-end registers its manifest family in `BACKENDS`; `build_detector` picks it from the manifest entry,
+so adding a family touches this file only. Boxes leave here normalised to the whole frame (x1, y1, x2, y2 in
+0..1), whatever region the model looked at, so nothing downstream cares about input sizes or box orders.
+"""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Literal, Protocol
+from typing import Annotated, Any, Literal, Protocol
 
 import cv2
 import numpy as np
 from pydantic import Field
 
 from ..shared.config import Strict
-from ..shared.modelfiles import ModelError, ModelFile, resolve
+from ..shared.modelfiles import ModelError, ModelFile, manifest, resolve
 
 log = logging.getLogger(__name__)
+
+Region = tuple[int, int, int, int]  # x1, y1, x2, y2 in frame pixels, x2/y2 exclusive
 
 
 @dataclass(slots=True, frozen=True)
@@ -28,79 +38,125 @@ class Det:
 
 
 class DetectorConfig(Strict):
-    """Which model to run and how. Defaults measured on the one-by-one sample clip: with the letterboxed
-    input the shipped model's scores are nearly bimodal, so any min_score in 0.2-0.5 gives the same
-    events there; 0.3 keeps a margin above the faint boxes it draws on empty scenes."""
+    """Which model to run and how. `min_score` is the floor below which boxes are not worth returning at
+    all; what counts as a person, or as uncertain, is the rules' business. 0.2 keeps the faint boxes the
+    SSDLite draws on people seen from behind (their scores are 0.2-0.4) and none on empty scenes."""
 
     model: str = "ssdlite_person"  # manifest key or path to a file the manifest describes
+    precision: Literal["fp32", "int8"] = "fp32"  # int8: the manifest's "<model>_int8" QDQ file
     threads: Annotated[int, Field(ge=1, le=64)] = 2
+    # tried in order; a provider this onnxruntime lacks is skipped with a warning, CPU is always last
     providers: list[str] = ["CPUExecutionProvider"]
-    min_score: Annotated[float, Field(ge=0.0, le=1.0)] = 0.3
+    min_score: Annotated[float, Field(ge=0.0, le=1.0)] = 0.2
     # letterbox: keep the frame's aspect ratio, pad with grey (people in 16:9 frames are not squeezed thin,
-    # which the shipped model scores far more reliably); stretch: resize the frame to the model input as is.
+    # which the SSDLite scores far more reliably); stretch: resize the frame to the model input as is.
+    # YOLOX is always letterboxed (top-left), as it was trained.
     fit: Literal["letterbox", "stretch"] = "letterbox"
+    nms_iou: Annotated[float, Field(gt=0.0, le=1.0)] = 0.45  # for back-ends whose graph does no NMS
 
 
 class Detector(Protocol):
-    """Blocking, one frame at a time; BGR uint8 in, detections above the configured score out."""
+    """Blocking, one image at a time; BGR uint8 in, detections at or above the configured score out.
+    `region` limits the look to that part of the frame, scaled up to the model input; boxes are still
+    normalised to the whole frame."""
 
-    def detect(self, image_bgr: np.ndarray) -> list[Det]: ...
+    @property
+    def model_name(self) -> str: ...
+
+    def detect(self, image_bgr: np.ndarray, region: Region | None = None) -> list[Det]: ...
 
 
-def _usable_providers(requested: list[str], available: list[str]) -> list[str]:
-    """The requested providers this onnxruntime build has, in order; CPU when none is left."""
-    usable = [p for p in requested if p in available]
+def usable_providers(requested: list[str], available: list[str]) -> list[str]:
+    """The requested providers this onnxruntime build has, in order, with CPU last; a missing one is
+    named in a warning so an operator who asked for an NPU knows the CPU is doing the work."""
+    usable = [p for p in requested if p in available and p != "CPUExecutionProvider"]
     missing = [p for p in requested if p not in available]
     if missing:
         log.warning("onnxruntime here has no %s (available: %s); using %s", ", ".join(missing),
-                    ", ".join(available), ", ".join(usable) or "CPUExecutionProvider")
-    return usable or ["CPUExecutionProvider"]
+                    ", ".join(available), ", ".join([*usable, "CPUExecutionProvider"]))
+    return [*usable, "CPUExecutionProvider"]
+
+
+def model_key(config: DetectorConfig) -> str:
+    """The manifest key or path `config` names, with the INT8 variant swapped in when asked for."""
+    if config.precision == "fp32":
+        return config.model
+    models = manifest()["models"]
+    if config.model in models:
+        if models[config.model].get("precision", "fp32").startswith("int8"):
+            return config.model
+        key = f"{config.model}_int8"
+        if key not in models:
+            raise ModelError(f"model {config.model!r} has no INT8 variant in models/manifest.json; "
+                             "set precision = \"fp32\" or choose another model")
+        return key
+    return config.model  # a file path: its manifest entry says what precision it is
+
+
+def open_session(model: ModelFile, threads: int, providers: list[str]) -> Any:
+    """An onnxruntime session with explicit thread counts (the default grabs every core, which starves
+    the capture and the other cameras on a Pi) and the usable providers."""
+    import onnxruntime as ort  # the edge extra; imported here so config-only users need no runtime
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.log_severity_level = 3
+    chosen = usable_providers(providers, ort.get_available_providers())
+    try:
+        return ort.InferenceSession(str(model.path), options, providers=chosen)
+    except Exception as exc:  # onnxruntime raises its own exception types for unloadable graphs
+        raise ModelError(f"model {model.name!r}: onnxruntime cannot load {model.path}: {exc}; "
+                         "check the onnxruntime version (>= 1.16) or restore the shipped file") from None
+
+
+def _crop(image: np.ndarray, region: Region | None) -> tuple[np.ndarray, tuple[float, float, float, float]]:
+    """The pixels to look at and the map from region-normalised to frame-normalised coordinates
+    (x_frame = ox + x * sx)."""
+    if region is None:
+        return image, (0.0, 0.0, 1.0, 1.0)
+    h, w = image.shape[:2]
+    x1, y1, x2, y2 = region
+    x1, y1 = min(max(x1, 0), w - 1), min(max(y1, 0), h - 1)
+    x2, y2 = max(min(x2, w), x1 + 1), max(min(y2, h), y1 + 1)
+    return image[y1:y2, x1:x2], (x1 / w, y1 / h, (x2 - x1) / w, (y2 - y1) / h)
 
 
 class SSDLiteDetector:
     """The TF Object Detection API SSD graph (manifest family `ssd_tfod`): uint8 NHWC RGB in, NMS done in
     the graph, outputs `[ymin, xmin, ymax, xmax]` boxes with scores sorted high to low."""
 
-    def __init__(self, config: DetectorConfig, model: ModelFile | None = None):
-        import onnxruntime as ort  # the edge extra; imported here so config-only users need no runtime
+    family = "ssd_tfod"
 
-        self._model = model or resolve(config.model)
+    def __init__(self, config: DetectorConfig, model: ModelFile | None = None):
+        self._model = model or resolve(model_key(config))
         entry = self._model.entry
-        if entry.get("family") != "ssd_tfod":
+        if entry.get("family") != self.family:
             raise ModelError(f"model {self._model.name!r} is a {entry.get('family')!r} model, not an SSD "
                              "detector (family 'ssd_tfod'); choose a detector from models/manifest.json")
         self._min_score = config.min_score
         width, height = entry["input"]["size"]
-        self._size = (int(width), int(height))
+        self.input_size = (int(width), int(height))
         self._input_name = entry["input"]["name"]
         outputs = entry["outputs"]
         self._output_names = [outputs["count"], outputs["boxes"], outputs["scores"], outputs["classes"]]
         self._labels = {int(k): v for k, v in entry.get("labels", {}).items()}
         self._letterbox = config.fit == "letterbox"
-
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = config.threads
-        options.inter_op_num_threads = 1
-        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        providers = _usable_providers(config.providers, ort.get_available_providers())
-        try:
-            self._session = ort.InferenceSession(str(self._model.path), options, providers=providers)
-        except Exception as exc:  # onnxruntime raises its own exception types for unloadable graphs
-            raise ModelError(f"model {self._model.name!r}: onnxruntime cannot load {self._model.path}: {exc}; "
-                             "check the onnxruntime version (>= 1.16) or restore the shipped file") from None
-        self.providers: list[str] = self._session.get_providers()
-        # Buffers reused for every frame of the same size: resize target and the NHWC RGB tensor.
+        self.session = open_session(self._model, config.threads, config.providers)
+        self.providers: list[str] = self.session.get_providers()
+        # Buffers reused for every image of the same size: resize target and the NHWC RGB tensor.
         self._tensor = np.full((1, height, width, 3), 127, np.uint8)
-        self._frame_shape: tuple[int, ...] | None = None
+        self._shape: tuple[int, ...] | None = None
 
     @property
     def model_name(self) -> str:
         return self._model.name
 
     def _layout(self, shape: tuple[int, ...]) -> None:
-        """Where the frame goes inside the model input, and how to map boxes back to the frame."""
-        in_w, in_h = self._size
+        """Where the image goes inside the model input, and how to map boxes back to the image."""
+        in_w, in_h = self.input_size
         h, w = shape[:2]
         if self._letterbox:
             scale = min(in_w / w, in_h / h)
@@ -111,19 +167,20 @@ class SSDLiteDetector:
         self._tensor[:] = 127  # grey padding: 0 after the graph's [-1, 1] scaling
         self._resized = np.empty((fit_h, fit_w, 3), np.uint8)
         self._target = self._tensor[0, y0:y0 + fit_h, x0:x0 + fit_w]
-        # normalised model-input coordinate -> normalised frame coordinate: (v - offset) * gain
+        # normalised model-input coordinate -> normalised image coordinate: (v - offset) * gain
         self._map = (x0 / in_w, y0 / in_h, in_w / fit_w, in_h / fit_h)
-        self._frame_shape = shape
+        self._shape = shape
 
-    def detect(self, image_bgr: np.ndarray) -> list[Det]:
-        if image_bgr.shape != self._frame_shape:
-            self._layout(image_bgr.shape)
-        cv2.resize(image_bgr, (self._resized.shape[1], self._resized.shape[0]), dst=self._resized,
+    def detect(self, image_bgr: np.ndarray, region: Region | None = None) -> list[Det]:
+        image, (rx, ry, rw, rh) = _crop(image_bgr, region)
+        if image.shape != self._shape:
+            self._layout(image.shape)
+        cv2.resize(image, (self._resized.shape[1], self._resized.shape[0]), dst=self._resized,
                    interpolation=cv2.INTER_LINEAR)
         rgb = cv2.cvtColor(self._resized, cv2.COLOR_BGR2RGB, dst=self._target)
         if rgb is not self._target:  # OpenCV builds that cannot write into a strided view return a copy
             self._target[...] = rgb
-        count, boxes, scores, classes = self._session.run(self._output_names, {self._input_name: self._tensor})
+        count, boxes, scores, classes = self.session.run(self._output_names, {self._input_name: self._tensor})
         n = int(count[0])
         scores_0 = scores[0, :n]
         keep = int(np.count_nonzero(scores_0 >= self._min_score))  # scores are sorted descending
@@ -132,7 +189,6 @@ class SSDLiteDetector:
         ox, oy, gx, gy = self._map
         found: list[Det] = []
         for i in range(keep):
-            score = float(scores_0[i])
             ymin, xmin, ymax, xmax = boxes[0, i].tolist()
             xmin = min(max((xmin - ox) * gx, 0.0), 1.0)
             xmax = min(max((xmax - ox) * gx, 0.0), 1.0)
@@ -142,16 +198,125 @@ class SSDLiteDetector:
                 continue
             class_id = int(classes[0, i])
             label = self._labels.get(class_id, f"class_{class_id}")
-            found.append(Det(label, score, (xmin, ymin, xmax, ymax)))
+            box = (rx + xmin * rw, ry + ymin * rh, rx + xmax * rw, ry + ymax * rh)
+            found.append(Det(label, float(scores_0[i]), box))
         return found
+
+
+class YoloxDetector:
+    """YOLOX exported with `decode_in_inference=False` (manifest family `yolox`): float32 NCHW BGR 0..255
+    letterboxed at the top-left on a 114 canvas; output `[1, N, 5 + classes]` grid rows, decoded here
+    (cx = (tx + gx)·s, w = exp(tw)·s; score = obj · cls) with class-aware NMS."""
+
+    family = "yolox"
+
+    def __init__(self, config: DetectorConfig, model: ModelFile | None = None):
+        self._model = model or resolve(model_key(config))
+        entry = self._model.entry
+        if entry.get("family") != self.family:
+            raise ModelError(f"model {self._model.name!r} is a {entry.get('family')!r} model, not a YOLOX "
+                             "detector (family 'yolox'); choose a detector from models/manifest.json")
+        self._min_score = config.min_score
+        self._nms_iou = config.nms_iou
+        width, height = entry["input"]["size"]
+        self.input_size = (int(width), int(height))
+        self._input_name = entry["input"]["name"]
+        self._output_name = entry["outputs"]["raw"]
+        self._labels = self._model.labels
+        self._pad = float(entry.get("pad_value", 114))
+        self.session = open_session(self._model, config.threads, config.providers)
+        self.providers: list[str] = self.session.get_providers()
+        self._tensor = np.full((1, 3, height, width), self._pad, np.float32)
+        self._hwc = np.full((height, width, 3), int(self._pad), np.uint8)
+        cells, strides = [], []
+        for s in entry.get("strides", (8, 16, 32)):
+            gw, gh = width // s, height // s
+            xv, yv = np.meshgrid(np.arange(gw), np.arange(gh))
+            cells.append(np.stack((xv, yv), 2).reshape(-1, 2))
+            strides.append(np.full((gw * gh, 1), s))
+        self._cells = np.concatenate(cells).astype(np.float32)
+        self._strides = np.concatenate(strides).astype(np.float32)
+        self._shape: tuple[int, ...] | None = None
+
+    @property
+    def model_name(self) -> str:
+        return self._model.name
+
+    def _layout(self, shape: tuple[int, ...]) -> None:
+        in_w, in_h = self.input_size
+        h, w = shape[:2]
+        self._ratio = min(in_w / w, in_h / h)
+        fit_w, fit_h = max(1, int(w * self._ratio)), max(1, int(h * self._ratio))
+        self._hwc[:] = int(self._pad)
+        self._target = self._hwc[:fit_h, :fit_w]
+        self._fit = (fit_w, fit_h)
+        self._shape = shape
+
+    def detect(self, image_bgr: np.ndarray, region: Region | None = None) -> list[Det]:
+        image, (rx, ry, rw, rh) = _crop(image_bgr, region)
+        if image.shape != self._shape:
+            self._layout(image.shape)
+        resized = cv2.resize(image, self._fit, dst=self._target, interpolation=cv2.INTER_LINEAR)
+        if resized is not self._target:
+            self._target[...] = resized
+        self._tensor[0] = self._hwc.transpose(2, 0, 1)  # HWC uint8 -> CHW float32, into the reused buffer
+        (raw,) = self.session.run([self._output_name], {self._input_name: self._tensor})
+        rows = raw[0]
+        scores = rows[:, 5:] * rows[:, 4:5]
+        classes = scores.argmax(1)
+        best = scores[np.arange(len(classes)), classes]
+        keep = best >= self._min_score
+        if not keep.any():
+            return []
+        rows, best, classes = rows[keep], best[keep], classes[keep]
+        strides = self._strides[keep]
+        centre = (rows[:, :2] + self._cells[keep]) * strides
+        half = np.exp(rows[:, 2:4]) * strides * 0.5
+        h, w = image.shape[:2]
+        scale = np.array([w, h, w, h], np.float32) * self._ratio  # letterbox pixels -> image-normalised
+        boxes = np.clip(np.concatenate([centre - half, centre + half], 1) / scale, 0.0, 1.0)
+        found: list[Det] = []
+        for i in _nms_by_class(boxes, best, classes, self._nms_iou):
+            x1, y1, x2, y2 = boxes[i].tolist()
+            if x2 <= x1 or y2 <= y1:
+                continue
+            c = int(classes[i])
+            label = self._labels[c] if c < len(self._labels) else f"class_{c}"
+            found.append(Det(label, float(best[i]), (rx + x1 * rw, ry + y1 * rh, rx + x2 * rw, ry + y2 * rh)))
+        return found
+
+
+def _nms_by_class(boxes: np.ndarray, scores: np.ndarray, classes: np.ndarray, iou: float) -> list[int]:
+    """Indices kept by class-aware non-maximum suppression, best score first."""
+    # offsetting each class far apart lets one NMS pass keep classes from suppressing each other
+    shifted = boxes + (classes.astype(np.float32) * 2.0)[:, None]
+    order = scores.argsort()[::-1]
+    x1, y1, x2, y2 = shifted.T
+    areas = (x2 - x1) * (y2 - y1)
+    keep: list[int] = []
+    while order.size:
+        i = int(order[0])
+        keep.append(i)
+        rest = order[1:]
+        ix = np.clip(np.minimum(x2[i], x2[rest]) - np.maximum(x1[i], x1[rest]), 0.0, None)
+        iy = np.clip(np.minimum(y2[i], y2[rest]) - np.maximum(y1[i], y1[rest]), 0.0, None)
+        inter = ix * iy
+        order = rest[inter <= iou * (areas[i] + areas[rest] - inter)]
+    return keep
+
+
+Backend = Callable[[DetectorConfig, ModelFile], Detector]
+BACKENDS: dict[str, Backend] = {SSDLiteDetector.family: SSDLiteDetector, YoloxDetector.family: YoloxDetector}
 
 
 def build_detector(config: DetectorConfig) -> Detector:
     """The detector back-end the manifest entry of `config.model` calls for; ModelError when the file is
     missing, damaged (sha256) or of a family no back-end here runs."""
-    model = resolve(config.model)
+    model = resolve(model_key(config))
     family = model.entry.get("family")
-    if family == "ssd_tfod":
-        return SSDLiteDetector(config, model)
-    raise ModelError(f"model {model.name!r} (family {family!r}, task {model.entry.get('task')!r}) is not a "
-                     "detector this device can run; use 'ssdlite_person' or 'ssdlite_person_int8'")
+    backend = BACKENDS.get(family) if model.entry.get("task") == "detect" else None
+    if backend is None:
+        detectors = sorted(k for k, e in manifest()["models"].items() if e.get("family") in BACKENDS)
+        raise ModelError(f"model {model.name!r} (family {family!r}, task {model.entry.get('task')!r}) is not a "
+                         f"detector this device can run; use one of: {', '.join(detectors)}")
+    return backend(config, model)

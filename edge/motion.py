@@ -1,6 +1,11 @@
-"""Motion gating: decide per frame whether the detector needs to look, by differencing a small blurred grey
-copy of the frame against a slowly adapting background. Most camera frames show nothing new; skipping them
-is what lets a Raspberry Pi keep up.
+"""Motion gating: decide per frame whether the detector needs to look, and where, by differencing a small
+blurred grey copy of the frame against a slowly adapting background. Most camera frames show nothing new;
+skipping them is what lets a Raspberry Pi keep up. Noise is ignored three ways: a grey-level threshold, a
+minimum blob area, and masks (polygons of the camera's picture where motion never counts).
+
+Where something moves, `detection_regions` turns the moving blobs into a few squares the detector looks at
+scaled up to its input, as Frigate does: a person far away is a few pixels in a whole 16:9 frame squeezed
+into 416x416, and many more in a square cut around them.
 
 The gate also keeps that small grey frame and a model of the empty scene (which never learns what stands
 under a tracked box), so the pipeline can ask cheaply whether someone is still in a box the detector missed
@@ -9,6 +14,7 @@ under a tracked box), so the pipeline can ask cheaply whether someone is still i
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Annotated
 
@@ -18,6 +24,7 @@ from pydantic import Field
 
 from ..shared.config import Strict
 from .capture import Frame
+from .detect import Region
 
 PATCH_SIZE = (12, 24)  # (w, h) of appearance patches: enough to tell a person from the wall behind them
 
@@ -29,6 +36,13 @@ class MotionConfig(Strict):
     keyframe_interval_s: Annotated[float, Field(gt=0.0)] = 2.0  # run the detector at least this often
     background_alpha: Annotated[float, Field(gt=0.0, le=1.0)] = 0.05  # per-frame background adaptation
     scene_alpha: Annotated[float, Field(gt=0.0, le=1.0)] = 0.01  # empty-scene model, never under tracks
+    # a blob over this share of the frame is a lighting change or a camera move, not an object: the
+    # detector looks at the whole frame and no motion track starts
+    max_blob_frac: Annotated[float, Field(gt=0.0, le=1.0)] = 0.5
+    # detection regions (see detection_regions): squares at least region_min_side frame pixels (0: the
+    # detector's input size), at most max_regions of them, else the whole frame is looked at
+    region_min_side: Annotated[int, Field(ge=0, le=4096)] = 0
+    max_regions: Annotated[int, Field(ge=0, le=16)] = 2
 
 
 @dataclass(slots=True)
@@ -41,8 +55,11 @@ class MotionResult:
 class MotionGate:
     """Stateful per camera; feed it every frame in order. Buffers are allocated once per frame size."""
 
-    def __init__(self, config: MotionConfig):
+    def __init__(self, config: MotionConfig, mask: Callable[[int, int], np.ndarray | None] | None = None):
+        """`mask(width, height)` gives a uint8 image of the gate's working size, 0 where motion is ignored
+        (zones.CameraGeometry.motion_mask); it is asked once per frame size."""
         self._config = config
+        self._mask_of = mask
         self._shape: tuple[int, ...] | None = None
         self._last_pts = float("-inf")
         self._last_run_pts = float("-inf")
@@ -73,6 +90,7 @@ class MotionGate:
         self._diff = np.empty((small_h, small_w), np.uint8)
         self._mask = np.empty((small_h, small_w), np.uint8)
         self._min_pixels = max(1, round(self._config.min_area_frac * small_w * small_h))
+        self._ignore = self._mask_of(small_w, small_h) if self._mask_of is not None else None
 
     def check(self, frame: Frame) -> MotionResult:
         image = frame.image
@@ -92,6 +110,8 @@ class MotionGate:
         cv2.convertScaleAbs(self._background, dst=self._background_u8)
         cv2.absdiff(self._blur, self._background_u8, dst=self._diff)
         cv2.threshold(self._diff, self._config.threshold, 255, cv2.THRESH_BINARY, dst=self._mask)
+        if self._ignore is not None:
+            cv2.bitwise_and(self._mask, self._ignore, dst=self._mask)
         moving = cv2.countNonZero(self._mask)
         cv2.accumulateWeighted(self._blur, self._background, self._config.background_alpha)
         self.moving_frac = moving / self._mask.size
@@ -178,3 +198,54 @@ def patch_difference(a: np.ndarray, b: np.ndarray) -> float:
     """Mean absolute grey-level difference of two patches (0 = identical; a person replaced by the wall
     behind them is typically well over 15)."""
     return float(cv2.norm(a, b, cv2.NORM_L1)) / a.size
+
+
+def detection_regions(blobs: list[Region], width: int, height: int, min_side: int,
+                      max_regions: int) -> list[Region] | None:
+    """Squares of the frame for the detector to look at, covering every blob (frame pixels): each at least
+    `min_side` (the detector input size, so nothing is shrunk more than the model needs) and 1.25x the blob
+    group inside it, placed inside the frame. Blob groups whose squares overlap share one square. None when
+    the whole frame is the better look: more than `max_regions` squares, a group too wide for any square,
+    or squares covering most of the frame (a square costs as much as the whole frame)."""
+    if not blobs or max_regions < 1:
+        return None
+    groups: list[list[int]] = [list(b) for b in sorted(blobs, key=lambda b: (b[2] - b[0]) * (b[3] - b[1]),
+                                                         reverse=True)]
+    while True:
+        squares = [_square(g, width, height, min_side) for g in groups]
+        if any(s is None for s in squares):
+            return None
+        merged = False
+        for i in range(len(groups)):
+            for j in range(i + 1, len(groups)):
+                a, b = squares[i], squares[j]
+                assert a is not None and b is not None
+                if a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]:
+                    g, h = groups[i], groups[j]
+                    groups[i] = [min(g[0], h[0]), min(g[1], h[1]), max(g[2], h[2]), max(g[3], h[3])]
+                    del groups[j]
+                    merged = True
+                    break
+            if merged:
+                break
+        if not merged:
+            break
+    if len(squares) > max_regions:
+        return None
+    found = [s for s in squares if s is not None]
+    if sum((s[2] - s[0]) * (s[3] - s[1]) for s in found) > 0.75 * width * height:
+        return None
+    return found
+
+
+def _square(group: list[int], width: int, height: int, min_side: int) -> Region | None:
+    x1, y1, x2, y2 = group
+    side = max(min_side, round(1.25 * max(x2 - x1, y2 - y1)))
+    limit = min(width, height)
+    if max(x2 - x1, y2 - y1) > limit:
+        return None
+    side = min(side, limit)
+    cx, cy = (x1 + x2) / 2.0, (y1 + y2) / 2.0
+    left = int(min(max(cx - side / 2.0, 0), width - side))
+    top = int(min(max(cy - side / 2.0, 0), height - side))
+    return (left, top, left + side, top + side)

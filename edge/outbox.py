@@ -10,6 +10,13 @@ most the event being written at that instant (and at worst re-sends an event who
 At a few escalations a minute the extra fsync is cheap compared with losing an event the device already
 decided to ask about.
 
+Bounded by bytes (`max_bytes`) and by age (`max_age_s`). When a new event does not fit, `policy` decides,
+lowest `priority` first: "drop_oldest" evicts the oldest events of the same or a lower priority to make room;
+"reject_newest" keeps what is stored and refuses the new event, unless it outranks stored ones, which are
+then evicted. Events older than `max_age_s` are dropped. Every drop is logged and counted by cause
+(`counts`: evicted, rejected, expired, since this process opened the outbox; `dropped` is their sum). Replay
+is always in the order events were made, whatever their priority.
+
 Thread-safe: one connection guarded by a lock, so the agent loop and any reporting thread may call it; PUBACK
 notifications reach it via the agent's queue, never from paho's network thread.
 """
@@ -39,11 +46,14 @@ CREATE TABLE IF NOT EXISTS outbox (
     state      TEXT NOT NULL CHECK (state IN ('pending', 'inflight', 'sent')),
     mid        INTEGER,
     since_ms   INTEGER NOT NULL,
-    attempts   INTEGER NOT NULL DEFAULT 0
+    attempts   INTEGER NOT NULL DEFAULT 0,
+    priority   INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS outbox_state ON outbox (state, since_ms);
 CREATE INDEX IF NOT EXISTS outbox_mid ON outbox (mid) WHERE mid IS NOT NULL;
 """
+POLICIES = ("drop_oldest", "reject_newest")
+DROP_CAUSES = ("evicted", "rejected", "expired")
 
 
 def _now_ms() -> int:
@@ -67,11 +77,15 @@ class OutboxItem:
 class Outbox:
     """Durable, size- and age-bounded queue of escalated events keyed by event id."""
 
-    def __init__(self, path: str | Path, max_bytes: int = 64 * 1024 * 1024, max_age_s: int = 7 * 86400) -> None:
+    def __init__(self, path: str | Path, max_bytes: int = 64 * 1024 * 1024, max_age_s: int = 7 * 86400,
+                 policy: str = "drop_oldest") -> None:
+        if policy not in POLICIES:
+            raise ValueError(f"outbox policy {policy!r} is not one of {', '.join(POLICIES)}")
         self.path = Path(path)
         self.max_bytes = max_bytes
         self.max_age_s = max_age_s
-        self.dropped = 0
+        self.policy = policy
+        self.counts = dict.fromkeys(DROP_CAUSES, 0)
         self._lock = threading.Lock()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -79,6 +93,10 @@ class Outbox:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.executescript(_SCHEMA)
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(outbox)")}
+            if "priority" not in columns:  # an outbox written by an older version
+                self._db.execute("ALTER TABLE outbox ADD COLUMN priority INTEGER NOT NULL DEFAULT 0")
+            self._db.execute("CREATE INDEX IF NOT EXISTS outbox_evict ON outbox (priority, created_ms, seq)")
             # mids belong to the connection of a process that is gone: unacknowledged items go again.
             self._db.execute("UPDATE outbox SET state = 'pending', mid = NULL WHERE state = 'inflight'")
             self._bytes = self._db.execute("SELECT COALESCE(SUM(LENGTH(payload)), 0) FROM outbox").fetchone()[0]
@@ -86,40 +104,81 @@ class Outbox:
             raise OutboxError(f"outbox {self.path}: cannot open: {exc}; check the path and free space "
                               "(outbox.path in the edge config)") from None
 
+    @property
+    def dropped(self) -> int:
+        """Events dropped without a verdict, all causes together, since this outbox was opened."""
+        return sum(self.counts.values())
+
     # -- writes ----------------------------------------------------------------------------------------
-    def add(self, event_id: str, topic: str, payload: bytes, created_ms: int) -> None:
-        """Store a new event as pending; when the outbox is over `max_bytes`, the oldest events are dropped."""
+    def add(self, event_id: str, topic: str, payload: bytes, created_ms: int, priority: int = 0) -> bool:
+        """Store a new event as pending. False when the policy refused it for want of room (counted as
+        `rejected`); events evicted to make room are counted as `evicted`. One transaction: a crash leaves
+        either the event stored and its victims gone, or nothing changed."""
+        size = len(payload)
         with self._lock:
+            counts_before = dict(self.counts)
             try:
-                self._db.execute(
-                    "INSERT INTO outbox (event_id, topic, payload, created_ms, state, since_ms) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
-                    (event_id, topic, payload, created_ms, PENDING, created_ms),
-                )
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    self._drop_expired_locked(created_ms)  # the caller's clock, as in due()
+                    victims = self._victims_locked(size, priority)
+                    if victims is None:
+                        self._count_locked("rejected", 1)
+                    else:
+                        if victims:
+                            self._db.executemany("DELETE FROM outbox WHERE seq = ?", [(v[0],) for v in victims])
+                            self._bytes -= sum(v[2] for v in victims)
+                            self._count_locked("evicted", len(victims))
+                        self._db.execute(
+                            "INSERT INTO outbox (event_id, topic, payload, created_ms, state, since_ms, priority) "
+                            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                            (event_id, topic, payload, created_ms, PENDING, created_ms, priority),
+                        )
+                    self._db.execute("COMMIT")
+                except BaseException:
+                    self._db.execute("ROLLBACK")
+                    self.counts = counts_before
+                    self._bytes = self._db.execute("SELECT COALESCE(SUM(LENGTH(payload)), 0) FROM outbox").fetchone()[0]
+                    raise
             except sqlite3.IntegrityError:
                 raise ValueError(f"event {event_id} is already in the outbox") from None
             except sqlite3.Error as exc:
                 raise OutboxError(f"outbox {self.path}: cannot store event {event_id}: {exc}; "
                                   "check free space on the device") from None
-            self._bytes += len(payload)
-            if self._bytes > self.max_bytes:
-                self._drop_oldest_locked()
+            if victims is None:
+                log.warning("outbox full (%d of %d bytes): refused event %s of priority %d (policy %s; %d refused "
+                            "in all); the cloud has been unreachable for long or outbox.max_bytes is too small",
+                            self._bytes, self.max_bytes, event_id, priority, self.policy, self.counts["rejected"])
+                return False
+            self._bytes += size
+            if victims:
+                log.warning("outbox full (%d bytes): dropped %d event(s) of priority <= %d, oldest first, from %s "
+                            "(policy %s; %d evicted in all); the cloud has been unreachable for long or "
+                            "outbox.max_bytes is too small", self.max_bytes, len(victims), priority, victims[0][1],
+                            self.policy, self.counts["evicted"])
+            return True
 
-    def _drop_oldest_locked(self) -> None:
-        over = self._bytes - self.max_bytes
-        victims: list[tuple[int, int]] = []
+    def _victims_locked(self, size: int, priority: int) -> list[tuple[int, str, int]] | None:
+        """(seq, event_id, bytes) to evict so `size` more bytes fit; None when the policy refuses the event."""
+        over = self._bytes + size - self.max_bytes
+        if over <= 0:
+            return []
+        if size > self.max_bytes:
+            return None
+        rank = "<=" if self.policy == "drop_oldest" else "<"
+        victims: list[tuple[int, str, int]] = []
         freed = 0
-        for seq, size in self._db.execute("SELECT seq, LENGTH(payload) FROM outbox ORDER BY created_ms, seq"):
+        for seq, event_id, length in self._db.execute(
+                f"SELECT seq, event_id, LENGTH(payload) FROM outbox WHERE priority {rank} ? "
+                "ORDER BY priority, created_ms, seq", (priority,)):
+            victims.append((seq, event_id, length))
+            freed += length
             if freed >= over:
-                break
-            victims.append((seq, size))
-            freed += size
-        self._db.executemany("DELETE FROM outbox WHERE seq = ?", [(seq,) for seq, _ in victims])
-        self._bytes -= freed
-        self.dropped += len(victims)
-        log.warning("outbox over %d bytes: dropped the %d oldest event(s) (%d dropped in all); "
-                    "the cloud has been unreachable for long or outbox.max_bytes is too small",
-                    self.max_bytes, len(victims), self.dropped)
+                return victims
+        return None
+
+    def _count_locked(self, cause: str, n: int) -> None:
+        self.counts[cause] = self.counts.get(cause, 0) + n
 
     def _drop_expired_locked(self, now_ms: int) -> None:
         cutoff = now_ms - self.max_age_s * 1000
@@ -128,8 +187,10 @@ class Outbox:
         if row[0]:
             self._db.execute("DELETE FROM outbox WHERE created_ms < ?", (cutoff,))
             self._bytes -= row[1]
-            self.dropped += row[0]
-            log.warning("outbox: dropped %d event(s) older than %d s without a verdict", row[0], self.max_age_s)
+            self._count_locked("expired", row[0])
+            log.warning("outbox: dropped %d event(s) older than %d s without a verdict (%d expired in all); "
+                        "raise outbox.max_age_s to keep events longer", row[0], self.max_age_s,
+                        self.counts["expired"])
 
     def mark_published(self, event_id: str, mid: int, now_ms: int | None = None) -> None:
         """The event was handed to MQTT as message `mid`; it waits for its PUBACK."""
@@ -149,6 +210,17 @@ class Outbox:
                 return None
             self._db.execute("UPDATE outbox SET state = 'sent', mid = NULL, since_ms = ? WHERE event_id = ?",
                              (_now_ms() if now_ms is None else now_ms, row[0]))
+            return row[0]
+
+    def mark_refused(self, mid: int) -> str | None:
+        """The broker answered message `mid` with a failure reason code (MQTT 5): not delivered. The event
+        stays in flight without a mid and goes again once `verdict_timeout_s` has passed. Returns its id."""
+        with self._lock:
+            row = self._db.execute("SELECT event_id FROM outbox WHERE mid = ? AND state = 'inflight'",
+                                   (mid,)).fetchone()
+            if row is None:
+                return None
+            self._db.execute("UPDATE outbox SET mid = NULL WHERE event_id = ?", (row[0],))
             return row[0]
 
     def complete(self, event_id: str) -> bool:
@@ -180,6 +252,17 @@ class Outbox:
                 (overdue, limit),
             ).fetchall()
         return [OutboxItem(r[0], r[1], bytes(r[2]), r[3], r[4], r[5]) for r in rows]
+
+    def unsent(self) -> list[tuple[str, int]]:
+        """(event_id, created_ms) of events never handed to MQTT yet, oldest first: the ones an escalation
+        budget or an overloaded cloud holds back."""
+        with self._lock:
+            return self._db.execute("SELECT event_id, created_ms FROM outbox WHERE state = 'pending' AND attempts = 0 "
+                                    "ORDER BY created_ms, seq").fetchall()
+
+    def count_unsent(self) -> int:
+        with self._lock:
+            return self._db.execute("SELECT COUNT(*) FROM outbox WHERE state = 'pending' AND attempts = 0").fetchone()[0]
 
     def get(self, event_id: str) -> OutboxItem | None:
         with self._lock:

@@ -1,7 +1,19 @@
-"""The vision half of the device, per camera: frame -> motion gate -> detector -> tracker -> one
-`TrackEvent` per object that stayed long enough, carrying the best crop seen of it.
+"""The vision half of the device, per camera: frame -> motion gate -> detector (whole frame or motion
+regions scaled up) -> tracker -> one `TrackEvent` per object that stayed long enough, carrying the best crop
+seen of it.
 
-Nothing here does I/O or decides what an event means; the agent reads `PipelineOutput` and does that.
+The cascade, cheapest first:
+1. the motion gate decides whether anything changed, and where (masks and small blobs ignored);
+2. while every moving blob belongs to an object already tracked, the detector looks again only every
+   `tracked_interval_s` (the tracker follows the blobs in between), so a person walking around a room costs
+   a few detector calls a second, not one per frame;
+3. otherwise the detector looks at squares around the blobs scaled up to its input (the whole frame on the
+   first frame, on periodic keyframes, or when the blobs cover most of it);
+4. a blob nothing explains, that persists (`uncertain_after_s`), is *resolved*: the verifier (a second
+   detector, if configured) and the classifier look at it. A person they find is a person; something they
+   name (a car, a dog) is that; anything else becomes `label="person", uncertain=True` for the rules.
+
+Nothing here does I/O or decides what an event means; the agent (or the replay) reads `PipelineOutput`.
 """
 
 from __future__ import annotations
@@ -9,8 +21,9 @@ from __future__ import annotations
 import statistics
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Annotated
+from typing import Annotated, Literal
 
 import numpy as np
 from pydantic import Field
@@ -18,34 +31,52 @@ from pydantic import Field
 from ..shared.config import Strict
 from ..shared.protocol import MAX_DETECTIONS
 from .capture import Frame
+from .classify import Classification, ClassifierConfig, CropClassifier
 from .crops import crop_box, encode_jpeg, phash_dct64
-from .detect import Det, Detector, DetectorConfig
-from .motion import MotionConfig, MotionGate, patch_difference
-from .track import IoUTracker, Track, TrackerConfig
+from .detect import Det, Detector, DetectorConfig, Region, build_detector
+from .motion import MotionConfig, MotionGate, detection_regions, patch_difference
+from .track import MOTION, IoUTracker, Track, TrackerConfig
+from .zones import CameraGeometry
 
 MAX_SCORES_KEPT = 1024  # per track, for the median; a person standing for hours must not grow memory
+# what the detector's boxes are tracked as; other COCO labels only explain motion (a "tv" flickering, a
+# car seen from above that YOLOX calls "cell phone") and are never events
+DEFAULT_TRACK_LABELS = ["person", "bicycle", "car", "motorcycle", "bus", "truck", "bird", "cat", "dog", "horse",
+                        "sheep", "cow", "bear"]
+OTHER_EXPLAINS_MIN = 0.4  # an untracked label explains a motion blob from this score on
 
 
 class VisionConfig(Strict):
     motion: MotionConfig = Field(default_factory=MotionConfig)
     detector: DetectorConfig = Field(default_factory=DetectorConfig)
+    # a second detector for uncertain regions only (the "SSDLite first, YOLOX on doubt" arrangement);
+    # None: the primary detector's own look decides
+    verifier: DetectorConfig | None = None
+    classifier: ClassifierConfig | None = Field(default_factory=ClassifierConfig)
     tracker: TrackerConfig = Field(default_factory=TrackerConfig)
-    uncertain_below: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5  # best score under this -> uncertain
+    track_labels: list[str] = Field(default_factory=lambda: list(DEFAULT_TRACK_LABELS))
+    uncertain_below: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5  # best person score under this -> uncertain
+    uncertain_regions: bool = True  # persistent unexplained motion becomes a track (step 4 above)
+    uncertain_after_s: Annotated[float, Field(ge=0.0)] = 1.0
+    # a motion region the classifier gives this much vehicle/animal probability is named, not uncertain
+    veto_min_prob: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5
+    # while all motion belongs to tracked objects, the detector looks at most this often (0: every frame)
+    tracked_interval_s: Annotated[float, Field(ge=0.0, le=60.0)] = 1.0
     crop_max_side: Annotated[int, Field(ge=32, le=4096)] = 320
     crop_margin: Annotated[float, Field(ge=0.0, le=1.0)] = 0.15
 
 
 @dataclass
 class TrackEvent:
-    """One object seen for a while. Fields up to `hits` are fixed when the event is emitted, except
-    `last_ts` and `hits`, which are updated once more when the track ends."""
+    """One object seen for a while. Fields are fixed when the event is emitted, except `last_ts` and
+    `hits`, which are updated once more when the track ends."""
 
     camera: str
     track_id: int
     label: str
     score: float  # best score seen up to emission
     median_score: float
-    uncertain: bool  # best score below VisionConfig.uncertain_below
+    uncertain: bool  # best person score below VisionConfig.uncertain_below, or a resolved motion region
     first_ts: float  # seconds from stream start (pts)
     last_ts: float
     captured_ms: int  # wall_ms of the best frame
@@ -56,6 +87,15 @@ class TrackEvent:
     phash: str
     phash_alg: str = "dct64"
     hits: int = 0
+    zones: list[str] = field(default_factory=list)  # zones the object stood in up to emission
+    dwell_s: float = 0.0  # longest stay in one zone (no zones: age) up to emission
+    source: Literal["detector", "motion"] = "detector"  # what first saw it
+    classification: Classification | None = None  # set by the pipeline or, where a rule asks, the agent
+
+    @property
+    def classes(self) -> list[tuple[str, float]]:
+        """The classifier's top classes, best first ([] when it did not look)."""
+        return list(self.classification.classes) if self.classification is not None else []
 
 
 @dataclass
@@ -91,7 +131,14 @@ class LatencyWindow:
 @dataclass
 class PipelineStats:
     frames_read: int = 0
-    frames_detected: int = 0
+    frames_detected: int = 0  # frames the detector looked at (whole or regions)
+    detector_calls: int = 0  # one per region or whole frame
+    region_looks: int = 0  # of which regions
+    frames_followed: int = 0  # motion frames left to the tracker (all motion belonged to tracked objects)
+    verifier_calls: int = 0
+    classifier_calls: int = 0
+    motion_tracks: int = 0  # unexplained motion that started a track
+    resolved: dict[str, int] = field(default_factory=dict)  # how motion tracks were resolved
     tracks: int = 0  # tracks started
     events: int = 0  # tracks emitted as events
     detect_ms: LatencyWindow = field(default_factory=LatencyWindow)
@@ -103,6 +150,10 @@ class PipelineStats:
 
     def as_dict(self) -> dict:
         return {"frames_read": self.frames_read, "frames_detected": self.frames_detected,
+                "detector_calls": self.detector_calls, "region_looks": self.region_looks,
+                "frames_followed": self.frames_followed, "verifier_calls": self.verifier_calls,
+                "classifier_calls": self.classifier_calls, "motion_tracks": self.motion_tracks,
+                "resolved": dict(self.resolved),
                 "gated_fraction": round(self.gated_fraction, 4), "tracks": self.tracks, "events": self.events,
                 "detect_ms_median": round(self.detect_ms.median(), 2), "detect_ms_p95": round(self.detect_ms.p95(), 2)}
 
@@ -118,21 +169,57 @@ class _TrackMemory:
     best_wall_ms: int = 0
     best_crop: np.ndarray | None = None  # copy of the best crop until the event is emitted
     appearance: np.ndarray | None = None  # gate patch under the box at the last hit
+    zone_since: dict[str, float] = field(default_factory=dict)  # zone -> pts first seen standing in it
+    resolved: bool = False  # a motion track the pipeline has named
+    uncertain: bool = False
+    classification: Classification | None = None
+    source: Literal["detector", "motion"] = "detector"
     event: TrackEvent | None = None
 
 
-class VisionPipeline:
-    """One camera's stages wired together; call `process` for every frame in order, `finish` at the end."""
+@dataclass
+class Stages:
+    """The models one device shares between its cameras besides the detector."""
 
-    def __init__(self, camera: str, config: VisionConfig, detector: Detector):
+    verifier: Detector | None = None
+    classifier: CropClassifier | None = None
+
+
+def build_stages(config: VisionConfig) -> Stages:
+    """Load the verifier and classifier the config asks for (ModelError if a file is missing or damaged)."""
+    return Stages(build_detector(config.verifier) if config.verifier is not None else None,
+                  CropClassifier(config.classifier) if config.classifier is not None else None)
+
+
+class VisionPipeline:
+    """One camera's stages wired together; call `process` for every frame in order, `finish` at the end.
+
+    `stages` holds the shared verifier/classifier (none: motion tracks are resolved by the detector alone);
+    `geometry` the camera's zones and masks; `min_dwell(zones)` how long a track must have stayed before
+    its event is emitted (the rules' min_dwell_s; a track that ends sooner is emitted when it ends)."""
+
+    def __init__(self, camera: str, config: VisionConfig, detector: Detector, *, stages: Stages | None = None,
+                 geometry: CameraGeometry | None = None,
+                 min_dwell: Callable[[frozenset[str]], float] | None = None):
         self.camera = camera
         self._config = config
         self._detector = detector
-        self._gate = MotionGate(config.motion)
+        self._stages = stages or Stages()
+        self._geometry = geometry or CameraGeometry()
+        self._min_dwell = min_dwell
+        self._gate = MotionGate(config.motion, self._geometry.motion_mask if self._geometry.masks else None)
         self._tracker = IoUTracker(config.tracker)
         self._memory: dict[int, _TrackMemory] = {}
+        self._track_labels = frozenset(config.track_labels)
         self._last_pts = float("-inf")
+        self._last_detect_pts = float("-inf")
+        self._last_whole_pts = float("-inf")
+        self._region_side = config.motion.region_min_side or max(getattr(detector, "input_size", (300, 300)))
         self.stats = PipelineStats()
+
+    @property
+    def tracks(self) -> list[Track]:
+        return self._tracker.tracks
 
     def process(self, frame: Frame) -> PipelineOutput:
         self.stats.frames_read += 1
@@ -141,27 +228,19 @@ class VisionPipeline:
         ended: list[TrackEvent] = []
         if pts < self._last_pts:  # the source restarted (reconnect, replay): its tracks cannot continue
             self._end(self._tracker.end_all(), new_events, ended)
+            self._last_detect_pts = self._last_whole_pts = float("-inf")
         self._last_pts = pts
         motion = self._gate.check(frame)
         if motion.run_detector:
-            t0 = time.perf_counter()
-            dets = self._detector.detect(frame.image)
-            self.stats.detect_ms.add((time.perf_counter() - t0) * 1000.0)
-            self.stats.frames_detected += 1
-            update = self._tracker.update(pts, dets)
-            for track in update.started:
-                self._memory[track.track_id] = _TrackMemory()
-                self.stats.tracks += 1
-            for track, det in update.matched:
-                self._observe(self._memory[track.track_id], det, dets, frame)
+            self._look(frame, motion.reason, motion.regions)
         self._hold_present(pts)
         self._gate.update_scene([track.box for track in self._tracker.tracks])
         self._end(self._tracker.expire(pts), new_events, ended)
-        tc = self._config.tracker
+        self._resolve_motion(frame)
         for track in self._tracker.tracks:
             memory = self._memory[track.track_id]
-            if memory.event is None and track.hits >= tc.min_hits and pts - track.first_ts >= tc.emit_after_s:
-                new_events.append(self._emit(track, memory))
+            if memory.event is None and self._ready(track, memory, pts):
+                new_events.append(self._emit(track, memory, pts))
         return PipelineOutput(new_events, ended)
 
     def finish(self) -> PipelineOutput:
@@ -169,12 +248,88 @@ class VisionPipeline:
         new_events: list[TrackEvent] = []
         ended: list[TrackEvent] = []
         self._end(self._tracker.end_all(), new_events, ended)
-        self._last_pts = float("-inf")
+        self._last_pts = self._last_detect_pts = self._last_whole_pts = float("-inf")
         return PipelineOutput(new_events, ended)
 
-    def _observe(self, memory: _TrackMemory, det: Det, dets: list[Det], frame: Frame) -> None:
+    # -- looking -----------------------------------------------------------------------------------------
+    def _look(self, frame: Frame, reason: str, blob_px: list[Region]) -> None:
+        """Detector (or tracker alone) on a frame the gate passed; feeds the tracker."""
+        image, pts, cfg = frame.image, frame.pts_s, self._config
+        h, w = image.shape[:2]
+        max_area = cfg.motion.max_blob_frac * w * h
+        lighting = any((b[2] - b[0]) * (b[3] - b[1]) > max_area for b in blob_px)
+        blobs = [] if lighting else [(b[0] / w, b[1] / h, b[2] / w, b[3] / h) for b in blob_px]
+        if (reason == "motion" and not lighting and blobs and pts - self._last_detect_pts < cfg.tracked_interval_s
+                and all(self._followed(b) for b in blobs)):
+            self.stats.frames_followed += 1
+            self._tracker.update(pts, [], blobs, start_motion=False)
+            return
+        looks: list[Region] | None = None
+        keyframe = pts - self._last_whole_pts >= cfg.motion.keyframe_interval_s - 1e-6
+        if reason == "motion" and blobs and not keyframe:
+            looks = detection_regions(self._with_tracks(blob_px, w, h), w, h, self._region_side,
+                                      cfg.motion.max_regions)
+        t0 = time.perf_counter()
+        if looks is None:
+            found = self._detector.detect(image)
+            self._last_whole_pts = pts
+            self.stats.detector_calls += 1
+        else:
+            found = [d for region in looks for d in self._detector.detect(image, region)]
+            self.stats.detector_calls += len(looks)
+            self.stats.region_looks += len(looks)
+        self.stats.detect_ms.add((time.perf_counter() - t0) * 1000.0)
+        self.stats.frames_detected += 1
+        self._last_detect_pts = pts
+        geometry = self._geometry
+        tracked: list[Det] = []
+        others: list[Det] = []
+        for d in found:
+            if geometry.masked(d.box):
+                continue
+            if d.label in self._track_labels:
+                tracked.append(d)
+            elif d.score >= OTHER_EXPLAINS_MIN:
+                others.append(d)
+        update = self._tracker.update(pts, tracked, blobs, start_motion=cfg.uncertain_regions, others=others)
+        for track in update.started:
+            memory = self._memory[track.track_id] = _TrackMemory()
+            self.stats.tracks += 1
+            if track.label == MOTION:
+                memory.source = "motion"
+                self.stats.motion_tracks += 1
+        for track, det in update.matched:
+            self._observe(self._memory[track.track_id], track, det, tracked, frame)
+
+    def _followed(self, blob: tuple[float, float, float, float]) -> bool:
+        """The blob lies on a confirmed track (its motion is that object moving)."""
+        cx, cy = (blob[0] + blob[2]) / 2.0, (blob[1] + blob[3]) / 2.0
+        for track in self._tracker.tracks:
+            memory = self._memory[track.track_id]
+            if track.label == MOTION or not (memory.resolved or track.hits >= self._config.tracker.min_hits):
+                continue
+            x1, y1, x2, y2 = track.predict(self._last_pts)
+            if x1 <= cx <= x2 and y1 <= cy <= y2:
+                return True
+        return False
+
+    def _with_tracks(self, blob_px: list[Region], w: int, h: int) -> list[Region]:
+        """Blobs grown to the boxes of the tracks they touch, so a region holds the whole object whose
+        arm moved, not just the arm."""
+        grown = []
+        for bx1, by1, bx2, by2 in blob_px:
+            for track in self._tracker.tracks:
+                x1, y1, x2, y2 = track.predict(self._last_pts)
+                tx1, ty1, tx2, ty2 = int(x1 * w), int(y1 * h), int(np.ceil(x2 * w)), int(np.ceil(y2 * h))
+                if tx1 < bx2 and bx1 < tx2 and ty1 < by2 and by1 < ty2:
+                    bx1, by1, bx2, by2 = min(bx1, tx1), min(by1, ty1), max(bx2, tx2), max(by2, ty2)
+            grown.append((bx1, by1, bx2, by2))
+        return grown
+
+    def _observe(self, memory: _TrackMemory, track: Track, det: Det, dets: list[Det], frame: Frame) -> None:
         memory.scores.append(det.score)
         memory.appearance = self._gate.patch(det.box)
+        self._note_zones(memory, det.box, frame.pts_s)
         if memory.event is None and det.score > memory.best_score:
             memory.best_score = det.score
             memory.best_box = det.box
@@ -182,6 +337,67 @@ class VisionPipeline:
             memory.best_wall_ms = frame.wall_ms
             memory.best_crop = crop_box(frame.image, det.box, self._config.crop_margin).copy()
 
+    def _note_zones(self, memory: _TrackMemory, box: tuple[float, float, float, float], pts: float) -> None:
+        if self._geometry.zones:
+            for zone in self._geometry.zones_of(box):
+                memory.zone_since.setdefault(zone, pts)
+
+    # -- uncertain regions -------------------------------------------------------------------------------
+    def _resolve_motion(self, frame: Frame) -> None:
+        """Name the persistent motion tracks nothing explained: person, something else, or uncertain."""
+        cfg = self._config
+        for track in self._tracker.tracks:
+            if track.label != MOTION:
+                continue
+            memory = self._memory[track.track_id]
+            self._note_zones(memory, track.box, frame.pts_s)
+            if (frame.pts_s - track.first_ts < cfg.uncertain_after_s or track.blob_hits < cfg.tracker.min_hits
+                    or track.last_hit_ts != frame.pts_s):
+                continue  # resolve on a frame where the blob is fresh, so the crop shows the thing
+            self._resolve(track, memory, frame)
+
+    def _resolve(self, track: Track, memory: _TrackMemory, frame: Frame) -> None:
+        image = frame.image
+        box = track.box
+        h, w = image.shape[:2]
+        px = (int(box[0] * w), int(box[1] * h), int(np.ceil(box[2] * w)), int(np.ceil(box[3] * h)))
+        label, score, uncertain = "person", 0.0, True
+        how = "uncertain"
+        dets: list[Det] = []
+        verifier = self._stages.verifier
+        if verifier is not None:
+            region = detection_regions([px], w, h, max(getattr(verifier, "input_size", (300, 300))) // 2, 1)
+            dets = [d for d in verifier.detect(image, region[0] if region else None) if _overlaps(d.box, box)]
+            self.stats.verifier_calls += 1
+        person = max((d for d in dets if d.label == "person"), key=lambda d: d.score, default=None)
+        other = max((d for d in dets if d.label != "person"), key=lambda d: d.score, default=None)
+        crop = crop_box(image, box, self._config.crop_margin).copy()
+        if person is not None and person.score >= self._config.uncertain_below:
+            label, score, uncertain, how = "person", person.score, False, "verifier_person"
+            box = person.box
+        elif other is not None and other.score >= OTHER_EXPLAINS_MIN and (person is None or other.score > person.score):
+            label, score, uncertain, how = other.label, other.score, False, "verifier_named"
+        else:
+            score = person.score if person is not None else 0.0
+            classifier = self._stages.classifier
+            if classifier is not None:
+                memory.classification = classifier.classify(crop)
+                self.stats.classifier_calls += 1
+                named = memory.classification.names_other_than_person(self._config.veto_min_prob)
+                if named is not None:
+                    (label, score), uncertain, how = named, False, "classifier_named"
+        track.label = label
+        memory.resolved = True
+        memory.uncertain = uncertain
+        memory.best_score = score
+        memory.best_box = box
+        memory.best_dets = dets[:MAX_DETECTIONS]
+        memory.best_wall_ms = frame.wall_ms
+        memory.best_crop = crop
+        memory.scores.append(score)
+        self.stats.resolved[how] = self.stats.resolved.get(how, 0) + 1
+
+    # -- holding, ending, emitting -------------------------------------------------------------------------
     def _hold_present(self, pts: float) -> None:
         """Keep tracks the detector missed alive while something still stands in their box and looks
         much as it did at the last hit."""
@@ -190,7 +406,7 @@ class VisionPipeline:
             return
         gate = self._gate
         for track in self._tracker.tracks:
-            if track.last_hit_ts == pts:
+            if track.last_hit_ts == pts or track.motion_only:
                 continue
             appearance = self._memory[track.track_id].appearance
             if appearance is None:
@@ -200,31 +416,65 @@ class VisionPipeline:
                     and patch_difference(now, appearance) <= tc.hold_max_change):
                 self._tracker.hold(track, pts)
 
+    def _confirmed(self, track: Track, memory: _TrackMemory) -> bool:
+        if memory.resolved:
+            return True
+        tc = self._config.tracker
+        if track.label == MOTION or track.hits < tc.min_hits:
+            return False
+        return not tc.min_median_score or statistics.median(memory.scores) >= tc.min_median_score
+
+    def _ready(self, track: Track, memory: _TrackMemory, pts: float) -> bool:
+        if pts - track.first_ts < self._config.tracker.emit_after_s or not self._confirmed(track, memory):
+            return False
+        if self._min_dwell is not None:
+            need = self._min_dwell(frozenset(memory.zone_since))
+            if need and _dwell(track, memory, pts) < need:
+                return False
+        return True
+
     def _end(self, tracks: list[Track], new_events: list[TrackEvent], ended: list[TrackEvent]) -> None:
         for track in tracks:
             memory = self._memory.pop(track.track_id)
             if memory.event is None:
-                if track.hits < self._config.tracker.min_hits:
+                if not self._confirmed(track, memory):
                     continue  # never confirmed: a flicker, dropped silently
-                new_events.append(self._emit(track, memory))
+                new_events.append(self._emit(track, memory, track.last_seen_ts))
             event = memory.event
             assert event is not None
             event.last_ts = track.last_seen_ts
             event.hits = track.hits
             ended.append(event)
 
-    def _emit(self, track: Track, memory: _TrackMemory) -> TrackEvent:
+    def _emit(self, track: Track, memory: _TrackMemory, pts: float) -> TrackEvent:
         crop = memory.best_crop
-        assert crop is not None  # every track has at least one hit, and the first hit sets the crop
+        assert crop is not None  # every confirmed track has a hit or a resolution, and both set the crop
         jpeg, size = encode_jpeg(crop, self._config.crop_max_side)
+        uncertain = memory.uncertain or (track.label == "person" and memory.best_score < self._config.uncertain_below)
         event = TrackEvent(
-            camera=self.camera, track_id=track.track_id, label=track.label, score=memory.best_score,
-            median_score=float(statistics.median(memory.scores)),
-            uncertain=memory.best_score < self._config.uncertain_below,
-            first_ts=track.first_ts, last_ts=track.last_seen_ts, captured_ms=memory.best_wall_ms,
-            box=memory.best_box, detections=memory.best_dets, crop_jpeg=jpeg, crop_size=size,
-            phash=phash_dct64(crop), hits=track.hits)
+            camera=self.camera, track_id=track.track_id, label=track.label, score=max(memory.best_score, 0.0),
+            median_score=float(statistics.median(memory.scores)) if memory.scores else 0.0,
+            uncertain=uncertain, first_ts=track.first_ts, last_ts=track.last_seen_ts,
+            captured_ms=memory.best_wall_ms, box=memory.best_box, detections=memory.best_dets, crop_jpeg=jpeg,
+            crop_size=size, phash=phash_dct64(crop), hits=track.hits, zones=sorted(memory.zone_since),
+            dwell_s=_dwell(track, memory, pts), source=memory.source, classification=memory.classification)
         memory.event = event
         memory.best_crop = None
         self.stats.events += 1
         return event
+
+
+def _dwell(track: Track, memory: _TrackMemory, pts: float) -> float:
+    if memory.zone_since:
+        return max(0.0, pts - min(memory.zone_since.values()))
+    return max(0.0, pts - track.first_ts)
+
+
+def _overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
+    """Boxes that share at least a third of the smaller one."""
+    ix = min(a[2], b[2]) - max(a[0], b[0])
+    iy = min(a[3], b[3]) - max(a[1], b[1])
+    if ix <= 0 or iy <= 0:
+        return False
+    smaller = min((a[2] - a[0]) * (a[3] - a[1]), (b[2] - b[0]) * (b[3] - b[1]))
+    return ix * iy >= smaller / 3.0

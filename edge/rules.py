@@ -1,23 +1,147 @@
 """What the device does with one new track: handle it locally, drop it, reuse a cached verdict, or escalate it.
 
-A pure function of the track, the cached verdict (if any) and the rules config, so it can be read, tested
-and explained in one place. Reasons are short and human: they travel with escalated events and show up in
-logs and the demo.
+`RulesConfig` is the policy an operator writes: defaults for every camera, and `overrides` for one camera,
+one zone, or one zone of one camera (the most specific match wins; its unset keys inherit the defaults).
+
+`Rules.decide` applies it in this order, and its reason says which step decided:
+
+1. schedule: outside every window of the rule -> local;
+2. label: not one the rule escalates (nor one it always confirms) -> local;
+3. classifier veto: an uncertain track the classifier names as something else (a car, a dog) -> local;
+4. score under `min_score`, and not uncertain -> dropped;
+5. stayed less than `min_dwell_s` -> dropped;
+6. the same camera, zone rule and label escalated less than `cooldown_s` ago -> dropped;
+7. a label in `confirm_labels` -> escalate, whatever the cache holds;
+8. a verdict in the device cache covers it -> cached;
+9. uncertain (the vision pipeline said so, or the score is inside `uncertain_band`) -> escalate;
+10. otherwise escalate when `escalate` is on, else local.
+
+Reasons are short and human: they travel with escalated events and show up in logs, replays and the demo.
 """
 
 from __future__ import annotations
 
+import re
+import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Annotated, Literal, Protocol
 
+from pydantic import Field, field_validator, model_validator
+
+from ..shared.config import Strict
 from ..shared.protocol import Verdict
-from .config import RulesConfig
 
 DecisionKind = Literal["escalate", "cached", "local", "dropped"]
+Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
+WEEKDAYS: tuple[Weekday, ...] = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+Unit = Annotated[float, Field(ge=0.0, le=1.0)]
+Seconds = Annotated[float, Field(ge=0.0, le=7 * 86400.0)]
+_CLOCK = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$|^24:00$")
+
+
+class ScheduleWindow(Strict):
+    """When a rule is active, in the device's local time. `end` before `start` runs past midnight
+    (22:00-06:00 on "fri" covers Friday night into Saturday morning)."""
+
+    days: list[Weekday] = list(WEEKDAYS)
+    start: str = "00:00"
+    end: str = "24:00"
+
+    @field_validator("start", "end")
+    @classmethod
+    def _clock(cls, value: str) -> str:
+        if not _CLOCK.match(value):
+            raise ValueError("must be a time of day HH:MM (00:00 to 24:00)")
+        return value
+
+    def _minutes(self, value: str) -> int:
+        hours, minutes = value.split(":")
+        return int(hours) * 60 + int(minutes)
+
+    def active(self, weekday: int, minute: int) -> bool:
+        """weekday 0 = Monday; minute of the day 0..1439."""
+        start, end = self._minutes(self.start), self._minutes(self.end)
+        today = WEEKDAYS[weekday] in self.days
+        if start <= end:
+            return today and start <= minute < end
+        yesterday = WEEKDAYS[(weekday - 1) % 7] in self.days
+        return (today and minute >= start) or (yesterday and minute < end)
+
+
+class _RuleFields(Strict):
+    """The keys a rule sets; defaults are the device-wide policy."""
+
+    labels: list[str] = ["person"]  # labels that may escalate; others are handled on the device
+    min_score: Unit = 0.2  # below this (and not uncertain) a track is dropped
+    uncertain_band: tuple[Unit, Unit] = (0.2, 0.5)  # scores in [low, high) escalate unless the cache answers
+    escalate: bool = True  # confident tracks of an escalating label escalate too, unless cached
+    confirm_labels: list[str] = []  # always asked of the cloud: never answered from the device cache
+    min_dwell_s: Seconds = 0.0  # a track must stay this long (in the rule's zone, if it has one)
+    cooldown_s: Seconds = 0.0  # after an escalation, the same camera/zone/label stays quiet this long
+    schedule: list[ScheduleWindow] = []  # empty: always active
+    classify: bool = True  # describe escalated crops with the classifier (top classes travel in the event)
+    # an uncertain track the classifier names as a vehicle or animal with this much probability is vetoed
+    veto_min_prob: Unit = 0.5
+
+    @field_validator("uncertain_band")
+    @classmethod
+    def _band(cls, value: tuple[float, float]) -> tuple[float, float]:
+        if value[0] > value[1]:
+            raise ValueError("must be [low, high] with low <= high")
+        return value
+
+
+class RuleOverride(Strict):
+    """Settings for one camera, one zone, or one zone of one camera; unset keys keep the defaults."""
+
+    camera: str | None = None
+    zone: str | None = None
+    labels: list[str] | None = None
+    min_score: Unit | None = None
+    uncertain_band: tuple[Unit, Unit] | None = None
+    escalate: bool | None = None
+    confirm_labels: list[str] | None = None
+    min_dwell_s: Seconds | None = None
+    cooldown_s: Seconds | None = None
+    schedule: list[ScheduleWindow] | None = None
+    classify: bool | None = None
+    veto_min_prob: Unit | None = None
+
+    @model_validator(mode="after")
+    def _scoped(self) -> RuleOverride:
+        if self.camera is None and self.zone is None:
+            raise ValueError("an override needs a camera, a zone or both (the defaults apply everywhere)")
+        if self.uncertain_band is not None and self.uncertain_band[0] > self.uncertain_band[1]:
+            raise ValueError("uncertain_band must be [low, high] with low <= high")
+        return self
+
+    @property
+    def specificity(self) -> int:
+        return (2 if self.zone is not None else 0) + (1 if self.camera is not None else 0)
+
+
+class RulesConfig(_RuleFields):
+    """Which tracks are worth a verdict, by camera and zone. See the module docstring for the order."""
+
+    overrides: list[RuleOverride] = []
+
+
+@dataclass(frozen=True)
+class Rule:
+    """The effective settings for one camera and zone: defaults with the matching override applied."""
+
+    fields: _RuleFields
+    scope: str  # "*" or "camera=door zone=porch": what the cooldown is kept per
+
+    def __getattr__(self, name: str):  # fields read as attributes: rule.min_score
+        return getattr(self.fields, name)
 
 
 class ScoredTrack(Protocol):
-    """What the rules look at in a track event (edge.pipeline.TrackEvent has these)."""
+    """What the rules look at in a track event (edge.pipeline.TrackEvent has these). Only `label` and
+    `score` are required; `uncertain`, `camera`, `zones`, `dwell_s`, `captured_ms` and `classification` are read
+    when present."""
 
     label: str
     score: float
@@ -31,28 +155,136 @@ class Decision:
 
 
 class Rules:
-    """The escalation policy of one device."""
+    """The escalation policy of one device. Keeps the cooldown clocks, so use one instance per device."""
 
     def __init__(self, config: RulesConfig) -> None:
         self.config = config
-        self._labels = frozenset(config.labels)
-        self._low, self._high = config.uncertain_band
+        self._overrides = sorted(enumerate(config.overrides), key=lambda item: (-item[1].specificity, item[0]))
+        self._base = Rule(_RuleFields(**config.model_dump(exclude={"overrides"})), "*")
+        self._effective: dict[tuple[str, frozenset[str]], Rule] = {}
+        self._last_escalated: dict[tuple[str, str, str], int] = {}  # (camera, rule scope, label) -> ms
 
-    def is_uncertain(self, ev: ScoredTrack) -> bool:
-        """A score inside the configured band. The band, not the vision pipeline's own `uncertain` flag,
-        is what decides here, so the operator's rules config is the one place that sets the policy."""
-        return self._low <= ev.score < self._high
+    def rule_for(self, camera: str, zones: Iterable[str] = ()) -> Rule:
+        """The settings that apply to an object of this camera standing in these zones."""
+        key = (camera, frozenset(zones))
+        rule = self._effective.get(key)
+        if rule is None:
+            rule = self._base
+            for _, override in self._overrides:
+                if override.camera not in (None, camera) or (override.zone is not None and override.zone not in key[1]):
+                    continue
+                changes = override.model_dump(exclude={"camera", "zone"}, exclude_none=True)
+                scope = " ".join(f"{k}={v}" for k, v in (("camera", override.camera), ("zone", override.zone)) if v)
+                rule = Rule(self._base.fields.model_copy(update=changes), scope)
+                break
+            self._effective[key] = rule
+        return rule
 
-    def decide(self, ev: ScoredTrack, cached: Verdict | None) -> Decision:
-        if ev.label not in self._labels:
+    def _rule_of(self, ev: ScoredTrack, camera: str | None) -> Rule:
+        return self.rule_for(camera or getattr(ev, "camera", ""), getattr(ev, "zones", ()))
+
+    def is_uncertain(self, ev: ScoredTrack, camera: str | None = None) -> bool:
+        """The vision pipeline called it uncertain, or its score is inside the rule's uncertainty band."""
+        low, high = self._rule_of(ev, camera).uncertain_band
+        return bool(getattr(ev, "uncertain", False)) or low <= ev.score < high
+
+    def escalates(self, ev: ScoredTrack, camera: str | None = None) -> bool:
+        """Whether the label is one this track's rule may escalate (worth a cache lookup)."""
+        rule = self._rule_of(ev, camera)
+        return ev.label in rule.labels or ev.label in rule.confirm_labels
+
+    def wants_classes(self, ev: ScoredTrack, camera: str | None = None) -> bool:
+        """Whether the classifier should describe this track before the decision."""
+        return self._rule_of(ev, camera).classify and self.escalates(ev, camera)
+
+    def min_dwell_s(self, camera: str, zones: Iterable[str]) -> float:
+        return self.rule_for(camera, zones).min_dwell_s
+
+    def decide(self, ev: ScoredTrack, cached: Verdict | None, *, camera: str | None = None,
+               now_ms: int | None = None) -> Decision:
+        camera = camera or getattr(ev, "camera", "")
+        rule = self._rule_of(ev, camera)
+        now = now_ms if now_ms is not None else int(getattr(ev, "captured_ms", 0) or time.time() * 1000)
+        if rule.schedule and not _scheduled(rule.schedule, now):
+            return Decision("local", f"outside the schedule of rule {rule.scope}")
+        confirm = ev.label in rule.confirm_labels
+        if ev.label not in rule.labels and not confirm:
             return Decision("local", f"label {ev.label!r} is not escalated")
-        uncertain = self.is_uncertain(ev)
-        if ev.score < self.config.min_score and not uncertain:
-            return Decision("dropped", f"score {ev.score:.2f} below {self.config.min_score:.2f}")
-        if cached is not None:
+        uncertain = self.is_uncertain(ev, camera)
+        named = _vetoed_by(getattr(ev, "classification", None), rule.veto_min_prob) if uncertain else None
+        if named is not None:
+            return Decision("local", f"uncertain {ev.label}: the classifier sees {named[0]} {named[1]:.2f}")
+        if ev.score < rule.min_score and not uncertain:
+            return Decision("dropped", f"score {ev.score:.2f} below {rule.min_score:.2f}")
+        dwell = getattr(ev, "dwell_s", None)
+        if rule.min_dwell_s and dwell is not None and dwell < rule.min_dwell_s:
+            return Decision("dropped", f"stayed {dwell:.1f} s, under {rule.min_dwell_s:g} s")
+        key = (camera, rule.scope, ev.label)
+        last = self._last_escalated.get(key)
+        if rule.cooldown_s and last is not None and 0 <= now - last < rule.cooldown_s * 1000:
+            return Decision("dropped", f"cooldown: {ev.label} escalated {(now - last) / 1000:.0f} s ago")
+        if confirm:
+            decision = Decision("escalate", f"{ev.label} always needs the cloud's confirmation")
+        elif cached is not None:
             return Decision("cached", f"cached {cached.verdict} from {cached.event_id[:8]}", cached)
-        if uncertain:
-            return Decision("escalate", f"uncertain score {ev.score:.2f}")
-        if self.config.escalate:
-            return Decision("escalate", f"{ev.label} {ev.score:.2f}, verdict wanted")
-        return Decision("local", f"confident {ev.label} {ev.score:.2f}, escalation off")
+        elif uncertain:
+            decision = Decision("escalate", f"uncertain score {ev.score:.2f}")
+        elif rule.escalate:
+            decision = Decision("escalate", f"{ev.label} {ev.score:.2f}, verdict wanted")
+        else:
+            return Decision("local", f"confident {ev.label} {ev.score:.2f}, escalation off")
+        if rule.cooldown_s:
+            self._last_escalated[key] = now
+        return decision
+
+
+def _scheduled(windows: Sequence[ScheduleWindow], now_ms: int) -> bool:
+    t = time.localtime(now_ms / 1000.0)
+    minute = t.tm_hour * 60 + t.tm_min
+    return any(w.active(t.tm_wday, minute) for w in windows)
+
+
+def _vetoed_by(classification: object, min_prob: float) -> tuple[str, float] | None:
+    """The name the classifier gives an uncertain track when that plainly is not a person. `classification` is a
+    classify.Classification, or anything else (nothing to go on)."""
+    names = getattr(classification, "names_other_than_person", None)
+    return names(min_prob) if callable(names) else None
+
+
+class VerdictLookup(Protocol):
+    """The device verdict cache as the triage uses it (edge.vcache.VerdictCache)."""
+
+    def lookup(self, *, device: str, camera: str, site: str | None, label: str, phash: str,
+               phash_alg: str = "dct64", now_ms: int) -> Verdict | None: ...
+
+
+class Describer(Protocol):
+    """The crop classifier as the triage uses it (edge.classify.CropClassifier)."""
+
+    def classify_jpeg(self, jpeg: bytes) -> object | None: ...
+
+
+class Triage:
+    """One device's whole decision on a new track event: the classifier where the rule asks for it, the
+    verdict cache where the label may escalate, then the rules. The agent and the offline replay both run
+    exactly this, so a replay shows what the device would have done."""
+
+    def __init__(self, rules: Rules, *, device: str, site: str | None = None,
+                 cache: VerdictLookup | None = None, classifier: Describer | None = None) -> None:
+        self.rules = rules
+        self.device = device
+        self.site = site
+        self.cache = cache
+        self.classifier = classifier
+
+    def decide(self, camera: str, ev: ScoredTrack, now_ms: int) -> Decision:
+        rules = self.rules
+        if (self.classifier is not None and getattr(ev, "classification", None) is None
+                and hasattr(ev, "classification") and rules.wants_classes(ev, camera)):
+            ev.classification = self.classifier.classify_jpeg(ev.crop_jpeg)  # type: ignore[attr-defined]
+        cached = None
+        if self.cache is not None and rules.escalates(ev, camera):
+            cached = self.cache.lookup(device=self.device, camera=camera, site=self.site, label=ev.label,
+                                       phash=ev.phash, phash_alg=getattr(ev, "phash_alg", "dct64"),  # type: ignore[attr-defined]
+                                       now_ms=now_ms)
+        return rules.decide(ev, cached, camera=camera, now_ms=now_ms)

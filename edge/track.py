@@ -1,6 +1,16 @@
-"""Tracking: turn per-frame detections into objects with a life — one id from the moment a person appears
-until they have been gone for `max_missed_s`. Greedy IoU matching against a constant-velocity prediction
-of each box is enough at 5-15 fps with few objects, and costs microseconds.
+"""Tracking: turn per-frame detections into objects with a life — one id from the moment something appears
+until it has been gone for `max_missed_s`, so one object makes one event.
+
+SORT-style: every track carries a constant-velocity motion model (an alpha-beta filter on the box corners,
+the steady-state form of SORT's Kalman filter), its box is predicted to the frame's time, and detections are
+matched to predictions greedily by IoU (optimal for the few objects a camera sees; Hungarian matching only
+matters in crowds). A prediction runs at most `MAX_PREDICT_S` ahead, which is what carries an identity
+through a short occlusion: the person walking behind a pillar is matched again where the model expects them.
+
+Besides detections, the tracker takes *motion blobs* (moving areas no detection explains). A blob no track
+claims starts a `MOTION` track: something moves there that the detector does not name. The pipeline
+resolves a persistent one (verifier, classifier) into a labelled track or an uncertain person. Blobs also
+keep alive tracks the detector missed on this frame, and move the tracks that only motion ever saw.
 
 Time is the stream's pts, never the wall clock, so a recorded clip tracks the same on any machine.
 """
@@ -17,14 +27,17 @@ from ..shared.config import Strict
 from .detect import Det
 
 Box = tuple[float, float, float, float]
+MOTION = "motion"  # label of a track only motion has seen so far
 MAX_PREDICT_S = 1.0  # extrapolate a box at most this far: further out a guess is worse than standing still
-VELOCITY_SMOOTHING = 0.5  # weight of the newest velocity measurement
+VELOCITY_SMOOTHING = 0.5  # weight of the newest velocity measurement (the filter's beta)
 
 
 class TrackerConfig(Strict):
     iou_threshold: Annotated[float, Field(gt=0.0, le=1.0)] = 0.2
     max_missed_s: Annotated[float, Field(gt=0.0)] = 2.0  # gone this long without a match (or a hold) -> ended
     min_hits: Annotated[int, Field(ge=1)] = 3  # detections before a track is worth an event
+    # the median detection score a track needs to be worth an event (one bright flicker is not a person)
+    min_median_score: Annotated[float, Field(ge=0.0, le=1.0)] = 0.0
     emit_after_s: Annotated[float, Field(ge=0.0)] = 1.5  # age before a confirmed track is emitted
     # A track the detector misses still counts as seen ("held") while its box differs from the empty scene
     # by at least hold_min_presence and from its look at the last hit by at most hold_max_change (mean
@@ -33,17 +46,20 @@ class TrackerConfig(Strict):
     hold_min_presence: Annotated[float, Field(ge=0.0, le=255.0)] = 15.0
     hold_max_change: Annotated[float, Field(gt=0.0, le=255.0)] = 30.0
     max_hold_s: Annotated[float, Field(gt=0.0)] = 60.0  # held without any detection this long -> ended
+    blob_iou: Annotated[float, Field(gt=0.0, le=1.0)] = 0.1  # a motion blob this close belongs to a track
+    motion_max_missed_s: Annotated[float, Field(gt=0.0)] = 1.0  # a motion-only track without motion ends
 
 
 @dataclass(slots=True, eq=False)
 class Track:
     track_id: int
-    label: str
+    label: str  # MOTION until a detection or the pipeline names it
     box: Box  # last matched box, normalised
     first_ts: float
-    last_hit_ts: float  # pts of the last matched detection
-    last_seen_ts: float  # pts of the last detection or hold
-    hits: int = 1
+    last_hit_ts: float  # pts of the last matched detection or blob that moved the box
+    last_seen_ts: float  # pts of the last detection, blob or hold
+    hits: int = 1  # detections matched (0 for a track only motion has seen)
+    blob_hits: int = 0  # motion blobs matched
     velocity: Box = (0.0, 0.0, 0.0, 0.0)  # box units per second
 
     def predict(self, pts_s: float) -> Box:
@@ -55,11 +71,16 @@ class Track:
         return (min(max(x1 + vx1 * dt, 0.0), 1.0), min(max(y1 + vy1 * dt, 0.0), 1.0),
                 min(max(x2 + vx2 * dt, 0.0), 1.0), min(max(y2 + vy2 * dt, 0.0), 1.0))
 
+    @property
+    def motion_only(self) -> bool:
+        """No detection has ever matched it: its box follows motion blobs."""
+        return self.hits == 0
+
 
 @dataclass(slots=True)
 class TrackUpdate:
     matched: list[tuple[Track, Det]] = field(default_factory=list)  # includes the tracks started now
-    started: list[Track] = field(default_factory=list)
+    started: list[Track] = field(default_factory=list)  # detection and motion tracks started now
 
 
 def iou_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -75,6 +96,41 @@ def iou_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
 
 
+def _greedy(iou: np.ndarray, threshold: float) -> list[tuple[int, int]]:
+    """Pairs (row, col) by descending IoU, each row and column used once, IoU >= threshold."""
+    pairs: list[tuple[int, int]] = []
+    if iou.size == 0:
+        return pairs
+    rows: set[int] = set()
+    cols: set[int] = set()
+    width = iou.shape[1]
+    for flat in np.argsort(-iou, axis=None, kind="stable"):
+        r, c = divmod(int(flat), width)
+        if iou[r, c] < threshold:
+            break
+        if r in rows or c in cols:
+            continue
+        rows.add(r)
+        cols.add(c)
+        pairs.append((r, c))
+    return pairs
+
+
+def _explained(blob: Box, dets: list[Det]) -> bool:
+    """A blob a detection of this frame accounts for: they overlap, or the detection's centre is in it."""
+    bx1, by1, bx2, by2 = blob
+    for d in dets:
+        x1, y1, x2, y2 = d.box
+        cx, cy = (x1 + x2) / 2.0, (y1 + y2) / 2.0
+        if bx1 <= cx <= bx2 and by1 <= cy <= by2:
+            return True
+        ix = min(bx2, x2) - max(bx1, x1)
+        iy = min(by2, y2) - max(by1, y1)
+        if ix > 0 and iy > 0 and ix * iy >= 0.3 * min((bx2 - bx1) * (by2 - by1), (x2 - x1) * (y2 - y1)):
+            return True
+    return False
+
+
 class IoUTracker:
     """Active tracks of one camera. `update` on frames the detector ran on, `hold` for tracks known to be
     still there, `expire` on every frame; ended tracks are handed back exactly once."""
@@ -88,50 +144,82 @@ class IoUTracker:
     def tracks(self) -> list[Track]:
         return self._tracks
 
-    def update(self, pts_s: float, dets: list[Det]) -> TrackUpdate:
+    def update(self, pts_s: float, dets: list[Det], blobs: list[Box] | None = None,
+               *, start_motion: bool = True, others: list[Det] | None = None) -> TrackUpdate:
+        """Match this frame's detections, then the motion blobs no detection explains (`others`: detections
+        not tracked that still explain motion). A detection continues a track of its own label or a MOTION
+        track (which takes the label); a blob continues any track, or starts a MOTION track."""
         result = TrackUpdate()
-        if not dets:
-            return result
-        unmatched = list(range(len(dets)))
-        if self._tracks:
-            predicted = np.array([t.predict(pts_s) for t in self._tracks], dtype=np.float64)
-            boxes = np.array([d.box for d in dets], dtype=np.float64)
-            iou = iou_matrix(predicted, boxes)
-            for ti, t in enumerate(self._tracks):  # a label never changes within a track
-                for di, d in enumerate(dets):
-                    if d.label != t.label:
-                        iou[ti, di] = 0.0
-            taken_t: set[int] = set()
-            taken_d: set[int] = set()
-            for flat in np.argsort(-iou, axis=None, kind="stable"):
-                ti, di = divmod(int(flat), len(dets))
-                if iou[ti, di] < self._config.iou_threshold:
-                    break
-                if ti in taken_t or di in taken_d:
-                    continue
-                taken_t.add(ti)
-                taken_d.add(di)
-                self._hit(self._tracks[ti], dets[di], pts_s)
-                result.matched.append((self._tracks[ti], dets[di]))
-            unmatched = [i for i in unmatched if i not in taken_d]
-        for di in unmatched:
-            d = dets[di]
-            track = Track(self._next_id, d.label, d.box, pts_s, pts_s, pts_s)
-            self._next_id += 1
-            self._tracks.append(track)
-            result.started.append(track)
-            result.matched.append((track, d))
+        hit: set[int] = set()
+        if dets:
+            unmatched = set(range(len(dets)))
+            if self._tracks:
+                iou = iou_matrix(self._predicted(pts_s), np.array([d.box for d in dets], dtype=np.float64))
+                for ti, t in enumerate(self._tracks):  # a label never changes once a detection gave it
+                    if t.label != MOTION:
+                        for di, d in enumerate(dets):
+                            if d.label != t.label:
+                                iou[ti, di] = 0.0
+                for ti, di in _greedy(iou, self._config.iou_threshold):
+                    track, det = self._tracks[ti], dets[di]
+                    if track.label == MOTION:
+                        track.label = det.label
+                    self._hit(track, det.box, pts_s)
+                    track.hits += 1
+                    hit.add(id(track))
+                    unmatched.discard(di)
+                    result.matched.append((track, det))
+            for di in sorted(unmatched):
+                d = dets[di]
+                track = self._start(d.label, d.box, pts_s, hits=1)
+                hit.add(id(track))
+                result.started.append(track)
+                result.matched.append((track, d))
+        if blobs:
+            explaining = dets + others if others else dets
+            free = [b for b in blobs if not _explained(b, explaining)]
+            if free:
+                self._match_blobs(pts_s, free, hit, result, start_motion)
         return result
 
-    def _hit(self, track: Track, det: Det, pts_s: float) -> None:
+    def _match_blobs(self, pts_s: float, blobs: list[Box], hit: set[int], result: TrackUpdate,
+                     start_motion: bool) -> None:
+        candidates = [t for t in self._tracks if id(t) not in hit]
+        unmatched = set(range(len(blobs)))
+        if candidates:
+            predicted = np.array([t.predict(pts_s) for t in candidates], dtype=np.float64)
+            iou = iou_matrix(predicted, np.array(blobs, dtype=np.float64))
+            for ti, bi in _greedy(iou, self._config.blob_iou):
+                track = candidates[ti]
+                unmatched.discard(bi)
+                track.blob_hits += 1
+                if track.motion_only:
+                    self._hit(track, blobs[bi], pts_s)
+                else:  # the detector's box is better than a blob's: only keep the track alive
+                    track.last_seen_ts = max(track.last_seen_ts, pts_s)
+        if start_motion:
+            for bi in sorted(unmatched):
+                track = self._start(MOTION, blobs[bi], pts_s, hits=0)
+                track.blob_hits = 1
+                result.started.append(track)
+
+    def _predicted(self, pts_s: float) -> np.ndarray:
+        return np.array([t.predict(pts_s) for t in self._tracks], dtype=np.float64)
+
+    def _start(self, label: str, box: Box, pts_s: float, hits: int) -> Track:
+        track = Track(self._next_id, label, box, pts_s, pts_s, pts_s, hits=hits)
+        self._next_id += 1
+        self._tracks.append(track)
+        return track
+
+    def _hit(self, track: Track, box: Box, pts_s: float) -> None:
         dt = pts_s - track.last_hit_ts
         if dt > 0.0:
             a = VELOCITY_SMOOTHING
             track.velocity = tuple(  # type: ignore[assignment]
-                (1.0 - a) * v + a * (n - o) / dt for v, n, o in zip(track.velocity, det.box, track.box, strict=True))
-        track.box = det.box
+                (1.0 - a) * v + a * (n - o) / dt for v, n, o in zip(track.velocity, box, track.box, strict=True))
+        track.box = box
         track.last_hit_ts = track.last_seen_ts = pts_s
-        track.hits += 1
 
     def hold(self, track: Track, pts_s: float) -> None:
         """The track was not detected but is known to be still there, not moving."""
@@ -139,11 +227,13 @@ class IoUTracker:
         track.velocity = (0.0, 0.0, 0.0, 0.0)
 
     def expire(self, pts_s: float) -> list[Track]:
-        """Remove and return the tracks unseen for longer than max_missed_s (or held past max_hold_s)."""
+        """Remove and return the tracks unseen for longer than max_missed_s (motion-only tracks: than
+        motion_max_missed_s), or held past max_hold_s."""
         if not self._tracks:
             return []
         cfg = self._config
-        ended = [t for t in self._tracks if pts_s - t.last_seen_ts > cfg.max_missed_s
+        ended = [t for t in self._tracks
+                 if pts_s - t.last_seen_ts > (cfg.motion_max_missed_s if t.label == MOTION else cfg.max_missed_s)
                  or pts_s - t.last_hit_ts > cfg.max_hold_s]
         if ended:
             self._tracks = [t for t in self._tracks if t not in ended]

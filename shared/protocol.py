@@ -1,8 +1,13 @@
 """Protocol v1 messages: escalated events (MessagePack, crop as raw bytes) and verdicts (JSON).
 
-Decoders never raise anything but `ProtocolError`, whose `reason` says what was wrong, so a receiver can
-log it, count it and carry on. Unknown fields are ignored (a newer sender may add fields within v1);
-a different schema version is refused.
+Decoders never raise anything but `ProtocolError`, whose `reason` says what was wrong and whose `code` names
+the limit or rule that refused it, so a receiver can log it, count it by kind and carry on. Unknown fields are
+ignored (a newer sender may add fields within v1); a different schema version is refused.
+
+Limits a receiver enforces before anything else touches the message: the message size (MAX_EVENT_BYTES,
+MAX_VERDICT_BYTES), MessagePack container sizes and nesting, every field's type, range and length, and the
+crop's real pixel count read from its JPEG frame header (a small file can declare a huge image; nothing
+decodes a crop over MAX_CROP_PIXELS or one whose header disagrees with `crop_size`).
 """
 
 from __future__ import annotations
@@ -29,12 +34,17 @@ Unit = Annotated[float, Field(ge=0.0, le=1.0)]
 ShortText = Annotated[str, Field(max_length=256)]
 
 
-class ProtocolError(ValueError):
-    """A message that cannot be accepted, with the reason a person can act on."""
+REJECT_CODES = ("too_large", "encoding", "schema_version", "invalid", "image")
 
-    def __init__(self, reason: str):
+
+class ProtocolError(ValueError):
+    """A message that cannot be accepted, with the reason a person can act on and a short `code` (one of
+    REJECT_CODES) to count rejections by."""
+
+    def __init__(self, reason: str, code: str = "invalid"):
         super().__init__(reason)
         self.reason = reason
+        self.code = code
 
 
 class _Message(BaseModel):
@@ -99,17 +109,20 @@ class ReuseRule(_Message):
     ttl_s: Annotated[int, Field(ge=0, le=30 * 86400)] = 3600
 
 
+Millis = Annotated[float, Field(ge=0.0, le=86_400_000.0, allow_inf_nan=False)]
+
+
 class Timings(_Message):
-    queue_ms: float = 0.0
-    analyze_ms: float = 0.0
-    total_ms: float = 0.0
+    queue_ms: Millis = 0.0
+    analyze_ms: Millis = 0.0
+    total_ms: Millis = 0.0
 
 
 class Verdict(_Message):
     """The cloud's answer to one event, readable by any MQTT subscriber."""
 
     schema_version: Literal[1] = Field(SCHEMA_VERSION, alias="v")
-    event_id: str = Field(max_length=36)
+    event_id: str = Field(max_length=36, pattern=r"^[0-9a-f-]{1,36}$")
     device: Annotated[str, Field(pattern=DEVICE_ID_RE.pattern)]
     camera: Annotated[str, Field(pattern=CAMERA_ID_RE.pattern)]
     label: Label
@@ -118,12 +131,17 @@ class Verdict(_Message):
     description: Annotated[str, Field(max_length=300)]
     model: Annotated[str, Field(max_length=128)]
     source: Literal["llm", "cloud_cache", "fallback"] = "llm"
-    reused_from: str | None = Field(None, max_length=36)
-    created_ms: Annotated[int, Field(ge=0)]
+    reused_from: str | None = Field(None, max_length=36, pattern=r"^[0-9a-f-]{1,36}$")
+    created_ms: Annotated[int, Field(ge=0, lt=1 << 53)]
     timings: Timings = Timings()
     cache: ReuseRule | None = None
 
     model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 24 else text[:21] + "..."
 
 
 def _reason(exc: ValidationError) -> str:
@@ -142,26 +160,77 @@ def encode_event(event: Event) -> bytes:
     return data
 
 
+_SOF_MARKERS = frozenset((0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF))
+
+
+def jpeg_size(data: bytes) -> tuple[int, int] | None:
+    """(width, height) from a JPEG's frame header, without decoding it; None when there is no readable
+    header before the image data. Reads at most the marker segments, never the entropy-coded data."""
+    i, n = 2, len(data)
+    if n < 4 or data[:2] != b"\xff\xd8":
+        return None
+    while i + 4 <= n:
+        if data[i] != 0xFF:
+            return None
+        marker = data[i + 1]
+        if marker == 0xFF:  # fill byte
+            i += 1
+            continue
+        if marker == 0x01 or 0xD0 <= marker <= 0xD7:  # standalone markers carry no length
+            i += 2
+            continue
+        if marker in (0xD9, 0xDA):  # end of image, start of scan: no frame header came first
+            return None
+        length = (data[i + 2] << 8) | data[i + 3]
+        if length < 2:
+            return None
+        if marker in _SOF_MARKERS:
+            if i + 9 > n or length < 7:
+                return None
+            height = (data[i + 5] << 8) | data[i + 6]
+            width = (data[i + 7] << 8) | data[i + 8]
+            return width, height
+        i += 2 + length
+    return None
+
+
+def _check_crop(event: Event) -> None:
+    w, h = event.crop_size
+    if w * h > MAX_CROP_PIXELS:
+        raise ProtocolError(f"crop of {w}x{h} pixels is over the {MAX_CROP_PIXELS}-pixel limit", "image")
+    real = jpeg_size(event.crop)
+    if real is None:
+        raise ProtocolError("crop is not a complete JPEG: no frame header before the image data", "image")
+    rw, rh = real
+    if rw == 0 or rh == 0:
+        raise ProtocolError(f"crop JPEG declares an empty {rw}x{rh} image", "image")
+    if rw * rh > MAX_CROP_PIXELS:
+        raise ProtocolError(f"crop JPEG is {rw}x{rh} pixels, over the {MAX_CROP_PIXELS}-pixel limit", "image")
+    if (w, h) != (0, 0) and (w, h) != (rw, rh):
+        raise ProtocolError(f"crop_size says {w}x{h} but the JPEG is {rw}x{rh}", "image")
+
+
 def decode_event(data: bytes) -> Event:
     if len(data) > MAX_EVENT_BYTES:
-        raise ProtocolError(f"event is {len(data)} bytes, over the {MAX_EVENT_BYTES}-byte limit")
+        raise ProtocolError(f"event is {len(data)} bytes, over the {MAX_EVENT_BYTES}-byte limit", "too_large")
     try:
         obj = msgpack.unpackb(data, raw=False, strict_map_key=True, max_bin_len=MAX_EVENT_BYTES,
                               max_str_len=MAX_EVENT_BYTES, max_array_len=4096, max_map_len=256)
     except Exception as exc:  # msgpack raises many types for bad input
-        raise ProtocolError(f"event is not valid MessagePack: {type(exc).__name__}") from None
+        raise ProtocolError(f"event is not valid MessagePack: {type(exc).__name__}", "encoding") from None
     if not isinstance(obj, dict):
-        raise ProtocolError("event must be a MessagePack map")
+        raise ProtocolError("event must be a MessagePack map", "encoding")
     version = obj.get("v")
-    if version != SCHEMA_VERSION:
-        raise ProtocolError(f"event schema version {version!r} is not supported (this receiver speaks v{SCHEMA_VERSION})")
+    if type(version) is not int or version != SCHEMA_VERSION:  # True == 1 and 1.0 == 1 must not pass
+        raise ProtocolError(f"event schema version {_short(version)} is not supported (this receiver speaks "
+                            f"v{SCHEMA_VERSION})", "schema_version")
     try:
         event = Event.model_validate(obj)
     except ValidationError as exc:
         raise ProtocolError(f"invalid event: {_reason(exc)}") from None
-    w, h = event.crop_size
-    if w * h > MAX_CROP_PIXELS:
-        raise ProtocolError(f"crop of {w}x{h} pixels is over the {MAX_CROP_PIXELS}-pixel limit")
+    except RecursionError:  # pydantic walking a pathological value
+        raise ProtocolError("invalid event: values nested too deeply") from None
+    _check_crop(event)
     return event
 
 
@@ -174,16 +243,21 @@ def encode_verdict(verdict: Verdict) -> bytes:
 
 def decode_verdict(data: bytes) -> Verdict:
     if len(data) > MAX_VERDICT_BYTES:
-        raise ProtocolError(f"verdict is {len(data)} bytes, over the {MAX_VERDICT_BYTES}-byte limit")
+        raise ProtocolError(f"verdict is {len(data)} bytes, over the {MAX_VERDICT_BYTES}-byte limit", "too_large")
     try:
         obj = json.loads(data)
+    except RecursionError:
+        raise ProtocolError("verdict is not valid JSON: nested too deeply", "encoding") from None
     except (ValueError, UnicodeDecodeError) as exc:
-        raise ProtocolError(f"verdict is not valid JSON: {exc}") from None
+        raise ProtocolError(f"verdict is not valid JSON: {str(exc)[:120]}", "encoding") from None
     if not isinstance(obj, dict):
-        raise ProtocolError("verdict must be a JSON object")
-    if obj.get("v") != SCHEMA_VERSION:
-        raise ProtocolError(f"verdict schema version {obj.get('v')!r} is not supported")
+        raise ProtocolError("verdict must be a JSON object", "encoding")
+    version = obj.get("v")
+    if type(version) is not int or version != SCHEMA_VERSION:  # True == 1 and 1.0 == 1 must not pass
+        raise ProtocolError(f"verdict schema version {_short(version)} is not supported", "schema_version")
     try:
         return Verdict.model_validate(obj)
     except ValidationError as exc:
         raise ProtocolError(f"invalid verdict: {_reason(exc)}") from None
+    except RecursionError:
+        raise ProtocolError("invalid verdict: values nested too deeply") from None

@@ -3,6 +3,9 @@
     <prefix>/v1/<device>/events     device -> cloud, MessagePack event, QoS 1
     <prefix>/v1/<device>/verdicts   cloud -> device (and any subscriber), JSON verdict, QoS 1
     <prefix>/v1/<device>/status     retained plain "online" / "offline" (also the last will)
+    <prefix>/v1/<device>/state      device -> anyone, retained JSON: cameras, applied config version, refusals
+    <prefix>/v1/<device>/config     cloud -> device, retained JSON: remote configuration and model announcement
+    <prefix>/v1/_cloud/load         cloud -> devices, retained JSON {"overloaded", "queue_depth", "ts"}
 """
 
 from __future__ import annotations
@@ -10,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 VERSION = "v1"
-KINDS = ("events", "verdicts", "status")
+KINDS = ("events", "verdicts", "status", "state", "config")
+CLOUD = "_cloud"  # the pseudo-device of messages from the cloud to every device (never a device id)
 ONLINE = b"online"
 OFFLINE = b"offline"
 
@@ -27,6 +31,15 @@ class Topics:
 
     def status(self, device: str) -> str:
         return f"{self.prefix}/{VERSION}/{device}/status"
+
+    def state(self, device: str) -> str:
+        return f"{self.prefix}/{VERSION}/{device}/state"
+
+    def config(self, device: str) -> str:
+        return f"{self.prefix}/{VERSION}/{device}/config"
+
+    def cloud_load(self) -> str:
+        return f"{self.prefix}/{VERSION}/{CLOUD}/load"
 
     def all_events(self) -> str:
         return f"{self.prefix}/{VERSION}/+/events"

@@ -33,6 +33,7 @@ class Mosquitto:
     workdir: Path
     persistence: bool = False
     proc: subprocess.Popen | None = None
+    config_text: str | None = None  # a whole config of the test's own (e.g. the shipped one, rewritten)
 
     @property
     def url(self) -> str:
@@ -45,7 +46,7 @@ class Mosquitto:
         if self.persistence:
             lines += ["persistence true", f"persistence_location {self.workdir}/", "autosave_interval 1",
                       "autosave_on_changes true"]
-        conf.write_text("\n".join(lines) + "\n")
+        conf.write_text(self.config_text if self.config_text is not None else "\n".join(lines) + "\n")
         self.proc = subprocess.Popen(["mosquitto", "-c", str(conf)], stdout=subprocess.DEVNULL,
                                      stderr=open(self.workdir / "mosquitto.log", "ab"))
         deadline = time.monotonic() + 10

@@ -22,9 +22,10 @@ import numpy as np
 import paho.mqtt.client as mqtt
 import pytest
 from edgetriage.cloud.api import build_app, run_api
+from edgetriage.cloud.auth import ApiAuth
 from edgetriage.cloud.config import CloudConfig, HTTPConfig, ReusePolicy
 from edgetriage.cloud.service import CloudService
-from edgetriage.cloud.store import Store
+from edgetriage.cloud.store import SQLiteStore as Store
 from edgetriage.shared.config import MQTTConfig
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.phash import hamming
@@ -227,11 +228,11 @@ def test_events_in_verdicts_out_with_dedupe_cache_rejects_and_api(mosquitto, pre
 
 async def _check_api(store: Store, service: CloudService, first: Event, near: Event, other: Event,
                      newer: list[Event]) -> None:
-    runner = await run_api(build_app(store, service), "127.0.0.1", 0)
+    runner = await run_api(build_app(store, service, auth=ApiAuth("operator-token")), "127.0.0.1", 0)
     port = runner.addresses[0][1]
     base = f"http://127.0.0.1:{port}"
     try:
-        async with aiohttp.ClientSession() as http:
+        async with aiohttp.ClientSession(headers={"Authorization": "Bearer operator-token"}) as http:
             async with http.get(f"{base}/healthz") as r:
                 health = await r.json()
                 assert r.status == 200 and health["status"] == "ok" and health["mqtt_connected"] is True
@@ -273,8 +274,8 @@ async def _check_api(store: Store, service: CloudService, first: Event, near: Ev
 @pytest.mark.slow
 @pytest.mark.faults
 def test_event_abandoned_mid_analysis_is_redelivered_and_answered(mosquitto, prefix, llm_analyzer, crops, tmp_path):
-    """Stopping mid-analysis leaves the event unacknowledged; the next service start gets it from the
-    broker's persistent session, finds it stored without a verdict, and answers it."""
+    """Stopping mid-analysis ends the event's claim (it was acknowledged once claimed); the next service
+    start finds the claim run out and the event stored without a verdict, takes it over and answers it."""
     config = _config(mosquitto, prefix, tmp_path, drain_timeout_s=0.0)
     store = Store(config.store_path)
     event = _event(crops["second"], 1)
@@ -288,7 +289,7 @@ def test_event_abandoned_mid_analysis_is_redelivered_and_answered(mosquitto, pre
             await asyncio.sleep(0.2)  # let the SUBSCRIBE reach the broker before the event does
             device.publish(DEVICE, encode_event(event))
             await _until(lambda: store.get_event(event.event_id) is not None)
-            await first.stop()  # drain_timeout_s=0: the analysis is abandoned, the event not acknowledged
+            await first.stop()  # drain_timeout_s=0: the analysis is abandoned, its claim ended
             assert store.get_verdict(event.event_id) is None and device.verdicts.empty()
 
             second = CloudService(config, llm_analyzer, store)
@@ -296,7 +297,7 @@ def test_event_abandoned_mid_analysis_is_redelivered_and_answered(mosquitto, pre
             try:
                 verdict = decode_verdict((await device.next_verdict())[1])
                 assert (verdict.event_id, verdict.source) == (event.event_id, "llm")
-                assert (second.stats.received, second.stats.duplicates, second.stats.llm) == (1, 1, 1)
+                assert (second.stats.taken_over, second.stats.llm) == (1, 1)
                 assert store.get_verdict(event.event_id) == verdict
             finally:
                 await second.stop()

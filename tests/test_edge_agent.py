@@ -103,6 +103,8 @@ def _config(tmp_path: Path, mosquitto, prefix: str, device: str = "edge-t1", **r
         "state_dir": str(tmp_path),
         "cameras": [{"id": "door", "start_frame": SEGMENT_START}],
         "rules": rules,
+        # a message lost while a peer reconnects is re-sent after this, well inside the tests' waits
+        "outbox": {"verdict_timeout_s": 10},
     })
 
 
