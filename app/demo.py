@@ -1,7 +1,10 @@
 """`edgetriage demo`: an MQTT broker, the cloud service and the edge agent in one process, on a real clip.
 
 It prints each escalation and its verdict as they happen, plays the clip a second time a few frames later
-(so crops are near-duplicates, not copies) to show verdict reuse, then prints a summary.
+(so crops are near-duplicates, not copies) to show verdict reuse, then prints a summary and exits. Meanwhile
+the cloud API serves the live page (a one-time link is printed on stderr), fed by the cloud service and by
+the agent's own decisions, and announces the camera to Home Assistant (removed again on exit); with
+`--serve` the page stays up after the summary until Ctrl-C.
 """
 
 from __future__ import annotations

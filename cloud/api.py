@@ -33,10 +33,11 @@ from urllib.parse import urlencode
 
 import msgpack
 from aiohttp import web
+from pydantic import ValidationError, field_validator
 
 from ..shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
 from ..shared.modelfiles import bundled_dir
-from ..shared.protocol import VERDICTS, ProtocolError, decode_event, encode_verdict
+from ..shared.protocol import VERDICTS, Event, ProtocolError, decode_event, encode_verdict
 from .auth import ApiAuth, Principal
 from .config import HTTPConfig
 from .metrics import add_metrics
@@ -221,6 +222,12 @@ def _event_payload(body: bytes, content_type: str) -> bytes:
         raise BadRequest(f"body is not valid JSON: {exc}") from None
     if not isinstance(obj, dict):
         raise BadRequest("body must be a JSON object (an event)")
+    try:
+        _EventJSON.model_validate_json(body, strict=True)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "event"
+        raise BadRequest(f"invalid event: {where}: {err['msg']}") from None
     crop = obj.get("crop")
     if not isinstance(crop, str):
         raise BadRequest("crop: must be the JPEG as a base64 string")
@@ -232,6 +239,18 @@ def _event_payload(body: bytes, content_type: str) -> bytes:
         return msgpack.packb(obj, use_bin_type=True)
     except (TypeError, ValueError, OverflowError) as exc:
         raise BadRequest(f"body cannot be read as an event: {exc}") from None
+
+
+class _EventJSON(Event):
+    """The JSON form of an event, checked strictly (no "1" for 1, no true for 1 or 1 for true, as the
+    OpenAPI document promises) before it is decoded like any MQTT event. The crop is base64 text here."""
+
+    crop: str  # type: ignore[assignment]
+
+    @field_validator("crop")
+    @classmethod
+    def _jpeg(cls, value: str) -> str:  # replaces Event's bytes check; the real one runs on decoding
+        return value
 
 
 async def post_event(request: web.Request) -> web.Response:
@@ -380,7 +399,7 @@ async def get_model(request: web.Request) -> web.StreamResponse:
     path = request.app[MODELS].get(sha)
     if path is None:
         return _error(404, f"no model with sha256 {sha} is served here; see models/manifest.json")
-    return web.FileResponse(path, headers={"Content-Type": "application/octet-stream", "ETag": f'"{sha}"'})
+    return web.FileResponse(path, headers={"Content-Type": "application/octet-stream", "X-Content-SHA256": sha})
 
 
 async def _finish_pending(app: web.Application) -> None:

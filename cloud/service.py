@@ -644,7 +644,8 @@ class CloudService:
             verdict = "unknown"
         confidence = analysis.confidence if math.isfinite(analysis.confidence) else 0.0
         confidence = min(1.0, max(0.0, confidence))
-        description = analysis.description or (f"no model verdict: {error}" if error else "")
+        # a fallback's description is the reason, so the device (and whoever reads the verdict) sees why
+        description = f"no model verdict: {error}" if error is not None else analysis.description
         done = time.monotonic()
         analyze_ms = analysis.analyze_ms if analysis.analyze_ms > 0 else (done - started) * 1000
         timings = Timings(queue_ms=(started - arrived) * 1000, analyze_ms=analyze_ms, total_ms=(done - arrived) * 1000)

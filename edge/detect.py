@@ -38,16 +38,16 @@ class Det:
 
 
 class DetectorConfig(Strict):
-    """Which model to run and how. `min_score` is the floor below which boxes are not worth returning at
-    all; what counts as a person, or as uncertain, is the rules' business. 0.2 keeps the faint boxes the
-    SSDLite draws on people seen from behind (their scores are 0.2-0.4) and none on empty scenes."""
+    """Which model to run and how. `min_score` is only the floor below which boxes are not worth returning
+    at all: what is tracked, and what counts as uncertain, is the vision pipeline's and the rules' business
+    (a faint 0.1 person box on a moving blob is exactly the evidence an uncertain region needs)."""
 
     model: str = "ssdlite_person"  # manifest key or path to a file the manifest describes
     precision: Literal["fp32", "int8"] = "fp32"  # int8: the manifest's "<model>_int8" QDQ file
     threads: Annotated[int, Field(ge=1, le=64)] = 2
     # tried in order; a provider this onnxruntime lacks is skipped with a warning, CPU is always last
     providers: list[str] = ["CPUExecutionProvider"]
-    min_score: Annotated[float, Field(ge=0.0, le=1.0)] = 0.2
+    min_score: Annotated[float, Field(ge=0.0, le=1.0)] = 0.05
     # letterbox: keep the frame's aspect ratio, pad with grey (people in 16:9 frames are not squeezed thin,
     # which the SSDLite scores far more reliably); stretch: resize the frame to the model input as is.
     # YOLOX is always letterboxed (top-left), as it was trained.

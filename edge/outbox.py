@@ -152,10 +152,11 @@ class Outbox:
                 return False
             self._bytes += size
             if victims:
-                log.warning("outbox full (%d bytes): dropped %d event(s) of priority <= %d, oldest first, from %s "
-                            "(policy %s; %d evicted in all); the cloud has been unreachable for long or "
-                            "outbox.max_bytes is too small", self.max_bytes, len(victims), priority, victims[0][1],
-                            self.policy, self.counts["evicted"])
+                log.warning("outbox full (%d bytes): dropped %d event(s) of priority %s %d, lowest and oldest "
+                            "first, from %s (policy %s; %d evicted in all); the cloud has been unreachable for long "
+                            "or outbox.max_bytes is too small", self.max_bytes, len(victims),
+                            "<=" if self.policy == "drop_oldest" else "<", priority, victims[0][1], self.policy,
+                            self.counts["evicted"])
             return True
 
     def _victims_locked(self, size: int, priority: int) -> list[tuple[int, str, int]] | None:

@@ -35,7 +35,7 @@ from .classify import Classification, ClassifierConfig, CropClassifier
 from .crops import crop_box, encode_jpeg, phash_dct64
 from .detect import Det, Detector, DetectorConfig, Region, build_detector
 from .motion import MotionConfig, MotionGate, detection_regions, patch_difference
-from .track import MOTION, IoUTracker, Track, TrackerConfig
+from .track import MOTION, IoUTracker, Track, TrackerConfig, inside_fraction
 from .zones import CameraGeometry
 
 MAX_SCORES_KEPT = 1024  # per track, for the median; a person standing for hours must not grow memory
@@ -44,6 +44,7 @@ MAX_SCORES_KEPT = 1024  # per track, for the median; a person standing for hours
 DEFAULT_TRACK_LABELS = ["person", "bicycle", "car", "motorcycle", "bus", "truck", "bird", "cat", "dog", "horse",
                         "sheep", "cow", "bear"]
 OTHER_EXPLAINS_MIN = 0.4  # an untracked label explains a motion blob from this score on
+OBJECT = "object"  # what untracked labels and motion noise are tracked as; never an event
 
 
 class VisionConfig(Strict):
@@ -55,7 +56,11 @@ class VisionConfig(Strict):
     classifier: ClassifierConfig | None = Field(default_factory=ClassifierConfig)
     tracker: TrackerConfig = Field(default_factory=TrackerConfig)
     track_labels: list[str] = Field(default_factory=lambda: list(DEFAULT_TRACK_LABELS))
+    min_score: Annotated[float, Field(ge=0.0, le=1.0)] = 0.2  # detections under this are not tracked
     uncertain_below: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5  # best person score under this -> uncertain
+    # a motion region is an uncertain person only with at least this person score somewhere in it (a
+    # faint box the tracker ignores): motion with no sign of a person at all is a car, a shadow, a ghost
+    uncertain_min_score: Annotated[float, Field(ge=0.0, le=1.0)] = 0.1
     uncertain_regions: bool = True  # persistent unexplained motion becomes a track (step 4 above)
     uncertain_after_s: Annotated[float, Field(ge=0.0)] = 1.0
     # a motion region the classifier gives this much vehicle/animal probability is named, not uncertain
@@ -170,7 +175,9 @@ class _TrackMemory:
     best_crop: np.ndarray | None = None  # copy of the best crop until the event is emitted
     appearance: np.ndarray | None = None  # gate patch under the box at the last hit
     zone_since: dict[str, float] = field(default_factory=dict)  # zone -> pts first seen standing in it
-    resolved: bool = False  # a motion track the pipeline has named
+    resolved: bool = False  # a motion track the pipeline has looked at closely
+    evidence: float = 0.0  # best faint person score seen on a motion track
+    noise: bool = False  # resolved as nothing worth an event
     uncertain: bool = False
     classification: Classification | None = None
     source: Literal["detector", "motion"] = "detector"
@@ -227,7 +234,7 @@ class VisionPipeline:
         new_events: list[TrackEvent] = []
         ended: list[TrackEvent] = []
         if pts < self._last_pts:  # the source restarted (reconnect, replay): its tracks cannot continue
-            self._end(self._tracker.end_all(), new_events, ended)
+            self._end(self._tracker.end_all(), new_events, ended, stream_end=True)
             self._last_detect_pts = self._last_whole_pts = float("-inf")
         self._last_pts = pts
         motion = self._gate.check(frame)
@@ -247,7 +254,7 @@ class VisionPipeline:
         """End of stream: every live track ends now; confirmed ones not yet emitted are emitted first."""
         new_events: list[TrackEvent] = []
         ended: list[TrackEvent] = []
-        self._end(self._tracker.end_all(), new_events, ended)
+        self._end(self._tracker.end_all(), new_events, ended, stream_end=True)
         self._last_pts = self._last_detect_pts = self._last_whole_pts = float("-inf")
         return PipelineOutput(new_events, ended)
 
@@ -284,13 +291,18 @@ class VisionPipeline:
         geometry = self._geometry
         tracked: list[Det] = []
         others: list[Det] = []
+        faint: list[Det] = []
         for d in found:
             if geometry.masked(d.box):
                 continue
-            if d.label in self._track_labels:
+            if d.score >= cfg.min_score and d.label in self._track_labels:
                 tracked.append(d)
+            elif d.label == "person":
+                faint.append(d)
             elif d.score >= OTHER_EXPLAINS_MIN:
-                others.append(d)
+                # tracked as a plain "object" (YOLOX names a car seen from above "cell phone" one frame and
+                # "kite" the next): it explains its motion and is followed, but is never an event
+                tracked.append(Det(OBJECT, d.score, d.box))
         update = self._tracker.update(pts, tracked, blobs, start_motion=cfg.uncertain_regions, others=others)
         for track in update.started:
             memory = self._memory[track.track_id] = _TrackMemory()
@@ -300,16 +312,21 @@ class VisionPipeline:
                 self.stats.motion_tracks += 1
         for track, det in update.matched:
             self._observe(self._memory[track.track_id], track, det, tracked, frame)
+        if faint:
+            for track in self._tracker.tracks:
+                if track.label == MOTION:
+                    memory = self._memory[track.track_id]
+                    for d in faint:
+                        if d.score > memory.evidence and _overlaps(d.box, track.box):
+                            memory.evidence = d.score
 
     def _followed(self, blob: tuple[float, float, float, float]) -> bool:
-        """The blob lies on a confirmed track (its motion is that object moving)."""
-        cx, cy = (blob[0] + blob[2]) / 2.0, (blob[1] + blob[3]) / 2.0
+        """The blob lies within a confirmed track's box: its motion is that object moving in place."""
         for track in self._tracker.tracks:
             memory = self._memory[track.track_id]
             if track.label == MOTION or not (memory.resolved or track.hits >= self._config.tracker.min_hits):
                 continue
-            x1, y1, x2, y2 = track.predict(self._last_pts)
-            if x1 <= cx <= x2 and y1 <= cy <= y2:
+            if inside_fraction(blob, track.predict(self._last_pts)) >= 0.6:
                 return True
         return False
 
@@ -344,48 +361,57 @@ class VisionPipeline:
 
     # -- uncertain regions -------------------------------------------------------------------------------
     def _resolve_motion(self, frame: Frame) -> None:
-        """Name the persistent motion tracks nothing explained: person, something else, or uncertain."""
+        """Look closely, once, at the persistent motion tracks nothing explained."""
         cfg = self._config
         for track in self._tracker.tracks:
-            if track.label != MOTION:
-                continue
             memory = self._memory[track.track_id]
-            self._note_zones(memory, track.box, frame.pts_s)
+            if track.label != MOTION or memory.resolved:
+                if track.motion_only:
+                    self._note_zones(memory, track.box, frame.pts_s)
+                continue
             if (frame.pts_s - track.first_ts < cfg.uncertain_after_s or track.blob_hits < cfg.tracker.min_hits
                     or track.last_hit_ts != frame.pts_s):
                 continue  # resolve on a frame where the blob is fresh, so the crop shows the thing
+            self._note_zones(memory, track.box, frame.pts_s)
             self._resolve(track, memory, frame)
 
     def _resolve(self, track: Track, memory: _TrackMemory, frame: Frame) -> None:
-        image = frame.image
-        box = track.box
+        """A zoomed look by the verifier (or the detector) and, unless that settles it, the classifier:
+        a person, something named, an uncertain person (faint person evidence, nothing else named), or
+        noise (no sign of a person, nothing named: no event)."""
+        cfg = self._config
+        image, box = frame.image, track.box
         h, w = image.shape[:2]
         px = (int(box[0] * w), int(box[1] * h), int(np.ceil(box[2] * w)), int(np.ceil(box[3] * h)))
-        label, score, uncertain = "person", 0.0, True
-        how = "uncertain"
-        dets: list[Det] = []
-        verifier = self._stages.verifier
-        if verifier is not None:
-            region = detection_regions([px], w, h, max(getattr(verifier, "input_size", (300, 300))) // 2, 1)
-            dets = [d for d in verifier.detect(image, region[0] if region else None) if _overlaps(d.box, box)]
-            self.stats.verifier_calls += 1
+        detector = self._stages.verifier or self._detector
+        side = max(getattr(detector, "input_size", (300, 300))) // 2  # up to 2x zoom on a small blob
+        region = detection_regions([px], w, h, side, 1)
+        dets = [d for d in detector.detect(image, region[0] if region else None)
+                if _overlaps(d.box, box) and not self._geometry.masked(d.box)]
+        self.stats.verifier_calls += 1
         person = max((d for d in dets if d.label == "person"), key=lambda d: d.score, default=None)
         other = max((d for d in dets if d.label != "person"), key=lambda d: d.score, default=None)
-        crop = crop_box(image, box, self._config.crop_margin).copy()
-        if person is not None and person.score >= self._config.uncertain_below:
-            label, score, uncertain, how = "person", person.score, False, "verifier_person"
-            box = person.box
-        elif other is not None and other.score >= OTHER_EXPLAINS_MIN and (person is None or other.score > person.score):
-            label, score, uncertain, how = other.label, other.score, False, "verifier_named"
+        evidence = max(memory.evidence, person.score if person is not None else 0.0)
+        crop = crop_box(image, box, cfg.crop_margin).copy()
+        label, score, uncertain = "person", evidence, True
+        if person is not None and person.score >= cfg.uncertain_below:
+            label, score, uncertain, how, box = "person", person.score, False, "person", person.box
+        elif other is not None and other.score >= OTHER_EXPLAINS_MIN and other.score > evidence:
+            label, score, uncertain, how, box = other.label, other.score, False, "named", other.box
         else:
-            score = person.score if person is not None else 0.0
+            named = None
             classifier = self._stages.classifier
             if classifier is not None:
                 memory.classification = classifier.classify(crop)
                 self.stats.classifier_calls += 1
-                named = memory.classification.names_other_than_person(self._config.veto_min_prob)
-                if named is not None:
-                    (label, score), uncertain, how = named, False, "classifier_named"
+                named = memory.classification.names_other_than_person(cfg.veto_min_prob)
+            if named is not None and named[0] != OBJECT:
+                (label, score), uncertain, how = named, False, "classified"
+            elif evidence >= cfg.uncertain_min_score and named is None:
+                how = "uncertain"
+            else:
+                label, uncertain, how = OBJECT, False, "noise"
+                memory.noise = True
         track.label = label
         memory.resolved = True
         memory.uncertain = uncertain
@@ -417,8 +443,10 @@ class VisionPipeline:
                 self._tracker.hold(track, pts)
 
     def _confirmed(self, track: Track, memory: _TrackMemory) -> bool:
+        if track.label == OBJECT:
+            return False
         if memory.resolved:
-            return True
+            return not memory.noise
         tc = self._config.tracker
         if track.label == MOTION or track.hits < tc.min_hits:
             return False
@@ -433,12 +461,15 @@ class VisionPipeline:
                 return False
         return True
 
-    def _end(self, tracks: list[Track], new_events: list[TrackEvent], ended: list[TrackEvent]) -> None:
+    def _end(self, tracks: list[Track], new_events: list[TrackEvent], ended: list[TrackEvent],
+             stream_end: bool = False) -> None:
+        short = self._config.tracker.min_track_s
         for track in tracks:
             memory = self._memory.pop(track.track_id)
             if memory.event is None:
-                if not self._confirmed(track, memory):
-                    continue  # never confirmed: a flicker, dropped silently
+                if not self._confirmed(track, memory) or (
+                        not stream_end and track.last_seen_ts - track.first_ts < short):
+                    continue  # never confirmed, or too short: a flicker, dropped silently
                 new_events.append(self._emit(track, memory, track.last_seen_ts))
             event = memory.event
             assert event is not None

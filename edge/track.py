@@ -47,6 +47,10 @@ class TrackerConfig(Strict):
     hold_max_change: Annotated[float, Field(gt=0.0, le=255.0)] = 30.0
     max_hold_s: Annotated[float, Field(gt=0.0)] = 60.0  # held without any detection this long -> ended
     blob_iou: Annotated[float, Field(gt=0.0, le=1.0)] = 0.1  # a motion blob this close belongs to a track
+    near_width: Annotated[float, Field(ge=0.0, le=10.0)] = 1.0  # second association, see IoUTracker._near
+    # a track that ends shorter than this (first to last sighting) is a flicker or a passer-by's fragment,
+    # not an event; at the end of a stream a confirmed track is emitted whatever its length
+    min_track_s: Annotated[float, Field(ge=0.0)] = 1.0
     motion_max_missed_s: Annotated[float, Field(gt=0.0)] = 1.0  # a motion-only track without motion ends
 
 
@@ -116,6 +120,15 @@ def _greedy(iou: np.ndarray, threshold: float) -> list[tuple[int, int]]:
     return pairs
 
 
+def inside_fraction(inner: Box | np.ndarray, outer: Box | np.ndarray, grow: float = 0.15) -> float:
+    """Share of `inner`'s area inside `outer` grown by `grow` of its size on each side."""
+    gx, gy = (outer[2] - outer[0]) * grow, (outer[3] - outer[1]) * grow
+    ix = min(inner[2], outer[2] + gx) - max(inner[0], outer[0] - gx)
+    iy = min(inner[3], outer[3] + gy) - max(inner[1], outer[1] - gy)
+    area = (inner[2] - inner[0]) * (inner[3] - inner[1])
+    return float(ix * iy / area) if ix > 0 and iy > 0 and area > 0 else 0.0
+
+
 def _explained(blob: Box, dets: list[Det]) -> bool:
     """A blob a detection of this frame accounts for: they overlap, or the detection's centre is in it."""
     bx1, by1, bx2, by2 = blob
@@ -160,7 +173,9 @@ class IoUTracker:
                         for di, d in enumerate(dets):
                             if d.label != t.label:
                                 iou[ti, di] = 0.0
-                for ti, di in _greedy(iou, self._config.iou_threshold):
+                pairs = _greedy(iou, self._config.iou_threshold)
+                pairs += self._near(pts_s, dets, {ti for ti, _ in pairs}, {di for _, di in pairs})
+                for ti, di in pairs:
                     track, det = self._tracks[ti], dets[di]
                     if track.label == MOTION:
                         track.label = det.label
@@ -182,6 +197,36 @@ class IoUTracker:
                 self._match_blobs(pts_s, free, hit, result, start_motion)
         return result
 
+    def _near(self, pts_s: float, dets: list[Det], taken_t: set[int], taken_d: set[int]) -> list[tuple[int, int]]:
+        """Second association (as ByteTrack does for its leftovers): a detection no box overlapped enough
+        continues a track of its label that was not matched, when its centre is within `near_width` box
+        widths across and half a box height up or down of the prediction: a person who stood still and then
+        walks off fast, or was seen again after a gap, stays one track."""
+        limit = self._config.near_width
+        if limit <= 0.0:
+            return []
+        best: list[tuple[float, int, int]] = []
+        for ti, track in enumerate(self._tracks):
+            if ti in taken_t or track.hits == 0:
+                continue
+            x1, y1, x2, y2 = track.predict(pts_s)
+            w, h = max(x2 - x1, 1e-6), max(y2 - y1, 1e-6)
+            cx, cy = (x1 + x2) / 2.0, (y1 + y2) / 2.0
+            for di, d in enumerate(dets):
+                if di in taken_d or d.label != track.label:
+                    continue
+                dx = abs((d.box[0] + d.box[2]) / 2.0 - cx) / w
+                dy = abs((d.box[1] + d.box[3]) / 2.0 - cy) / h
+                if dx <= limit and dy <= 0.5:
+                    best.append((dx + dy, ti, di))
+        pairs: list[tuple[int, int]] = []
+        for _, ti, di in sorted(best):
+            if ti not in taken_t and di not in taken_d:
+                taken_t.add(ti)
+                taken_d.add(di)
+                pairs.append((ti, di))
+        return pairs
+
     def _match_blobs(self, pts_s: float, blobs: list[Box], hit: set[int], result: TrackUpdate,
                      start_motion: bool) -> None:
         candidates = [t for t in self._tracks if id(t) not in hit]
@@ -191,12 +236,14 @@ class IoUTracker:
             iou = iou_matrix(predicted, np.array(blobs, dtype=np.float64))
             for ti, bi in _greedy(iou, self._config.blob_iou):
                 track = candidates[ti]
-                unmatched.discard(bi)
-                track.blob_hits += 1
                 if track.motion_only:
                     self._hit(track, blobs[bi], pts_s)
-                else:  # the detector's box is better than a blob's: only keep the track alive
-                    track.last_seen_ts = max(track.last_seen_ts, pts_s)
+                elif inside_fraction(blobs[bi], predicted[ti]) < 0.5:
+                    continue  # motion mostly outside the box is something else (or someone walking off)
+                # a detected track only claims its blob: it stays alive by detections and by the pipeline's
+                # presence check, never by motion (the ghost a leaver leaves in the background is motion)
+                unmatched.discard(bi)
+                track.blob_hits += 1
         if start_motion:
             for bi in sorted(unmatched):
                 track = self._start(MOTION, blobs[bi], pts_s, hits=0)

@@ -423,3 +423,215 @@ def test_handle_without_a_broker_rejects_and_counts(tmp_path, crops, llm_analyze
     assert store.list_events() == []
     store.close()
 
+
+
+# -- scheduling: bounded queue, priorities, deadlines, budgets, overload ----------------------------------
+class LoadWatcher:
+    """A subscriber to the retained `<prefix>/v1/_cloud/load` topic, as a device has."""
+
+    def __init__(self, url: str, prefix: str) -> None:
+        parsed = urlparse(url)
+        self.topic = Topics(prefix).cloud_load()
+        self.messages: queue.Queue[tuple[dict, bool]] = queue.Queue()
+        ready = threading.Event()
+        client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"load-{uuid.uuid4().hex[:8]}",
+                             protocol=mqtt.MQTTv5)
+        client.on_message = lambda c, u, m: self.messages.put((json.loads(m.payload), bool(m.retain)))
+        client.on_subscribe = lambda *a: ready.set()
+        client.on_connect = lambda c, u, f, rc, p: c.subscribe(self.topic, 1)
+        client.connect(parsed.hostname, parsed.port)
+        client.loop_start()
+        assert ready.wait(10)
+        self.client = client
+
+    async def next(self, timeout: float = 15) -> tuple[dict, bool]:
+        return await asyncio.to_thread(self.messages.get, True, timeout)
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+
+def test_overload_is_announced_and_cleared_full_queues_shed_by_priority_and_deadlines_hold(
+        mosquitto, prefix, crops, tmp_path):
+    """The model side is an OpenAI-compatible endpoint that accepts connections and never answers. One event
+    is with it, the queue (3) fills: overload is published retained; a newcomer of the same tier is refused
+    at once, a more urgent one sheds the newest of the least urgent; every waiting event, queued or with
+    the model, gets "unknown" at its deadline; once the queue is empty the overload is cleared."""
+    from edgetriage.cloud.backends import build_backend
+
+    async def scenario() -> None:
+        async def silent(reader, writer):
+            try:
+                await asyncio.sleep(60)
+            except asyncio.CancelledError:
+                writer.close()
+
+        server = await asyncio.start_server(silent, "127.0.0.1", 0)
+        url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1"
+        config = _config(mosquitto, prefix, tmp_path, analyzer={"backend": "openai", "openai": {"base_urls": [url]}},
+                         scheduler={"queue_size": 3, "overload_depth": 2, "clear_depth": 0, "concurrency": 1,
+                                    "deadline_s": 2.0, "batch_wait_ms": 0,
+                                    "priorities": [{"tier": 0, "camera": "door"}]})
+        store = Store(config.store_path)
+        backend = build_backend(config.analyzer)
+        service = CloudService(config, backend, store)
+        await service.start()
+        assert await service.wait_connected(10)
+        watcher = LoadWatcher(mosquitto.url, prefix)
+        device = DeviceClient(mosquitto.url, prefix)
+        try:
+            initial, retained = await watcher.next()
+            assert initial["overloaded"] is False and retained  # a fresh service clears any stale report
+
+            def ev(n: int, camera: str = "hall") -> Event:
+                return _event(crops["first"], n, phash=f"{n:016x}" if n < 8 else f"{1 << (n * 4 % 64):016x}",
+                              camera=camera)
+
+            events = [ev(i) for i in range(1, 5)]  # far apart: the cache never answers one with another
+            for event in events:
+                device.publish(DEVICE, encode_event(event))
+            load, _ = await watcher.next()
+            assert load["overloaded"] is True and load["queue_depth"] >= 2 and load["ts"] > 0
+            await _until(lambda: service.scheduler.queue_depth == 3)
+
+            refused = ev(5)
+            device.publish(DEVICE, encode_event(refused))
+            first = decode_verdict((await device.next_verdict(5))[1])
+            assert (first.event_id, first.verdict, first.source, first.cache) == (refused.event_id, "unknown",
+                                                                                  "fallback", None)
+            assert "queue is full" in first.description
+            urgent = ev(6, camera="door")
+            device.publish(DEVICE, encode_event(urgent))
+            shed = decode_verdict((await device.next_verdict(5))[1])
+            assert shed.event_id == events[-1].event_id and "shed" in shed.description
+
+            rest = {decode_verdict((await device.next_verdict(10))[1]).event_id: None for _ in range(4)}
+            assert set(rest) == {e.event_id for e in events[:-1]} | {urgent.event_id}
+            for event_id in rest:
+                assert "within the deadline of 2 s" in store.get_verdict(event_id).description
+            cleared, _ = await watcher.next()
+            assert cleared == {"overloaded": False, "queue_depth": 0, "ts": cleared["ts"]}
+            stats = service.scheduler.stats
+            assert (stats.queue_full, stats.shed, stats.expired_running, stats.expired_queued) == (1, 1, 1, 3)
+            assert service.stats.fallback == 6 and service.stats.llm == 0
+        finally:
+            device.close()
+            watcher.close()
+            await service.stop()
+            await backend.close()
+            server.close()
+            store.close()
+        late = LoadWatcher(mosquitto.url, prefix)  # a device that connects later reads the retained report
+        try:
+            report, retained = await late.next()
+            assert report["overloaded"] is False and retained
+        finally:
+            late.close()
+
+    asyncio.run(scenario())
+
+
+def test_token_buckets_refill_by_the_hour_and_say_when():
+    from edgetriage.cloud.config import BudgetConfig
+    from edgetriage.cloud.scheduler import Budgets
+
+    now = [1000.0]
+    budgets = Budgets(BudgetConfig(device_tokens_per_hour=3600, fleet_tokens_per_hour=36_000,
+                                   devices={"pi-big": 7200}), clock=lambda: now[0])
+    assert budgets.refusal("pi-a") is None
+    budgets.charge("pi-a", 3600 + 30)  # the last request may overdraw: its size is known only afterwards
+    assert "device pi-a is spent (3600 tokens/hour)" in budgets.refusal("pi-a") and "about 31 s" in budgets.refusal("pi-a")
+    assert budgets.refusal("pi-big") is None  # its own, larger budget
+    now[0] += 31
+    assert budgets.refusal("pi-a") is None  # refilled at 1 token/s
+    budgets.charge(None, 36_000)  # background work spends only the fleet's budget
+    assert "fleet's token budget is spent" in budgets.refusal("pi-big")
+    assert budgets.refusal("pi-a", fleet_only=True).startswith("the fleet's")
+
+
+@pytest.mark.slow
+def test_priority_tiers_go_first_and_a_spent_device_budget_answers_at_once(prefix, llm_analyzer, crops, tmp_path):
+    """With the real model busy, an event from an urgent camera that arrived last is analysed before an
+    earlier one; a device whose budget is 0 gets "unknown" at once without waiting for the model."""
+    config = CloudConfig.model_validate({
+        "store_path": str(tmp_path / "cloud.db"), "mqtt": {"prefix": prefix},
+        "scheduler": {"batch_wait_ms": 0, "priorities": [{"tier": 0, "camera": "door"}],
+                      "budget": {"devices": {"pi-greedy": 0}}}})
+    store = Store(config.store_path)
+    from edgetriage.cloud.backends import ThreadedBackend
+
+    service = CloudService(config, ThreadedBackend(llm_analyzer, max_batch=1), store)
+    topic = Topics(prefix).events
+
+    async def scenario() -> list[Verdict]:
+        busy = _event(crops["first"], 1)
+        early = _event(crops["second"], 2)
+        urgent = _event(crops["third"], 3, camera="door")
+        greedy = _event(crops["second"], 4, device="pi-greedy")
+        first = asyncio.create_task(service.process(encode_event(busy), topic(DEVICE)))
+        await _until(lambda: service.scheduler.in_flight == 1)
+        tasks = [asyncio.create_task(service.process(encode_event(e), topic(DEVICE))) for e in (early, urgent)]
+        await _until(lambda: service.scheduler.queue_depth == 2)
+        started = time.monotonic()
+        refused = await service.process(encode_event(greedy), topic("pi-greedy"))
+        assert time.monotonic() - started < 0.5 and refused.verdict == "unknown"
+        assert "token budget of device pi-greedy is spent" in refused.description
+        return [await first, *[await t for t in tasks]]
+
+    try:
+        busy, early, urgent = asyncio.run(scenario())
+    finally:
+        asyncio.run(service.stop())
+    assert busy.source == early.source == urgent.source == "llm"
+    assert urgent.timings.queue_ms < early.timings.queue_ms  # arrived later, served first
+    assert service.scheduler.stats.budget_refused == 1
+    store.close()
+
+
+@pytest.mark.slow
+def test_site_verdicts_are_offered_to_the_other_devices_and_reuse_is_checked(mosquitto, prefix, llm_analyzer,
+                                                                             crops, tmp_path):
+    """Site scope: a model verdict for one device is offered to the site's other device at once, that
+    device's look-alike from another camera is answered from the cache, and (verify_sample = 1) the model
+    is asked about that reuse in the background: the figures count the check and the agreement."""
+    config = _config(mosquitto, prefix, tmp_path,
+                     reuse={"scope": "site", "verify_sample": 1.0, "sites": {"lab": [DEVICE, "pi-lab-2"]}})
+    store = Store(config.store_path)
+    service = CloudService(config, llm_analyzer, store)
+    original = _event(crops["first"], 1)
+    look_alike = _event(crops["first"], 2, phash=_flip(original.phash, 3), device="pi-lab-2", camera="yard")
+
+    async def scenario() -> None:
+        await service.start()
+        assert await service.wait_connected(10)
+        device = DeviceClient(mosquitto.url, prefix)
+        try:
+            device.publish(DEVICE, encode_event(original))
+            got = {}
+            for _ in range(2):
+                topic, raw = await device.next_verdict()
+                got[topic] = decode_verdict(raw)
+            answer, offer = got[f"{prefix}/v1/{DEVICE}/verdicts"], got[f"{prefix}/v1/pi-lab-2/verdicts"]
+            assert answer.source == "llm" and answer.cache.scope == "site" and answer.cache.site == "lab"
+            assert (offer.device, offer.event_id, offer.reused_from, offer.source) == (
+                "pi-lab-2", original.event_id, original.event_id, "cloud_cache")
+            assert (offer.verdict, offer.cache) == (answer.verdict, answer.cache)
+            assert service.stats.site_offers == 1
+
+            device.publish("pi-lab-2", encode_event(look_alike))
+            reused = decode_verdict((await device.next_verdict(30))[1])
+            assert (reused.device, reused.source, reused.reused_from) == ("pi-lab-2", "cloud_cache", original.event_id)
+            await _until(lambda: service.stats.reuse_checked == 1, timeout=120)
+            assert service.stats.reuse_disagreed == 0  # the same crop: the model says what the cache said
+            figures = service.figures.compute()
+            assert (figures["alpha"], figures["hit_rate"], figures["wrong_reuse_rate"]) == (0.5, 0.5, 0.0)
+            expected = figures["L_sched_ms"] + 0.5 * figures["L_light_ms"] + 0.5 * figures["L_llm_ms"]
+            assert abs(figures["L_total_ms"] - expected) < 0.05
+            assert figures["L_light_ms"] < figures["L_llm_ms"] and 0 < figures["U"] <= 1
+        finally:
+            device.close()
+            await service.stop()
+
+    asyncio.run(scenario())
+    store.close()

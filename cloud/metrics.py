@@ -1,0 +1,197 @@
+"""Prometheus metrics for the cloud service, in the text exposition format (version 0.0.4), written by hand:
+a few counters, gauges and histograms do not need a client library.
+
+Names follow Prometheus conventions: `edgetriage_cloud_` prefix, base units (seconds), `_total` on
+counters, `_ratio` on 0..1 gauges. Latencies are histograms (not summaries), so several workers'
+figures can be added up and `histogram_quantile()` gives p50/p95 in Grafana.
+
+    edgetriage_cloud_events_received_total          messages taken in (valid or not)
+    edgetriage_cloud_events_rejected_total          refused by the decoder or the topic check
+    edgetriage_cloud_events_duplicate_total         an event id seen before (answered from the store)
+    edgetriage_cloud_verdicts_total{source}         new verdicts: llm, cloud_cache, fallback
+    edgetriage_cloud_verdicts_published_total       verdicts handed to the broker
+    edgetriage_cloud_verdicts_unpublished_total     stored but not handed over (no connection)
+    edgetriage_cloud_verdict_seconds{source}        receipt -> verdict stored (histogram)
+    edgetriage_cloud_queue_wait_seconds             receipt -> model start, model verdicts (histogram)
+    edgetriage_cloud_analyze_seconds                model time per verdict (histogram)
+    edgetriage_cloud_alpha_ratio                    verdicts answered without the model / all verdicts
+    edgetriage_cloud_queue_depth                    events received and not yet answered
+    edgetriage_cloud_mqtt_connected                 1 while the broker connection is up
+    edgetriage_cloud_overloaded                     1 while the service says it is overloaded (if it says)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ..shared.protocol import Verdict
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+LATENCY_BUCKETS_S = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
+                     120.0)
+SOURCES = ("llm", "cloud_cache", "fallback")
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def _labels(labels: dict[str, str]) -> str:
+    if not labels:
+        return ""
+    return "{" + ",".join(f'{k}="{_escape(str(v))}"' for k, v in labels.items()) + "}"
+
+
+def _number(value: float) -> str:
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    return repr(float(value)) if not float(value).is_integer() else str(int(value))
+
+
+class Histogram:
+    """Cumulative buckets, sum and count per label set; observe() is one scan of ~16 bounds."""
+
+    def __init__(self, name: str, help_text: str, buckets: Sequence[float] = LATENCY_BUCKETS_S,
+                 labelnames: Sequence[str] = ()) -> None:
+        self.name = name
+        self.help = help_text
+        self.buckets = tuple(sorted(buckets))
+        self.labelnames = tuple(labelnames)
+        self._series: dict[tuple[str, ...], list[float]] = {}  # labels -> [bucket counts..., sum, count]
+        if not self.labelnames:
+            self.touch()  # exposed from the start, so rate() has a zero to begin from
+
+    def touch(self, *labelvalues: str) -> list[float]:
+        """The series for these label values, created at zero if new."""
+        series = self._series.get(labelvalues)
+        if series is None:
+            series = self._series[labelvalues] = [0.0] * (len(self.buckets) + 2)
+        return series
+
+    def observe(self, value: float, *labelvalues: str) -> None:
+        if not math.isfinite(value):
+            return
+        series = self.touch(*labelvalues)
+        for i, bound in enumerate(self.buckets):
+            if value <= bound:
+                series[i] += 1
+        series[-2] += value
+        series[-1] += 1
+
+    def lines(self) -> Iterable[str]:
+        yield f"# HELP {self.name} {self.help}"
+        yield f"# TYPE {self.name} histogram"
+        for labelvalues, series in sorted(self._series.items()):
+            base = dict(zip(self.labelnames, labelvalues, strict=True))
+            for bound, count in zip(self.buckets, series, strict=False):
+                yield f"{self.name}_bucket{_labels({**base, 'le': _number(bound)})} {_number(count)}"
+            yield f"{self.name}_bucket{_labels({**base, 'le': '+Inf'})} {_number(series[-1])}"
+            yield f"{self.name}_sum{_labels(base)} {_number(series[-2])}"
+            yield f"{self.name}_count{_labels(base)} {_number(series[-1])}"
+
+
+class Exposition:
+    """Collects metric families and renders them in the text format."""
+
+    def __init__(self) -> None:
+        self._lines: list[str] = []
+
+    def _family(self, kind: str, name: str, help_text: str,
+                samples: Iterable[tuple[dict[str, str], float]]) -> None:
+        self._lines.append(f"# HELP {name} {help_text}")
+        self._lines.append(f"# TYPE {name} {kind}")
+        for labels, value in samples:
+            self._lines.append(f"{name}{_labels(labels)} {_number(value)}")
+
+    def counter(self, name: str, help_text: str, value: float | Iterable[tuple[dict[str, str], float]]) -> None:
+        self._family("counter", name, help_text, [({}, value)] if isinstance(value, (int, float)) else value)
+
+    def gauge(self, name: str, help_text: str, value: float | Iterable[tuple[dict[str, str], float]]) -> None:
+        self._family("gauge", name, help_text, [({}, value)] if isinstance(value, (int, float)) else value)
+
+    def histogram(self, histogram: Histogram) -> None:
+        self._lines.extend(histogram.lines())
+
+    def render(self) -> str:
+        return "\n".join(self._lines) + "\n"
+
+
+class CloudMetrics:
+    """The cloud service's metrics: counters read from its stats at scrape time, latency histograms fed by
+    its verdict listener (`attach`)."""
+
+    def __init__(self) -> None:
+        self.verdict_seconds = Histogram("edgetriage_cloud_verdict_seconds",
+                                         "Receipt of an event to its verdict stored, by verdict source.",
+                                         labelnames=("source",))
+        self.queue_wait_seconds = Histogram("edgetriage_cloud_queue_wait_seconds",
+                                            "Receipt of an event to the model starting on it (model verdicts).")
+        self.analyze_seconds = Histogram("edgetriage_cloud_analyze_seconds",
+                                         "Model time per verdict (model verdicts).")
+        for source in SOURCES:
+            self.verdict_seconds.touch(source)
+
+    def attach(self, service: Any) -> None:
+        service.verdict_listeners.append(self.observe)
+
+    def observe(self, verdict: Verdict) -> None:
+        t = verdict.timings
+        self.verdict_seconds.observe(t.total_ms / 1000.0, verdict.source)
+        if verdict.source != "cloud_cache":
+            self.queue_wait_seconds.observe(t.queue_ms / 1000.0)
+            self.analyze_seconds.observe(t.analyze_ms / 1000.0)
+
+    def render(self, service: Any) -> str:
+        out = Exposition()
+        stats = service.stats if service is not None else None
+
+        def stat(name: str) -> int:
+            return int(getattr(stats, name, 0) or 0)
+
+        out.counter("edgetriage_cloud_events_received_total", "Messages taken in on the events topics.",
+                    stat("received"))
+        out.counter("edgetriage_cloud_events_rejected_total", "Messages refused (decoder limits, wrong topic).",
+                    stat("rejected"))
+        out.counter("edgetriage_cloud_events_duplicate_total", "Events whose id was seen before.",
+                    stat("duplicates"))
+        by_source = {"llm": stat("llm"), "cloud_cache": stat("cache_hits"), "fallback": stat("fallback")}
+        out.counter("edgetriage_cloud_verdicts_total", "New verdicts by source.",
+                    [({"source": s}, v) for s, v in by_source.items()])
+        out.counter("edgetriage_cloud_verdicts_published_total", "Verdicts handed to the broker.",
+                    stat("published"))
+        out.counter("edgetriage_cloud_verdicts_unpublished_total",
+                    "Verdicts stored but not handed to the broker (no connection).", stat("unpublished"))
+        out.histogram(self.verdict_seconds)
+        out.histogram(self.queue_wait_seconds)
+        out.histogram(self.analyze_seconds)
+        total = sum(by_source.values())
+        out.gauge("edgetriage_cloud_alpha_ratio", "Verdicts answered without the model / all verdicts.",
+                  by_source["cloud_cache"] / total if total else 0.0)
+        if service is not None:
+            out.gauge("edgetriage_cloud_queue_depth", "Events received and not yet answered.", service.pending)
+            out.gauge("edgetriage_cloud_mqtt_connected", "1 while the broker connection is up.",
+                      1 if service.mqtt_connected else 0)
+            overloaded = getattr(service, "overloaded", None)
+            if isinstance(overloaded, bool):
+                out.gauge("edgetriage_cloud_overloaded", "1 while the service reports overload.",
+                          1 if overloaded else 0)
+        return out.render()
+
+
+def add_metrics(app: Any, service: Any) -> CloudMetrics:
+    """Serve GET /metrics on an aiohttp app (no authentication: scrapers read it on a private network)."""
+    from aiohttp import web
+
+    metrics = CloudMetrics()
+    if service is not None:
+        metrics.attach(service)
+
+    async def handle(request: web.Request) -> web.Response:
+        return web.Response(text=metrics.render(service), headers={"Content-Type": CONTENT_TYPE})
+
+    app.router.add_get("/metrics", handle)
+    return metrics

@@ -1,0 +1,525 @@
+"""The bounded queue in front of an analyzer back-end: priorities, batches, deadlines, token budgets, overload.
+
+- Bounded: at most `queue_size` events wait. A full queue sheds the lowest-priority, newest waiting event
+  for a more urgent one, else refuses the newcomer; either way that event's verdict is "unknown" with the
+  reason, at once, never a hang.
+- Priority tiers (0 first) by device, camera and label, first matching rule wins; FIFO within a tier.
+- Batches of up to the back-end's `max_batch`, `concurrency` batches in flight. Before an event is
+  dispatched the caller's `still_needed` is asked: a verdict that arrived meanwhile (from this process or
+  another sharing the store) may answer it from the cache.
+- Deadline per event, counted from its arrival: past it, the verdict is "unknown" saying how long it waited,
+  whether it was still queued or already with the model (the model's late answer is then discarded).
+- Token budgets per device and per fleet, as buckets refilling continuously at budget/hour. An event from a
+  device (or fleet) whose bucket is empty is refused at once with "unknown" saying which budget and when it
+  refills; cache hits are not affected (they never reach the scheduler).
+- Overload: while the queue holds `overload_depth` events or more, or the back-end says it is saturated,
+  `on_load` is told (and told again every `load_refresh_s` with the current depth); once the queue is down
+  to `clear_depth` and the back-end is fine, it is told the overload is over.
+- Background work (re-asking the model about cached answers, to measure wrong reuse) runs below every
+  tier, in a small queue of its own that never counts towards overload and is dropped first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import json
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..shared.protocol import Event
+from .analysis import Analysis
+from .backends.base import Backend, fallback
+from .config import BudgetConfig, SchedulerConfig
+
+log = logging.getLogger("edgetriage.cloud.scheduler")
+
+BACKGROUND_TIER = 10
+BACKGROUND_QUEUE = 64
+HUNG_GRACE_S = 5.0  # a batch running this long past its last deadline is abandoned by its worker
+
+
+class Released(Exception):
+    """The scheduler stopped before this event reached the model: nothing was decided, the caller should
+    leave the event to be delivered again."""
+
+
+@dataclass(frozen=True)
+class LoadState:
+    overloaded: bool
+    queue_depth: int
+    ts: int  # epoch milliseconds
+
+    def payload(self) -> bytes:
+        """The retained `<prefix>/v1/_cloud/load` message."""
+        return json.dumps({"overloaded": self.overloaded, "queue_depth": self.queue_depth, "ts": self.ts},
+                          separators=(",", ":")).encode()
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What became of one submitted event. `analysis` None: withdrawn before dispatch because `still_needed`
+    said no (ask the cache again). `refused`: why the model was not asked to the end (budget, queue_full,
+    shed, deadline); `analysis` is then the "unknown" fallback saying so."""
+
+    analysis: Analysis | None
+    queue_ms: float
+    started: float  # time.monotonic() when the model started on it (or when it was refused)
+    refused: str | None = None
+    batch: int = 0
+
+
+@dataclass(order=True)
+class _Job:
+    tier: int
+    seq: int
+    event: Event = field(compare=False)
+    arrived: float = field(compare=False)
+    deadline: float = field(compare=False)
+    background: bool = field(compare=False, default=False)
+    future: asyncio.Future | None = field(compare=False, default=None)
+    dead: bool = field(compare=False, default=False)  # answered or withdrawn while still in the heap
+    dispatched: bool = field(compare=False, default=False)  # handed to the back-end
+
+
+class TokenBucket:
+    """`per_hour` tokens, refilled continuously; the last request may overdraw it (its size is only known
+    once answered), which the refill then repays."""
+
+    def __init__(self, per_hour: int, now: float) -> None:
+        self.per_hour = per_hour
+        self.level = float(per_hour)
+        self.stamp = now
+
+    def _refill(self, now: float) -> None:
+        self.level = min(float(self.per_hour), self.level + (now - self.stamp) * self.per_hour / 3600.0)
+        self.stamp = now
+
+    def left(self, now: float) -> float:
+        self._refill(now)
+        return self.level
+
+    def spent(self, now: float) -> bool:
+        self._refill(now)
+        return self.level <= 0.0
+
+    def take(self, tokens: float, now: float) -> None:
+        self._refill(now)
+        self.level -= tokens
+
+    def refill_in_s(self, now: float) -> float:
+        """Seconds until the bucket holds a token again."""
+        self._refill(now)
+        if self.level > 0 or self.per_hour == 0:
+            return 0.0 if self.level > 0 else float("inf")
+        return (1.0 - self.level) * 3600.0 / self.per_hour
+
+
+class Budgets:
+    """Token buckets per device and for the whole fleet."""
+
+    def __init__(self, config: BudgetConfig, clock: Callable[[], float] = time.monotonic) -> None:
+        self.config = config
+        self.clock = clock
+        self.fleet = TokenBucket(config.fleet_tokens_per_hour, clock()) if config.fleet_tokens_per_hour is not None \
+            else None
+        self.devices: dict[str, TokenBucket] = {}
+
+    def _device(self, device: str) -> TokenBucket | None:
+        per_hour = self.config.devices.get(device, self.config.device_tokens_per_hour)
+        if per_hour is None:
+            return None
+        bucket = self.devices.get(device)
+        if bucket is None:
+            bucket = self.devices[device] = TokenBucket(per_hour, self.clock())
+        return bucket
+
+    def refusal(self, device: str, *, fleet_only: bool = False) -> str | None:
+        """Why `device` may not use the model now, or None when it may."""
+        now = self.clock()
+        bucket = None if fleet_only else self._device(device)
+        if bucket is not None and bucket.spent(now):
+            return (f"token budget of device {device} is spent ({bucket.per_hour} tokens/hour); "
+                    f"the model answers it again in {_wait_text(bucket.refill_in_s(now))}")
+        if self.fleet is not None and self.fleet.spent(now):
+            return (f"the fleet's token budget is spent ({self.fleet.per_hour} tokens/hour); "
+                    f"the model answers again in {_wait_text(self.fleet.refill_in_s(now))}")
+        return None
+
+    def charge(self, device: str | None, tokens: float) -> None:
+        now = self.clock()
+        bucket = self._device(device) if device is not None else None
+        if bucket is not None:
+            bucket.take(tokens, now)
+        if self.fleet is not None:
+            self.fleet.take(tokens, now)
+
+    def snapshot(self) -> dict[str, object]:
+        now = self.clock()
+        out: dict[str, object] = {}
+        if self.fleet is not None:
+            out["fleet_left"] = round(self.fleet.left(now))
+        out["devices_spent"] = sorted(d for d, b in self.devices.items() if b.left(now) <= 0)
+        return out
+
+
+def _wait_text(seconds: float) -> str:
+    if seconds == float("inf"):
+        return "never (the budget is 0)"
+    return f"about {max(1, round(seconds))} s"
+
+
+def used_tokens(analysis: Analysis, estimate: int) -> float:
+    """What an analysis cost, from the back-end's own count where it gave one."""
+    extra = analysis.extra or {}
+    prompt, new = extra.get("prompt_tokens"), extra.get("new_tokens")
+    if isinstance(prompt, int | float) and isinstance(new, int | float):
+        cached = extra.get("cached_tokens")
+        return float(prompt + new - (cached if isinstance(cached, int | float) else 0))
+    return float(estimate)
+
+
+@dataclass
+class SchedulerStats:
+    submitted: int = 0
+    dispatched: int = 0
+    batches: int = 0
+    withdrawn: int = 0
+    shed: int = 0
+    queue_full: int = 0
+    expired_queued: int = 0
+    expired_running: int = 0
+    budget_refused: int = 0
+    background_dropped: int = 0
+    overloads: int = 0
+    tokens: float = 0.0
+
+
+class Scheduler:
+    """Call `start()` in the event loop that will `submit()`; `stop()` releases what waits and lets what runs
+    finish (bounded)."""
+
+    def __init__(self, backend: Backend, config: SchedulerConfig, *,
+                 still_needed: Callable[[Event], bool] | None = None,
+                 on_load: Callable[[LoadState], None] | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.backend = backend
+        self.config = config
+        self.still_needed = still_needed
+        self.on_load = on_load
+        self.clock = clock
+        self.max_batch = max(1, backend.max_batch)
+        self.concurrency = config.concurrency or max(1, backend.concurrency)
+        self.budgets = Budgets(config.budget, clock)
+        self.stats = SchedulerStats()
+        self.load = LoadState(False, 0, int(time.time() * 1000))
+        self._heap: list[_Job] = []
+        self._depth = 0  # live foreground jobs in the heap
+        self._background = 0  # live background jobs in the heap
+        self._running: list[_Job] = []
+        self._seq = itertools.count()
+        self._cond: asyncio.Condition | None = None
+        self._workers: list[asyncio.Task] = []
+        self._refresher: asyncio.Task | None = None
+        self._accepting = False
+        self._busy_since: float | None = None
+        self._busy_s = 0.0
+        self._started_at = clock()
+        self._batch_tasks: set[asyncio.Task] = set()
+
+    # -- lifecycle -------------------------------------------------------------------------------------
+    async def start(self) -> None:
+        if self._workers:
+            raise RuntimeError("Scheduler.start() called twice")
+        self._cond = asyncio.Condition()
+        self._accepting = True
+        self._started_at = self.clock()
+        self._workers = [asyncio.create_task(self._worker(), name=f"scheduler-{i}") for i in range(self.concurrency)]
+        self._refresher = asyncio.create_task(self._refresh(), name="scheduler-load")
+        self._set_load(False, force=True)
+
+    async def stop(self, grace_s: float = 10.0) -> None:
+        """Stop taking work; release every waiting event (its submitter gets Released); give running batches
+        up to `grace_s` to finish."""
+        self._accepting = False
+        for job in self._heap:
+            if not job.dead:
+                self._finish(job, exc=Released("the scheduler stopped before the model got to this event"))
+        self._heap.clear()
+        self._depth = self._background = 0
+        if self._batch_tasks:
+            await asyncio.wait(set(self._batch_tasks), timeout=grace_s)
+        for task in [*self._workers, *([self._refresher] if self._refresher else [])]:
+            task.cancel()
+        await asyncio.gather(*self._workers, *([self._refresher] if self._refresher else []), return_exceptions=True)
+        self._workers = []
+        self._refresher = None
+        for job in list(self._running):
+            self._finish(job, exc=Released("stopped while the model was working on this event"))
+
+    # -- figures ---------------------------------------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        return bool(self._workers)
+
+    @property
+    def queue_depth(self) -> int:
+        return self._depth
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._running)
+
+    def busy_s(self) -> float:
+        """Seconds the back-end has had at least one batch in flight since start."""
+        extra = self.clock() - self._busy_since if self._busy_since is not None else 0.0
+        return self._busy_s + extra
+
+    def utilisation(self) -> float:
+        wall = self.clock() - self._started_at
+        return min(1.0, self.busy_s() / wall) if wall > 0 else 0.0
+
+    def tier(self, event: Event) -> int:
+        for rule in self.config.priorities:
+            if ((rule.device is None or rule.device == event.device)
+                    and (rule.camera is None or rule.camera == event.camera)
+                    and (rule.label is None or rule.label == event.label)):
+                return rule.tier
+        return self.config.default_tier
+
+    # -- intake ----------------------------------------------------------------------------------------
+    async def submit(self, event: Event, *, arrived: float | None = None, background: bool = False) -> Outcome:
+        """The model's answer for `event` within its deadline, or "unknown" saying why not. Raises Released
+        when the scheduler stops first."""
+        if not self._accepting or self._cond is None:
+            raise Released("the scheduler is not running")
+        now = self.clock()
+        arrived = now if arrived is None else arrived
+        version = self._version(event.label)
+        self.stats.submitted += 1
+        refusal = self.budgets.refusal(event.device, fleet_only=background)
+        if refusal is not None:
+            if background:
+                self.stats.background_dropped += 1
+            else:
+                self.stats.budget_refused += 1
+            return self._refused(event, version, refusal, "budget", arrived)
+        job = _Job(BACKGROUND_TIER if background else self.tier(event), next(self._seq), event, arrived,
+                   arrived + self.config.deadline_s, background, asyncio.get_running_loop().create_future())
+        if background:
+            if self._background >= BACKGROUND_QUEUE or self._depth:
+                self.stats.background_dropped += 1  # never delays real work, never grows without bound
+                return self._refused(event, version, "background queue full", "queue_full", arrived)
+            self._background += 1
+        elif self._depth >= self.config.queue_size:
+            worst = max((j for j in self._heap if not j.dead and not j.background), default=None)
+            if worst is None or worst.tier <= job.tier:
+                self.stats.queue_full += 1
+                return self._refused(event, version, f"the analysis queue is full ({self._depth} events waiting); "
+                                     "try again later", "queue_full", arrived)
+            self.stats.shed += 1
+            self._finish(worst, outcome=self._refused(
+                worst.event, self._version(worst.event.label),
+                "shed from a full analysis queue for a higher-priority event", "shed", worst.arrived))
+            # the depth stays: one out, one in
+        else:
+            self._depth += 1
+        heapq.heappush(self._heap, job)
+        self._update_load()
+        async with self._cond:
+            self._cond.notify()
+        remaining = job.deadline - self.clock()
+        try:
+            return await asyncio.wait_for(asyncio.shield(job.future), max(0.0, remaining))
+        except TimeoutError:
+            was_running = job.dispatched
+            if not job.dead:
+                self._drop(job)
+            if was_running:
+                self.stats.expired_running += 1
+            else:
+                self.stats.expired_queued += 1
+            where = "the model did not answer" if was_running else "still waiting for the model"
+            return self._refused(event, version, f"{where} within the deadline of {self.config.deadline_s:g} s",
+                                 "deadline", arrived)
+
+    def _refused(self, event: Event, version: str, reason: str, kind: str, arrived: float) -> Outcome:
+        now = self.clock()
+        analysis = fallback(self.backend.name, version, reason, time.perf_counter())
+        return Outcome(analysis, (now - arrived) * 1000, now, refused=kind)
+
+    def _version(self, label: str) -> str:
+        try:
+            return self.backend.prompt_version(label)
+        except Exception:  # noqa: BLE001 - a broken prompt book must not stop a refusal
+            return "unknown"
+
+    # -- dispatch --------------------------------------------------------------------------------------
+    def _dispatchable(self) -> bool:
+        now = self.clock()
+        return any(not j.dead and now < j.deadline for j in self._heap)
+
+    def _take(self, limit: int) -> list[_Job]:
+        """Pop up to `limit` live jobs in priority order; expired ones stay for their submitter's own timer
+        to answer, withdrawn ones are released to their submitter."""
+        taken: list[_Job] = []
+        kept: list[_Job] = []
+        now = self.clock()
+        while self._heap and len(taken) < limit:
+            job = heapq.heappop(self._heap)
+            if job.dead:
+                continue
+            if now >= job.deadline:
+                kept.append(job)  # its submitter's own timer answers it; leave it to that
+                continue
+            if not job.background and self.still_needed is not None and not self._ask_still_needed(job):
+                self.stats.withdrawn += 1
+                self._depth -= 1
+                job.dead = True
+                self._finish(job, outcome=Outcome(None, (now - job.arrived) * 1000, now))
+                continue
+            if job.background:
+                self._background -= 1
+            else:
+                self._depth -= 1
+            job.dispatched = True
+            taken.append(job)
+        for job in kept:
+            heapq.heappush(self._heap, job)
+        if taken:
+            self._update_load()
+        return taken
+
+    def _ask_still_needed(self, job: _Job) -> bool:
+        try:
+            return bool(self.still_needed(job.event))  # type: ignore[misc]
+        except Exception:  # noqa: BLE001 - when unsure, ask the model
+            log.exception("still_needed check failed")
+            return True
+
+    async def _worker(self) -> None:
+        assert self._cond is not None
+        while True:
+            async with self._cond:
+                await self._cond.wait_for(self._dispatchable)
+                batch = self._take(self.max_batch)
+            if not batch:
+                continue
+            if len(batch) < self.max_batch and self.config.batch_wait_ms > 0:
+                await asyncio.sleep(self.config.batch_wait_ms / 1000)
+                async with self._cond:
+                    batch += self._take(self.max_batch - len(batch))
+            task = asyncio.create_task(self._run(batch))
+            self._batch_tasks.add(task)
+            task.add_done_callback(self._batch_tasks.discard)
+            try:
+                await asyncio.shield(task)
+            except asyncio.CancelledError:
+                raise
+
+    async def _run(self, batch: list[_Job]) -> None:
+        now = self.clock()
+        estimate = self.config.budget.estimate_tokens
+        for job in batch:
+            self.budgets.charge(None if job.background else job.event.device, estimate)
+        self._running.extend(batch)
+        if self._busy_since is None:
+            self._busy_since = now
+        self.stats.batches += 1
+        self.stats.dispatched += len(batch)
+        started = now
+        results: list[Analysis] | None = None
+        limit = max(j.deadline for j in batch) - now + HUNG_GRACE_S
+        try:
+            results = await asyncio.wait_for(self.backend.analyze_batch([j.event for j in batch]), max(0.1, limit))
+            if len(results) != len(batch):
+                raise RuntimeError(f"the back-end answered {len(results)} of {len(batch)} events")
+        except TimeoutError:
+            log.warning("a batch of %d ran past every deadline; abandoned", len(batch))
+        except Exception as exc:  # noqa: BLE001 - the contract says never raise; hold back-ends to it here
+            log.warning("back-end failed on a batch of %d: %s: %s", len(batch), type(exc).__name__, exc)
+            results = [fallback(self.backend.name, self._version(j.event.label),
+                                f"back-end raised {type(exc).__name__}: {exc}", time.perf_counter()) for j in batch]
+        finally:
+            for job in batch:
+                if job in self._running:
+                    self._running.remove(job)
+            if not self._running and self._busy_since is not None:
+                self._busy_s += self.clock() - self._busy_since
+                self._busy_since = None
+        if results is None:
+            return  # every submitter's own deadline answers it
+        for job, analysis in zip(batch, results, strict=True):
+            used = used_tokens(analysis, estimate)
+            self.stats.tokens += used
+            self.budgets.charge(None if job.background else job.event.device, used - estimate)
+            self._finish(job, outcome=Outcome(analysis, (started - job.arrived) * 1000, started, batch=len(batch)))
+
+    def _finish(self, job: _Job, *, outcome: Outcome | None = None, exc: BaseException | None = None) -> None:
+        job.dead = True
+        future = job.future
+        if future is None or future.done():
+            return
+        if exc is not None:
+            future.set_exception(exc)
+        else:
+            future.set_result(outcome)
+
+    def _drop(self, job: _Job) -> None:
+        """A job whose submitter stopped waiting: out of the queue (lazily) or its answer ignored."""
+        if job.dispatched:
+            job.dead = True
+            return
+        job.dead = True
+        if job.background:
+            self._background -= 1
+        else:
+            self._depth -= 1
+        self._update_load()
+
+    # -- overload --------------------------------------------------------------------------------------
+    def _update_load(self) -> None:
+        saturated = self._backend_saturated()
+        if self.load.overloaded:
+            if self._depth <= (self.config.clear_depth or 0) and not saturated:
+                self._set_load(False)
+        elif self._depth >= (self.config.overload_depth or 1) or saturated:
+            self.stats.overloads += 1
+            self._set_load(True)
+
+    def _backend_saturated(self) -> bool:
+        try:
+            return bool(self.backend.saturated())
+        except Exception:  # noqa: BLE001
+            return False
+
+    def _set_load(self, overloaded: bool, force: bool = False) -> None:
+        if not force and overloaded == self.load.overloaded:
+            return
+        self.load = LoadState(overloaded, self._depth, int(time.time() * 1000))
+        if overloaded:
+            log.warning("analyzer overloaded: %d events waiting", self._depth)
+        else:
+            log.info("analyzer load back to normal (%d waiting)", self._depth)
+        self._tell_load()
+
+    def _tell_load(self) -> None:
+        if self.on_load is None:
+            return
+        try:
+            self.on_load(self.load)
+        except Exception:  # noqa: BLE001 - a listener's bug must not stop scheduling
+            log.exception("on_load callback failed")
+
+    async def _refresh(self) -> None:
+        """While overloaded, tell the current depth every load_refresh_s; notice a back-end that recovered
+        (or saturated) while nothing was queued."""
+        while True:
+            await asyncio.sleep(self.config.load_refresh_s)
+            self._update_load()
+            if self.load.overloaded:
+                self.load = LoadState(True, self._depth, int(time.time() * 1000))
+                self._tell_load()

@@ -1,0 +1,597 @@
+"""What the page shows, kept in one place: the recent events with their decision path and verdict, the
+figures derived from them, and the listeners (one per open page) that get every change as it happens.
+
+Everything here runs on the API's event loop. The cloud service calls `add_event` / `add_verdict` from its
+listener hooks (already on the loop); a device-side feed in the same process (the demo) posts through
+`post`, which is thread-safe. Nothing here blocks or does I/O, so a slow browser can never slow the
+service: a listener that falls behind is cut off and its browser reconnects, asking only for what it missed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import math
+import time
+from collections import OrderedDict, deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...shared.protocol import Event, Verdict
+
+log = logging.getLogger("edgetriage.cloud.web")
+
+DEFAULT_CAPACITY = 500  # entries kept; also the window the page's figures are computed over
+BACKLOG = 200  # entries a newly opened page receives
+THUMB_BUDGET_BYTES = 32 * 1024 * 1024  # crops kept in memory for entries the store does not hold
+HISTORY = 600  # figure samples kept for the latency chart
+TICK_S = 1.0  # how often figures are recomputed (when something changed) and the live gauges sent
+LISTENER_QUEUE = 1000  # messages a listener may fall behind before it is cut off
+# The device crops a track's best box grown by this share of its size on each side (edge VisionConfig
+# .crop_margin default); used to place boxes on crops of events that do not say where they were cut.
+DEFAULT_CROP_MARGIN = 0.15
+
+Box = tuple[float, float, float, float]
+CACHE_SOURCES = ("device_cache", "cloud_cache")
+MODEL_SOURCES = ("llm", "fallback")
+STEP_NAMES = {"device_cache": "device cache", "cloud_cache": "cloud cache", "llm": "model",
+              "fallback": "model failed", "waiting": "waiting for verdict", "local": "handled on device",
+              "dropped": "dropped"}
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+# -- geometry ---------------------------------------------------------------------------------------------
+def crop_region(box: Box, margin: float = DEFAULT_CROP_MARGIN) -> Box:
+    """Where, in normalised frame coordinates, the device cut the crop for a track whose box is `box`."""
+    x1, y1, x2, y2 = box
+    mx, my = (x2 - x1) * margin, (y2 - y1) * margin
+    return max(0.0, x1 - mx), max(0.0, y1 - my), min(1.0, x2 + mx), min(1.0, y2 + my)
+
+
+def boxes_in_crop(detections: Iterable[tuple[str, float, Box]], region: Box, main: Box | None) -> list[dict]:
+    """Detections (label, score, frame-normalised box) that overlap the crop, in the crop's own 0..1
+    coordinates, for drawing over the thumbnail; the tracked one is marked `main`."""
+    rx1, ry1, rx2, ry2 = region
+    rw, rh = rx2 - rx1, ry2 - ry1
+    if rw <= 0 or rh <= 0:
+        return []
+    out = []
+    for label, score, (x1, y1, x2, y2) in detections:
+        cx1, cy1 = max(x1, rx1), max(y1, ry1)
+        cx2, cy2 = min(x2, rx2), min(y2, ry2)
+        if cx2 <= cx1 or cy2 <= cy1:
+            continue
+        out.append({"x1": round((cx1 - rx1) / rw, 4), "y1": round((cy1 - ry1) / rh, 4),
+                    "x2": round((cx2 - rx1) / rw, 4), "y2": round((cy2 - ry1) / rh, 4),
+                    "label": label, "score": round(float(score), 3), "main": (x1, y1, x2, y2) == main})
+    return out
+
+
+def _main_box(label: str, score: float, detections: list[tuple[str, float, Box]]) -> Box | None:
+    """The tracked object's box on its best frame: the detection of its label whose score is nearest."""
+    same = [d for d in detections if d[0] == label] or detections
+    if not same:
+        return None
+    return min(same, key=lambda d: abs(d[1] - score))[2]
+
+
+def event_boxes(label: str, score: float, detections: list[tuple[str, float, Box]],
+                margin: float = DEFAULT_CROP_MARGIN) -> list[dict]:
+    """Boxes over an event's crop. An event without detections (a region the device tracked by motion, the
+    detector unsure) gets its tracked box where the margin puts it: the crop is that box grown by `margin`."""
+    main = _main_box(label, score, detections)
+    if main is None:
+        inset = margin / (1 + 2 * margin)
+        return [{"x1": round(inset, 4), "y1": round(inset, 4), "x2": round(1 - inset, 4), "y2": round(1 - inset, 4),
+                 "label": label, "score": round(float(score), 3), "main": True}]
+    return boxes_in_crop(detections, crop_region(main, margin), main)
+
+
+# -- entries ----------------------------------------------------------------------------------------------
+@dataclass
+class Entry:
+    """One row of the timeline: a track the device decided on, and what became of it."""
+
+    id: str  # the event id for escalations, a local id for decisions the device kept to itself
+    device: str
+    camera: str
+    label: str
+    score: float
+    uncertain: bool
+    captured_ms: int
+    reason: str = ""  # the device rule's reason
+    decision: str = "escalate"  # escalate | cached | local | dropped
+    track_id: int | None = None
+    verdict: str | None = None  # alert | benign | unknown once known
+    confidence: float | None = None
+    description: str = ""
+    source: str | None = None  # llm | cloud_cache | fallback | device_cache
+    model: str = ""
+    latency_ms: float | None = None  # device-measured escalation -> verdict where known, else the cloud's
+    cloud_ms: float | None = None  # the cloud's receipt -> verdict
+    queue_ms: float | None = None  # the cloud's wait for the model (model verdicts)
+    analyze_ms: float | None = None  # the model's time (model verdicts)
+    reused_from: str | None = None
+    boxes: list[dict] = field(default_factory=list)
+    thumb: bool = False
+    seq: int = 0
+    updated_ms: int = 0
+
+    @property
+    def outcome(self) -> str:
+        if self.decision in ("local", "dropped"):
+            return self.decision
+        if self.source is not None:
+            return self.source
+        return "waiting"
+
+    def path(self) -> list[dict[str, str]]:
+        """motion -> detector -> rule -> where the verdict came from, each with a short detail."""
+        detector = f"{self.label} {self.score:.2f}" + (" (uncertain)" if self.uncertain else "")
+        steps = [{"step": "motion", "detail": "moved"}, {"step": "detector", "detail": detector},
+                 {"step": "rule", "detail": self.reason or self.decision}]
+        outcome = self.outcome
+        detail = ""
+        if outcome == "cloud_cache" and self.reused_from:
+            detail = f"reused {self.reused_from[:8]}"
+        elif outcome in MODEL_SOURCES:
+            detail = self.model
+        steps.append({"step": outcome, "label": STEP_NAMES.get(outcome, outcome), "detail": detail})
+        return steps
+
+    def as_json(self) -> dict[str, Any]:
+        return {"id": self.id, "seq": self.seq, "device": self.device, "camera": self.camera, "label": self.label,
+                "score": round(self.score, 3), "uncertain": self.uncertain, "captured_ms": self.captured_ms,
+                "track_id": self.track_id, "reason": self.reason, "decision": self.decision,
+                "outcome": self.outcome, "path": self.path(), "verdict": self.verdict,
+                "confidence": None if self.confidence is None else round(self.confidence, 3),
+                "description": self.description, "source": self.source, "model": self.model,
+                "latency_ms": _round(self.latency_ms), "cloud_ms": _round(self.cloud_ms),
+                "reused_from": self.reused_from, "boxes": self.boxes,
+                "thumb": f"thumbs/{self.id}.jpg" if self.thumb else None}
+
+
+@dataclass(frozen=True)
+class DeviceDecision:
+    """What a device decided about one track, for a feed running next to the cloud (the demo).
+
+    `box` is the tracked box and `detections` everything detected on the same frame, both normalised to
+    the frame; `crop_margin` is how far the device grew the box to cut `crop_jpeg`."""
+
+    device: str
+    camera: str
+    track_id: int
+    label: str
+    score: float
+    uncertain: bool
+    captured_ms: int
+    decision: str
+    reason: str
+    event_id: str | None = None
+    box: Box | None = None
+    detections: tuple[tuple[str, float, Box], ...] = ()
+    crop_jpeg: bytes = b""
+    crop_margin: float = DEFAULT_CROP_MARGIN
+    cached: Verdict | None = None  # the device cache's answer, for decision "cached"
+    decided_ms: float | None = None  # how long the device took to decide (its cache lookup)
+
+
+def _round(value: float | None, digits: int = 1) -> float | None:
+    return None if value is None or not math.isfinite(value) else round(value, digits)
+
+
+def _percentile(sorted_values: list[float], q: float) -> float | None:
+    if not sorted_values:
+        return None
+    return sorted_values[min(len(sorted_values) - 1, int(q * len(sorted_values)))]
+
+
+def _median(values: list[float]) -> float | None:
+    if not values:
+        return None
+    s = sorted(values)
+    n = len(s)
+    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+
+
+@dataclass
+class _Camera:
+    events: int = 0
+    escalated: int = 0
+    device_cache: int = 0
+    cloud_cache: int = 0
+    llm: int = 0
+    fallback: int = 0
+    alerts: int = 0
+
+
+class Listener:
+    """One open page: the messages it has not read yet; `closed` once it fell behind or the page went."""
+
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[tuple[int | None, str, str] | None] = asyncio.Queue(LISTENER_QUEUE)
+        self.closed = False
+
+    def offer(self, item: tuple[int | None, str, str] | None) -> None:
+        if self.closed:
+            return
+        try:
+            self.queue.put_nowait(item)
+        except asyncio.QueueFull:
+            self.closed = True  # fell behind: end its stream; the browser reconnects from its last id
+            self.queue = asyncio.Queue(1)
+            self.queue.put_nowait(None)
+
+
+StatusSource = Callable[[], dict[str, Any]]
+CameraSource = Callable[[], dict[tuple[str, str], dict[str, int]]]
+
+
+class Timeline:
+    """Recent entries by id (oldest first), per-camera counters, figures and their history.
+
+    `status` (queue depth, overload, connection) and `camera_stats` (frames read/detected per camera, from
+    whoever knows them) are sampled once per tick; either may be None.
+    """
+
+    def __init__(self, *, capacity: int = DEFAULT_CAPACITY, status: StatusSource | None = None,
+                 camera_stats: CameraSource | None = None, thumb_budget: int = THUMB_BUDGET_BYTES) -> None:
+        self.capacity = capacity
+        self.status = status
+        self.camera_stats = camera_stats
+        self._entries: OrderedDict[str, Entry] = OrderedDict()
+        self._thumbs: OrderedDict[str, bytes] = OrderedDict()  # crops the store does not hold
+        self._thumb_bytes = 0
+        self._thumb_budget = thumb_budget
+        self._device_feed = False  # whether any device reports its own decisions here (then its cache is known)
+        self._cameras: dict[tuple[str, str], _Camera] = {}
+        self._listeners: set[Listener] = set()
+        self._seq = 0
+        self._dirty = True
+        self._figures: dict[str, Any] = {}
+        self._last_stats = ""
+        self._last_sent = 0.0
+        self.history: deque[dict[str, Any]] = deque(maxlen=HISTORY)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._ticker: asyncio.Task | None = None
+
+    # -- lifecycle ------------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Bind to the running loop and start the tick that sends figures and gauges."""
+        self._loop = asyncio.get_running_loop()
+        if self._ticker is None:
+            self._ticker = self._loop.create_task(self._tick_forever(), name="timeline-tick")
+
+    async def close(self) -> None:
+        """End every open stream (so the server can stop at once) and the tick."""
+        for listener in list(self._listeners):
+            listener.offer(None)
+        self._listeners.clear()
+        if self._ticker is not None:
+            self._ticker.cancel()
+            try:
+                await self._ticker
+            except asyncio.CancelledError:
+                pass
+            self._ticker = None
+
+    def post(self, fn: Callable[..., None], *args: Any) -> None:
+        """Run `fn(*args)` on the timeline's loop, from any thread; dropped if the loop is gone."""
+        loop = self._loop
+        if loop is None:
+            return
+        try:
+            loop.call_soon_threadsafe(self._guarded, fn, args)
+        except RuntimeError:
+            pass
+
+    @staticmethod
+    def _guarded(fn: Callable[..., None], args: tuple) -> None:
+        try:
+            fn(*args)
+        except Exception:  # noqa: BLE001 - a bad feed must not stop the loop
+            log.exception("timeline update failed")
+
+    # -- input ----------------------------------------------------------------------------------------
+    def add_event(self, event: Event, received_ms: int | None = None) -> None:
+        """An escalated event reached the cloud: show it (waiting for its verdict)."""
+        entry = self._entries.get(event.event_id)
+        new = entry is None
+        if entry is None:
+            entry = Entry(id=event.event_id, device=event.device, camera=event.camera, label=event.label,
+                          score=event.score, uncertain=event.uncertain, captured_ms=event.captured_ms,
+                          reason=event.reason, track_id=event.track_id)
+        dets = [(d.label, d.score, tuple(d.box)) for d in event.detections]
+        if not entry.boxes:
+            entry.boxes = event_boxes(event.label, event.score, dets)
+        entry.thumb = True
+        if new:
+            self._camera(entry).events += 1
+            self._camera(entry).escalated += 1
+        self._put(entry)
+
+    def add_stored(self, doc: dict[str, Any]) -> None:
+        """An event as the store lists it (with its verdict or None): the backlog shown after a restart."""
+        try:
+            dets = [(d["label"], float(d["score"]), tuple(d["box"])) for d in doc.get("detections", [])]
+            entry = Entry(id=doc["event_id"], device=doc["device"], camera=doc["camera"], label=doc["label"],
+                          score=float(doc["score"]), uncertain=bool(doc.get("uncertain")),
+                          captured_ms=int(doc["captured_ms"]), reason=doc.get("reason", ""),
+                          track_id=doc.get("track_id"), thumb=bool(doc.get("crop_bytes")),
+                          boxes=event_boxes(doc["label"], float(doc["score"]), dets))
+            verdict = Verdict.model_validate(doc["verdict"]) if doc.get("verdict") else None
+        except (KeyError, TypeError, ValueError) as exc:
+            log.warning("stored event %s not shown: %s", doc.get("event_id"), exc)
+            return
+        if entry.id in self._entries:
+            return
+        self._count_new(entry)
+        if verdict is not None:
+            self._apply_verdict(entry, verdict)
+        self._put(entry)
+
+    def add_verdict(self, verdict: Verdict) -> None:
+        """The cloud answered an event (model, cloud cache or fallback)."""
+        entry = self._entries.get(verdict.event_id)
+        if entry is None:  # the event was not seen here (page started later, or shown elsewhere)
+            entry = Entry(id=verdict.event_id, device=verdict.device, camera=verdict.camera, label=verdict.label,
+                          score=0.0, uncertain=False, captured_ms=verdict.created_ms)
+            self._count_new(entry)
+        self._apply_verdict(entry, verdict)
+        self._put(entry)
+
+    def add_device_decision(self, d: DeviceDecision) -> None:
+        """A device decided on a track; escalations are later completed by add_event/add_verdict."""
+        self._device_feed = True
+        entry_id = d.event_id or f"{d.device}~{d.camera}~{d.track_id}~{d.captured_ms}"
+        entry = self._entries.get(entry_id)
+        new = entry is None
+        if entry is None:
+            entry = Entry(id=entry_id, device=d.device, camera=d.camera, label=d.label, score=d.score,
+                          uncertain=d.uncertain, captured_ms=d.captured_ms, track_id=d.track_id)
+        entry.decision = d.decision
+        entry.reason = d.reason
+        entry.score, entry.uncertain = d.score, d.uncertain
+        if d.box is not None:
+            detections = d.detections
+            if not any(det[2] == d.box for det in detections):  # tracked without a detection on its best frame
+                detections = ((d.label, d.score, d.box), *detections)
+            entry.boxes = boxes_in_crop(detections, crop_region(d.box, d.crop_margin), d.box)
+        if d.crop_jpeg and not entry.thumb:
+            self._keep_thumb(entry_id, d.crop_jpeg)
+            entry.thumb = True
+        if new:
+            camera = self._camera(entry)
+            camera.events += 1
+            if d.decision == "escalate":
+                camera.escalated += 1
+        if d.decision == "cached" and d.cached is not None:
+            entry.verdict, entry.confidence = d.cached.verdict, d.cached.confidence
+            entry.description, entry.model = d.cached.description, d.cached.model
+            entry.reused_from = d.cached.reused_from or d.cached.event_id
+            entry.source = "device_cache"
+            entry.latency_ms = d.decided_ms
+            self._camera(entry).device_cache += 1
+            if d.cached.verdict == "alert":
+                self._camera(entry).alerts += 1
+        self._put(entry)
+
+    def add_device_latency(self, event_id: str, latency_ms: float | None) -> None:
+        """The device measured escalation -> verdict for an event: the figure a user feels."""
+        entry = self._entries.get(event_id)
+        if entry is None or latency_ms is None:
+            return
+        entry.latency_ms = latency_ms
+        self._put(entry)
+
+    def _count_new(self, entry: Entry) -> None:
+        camera = self._camera(entry)
+        camera.events += 1
+        camera.escalated += 1
+
+    def _apply_verdict(self, entry: Entry, verdict: Verdict) -> None:
+        first = entry.source is None
+        entry.verdict, entry.confidence = verdict.verdict, verdict.confidence
+        entry.description, entry.model = verdict.description, verdict.model
+        entry.source, entry.reused_from = verdict.source, verdict.reused_from
+        entry.cloud_ms = verdict.timings.total_ms
+        entry.queue_ms = verdict.timings.queue_ms if verdict.source in MODEL_SOURCES else None
+        entry.analyze_ms = verdict.timings.analyze_ms if verdict.source in MODEL_SOURCES else None
+        if entry.latency_ms is None:
+            entry.latency_ms = verdict.timings.total_ms
+        if first:
+            camera = self._camera(entry)
+            setattr(camera, verdict.source, getattr(camera, verdict.source) + 1)
+            if verdict.verdict == "alert":
+                camera.alerts += 1
+
+    def _camera(self, entry: Entry) -> _Camera:
+        key = (entry.device, entry.camera)
+        camera = self._cameras.get(key)
+        if camera is None:
+            camera = self._cameras[key] = _Camera()
+        return camera
+
+    def _keep_thumb(self, entry_id: str, jpeg: bytes) -> None:
+        self._thumbs[entry_id] = jpeg
+        self._thumb_bytes += len(jpeg)
+        while self._thumb_bytes > self._thumb_budget and self._thumbs:
+            old_id, old = self._thumbs.popitem(last=False)
+            self._thumb_bytes -= len(old)
+            old_entry = self._entries.get(old_id)
+            if old_entry is not None and old_id != entry_id:
+                old_entry.thumb = False
+
+    def _put(self, entry: Entry) -> None:
+        self._seq += 1
+        entry.seq = self._seq
+        entry.updated_ms = now_ms()
+        self._entries[entry.id] = entry
+        self._entries.move_to_end(entry.id)
+        while len(self._entries) > self.capacity:
+            old_id, _ = self._entries.popitem(last=False)
+            old = self._thumbs.pop(old_id, None)
+            if old is not None:
+                self._thumb_bytes -= len(old)
+        self._dirty = True
+        if self._listeners:
+            message = (entry.seq, "entry", json.dumps(entry.as_json(), separators=(",", ":")))
+            for listener in list(self._listeners):
+                listener.offer(message)
+
+    # -- output ---------------------------------------------------------------------------------------
+    def thumb(self, entry_id: str) -> bytes | None:
+        """A crop held in memory (device-side decisions); None when the store is the place to look."""
+        return self._thumbs.get(entry_id)
+
+    def entries(self, after_seq: int = 0, limit: int = BACKLOG) -> list[Entry]:
+        """Entries changed after `after_seq`, oldest change first, at most the `limit` latest."""
+        changed = sorted((e for e in self._entries.values() if e.seq > after_seq), key=lambda e: e.seq)
+        return changed[-limit:]
+
+    def listen(self) -> Listener:
+        listener = Listener()
+        self._listeners.add(listener)
+        return listener
+
+    def forget(self, listener: Listener) -> None:
+        self._listeners.discard(listener)
+
+    @property
+    def listeners(self) -> int:
+        return len(self._listeners)
+
+    def figures(self) -> dict[str, Any]:
+        """The stats panel: α, hit rates, latency percentiles, L_total against the measured median, per
+        camera counters, and the live gauges from `status`. Recomputed at most once per tick."""
+        if self._dirty or not self._figures:
+            self._figures = self._compute()
+            self._dirty = False
+        out = dict(self._figures)
+        out["cameras"] = self._camera_rows()
+        out["status"] = self._status()
+        return out
+
+    def _status(self) -> dict[str, Any]:
+        if self.status is None:
+            return {}
+        try:
+            return self.status()
+        except Exception:  # noqa: BLE001 - a gauge that fails shows as missing, never stops the page
+            log.exception("status source failed")
+            return {}
+
+    def _camera_rows(self) -> list[dict[str, Any]]:
+        frames: dict[tuple[str, str], dict[str, int]] = {}
+        if self.camera_stats is not None:
+            try:
+                frames = self.camera_stats()
+            except Exception:  # noqa: BLE001
+                log.exception("camera stats source failed")
+        rows = []
+        for key in sorted(set(self._cameras) | set(frames)):
+            counts = self._cameras.get(key, _Camera())
+            known = frames.get(key, {})
+            rows.append({"device": key[0], "camera": key[1], "frames_read": known.get("frames_read"),
+                         "frames_detected": known.get("frames_detected"), **vars(counts)})
+        return rows
+
+    def _compute(self) -> dict[str, Any]:
+        """The figures over the entries held, defined as the service defines them (cloud.figures), with the
+        device's own cache answers counted too where a device reports them:
+
+        α = verdicts from a cache ÷ (those + LLM verdicts); L_light = median latency of cache verdicts (the
+        device's lookup, or the cloud's receipt -> verdict); L_llm = median model time and L_sched = median
+        queue wait of LLM verdicts; L_total = L_sched + α·L_light + (1−α)·L_llm, beside the measured median
+        of all verdicts' latencies."""
+        light: list[float] = []
+        measured: dict[str, list[float]] = {s: [] for s in (*CACHE_SOURCES, *MODEL_SOURCES)}
+        model_ms: list[float] = []
+        sched_ms: list[float] = []
+        device_seen: list[float] = []  # escalation -> verdict as the device measured it
+        answered = dict.fromkeys(measured, 0)
+        for e in self._entries.values():
+            if e.source not in measured:
+                continue
+            answered[e.source] += 1
+            value = e.latency_ms if e.source == "device_cache" else e.cloud_ms
+            if value is not None:
+                measured[e.source].append(value)
+                if e.source in CACHE_SOURCES:
+                    light.append(value)
+            if e.source == "llm":
+                if e.analyze_ms is not None:
+                    model_ms.append(e.analyze_ms)
+                if e.queue_ms is not None:
+                    sched_ms.append(e.queue_ms)
+            if e.source != "device_cache" and e.latency_ms is not None and e.latency_ms != e.cloud_ms:
+                device_seen.append(e.latency_ms)
+        n_light = answered["device_cache"] + answered["cloud_cache"]
+        decided = n_light + answered["llm"]
+        alpha = n_light / decided if decided else None
+        l_light, l_llm, l_sched = _median(light), _median(model_ms), _median(sched_ms)
+        l_total = None
+        if alpha is not None:
+            l_total = (l_sched or 0.0) + alpha * (l_light or 0.0) + (1 - alpha) * (l_llm or 0.0)
+        everything = [v for values in measured.values() for v in values]
+        totals = {k: sum(getattr(c, k) for c in self._cameras.values()) for k in vars(_Camera())}
+        device_asked = totals["device_cache"] + totals["escalated"]
+        cloud_asked = totals["cloud_cache"] + totals["llm"] + totals["fallback"]
+        latency = {}
+        for name, values in (("device_cache", measured["device_cache"]), ("cloud_cache", measured["cloud_cache"]),
+                             ("llm", measured["llm"]), ("all", everything), ("device_end_to_end", device_seen)):
+            ordered = sorted(values)
+            latency[name] = {"n": len(ordered), "p50": _round(_median(ordered)),
+                             "p95": _round(_percentile(ordered, 0.95)), "p99": _round(_percentile(ordered, 0.99))}
+        figures = {
+            "window": len(self._entries), "verdicts": decided + answered["fallback"], "totals": totals,
+            "alpha": _round(alpha, 3),
+            "hit_rate": {"device_cache": _round(totals["device_cache"] / device_asked, 3)
+                         if device_asked and self._device_feed else None,
+                         "cloud_cache": _round(totals["cloud_cache"] / cloud_asked, 3) if cloud_asked else None},
+            "latency_ms": latency,
+            "l_light_ms": _round(l_light), "l_llm_ms": _round(l_llm), "l_sched_ms": _round(l_sched),
+            "l_total_ms": _round(l_total), "measured_median_ms": _round(_median(everything)),
+        }
+        if l_total is not None:
+            point = {"t": now_ms(), "l_total": figures["l_total_ms"], "measured": figures["measured_median_ms"]}
+            if not self.history or (self.history[-1]["l_total"], self.history[-1]["measured"]) != (
+                    point["l_total"], point["measured"]):
+                self.history.append(point)
+        return figures
+
+    def stats_message(self, full_history: bool = False) -> str:
+        """The figures as JSON; with the whole chart history for a page that just opened, else only its
+        latest point (the page appends it)."""
+        body = self.figures()
+        if full_history:
+            body["history"] = list(self.history)
+        else:
+            body["point"] = self.history[-1] if self.history else None
+        return json.dumps(body, separators=(",", ":"))
+
+    async def _tick_forever(self) -> None:
+        while True:
+            await asyncio.sleep(TICK_S)
+            try:
+                self._tick()
+            except Exception:  # noqa: BLE001 - keep ticking; the page shows stale figures meanwhile
+                log.exception("timeline tick failed")
+
+    def _tick(self) -> None:
+        if not self._listeners:
+            if self._dirty:
+                self.figures()  # keep the chart's history growing while nobody watches
+            return
+        message = self.stats_message()
+        now = time.monotonic()
+        if message == self._last_stats and now - self._last_sent < 10.0:
+            return
+        self._last_stats, self._last_sent = message, now
+        for listener in list(self._listeners):
+            listener.offer((None, "stats", message))

@@ -1,0 +1,669 @@
+"""`edgetriage edge run`: the camera daemon a user installs on a Pi and forgets.
+
+One thread per camera reads frames and hands them to the agent (edge.agent); a lost or missing source is
+reopened after a jittered, growing delay, never in a busy loop, and reported on the retained state topic and
+in the metrics. The main thread delivers (the agent's outbox and MQTT), tells systemd how things are
+(`READY=1` after the first processed frame, `WATCHDOG=1` only while no camera is stuck inside a read or a
+detector call), publishes the device state, applies remote configurations and swaps detector models that a
+background thread fetched and checked. SIGTERM stops it within seconds; the outbox keeps what was not sent.
+
+Threads and what they may touch: camera threads call only `EdgeAgent.process` / `end_stream` and write
+their own counters; the model loader thread only builds a detector and posts it on a queue; the metrics
+server thread only reads. Everything else happens on the main thread.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import queue
+import random
+import signal
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..shared.config import ConfigError
+from ..shared.modelfiles import ModelError, sha256_of
+from ..shared.mqtt import Incoming
+from ..shared.topics import Topics
+from .agent import EdgeAgent
+from .capture import CaptureError, FrameSource
+from .config import CameraConfig, EdgeConfig, load_edge_config
+from .detect import Detector, DetectorConfig
+from .metrics import CameraSnapshot, DeviceSnapshot, EdgeMetrics
+from .remote import (
+    ModelAnnouncement,
+    ModelFetcher,
+    RemoteRefused,
+    RemoteUpdate,
+    load_detector,
+    parse_update,
+    running_model,
+)
+
+log = logging.getLogger("edgetriage.edge.daemon")
+
+TICK_S = 0.2  # the main loop wakes at least this often
+STOP_JOIN_S = 4.0  # how long shutdown waits for camera threads (a read can block for read_timeout_s)
+STATE_MIN_INTERVAL_S = 0.5  # state changes are published at most this often
+RATE_WINDOW_S = 10.0
+_REMOTE_FILE = "remote-config.json"
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+# -- systemd ---------------------------------------------------------------------------------------------
+class SystemdNotifier:
+    """sd_notify(3) without libsystemd: datagrams to $NOTIFY_SOCKET. Without a socket every call is a no-op,
+    so the daemon runs the same under systemd, in a container or in a terminal."""
+
+    def __init__(self, address: str | None, watchdog_usec: int | None = None) -> None:
+        self.address = address
+        self.watchdog_interval_s = watchdog_usec / 2e6 if watchdog_usec else None  # systemd: ping at half
+        self._sock: socket.socket | None = None
+        if address:
+            target = "\0" + address[1:] if address.startswith("@") else address
+            try:
+                sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
+                sock.connect(target)
+                self._sock = sock
+            except OSError as exc:
+                log.warning("NOTIFY_SOCKET %s: cannot connect (%s); systemd will not hear from this agent",
+                            address, exc)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> SystemdNotifier:
+        """NOTIFY_SOCKET, and WATCHDOG_USEC when WATCHDOG_PID (if set) is this process, as sd_watchdog_enabled."""
+        usec: int | None = None
+        try:
+            usec = int(env.get("WATCHDOG_USEC", "")) or None
+            pid = env.get("WATCHDOG_PID")
+            if pid and int(pid) != os.getpid():
+                usec = None
+        except ValueError:
+            usec = None
+        return cls(env.get("NOTIFY_SOCKET") or None, usec)
+
+    @property
+    def enabled(self) -> bool:
+        return self._sock is not None
+
+    def notify(self, *assignments: str) -> bool:
+        if self._sock is None:
+            return False
+        try:
+            self._sock.send("\n".join(assignments).encode())
+            return True
+        except OSError:
+            return False
+
+    def close(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+
+
+# -- cameras ---------------------------------------------------------------------------------------------
+class RateMeter:
+    """Events per second over the last `window_s`, from a growing count sampled now and then."""
+
+    def __init__(self, window_s: float = RATE_WINDOW_S) -> None:
+        self.window_s = window_s
+        self.rate = 0.0
+        self._samples: deque[tuple[float, int]] = deque()
+
+    def update(self, now: float, count: int) -> float:
+        self._samples.append((now, count))
+        while len(self._samples) > 2 and self._samples[1][0] <= now - self.window_s:
+            self._samples.popleft()
+        t0, c0 = self._samples[0]
+        self.rate = (count - c0) / (now - t0) if now > t0 and count >= c0 else 0.0
+        return self.rate
+
+
+class CameraWorker:
+    """One camera on a thread of its own: open, read, hand every frame to the agent; when the source is
+    lost, wait a random delay of up to reconnect_min_s * 2^n (capped at reconnect_max_s) and open it again.
+    A file that reaches its end is "ended" and not reopened; a file that is missing is retried like a lost
+    stream (it may be on a mount that comes back)."""
+
+    def __init__(self, camera: CameraConfig, agent: EdgeAgent, *, on_change: Callable[[], None],
+                 rng: random.Random | None = None) -> None:
+        self.camera = camera
+        self.agent = agent
+        self.state = "connecting"
+        self.reconnects = 0
+        self.last_error = ""
+        self.frames_read = 0
+        self.busy_since: float | None = None  # last progress while inside a source; None while waiting on purpose
+        self.first_frame = threading.Event()
+        self.read_rate = RateMeter()
+        self.detect_rate = RateMeter()
+        self._on_change = on_change
+        self._rng = rng or random.Random()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"camera-{camera.id}", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def join(self, timeout: float) -> bool:
+        """True when the thread has ended."""
+        if self._thread.is_alive():
+            self._thread.join(max(0.0, timeout))
+        return not self._thread.is_alive()
+
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+    def stuck(self, now: float, stall_s: float) -> bool:
+        """Inside one read or one pipeline step for longer than `stall_s`."""
+        since = self.busy_since
+        return since is not None and now - since > stall_s
+
+    def _set_state(self, state: str) -> None:
+        if state != self.state:
+            self.state = state
+            self._on_change()
+
+    def _backoff(self, attempt: int) -> float:
+        cam = self.camera
+        cap = min(cam.reconnect_max_s, cam.reconnect_min_s * (2 ** min(attempt, 20)))
+        return self._rng.uniform(min(cam.reconnect_min_s / 2, cap), cap)
+
+    def _run(self) -> None:
+        attempt = 0
+        while not self._stop.is_set():
+            ended = delivered = False
+            error = ""
+            try:
+                ended, delivered = self._stream()
+            except CaptureError as exc:
+                error = str(exc)
+            except Exception as exc:  # noqa: BLE001 - one camera's failure must not take the device down
+                log.exception("camera %s: processing failed", self.camera.id)
+                error = f"processing failed: {exc}"
+            finally:
+                self.busy_since = None
+                try:
+                    self.agent.end_stream(self.camera.id)
+                except Exception:  # noqa: BLE001
+                    log.exception("camera %s: ending its tracks failed", self.camera.id)
+            if self._stop.is_set():
+                break
+            if ended:
+                log.info("camera %s: %s finished", self.camera.id, self.camera.source)
+                self._set_state("ended")
+                return
+            attempt = 0 if delivered else attempt
+            delay = self._backoff(attempt)
+            attempt += 1
+            self.reconnects += 1
+            self.last_error = error or "the stream ended"
+            if attempt == 1 or attempt % 10 == 0:
+                log.warning("camera %s: %s (reconnect attempt %d in %.1f s)", self.camera.id, self.last_error,
+                            attempt, delay)
+            self._set_state("reconnecting")
+            self._stop.wait(delay)
+        self._set_state("stopped")
+
+    def _stream(self) -> tuple[bool, bool]:
+        """Read the source until it ends or is lost: (ended as a file ends, delivered at least one frame)."""
+        cam = self.camera
+        source = FrameSource(cam.source, start_frame=cam.start_frame,
+                             min_interval_s=1.0 / cam.detect_fps if cam.detect_fps else 0.0,
+                             open_timeout_s=cam.open_timeout_s, read_timeout_s=cam.read_timeout_s)
+        delivered = False
+        base = self.frames_read
+        self.busy_since = time.monotonic()
+        try:
+            source.open()
+            self._set_state("streaming")
+            pace = cam.realtime and not source.live
+            t0: float | None = None
+            first_pts = 0.0
+            for frame in source:
+                self.frames_read = base + source.grabbed
+                if self._stop.is_set():
+                    return False, delivered
+                if pace:
+                    if t0 is None:
+                        t0, first_pts = time.monotonic(), frame.pts_s
+                    delay = t0 + (frame.pts_s - first_pts) - time.monotonic()
+                    if delay > 0:
+                        self.busy_since = None  # waiting on purpose is not being stuck
+                        if self._stop.wait(delay):
+                            return False, delivered
+                self.busy_since = time.monotonic()
+                self.agent.process(cam.id, frame)
+                self.busy_since = time.monotonic()
+                if not delivered:
+                    delivered = True
+                    self.last_error = ""
+                    if not self.first_frame.is_set():
+                        self.first_frame.set()
+                        self._on_change()
+            self.frames_read = base + source.grabbed
+            return not source.live, delivered
+        finally:
+            source.close()
+
+
+# -- the daemon ------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class DetectorSpec:
+    """What the detector should be: its settings and, when announced remotely, the model file by hash."""
+
+    config: DetectorConfig
+    model: ModelAnnouncement | None = None
+
+
+@dataclass
+class _Loaded:
+    spec: DetectorSpec
+    detector: Detector | None
+    name: str
+    sha256: str
+    error: str = ""
+
+
+class EdgeDaemon:
+    """The device: agent, camera threads, systemd, metrics, state and remote configuration."""
+
+    def __init__(self, config: EdgeConfig, *, notifier: SystemdNotifier | None = None) -> None:
+        self.file_config = config
+        self.notifier = notifier or SystemdNotifier(None)
+        self.topics = Topics(config.mqtt.prefix)
+        self.device = config.device
+        self.started_ms = _now_ms()
+        self.ready = False
+        self.healthy = True
+        self.config_version = "file"
+        self.config_source = "file"
+        self.config_applied_ms = self.started_ms
+        self.config_refused: dict[str, Any] | None = None
+        self.config_refusals = 0
+        self.model_refused: dict[str, Any] | None = None
+        self.model_refusals = 0
+        self.model_swaps = 0
+        self._stopping = False
+        self._changed = threading.Event()
+        self._state_topic = self.topics.state(self.device)
+        self._config_topic = self.topics.config(self.device)
+        self._remote_path = Path(config.state_dir) / _REMOTE_FILE
+        self.fetcher = ModelFetcher(config.remote.api_url, config.remote.models_dir,
+                                    timeout_s=config.remote.fetch_timeout_s, max_bytes=config.remote.max_model_bytes)
+
+        # the remote config applied before a restart holds until the broker says otherwise
+        saved = self._load_saved() if config.remote.enabled else None
+        effective = saved.config if saved is not None else config
+        running = DetectorSpec(effective.vision.detector)
+        model_file = None
+        if saved is not None and saved.model is not None:
+            path = self.fetcher.path_for(saved.model.sha256)
+            if path.is_file() and sha256_of(path) == saved.model.sha256:
+                try:
+                    model_file = self.fetcher.model_file(saved.model)
+                    running = DetectorSpec(effective.vision.detector, saved.model)
+                except ModelError as exc:
+                    log.warning("saved model %s: %s; starting with the configured one", saved.model.sha256[:12], exc)
+        detector = load_detector(effective.vision.detector, model_file)
+        if model_file is not None:
+            self.model_name, self.model_sha256 = model_file.name, saved.model.sha256  # type: ignore[union-attr]
+        else:
+            self.model_name, self.model_sha256 = self._configured_model(effective.vision.detector)
+        self.model_since_ms = self.started_ms
+        self._running_spec = running
+        self._wanted_spec = DetectorSpec(effective.vision.detector, saved.model if saved else None)
+        self._loading: DetectorSpec | None = None
+        self._loaded: queue.SimpleQueue[_Loaded] = queue.SimpleQueue()
+        if saved is not None:
+            self.config_version, self.config_source = saved.version, "remote"
+
+        self.agent = EdgeAgent(effective, detector=detector, on_control=self._on_control)
+        if config.remote.enabled:
+            self.agent.link.subscribe(self._config_topic, 1)
+        self.metrics = EdgeMetrics(self.snapshot) if config.daemon.metrics_port else None
+        if self.metrics is not None:
+            self.agent.detector.observe = self.metrics.detect_seconds.observe
+        self.workers: dict[str, CameraWorker] = {cam.id: self._worker(cam) for cam in effective.cameras}
+        self._restarting: dict[str, CameraWorker] = {}  # camera id -> worker to start once the old one ended
+
+    @staticmethod
+    def _configured_model(config: DetectorConfig) -> tuple[str, str]:
+        try:
+            model = running_model(config)
+            return model.name, str(model.entry.get("sha256", ""))
+        except ModelError:
+            return config.model, ""
+
+    def _worker(self, camera: CameraConfig) -> CameraWorker:
+        return CameraWorker(camera, self.agent, on_change=self._changed.set)
+
+    # -- running ---------------------------------------------------------------------------------------
+    def request_stop(self) -> None:
+        """Stop soon (safe from a signal handler)."""
+        self._stopping = True
+
+    def run(self) -> None:
+        """Until `request_stop()`; then shut down within STOP_JOIN_S plus a few seconds for MQTT."""
+        daemon_cfg = self.file_config.daemon
+        if self.metrics is not None:
+            try:
+                port = self.metrics.serve(daemon_cfg.metrics_host, daemon_cfg.metrics_port)
+            except OSError as exc:
+                self.agent.close()
+                raise ConfigError(str(exc.strerror or exc)) from None
+            log.info("metrics on http://%s:%d/metrics", daemon_cfg.metrics_host, port)
+        self.notifier.notify(f"STATUS=starting {len(self.workers)} camera(s)")
+        for worker in self.workers.values():
+            worker.start()
+        if self._wanted_spec != self._running_spec:
+            self._start_load(self._wanted_spec)
+        interval = self.notifier.watchdog_interval_s
+        next_ping = next_state = next_rates = time.monotonic()
+        last_state = 0.0
+        try:
+            while not self._stopping:
+                self.agent.wait_and_pump(TICK_S)
+                now = time.monotonic()
+                self._collect_loads()
+                self._start_restarted()
+                if not self.ready and any(w.first_frame.is_set() for w in self.workers.values()):
+                    self.ready = True
+                    self.notifier.notify("READY=1", "STATUS=processing frames")
+                    self._changed.set()
+                if now >= next_rates:
+                    next_rates = now + 1.0
+                    self._update_rates(now)
+                self._check_health(now)
+                if interval is not None and now >= next_ping and self.healthy:
+                    self.notifier.notify("WATCHDOG=1")
+                    next_ping = now + interval
+                if now >= next_state or (self._changed.is_set() and now - last_state >= STATE_MIN_INTERVAL_S):
+                    self._changed.clear()
+                    self.publish_state()
+                    last_state = now
+                    next_state = now + daemon_cfg.state_interval_s
+        finally:
+            self._shutdown()
+
+    def _check_health(self, now: float) -> None:
+        stall_s = self.file_config.daemon.stall_s
+        stuck = [w.camera.id for w in self.workers.values() if w.stuck(now, stall_s)]
+        healthy = not stuck
+        if healthy != self.healthy:
+            self.healthy = healthy
+            self._changed.set()
+            if stuck:
+                log.error("camera %s: no progress for over %.0f s (stuck in a read or in the detector); "
+                          "systemd watchdog pings stopped", ", ".join(stuck), stall_s)
+                self.notifier.notify(f"STATUS=stuck: {', '.join(stuck)}")
+            else:
+                log.warning("cameras progress again; watchdog pings resumed")
+                self.notifier.notify("STATUS=processing frames")
+
+    def _update_rates(self, now: float) -> None:
+        for cam_id, worker in list(self.workers.items()):
+            counts = self.agent.camera_counts.get(cam_id)
+            worker.read_rate.update(now, worker.frames_read)
+            worker.detect_rate.update(now, counts.detected if counts else 0)
+
+    def _shutdown(self) -> None:
+        self.notifier.notify("STOPPING=1", "STATUS=stopping")
+        workers = list(self.workers.values()) + list(self._restarting.values())
+        for worker in workers:
+            worker.stop()
+        deadline = time.monotonic() + STOP_JOIN_S
+        for worker in workers:
+            if not worker.join(deadline - time.monotonic()):
+                log.warning("camera %s did not stop within %.0f s (blocked in a read); leaving it",
+                            worker.camera.id, STOP_JOIN_S)
+        try:
+            self.publish_state(running=False)
+        except Exception:  # noqa: BLE001 - shutting down regardless
+            log.exception("publishing the final state failed")
+        self.agent.close()
+        if self.metrics is not None:
+            self.metrics.close()
+        self.notifier.close()
+
+    # -- remote configuration --------------------------------------------------------------------------
+    def _on_control(self, msg: Incoming) -> None:
+        if msg.topic != self._config_topic:
+            return
+        if not msg.payload:  # the retained config was cleared: back to the device's own file
+            if self.config_source == "remote":
+                log.warning("remote config cleared; back to %s", "the device's own file")
+                self._apply(self.file_config, None, "file", "file")
+                self._remote_path.unlink(missing_ok=True)
+            return
+        try:
+            update = parse_update(msg.payload, self.file_config)
+        except RemoteRefused as exc:
+            self._refuse(exc.version, exc.reason)
+            return
+        if update.version == self.config_version and self.config_source == "remote":
+            return  # the retained message again (reconnect): already applied
+        self._apply(update.config, update.model, update.version, "remote")
+        self._save(update)
+
+    def _refuse(self, version: str | None, reason: str) -> None:
+        refused = {"version": version, "reason": reason[:1000]}
+        if self.config_refused is not None and {k: self.config_refused[k] for k in refused} == refused:
+            return  # the same retained message again
+        self.config_refused = {**refused, "ms": _now_ms()}
+        self.config_refusals += 1
+        log.error("remote config %s refused, running %s kept: %s", version or "(no version)", self.config_version,
+                  reason.replace("\n", "; "))
+        self._changed.set()
+
+    def _apply(self, config: EdgeConfig, model: ModelAnnouncement | None, version: str, source: str) -> None:
+        old = self.agent.config
+        self.agent.apply(config)
+        for cam in config.cameras:
+            if cam != old.camera(cam.id):
+                self._restart_camera(cam)
+        self._want_detector(DetectorSpec(config.vision.detector, model))
+        self.config_version, self.config_source = version, source
+        self.config_applied_ms = _now_ms()
+        self.config_refused = None
+        log.warning("config %s (%s) applied", version, source)
+        self._changed.set()
+
+    def _restart_camera(self, camera: CameraConfig) -> None:
+        """Stop the camera's thread; a new one with the new settings starts once it has ended."""
+        old = self.workers[camera.id]
+        old.stop()
+        self._restarting[camera.id] = old
+        self.workers[camera.id] = self._worker(camera)
+
+    def _start_restarted(self) -> None:
+        for cam_id, old in list(self._restarting.items()):
+            if not old.alive:
+                del self._restarting[cam_id]
+                self.workers[cam_id].start()
+
+    def _save(self, update: RemoteUpdate) -> None:
+        try:
+            self._remote_path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self._remote_path.with_suffix(".tmp")
+            tmp.write_bytes(update.payload)
+            tmp.replace(self._remote_path)
+        except OSError as exc:
+            log.warning("cannot save the remote config to %s (%s); it is applied but not kept over a restart",
+                        self._remote_path, exc)
+
+    def _load_saved(self) -> RemoteUpdate | None:
+        try:
+            payload = self._remote_path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            log.warning("cannot read the saved remote config %s: %s", self._remote_path, exc)
+            return None
+        try:
+            return parse_update(payload, self.file_config)
+        except RemoteRefused as exc:
+            log.warning("ignoring the saved remote config %s (%s); the device's own file applies until the "
+                        "broker sends a new one", self._remote_path, exc.reason.replace("\n", "; "))
+            return None
+
+    # -- detector models -------------------------------------------------------------------------------
+    def _want_detector(self, spec: DetectorSpec) -> None:
+        self._wanted_spec = spec
+        if spec != self._running_spec and spec != self._loading:
+            self._start_load(spec)
+
+    def _start_load(self, spec: DetectorSpec) -> None:
+        if self._loading is not None:
+            return  # the wanted spec is loaded when this load is collected
+        self._loading = spec
+        threading.Thread(target=self._load, args=(spec,), name="model-loader", daemon=True).start()
+        self._changed.set()
+
+    def _load(self, spec: DetectorSpec) -> None:
+        """Loader thread: fetch, verify, build and try the detector; post the outcome."""
+        name, sha = self._configured_model(spec.config)
+        try:
+            model_file = None
+            if spec.model is not None:
+                name, sha = spec.model.name or spec.model.sha256[:12], spec.model.sha256
+                model_file = self.fetcher.model_file(spec.model)
+                name = model_file.name
+            detector = load_detector(spec.config, model_file)
+        except ModelError as exc:
+            self._loaded.put(_Loaded(spec, None, name, sha, str(exc)))
+        except Exception as exc:  # noqa: BLE001 - any failure means: keep the running detector
+            log.exception("loading model %s failed", sha[:12])
+            self._loaded.put(_Loaded(spec, None, name, sha, f"loading failed: {exc}"))
+        else:
+            self._loaded.put(_Loaded(spec, detector, name, sha))
+
+    def _collect_loads(self) -> None:
+        while True:
+            try:
+                loaded = self._loaded.get_nowait()
+            except queue.Empty:
+                return
+            self._loading = None
+            if loaded.detector is None:
+                self.model_refusals += 1
+                self.model_refused = {"name": loaded.name, "sha256": loaded.sha256, "reason": loaded.error[:1000],
+                                      "ms": _now_ms()}
+                log.error("model %s refused, %s kept: %s", loaded.sha256[:12] or loaded.name, self.model_name,
+                          loaded.error)
+            elif loaded.spec == self._wanted_spec:
+                self.agent.swap_detector(loaded.detector)
+                self._running_spec = loaded.spec
+                self.model_name, self.model_sha256 = loaded.name, loaded.sha256
+                self.model_since_ms = _now_ms()
+                self.model_swaps += 1
+                if self.model_refused is not None and self.model_refused["sha256"] == loaded.sha256:
+                    self.model_refused = None
+                log.warning("detector now runs model %s (%s…)", loaded.name, loaded.sha256[:12])
+            self._changed.set()
+            if self._wanted_spec != self._running_spec and self._wanted_spec != loaded.spec:
+                self._start_load(self._wanted_spec)
+
+    # -- reporting -------------------------------------------------------------------------------------
+    def state(self, *, running: bool = True) -> dict[str, Any]:
+        """The retained state message: what runs, how the cameras are, what was applied or refused."""
+        agent = self.agent
+        now = time.monotonic()
+        stall_s = self.file_config.daemon.stall_s
+        budget = agent.config.budget
+        available = agent.budget.available(now)
+        load = agent.load
+        cameras = {}
+        for cam_id, w in list(self.workers.items()):
+            counts = agent.camera_counts.get(cam_id)
+            cameras[cam_id] = {
+                "state": "stopped" if not running else "stalled" if w.stuck(now, stall_s) else w.state,
+                "source": _redact(w.camera.source), "reconnects": w.reconnects, "last_error": w.last_error,
+                "frames_read": w.frames_read, "frames_processed": counts.frames if counts else 0,
+                "fps_read": round(w.read_rate.rate, 2), "fps_detected": round(w.detect_rate.rate, 2),
+                "detect_fps": w.camera.detect_fps,
+            }
+        return {
+            "device": self.device, "ts_ms": _now_ms(), "started_ms": self.started_ms, "running": running,
+            "ready": self.ready, "watchdog_healthy": self.healthy,
+            "config": {"version": self.config_version, "source": self.config_source,
+                       "applied_ms": self.config_applied_ms, "refused": self.config_refused},
+            "model": {"name": self.model_name, "sha256": self.model_sha256, "since_ms": self.model_since_ms,
+                      "loading": self._loading.model.sha256 if self._loading and self._loading.model else None,
+                      "refused": self.model_refused},
+            "cameras": cameras,
+            "cloud": {"connected": agent.link.connected.is_set(), "overloaded": agent.overloaded,
+                      "queue_depth": load.queue_depth if load else None, "load_ts": load.ts if load else None},
+            "budget": {"per_minute": budget.per_minute, "per_hour": budget.per_hour, "policy": budget.policy,
+                       "available": None if available == float("inf") else int(available),
+                       "waiting": agent.outbox.count_unsent(), "dropped": agent.stats.budget_dropped,
+                       "local": agent.stats.budget_local},
+            "outbox": agent.outbox.depth(),
+        }
+
+    def publish_state(self, *, running: bool = True) -> None:
+        payload = json.dumps(self.state(running=running), separators=(",", ":")).encode()
+        self.agent.link.publish(self._state_topic, payload, qos=1, retain=True)
+
+    def snapshot(self) -> DeviceSnapshot:
+        """Figures for the metrics endpoint (called on its thread)."""
+        agent = self.agent
+        cameras = []
+        for cam_id, w in list(self.workers.items()):
+            counts = agent.camera_counts.get(cam_id)
+            cameras.append(CameraSnapshot(
+                camera=cam_id, state=w.state, frames_read=w.frames_read,
+                frames_processed=counts.frames if counts else 0, frames_detected=counts.detected if counts else 0,
+                tracks=counts.tracks if counts else 0, reconnects=w.reconnects, fps_read=w.read_rate.rate,
+                fps_detected=w.detect_rate.rate))
+        return DeviceSnapshot(
+            cameras=cameras, counters=agent.stats.counters(), outbox=agent.outbox.depth(),
+            outbox_dropped=agent.outbox.dropped, mqtt_connected=agent.link.connected.is_set(),
+            cloud_overloaded=agent.overloaded, budget_available=agent.budget.available(time.monotonic()),
+            config_version=self.config_version, config_refusals=self.config_refusals, model_name=self.model_name,
+            model_sha256=self.model_sha256, model_swaps=self.model_swaps, model_refusals=self.model_refusals,
+            watchdog_healthy=self.healthy)
+
+
+def _redact(source: str) -> str:
+    """A camera URL without its password, for messages others may read."""
+    if "://" in source and "@" in source.split("://", 1)[1].split("/", 1)[0]:
+        scheme, rest = source.split("://", 1)
+        creds, host = rest.split("@", 1)
+        return f"{scheme}://{creds.split(':', 1)[0]}:***@{host}"
+    return source
+
+
+def run_daemon(config_path: str | None, env: Mapping[str, str] | None = None) -> int:
+    """`edgetriage edge run`: until SIGTERM or SIGINT; exit status 0 after a clean stop."""
+    config = load_edge_config(config_path)
+    daemon = EdgeDaemon(config, notifier=SystemdNotifier.from_env(os.environ if env is None else env))
+
+    def _stop(signum: int, frame: object) -> None:
+        daemon.request_stop()
+
+    previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        daemon.run()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return 0
+
+
+__all__ = ["CameraWorker", "DetectorSpec", "EdgeDaemon", "RateMeter", "SystemdNotifier", "run_daemon"]

@@ -1,0 +1,276 @@
+"""Remote configuration and model updates, the way a fleet is run: the cloud publishes a retained JSON
+message on `<prefix>/v1/<device>/config` and the device takes it, or refuses it with a reason.
+
+    {"version": "2024-06-01.2",                       required, 1-64 characters
+     "config": {"rules": {"min_score": 0.3},          sections merged over the device's own file
+                "budget": {"per_minute": 10},
+                "cameras": {"door": {"detect_fps": 2}}},
+     "model": {"sha256": "<64 hex>", "name": "ssdlite_person_int8", "entry": {...manifest entry...}}}
+
+A remote config is always merged over the device's own file, never over an earlier remote one, so every
+message says the whole difference and the same message always gives the same result. Only the sections in
+`REMOTE_SECTIONS` may change; connection, identity and storage settings stay in the device's file, so a bad
+message can never cut the device off its broker. The model is fetched from the cloud API by sha256
+(`GET /v1/models/{sha256}`), written beside its hash and checked before it is loaded; a model that fails
+any step leaves the running one in place.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..shared.config import ConfigError, validate_config
+from ..shared.modelfiles import ModelError, ModelFile, manifest, resolve, sha256_of
+from .config import EdgeConfig
+from .detect import BACKENDS, Detector, DetectorConfig, build_detector, model_key
+
+log = logging.getLogger("edgetriage.edge.remote")
+
+REMOTE_SECTIONS = ("rules", "vision", "cache", "budget", "overload", "cameras")
+MAX_CONFIG_BYTES = 256 * 1024
+_SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
+_VERSION_RE = re.compile(r"^[A-Za-z0-9._:+-]{1,64}$")
+_TOP_KEYS = frozenset({"version", "config", "model", "issued_ms"})
+_CHUNK = 1 << 16
+
+
+class RemoteRefused(ValueError):
+    """A remote config the device will not take; `reason` says what was wrong and where."""
+
+    def __init__(self, reason: str, version: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.version = version
+
+
+@dataclass(frozen=True)
+class ModelAnnouncement:
+    """A detector model named by the hash of its file; `entry` describes it when the device's own
+    manifest does not."""
+
+    sha256: str
+    name: str | None = None
+    entry: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class RemoteUpdate:
+    version: str
+    config: EdgeConfig
+    model: ModelAnnouncement | None
+    payload: bytes
+
+
+def parse_update(payload: bytes, base: EdgeConfig) -> RemoteUpdate:
+    """Validate a config message against the device's own file `base`; RemoteRefused says why not."""
+    if len(payload) > MAX_CONFIG_BYTES:
+        raise RemoteRefused(f"config message is {len(payload)} bytes, over the {MAX_CONFIG_BYTES}-byte limit")
+    try:
+        doc = json.loads(payload)
+    except RecursionError:  # a flood of "[": Python's parser gives up; the message is refused, not fatal
+        raise RemoteRefused("config message is not JSON: nested too deeply") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise RemoteRefused(f"config message is not JSON: {exc}") from None
+    if not isinstance(doc, dict):
+        raise RemoteRefused("config message must be a JSON object with \"version\" and \"config\"")
+    version = doc.get("version")
+    if not isinstance(version, str) or not _VERSION_RE.match(version):
+        raise RemoteRefused("version: required, 1-64 characters of A-Z a-z 0-9 . _ : + -")
+    unknown = sorted(set(doc) - _TOP_KEYS)
+    if unknown:
+        raise RemoteRefused(f"{', '.join(unknown)}: unknown key (a config message has version, config, model)",
+                            version)
+    patch = doc.get("config", {})
+    if not isinstance(patch, dict):
+        raise RemoteRefused("config: must be an object of sections", version)
+    config = merge_config(base, patch, version)
+    model = _announcement(doc.get("model"), version)
+    return RemoteUpdate(version, config, model, payload)
+
+
+def merge_config(base: EdgeConfig, patch: dict[str, Any], version: str) -> EdgeConfig:
+    """`base` with the sections of `patch` merged in, validated as a whole."""
+    local_only = sorted(k for k in patch if k not in REMOTE_SECTIONS and k in EdgeConfig.model_fields)
+    if local_only:
+        raise RemoteRefused(f"{', '.join(local_only)}: cannot be changed remotely; only "
+                            f"{', '.join(REMOTE_SECTIONS)} can (edit the device's own file for the rest)", version)
+    unknown = sorted(k for k in patch if k not in EdgeConfig.model_fields)
+    if unknown:
+        raise RemoteRefused(f"{', '.join(unknown)}: unknown section (check the spelling; sections that may "
+                            f"change remotely: {', '.join(REMOTE_SECTIONS)})", version)
+    data: dict[str, Any] = {name: getattr(base, name) for name in EdgeConfig.model_fields}
+    for key, value in patch.items():
+        if key == "cameras":
+            data["cameras"] = _patch_cameras(base, value, version)
+        elif not isinstance(value, dict):
+            raise RemoteRefused(f"{key}: must be an object of settings", version)
+        else:
+            data[key] = _deep_merge(getattr(base, key).model_dump(), value)
+    try:
+        return validate_config(EdgeConfig, data, f"remote config {version}")
+    except ConfigError as exc:
+        raise RemoteRefused(str(exc), version) from None
+
+
+def _patch_cameras(base: EdgeConfig, value: Any, version: str) -> list[dict[str, Any]]:
+    if not isinstance(value, dict):
+        raise RemoteRefused("cameras: must be an object keyed by camera id, e.g. {\"door\": {\"detect_fps\": 2}}",
+                            version)
+    known = {cam.id for cam in base.cameras}
+    missing = sorted(set(value) - known)
+    if missing:
+        raise RemoteRefused(f"cameras: no camera {', '.join(missing)} on this device (it has "
+                            f"{', '.join(sorted(known))}); cameras are added in the device's own file", version)
+    cameras = []
+    for cam in base.cameras:
+        change = value.get(cam.id, {})
+        if not isinstance(change, dict) or "id" in change:
+            raise RemoteRefused(f"cameras.{cam.id}: must be an object of camera settings other than id", version)
+        cameras.append(_deep_merge(cam.model_dump(), change))
+    return cameras
+
+
+def _deep_merge(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in patch.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _announcement(value: Any, version: str) -> ModelAnnouncement | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise RemoteRefused("model: must be an object with sha256", version)
+    sha = value.get("sha256")
+    if not isinstance(sha, str) or not _SHA256_RE.match(sha):
+        raise RemoteRefused("model.sha256: must be 64 lowercase hex characters", version)
+    name = value.get("name")
+    if name is not None and (not isinstance(name, str) or not 0 < len(name) <= 128):
+        raise RemoteRefused("model.name: must be a short string", version)
+    entry = value.get("entry")
+    if entry is not None and not isinstance(entry, dict):
+        raise RemoteRefused("model.entry: must be a manifest entry object", version)
+    unknown = sorted(set(value) - {"sha256", "name", "entry"})
+    if unknown:
+        raise RemoteRefused(f"model.{unknown[0]}: unknown key (a model has sha256, name, entry)", version)
+    return ModelAnnouncement(sha, name, entry)
+
+
+# -- models ------------------------------------------------------------------------------------------------
+def running_model(config: DetectorConfig) -> ModelFile:
+    """The manifest entry and file of the model `config` names (not re-hashed: it was checked at load)."""
+    return resolve(model_key(config), verify=False)
+
+
+class ModelFetcher:
+    """Fetches announced models from the cloud API into `models_dir/<sha256>.onnx`, checking the hash
+    while the bytes arrive; a file already there is reused after the same check."""
+
+    def __init__(self, api_url: str, models_dir: str | Path, *, timeout_s: float = 60.0,
+                 max_bytes: int = 256 * 1024 * 1024) -> None:
+        self.api_url = api_url.rstrip("/")
+        self.models_dir = Path(models_dir)
+        self.timeout_s = timeout_s
+        self.max_bytes = max_bytes
+
+    def path_for(self, sha256: str) -> Path:
+        return self.models_dir / f"{sha256}.onnx"
+
+    def model_file(self, announcement: ModelAnnouncement) -> ModelFile:
+        """The verified local file of the announced model, downloading it when needed. ModelError says
+        what failed (not found, wrong hash, too big, unreachable, no description)."""
+        entry = self.entry_for(announcement)
+        path = self.path_for(announcement.sha256)
+        if not (path.is_file() and sha256_of(path) == announcement.sha256):
+            self._download(announcement.sha256, path)
+        return ModelFile(announcement.name or entry.get("name") or announcement.sha256[:12], path, entry)
+
+    def entry_for(self, announcement: ModelAnnouncement) -> dict[str, Any]:
+        """How to run the model: the announced entry, else this device's manifest entry with that hash,
+        else the manifest entry of that name (a retrained file of a known model)."""
+        entry: dict[str, Any] | None = announcement.entry
+        models = manifest()["models"]
+        if entry is None:
+            entry = next((dict(e) for e in models.values() if e.get("sha256") == announcement.sha256), None)
+        if entry is None and announcement.name in models:
+            entry = dict(models[announcement.name])
+        if entry is None:
+            raise ModelError(f"model {announcement.sha256[:12]}…: unknown to this device and announced without "
+                             "a manifest entry; push it with its name or entry")
+        labels_file = entry.get("labels_file")
+        if labels_file is not None and (not isinstance(labels_file, str) or ".." in Path(labels_file).parts
+                                        or Path(labels_file).is_absolute()):
+            raise ModelError(f"model {announcement.sha256[:12]}…: labels_file {labels_file!r} must be a path "
+                             "inside the package's models folder")
+        if entry.get("task") != "detect" or entry.get("family") not in BACKENDS:
+            raise ModelError(f"model {announcement.sha256[:12]}…: task {entry.get('task')!r}, family "
+                             f"{entry.get('family')!r} is not a detector this device runs "
+                             f"(families: {', '.join(sorted(BACKENDS))})")
+        return {**entry, "sha256": announcement.sha256}
+
+    def _download(self, sha256: str, path: Path) -> None:
+        url = f"{self.api_url}/v1/models/{sha256}"
+        self.models_dir.mkdir(parents=True, exist_ok=True)
+        part = path.with_suffix(".part")
+        digest = hashlib.sha256()
+        size = 0
+        try:
+            with urllib.request.urlopen(url, timeout=self.timeout_s) as response, open(part, "wb") as out:
+                while block := response.read(_CHUNK):
+                    size += len(block)
+                    if size > self.max_bytes:
+                        raise ModelError(f"model {sha256[:12]}…: {url} sends more than remote.max_model_bytes "
+                                         f"({self.max_bytes}); refused")
+                    digest.update(block)
+                    out.write(block)
+        except urllib.error.HTTPError as exc:
+            part.unlink(missing_ok=True)
+            raise ModelError(f"model {sha256[:12]}…: {url} answered {exc.code} {exc.reason}") from None
+        except (urllib.error.URLError, OSError) as exc:
+            part.unlink(missing_ok=True)
+            reason = getattr(exc, "reason", exc)
+            raise ModelError(f"model {sha256[:12]}…: cannot fetch {url}: {reason}; check remote.api_url") from None
+        except ModelError:
+            part.unlink(missing_ok=True)
+            raise
+        actual = digest.hexdigest()
+        if actual != sha256:
+            part.unlink(missing_ok=True)
+            raise ModelError(f"model {sha256[:12]}…: the {size} bytes fetched from {url} hash to {actual[:12]}…, "
+                             "not the announced sha256; refused, the running model is kept")
+        part.replace(path)
+
+
+def load_detector(config: DetectorConfig, model: ModelFile | None) -> Detector:
+    """A ready detector: the configured model (`model` None) or the given file, tried once on a grey frame
+    so a model that loads but cannot run is refused before it replaces anything."""
+    if model is None:
+        detector = build_detector(config)
+    else:
+        backend = BACKENDS.get(model.entry.get("family", ""))
+        if backend is None:
+            raise ModelError(f"model {model.name!r}: family {model.entry.get('family')!r} has no back-end here")
+        detector = backend(config, model)
+    try:
+        detector.detect(np.full((240, 320, 3), 127, np.uint8))
+    except Exception as exc:  # noqa: BLE001 - any failure of a new model means: keep the old one
+        raise ModelError(f"model {model.name if model else config.model!r}: a trial detection failed: {exc}") from None
+    return detector
+
+
+__all__ = ["MAX_CONFIG_BYTES", "REMOTE_SECTIONS", "ModelAnnouncement", "ModelFetcher", "RemoteRefused",
+           "RemoteUpdate", "load_detector", "merge_config", "parse_update", "running_model"]

@@ -1,0 +1,175 @@
+"""`edgetriage edge replay VIDEO... [--config FILE] --events-out FILE.jsonl`: the device's vision pipeline and
+decisions run offline on recorded clips, no broker, as fast as the CPU allows. One JSON line per event, written
+when its track ends, so `last_ts` is final:
+
+    {"event_id": "...", "video": "door.mp4", "camera": "door", "track_id": 3, "label": "person",
+     "score": 0.91, "median_score": 0.88, "uncertain": false, "first_ts": 6.1, "last_ts": 18.7,
+     "hits": 52, "zones": [], "dwell_s": 1.5, "source": "detector", "classes": [["jean", 0.41]],
+     "decision": "escalate", "reason": "person 0.91, verdict wanted", "phash": "..."}
+
+Times are seconds from the start of the clip (frame index / the clip's fps). The device verdict cache starts
+empty and nothing answers escalations, so "cached" appears only if a config pre-seeds nothing; a replay shows
+what would be asked of the cloud.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import re
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from ..shared.ids import uuid7
+from .capture import Frame, FrameSource
+from .config import CameraConfig, EdgeConfig, load_edge_config
+from .detect import Detector, build_detector
+from .pipeline import PipelineOutput, Stages, TrackEvent, VisionPipeline, build_stages
+from .rules import Decision, Rules, Triage
+from .zones import CameraGeometry
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ReplayedEvent:
+    """One event of a replay: the track event, the decision made when it was emitted, its id."""
+
+    video: str
+    event_id: str
+    event: TrackEvent
+    decision: Decision
+
+    def as_dict(self) -> dict[str, Any]:
+        ev = self.event
+        return {
+            "event_id": self.event_id, "video": self.video, "camera": ev.camera, "track_id": ev.track_id,
+            "label": ev.label, "score": round(ev.score, 4), "median_score": round(ev.median_score, 4),
+            "uncertain": ev.uncertain, "first_ts": round(ev.first_ts, 3), "last_ts": round(ev.last_ts, 3),
+            "hits": ev.hits, "zones": list(ev.zones), "dwell_s": round(ev.dwell_s, 3), "source": ev.source,
+            "classes": [[name, round(p, 4)] for name, p in ev.classes],
+            "decision": self.decision.kind, "reason": self.decision.reason, "phash": ev.phash,
+        }
+
+
+@dataclass
+class ClipResult:
+    video: str
+    fps: float
+    frames: int
+    seconds: float  # wall time spent in the pipeline and decisions (decoding excluded)
+    events: list[ReplayedEvent] = field(default_factory=list)
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+class Replayer:
+    """The device's pipeline and triage for offline clips: models loaded once, a fresh pipeline (and
+    fresh tracks) per clip, one Rules instance throughout (as on a device, cooldowns carry over)."""
+
+    def __init__(self, config: EdgeConfig, *, detector: Detector | None = None, stages: Stages | None = None):
+        self.config = config
+        self.detector = detector if detector is not None else build_detector(config.vision.detector)
+        self.stages = stages if stages is not None else build_stages(config.vision)
+        self.rules = Rules(config.rules)
+        self.triage = Triage(self.rules, device=config.device, site=config.site, classifier=self.stages.classifier)
+
+    def camera_for(self, video: str) -> CameraConfig:
+        """The configured camera whose source is this file, else one named after the file."""
+        target = Path(video).expanduser().resolve()
+        for cam in self.config.cameras:
+            try:
+                if Path(cam.source).expanduser().resolve() == target:
+                    return cam
+            except (OSError, ValueError):
+                continue
+        slug = re.sub(r"[^a-z0-9_-]+", "-", Path(video).stem.lower()).strip("-")[:64] or "cam0"
+        return CameraConfig(id=slug, source=video)
+
+    def pipeline_for(self, camera: CameraConfig) -> VisionPipeline:
+        geometry = CameraGeometry(camera.zones, camera.masks)
+        return VisionPipeline(camera.id, self.config.vision, self.detector, stages=self.stages, geometry=geometry,
+                              min_dwell=lambda zones: self.rules.min_dwell_s(camera.id, zones))
+
+    def run(self, video: str, frames: Iterable[Frame] | None = None, *, fps: float | None = None,
+            on_event: Callable[[ReplayedEvent], None] | None = None) -> ClipResult:
+        """Replay one clip (decoded here, or the given frames). `on_event` sees each event when it ends."""
+        camera = self.camera_for(video)
+        pipeline = self.pipeline_for(camera)
+        source: FrameSource | None = None
+        if frames is None:
+            source = FrameSource(video)
+            source.open()
+            frames = source
+        result = ClipResult(video=Path(video).name, fps=fps or (source.fps if source else 0.0), frames=0, seconds=0.0)
+        pending: dict[int, ReplayedEvent] = {}
+        spent = 0.0
+        try:
+            iterator: Iterator[Frame] = iter(frames)
+            while True:
+                frame = next(iterator, None)
+                t0 = time.perf_counter()
+                out = pipeline.process(frame) if frame is not None else pipeline.finish()
+                self._handle(Path(video).name, camera.id, out, pending, result, on_event)
+                spent += time.perf_counter() - t0
+                if frame is None:
+                    break
+                result.frames += 1
+        finally:
+            if source is not None:
+                result.fps = source.fps
+                source.close()
+        result.seconds = spent
+        result.stats = pipeline.stats.as_dict()
+        return result
+
+    def _handle(self, video: str, camera: str, out: PipelineOutput, pending: dict[int, ReplayedEvent],
+                result: ClipResult, on_event: Callable[[ReplayedEvent], None] | None) -> None:
+        for ev in out.new_events:
+            decision = self.triage.decide(camera, ev, ev.captured_ms)
+            pending[id(ev)] = ReplayedEvent(video, uuid7(ev.captured_ms), ev, decision)
+        for ev in out.ended:
+            done = pending.pop(id(ev))
+            result.events.append(done)
+            if on_event is not None:
+                on_event(done)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("videos", nargs="+", metavar="VIDEO", help="video files (mp4, gif, anything OpenCV reads)")
+    parser.add_argument("--config", help="edge TOML config (default: built-in defaults)")
+    parser.add_argument("--events-out", required=True, metavar="FILE.jsonl",
+                        help="write one JSON line per event here ('-': stdout)")
+
+
+def main(args: argparse.Namespace) -> int:
+    """The `edge replay` command; a summary per clip goes to stderr."""
+    config = load_edge_config(args.config)
+    for video in args.videos:
+        if not Path(video).is_file():
+            print(f"edgetriage: error: video {video}: file not found; check the path", file=sys.stderr)
+            return 2
+    replayer = Replayer(config)
+    out: IO[str] = sys.stdout if args.events_out == "-" else open(args.events_out, "w", encoding="utf-8")  # noqa: SIM115
+    try:
+        for video in args.videos:
+            def write(event: ReplayedEvent) -> None:
+                out.write(json.dumps(event.as_dict()) + "\n")
+
+            result = replayer.run(video, on_event=write)
+            out.flush()
+            kinds: dict[str, int] = {}
+            for e in result.events:
+                kinds[e.decision.kind] = kinds.get(e.decision.kind, 0) + 1
+            fps = result.frames / result.seconds if result.seconds > 0 else 0.0
+            print(f"{result.video}: {result.frames} frames at {fps:.0f} frames/s, {len(result.events)} events "
+                  f"{json.dumps(kinds, sort_keys=True)}, detector on {result.stats['frames_detected']} frames",
+                  file=sys.stderr)
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    return 0

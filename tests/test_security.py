@@ -1,0 +1,315 @@
+"""The shipped Mosquitto configuration (deploy/mosquitto) with TLS, client certificates and the per-device ACL,
+run for real: certificates made by the shipped script, the shipped config and ACL with only ports and paths
+rewritten, our own MQTT client (shared.mqtt) on both sides. A device may act only as itself; a client without
+a certificate or password gets nothing; credentials never reach the log."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import pwd
+import queue
+import secrets
+import shutil
+import socket
+import ssl
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+import cv2
+import pytest
+from conftest import Mosquitto, free_port
+from edgetriage.cloud.config import CloudConfig
+from edgetriage.cloud.redis_store import RedisStore, connect_redis
+from edgetriage.cloud.service import CloudService
+from edgetriage.shared.config import ConfigError, MQTTConfig, TLSConfig
+from edgetriage.shared.ids import uuid7
+from edgetriage.shared.mqtt import Incoming, MQTTLink, tls_context
+from edgetriage.shared.protocol import Detection, Event, Verdict, decode_verdict, encode_event, encode_verdict
+from edgetriage.shared.topics import Topics
+
+pytestmark = pytest.mark.faults
+
+DEPLOY = Path(__file__).resolve().parents[1] / "deploy" / "mosquitto"
+TOPICS = Topics("edgetriage")  # the shipped ACL is written for the default prefix
+CLOUD = "edgetriage.cloud"
+
+
+class SecureBroker:
+    """The shipped config on two free loopback ports: `tls_port` (client certificates, CN = user name) and
+    `password_port` (user name + password)."""
+
+    def __init__(self, workdir: Path) -> None:
+        if shutil.which("mosquitto") is None or shutil.which("openssl") is None:
+            pytest.fail("mosquitto and openssl must be installed")
+        self.dir = workdir
+        subprocess.run(["sh", str(DEPLOY / "make-certs.sh"), str(workdir), "cam-a", "cam-b"], check=True,
+                       capture_output=True)
+        self.password = secrets.token_urlsafe(16)
+        subprocess.run(["mosquitto_passwd", "-b", str(workdir / "passwd"), "cam-c", self.password], check=True,
+                       capture_output=True)
+        shutil.copy(DEPLOY / "acl", workdir / "acl")
+        self.tls_port, self.password_port = free_port(), free_port()
+        text = (DEPLOY / "mosquitto.conf").read_text()
+        for old, new in (("/etc/mosquitto/edgetriage/", f"{workdir}/"), ("/var/lib/mosquitto/", f"{workdir}/"),
+                         ("\nlistener 8883\n", f"\nlistener {self.tls_port} 127.0.0.1\n"),
+                         ("\nlistener 8884\n", f"\nlistener {self.password_port} 127.0.0.1\n")):
+            assert old in text, f"the shipped mosquitto.conf no longer has {old!r}"
+            text = text.replace(old, new)
+        # the broker drops root privileges to "mosquitto", who cannot read a test's private files
+        text += f"\nuser {pwd.getpwuid(os.geteuid()).pw_name}\nlog_dest stderr\nlog_type error\nlog_type warning\n"
+        self.broker = Mosquitto(self.tls_port, workdir, config_text=text)
+        self.broker.start()
+
+    def config(self, name: str | None, *, port: int | None = None, **kw) -> MQTTConfig:
+        """How `name` connects: with its certificate on the TLS port, or (name None) with no certificate."""
+        tls = TLSConfig(ca_file=self.dir / "ca.crt", cert_file=self.dir / f"{name}.crt" if name else None,
+                        key_file=self.dir / f"{name}.key" if name else None)
+        return MQTTConfig(url=f"mqtts://127.0.0.1:{port or self.tls_port}", tls=tls, **kw)
+
+    def stop(self) -> None:
+        self.broker.stop()
+
+
+@pytest.fixture
+def secure(tmp_path) -> SecureBroker:
+    broker = SecureBroker(tmp_path / "broker")
+    yield broker
+    broker.stop()
+
+
+class Client:
+    """One MQTTLink with everything it reports collected."""
+
+    def __init__(self, config: MQTTConfig, client_id: str, subscriptions: tuple[str, ...] = (), **kw) -> None:
+        self.messages: queue.Queue[Incoming] = queue.Queue()
+        self.acked: queue.Queue[int] = queue.Queue()
+        self.refused: queue.Queue[tuple[int, str]] = queue.Queue()
+        self.link = MQTTLink(config, client_id, on_message=self.messages.put, on_published=self.acked.put,
+                             on_refused=lambda mid, reason: self.refused.put((mid, reason)),
+                             backoff_min_s=0.2, backoff_max_s=1.0, **kw)
+        for topic in subscriptions:
+            self.link.subscribe(topic, 1)
+        self.link.start()
+
+    def published(self, mid: int | None, timeout: float = 5.0) -> str:
+        """'acked' or the refusal reason for the publish `mid`."""
+        assert mid is not None, "not connected"
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                got = self.acked.get(timeout=0.05)
+                if got == mid:
+                    return "acked"
+            except queue.Empty:
+                pass
+            try:
+                got_mid, reason = self.refused.get_nowait()
+                if got_mid == mid:
+                    return reason
+            except queue.Empty:
+                pass
+        raise AssertionError(f"no PUBACK for message {mid}")
+
+    def topics_received(self, wait_s: float) -> list[str]:
+        deadline = time.monotonic() + wait_s
+        out = []
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return out
+            try:
+                out.append(self.messages.get(timeout=left).topic)
+            except queue.Empty:
+                return out
+
+    def close(self) -> None:
+        self.link.stop()
+
+
+def _connected(client: Client, timeout: float = 10.0) -> Client:
+    assert client.link.wait_connected(timeout), f"{client.link.client_id} could not connect: {client.link.last_error}"
+    return client
+
+
+def _verdict(device: str) -> bytes:
+    return encode_verdict(Verdict(event_id=uuid7(), device=device, camera="door", label="person", verdict="benign",
+                                  confidence=0.7, description="test", model="test", created_ms=int(time.time() * 1000)))
+
+
+# -- identity: a device acts only as itself ---------------------------------------------------------------------
+def test_device_cannot_publish_as_another_device(secure):
+    cloud = _connected(Client(secure.config(CLOUD), "cloud-1", ("$share/workers/edgetriage/v1/+/events",)))
+    a = _connected(Client(secure.config("cam-a"), "cam-a"))
+    try:
+        time.sleep(0.3)  # the cloud's SUBSCRIBE is processed before the publishes arrive
+        assert a.published(a.link.publish(TOPICS.events("cam-a"), b"own")) == "acked"
+        assert "Not authorized" in a.published(a.link.publish(TOPICS.events("cam-b"), b"forged"))
+        assert "Not authorized" in a.published(a.link.publish(TOPICS.verdicts("cam-a"), b"self-answered"))
+        assert "Not authorized" in a.published(a.link.publish(TOPICS.status("cam-b"), b"offline", retain=True))
+        assert "Not authorized" in a.published(a.link.publish(TOPICS.cloud_load(), b'{"overloaded": true}'))
+        assert a.link.refused == 4
+        assert cloud.topics_received(1.0) == [TOPICS.events("cam-a")]  # only the event on its own topic
+    finally:
+        a.close()
+        cloud.close()
+
+
+def test_device_cannot_read_another_devices_verdicts(secure):
+    a = _connected(Client(secure.config("cam-a"), "cam-a", (TOPICS.verdicts("cam-b"), TOPICS.all_verdicts(),
+                                                             TOPICS.all_events(), "#", TOPICS.verdicts("cam-a"))))
+    b = _connected(Client(secure.config("cam-b"), "cam-b", (TOPICS.verdicts("cam-b"),)))
+    cloud = _connected(Client(secure.config(CLOUD), "cloud-1"))
+    try:
+        time.sleep(0.3)
+        assert cloud.published(cloud.link.publish(TOPICS.events("cam-a"), b"x")) != "acked"  # the cloud writes no events
+        assert cloud.published(cloud.link.publish(TOPICS.verdicts("cam-b"), _verdict("cam-b"))) == "acked"
+        assert cloud.published(cloud.link.publish(TOPICS.verdicts("cam-a"), _verdict("cam-a"))) == "acked"
+        assert b.topics_received(1.0) == [TOPICS.verdicts("cam-b")]
+        got_a = a.topics_received(0.5)
+        assert got_a and set(got_a) == {TOPICS.verdicts("cam-a")}, got_a  # its own, through any of its filters
+    finally:
+        for c in (a, b, cloud):
+            c.close()
+
+
+def test_last_will_and_clean_offline_under_the_acl(secure):
+    """A device's retained status is its own to write: online, the will when it vanishes, offline when it
+    stops cleanly; the cloud reads them all."""
+    from edgetriage.shared.mqtt import Will
+
+    watcher = _connected(Client(secure.config(CLOUD), "cloud-1", ("edgetriage/v1/+/status",)))
+    a = _connected(Client(secure.config("cam-a"), "cam-a", will=Will(TOPICS.status("cam-a"), b"offline")))
+    try:
+        assert a.published(a.link.publish(TOPICS.status("cam-a"), b"online", retain=True)) == "acked"
+        assert watcher.messages.get(timeout=5).payload == b"online"
+        a.link.client.socket().close()  # gone without DISCONNECT: the broker publishes the will
+        assert watcher.messages.get(timeout=10).payload == b"offline"
+        a.close()
+        b = _connected(Client(secure.config("cam-a"), "cam-a", will=Will(TOPICS.status("cam-a"), b"offline")))
+        b.published(b.link.publish(TOPICS.status("cam-a"), b"online", retain=True))
+        assert watcher.messages.get(timeout=5).payload == b"online"
+        b.link.stop(final=(TOPICS.status("cam-a"), b"offline"))  # clean stop: explicit offline, no will
+        assert watcher.messages.get(timeout=5).payload == b"offline"
+        assert watcher.topics_received(1.0) == []
+    finally:
+        watcher.close()
+
+
+# -- who gets in at all --------------------------------------------------------------------------------------
+def test_clients_without_a_certificate_or_password_are_refused(secure, tmp_path, caplog):
+    caplog.set_level(logging.DEBUG)
+    # no client certificate on the certificate listener: the TLS handshake itself fails
+    anonymous = Client(secure.config(None), "anon-1")
+    # a certificate from another CA, with a device's name
+    other = tmp_path / "other-ca"
+    subprocess.run(["sh", str(DEPLOY / "make-certs.sh"), str(other), "cam-a"], check=True, capture_output=True)
+    forged_cfg = MQTTConfig(url=f"mqtts://127.0.0.1:{secure.tls_port}",
+                            tls=TLSConfig(ca_file=secure.dir / "ca.crt", cert_file=other / "cam-a.crt",
+                                          key_file=other / "cam-a.key"))
+    forged = Client(forged_cfg, "cam-a")
+    # the password listener without credentials, and with a wrong password
+    no_password = Client(secure.config(None, port=secure.password_port), "anon-2")
+    wrong = "wrong-" + secrets.token_hex(8)
+    wrong_password = Client(secure.config(None, port=secure.password_port, username="cam-c", password=wrong), "cam-c")
+    try:
+        time.sleep(2.0)
+        for c in (anonymous, forged, no_password, wrong_password):
+            assert not c.link.connected.is_set(), c.link.client_id
+            assert c.link.last_error, c.link.client_id
+        assert "not authorized" in no_password.link.last_error.lower() or "bad user" in no_password.link.last_error.lower()
+        # plain MQTT on the TLS port gets no answer but a closed connection
+        with socket.create_connection(("127.0.0.1", secure.tls_port), timeout=5) as s:
+            s.sendall(bytes([0x10, 12, 0, 4]) + b"MQTT" + bytes([5, 2, 0, 30, 0, 0, 0]))
+            s.settimeout(3)
+            try:
+                answer = s.recv(10)
+            except ConnectionResetError:
+                answer = b""
+            assert answer == b""  # no CONNACK: closed, or reset
+    finally:
+        for c in (anonymous, forged, no_password, wrong_password):
+            c.close()
+    assert wrong not in caplog.text and secure.password not in caplog.text
+
+
+def test_password_login_from_the_environment_is_never_logged(secure, monkeypatch, caplog):
+    caplog.set_level(logging.DEBUG)
+    monkeypatch.setenv("EDGETRIAGE_MQTT_USERNAME", "cam-c")
+    monkeypatch.setenv("EDGETRIAGE_MQTT_PASSWORD", secure.password)
+    config = secure.config(None, port=secure.password_port)
+    assert config.username is None and config.password is None  # nothing in the file
+    c = _connected(Client(config, "cam-c"))
+    try:
+        assert c.link.client.socket().version() in ("TLSv1.2", "TLSv1.3")
+        assert c.published(c.link.publish(TOPICS.events("cam-c"), b"own")) == "acked"
+        assert "Not authorized" in c.published(c.link.publish(TOPICS.events("cam-a"), b"forged"))
+    finally:
+        c.close()
+    assert secure.password not in caplog.text
+    assert secure.password not in repr(config) and secure.password not in str(MQTTConfig(password=secure.password))
+
+
+def test_tls_settings_that_cannot_work_are_config_errors(secure, tmp_path):
+    ctx = tls_context(secure.config("cam-a"))
+    assert ctx.minimum_version == ssl.TLSVersion.TLSv1_2 and ctx.verify_mode == ssl.CERT_REQUIRED and ctx.check_hostname
+    with pytest.raises(ConfigError, match="ca_file"):
+        tls_context(MQTTConfig(tls=TLSConfig(ca_file=tmp_path / "missing.crt")))
+    with pytest.raises(ConfigError, match="key_file is not"):
+        tls_context(MQTTConfig(tls=TLSConfig(ca_file=secure.dir / "ca.crt", cert_file=secure.dir / "cam-a.crt")))
+    with pytest.raises(ConfigError, match="client certificate"):
+        tls_context(MQTTConfig(tls=TLSConfig(ca_file=secure.dir / "ca.crt", cert_file=secure.dir / "cam-a.crt",
+                                             key_file=secure.dir / "cam-b.key")))
+
+
+# -- the whole path under the shipped config ------------------------------------------------------------------
+@pytest.mark.slow
+def test_event_and_verdict_round_trip_under_tls_and_acl(secure, llm_analyzer, clip_one_by_one, tmp_path):
+    """A real event from device A through the cloud service (its own certificate, on the shared subscription
+    with Redis) and back to A only; device B sees nothing of it."""
+    cap = cv2.VideoCapture(str(clip_one_by_one))
+    cap.set(cv2.CAP_PROP_POS_MSEC, 12_000)
+    ok, frame = cap.read()
+    cap.release()
+    assert ok
+    crop = frame[0:400, 370:560]
+    jpeg = cv2.imencode(".jpg", crop, [cv2.IMWRITE_JPEG_QUALITY, 85])[1].tobytes()
+    now = int(time.time() * 1000)
+    event = Event(event_id=uuid7(now), device="cam-a", camera="door", captured_ms=now, label="person", score=0.4,
+                  uncertain=True, track_id=1, detections=[Detection(label="person", score=0.4, box=(0.48, 0, 0.73, 0.93))],
+                  phash="0f0f33cc0f0f33cc", reason="uncertain", crop=jpeg, crop_size=(crop.shape[1], crop.shape[0]))
+    redis_prefix = f"test-sec-{uuid.uuid4().hex[:8]}"
+    config = CloudConfig.model_validate({
+        "mqtt": secure.config(CLOUD, client_id="cloud-worker-1").model_dump(),
+        "store_path": str(tmp_path / "cloud.db"), "http": {"enabled": False},
+        "delivery": {"shared": True, "redis_url": "redis://127.0.0.1:6379/0", "redis_prefix": redis_prefix},
+    })
+    store = RedisStore(connect_redis("redis://127.0.0.1:6379/0"), redis_prefix)
+    a = _connected(Client(secure.config("cam-a"), "cam-a", (TOPICS.verdicts("cam-a"),)))
+    b = _connected(Client(secure.config("cam-b"), "cam-b", (TOPICS.verdicts("cam-b"), "#")))
+
+    async def scenario() -> None:
+        service = CloudService(config, llm_analyzer, store)
+        await service.start()
+        try:
+            assert await service.wait_connected(10)
+            await asyncio.sleep(0.3)
+            assert a.published(a.link.publish(TOPICS.events("cam-a"), encode_event(event))) == "acked"
+            got = await asyncio.to_thread(a.messages.get, True, 120)
+            verdict = decode_verdict(got.payload)
+            assert (verdict.event_id, verdict.device) == (event.event_id, "cam-a")
+            assert store.get_verdict(event.event_id) == verdict
+        finally:
+            await service.stop()
+
+    try:
+        asyncio.run(scenario())
+        assert b.topics_received(0.5) == []
+    finally:
+        a.close()
+        b.close()
+        store.delete_all()
+        store.close()
