@@ -114,6 +114,12 @@ def cmd_edge_check(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_edge_replay(args: argparse.Namespace) -> int:
+    from .edge.replay import main as replay_main
+
+    return replay_main(args)
+
+
 def cmd_cloud_run(args: argparse.Namespace) -> int:
     import asyncio
 
@@ -195,6 +201,12 @@ def build_parser() -> argparse.ArgumentParser:
     check = esub.add_parser("check-config", help="validate an edge config and exit")
     check.add_argument("--config", help="edge TOML config")
     check.set_defaults(func=cmd_edge_check)
+    replay = esub.add_parser("replay", help="the vision pipeline and decisions on recorded clips, offline")
+    replay.add_argument("videos", nargs="+", metavar="VIDEO", help="video files (mp4, gif, anything OpenCV reads)")
+    replay.add_argument("--config", help="edge TOML config (default: built-in defaults)")
+    replay.add_argument("--events-out", required=True, metavar="FILE.jsonl",
+                        help="write one JSON line per event here ('-': stdout)")
+    replay.set_defaults(func=cmd_edge_replay)
 
     cloud = sub.add_parser("cloud", help="the cloud service")
     csub = cloud.add_subparsers(dest="cloud_command", required=True)

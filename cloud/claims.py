@@ -298,12 +298,13 @@ def claims_path(store_path: str | Path) -> Path:
     return path.with_name(path.stem + ".claims.db")
 
 
-def open_claims(config: CloudConfig, owner: str, redis_client: redis.Redis | None = None) -> Claims:
-    """Redis claims when `delivery.redis_url` is set (several processes), else a SQLite file beside the store."""
+def open_claims(config: CloudConfig, owner: str, store: object | None = None) -> Claims:
+    """Redis claims when `delivery.redis_url` is set (several processes; the Redis store's client is shared
+    when `store` is one), else a SQLite file beside the SQLite store (`store.path`, or `store_path`)."""
     delivery = config.delivery
     if delivery.redis_url:
-        from .redis_store import connect_redis
+        from .redis_store import RedisStore, connect_redis
 
-        client = redis_client if redis_client is not None else connect_redis(delivery.redis_url)
+        client = store.client if isinstance(store, RedisStore) else connect_redis(delivery.redis_url)
         return RedisClaims(client, delivery.redis_prefix, owner)
-    return SQLiteClaims(claims_path(config.store_path), owner)
+    return SQLiteClaims(claims_path(getattr(store, "path", None) or config.store_path), owner)

@@ -179,7 +179,44 @@ class CloudMetrics:
             if isinstance(overloaded, bool):
                 out.gauge("edgetriage_cloud_overloaded", "1 while the service reports overload.",
                           1 if overloaded else 0)
+            figures = getattr(service, "figures", None)
+            if figures is not None:
+                _figures(out, service, figures.compute())
         return out.render()
+
+
+def _figures(out: Exposition, service: Any, f: dict[str, Any]) -> None:
+    """The latency model next to the measurement, utilisation, hit and wrong-reuse rates, the scheduler
+    (cloud.figures, cloud.scheduler); a figure with no samples yet is left out rather than shown as 0."""
+    model = [({"part": part}, f[key] / 1000.0) for part, key in (
+        ("light", "L_light_ms"), ("llm", "L_llm_ms"), ("sched", "L_sched_ms"), ("total", "L_total_ms"))
+        if f.get(key) is not None]
+    out.gauge("edgetriage_cloud_latency_model_seconds",
+              "Medians of the latency model: light (cache), llm (model time), sched (queue wait), and "
+              "total = sched + alpha*light + (1-alpha)*llm.", model)
+    if f.get("measured_total_p50_ms") is not None:
+        out.gauge("edgetriage_cloud_latency_measured_p50_seconds", "Measured median receipt -> verdict.",
+                  f["measured_total_p50_ms"] / 1000.0)
+    for name, key, help_text in (
+            ("edgetriage_cloud_resolved_without_llm_ratio", "alpha", "Cache hits / (cache hits + LLM verdicts)."),
+            ("edgetriage_cloud_cache_hit_ratio", "hit_rate", "Cache hits / events looked up."),
+            ("edgetriage_cloud_wrong_reuse_ratio", "wrong_reuse_rate",
+             "Re-checked cache hits where the model disagreed / re-checked cache hits.")):
+        if f.get(key) is not None:
+            out.gauge(name, help_text, f[key])
+    out.gauge("edgetriage_cloud_analyzer_utilisation_ratio", "Analyzer busy time / wall time.", f["U"])
+    out.counter("edgetriage_cloud_reuse_checks_total", "Cache hits re-asked of the model, by outcome.",
+                [({"result": "agreed"}, f["reuse_checked"] - f["reuse_disagreed"]),
+                 ({"result": "disagreed"}, f["reuse_disagreed"])])
+    sched = service.scheduler
+    out.gauge("edgetriage_cloud_scheduler_queue_depth", "Events waiting for the model.", sched.queue_depth)
+    out.gauge("edgetriage_cloud_scheduler_in_flight", "Events with the model now.", sched.in_flight)
+    stats = sched.stats
+    out.counter("edgetriage_cloud_scheduler_refused_total", "Events answered \"unknown\" without the model's "
+                "answer, by reason.", [({"reason": r}, v) for r, v in (
+                    ("budget", stats.budget_refused), ("queue_full", stats.queue_full), ("shed", stats.shed),
+                    ("deadline_queued", stats.expired_queued), ("deadline_running", stats.expired_running))])
+    out.counter("edgetriage_cloud_model_tokens_total", "Model tokens used (prompt + answer).", stats.tokens)
 
 
 def add_metrics(app: Any, service: Any) -> CloudMetrics:

@@ -338,6 +338,8 @@ class Scheduler:
             was_running = job.dispatched
             if not job.dead:
                 self._drop(job)
+            if job.future is not None:
+                job.future.cancel()  # nobody waits for it any more: a late answer or release is dropped
             if was_running:
                 self.stats.expired_running += 1
             else:

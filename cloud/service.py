@@ -400,7 +400,7 @@ class CloudService:
         if self._keeper is None:
             if self._claims is None:
                 owner = new_owner(self.config.mqtt.client_id or f"{self.config.group}-cloud")
-                self._claims = open_claims(self.config, owner, getattr(self.store, "client", None))
+                self._claims = open_claims(self.config, owner, self.store)
             self._keeper = ClaimKeeper(self._claims, self.config.delivery.claim_lease_s)
         return self._keeper
 

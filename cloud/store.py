@@ -66,7 +66,9 @@ class Store(Protocol):
         ...
 
     def put_verdict(self, verdict: Verdict) -> None:
-        """Record (or replace) the verdict for an event, and file its reuse rule where lookup finds it."""
+        """Record (or replace) the verdict for an event, and file its reuse rule where lookup finds it. A
+        verdict reused from another whose crop is within half the rule's distance of that one's adds no reach
+        and may be left unfiled (it would only make lookups slower)."""
         ...
 
     def get_verdict(self, event_id: str) -> Verdict | None: ...
@@ -148,6 +150,11 @@ class SQLiteStore:
             self._conn.execute("INSERT OR REPLACE INTO verdicts (event_id, created_ms, doc) VALUES (?, ?, ?)",
                                (verdict.event_id, verdict.created_ms, doc))
             self._conn.execute("DELETE FROM rules WHERE event_id = ?", (verdict.event_id,))
+            if rule is not None and verdict.reused_from and verdict.reused_from != verdict.event_id:
+                source = self._conn.execute("SELECT hamming64(phash, ?), max_distance FROM rules WHERE event_id = ?",
+                                            (_signed64(rule.phash), verdict.reused_from)).fetchone()
+                if source is not None and source[0] <= source[1] // 2:
+                    rule = None  # a near copy of its source: the source's rule already answers what it would
             if rule is not None:
                 self._conn.execute(
                     "INSERT INTO rules (event_id, scope_key, label, phash_alg, prompt_version, phash, "
@@ -173,15 +180,15 @@ class SQLiteStore:
         """
         with self._lock:
             row = self._conn.execute(
-                "SELECT event_id, hamming64(phash, ?) AS d FROM rules "
-                "WHERE scope_key = ? AND label = ? AND phash_alg = ? AND prompt_version = ? AND expires_ms >= ? "
-                "AND d <= max_distance ORDER BY d, created_ms DESC LIMIT 1",
+                "SELECT v.doc, hamming64(r.phash, ?) AS d FROM rules r JOIN verdicts v ON v.event_id = r.event_id "
+                "WHERE r.scope_key = ? AND r.label = ? AND r.phash_alg = ? AND r.prompt_version = ? "
+                "AND r.expires_ms >= ? AND d <= r.max_distance ORDER BY d, r.created_ms DESC LIMIT 1",
                 (_signed64(phash), scope_key, label, phash_alg, prompt_version, now_ms),
             ).fetchone()
         if row is None:
             return None
-        verdict = self.get_verdict(row[0])
-        if verdict is None or verdict.cache is None:
+        verdict = Verdict.model_validate_json(row[0])
+        if verdict.cache is None:
             return None
         if distance(verdict.cache, label, phash, phash_alg) is None or expired(verdict.created_ms, verdict.cache, now_ms):
             return None

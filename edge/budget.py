@@ -9,6 +9,7 @@ events a full queue gives up. Pure logic with explicit times, so it can be check
 from __future__ import annotations
 
 import math
+import threading
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ Policy = Literal["queue", "drop_lowest", "local"]
 
 class EscalationBudget:
     """Sliding one-minute and one-hour windows over the times events were first sent (monotonic seconds).
-    A limit of 0 means no limit."""
+    A limit of 0 means no limit. Thread-safe (the metrics endpoint reads it while the agent spends it)."""
 
     def __init__(self, per_minute: int, per_hour: int) -> None:
         self.per_minute = per_minute
@@ -30,6 +31,7 @@ class EscalationBudget:
         self.charged = 0  # events paid for since start
         self._minute: deque[float] = deque()
         self._hour: deque[float] = deque()
+        self._lock = threading.Lock()
 
     @property
     def limited(self) -> bool:
@@ -48,34 +50,38 @@ class EscalationBudget:
 
     def available(self, now: float) -> float:
         """How many more events may go out at `now` (math.inf without limits, never negative)."""
-        self._expire(now)
-        room = math.inf
-        if self.per_minute:
-            room = min(room, self.per_minute - len(self._minute))
-        if self.per_hour:
-            room = min(room, self.per_hour - len(self._hour))
-        return max(0.0, room)
+        with self._lock:
+            self._expire(now)
+            room = math.inf
+            if self.per_minute:
+                room = min(room, self.per_minute - len(self._minute))
+            if self.per_hour:
+                room = min(room, self.per_hour - len(self._hour))
+            return max(0.0, room)
 
     def charge(self, now: float) -> None:
         """One event went out for the first time at `now`."""
-        self._minute.append(now)
-        self._hour.append(now)
-        self.charged += 1
+        with self._lock:
+            self._minute.append(now)
+            self._hour.append(now)
+            self.charged += 1
 
     def used(self, now: float) -> tuple[int, int]:
         """Events sent in the last minute and in the last hour."""
-        self._expire(now)
-        return len(self._minute), len(self._hour)
+        with self._lock:
+            self._expire(now)
+            return len(self._minute), len(self._hour)
 
     def next_slot_s(self, now: float) -> float:
         """Seconds until at least one more event may go out (0 when one may go now)."""
         if self.available(now) >= 1:
             return 0.0
         waits = []
-        if self.per_minute and len(self._minute) >= self.per_minute:
-            waits.append(self._minute[len(self._minute) - self.per_minute] + MINUTE_S - now)
-        if self.per_hour and len(self._hour) >= self.per_hour:
-            waits.append(self._hour[len(self._hour) - self.per_hour] + HOUR_S - now)
+        with self._lock:
+            if self.per_minute and len(self._minute) >= self.per_minute:
+                waits.append(self._minute[len(self._minute) - self.per_minute] + MINUTE_S - now)
+            if self.per_hour and len(self._hour) >= self.per_hour:
+                waits.append(self._hour[len(self._hour) - self.per_hour] + HOUR_S - now)
         return max(0.0, max(waits, default=0.0))
 
 

@@ -76,6 +76,7 @@ class Classification:
     classes: list[tuple[str, float]]
     categories: dict[str, float]
     top_index: int
+    reliable: bool = True  # the crop was big enough for its names to veto anything (ClassifierConfig.min_side)
 
     @property
     def category(self) -> Category:
@@ -85,14 +86,17 @@ class Classification:
     def names_other_than_person(self, min_mass: float) -> tuple[str, float] | None:
         """(coarse label, probability mass) of what this plainly is when that is not a person: a vehicle or
         an animal with at least `min_mass` and more than the person evidence, or an object with at least
-        max(min_mass, 0.8) and next to no sign of a person. None: it may well be a person."""
+        max(min_mass, 0.9) and next to no sign of a person. None: it may well be a person, or the crop was
+        too small to say."""
+        if not self.reliable:
+            return None
         person = self.categories["person"]
         for category in ("vehicle", "animal"):
             mass = self.categories[category]
             if mass >= min_mass and mass > person:
                 name = coarse_label(self.top_index) if category_of(self.top_index) == category else category
                 return name, mass
-        if self.categories["object"] >= max(min_mass, 0.8) and person < 0.05:
+        if self.categories["object"] >= max(min_mass, 0.9) and person < 0.05:
             return "object", self.categories["object"]
         return None
 
@@ -103,6 +107,9 @@ class ClassifierConfig(Strict):
     threads: Annotated[int, Field(ge=1, le=64)] = 1
     providers: list[str] = ["CPUExecutionProvider"]
     top_k: Annotated[int, Field(ge=1, le=10)] = 3
+    # crops with a shorter side under this many pixels are described but never veto or name anything:
+    # upscaled from a few pixels, a cyclist reads as a lynx
+    min_side: Annotated[int, Field(ge=1, le=1024)] = 48
 
 
 class CropClassifier:
@@ -118,6 +125,7 @@ class CropClassifier:
                              "'classify' model such as 'mobilenet_v2'")
         self.labels = self._model.labels
         self.top_k = config.top_k
+        self.min_side = config.min_side
         self._input_name = entry["input"]["name"]
         width, height = entry["input"]["size"]
         self._size = (int(width), int(height))
@@ -146,7 +154,7 @@ class CropClassifier:
             classes=[(self.labels[i], float(probs[i])) for i in order],
             categories={"person": float(mass[0]), "vehicle": float(mass[1]), "animal": float(mass[2]),
                         "object": float(mass[3])},
-            top_index=int(order[0]))
+            top_index=int(order[0]), reliable=min(crop_bgr.shape[:2]) >= self.min_side)
 
     def classify_jpeg(self, jpeg: bytes) -> Classification | None:
         image = cv2.imdecode(np.frombuffer(jpeg, np.uint8), cv2.IMREAD_COLOR)

@@ -24,7 +24,7 @@ import os
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 
 from ..shared.config import MQTTConfig, Strict, load_config
 from ..shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
@@ -47,6 +47,7 @@ def default_state_dir() -> str:
 
 
 Seconds = Annotated[float, Field(gt=0.0, le=86400.0)]
+DEVICE_TOKEN_ENV = "EDGETRIAGE_DEVICE_TOKEN"  # the device's bearer token for the cloud API
 
 
 class CameraConfig(Strict):
@@ -61,7 +62,8 @@ class CameraConfig(Strict):
     realtime: bool = True  # a file is delivered at its own frame rate, as a camera would deliver it
     open_timeout_s: Seconds = 10.0  # network streams: give up opening after this long
     read_timeout_s: Seconds = 10.0  # network streams: a stream silent this long counts as lost
-    reconnect_min_s: Seconds = 1.0  # a lost source is retried after a random delay up to min * 2^n ...
+    # a lost source is retried after a random delay up to min * 2^n (never under 0.1 s: no busy loop) ...
+    reconnect_min_s: Annotated[float, Field(ge=0.1, le=3600.0)] = 1.0
     reconnect_max_s: Seconds = 60.0  # ... capped here ("full jitter", so cameras do not retry in step)
 
     @model_validator(mode="after")
@@ -132,6 +134,8 @@ class RemoteConfig(Strict):
 
     enabled: bool = True
     api_url: str = "http://127.0.0.1:8080"  # the cloud API that serves GET /v1/models/{sha256}
+    # this device's bearer token for the cloud API ([http] device_tokens there)
+    api_token: SecretStr | None = Field(None, description=f"or {DEVICE_TOKEN_ENV}")
     models_dir: str = ""  # empty: <state_dir>/models
     fetch_timeout_s: Seconds = 60.0
     max_model_bytes: Annotated[int, Field(ge=1024, le=4 * 1024**3)] = 256 * 1024 * 1024
@@ -142,6 +146,12 @@ class RemoteConfig(Strict):
         if not value.startswith(("http://", "https://")):
             raise ValueError("must be an http:// or https:// URL")
         return value.rstrip("/")
+
+    def secret_token(self) -> str | None:
+        env = os.environ.get(DEVICE_TOKEN_ENV)
+        if env:
+            return env
+        return self.api_token.get_secret_value() if self.api_token else None
 
 
 class EdgeConfig(Strict):

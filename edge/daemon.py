@@ -14,6 +14,7 @@ server thread only reads. Everything else happens on the main thread.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -25,7 +26,6 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +55,7 @@ STOP_JOIN_S = 4.0  # how long shutdown waits for camera threads (a read can bloc
 STATE_MIN_INTERVAL_S = 0.5  # state changes are published at most this often
 RATE_WINDOW_S = 10.0
 _REMOTE_FILE = "remote-config.json"
+_MODEL_FILE = "running-model.json"  # the announced model last swapped in: kept if a later one is refused
 
 
 def _now_ms() -> int:
@@ -205,14 +206,15 @@ class CameraWorker:
             if self._stop.is_set():
                 break
             if ended:
-                log.info("camera %s: %s finished", self.camera.id, self.camera.source)
+                log.info("camera %s: %s finished", self.camera.id, _redact(self.camera.source))
                 self._set_state("ended")
                 return
             attempt = 0 if delivered else attempt
             delay = self._backoff(attempt)
             attempt += 1
             self.reconnects += 1
-            self.last_error = error or "the stream ended"
+            # messages name the source; a camera URL's password must not reach the logs or the state topic
+            self.last_error = (error or "the stream ended").replace(self.camera.source, _redact(self.camera.source))
             if attempt == 1 or attempt % 10 == 0:
                 log.warning("camera %s: %s (reconnect attempt %d in %.1f s)", self.camera.id, self.last_error,
                             attempt, delay)
@@ -263,7 +265,7 @@ class CameraWorker:
 
 
 # -- the daemon ------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class DetectorSpec:
     """What the detector should be: its settings and, when announced remotely, the model file by hash."""
 
@@ -271,7 +273,7 @@ class DetectorSpec:
     model: ModelAnnouncement | None = None
 
 
-@dataclass
+@dataclasses.dataclass
 class _Loaded:
     spec: DetectorSpec
     detector: Detector | None
@@ -304,25 +306,32 @@ class EdgeDaemon:
         self._state_topic = self.topics.state(self.device)
         self._config_topic = self.topics.config(self.device)
         self._remote_path = Path(config.state_dir) / _REMOTE_FILE
+        self._model_path = Path(config.state_dir) / _MODEL_FILE
         self.fetcher = ModelFetcher(config.remote.api_url, config.remote.models_dir,
-                                    timeout_s=config.remote.fetch_timeout_s, max_bytes=config.remote.max_model_bytes)
+                                    token=config.remote.secret_token(), timeout_s=config.remote.fetch_timeout_s,
+                                    max_bytes=config.remote.max_model_bytes)
 
         # the remote config applied before a restart holds until the broker says otherwise
         saved = self._load_saved() if config.remote.enabled else None
         effective = saved.config if saved is not None else config
         running = DetectorSpec(effective.vision.detector)
         model_file = None
-        if saved is not None and saved.model is not None:
-            path = self.fetcher.path_for(saved.model.sha256)
-            if path.is_file() and sha256_of(path) == saved.model.sha256:
+        # the announced model if it is here already, else the one that ran before the restart; never a fetch
+        # before the first frame (the network may be down); a missing announced model is fetched in run()
+        candidates = [saved.model, self._last_model()] if saved is not None else []
+        for announced in filter(None, candidates):
+            path = self.fetcher.path_for(announced.sha256)
+            if path.is_file() and sha256_of(path) == announced.sha256:
                 try:
-                    model_file = self.fetcher.model_file(saved.model)
-                    running = DetectorSpec(effective.vision.detector, saved.model)
+                    model_file = self.fetcher.model_file(announced)
                 except ModelError as exc:
-                    log.warning("saved model %s: %s; starting with the configured one", saved.model.sha256[:12], exc)
+                    log.warning("saved model %s: %s", announced.sha256[:12], exc)
+                    continue
+                running = DetectorSpec(effective.vision.detector, announced)
+                break
         detector = load_detector(effective.vision.detector, model_file)
-        if model_file is not None:
-            self.model_name, self.model_sha256 = model_file.name, saved.model.sha256  # type: ignore[union-attr]
+        if model_file is not None and running.model is not None:
+            self.model_name, self.model_sha256 = model_file.name, running.model.sha256
         else:
             self.model_name, self.model_sha256 = self._configured_model(effective.vision.detector)
         self.model_since_ms = self.started_ms
@@ -376,6 +385,7 @@ class EdgeDaemon:
         interval = self.notifier.watchdog_interval_s
         next_ping = next_state = next_rates = time.monotonic()
         last_state = 0.0
+        connects = 0
         try:
             while not self._stopping:
                 self.agent.wait_and_pump(TICK_S)
@@ -389,6 +399,9 @@ class EdgeDaemon:
                 if now >= next_rates:
                     next_rates = now + 1.0
                     self._update_rates(now)
+                if self.agent.stats.connects != connects:  # (re)connected: say at once how things are
+                    connects = self.agent.stats.connects
+                    self._changed.set()
                 self._check_health(now)
                 if interval is not None and now >= next_ping and self.healthy:
                     self.notifier.notify("WATCHDOG=1")
@@ -409,7 +422,7 @@ class EdgeDaemon:
             self.healthy = healthy
             self._changed.set()
             if stuck:
-                log.error("camera %s: no progress for over %.0f s (stuck in a read or in the detector); "
+                log.error("camera %s: no progress for over %g s (stuck in a read or in the detector); "
                           "systemd watchdog pings stopped", ", ".join(stuck), stall_s)
                 self.notifier.notify(f"STATUS=stuck: {', '.join(stuck)}")
             else:
@@ -507,6 +520,28 @@ class EdgeDaemon:
             log.warning("cannot save the remote config to %s (%s); it is applied but not kept over a restart",
                         self._remote_path, exc)
 
+    def _save_running_model(self, model: ModelAnnouncement | None) -> None:
+        try:
+            if model is None:
+                self._model_path.unlink(missing_ok=True)
+            else:
+                self._model_path.parent.mkdir(parents=True, exist_ok=True)
+                tmp = self._model_path.with_suffix(".tmp")
+                tmp.write_text(json.dumps(dataclasses.asdict(model)), encoding="utf-8")
+                tmp.replace(self._model_path)
+        except OSError as exc:
+            log.warning("cannot record the running model in %s: %s", self._model_path, exc)
+
+    def _last_model(self) -> ModelAnnouncement | None:
+        try:
+            data = json.loads(self._model_path.read_text(encoding="utf-8"))
+            return ModelAnnouncement(str(data["sha256"]), data.get("name"), data.get("entry"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            log.warning("ignoring %s: %s", self._model_path, exc)
+            return None
+
     def _load_saved(self) -> RemoteUpdate | None:
         try:
             payload = self._remote_path.read_bytes()
@@ -572,6 +607,7 @@ class EdgeDaemon:
                 self.model_name, self.model_sha256 = loaded.name, loaded.sha256
                 self.model_since_ms = _now_ms()
                 self.model_swaps += 1
+                self._save_running_model(loaded.spec.model)
                 if self.model_refused is not None and self.model_refused["sha256"] == loaded.sha256:
                     self.model_refused = None
                 log.warning("detector now runs model %s (%s…)", loaded.name, loaded.sha256[:12])
@@ -652,6 +688,12 @@ def _redact(source: str) -> str:
 def run_daemon(config_path: str | None, env: Mapping[str, str] | None = None) -> int:
     """`edgetriage edge run`: until SIGTERM or SIGINT; exit status 0 after a clean stop."""
     config = load_edge_config(config_path)
+    try:  # OpenCV's own warnings on every failed reconnect would flood the journal; ours say it once
+        import cv2
+
+        cv2.setLogLevel(2)  # errors only
+    except (ImportError, AttributeError):
+        pass
     daemon = EdgeDaemon(config, notifier=SystemdNotifier.from_env(os.environ if env is None else env))
 
     def _stop(signum: int, frame: object) -> None:

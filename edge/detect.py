@@ -42,7 +42,8 @@ class DetectorConfig(Strict):
     at all: what is tracked, and what counts as uncertain, is the vision pipeline's and the rules' business
     (a faint 0.1 person box on a moving blob is exactly the evidence an uncertain region needs)."""
 
-    model: str = "ssdlite_person"  # manifest key or path to a file the manifest describes
+    # manifest key or path to a file the manifest describes; YOLOX-Nano: see BENCHMARKS.md "Edge" for why
+    model: str = "yolox_nano"
     precision: Literal["fp32", "int8"] = "fp32"  # int8: the manifest's "<model>_int8" QDQ file
     threads: Annotated[int, Field(ge=1, le=64)] = 2
     # tried in order; a provider this onnxruntime lacks is skipped with a warning, CPU is always last

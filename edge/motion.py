@@ -33,7 +33,9 @@ class MotionConfig(Strict):
     downscale_width: Annotated[int, Field(ge=32, le=1920)] = 160
     threshold: Annotated[int, Field(ge=1, le=255)] = 25  # grey-level change that counts as motion
     min_area_frac: Annotated[float, Field(ge=0.0, le=1.0)] = 0.002  # moving share of the frame that counts
-    keyframe_interval_s: Annotated[float, Field(gt=0.0)] = 2.0  # run the detector at least this often
+    # the detector looks at the whole frame at least this often: someone who appeared without moving
+    # (or moved only where a mask hides it) is found within this long
+    keyframe_interval_s: Annotated[float, Field(gt=0.0)] = 5.0
     background_alpha: Annotated[float, Field(gt=0.0, le=1.0)] = 0.05  # per-frame background adaptation
     scene_alpha: Annotated[float, Field(gt=0.0, le=1.0)] = 0.01  # empty-scene model, never under tracks
     # a blob over this share of the frame is a lighting change or a camera move, not an object: the

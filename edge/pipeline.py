@@ -45,6 +45,7 @@ DEFAULT_TRACK_LABELS = ["person", "bicycle", "car", "motorcycle", "bus", "truck"
                         "sheep", "cow", "bear"]
 OTHER_EXPLAINS_MIN = 0.4  # an untracked label explains a motion blob from this score on
 OBJECT = "object"  # what untracked labels and motion noise are tracked as; never an event
+RIDDEN = frozenset({"bicycle", "motorcycle", "horse"})  # someone is usually on it: look for a rider
 
 
 class VisionConfig(Strict):
@@ -66,7 +67,7 @@ class VisionConfig(Strict):
     # a motion region the classifier gives this much vehicle/animal probability is named, not uncertain
     veto_min_prob: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5
     # while all motion belongs to tracked objects, the detector looks at most this often (0: every frame)
-    tracked_interval_s: Annotated[float, Field(ge=0.0, le=60.0)] = 1.0
+    tracked_interval_s: Annotated[float, Field(ge=0.0, le=60.0)] = 0.5
     crop_max_side: Annotated[int, Field(ge=32, le=4096)] = 320
     crop_margin: Annotated[float, Field(ge=0.0, le=1.0)] = 0.15
 
@@ -177,7 +178,9 @@ class _TrackMemory:
     zone_since: dict[str, float] = field(default_factory=dict)  # zone -> pts first seen standing in it
     resolved: bool = False  # a motion track the pipeline has looked at closely
     evidence: float = 0.0  # best faint person score seen on a motion track
-    noise: bool = False  # resolved as nothing worth an event
+    noise: bool = False  # resolved as nothing worth an event (so far: looked at again later)
+    next_look_s: float = 0.0  # when a noise track is looked at again (pts)
+    rider_checked: bool = False
     uncertain: bool = False
     classification: Classification | None = None
     source: Literal["detector", "motion"] = "detector"
@@ -244,10 +247,15 @@ class VisionPipeline:
         self._gate.update_scene([track.box for track in self._tracker.tracks])
         self._end(self._tracker.expire(pts), new_events, ended)
         self._resolve_motion(frame)
-        for track in self._tracker.tracks:
+        for track in list(self._tracker.tracks):
             memory = self._memory[track.track_id]
             if memory.event is None and self._ready(track, memory, pts):
                 new_events.append(self._emit(track, memory, pts))
+                if track.label in RIDDEN and not memory.rider_checked:
+                    memory.rider_checked = True
+                    rider = self._rider(track, frame)
+                    if rider is not None:
+                        new_events.append(rider)
         return PipelineOutput(new_events, ended)
 
     def finish(self) -> PipelineOutput:
@@ -321,14 +329,19 @@ class VisionPipeline:
                             memory.evidence = d.score
 
     def _followed(self, blob: tuple[float, float, float, float]) -> bool:
-        """The blob lies within a confirmed track's box: its motion is that object moving in place."""
+        """The blob lies within the box of a confirmed track, or of motion the detector has already looked
+        at: that object (or that unexplained motion) moving on, which the tracker follows without a new
+        look. A blob on a track still being confirmed is looked at on every frame, so confirmation is quick."""
+        min_hits = self._config.tracker.min_hits
+        followed = False
         for track in self._tracker.tracks:
-            memory = self._memory[track.track_id]
-            if track.label == MOTION or not (memory.resolved or track.hits >= self._config.tracker.min_hits):
+            if inside_fraction(blob, track.predict(self._last_pts)) < 0.6:
                 continue
-            if inside_fraction(blob, track.predict(self._last_pts)) >= 0.6:
-                return True
-        return False
+            if track.motion_only or track.hits >= min_hits or self._memory[track.track_id].resolved:
+                followed = True
+            else:
+                return False
+        return followed
 
     def _with_tracks(self, blob_px: list[Region], w: int, h: int) -> list[Region]:
         """Blobs grown to the boxes of the tracks they touch, so a region holds the whole object whose
@@ -365,9 +378,11 @@ class VisionPipeline:
         cfg = self._config
         for track in self._tracker.tracks:
             memory = self._memory[track.track_id]
+            if track.motion_only:
+                self._note_zones(memory, track.box, frame.pts_s)
+            if memory.noise and track.motion_only and frame.pts_s >= memory.next_look_s:
+                track.label, memory.noise, memory.resolved = MOTION, False, False  # look again: it may have grown
             if track.label != MOTION or memory.resolved:
-                if track.motion_only:
-                    self._note_zones(memory, track.box, frame.pts_s)
                 continue
             if (frame.pts_s - track.first_ts < cfg.uncertain_after_s or track.blob_hits < cfg.tracker.min_hits
                     or track.last_hit_ts != frame.pts_s):
@@ -384,8 +399,7 @@ class VisionPipeline:
         h, w = image.shape[:2]
         px = (int(box[0] * w), int(box[1] * h), int(np.ceil(box[2] * w)), int(np.ceil(box[3] * h)))
         detector = self._stages.verifier or self._detector
-        side = max(getattr(detector, "input_size", (300, 300))) // 2  # up to 2x zoom on a small blob
-        region = detection_regions([px], w, h, side, 1)
+        region = detection_regions([px], w, h, _zoom_side(detector, px), 1)
         dets = [d for d in detector.detect(image, region[0] if region else None)
                 if _overlaps(d.box, box) and not self._geometry.masked(d.box)]
         self.stats.verifier_calls += 1
@@ -396,7 +410,8 @@ class VisionPipeline:
         label, score, uncertain = "person", evidence, True
         if person is not None and person.score >= cfg.uncertain_below:
             label, score, uncertain, how, box = "person", person.score, False, "person", person.box
-        elif other is not None and other.score >= OTHER_EXPLAINS_MIN and other.score > evidence:
+        elif (other is not None and other.score >= OTHER_EXPLAINS_MIN and other.score > evidence
+              and not (other.label in RIDDEN and evidence >= cfg.uncertain_min_score)):
             label, score, uncertain, how, box = other.label, other.score, False, "named", other.box
         else:
             named = None
@@ -412,6 +427,8 @@ class VisionPipeline:
             else:
                 label, uncertain, how = OBJECT, False, "noise"
                 memory.noise = True
+                # again after twice as long as it has existed: a wheel entering the picture may be a cyclist
+                memory.next_look_s = frame.pts_s + max(cfg.uncertain_after_s, frame.pts_s - track.first_ts)
         track.label = label
         memory.resolved = True
         memory.uncertain = uncertain
@@ -422,6 +439,30 @@ class VisionPipeline:
         memory.best_crop = crop
         memory.scores.append(score)
         self.stats.resolved[how] = self.stats.resolved.get(how, 0) + 1
+
+    def _rider(self, ridden: Track, frame: Frame) -> TrackEvent | None:
+        """A person on a bicycle (motorcycle, horse) just emitted: YOLOX often names the bike and misses the
+        small rider. A zoomed look at the bike's box; a person there, even faint, is a person event too."""
+        cfg = self._config
+        image, box = frame.image, ridden.predict(frame.pts_s)
+        h, w = image.shape[:2]
+        detector = self._stages.verifier or self._detector
+        px = (int(box[0] * w), int(box[1] * h), int(np.ceil(box[2] * w)), int(np.ceil(box[3] * h)))
+        region = detection_regions([px], w, h, _zoom_side(detector, px), 1)
+        self.stats.verifier_calls += 1
+        people = [d for d in detector.detect(image, region[0] if region else None)
+                  if d.label == "person" and d.score >= cfg.uncertain_min_score and _overlaps(d.box, box)]
+        if not people:
+            return None
+        best = max(people, key=lambda d: d.score)
+        track = self._tracker.start("person", best.box, frame.pts_s)
+        track.first_ts = ridden.first_ts
+        memory = self._memory[track.track_id] = _TrackMemory(source="motion", resolved=True,
+                                                              uncertain=best.score < cfg.uncertain_below)
+        self.stats.tracks += 1
+        self._observe(memory, track, best, people, frame)
+        self.stats.resolved["rider"] = self.stats.resolved.get("rider", 0) + 1
+        return self._emit(track, memory, frame.pts_s)
 
     # -- holding, ending, emitting -------------------------------------------------------------------------
     def _hold_present(self, pts: float) -> None:
@@ -453,7 +494,7 @@ class VisionPipeline:
         return not tc.min_median_score or statistics.median(memory.scores) >= tc.min_median_score
 
     def _ready(self, track: Track, memory: _TrackMemory, pts: float) -> bool:
-        if pts - track.first_ts < self._config.tracker.emit_after_s or not self._confirmed(track, memory):
+        if track.last_seen_ts - track.first_ts < self._config.tracker.emit_after_s or not self._confirmed(track, memory):
             return False
         if self._min_dwell is not None:
             need = self._min_dwell(frozenset(memory.zone_since))
@@ -493,6 +534,13 @@ class VisionPipeline:
         memory.best_crop = None
         self.stats.events += 1
         return event
+
+
+def _zoom_side(detector: object, px: Region) -> int:
+    """Side of the square a closer look takes around a blob: 2.5x the blob, at least a quarter of the model
+    input (up to 4x zoom on a speck), at most the input (never shrink what the model could see whole)."""
+    size = max(getattr(detector, "input_size", (300, 300)))
+    return int(min(max(2.5 * max(px[2] - px[0], px[3] - px[1]), size // 4), size))
 
 
 def _dwell(track: Track, memory: _TrackMemory, pts: float) -> float:

@@ -180,9 +180,10 @@ class ModelFetcher:
     """Fetches announced models from the cloud API into `models_dir/<sha256>.onnx`, checking the hash
     while the bytes arrive; a file already there is reused after the same check."""
 
-    def __init__(self, api_url: str, models_dir: str | Path, *, timeout_s: float = 60.0,
+    def __init__(self, api_url: str, models_dir: str | Path, *, token: str | None = None, timeout_s: float = 60.0,
                  max_bytes: int = 256 * 1024 * 1024) -> None:
         self.api_url = api_url.rstrip("/")
+        self._token = token  # the device's bearer token; never logged
         self.models_dir = Path(models_dir)
         self.timeout_s = timeout_s
         self.max_bytes = max_bytes
@@ -229,7 +230,9 @@ class ModelFetcher:
         digest = hashlib.sha256()
         size = 0
         try:
-            with urllib.request.urlopen(url, timeout=self.timeout_s) as response, open(part, "wb") as out:
+            request = urllib.request.Request(url, headers={"Authorization": f"Bearer {self._token}"}
+                                             if self._token else {})
+            with urllib.request.urlopen(request, timeout=self.timeout_s) as response, open(part, "wb") as out:
                 while block := response.read(_CHUNK):
                     size += len(block)
                     if size > self.max_bytes:
@@ -239,7 +242,8 @@ class ModelFetcher:
                     out.write(block)
         except urllib.error.HTTPError as exc:
             part.unlink(missing_ok=True)
-            raise ModelError(f"model {sha256[:12]}…: {url} answered {exc.code} {exc.reason}") from None
+            hint = "; set remote.api_token (or EDGETRIAGE_DEVICE_TOKEN)" if exc.code in (401, 403) else ""
+            raise ModelError(f"model {sha256[:12]}…: {url} answered {exc.code} {exc.reason}{hint}") from None
         except (urllib.error.URLError, OSError) as exc:
             part.unlink(missing_ok=True)
             reason = getattr(exc, "reason", exc)

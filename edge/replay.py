@@ -7,9 +7,9 @@ when its track ends, so `last_ts` is final:
      "hits": 52, "zones": [], "dwell_s": 1.5, "source": "detector", "classes": [["jean", 0.41]],
      "decision": "escalate", "reason": "person 0.91, verdict wanted", "phash": "..."}
 
-Times are seconds from the start of the clip (frame index / the clip's fps). The device verdict cache starts
-empty and nothing answers escalations, so "cached" appears only if a config pre-seeds nothing; a replay shows
-what would be asked of the cloud.
+Times are seconds from the start of the clip (frame index / the clip's fps). No cloud answers, so the device
+verdict cache stays empty and "cached" never appears: a replay shows what the device would ask the cloud,
+keep to itself, or drop.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import logging
 import re
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -95,55 +95,70 @@ class Replayer:
         return VisionPipeline(camera.id, self.config.vision, self.detector, stages=self.stages, geometry=geometry,
                               min_dwell=lambda zones: self.rules.min_dwell_s(camera.id, zones))
 
+    def session(self, video: str) -> ReplaySession:
+        """A fresh pipeline for one clip, fed frame by frame (what `run` does, for callers that time it)."""
+        camera = self.camera_for(video)
+        return ReplaySession(Path(video).name, camera.id, self.pipeline_for(camera), self.triage)
+
     def run(self, video: str, frames: Iterable[Frame] | None = None, *, fps: float | None = None,
             on_event: Callable[[ReplayedEvent], None] | None = None) -> ClipResult:
         """Replay one clip (decoded here, or the given frames). `on_event` sees each event when it ends."""
-        camera = self.camera_for(video)
-        pipeline = self.pipeline_for(camera)
+        session = self.session(video)
+        session.on_event = on_event
         source: FrameSource | None = None
         if frames is None:
             source = FrameSource(video)
             source.open()
             frames = source
-        result = ClipResult(video=Path(video).name, fps=fps or (source.fps if source else 0.0), frames=0, seconds=0.0)
-        pending: dict[int, ReplayedEvent] = {}
         spent = 0.0
+        count = 0
         try:
-            iterator: Iterator[Frame] = iter(frames)
-            while True:
-                frame = next(iterator, None)
+            for frame in frames:
                 t0 = time.perf_counter()
-                out = pipeline.process(frame) if frame is not None else pipeline.finish()
-                self._handle(Path(video).name, camera.id, out, pending, result, on_event)
+                session.process(frame)
                 spent += time.perf_counter() - t0
-                if frame is None:
-                    break
-                result.frames += 1
+                count += 1
+            t0 = time.perf_counter()
+            session.finish()
+            spent += time.perf_counter() - t0
         finally:
             if source is not None:
-                result.fps = source.fps
+                fps = source.fps
                 source.close()
-        result.seconds = spent
-        result.stats = pipeline.stats.as_dict()
-        return result
+        if fps is None:
+            fps = getattr(frames, "fps", 0.0)
+        return ClipResult(video=session.video, fps=float(fps or 0.0), frames=count, seconds=spent,
+                          events=session.events, stats=session.pipeline.stats.as_dict())
 
-    def _handle(self, video: str, camera: str, out: PipelineOutput, pending: dict[int, ReplayedEvent],
-                result: ClipResult, on_event: Callable[[ReplayedEvent], None] | None) -> None:
+
+class ReplaySession:
+    """One clip going through one camera's pipeline and the device's triage; events collect in `events`
+    as their tracks end (the decision was made when each was emitted)."""
+
+    def __init__(self, video: str, camera: str, pipeline: VisionPipeline, triage: Triage):
+        self.video = video
+        self.camera = camera
+        self.pipeline = pipeline
+        self.triage = triage
+        self.events: list[ReplayedEvent] = []
+        self.on_event: Callable[[ReplayedEvent], None] | None = None
+        self._pending: dict[int, ReplayedEvent] = {}
+
+    def process(self, frame: Frame) -> None:
+        self._handle(self.pipeline.process(frame))
+
+    def finish(self) -> None:
+        self._handle(self.pipeline.finish())
+
+    def _handle(self, out: PipelineOutput) -> None:
         for ev in out.new_events:
-            decision = self.triage.decide(camera, ev, ev.captured_ms)
-            pending[id(ev)] = ReplayedEvent(video, uuid7(ev.captured_ms), ev, decision)
+            decision = self.triage.decide(self.camera, ev, ev.captured_ms)
+            self._pending[id(ev)] = ReplayedEvent(self.video, uuid7(ev.captured_ms), ev, decision)
         for ev in out.ended:
-            done = pending.pop(id(ev))
-            result.events.append(done)
-            if on_event is not None:
-                on_event(done)
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("videos", nargs="+", metavar="VIDEO", help="video files (mp4, gif, anything OpenCV reads)")
-    parser.add_argument("--config", help="edge TOML config (default: built-in defaults)")
-    parser.add_argument("--events-out", required=True, metavar="FILE.jsonl",
-                        help="write one JSON line per event here ('-': stdout)")
+            done = self._pending.pop(id(ev))
+            self.events.append(done)
+            if self.on_event is not None:
+                self.on_event(done)
 
 
 def main(args: argparse.Namespace) -> int:

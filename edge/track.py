@@ -50,7 +50,7 @@ class TrackerConfig(Strict):
     near_width: Annotated[float, Field(ge=0.0, le=10.0)] = 1.0  # second association, see IoUTracker._near
     # a track that ends shorter than this (first to last sighting) is a flicker or a passer-by's fragment,
     # not an event; at the end of a stream a confirmed track is emitted whatever its length
-    min_track_s: Annotated[float, Field(ge=0.0)] = 1.0
+    min_track_s: Annotated[float, Field(ge=0.0)] = 0.5
     motion_max_missed_s: Annotated[float, Field(gt=0.0)] = 1.0  # a motion-only track without motion ends
 
 
@@ -207,7 +207,7 @@ class IoUTracker:
             return []
         best: list[tuple[float, int, int]] = []
         for ti, track in enumerate(self._tracks):
-            if ti in taken_t or track.hits == 0:
+            if ti in taken_t or track.label == MOTION:
                 continue
             x1, y1, x2, y2 = track.predict(pts_s)
             w, h = max(x2 - x1, 1e-6), max(y2 - y1, 1e-6)
@@ -252,6 +252,10 @@ class IoUTracker:
 
     def _predicted(self, pts_s: float) -> np.ndarray:
         return np.array([t.predict(pts_s) for t in self._tracks], dtype=np.float64)
+
+    def start(self, label: str, box: Box, pts_s: float) -> Track:
+        """A track the pipeline found by a closer look (a rider on a bike), as if detected now."""
+        return self._start(label, box, pts_s, hits=1)
 
     def _start(self, label: str, box: Box, pts_s: float, hits: int) -> Track:
         track = Track(self._next_id, label, box, pts_s, pts_s, pts_s, hits=hits)

@@ -400,12 +400,13 @@ def _persistent_broker(tmp: Path, autosave_s: int = 1800) -> Mosquitto:
 
 # -- faults ----------------------------------------------------------------------------------------------------
 def test_broker_killed_mid_stream_every_verdict_reaches_the_device_once(tmp_path, prefix, crops, cloud_factory):
-    """SIGKILL the broker (which had saved nothing) while events and verdicts are in flight, restart it: the
-    device re-sends what has no verdict, the cloud answers repeats from its store, and every event's verdict
-    completes exactly one outbox entry."""
-    n = 8
+    """SIGKILL the broker (which had saved nothing) while the cloud works through the events, restart it: the
+    device's session is gone with whatever was queued in it, so the device re-sends every event without a
+    verdict; the cloud answers those from its store, and every event's verdict completes exactly one outbox
+    entry."""
+    n = 6
     broker = _persistent_broker(tmp_path)
-    cloud = cloud_factory(_cloud_config(tmp_path, broker, prefix))
+    cloud = cloud_factory(_cloud_config(tmp_path, broker, prefix, reuse={"max_distance": 0}), max_batch=1)
     device = Device(_device_config(tmp_path, broker.port, prefix, verdict_timeout_s=20.0), crops)
     try:
         first = device.submit(n // 2)
@@ -422,9 +423,10 @@ def test_broker_killed_mid_stream_every_verdict_reaches_the_device_once(tmp_path
         completed = s["summary"]["verdicts_llm"] + s["summary"]["verdicts_cloud_cache"] + s["summary"]["verdicts_fallback"]
         assert completed == n and s["summary"]["verdicts_unmatched"] == 0  # each completed one outbox entry once
         assert sorted(device.verdicts) == sorted(ids)  # reported once each; repeats are only counted
-        assert s["summary"]["connects"] >= 2
+        assert s["summary"]["connects"] >= 2 and s["summary"]["republished"] >= 1
         stats = cloud.service.stats
-        assert stats.llm + stats.cache_hits + stats.fallback == n  # every event decided once in the cloud
+        assert stats.llm + stats.fallback == n  # every event analysed once in the cloud
+        assert stats.duplicates >= 1  # re-sent events, answered with the verdict stored the first time
         assert cloud.store.counts()["verdicts"] == n
     finally:
         device.close()
@@ -511,6 +513,7 @@ def test_service_killed_mid_analysis_nothing_lost_nothing_analysed_twice(tmp_pat
         assert progress() == (n, n)
         stats = second.stats()
         assert stats["llm"] + stats["fallback"] == n - done_by_first  # the rest, each once
+        assert stats["taken_over"] >= 1  # claimed (and acknowledged) by the dead process, taken over from it
         for event_id, copies in tap.by_event().items():
             assert len({(v.created_ms, v.description) for v in copies}) == 1, f"{event_id} analysed twice"
         assert set(tap.by_event()) == set(ids)
@@ -595,8 +598,9 @@ def test_outbox_full_policies_by_priority_and_age_with_exact_counts(tmp_path):
 
 def test_two_workers_on_one_shared_subscription_analyse_each_event_once(tmp_path, prefix, crops, mosquitto):
     """Two `edgetriage cloud run` processes on `$share/<group>/...` with Redis: every event published twice
-    (a device re-send), yet each is analysed once, whichever worker gets which copy."""
-    n = 6
+    (a device re-send), the second copies in an order that sends each to the other worker than the first,
+    yet each is analysed once, whichever worker gets which copy, and both do work."""
+    n = 4
     redis_prefix = f"test-faults-{uuid.uuid4().hex[:8]}"
     base = {"mqtt": {"url": mosquitto.url, "prefix": prefix}, "group": f"g{uuid.uuid4().hex[:6]}",
             "analyzer": {"max_batch": 1}, "reuse": {"max_distance": 0},
@@ -619,16 +623,17 @@ def test_two_workers_on_one_shared_subscription_analyse_each_event_once(tmp_path
             w.wait_ready()
         assert publisher.wait_connected(10)
         topic = Topics(prefix).events(DEVICE)
-        for event in events:
-            for _ in range(2):
-                assert publisher.publish(topic, encode_event(event)) is not None
+        # the broker hands a shared subscription's messages out in turn: first copies 1 2 3 4 go to A B A B,
+        # second copies 2 1 4 3 to A B A B, so every second copy meets the worker that did not get the first
+        for i in list(range(n)) + [i ^ 1 for i in range(n)]:
+            assert publisher.publish(topic, encode_event(events[i])) is not None
         _until(lambda: set(tap.by_event()) == {e.event_id for e in events}, 180, "a verdict for every event")
         _until(lambda: store.counts()["verdicts"] == n, 30, "every verdict stored")
         time.sleep(1.0)  # answers to the second copies
         stats = [w.stats() for w in workers]
         assert sum(s["received"] for s in stats) == 2 * n
-        assert all(s["received"] >= 1 for s in stats), stats  # the broker shared the events out
         assert sum(s["llm"] + s["fallback"] for s in stats) == n  # each event analysed once, in all
+        assert all(s["llm"] + s["fallback"] >= 1 for s in stats), stats  # and the work was shared
         assert sum(s["duplicates"] for s in stats) == n
         for event_id, copies in tap.by_event().items():
             assert len({(v.created_ms, v.description) for v in copies}) == 1, f"{event_id} analysed twice"

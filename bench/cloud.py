@@ -1,0 +1,432 @@
+"""Cloud benchmark: what the verdict cache saves and what batching buys, measured side by side in one run.
+
+    p4_hit_p50_ms     cache-hit verdict latency over loopback MQTT (device publish -> verdict received), p50
+    p4_llm_p50_ms     the same for events the model must answer
+    p4_ratio          p4_llm_p50_ms / p4_hit_p50_ms                                   (goal >= 100)
+    p5_events_per_s   cache-hit events/s through the whole service (MQTT in, decode, store, cache, verdict out)
+    p5_mosquitto_per_s  Mosquitto alone: QoS 1 publish -> subscribe of the same payloads, same clients
+    p5_ratio          p5_events_per_s / p5_mosquitto_per_s                             (goal >= 0.5)
+    p6_llm_avoided    the shared clips replayed three times (later passes a few frames later), through the
+                      real edge agent and the cloud: escalations answered without the model (device cache or
+                      cloud cache) / all escalations answered                          (goal >= 0.8)
+    p6_wrong_reuse    of those answered from a cache, the share where the model, asked afterwards about that
+                      very crop, gives another verdict                                 (goal <= 0.02)
+    batch_ratio       verdicts/s of the transformers back-end with batching / one at a time (goal >= 3)
+
+Everything runs on loopback against a Mosquitto of its own on a free port and the real CPU model
+(SmolLM2-135M, one thread). `--quick` (< ~2 min): fewer events, one clip, fewer frames. The last stdout
+line is one JSON object with the figures; progress goes to stderr.
+
+    python bench/cloud.py [--quick] [--media DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import queue
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+import paho.mqtt.client as mqtt
+from paho.mqtt.enums import CallbackAPIVersion
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+from edgetriage.cloud.analyzer import AnalyzerConfig, build_analyzer  # noqa: E402
+from edgetriage.cloud.backends import ThreadedBackend  # noqa: E402
+from edgetriage.cloud.config import CloudConfig  # noqa: E402
+from edgetriage.cloud.service import CloudService  # noqa: E402
+from edgetriage.cloud.store import SQLiteStore  # noqa: E402
+from edgetriage.shared.ids import uuid7  # noqa: E402
+from edgetriage.shared.protocol import Detection, Event, decode_verdict, encode_event  # noqa: E402
+from edgetriage.shared.topics import Topics  # noqa: E402
+
+DEFAULT_MEDIA = Path(__file__).resolve().parents[2] / "shared" / "media"
+CLIPS = ("one-by-one-person-detection.mp4", "car-detection.mp4", "face-demographics-walking.gif",
+         "person-bicycle-car-detection.gif")
+BOX = (370, 0, 560, 400)  # where visitors stand in the one-by-one clip
+DEVICE = "bench-1"
+
+
+def say(message: str) -> None:
+    print(f"[cloud bench] {message}", file=sys.stderr, flush=True)
+
+
+def p50(values: list[float]) -> float:
+    return round(statistics.median(values), 3) if values else float("nan")
+
+
+# -- infrastructure ------------------------------------------------------------------------------------
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Broker:
+    """A Mosquitto of our own on a free loopback port (the shared one on 1883 is never touched)."""
+
+    def __init__(self, workdir: Path) -> None:
+        if shutil.which("mosquitto") is None:
+            raise SystemExit("mosquitto is not installed (apt-get install mosquitto)")
+        self.port = free_port()
+        conf = workdir / "mosquitto.conf"
+        conf.write_text(f"listener {self.port} 127.0.0.1\nallow_anonymous true\nmax_queued_messages 100000\n"
+                        "max_inflight_messages 100\nset_tcp_nodelay true\nlog_dest none\n")
+        self.proc = subprocess.Popen(["mosquitto", "-c", str(conf)], stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or self.proc.poll() is not None:
+                    raise SystemExit("mosquitto did not start") from None
+                time.sleep(0.05)
+        self.url = f"mqtt://127.0.0.1:{self.port}"
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+class Client:
+    """A paho client that publishes QoS 1 and collects what it subscribed to, with receive times."""
+
+    def __init__(self, port: int, subscribe: str | None = None) -> None:
+        self.received: queue.Queue[tuple[float, str, bytes]] = queue.Queue()
+        ready = threading.Event()
+        client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"bench-{uuid.uuid4().hex[:8]}",
+                             protocol=mqtt.MQTTv5)
+        client.max_inflight_messages_set(100)
+        client.on_message = lambda c, u, m: self.received.put((time.perf_counter(), m.topic, bytes(m.payload)))
+        client.on_subscribe = lambda *a: ready.set()
+
+        def connected(c, u, f, rc, p):
+            sock = c.socket()
+            if sock is not None:  # as devices do (shared.mqtt): no Nagle delay on small messages
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if subscribe:
+                c.subscribe(subscribe, 1)
+            else:
+                ready.set()
+
+        client.on_connect = connected
+        client.connect("127.0.0.1", port)
+        client.loop_start()
+        if not ready.wait(10):
+            raise SystemExit("bench client could not connect")
+        self.client = client
+
+    def publish(self, topic: str, payload: bytes) -> mqtt.MQTTMessageInfo:
+        return self.client.publish(topic, payload, qos=1)
+
+    def get(self, timeout: float) -> tuple[float, str, bytes]:
+        return self.received.get(True, timeout)
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+
+class Cloud:
+    """The cloud service (MQTT intake) on an asyncio loop of its own."""
+
+    def __init__(self, config: CloudConfig, analyzer: Any) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        self.store = SQLiteStore(config.store_path)
+        self.service = CloudService(config, ThreadedBackend(analyzer), self.store)
+        self.call(self._start())
+
+    async def _start(self) -> None:
+        await self.service.start()
+        if not await self.service.wait_connected(10):
+            raise SystemExit("the cloud service could not reach the bench broker")
+        await asyncio.sleep(0.3)  # let the SUBSCRIBE reach the broker
+
+    def call(self, coro, timeout: float = 600) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def stop(self) -> None:
+        self.call(self.service.stop())
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+        self.store.close()
+
+
+def cloud_config(broker: Broker, workdir: Path, prefix: str, **extra: Any) -> CloudConfig:
+    return CloudConfig.model_validate({
+        "mqtt": {"url": broker.url, "prefix": prefix, "client_id": f"{prefix}-cloud"},
+        "store_path": str(workdir / f"{prefix}.db"), "http": {"enabled": False},
+        "reuse": {"verify_sample": 0.0}, **extra})
+
+
+# -- real inputs ---------------------------------------------------------------------------------------
+def visitor_crops(clip: Path, seconds: list[float]) -> list[tuple[bytes, tuple[int, int], str]]:
+    """(jpeg, size, phash) of the spot where visitors stand, at the given times, hashed as devices do."""
+    from edgetriage.edge.crops import phash_dct64
+
+    out = []
+    cap = cv2.VideoCapture(str(clip))
+    try:
+        for t in seconds:
+            cap.set(cv2.CAP_PROP_POS_MSEC, t * 1000)
+            ok, frame = cap.read()
+            if not ok:
+                raise SystemExit(f"cannot read {clip} at {t} s")
+            x1, y1, x2, y2 = BOX
+            crop = frame[y1:y2, x1:x2]
+            jpeg = cv2.imencode(".jpg", crop, [cv2.IMWRITE_JPEG_QUALITY, 85])[1].tobytes()
+            out.append((jpeg, (crop.shape[1], crop.shape[0]), phash_dct64(crop)))
+    finally:
+        cap.release()
+    return out
+
+
+def make_event(crop: tuple[bytes, tuple[int, int], str], *, phash: str | None = None, n: int = 0) -> Event:
+    jpeg, size, own = crop
+    now = int(time.time() * 1000)
+    return Event(event_id=uuid7(now), device=DEVICE, camera="hall", site="bench", captured_ms=now, label="person",
+                 score=0.62, uncertain=True, track_id=n,
+                 detections=[Detection(label="person", score=0.62, box=(0.48, 0.0, 0.73, 0.93))],
+                 phash=phash or own, reason="detector unsure", crop=jpeg, crop_size=size)
+
+
+def flip(phash: str, bit: int) -> str:
+    return f"{int(phash, 16) ^ (1 << (bit % 64)):016x}"
+
+
+def spread(crops: list, minimum: int = 11) -> list:
+    """Crops whose hashes are further apart than the reuse distance, so the cache answers none with another."""
+    from edgetriage.shared.phash import hamming
+
+    kept: list = []
+    for crop in crops:
+        if all(hamming(crop[2], other[2]) >= minimum for other in kept):
+            kept.append(crop)
+    return kept
+
+
+# -- P4 and P5 -----------------------------------------------------------------------------------------
+def bench_latency_and_intake(broker: Broker, workdir: Path, analyzer: Any, clip: Path, quick: bool) -> dict:
+    prefix = f"b{uuid.uuid4().hex[:8]}"
+    topics = Topics(prefix)
+    cloud = Cloud(cloud_config(broker, workdir, prefix), analyzer)
+    device = Client(broker.port, subscribe=topics.verdicts(DEVICE))
+    try:
+        times = [12.0, 30.0, 57.0, 80.0, 100.0, 128.0][: 3 if quick else 6]
+        fresh = spread(visitor_crops(clip, times))
+        say(f"P4: {len(fresh)} events the model answers, one at a time")
+        llm_ms = []
+        for crop in fresh:
+            event = make_event(crop)
+            t0 = time.perf_counter()
+            device.publish(topics.events(DEVICE), encode_event(event))
+            received, _, raw = device.get(300)
+            verdict = decode_verdict(raw)
+            assert verdict.event_id == event.event_id and verdict.source == "llm", verdict
+            llm_ms.append((received - t0) * 1000)
+        n_hits = 200 if quick else 500
+        say(f"P4: {n_hits} cache hits (look-alikes 1-3 bits away), one at a time")
+        hit_ms = []
+        for i in range(n_hits):
+            crop = fresh[i % len(fresh)]
+            event = make_event(crop, phash=flip(flip(crop[2], i), i * 7 + 3), n=i)
+            t0 = time.perf_counter()
+            device.publish(topics.events(DEVICE), encode_event(event))
+            received, _, raw = device.get(30)
+            verdict = decode_verdict(raw)
+            assert verdict.event_id == event.event_id and verdict.source == "cloud_cache", verdict
+            hit_ms.append((received - t0) * 1000)
+
+        n = 300 if quick else 1000
+        payloads = [encode_event(make_event(fresh[i % len(fresh)], phash=flip(fresh[i % len(fresh)][2], i), n=i))
+                    for i in range(n)]
+        say(f"P5: {n} cache-hit events ({sum(map(len, payloads)) // n} bytes each) as fast as they go, "
+            "vs Mosquitto alone")
+        service_rate = _burst(device, topics.events(DEVICE), payloads, expect=n)
+        echo = Client(broker.port, subscribe=f"{prefix}/echo")
+        try:
+            broker_rate = _burst(echo, f"{prefix}/echo", payloads, expect=n)
+        finally:
+            echo.close()
+        figures = cloud.service.figures.compute()
+    finally:
+        device.close()
+        cloud.stop()
+    return {"p4_hit_p50_ms": p50(hit_ms), "p4_llm_p50_ms": p50(llm_ms),
+            "p4_ratio": round(p50(llm_ms) / p50(hit_ms), 1),
+            "p5_events_per_s": round(service_rate, 1), "p5_mosquitto_per_s": round(broker_rate, 1),
+            "p5_ratio": round(service_rate / broker_rate, 3),
+            "service_alpha": figures["alpha"], "service_L_total_ms": figures["L_total_ms"],
+            "service_measured_total_p50_ms": figures["measured_total_p50_ms"]}
+
+
+def _burst(client: Client, topic: str, payloads: list[bytes], expect: int) -> float:
+    """Messages per second from the first publish to the `expect`-th message received."""
+    while not client.received.empty():
+        client.received.get_nowait()
+    t0 = time.perf_counter()
+    for payload in payloads:
+        client.publish(topic, payload)
+    last = t0
+    for _ in range(expect):
+        last, _, _ = client.get(120)
+    return expect / (last - t0)
+
+
+# -- P6 ------------------------------------------------------------------------------------------------
+def bench_replay(broker: Broker, workdir: Path, analyzer: Any, media: Path, quick: bool) -> dict:
+    """The shared clips through the real edge agent, three passes each (the later ones a few frames later,
+    so crops are near-duplicates, not copies), against the cloud."""
+    from edgetriage.edge.agent import EdgeAgent
+    from edgetriage.edge.config import CameraConfig, EdgeConfig
+
+    prefix = f"b{uuid.uuid4().hex[:8]}"
+    cloud = Cloud(cloud_config(broker, workdir, prefix), analyzer)
+    reused: list[tuple[Event, str]] = []  # (the event as the device would send it, the verdict reused)
+    clips = [media / c for c in (CLIPS[:1] if quick else CLIPS) if (media / c).exists()]
+    max_frames = 450 if quick else None
+    totals = {"escalated": 0, "device_cache": 0, "cloud_cache": 0, "llm": 0, "fallback": 0}
+    try:
+        for clip in clips:
+            device = f"bench-{clip.stem[:20].lower().replace('_', '-')}"
+            config = EdgeConfig.model_validate({
+                "device": device, "site": "bench", "mqtt": {"url": broker.url, "prefix": prefix},
+                "state_dir": str(workdir / device), "cameras": [{"id": "cam0", "source": str(clip)}],
+                "budget": {"per_minute": 0, "per_hour": 0}})
+
+            def on_decision(track, decision, event_id, device=device) -> None:
+                if decision.kind == "cached" and decision.verdict is not None:
+                    reused.append((_event_from_track(track, device), decision.verdict.verdict))
+
+            agent = EdgeAgent(config, on_decision=on_decision)
+            try:
+                for offset in (0, 3, 6):
+                    say(f"P6: {clip.name} pass from frame {offset}")
+                    agent.run_source(CameraConfig(id="cam0", source=str(clip), start_frame=offset),
+                                     max_frames=max_frames)
+                    if not agent.wait_idle(timeout_s=600):
+                        say("warning: some verdicts did not arrive")
+                s = agent.stats
+                totals["escalated"] += s.escalated
+                totals["device_cache"] += s.verdicts_device_cache
+                totals["cloud_cache"] += s.verdicts_cloud_cache
+                totals["llm"] += s.verdicts_llm
+                totals["fallback"] += s.verdicts_fallback
+            finally:
+                agent.close()
+        for doc in cloud.store.list_events(limit=100_000):
+            verdict = doc.get("verdict")
+            if verdict and verdict["source"] == "cloud_cache":
+                crop = cloud.store.get_crop(doc["event_id"])
+                reused.append((Event.model_validate({**doc, "crop": crop}), verdict["verdict"]))
+    finally:
+        cloud.stop()
+    answered = totals["device_cache"] + totals["cloud_cache"] + totals["llm"] + totals["fallback"]
+    avoided = (totals["device_cache"] + totals["cloud_cache"]) / answered if answered else float("nan")
+    say(f"P6: {answered} escalations answered ({totals}); asking the model about {len(reused)} reused answers")
+    disagree = 0
+    for start in range(0, len(reused), 8):
+        chunk = reused[start:start + 8]
+        for (_, said), analysis in zip(chunk, analyzer.analyze_batch([e for e, _ in chunk]), strict=True):
+            disagree += analysis.verdict != said
+    return {"p6_llm_avoided": round(avoided, 3), "p6_wrong_reuse": round(disagree / len(reused), 3) if reused else None,
+            "p6_escalations": answered, "p6_reuse_checked": len(reused), "p6_reuse_disagreed": disagree,
+            "p6_counts": totals, "p6_clips": [c.name for c in clips]}
+
+
+def _event_from_track(track: Any, device: str) -> Event:
+    """The event a device-cache hit would have sent, had the cache not answered."""
+    def unit(x: float) -> float:
+        return min(1.0, max(0.0, float(x)))
+
+    return Event(event_id=uuid7(), device=device, camera=track.camera, site="bench",
+                 captured_ms=max(0, int(track.captured_ms)), label=track.label, score=unit(track.score),
+                 uncertain=bool(track.uncertain), track_id=max(0, int(track.track_id)),
+                 detections=[Detection(label=d.label, score=unit(d.score), box=tuple(unit(v) for v in d.box))
+                             for d in track.detections[-64:]],
+                 phash=track.phash, phash_alg=track.phash_alg, reason="bench re-check", crop=track.crop_jpeg,
+                 crop_size=tuple(track.crop_size))
+
+
+# -- batching ------------------------------------------------------------------------------------------
+def bench_batching(analyzer: Any, clip: Path, quick: bool) -> dict:
+    size = 8 if quick else 16
+    crops = visitor_crops(clip, [8.0 + 120 * i / size for i in range(size)])
+    events = [make_event(c, n=i) for i, c in enumerate(crops)]
+    analyzer.analyze(events[0])  # the template's prefix cache is built once per process, not timed
+    analyzer.max_batch = max(analyzer.max_batch, size)
+    say(f"batch: {size} events one at a time")
+    t0 = time.perf_counter()
+    single = [analyzer.analyze(e) for e in events]
+    one_s = time.perf_counter() - t0
+    say(f"batch: the same {size} events in one batch")
+    t0 = time.perf_counter()
+    batched = analyzer.analyze_batch(events)
+    batch_s = time.perf_counter() - t0
+    same = sum(a.verdict == b.verdict for a, b in zip(single, batched, strict=True))
+    return {"batch_ratio": round(one_s / batch_s, 2), "batch_single_s": round(one_s, 2),
+            "batch_batched_s": round(batch_s, 2), "batch_size": len(events), "batch_same_verdicts": same,
+            "batch_errors": sum(a.error is not None for a in single + batched)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a run of under ~2 minutes")
+    parser.add_argument("--media", type=Path, default=Path(os.environ.get("EDGETRIAGE_MEDIA", DEFAULT_MEDIA)),
+                        help="folder with the shared clips")
+    parser.add_argument("--skip", default="", help="comma-separated parts to leave out: p4p5,p6,batch")
+    args = parser.parse_args(argv)
+    clip = args.media / CLIPS[0]
+    if not clip.exists():
+        from edgetriage.shared.modelfiles import bundled_clip
+
+        clip = bundled_clip()
+        args.media = clip.parent
+    skip = set(filter(None, args.skip.split(",")))
+    started = time.monotonic()
+    say("loading the CPU model (SmolLM2-135M, 1 thread)")
+    analyzer = build_analyzer(AnalyzerConfig(threads=1))
+    results: dict[str, Any] = {"quick": args.quick, "model": analyzer.name}
+    with tempfile.TemporaryDirectory(prefix="edgetriage-bench-cloud-") as tmp:
+        workdir = Path(tmp)
+        broker = Broker(workdir)
+        try:
+            if "p4p5" not in skip:
+                results.update(bench_latency_and_intake(broker, workdir, analyzer, clip, args.quick))
+            if "p6" not in skip:
+                results.update(bench_replay(broker, workdir, analyzer, args.media, args.quick))
+            if "batch" not in skip:
+                results.update(bench_batching(analyzer, clip, args.quick))
+        finally:
+            broker.stop()
+    results["seconds"] = round(time.monotonic() - started, 1)
+    for key in ("p4_hit_p50_ms", "p4_llm_p50_ms", "p4_ratio", "p5_events_per_s", "p5_mosquitto_per_s", "p5_ratio",
+                "p6_llm_avoided", "p6_wrong_reuse", "batch_ratio"):
+        if key in results:
+            say(f"{key:>20} = {results[key]}")
+    print(json.dumps(results, default=lambda o: o.tolist() if isinstance(o, np.ndarray) else str(o)), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
