@@ -60,7 +60,7 @@ from edgetriage.shared.modelfiles import resolve
 DEFAULT_MEDIA = Path(__file__).resolve().parents[2] / "shared" / "media"
 VIDEO_SUFFIXES = (".mp4", ".gif", ".avi", ".mkv", ".mov", ".webm")
 REFERENCE = DetectorConfig(model="ssdlite_person", precision="fp32", fit="stretch", min_score=0.5, threads=2)
-QUICK_FRAMES = 400  # per clip with --quick
+QUICK_FRAMES = 300  # per clip with --quick
 ARRANGEMENTS: dict[str, dict[str, Any]] = {
     "yolox": {"detector": {"model": "yolox_nano"}},
     "yolox_320": {"detector": {"model": "yolox_nano_320"}},

@@ -31,7 +31,9 @@ from pydantic import ValidationError
 from ..shared.ids import uuid7, uuid7_ms
 from ..shared.mqtt import Incoming, MQTTLink, Will
 from ..shared.protocol import (
+    MAX_CLASSES,
     MAX_DETECTIONS,
+    ClassScore,
     Detection,
     Event,
     ProtocolError,
@@ -46,9 +48,10 @@ from .capture import Frame, FrameSource
 from .config import CameraConfig, EdgeConfig
 from .detect import Det, Detector, Region, build_detector
 from .outbox import Outbox
-from .pipeline import PipelineOutput, TrackEvent, VisionPipeline
-from .rules import Decision, Rules
+from .pipeline import PipelineOutput, Stages, TrackEvent, VisionPipeline, build_stages
+from .rules import Decision, Rules, Triage
 from .vcache import VerdictCache
+from .zones import CameraGeometry
 
 log = logging.getLogger("edgetriage.edge.agent")
 
@@ -185,9 +188,8 @@ class EdgeAgent:
         self.stats = EdgeStats()
         self.detector = _TimedDetector(detector if detector is not None else build_detector(config.vision.detector),
                                        self.stats.detect_ms)
-        self.pipelines: dict[str, VisionPipeline] = {
-            cam.id: VisionPipeline(cam.id, config.vision, self.detector) for cam in config.cameras
-        }
+        self.stages: Stages = build_stages(config.vision)  # verifier and classifier, shared by the cameras
+        self.pipelines: dict[str, VisionPipeline] = {cam.id: self._new_pipeline(cam.id) for cam in config.cameras}
         self.camera_counts: dict[str, CameraCounts] = {}
         self._seen_pipeline: dict[str, tuple[int, int, int, int]] = {}
         self._pipeline_gen: dict[str, int] = {cam.id: 0 for cam in config.cameras}
@@ -295,10 +297,20 @@ class EdgeAgent:
         with self._lock:
             if pipeline is not None and not self._closed:
                 self._handle_output(camera_id, pipeline, pipeline.finish())
-            pipeline = self.pipelines[camera_id] = VisionPipeline(camera_id, self.config.vision, self.detector)
+            pipeline = self.pipelines[camera_id] = self._new_pipeline(camera_id)
             self._seen_pipeline.pop(camera_id, None)
             self._pipeline_gen[camera_id] = self._vision_gen
             return pipeline
+
+    def _new_pipeline(self, camera_id: str) -> VisionPipeline:
+        """A camera's pipeline: its zones and masks, the shared detector and stages, the rules' dwell."""
+        try:
+            camera = self.config.camera(camera_id)
+            geometry = CameraGeometry(camera.zones, camera.masks)
+        except KeyError:
+            geometry = None
+        return VisionPipeline(camera_id, self.config.vision, self.detector, stages=self.stages, geometry=geometry,
+                              min_dwell=lambda zones: self.rules.min_dwell_s(camera_id, zones))
 
     def _handle_output(self, camera_id: str, pipeline: VisionPipeline, out: PipelineOutput) -> None:
         with self._lock:
@@ -332,11 +344,9 @@ class EdgeAgent:
     def _decide(self, camera_id: str, ev: TrackEvent) -> tuple[Decision, str | None]:
         t = time.perf_counter()
         now = _now_ms()
-        cached = None
-        if ev.label in self.rules.config.labels:
-            cached = self.cache.lookup(device=self.device, camera=camera_id, site=self.config.site, label=ev.label,
-                                       phash=ev.phash, phash_alg=ev.phash_alg, now_ms=now)
-        decision = self.rules.decide(ev, cached)
+        # classifier where the rule asks, device cache, rules: the same triage `edge replay` runs
+        decision = Triage(self.rules, device=self.device, site=self.config.site, cache=self.cache,
+                          classifier=self.stages.classifier).decide(camera_id, ev, now)
         self.stats.events += 1
         event_id: str | None = None
         if decision.kind == "escalate":
@@ -447,11 +457,13 @@ class EdgeAgent:
             event = Event(
                 event_id=event_id, device=self.device, camera=camera_id, site=self.config.site,
                 captured_ms=max(0, int(ev.captured_ms)), label=ev.label, score=_unit(ev.score),
-                uncertain=bool(ev.uncertain) or self.rules.is_uncertain(ev), track_id=max(0, int(ev.track_id)),
+                uncertain=bool(ev.uncertain) or self.rules.is_uncertain(ev, camera_id),
+                track_id=max(0, int(ev.track_id)),
                 detections=[Detection(label=d.label, score=_unit(d.score), box=tuple(_unit(v) for v in d.box))
                             for d in ev.detections[-MAX_DETECTIONS:]],
                 phash=ev.phash, phash_alg=ev.phash_alg, reason=decision.reason[:256],
                 crop=ev.crop_jpeg, crop_size=tuple(ev.crop_size),
+                classes=[ClassScore(label=name[:128], score=_unit(p)) for name, p in ev.classes[:MAX_CLASSES]],
             )
             payload = encode_event(event)
         except ProtocolError as exc:
@@ -706,7 +718,10 @@ class EdgeAgent:
                 self.cache.max_distance = config.cache.default_max_distance
             if config.budget != old.budget:
                 self.budget.reconfigure(config.budget.per_minute, config.budget.per_hour)
-            if config.vision != old.vision:
+            if config.vision.verifier != old.vision.verifier or config.vision.classifier != old.vision.classifier:
+                self.stages = build_stages(config.vision)
+            geometry = [(c.id, c.zones, c.masks) for c in config.cameras]
+            if config.vision != old.vision or geometry != [(c.id, c.zones, c.masks) for c in old.cameras]:
                 self._vision_gen += 1
             self._overloaded_seen = self.overloaded
             self._dirty = True

@@ -45,6 +45,7 @@ DEFAULT_TRACK_LABELS = ["person", "bicycle", "car", "motorcycle", "bus", "truck"
                         "sheep", "cow", "bear"]
 OTHER_EXPLAINS_MIN = 0.4  # an untracked label explains a motion blob from this score on
 OBJECT = "object"  # what untracked labels and motion noise are tracked as; never an event
+HOLD_EVERY_S = 0.25  # how often a track the detector did not see is checked for presence
 RIDDEN = frozenset({"bicycle", "motorcycle", "horse"})  # someone is usually on it: look for a rider
 
 
@@ -331,13 +332,19 @@ class VisionPipeline:
     def _followed(self, blob: tuple[float, float, float, float]) -> bool:
         """The blob lies within the box of a confirmed track, or of motion the detector has already looked
         at: that object (or that unexplained motion) moving on, which the tracker follows without a new
-        look. A blob on a track still being confirmed is looked at on every frame, so confirmation is quick."""
+        look. A blob on a track still being confirmed is looked at on every frame, so confirmation is quick
+        (plain objects are never confirmed: they are never events)."""
         min_hits = self._config.tracker.min_hits
         followed = False
         for track in self._tracker.tracks:
-            if inside_fraction(blob, track.predict(self._last_pts)) < 0.6:
+            # where it was seen last and where it should be now: a moving object's blob covers both
+            x1, y1, x2, y2 = track.predict(self._last_pts)
+            bx1, by1, bx2, by2 = track.box
+            swept = (min(x1, bx1), min(y1, by1), max(x2, bx2), max(y2, by2))
+            if inside_fraction(blob, swept) < 0.6:
                 continue
-            if track.motion_only or track.hits >= min_hits or self._memory[track.track_id].resolved:
+            if (track.motion_only or track.hits >= min_hits or track.label == OBJECT
+                    or self._memory[track.track_id].resolved):
                 followed = True
             else:
                 return False
@@ -473,7 +480,8 @@ class VisionPipeline:
             return
         gate = self._gate
         for track in self._tracker.tracks:
-            if track.last_hit_ts == pts or track.motion_only:
+            # a track lives max_missed_s unseen: checking it a few times a second is plenty
+            if track.last_hit_ts == pts or track.motion_only or pts - track.last_seen_ts < HOLD_EVERY_S:
                 continue
             appearance = self._memory[track.track_id].appearance
             if appearance is None:
