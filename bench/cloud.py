@@ -306,6 +306,7 @@ def bench_replay(broker: Broker, workdir: Path, analyzer: Any, media: Path, quic
     clips = [media / c for c in (CLIPS[:1] if quick else CLIPS) if (media / c).exists()]
     max_frames = 450 if quick else None
     totals = {"escalated": 0, "device_cache": 0, "cloud_cache": 0, "llm": 0, "fallback": 0}
+    per_clip: dict[str, dict[str, int]] = {}
     try:
         for clip in clips:
             device = f"bench-{clip.stem[:20].lower().replace('_', '-')}"
@@ -327,11 +328,11 @@ def bench_replay(broker: Broker, workdir: Path, analyzer: Any, media: Path, quic
                     if not agent.wait_idle(timeout_s=600):
                         say("warning: some verdicts did not arrive")
                 s = agent.stats
-                totals["escalated"] += s.escalated
-                totals["device_cache"] += s.verdicts_device_cache
-                totals["cloud_cache"] += s.verdicts_cloud_cache
-                totals["llm"] += s.verdicts_llm
-                totals["fallback"] += s.verdicts_fallback
+                counts = {"escalated": s.escalated, "device_cache": s.verdicts_device_cache,
+                          "cloud_cache": s.verdicts_cloud_cache, "llm": s.verdicts_llm, "fallback": s.verdicts_fallback}
+                per_clip[clip.name] = counts
+                for key, value in counts.items():
+                    totals[key] += value
             finally:
                 agent.close()
         for doc in cloud.store.list_events(limit=100_000):
@@ -351,7 +352,7 @@ def bench_replay(broker: Broker, workdir: Path, analyzer: Any, media: Path, quic
             disagree += analysis.verdict != said
     return {"p6_llm_avoided": round(avoided, 3), "p6_wrong_reuse": round(disagree / len(reused), 3) if reused else None,
             "p6_escalations": answered, "p6_reuse_checked": len(reused), "p6_reuse_disagreed": disagree,
-            "p6_counts": totals, "p6_clips": [c.name for c in clips]}
+            "p6_counts": totals, "p6_per_clip": per_clip}
 
 
 def _event_from_track(track: Any, device: str) -> Event:

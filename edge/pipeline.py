@@ -420,6 +420,9 @@ class VisionPipeline:
         elif (other is not None and other.score >= OTHER_EXPLAINS_MIN and other.score > evidence
               and not (other.label in RIDDEN and evidence >= cfg.uncertain_min_score)):
             label, score, uncertain, how, box = other.label, other.score, False, "named", other.box
+            if label not in self._track_labels:  # a "cell phone" is an object: explained, never an event
+                label, memory.noise = OBJECT, True
+                memory.next_look_s = frame.pts_s + max(cfg.uncertain_after_s, frame.pts_s - track.first_ts)
         else:
             named = None
             classifier = self._stages.classifier

@@ -50,7 +50,7 @@ from edgetriage.shared.protocol import (
 )
 from edgetriage.shared.topics import Topics
 
-pytestmark = [pytest.mark.faults, pytest.mark.slow]
+pytestmark = pytest.mark.faults
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 DEVICE = "porch-1"
@@ -399,6 +399,7 @@ def _persistent_broker(tmp: Path, autosave_s: int = 1800) -> Mosquitto:
 
 
 # -- faults ----------------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_broker_killed_mid_stream_every_verdict_reaches_the_device_once(tmp_path, prefix, crops, cloud_factory):
     """SIGKILL the broker (which had saved nothing) while the cloud works through the events, restart it: the
     device's session is gone with whatever was queued in it, so the device re-sends every event without a
@@ -433,6 +434,7 @@ def test_broker_killed_mid_stream_every_verdict_reaches_the_device_once(tmp_path
         broker.stop()
 
 
+@pytest.mark.slow
 def test_agent_killed_mid_stream_outbox_replays_nothing_lost(tmp_path, prefix, crops, cloud_factory, mosquitto):
     """SIGKILL the device while events wait for their verdicts; the broker publishes its will; a new agent
     on the same outbox and session gets every missing verdict."""
@@ -471,6 +473,7 @@ def test_agent_killed_mid_stream_outbox_replays_nothing_lost(tmp_path, prefix, c
         watcher.stop()
 
 
+@pytest.mark.slow
 def test_service_killed_mid_analysis_nothing_lost_nothing_analysed_twice(tmp_path, prefix, crops, mosquitto):
     """SIGKILL `edgetriage cloud run` while the LLM works through the device's events; a new process takes
     over the claims that ran out and the events the broker kept: every event gets one verdict, and no event
@@ -526,6 +529,7 @@ def test_service_killed_mid_analysis_nothing_lost_nothing_analysed_twice(tmp_pat
         tap.close()
 
 
+@pytest.mark.slow
 def test_device_offline_longer_than_the_outbox_bound(tmp_path, prefix, crops, cloud_factory):
     """Offline with big events: the outbox keeps the newest that fit in max_bytes (drop_oldest), counts every
     eviction, and once the broker is back exactly the kept events get verdicts; the evicted never leave."""
@@ -596,6 +600,7 @@ def test_outbox_full_policies_by_priority_and_age_with_exact_counts(tmp_path):
     box.close()
 
 
+@pytest.mark.slow
 def test_two_workers_on_one_shared_subscription_analyse_each_event_once(tmp_path, prefix, crops, mosquitto):
     """Two `edgetriage cloud run` processes on `$share/<group>/...` with Redis: every event published twice
     (a device re-send), the second copies in an order that sends each to the other worker than the first,
