@@ -68,7 +68,7 @@ class VisionConfig(Strict):
     # a motion region the classifier gives this much vehicle/animal probability is named, not uncertain
     veto_min_prob: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5
     # while all motion belongs to tracked objects, the detector looks at most this often (0: every frame)
-    tracked_interval_s: Annotated[float, Field(ge=0.0, le=60.0)] = 0.5
+    tracked_interval_s: Annotated[float, Field(ge=0.0, le=60.0)] = 1.0
     crop_max_side: Annotated[int, Field(ge=32, le=4096)] = 320
     crop_margin: Annotated[float, Field(ge=0.0, le=1.0)] = 0.15
 
@@ -299,7 +299,6 @@ class VisionPipeline:
         self._last_detect_pts = pts
         geometry = self._geometry
         tracked: list[Det] = []
-        others: list[Det] = []
         faint: list[Det] = []
         for d in found:
             if geometry.masked(d.box):
@@ -312,7 +311,7 @@ class VisionPipeline:
                 # tracked as a plain "object" (YOLOX names a car seen from above "cell phone" one frame and
                 # "kite" the next): it explains its motion and is followed, but is never an event
                 tracked.append(Det(OBJECT, d.score, d.box))
-        update = self._tracker.update(pts, tracked, blobs, start_motion=cfg.uncertain_regions, others=others)
+        update = self._tracker.update(pts, tracked, blobs, start_motion=cfg.uncertain_regions)
         for track in update.started:
             memory = self._memory[track.track_id] = _TrackMemory()
             self.stats.tracks += 1

@@ -143,8 +143,10 @@ class ReplaySession:
         self.events: list[ReplayedEvent] = []
         self.on_event: Callable[[ReplayedEvent], None] | None = None
         self._pending: dict[int, ReplayedEvent] = {}
+        self._now_ms = 0
 
     def process(self, frame: Frame) -> None:
+        self._now_ms = frame.wall_ms
         self._handle(self.pipeline.process(frame))
 
     def finish(self) -> None:
@@ -152,7 +154,8 @@ class ReplaySession:
 
     def _handle(self, out: PipelineOutput) -> None:
         for ev in out.new_events:
-            decision = self.triage.decide(self.camera, ev, ev.captured_ms)
+            # decided when emitted, by the clip's clock (file frames are stamped open time + pts)
+            decision = self.triage.decide(self.camera, ev, max(self._now_ms, ev.captured_ms))
             self._pending[id(ev)] = ReplayedEvent(self.video, uuid7(ev.captured_ms), ev, decision)
         for ev in out.ended:
             done = self._pending.pop(id(ev))
