@@ -79,7 +79,10 @@ class CloudThread:
             self.ha.attach(self.service)
             self.ha.start()
         await self.service.start()
-        self.app = build_app(store, self.service)
+        from .cloud.auth import ApiAuth
+
+        self.auth = ApiAuth(None)  # a fresh token for this demo run, shown once on stderr
+        self.app = build_app(store, self.service, auth=self.auth)
         self.timeline = self.app[TIMELINE]
         self.runner = await run_api(self.app, "127.0.0.1", self.http_port)
 
@@ -212,8 +215,8 @@ def run_demo(args: argparse.Namespace) -> int:
         ha = HomeAssistantConfig()
     cloud = CloudThread(cloud_config, analyzer, http_port, ha=ha)
     cloud.start()
-    print(f"cloud service up; API on {cloud.base_url}/v1/events, metrics on {cloud.base_url}/metrics",
-          file=sys.stderr)
+    print(f"cloud service up; API: curl -H 'Authorization: Bearer {cloud.auth.admin_token}' "
+          f"{cloud.base_url}/v1/events ; metrics on {cloud.base_url}/metrics", file=sys.stderr)
     print(f"live page (one-time link): {cloud.page_link()}"
           + ("" if args.serve else "  (it closes with the demo; --serve keeps it up)"), file=sys.stderr, flush=True)
 

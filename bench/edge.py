@@ -51,7 +51,7 @@ import numpy as np
 from edgetriage.edge.capture import Frame, FrameSource
 from edgetriage.edge.config import EdgeConfig
 from edgetriage.edge.crops import crop_box
-from edgetriage.edge.detect import Detector, DetectorConfig, build_detector, open_session
+from edgetriage.edge.detect import Detector, DetectorConfig, build_detector
 from edgetriage.edge.pipeline import VisionPipeline
 from edgetriage.edge.replay import ReplayedEvent, Replayer
 from edgetriage.shared.config import validate_config
@@ -116,15 +116,16 @@ def found_visits(visits: list[tuple[float, float]], events: list[tuple[float, fl
 
 # -- the bare loop p1 compares against --------------------------------------------------------------------
 class BareLoop:
-    """resize + colour/layout conversion + session.run, nothing else: the floor for one detector call."""
+    """resize + colour/layout conversion + session.run, nothing else: the floor for one detector call. It runs
+    the detector's own onnxruntime session, so both loops wake the same thread pool."""
 
-    def __init__(self, config: DetectorConfig):
+    def __init__(self, config: DetectorConfig, session: Any):
         from edgetriage.edge.detect import model_key
 
         self.model = resolve(model_key(config))
         entry = self.model.entry
         self.family = entry["family"]
-        self.session = open_session(self.model, config.threads, config.providers)
+        self.session = session
         self.input_name = entry["input"]["name"]
         width, height = entry["input"]["size"]
         self.size = (int(width), int(height))
@@ -151,13 +152,18 @@ class BareLoop:
 # -- one clip, every loop side by side --------------------------------------------------------------------
 @dataclass
 class Timer:
+    """Wall time and this process's CPU time (all its threads: onnxruntime's too). Other processes on a
+    shared machine stretch the first; the second counts only the work done here."""
+
     seconds: float = 0.0
+    cpu: float = 0.0
     calls: int = 0
 
     def run(self, fn: Callable[[], Any]) -> Any:
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         out = fn()
         self.seconds += time.perf_counter() - t0
+        self.cpu += time.process_time() - c0
         self.calls += 1
         return out
 
@@ -201,10 +207,13 @@ def run_clip(path: Path, replayer: Replayer, every: Detector, reference: Detecto
             if any(d.label == "person" for d in reference.detect(frame.image)):
                 run.reference_hits.append(frame.index / source.fps)
             if run.frames % p1_every == 0:
-                # p1: the bare loop and the agent's two costs, interleaved on the same frame
-                run.bare.run(lambda f=frame: bare(f.image))
-                run.detect_only.run(lambda f=frame: every.detect(f.image))
-                run.forced.run(lambda f=frame: forced.process(f))
+                # p1: the bare loop and the agent's two costs on the same frame, in a rotating order
+                loops = [(run.bare, lambda f=frame: bare(f.image)),
+                         (run.detect_only, lambda f=frame: every.detect(f.image)),
+                         (run.forced, lambda f=frame: forced.process(f))]
+                shift = (run.frames // p1_every) % 3
+                for timer, fn in loops[shift:] + loops[:shift]:
+                    timer.run(fn)
             run.frames += 1
         run.gated.run(session.finish)
         forced.finish()
@@ -226,6 +235,8 @@ def clip_figures(run: ClipRun, visits: list[tuple[float, float]] | None, duratio
     return {
         "frames": run.frames, "fps": run.fps,
         "gated_fps": round(run.frames / run.gated.seconds, 1) if run.gated.seconds else None,
+        "speedup": round(run.every_frame.seconds / run.gated.seconds, 2) if run.gated.seconds else None,
+        "speedup_cpu": round(run.every_frame.cpu / run.gated.cpu, 2) if run.gated.cpu else None,
         "every_frame_fps": round(run.every_frame.calls / run.every_frame.seconds, 1) if run.every_frame.seconds else None,
         "detector_frames": run.stats.get("frames_detected"), "detector_calls": run.stats.get("detector_calls"),
         "frames_followed": run.stats.get("frames_followed"), "motion_tracks": run.stats.get("motion_tracks"),
@@ -447,7 +458,7 @@ def main() -> int:
     replayer = Replayer(config)
     every = build_detector(config.vision.detector)
     reference = build_detector(REFERENCE)
-    bare = BareLoop(config.vision.detector)
+    bare = BareLoop(config.vision.detector, every.session)
     forced_vision = config.vision.model_copy(update={
         "motion": config.vision.motion.model_copy(update={"keyframe_interval_s": 1e-3}), "tracked_interval_s": 0.0})
     t_start = time.monotonic()
@@ -462,6 +473,9 @@ def main() -> int:
 
     gated_s = sum(r.gated.seconds for r in runs.values())
     every_s = sum(r.every_frame.seconds for r in runs.values())
+    gated_cpu = sum(r.gated.cpu for r in runs.values())
+    every_cpu = sum(r.every_frame.cpu for r in runs.values())
+    cpu = {name: sum(getattr(r, name).cpu for r in runs.values()) for name in ("bare", "forced", "detect_only")}
     frames = sum(r.frames for r in runs.values())
     bare_s = sum(r.bare.seconds for r in runs.values())
     forced_s = sum(r.forced.seconds for r in runs.values())
@@ -479,6 +493,10 @@ def main() -> int:
         "escalations_person_free": sum(f["person_escalations"] for name, f in figures.items()
                                        if name in labels and not labels[name]),
         "rss_mb": None,
+        # the same ratios in CPU time: what the work costs, whatever else the machine was doing
+        "p1_overhead_cpu": round(cpu["forced"] / cpu["bare"], 3) if cpu["bare"] else None,
+        "p2_speedup_cpu": round(every_cpu / gated_cpu, 2) if gated_cpu else None,
+        "load_avg": round(os.getloadavg()[0], 2),
         "gated_fps": round(frames / gated_s, 1) if gated_s else None,
         "every_frame_fps": round(frames / every_s, 1) if every_s else None,
         "bare_ms": round(1000 * bare_s / max(1, sum(r.bare.calls for r in runs.values())), 2),

@@ -16,6 +16,7 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 
 from ..shared.config import MQTTConfig, Strict, load_config
 from ..shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
+from .ha import HomeAssistantConfig
 
 DeviceId = Annotated[str, Field(pattern=DEVICE_ID_RE.pattern)]
 CameraId = Annotated[str, Field(pattern=CAMERA_ID_RE.pattern)]
@@ -227,6 +228,7 @@ class CloudConfig(Strict):
     group: Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")] = "edgetriage"  # MQTT 5 shared subscriptions
     drain_timeout_s: Annotated[float, Field(ge=0.0, le=600.0)] = 10.0
     delivery: DeliveryConfig = DeliveryConfig()
+    homeassistant: HomeAssistantConfig = HomeAssistantConfig()
 
     @model_validator(mode="after")
     def _shared_subscription(self) -> CloudConfig:
