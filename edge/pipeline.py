@@ -69,6 +69,8 @@ class VisionConfig(Strict):
     veto_min_prob: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5
     # while all motion belongs to tracked objects, the detector looks at most this often (0: every frame)
     tracked_interval_s: Annotated[float, Field(ge=0.0, le=60.0)] = 1.0
+    # while some motion spills out of tracked objects' boxes (they move on), at most this often (0: every frame)
+    moving_interval_s: Annotated[float, Field(ge=0.0, le=60.0)] = 0.25
     crop_max_side: Annotated[int, Field(ge=32, le=4096)] = 320
     crop_margin: Annotated[float, Field(ge=0.0, le=1.0)] = 0.15
 
@@ -275,8 +277,8 @@ class VisionPipeline:
         max_area = cfg.motion.max_blob_frac * w * h
         lighting = any((b[2] - b[0]) * (b[3] - b[1]) > max_area for b in blob_px)
         blobs = [] if lighting else [(b[0] / w, b[1] / h, b[2] / w, b[3] / h) for b in blob_px]
-        if (reason == "motion" and not lighting and blobs and pts - self._last_detect_pts < cfg.tracked_interval_s
-                and all(self._followed(b) for b in blobs)):
+        if (reason == "motion" and not lighting and blobs
+                and pts - self._last_detect_pts < min(self._look_due(b) for b in blobs)):
             self.stats.frames_followed += 1
             self._tracker.update(pts, [], blobs, start_motion=False)
             return
@@ -328,26 +330,33 @@ class VisionPipeline:
                         if d.score > memory.evidence and _overlaps(d.box, track.box):
                             memory.evidence = d.score
 
-    def _followed(self, blob: tuple[float, float, float, float]) -> bool:
-        """The blob lies within the box of a confirmed track, or of motion the detector has already looked
-        at: that object (or that unexplained motion) moving on, which the tracker follows without a new
-        look. A blob on a track still being confirmed is looked at on every frame, so confirmation is quick
-        (plain objects are never confirmed: they are never events)."""
-        min_hits = self._config.tracker.min_hits
-        followed = False
+    def _look_due(self, blob: tuple[float, float, float, float]) -> float:
+        """How long after the last look this blob may wait for the next one (0: look now).
+
+        Within the box of a confirmed track, or of motion the detector already looked at, it is that object
+        (or that unexplained motion) moving in place: the tracker follows it for `tracked_interval_s`. Partly
+        outside such a box it is that object moving on (or growing as it enters the picture):
+        `moving_interval_s`. A blob no track accounts for, or on a track still being confirmed, is looked at
+        now, so new things are seen at once and confirmed quickly (plain objects are never confirmed: they
+        are never events)."""
+        cfg = self._config
+        min_hits = cfg.tracker.min_hits
+        due = 0.0
         for track in self._tracker.tracks:
             # where it was seen last and where it should be now: a moving object's blob covers both
             x1, y1, x2, y2 = track.predict(self._last_pts)
             bx1, by1, bx2, by2 = track.box
             swept = (min(x1, bx1), min(y1, by1), max(x2, bx2), max(y2, by2))
-            if inside_fraction(blob, swept) < 0.6:
+            share = inside_fraction(blob, swept)
+            if share <= 0.0:
                 continue
-            if (track.motion_only or track.hits >= min_hits or track.label == OBJECT
+            if not (track.motion_only or track.hits >= min_hits or track.label == OBJECT
                     or self._memory[track.track_id].resolved):
-                followed = True
-            else:
-                return False
-        return followed
+                if share >= 0.6:
+                    return 0.0
+                continue
+            due = max(due, cfg.tracked_interval_s if share >= 0.6 else min(cfg.moving_interval_s, cfg.tracked_interval_s))
+        return due
 
     def _with_tracks(self, blob_px: list[Region], w: int, h: int) -> list[Region]:
         """Blobs grown to the boxes of the tracks they touch, so a region holds the whole object whose
