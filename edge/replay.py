@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import re
 import sys
 import time
@@ -32,8 +31,6 @@ from .detect import Detector, build_detector
 from .pipeline import PipelineOutput, Stages, TrackEvent, VisionPipeline, build_stages
 from .rules import Decision, Rules, Triage
 from .zones import CameraGeometry
-
-log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -173,11 +170,12 @@ def main(args: argparse.Namespace) -> int:
             return 2
     replayer = Replayer(config)
     out: IO[str] = sys.stdout if args.events_out == "-" else open(args.events_out, "w", encoding="utf-8")  # noqa: SIM115
+
+    def write(event: ReplayedEvent) -> None:
+        out.write(json.dumps(event.as_dict()) + "\n")
+
     try:
         for video in args.videos:
-            def write(event: ReplayedEvent) -> None:
-                out.write(json.dumps(event.as_dict()) + "\n")
-
             result = replayer.run(video, on_event=write)
             out.flush()
             kinds: dict[str, int] = {}

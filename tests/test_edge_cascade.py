@@ -279,7 +279,7 @@ def test_classifier_vetoes_an_uncertain_person_that_is_the_tv(clip_one_by_one):
 # -- verdict reuse ----------------------------------------------------------------------------------------
 def test_a_near_identical_crop_reuses_the_verdict_on_the_device(detector, stages, clip_one_by_one):
     # the visitor of visit 4 twice, the second pass two frames later: the first pass's verdict answers it
-    cache = VerdictCache(64, max_distance=10)
+    cache = VerdictCache(64, max_distance=EdgeConfig().cache.default_max_distance)
     config = EdgeConfig()
     replayer = Replayer(config, detector=detector, stages=stages)
     replayer.triage = Triage(replayer.rules, device="edge-1", cache=cache, classifier=stages.classifier)
