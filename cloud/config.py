@@ -65,7 +65,7 @@ class ReusePolicy(Strict):
     """
 
     scope: Literal["camera", "site"] = "camera"
-    max_distance: Annotated[int, Field(ge=0, le=32)] = 10
+    max_distance: Annotated[int, Field(ge=0, le=32)] = 8
     ttl_s: Annotated[int, Field(ge=0, le=30 * 86400)] = 3600
     verify_sample: Annotated[float, Field(ge=0.0, le=1.0)] = 0.05
     offer_site: bool = True

@@ -18,7 +18,7 @@ from pydantic import Field
 
 from ..shared.config import Strict
 from ..shared.modelfiles import ModelError, resolve
-from .detect import model_key, open_session
+from .detect import DetectorConfig, model_key, open_session
 
 log = logging.getLogger(__name__)
 
@@ -116,8 +116,6 @@ class CropClassifier:
     """MobileNetV2 (manifest family `imagenet`) on BGR crops; one crop per call, a few ms each."""
 
     def __init__(self, config: ClassifierConfig):
-        from .detect import DetectorConfig  # precision lookup is shared with the detectors
-
         self._model = resolve(model_key(DetectorConfig(model=config.model, precision=config.precision)))
         entry = self._model.entry
         if entry.get("task") != "classify":
