@@ -291,6 +291,8 @@ def test_remote_config_is_applied_live_and_a_bad_one_refused(tmp_path, mosquitto
         assert agent.config.mqtt.url == mosquitto.url and agent.config.rules.uncertain_band == (0.2, 0.5)
         assert bus.wait(lambda: daemon.workers["door"].camera.detect_fps == 3
                         and daemon.workers["door"].state == "streaming", 10)
+        # push-config saw the new state on its own connection; the bus's copy of it may arrive a moment later
+        assert bus.wait(lambda: bus.state(device).get("config", {}).get("version") == "v2", 10)
         state = bus.state(device)
         assert state["config"]["version"] == "v2" and state["config"]["source"] == "remote"
         assert state["budget"]["per_minute"] == 7 and state["cameras"]["door"]["detect_fps"] == 3
@@ -302,6 +304,7 @@ def test_remote_config_is_applied_live_and_a_bad_one_refused(tmp_path, mosquitto
         err = capsys.readouterr().err
         assert rc == 1 and "version v3 refused" in err
         assert "rules.uncertain_band" in err and "rules.min_scor: unknown key" in err
+        assert bus.wait(lambda: (bus.state(device)["config"].get("refused") or {}).get("version") == "v3", 10)
         refused = bus.state(device)["config"]
         assert refused["version"] == "v2" and refused["refused"]["version"] == "v3"
         assert agent.rules.config.min_score == 0.35 and daemon.config_refusals == 1
@@ -316,7 +319,7 @@ def test_remote_config_is_applied_live_and_a_bad_one_refused(tmp_path, mosquitto
         assert bus.wait(lambda: bus.state(device)["config"]["version"] == "file", 10)
         assert agent.rules.config.min_score == config.rules.min_score and agent.budget.per_minute == 30
         assert not (tmp_path / device / "remote-config.json").exists()
-    assert bus.state(device)["running"] is False
+    assert bus.wait(lambda: bus.state(device)["running"] is False, 10)
 
 
 # -- model updates -------------------------------------------------------------------------------------------
