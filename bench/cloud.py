@@ -56,7 +56,7 @@ from edgetriage.shared.ids import uuid7  # noqa: E402
 from edgetriage.shared.protocol import Detection, Event, decode_verdict, encode_event  # noqa: E402
 from edgetriage.shared.topics import Topics  # noqa: E402
 
-DEFAULT_MEDIA = Path(__file__).resolve().parents[2] / "shared" / "media"
+DEFAULT_MEDIA = Path(__file__).resolve().parents[1] / "models" / "media"  # clips shipped in the repository
 CLIPS = ("one-by-one-person-detection.mp4", "car-detection.mp4", "face-demographics-walking.gif",
          "person-bicycle-car-detection.gif")
 BOX = (370, 0, 560, 400)  # where visitors stand in the one-by-one clip

@@ -57,7 +57,7 @@ from edgetriage.edge.replay import ReplayedEvent, Replayer
 from edgetriage.shared.config import validate_config
 from edgetriage.shared.modelfiles import resolve
 
-DEFAULT_MEDIA = Path(__file__).resolve().parents[2] / "shared" / "media"
+DEFAULT_MEDIA = Path(__file__).resolve().parents[1] / "models" / "media"  # clips shipped in the repository
 VIDEO_SUFFIXES = (".mp4", ".gif", ".avi", ".mkv", ".mov", ".webm")
 REFERENCE = DetectorConfig(model="ssdlite_person", precision="fp32", fit="stretch", min_score=0.5, threads=2)
 QUICK_FRAMES = 300  # per clip with --quick
@@ -460,7 +460,7 @@ def main() -> int:
     media: Path = args.media
     clips = sorted(p for p in media.iterdir() if p.suffix.lower() in VIDEO_SUFFIXES) if media.is_dir() else []
     if not clips:
-        print(f"bench/edge.py: no clips in {media}; pass --media DIR (the shared sample clips)", file=sys.stderr)
+        print(f"bench/edge.py: no clips in {media}; pass --media DIR (default: models/media)", file=sys.stderr)
         return 2
     labels = load_labels(media)
     limit = QUICK_FRAMES if args.quick else None

@@ -11,7 +11,7 @@
     workers_2_over_1     events/s with 2 workers / with 1, on the cache-miss path with a slow back-end
     server_requests      requests each of the two model servers got (the openai back-end given both)
 
-How: the shared clips (../shared/media) go once through the real edge pipeline (edgetriage.edge.replay), and
+How: the sample clips (models/media) go once through the real edge pipeline (edgetriage.edge.replay), and
 the escalations it makes (real crops, hashes, detections) are kept (cached under ~/.cache/edgetriage/).
 Virtual devices replay them, each starting a little later than the one before, against a Mosquitto of the
 bench's own on a free loopback port and `edgetriage cloud run` worker processes on the MQTT 5 shared
@@ -61,7 +61,7 @@ from edgetriage.shared.ids import uuid7  # noqa: E402
 from edgetriage.shared.protocol import ClassScore, Detection, Event, decode_verdict, encode_event  # noqa: E402
 from edgetriage.shared.topics import Topics  # noqa: E402
 
-DEFAULT_MEDIA = Path(__file__).resolve().parents[2] / "shared" / "media"
+DEFAULT_MEDIA = Path(__file__).resolve().parents[1] / "models" / "media"  # clips shipped in the repository
 CLIPS = ("one-by-one-person-detection.mp4", "face-demographics-walking.gif", "person-bicycle-car-detection.gif")
 REDIS_URL = "redis://127.0.0.1:6379/0"
 CACHE_DIR = Path.home() / ".cache" / "edgetriage" / "bench-fleet"

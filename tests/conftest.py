@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-MEDIA = Path(os.environ.get("EDGETRIAGE_MEDIA", Path(__file__).resolve().parents[2] / "shared" / "media"))
+# The sample clips ship in the repository (models/media, CC BY 4.0, see its ATTRIBUTION.md).
+MEDIA = Path(__file__).resolve().parents[1] / "models" / "media"
 
 
 def free_port() -> int:

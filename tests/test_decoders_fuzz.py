@@ -61,10 +61,7 @@ def _settings(name: str):
 def _real_crop() -> tuple[bytes, tuple[int, int]]:
     from edgetriage.shared.modelfiles import bundled_clip
 
-    clip = os.environ.get("EDGETRIAGE_MEDIA")
-    path = os.path.join(clip, "one-by-one-person-detection.mp4") if clip else str(bundled_clip())
-    if not os.path.exists(path):
-        path = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "media", "one-by-one-person-detection.mp4")
+    path = str(bundled_clip())
     cap = cv2.VideoCapture(path)
     cap.set(cv2.CAP_PROP_POS_MSEC, 30_000)
     ok, frame = cap.read()

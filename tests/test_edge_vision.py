@@ -46,7 +46,7 @@ def yolox() -> YoloxDetector:
 def car_clip(clip_one_by_one) -> Path:
     path = clip_one_by_one.parent / "car-detection.mp4"
     if not path.exists():
-        pytest.fail(f"{path} is missing: the shared sample clips are needed (set EDGETRIAGE_MEDIA)")
+        pytest.fail(f"{path} is missing: the sample clips ship in models/media/ (is the checkout complete?)")
     return path
 
 
