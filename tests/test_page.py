@@ -2,9 +2,10 @@
 a Mosquitto of the test's own), opened in a real headless Chromium driven over the DevTools protocol.
 
 The page must load through its one-time link, show the run's events with their thumbnails and boxes, the
-decision path and the verdicts, update while it is open, filter, and show the figures. The screenshot is
-saved as docs/demo-page.png (the README shows it). Home Assistant discovery must appear on the broker
-during the run, and Ctrl-C must stop the demo cleanly.
+decision path and the verdicts, update while it is open, filter, and show the figures, with the same α as
+GET /v1/stats. The screenshot goes to a temporary directory (docs/demo-page.png, which the README shows, is
+made by `python docs/make_screenshot.py`). Home Assistant discovery must appear on the broker during the run,
+and Ctrl-C must stop the demo cleanly.
 """
 
 from __future__ import annotations
@@ -27,8 +28,6 @@ import aiohttp
 import paho.mqtt.client as mqtt
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-SCREENSHOT = ROOT / "docs" / "demo-page.png"
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
                   "--remote-debugging-port=0", "--window-size=1400,1000"]
@@ -190,7 +189,7 @@ class RetainedWatch:
 CARDS = "document.querySelectorAll('article.card')"
 
 
-async def _drive_page(link: str, out: Lines) -> dict:
+async def _drive_page(link: str, out: Lines, screenshot: Path) -> dict:
     browser = CDP()
     try:
         await browser.start()
@@ -226,7 +225,7 @@ async def _drive_page(link: str, out: Lines) -> dict:
               formula: document.getElementById('s-formula').textContent,
             }};
         }})()""")
-        await browser.screenshot(SCREENSHOT)
+        await browser.screenshot(screenshot)
         # filters: by verdict (nothing is still waiting) and by camera (all of them are cam0)
         page["waiting_shown"] = await browser.js("""(() => {
             const s = document.getElementById('f-verdict'); s.value = 'waiting';
@@ -248,7 +247,7 @@ async def _drive_page(link: str, out: Lines) -> dict:
 
 
 @pytest.mark.slow
-def test_demo_serve_page_in_chromium(mosquitto, clip_one_by_one):
+def test_demo_serve_page_in_chromium(mosquitto, clip_one_by_one, tmp_path):
     watch = RetainedWatch(mosquitto.port)
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(
@@ -260,7 +259,7 @@ def test_demo_serve_page_in_chromium(mosquitto, clip_one_by_one):
         out, err = Lines(proc.stdout), Lines(proc.stderr)
         link = err.wait_for("live page (one-time link): ", 300).split(": ", 1)[1].split()[0]
         try:
-            page = asyncio.run(_drive_page(link, out))
+            page = asyncio.run(_drive_page(link, out, tmp_path / "demo-page.png"))
         except AssertionError as exc:
             raise AssertionError(f"{exc}\n(demo exit status {proc.poll()}; its stderr ends: {err.lines[-15:]})") from None
         err.wait_for("the page stays up until Ctrl-C", 30)
@@ -287,7 +286,7 @@ def test_demo_serve_page_in_chromium(mosquitto, clip_one_by_one):
     assert page["lines"] == 2 and "measured median" in page["formula"], page
     assert page["waiting_shown"] == 0 and page["cam0_shown"] == page["cards"], page
     assert page["reused_link"] == 403 and page["anonymous_state"] == 401, page
-    assert SCREENSHOT.stat().st_size > 20_000
+    assert (tmp_path / "demo-page.png").stat().st_size > 20_000
 
     configs = {t for t, payload, retain in watch.messages if t.endswith("/config") and payload}
     device = next(iter(configs)).split("/")[2].removeprefix("edgetriage_")
