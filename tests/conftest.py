@@ -1,9 +1,8 @@
 """Real components for the tests: a Mosquitto of our own per test that needs one, unique topic prefixes,
-the real small LLM loaded once per session."""
+Redis on 127.0.0.1:6379 (started for the session if none runs there), the real small LLM loaded once."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import socket
 import subprocess
@@ -109,3 +108,40 @@ def llm_analyzer():
 def tmpdir_path() -> Iterator[Path]:
     with tempfile.TemporaryDirectory() as d:
         yield Path(d)
+
+
+REDIS_PORT = 6379  # where the Redis tests look (tests/test_faults.py, tests/test_security.py)
+
+
+def _listening(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+        return True
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="session", autouse=True)
+def redis_for_the_session(tmp_path_factory) -> Iterator[None]:
+    """Redis on 127.0.0.1:6379 for the tests that use it: the one already running there (never stopped or
+    changed), else one of this session's own, in memory, stopped at the end. Without redis-server installed
+    nothing starts and the Redis tests say they cannot connect."""
+    if _listening(REDIS_PORT) or shutil.which("redis-server") is None:
+        yield
+        return
+    workdir = tmp_path_factory.mktemp("redis")
+    proc = subprocess.Popen(["redis-server", "--bind", "127.0.0.1", "--port", str(REDIS_PORT), "--save", "",
+                             "--appendonly", "no", "--dir", str(workdir)],
+                            stdout=subprocess.DEVNULL, stderr=open(workdir / "redis.log", "ab"))
+    deadline = time.monotonic() + 10
+    while not _listening(REDIS_PORT) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    try:
+        yield
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
