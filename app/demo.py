@@ -132,13 +132,15 @@ def _device_feed(cloud: CloudThread, agent_ref: list, device: str, crop_margin: 
     from .cloud.web import DeviceDecision
 
     timeline = cloud.timeline
+    figures = cloud.service.figures
 
     def on_decision(track, decision, event_id) -> None:
         decided_ms = None
-        if decision.kind == "cached" and agent_ref:
-            # the agent has just recorded this decision's cache lookup time, on this thread
-            series = agent_ref[0].stats.verdict_ms.get("device_cache")
-            decided_ms = series[-1] if series else None
+        if decision.kind == "cached":
+            if agent_ref:  # the agent has just recorded this decision's cache lookup time, on this thread
+                series = agent_ref[0].stats.verdict_ms.get("device_cache")
+                decided_ms = series[-1] if series else None
+            timeline.post(figures.device_answer, decided_ms)  # counted in α for the page, /v1/stats, /metrics
         timeline.post(timeline.add_device_decision, DeviceDecision(
             device=device, camera=track.camera, track_id=track.track_id, label=track.label,
             score=float(track.score), uncertain=bool(track.uncertain), captured_ms=int(track.captured_ms),

@@ -1,24 +1,31 @@
-"""The figures the service keeps about itself (GET /v1/stats and the metrics), with the latency model next to
-what was measured, so a reader can see whether the model explains the service:
+"""The figures the service keeps about itself, with the latency model next to what was measured, so a reader
+can see whether the model explains the service. This is their one definition: GET /v1/stats, /metrics and
+the page all read `latency_model` (the page through the service's `Figures` when it has one):
 
-    α       = events resolved without the LLM ÷ events that reached a decision (cache hits ÷ (hits + LLM))
-    L_light = median latency of verdicts from the cache (receipt → verdict stored)
+    α       = verdicts answered by a cache ÷ (those + LLM verdicts); a cache is the cloud's, or a device's own
+              where that device reports its answers here (the demo's does)
+    L_light = median latency of cache answers (cloud: receipt → verdict stored; device: its cache lookup)
     L_llm   = median model time of LLM verdicts
     L_sched = median queue wait of LLM verdicts (receipt → model start)
-    L_total = L_sched + α·L_light + (1−α)·L_llm, beside the measured end-to-end median of all new verdicts
+    L_total = L_sched + α·L_light + (1−α)·L_llm, beside the measured median of all those answers' latencies
     U       = analyzer busy time ÷ wall time (at least one batch in flight)
-    hit rate = cache hits ÷ events looked up (hits + LLM + fallback)
+    hit rate = cloud cache hits ÷ events the cloud looked up (hits + LLM + fallback)
     wrong-reuse rate = reuse checks where the model disagreed with the cache ÷ reuse checks
 """
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable
+from collections import deque
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+DEVICE_WINDOW = 4096  # recent device lookups kept, as many as the service keeps per latency series
 
-def _median(values: Iterable[float]) -> float | None:
+
+def median(values: Iterable[float]) -> float | None:
+    """The one median helper for the figures: None for no samples, else rounded to 0.01."""
     data = list(values)
     return round(statistics.median(data), 2) if data else None
 
@@ -27,33 +34,79 @@ def _ratio(num: float, den: float) -> float | None:
     return round(num / den, 4) if den else None
 
 
+@dataclass(frozen=True)
+class Answers:
+    """What the latency model is computed from: how many answers each path gave, and their latencies (ms)."""
+
+    cloud_cache: int = 0
+    device_cache: int = 0
+    llm: int = 0
+    fallback: int = 0
+    light_ms: Sequence[float] = ()  # cache answers: cloud receipt → verdict, or the device's lookup
+    llm_ms: Sequence[float] = ()  # model time of LLM verdicts
+    sched_ms: Sequence[float] = ()  # queue wait of LLM verdicts
+    measured_ms: Sequence[float] = ()  # every answer's latency (cache, LLM and fallback)
+
+
+def latency_model(a: Answers) -> dict[str, Any]:
+    """α, L_light, L_llm, L_sched, L_total beside the measured median, and the cloud's cache hit rate."""
+    cached = a.cloud_cache + a.device_cache
+    alpha = _ratio(cached, cached + a.llm)
+    l_light, l_llm, l_sched = median(a.light_ms), median(a.llm_ms), median(a.sched_ms)
+    l_total = None
+    if alpha is not None:
+        l_total = round((l_sched or 0.0) + alpha * (l_light or 0.0) + (1 - alpha) * (l_llm or 0.0), 2)
+    return {
+        "alpha": alpha,
+        "L_light_ms": l_light,
+        "L_llm_ms": l_llm,
+        "L_sched_ms": l_sched,
+        "L_total_ms": l_total,
+        "L_total_formula": "L_sched + alpha*L_light + (1-alpha)*L_llm",
+        "measured_total_p50_ms": median(a.measured_ms),
+        "hit_rate": _ratio(a.cloud_cache, a.cloud_cache + a.llm + a.fallback),
+    }
+
+
+@dataclass
+class DeviceAnswers:
+    """Answers a device's own cache gave, reported by a device feed running next to the service (the demo);
+    a remote device's cache answers never reach the cloud and are not counted."""
+
+    count: int = 0
+    lookup_ms: deque[float] = field(default_factory=lambda: deque(maxlen=DEVICE_WINDOW))
+
+    def add(self, lookup_ms: float | None) -> None:
+        self.count += 1
+        if lookup_ms is not None:
+            self.lookup_ms.append(lookup_ms)
+
+
 class Figures:
     """Computed on demand from the service's counters and latency windows; nothing on the hot path."""
 
     def __init__(self, service: Any) -> None:
         self.service = service
+        self.device = DeviceAnswers()
+
+    def device_answer(self, lookup_ms: float | None) -> None:
+        """A device in the same process answered a track from its own cache (call on the service's loop)."""
+        self.device.add(lookup_ms)
+
+    def answers(self) -> Answers:
+        s, d = self.service.stats, self.device
+        return Answers(cloud_cache=s.cache_hits, device_cache=d.count, llm=s.llm, fallback=s.fallback,
+                       light_ms=[*s.light_ms, *d.lookup_ms], llm_ms=list(s.llm_ms), sched_ms=list(s.sched_ms),
+                       measured_ms=[*s.total_ms, *d.lookup_ms])
 
     def compute(self) -> dict[str, Any]:
         service = self.service
         s = service.stats
-        decided = s.cache_hits + s.llm
-        alpha = _ratio(s.cache_hits, decided)
-        l_light, l_llm, l_sched = _median(s.light_ms), _median(s.llm_ms), _median(s.sched_ms)
-        l_total = None
-        if alpha is not None:
-            parts = (l_sched or 0.0) + alpha * (l_light or 0.0) + (1 - alpha) * (l_llm or 0.0)
-            l_total = round(parts, 2)
         scheduler = service.scheduler
         return {
-            "alpha": alpha,
-            "L_light_ms": l_light,
-            "L_llm_ms": l_llm,
-            "L_sched_ms": l_sched,
-            "L_total_ms": l_total,
-            "L_total_formula": "L_sched + alpha*L_light + (1-alpha)*L_llm",
-            "measured_total_p50_ms": _median(s.total_ms),
+            **latency_model(self.answers()),
+            "device_cache_answers": self.device.count,
             "U": round(scheduler.utilisation(), 4),
-            "hit_rate": _ratio(s.cache_hits, s.cache_hits + s.llm + s.fallback),
             "wrong_reuse_rate": _ratio(s.reuse_disagreed, s.reuse_checked),
             "reuse_checked": s.reuse_checked,
             "reuse_disagreed": s.reuse_disagreed,

@@ -14,7 +14,7 @@ figures can be added up and `histogram_quantile()` gives p50/p95 in Grafana.
     edgetriage_cloud_verdict_seconds{source}        receipt -> verdict stored (histogram)
     edgetriage_cloud_queue_wait_seconds             receipt -> model start, model verdicts (histogram)
     edgetriage_cloud_analyze_seconds                model time per verdict (histogram)
-    edgetriage_cloud_alpha_ratio                    verdicts answered without the model / all verdicts
+    edgetriage_cloud_alpha_ratio                    α as cloud.figures defines it (the page and /v1/stats too)
     edgetriage_cloud_queue_depth                    events received and not yet answered
     edgetriage_cloud_mqtt_connected                 1 while the broker connection is up
     edgetriage_cloud_overloaded                     1 while the service says it is overloaded (if it says)
@@ -168,9 +168,6 @@ class CloudMetrics:
         out.histogram(self.verdict_seconds)
         out.histogram(self.queue_wait_seconds)
         out.histogram(self.analyze_seconds)
-        total = sum(by_source.values())
-        out.gauge("edgetriage_cloud_alpha_ratio", "Verdicts answered without the model / all verdicts.",
-                  by_source["cloud_cache"] / total if total else 0.0)
         if service is not None:
             out.gauge("edgetriage_cloud_queue_depth", "Events received and not yet answered.", service.pending)
             out.gauge("edgetriage_cloud_mqtt_connected", "1 while the broker connection is up.",
@@ -197,8 +194,10 @@ def _figures(out: Exposition, service: Any, f: dict[str, Any]) -> None:
     if f.get("measured_total_p50_ms") is not None:
         out.gauge("edgetriage_cloud_latency_measured_p50_seconds", "Measured median receipt -> verdict.",
                   f["measured_total_p50_ms"] / 1000.0)
+    alpha_help = "alpha (cloud.figures): cache answers / (cache answers + LLM verdicts)."
     for name, key, help_text in (
-            ("edgetriage_cloud_resolved_without_llm_ratio", "alpha", "Cache hits / (cache hits + LLM verdicts)."),
+            ("edgetriage_cloud_alpha_ratio", "alpha", alpha_help),
+            ("edgetriage_cloud_resolved_without_llm_ratio", "alpha", alpha_help),
             ("edgetriage_cloud_cache_hit_ratio", "hit_rate", "Cache hits / events looked up."),
             ("edgetriage_cloud_wrong_reuse_ratio", "wrong_reuse_rate",
              "Re-checked cache hits where the model disagreed / re-checked cache hits.")):

@@ -22,6 +22,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from pathlib import Path
 
 import aiohttp
@@ -209,9 +210,12 @@ async def _drive_page(link: str, out: Lines, screenshot: Path) -> dict:
             ".length)", 15,
             "the figures to count every verdict")
         await asyncio.sleep(1.5)  # the highlight of the latest card fades before the screenshot
-        page = await browser.js(f"""(() => {{
+        page = await browser.js(f"""(async () => {{
             const cards = [...{CARDS}];
+            const state = await (await fetch('state')).json();
             return {{
+              state_alpha: state.stats.alpha,
+              at_ms: state.entries.map(e => e.at_ms),
               cards: cards.length,
               live: cards.filter(c => c.dataset.live === '1').length,
               thumbs: cards.filter(c => c.querySelector('.thumb img')).length,
@@ -264,6 +268,13 @@ def test_demo_serve_page_in_chromium(mosquitto, clip_one_by_one, tmp_path):
             raise AssertionError(f"{exc}\n(demo exit status {proc.poll()}; its stderr ends: {err.lines[-15:]})") from None
         err.wait_for("the page stays up until Ctrl-C", 30)
         assert proc.poll() is None, "--serve must keep the page up after the summary"
+        token = err.wait_for("Authorization: Bearer ", 1).split("Bearer ", 1)[1].split("'")[0]
+        base = link.split("/ui/")[0]
+        request = urllib.request.Request(f"{base}/v1/stats", headers={"Authorization": f"Bearer {token}"})
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            api_figures = json.load(answer)["figures"]
+        with urllib.request.urlopen(f"{base}/metrics", timeout=10) as answer:
+            metrics = answer.read().decode()
         proc.send_signal(signal.SIGINT)
         assert proc.wait(60) == 0, err.lines[-20:]
     finally:
@@ -282,6 +293,12 @@ def test_demo_serve_page_in_chromium(mosquitto, clip_one_by_one, tmp_path):
     assert all(v.split()[0] in ("alert", "benign", "unknown") for v in page["verdicts"]), page["verdicts"]
     assert page["described"] >= 1
     assert 0.0 < float(page["alpha"]) < 1.0, page["alpha"]
+    # one definition of α: the page, GET /v1/stats and /metrics agree (the device cache's answers count)
+    assert page["state_alpha"] == api_figures["alpha"] and page["alpha"] == f"{api_figures['alpha']:.2f}", \
+        (page["state_alpha"], page["alpha"], api_figures)
+    assert f"edgetriage_cloud_alpha_ratio {api_figures['alpha']}" in metrics
+    assert api_figures["L_light_ms"] is not None and api_figures["device_cache_answers"] >= 1, api_figures
+    assert max(page["at_ms"]) <= time.time() * 1000, "a card's time is never in the future"
     assert page["camera_row"][1].isdigit() and int(page["camera_row"][1]) > 0, page["camera_row"]
     assert page["lines"] == 2 and "measured median" in page["formula"], page
     assert page["waiting_shown"] == 0 and page["cam0_shown"] == page["cards"], page
@@ -414,9 +431,10 @@ async def _page_server_checks(clip: Path, store_path: Path) -> None:
                 assert int(update["id"]) > seen_seq
 
             # a device's own cache answer, and a second escalation answered by the cloud's cache
+            ahead_ms = int(time.time() * 1000) + 90_000  # a clip read faster than real time stamps ahead
             timeline.add_device_decision(DeviceDecision(
                 device="porch-1", camera="door", track_id=8, label="person", score=0.45, uncertain=True,
-                captured_ms=int(time.time() * 1000), decision="cached", reason="cached alert",
+                captured_ms=ahead_ms, decision="cached", reason="cached alert",
                 box=(0.3, 0.2, 0.6, 0.9), detections=(("person", 0.45, (0.3, 0.2, 0.6, 0.9)),), crop_jpeg=crop,
                 cached=_verdict(first, "llm"), decided_ms=0.2))
             second = _event(crop)
@@ -434,10 +452,12 @@ async def _page_server_checks(clip: Path, store_path: Path) -> None:
                 state = await r.json()
             figures = state["stats"]
             assert len(state["entries"]) == 3
-            assert figures["alpha"] == round(2 / 3, 3)  # two cache answers, one model verdict
+            cached = next(e for e in state["entries"] if e["outcome"] == "device_cache")
+            assert cached["captured_ms"] == ahead_ms and cached["at_ms"] <= time.time() * 1000, cached
+            assert figures["alpha"] == round(2 / 3, 4)  # two cache answers, one model verdict
             assert figures["l_llm_ms"] == 900.0 and figures["l_sched_ms"] == 40.0
-            assert figures["l_light_ms"] == round((0.2 + 3.0) / 2, 1)
-            assert figures["l_total_ms"] == round(40.0 + 2 / 3 * 1.6 + 1 / 3 * 900.0, 1)
+            assert figures["l_light_ms"] == round((0.2 + 3.0) / 2, 2)
+            assert figures["l_total_ms"] == round(40.0 + 0.6667 * 1.6 + (1 - 0.6667) * 900.0, 2)
             assert figures["measured_median_ms"] == 3.0
             assert figures["hit_rate"] == {"device_cache": round(1 / 3, 3), "cloud_cache": 0.5}
             (camera,) = figures["cameras"]

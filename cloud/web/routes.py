@@ -183,7 +183,8 @@ def add_page(app: web.Application, store: Store, service: CloudService | None, *
     """Mount the page under /ui/ and feed it from `service` (its event and verdict listeners). Returns the
     timeline, to which a device-side feed in the same process may post. The last `backfill` stored events
     are shown at once, so a restarted service does not open on an empty page."""
-    timeline = timeline or Timeline(status=lambda: service_status(service))
+    timeline = timeline or Timeline(status=lambda: service_status(service),
+                                    cloud_figures=service.figures.compute if service is not None else None)
     app[TIMELINE] = timeline
     if access is None:
         http = getattr(getattr(service, "config", None), "http", None)  # [http] login_ttl_s, session_ttl_s

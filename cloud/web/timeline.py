@@ -15,11 +15,13 @@ import logging
 import math
 import time
 from collections import OrderedDict, deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ...shared.protocol import Event, Verdict
+from ..figures import Answers, latency_model, median
+from .boxes import DEFAULT_CROP_MARGIN, Box, boxes_in_crop, crop_region, event_boxes
 
 log = logging.getLogger("edgetriage.cloud.web")
 
@@ -29,11 +31,6 @@ THUMB_BUDGET_BYTES = 32 * 1024 * 1024  # crops kept in memory for entries the st
 HISTORY = 600  # figure samples kept for the latency chart
 TICK_S = 1.0  # how often figures are recomputed (when something changed) and the live gauges sent
 LISTENER_QUEUE = 1000  # messages a listener may fall behind before it is cut off
-# The device crops a track's best box grown by this share of its size on each side (edge VisionConfig
-# .crop_margin default); used to place boxes on crops of events that do not say where they were cut.
-DEFAULT_CROP_MARGIN = 0.15
-
-Box = tuple[float, float, float, float]
 CACHE_SOURCES = ("device_cache", "cloud_cache")
 MODEL_SOURCES = ("llm", "fallback")
 STEP_NAMES = {"device_cache": "device cache", "cloud_cache": "cloud cache", "llm": "model",
@@ -45,51 +42,11 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-# -- geometry ---------------------------------------------------------------------------------------------
-def crop_region(box: Box, margin: float = DEFAULT_CROP_MARGIN) -> Box:
-    """Where, in normalised frame coordinates, the device cut the crop for a track whose box is `box`."""
-    x1, y1, x2, y2 = box
-    mx, my = (x2 - x1) * margin, (y2 - y1) * margin
-    return max(0.0, x1 - mx), max(0.0, y1 - my), min(1.0, x2 + mx), min(1.0, y2 + my)
-
-
-def boxes_in_crop(detections: Iterable[tuple[str, float, Box]], region: Box, main: Box | None) -> list[dict]:
-    """Detections (label, score, frame-normalised box) that overlap the crop, in the crop's own 0..1
-    coordinates, for drawing over the thumbnail; the tracked one is marked `main`."""
-    rx1, ry1, rx2, ry2 = region
-    rw, rh = rx2 - rx1, ry2 - ry1
-    if rw <= 0 or rh <= 0:
-        return []
-    out = []
-    for label, score, (x1, y1, x2, y2) in detections:
-        cx1, cy1 = max(x1, rx1), max(y1, ry1)
-        cx2, cy2 = min(x2, rx2), min(y2, ry2)
-        if cx2 <= cx1 or cy2 <= cy1:
-            continue
-        out.append({"x1": round((cx1 - rx1) / rw, 4), "y1": round((cy1 - ry1) / rh, 4),
-                    "x2": round((cx2 - rx1) / rw, 4), "y2": round((cy2 - ry1) / rh, 4),
-                    "label": label, "score": round(float(score), 3), "main": (x1, y1, x2, y2) == main})
-    return out
-
-
-def _main_box(label: str, score: float, detections: list[tuple[str, float, Box]]) -> Box | None:
-    """The tracked object's box on its best frame: the detection of its label whose score is nearest."""
-    same = [d for d in detections if d[0] == label] or detections
-    if not same:
-        return None
-    return min(same, key=lambda d: abs(d[1] - score))[2]
-
-
-def event_boxes(label: str, score: float, detections: list[tuple[str, float, Box]],
-                margin: float = DEFAULT_CROP_MARGIN) -> list[dict]:
-    """Boxes over an event's crop. An event without detections (a region the device tracked by motion, the
-    detector unsure) gets its tracked box where the margin puts it: the crop is that box grown by `margin`."""
-    main = _main_box(label, score, detections)
-    if main is None:
-        inset = margin / (1 + 2 * margin)
-        return [{"x1": round(inset, 4), "y1": round(inset, 4), "x2": round(1 - inset, 4), "y2": round(1 - inset, 4),
-                 "label": label, "score": round(float(score), 3), "main": True}]
-    return boxes_in_crop(detections, crop_region(main, margin), main)
+def wall_time(captured_ms: int, seen_ms: int | None = None) -> int:
+    """When it happened, on the wall clock: a file source stamps frames with its open time plus the clip's
+    position, which runs ahead of the clock when the clip is read faster than real time; a card never
+    shows a time later than the moment it reached us."""
+    return min(captured_ms, seen_ms if seen_ms is not None else now_ms())
 
 
 # -- entries ----------------------------------------------------------------------------------------------
@@ -121,6 +78,7 @@ class Entry:
     thumb: bool = False
     seq: int = 0
     updated_ms: int = 0
+    at_ms: int = 0  # the card's time: the capture, but never later than it reached us (see wall_time)
 
     @property
     def outcome(self) -> str:
@@ -147,6 +105,7 @@ class Entry:
     def as_json(self) -> dict[str, Any]:
         return {"id": self.id, "seq": self.seq, "device": self.device, "camera": self.camera, "label": self.label,
                 "score": round(self.score, 3), "uncertain": self.uncertain, "captured_ms": self.captured_ms,
+                "at_ms": self.at_ms,
                 "track_id": self.track_id, "reason": self.reason, "decision": self.decision,
                 "outcome": self.outcome, "path": self.path(), "verdict": self.verdict,
                 "confidence": None if self.confidence is None else round(self.confidence, 3),
@@ -191,14 +150,6 @@ def _percentile(sorted_values: list[float], q: float) -> float | None:
     return sorted_values[min(len(sorted_values) - 1, int(q * len(sorted_values)))]
 
 
-def _median(values: list[float]) -> float | None:
-    if not values:
-        return None
-    s = sorted(values)
-    n = len(s)
-    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
-
-
 @dataclass
 class _Camera:
     events: int = 0
@@ -230,20 +181,24 @@ class Listener:
 
 StatusSource = Callable[[], dict[str, Any]]
 CameraSource = Callable[[], dict[tuple[str, str], dict[str, int]]]
+FiguresSource = Callable[[], dict[str, Any]]  # cloud.figures' latency model, as the service computes it
 
 
 class Timeline:
     """Recent entries by id (oldest first), per-camera counters, figures and their history.
 
-    `status` (queue depth, overload, connection) and `camera_stats` (frames read/detected per camera, from
-    whoever knows them) are sampled once per tick; either may be None.
+    `status` (queue depth, overload, connection), `camera_stats` (frames read/detected per camera, from
+    whoever knows them) and `cloud_figures` (the service's α and latency model) are sampled once per tick
+    when something changed; any may be None.
     """
 
     def __init__(self, *, capacity: int = DEFAULT_CAPACITY, status: StatusSource | None = None,
-                 camera_stats: CameraSource | None = None, thumb_budget: int = THUMB_BUDGET_BYTES) -> None:
+                 camera_stats: CameraSource | None = None, cloud_figures: FiguresSource | None = None,
+                 thumb_budget: int = THUMB_BUDGET_BYTES) -> None:
         self.capacity = capacity
         self.status = status
         self.camera_stats = camera_stats
+        self.cloud_figures = cloud_figures
         self._entries: OrderedDict[str, Entry] = OrderedDict()
         self._thumbs: OrderedDict[str, bytes] = OrderedDict()  # crops the store does not hold
         self._thumb_bytes = 0
@@ -305,7 +260,8 @@ class Timeline:
         if entry is None:
             entry = Entry(id=event.event_id, device=event.device, camera=event.camera, label=event.label,
                           score=event.score, uncertain=event.uncertain, captured_ms=event.captured_ms,
-                          reason=event.reason, track_id=event.track_id)
+                          reason=event.reason, track_id=event.track_id,
+                          at_ms=wall_time(event.captured_ms, received_ms))
         dets = [(d.label, d.score, tuple(d.box)) for d in event.detections]
         if not entry.boxes:
             entry.boxes = event_boxes(event.label, event.score, dets)
@@ -323,6 +279,7 @@ class Timeline:
                           score=float(doc["score"]), uncertain=bool(doc.get("uncertain")),
                           captured_ms=int(doc["captured_ms"]), reason=doc.get("reason", ""),
                           track_id=doc.get("track_id"), thumb=bool(doc.get("crop_bytes")),
+                          at_ms=wall_time(int(doc["captured_ms"]), doc.get("received_ms")),
                           boxes=event_boxes(doc["label"], float(doc["score"]), dets))
             verdict = Verdict.model_validate(doc["verdict"]) if doc.get("verdict") else None
         except (KeyError, TypeError, ValueError) as exc:
@@ -340,7 +297,8 @@ class Timeline:
         entry = self._entries.get(verdict.event_id)
         if entry is None:  # the event was not seen here (page started later, or shown elsewhere)
             entry = Entry(id=verdict.event_id, device=verdict.device, camera=verdict.camera, label=verdict.label,
-                          score=0.0, uncertain=False, captured_ms=verdict.created_ms)
+                          score=0.0, uncertain=False, captured_ms=verdict.created_ms,
+                          at_ms=wall_time(verdict.created_ms))
             self._count_new(entry)
         self._apply_verdict(entry, verdict)
         self._put(entry)
@@ -353,7 +311,8 @@ class Timeline:
         new = entry is None
         if entry is None:
             entry = Entry(id=entry_id, device=d.device, camera=d.camera, label=d.label, score=d.score,
-                          uncertain=d.uncertain, captured_ms=d.captured_ms, track_id=d.track_id)
+                          uncertain=d.uncertain, captured_ms=d.captured_ms, track_id=d.track_id,
+                          at_ms=wall_time(d.captured_ms))
         entry.decision = d.decision
         entry.reason = d.reason
         entry.score, entry.uncertain = d.score, d.uncertain
@@ -502,14 +461,10 @@ class Timeline:
         return rows
 
     def _compute(self) -> dict[str, Any]:
-        """The figures over the entries held, defined as the service defines them (cloud.figures), with the
-        device's own cache answers counted too where a device reports them:
-
-        α = verdicts from a cache ÷ (those + LLM verdicts); L_light = median latency of cache verdicts (the
-        device's lookup, or the cloud's receipt -> verdict); L_llm = median model time and L_sched = median
-        queue wait of LLM verdicts; L_total = L_sched + α·L_light + (1−α)·L_llm, beside the measured median
-        of all verdicts' latencies."""
-        light: list[float] = []
+        """The page's figures. α, the L figures, the measured median and the cloud's hit rate are defined once,
+        in cloud.figures: the page shows the service's own (`cloud_figures`), so it agrees with /v1/stats and
+        /metrics; a page without a service computes them the same way over the entries it holds. The latency
+        table (by source), the device's hit rate and the counters are the page's, over its entries."""
         measured: dict[str, list[float]] = {s: [] for s in (*CACHE_SOURCES, *MODEL_SOURCES)}
         model_ms: list[float] = []
         sched_ms: list[float] = []
@@ -522,8 +477,6 @@ class Timeline:
             value = e.latency_ms if e.source == "device_cache" else e.cloud_ms
             if value is not None:
                 measured[e.source].append(value)
-                if e.source in CACHE_SOURCES:
-                    light.append(value)
             if e.source == "llm":
                 if e.analyze_ms is not None:
                     model_ms.append(e.analyze_ms)
@@ -531,34 +484,32 @@ class Timeline:
                     sched_ms.append(e.queue_ms)
             if e.source != "device_cache" and e.latency_ms is not None and e.latency_ms != e.cloud_ms:
                 device_seen.append(e.latency_ms)
-        n_light = answered["device_cache"] + answered["cloud_cache"]
-        decided = n_light + answered["llm"]
-        alpha = n_light / decided if decided else None
-        l_light, l_llm, l_sched = _median(light), _median(model_ms), _median(sched_ms)
-        l_total = None
-        if alpha is not None:
-            l_total = (l_sched or 0.0) + alpha * (l_light or 0.0) + (1 - alpha) * (l_llm or 0.0)
         everything = [v for values in measured.values() for v in values]
+        if self.cloud_figures is not None:
+            model = self.cloud_figures()
+        else:
+            model = latency_model(Answers(
+                cloud_cache=answered["cloud_cache"], device_cache=answered["device_cache"], llm=answered["llm"],
+                fallback=answered["fallback"], light_ms=measured["device_cache"] + measured["cloud_cache"],
+                llm_ms=model_ms, sched_ms=sched_ms, measured_ms=everything))
         totals = {k: sum(getattr(c, k) for c in self._cameras.values()) for k in vars(_Camera())}
         device_asked = totals["device_cache"] + totals["escalated"]
-        cloud_asked = totals["cloud_cache"] + totals["llm"] + totals["fallback"]
         latency = {}
         for name, values in (("device_cache", measured["device_cache"]), ("cloud_cache", measured["cloud_cache"]),
                              ("llm", measured["llm"]), ("all", everything), ("device_end_to_end", device_seen)):
             ordered = sorted(values)
-            latency[name] = {"n": len(ordered), "p50": _round(_median(ordered)),
+            latency[name] = {"n": len(ordered), "p50": _round(median(ordered)),
                              "p95": _round(_percentile(ordered, 0.95)), "p99": _round(_percentile(ordered, 0.99))}
         figures = {
-            "window": len(self._entries), "verdicts": decided + answered["fallback"], "totals": totals,
-            "alpha": _round(alpha, 3),
+            "window": len(self._entries), "verdicts": sum(answered.values()), "totals": totals,
+            "alpha": model["alpha"],
             "hit_rate": {"device_cache": _round(totals["device_cache"] / device_asked, 3)
-                         if device_asked and self._device_feed else None,
-                         "cloud_cache": _round(totals["cloud_cache"] / cloud_asked, 3) if cloud_asked else None},
+                         if device_asked and self._device_feed else None, "cloud_cache": model["hit_rate"]},
             "latency_ms": latency,
-            "l_light_ms": _round(l_light), "l_llm_ms": _round(l_llm), "l_sched_ms": _round(l_sched),
-            "l_total_ms": _round(l_total), "measured_median_ms": _round(_median(everything)),
+            "l_light_ms": model["L_light_ms"], "l_llm_ms": model["L_llm_ms"], "l_sched_ms": model["L_sched_ms"],
+            "l_total_ms": model["L_total_ms"], "measured_median_ms": model["measured_total_p50_ms"],
         }
-        if l_total is not None:
+        if figures["l_total_ms"] is not None:
             point = {"t": now_ms(), "l_total": figures["l_total_ms"], "measured": figures["measured_median_ms"]}
             if not self.history or (self.history[-1]["l_total"], self.history[-1]["measured"]) != (
                     point["l_total"], point["measured"]):

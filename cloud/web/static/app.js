@@ -82,7 +82,7 @@
     const info = el("div", "info");
     const row = el("div", "row1");
     row.appendChild(el("span", "where", e.camera + " @ " + e.device));
-    row.appendChild(el("span", "when", clock(e.captured_ms) + (e.track_id !== null ? " · track " + e.track_id : "")));
+    row.appendChild(el("span", "when", clock(e.at_ms) + (e.track_id !== null ? " · track " + e.track_id : "")));
     row.appendChild(el("span", "verdict " + verdictClass(e), verdictText(e)));
     info.appendChild(row);
     info.appendChild(pathNode(e));
@@ -129,11 +129,11 @@
     if (old) {
       list.replaceChild(node, old.el);
     } else {
-      // newest capture first
+      // newest first, by the card's wall time
       let before = null;
       for (const child of list.querySelectorAll("article.card")) {
         const other = cards.get(child.dataset.id);
-        if (other && other.entry.captured_ms <= e.captured_ms) { before = child; break; }
+        if (other && other.entry.at_ms <= e.at_ms) { before = child; break; }
       }
       list.insertBefore(node, before);
     }
