@@ -393,7 +393,7 @@ def bench_batching(analyzer: Any, clip: Path, quick: bool) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a run of under ~2 minutes")
-    parser.add_argument("--media", type=Path, default=Path(os.environ.get("EDGETRIAGE_MEDIA", DEFAULT_MEDIA)),
+    parser.add_argument("--media", type=Path, default=DEFAULT_MEDIA,
                         help="folder with the shared clips")
     parser.add_argument("--skip", default="", help="comma-separated parts to leave out: p4p5,p6,batch")
     args = parser.parse_args(argv)

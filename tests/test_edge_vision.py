@@ -22,7 +22,7 @@ from edgetriage.shared.modelfiles import ModelError, resolve
 from edgetriage.shared.phash import hamming
 from edgetriage.shared.protocol import Detection, Event, decode_event, encode_event
 
-VISITS = [(6, 19), (23, 45), (51, 69), (75, 86), (93, 119), (124, 135)]  # /work/shared/media/labels.json
+VISITS = [(6, 19), (23, 45), (51, 69), (75, 86), (93, 119), (124, 135)]  # models/media/labels.json
 STANDING = (0.47, 0.03, 0.70, 0.90)  # where every visitor of the one-by-one clip stands
 
 

@@ -325,6 +325,52 @@ def test_demo_serve_page_in_chromium(mosquitto, clip_one_by_one, tmp_path):
     assert any(journey <= seen for seen in steps.values()), steps
 
 
+async def _page_and_api_figures(link: str, token: str) -> tuple[dict, dict, str]:
+    """The page's figures and entries (/ui/state, signed in through `link`), GET /v1/stats and /metrics."""
+    base = link.split("/ui/")[0]
+    async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as http:
+        async with http.get(link) as signed_in:
+            assert signed_in.status == 200
+        async with http.get(f"{base}/ui/state") as r:
+            state = await r.json()
+        async with http.get(f"{base}/v1/stats", headers={"Authorization": f"Bearer {token}"}) as r:
+            stats = await r.json()
+        async with http.get(f"{base}/metrics") as r:
+            metrics = await r.text()
+    return state, stats, metrics
+
+
+@pytest.mark.slow
+def test_demo_page_and_api_agree_on_alpha(mosquitto, clip_one_by_one):
+    """One definition of each figure: after a demo run (the second pass answered from the device's cache)
+    the page, GET /v1/stats and /metrics give the same α, and no card's time is ahead of the clock."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "edgetriage", "demo", "--serve", "--no-ha", "--broker", mosquitto.url,
+         "--clip", str(clip_one_by_one), "--max-frames", "200"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        out, err = Lines(proc.stdout), Lines(proc.stderr)
+        token = err.wait_for("Authorization: Bearer ", 300).split("Bearer ", 1)[1].split("'")[0]
+        out.wait_for("summary:", 600)
+        link = err.wait_for("a fresh one-time link: ", 60).split("link: ", 1)[1].strip()
+        state, stats, metrics = asyncio.run(_page_and_api_figures(link, token))
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(60) == 0, err.lines[-20:]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    page, api = state["stats"], stats["figures"]
+    assert api["device_cache_answers"] >= 1 and 0.0 < api["alpha"] < 1.0, api
+    for page_key, api_key in (("alpha", "alpha"), ("l_light_ms", "L_light_ms"), ("l_llm_ms", "L_llm_ms"),
+                              ("l_total_ms", "L_total_ms"), ("measured_median_ms", "measured_total_p50_ms")):
+        assert page[page_key] == api[api_key], (page_key, page[page_key], api[api_key])
+    assert f"edgetriage_cloud_alpha_ratio {api['alpha']}" in metrics
+    now = time.time() * 1000
+    assert state["entries"] and all(e["at_ms"] <= now for e in state["entries"]), "a card's time is in the future"
+    assert "Traceback" not in "\n".join(err.lines)
+
+
 # -- the page's server side, fast: a real aiohttp server, a real store, real crops, no model ------------------
 def _crop(clip: Path) -> bytes:
     import cv2
