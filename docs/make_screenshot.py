@@ -18,11 +18,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from test_page import Lines, _drive_page  # noqa: E402 - the page driver the tests use
+from test_page import Lines, _drive_page, chromium_path  # noqa: E402 - the page driver the tests use
 
 
 def main(argv: list[str]) -> int:
     out_png = Path(argv[0]) if argv else ROOT / "docs" / "demo-page.png"
+    try:
+        chromium_path()
+    except BaseException as exc:  # pytest's Failed: say it in one line, before a demo runs for nothing
+        print(f"make_screenshot: {exc}", file=sys.stderr)
+        return 2
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen([sys.executable, "-m", "edgetriage", "demo", "--serve", "--no-ha"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
