@@ -86,15 +86,21 @@ def _connect_once(config: MQTTConfig, timeout_s: float) -> tuple[bool, str] | No
     except (OSError, ValueError) as exc:  # DNS, TLS (ssl.SSLError is an OSError), timeouts
         return True, f"cannot connect to {config.host}:{config.port}: {exc}"
     deadline = time.monotonic() + timeout_s
+    closed = False
     try:
         while not answered.is_set() and time.monotonic() < deadline:
             if client.loop(timeout=0.1) != mqtt.MQTT_ERR_SUCCESS:
+                closed = True
                 break
         if refusal:
             return True, f"the broker {refusal[0]}"
+        if closed and not answered.is_set():
+            return True, (f"{config.host}:{config.port} closed the connection without answering (a TLS listener "
+                          "reached without TLS, one that wants a client certificate, or a broker that does not "
+                          f"speak MQTT {config.protocol})")
         if not answered.is_set():
-            return False, (f"{config.host}:{config.port} accepted TCP but gave no MQTT answer (is it an MQTT "
-                           "broker, and does it want TLS?)")
+            return True, (f"{config.host}:{config.port} accepted the connection but gave no MQTT answer (is it "
+                          "an MQTT broker, and does it want TLS?)")
         client.disconnect()
         return None
     finally:

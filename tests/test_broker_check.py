@@ -77,7 +77,9 @@ def test_a_broker_that_refuses_us_is_reported_at_once(tmp_path):
         broker.stop()
 
 
-def test_a_listener_that_never_speaks_mqtt_times_out_with_a_reason():
+@pytest.mark.parametrize(("behaviour", "reason"), [("silent", "no MQTT answer"),
+                                                    ("hang up", "closed the connection without answering")])
+def test_a_listener_that_is_no_broker_is_named_for_what_it_did(behaviour, reason):
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
     server.listen(8)
@@ -88,15 +90,19 @@ def test_a_listener_that_never_speaks_mqtt_times_out_with_a_reason():
         server.settimeout(0.2)
         while not stop.is_set():
             try:
-                accepted.append(server.accept()[0])  # and say nothing
+                conn = server.accept()[0]
             except OSError:
                 continue
+            if behaviour == "hang up":  # e.g. a TLS listener reached without TLS
+                conn.close()
+            else:
+                accepted.append(conn)  # and say nothing
 
     thread = threading.Thread(target=accept, daemon=True)
     thread.start()
     try:
         started = time.monotonic()
-        with pytest.raises(BrokerUnreachable, match="no MQTT answer"):
+        with pytest.raises(BrokerUnreachable, match=reason):
             check_broker(MQTTConfig(url=f"mqtt://127.0.0.1:{server.getsockname()[1]}"), timeout_s=1.5)
         assert time.monotonic() - started < 5.0
     finally:
