@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import statistics
 import sys
 import tempfile
 import threading
@@ -23,10 +22,6 @@ from pathlib import Path
 
 def _say(line: str) -> None:
     print(line, flush=True)
-
-
-def _median(values: list[float]) -> float | None:
-    return round(statistics.median(values), 2) if values else None
 
 
 class CloudThread:
@@ -295,6 +290,8 @@ def run_demo(args: argparse.Namespace) -> int:
 
 
 def _summary(agent) -> dict:
+    from .cloud.figures import median as _median  # the figures' one median helper
+
     s = agent.stats
     return {
         "frames_read": int(s.frames_read),
