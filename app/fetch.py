@@ -46,7 +46,9 @@ def fetch_llm_quietly() -> Path:
             failure.append(exc)
 
     saved = os.environ.get("TMPDIR")
-    os.environ["TMPDIR"] = str(watch)  # pip, our child, downloads into its temporary folder: ours
+    # pip, our child, downloads into its temporary folder: ours. This process keeps its own (tempfile caches
+    # it on first use, which mkdtemp above was at the latest).
+    os.environ["TMPDIR"] = str(watch)
     worker = threading.Thread(target=run, name="llm-fetch", daemon=True)
     try:
         with tqdm(unit="B", unit_scale=True, unit_divisor=1024, file=sys.stderr, leave=False,
