@@ -226,7 +226,7 @@ class Rules:
         if confirm:
             decision = Decision("escalate", f"{ev.label} always needs the cloud's confirmation")
         elif cached is not None:
-            return Decision("cached", f"cached {cached.verdict} from {cached.event_id[:8]}", cached)
+            return Decision("cached", f"cached {cached.verdict} from …{cached.event_id[-8:]}", cached)
         elif uncertain:
             decision = Decision("escalate", f"uncertain score {ev.score:.2f}")
         elif rule.escalate:

@@ -96,7 +96,7 @@ class Entry:
         outcome = self.outcome
         detail = ""
         if outcome == "cloud_cache" and self.reused_from:
-            detail = f"reused {self.reused_from[:8]}"
+            detail = f"reused …{self.reused_from[-8:]}"  # a UUIDv7 begins with its time: its tail tells events apart
         elif outcome in MODEL_SOURCES:
             detail = self.model
         steps.append({"step": outcome, "label": STEP_NAMES.get(outcome, outcome), "detail": detail})
