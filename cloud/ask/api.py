@@ -1,0 +1,133 @@
+"""The HTTP side of questions:
+
+    POST /v1/ask   {"question": "...", "camera"?: "...", "device"?: "...", "since"?: ms | ISO 8601}
+                   -> {"answer", "route", "events", "latency_ms", "cached", "partial", "value", ...}
+                   bearer token as the rest of /v1; a device token asks about its own device only
+    POST /ui/ask   the same for the live page (its session cookie instead of the token)
+
+Refusals are JSON errors like the rest of the API: 400 (empty, huge, binary, an instruction to the model,
+a bad field), 403 (another device's data), 404 (a camera with no events), 415 (not JSON).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from datetime import datetime
+from typing import Any
+
+from aiohttp import web
+
+from ..store import Store
+from .guard import AskError
+from .router import Asker
+
+log = logging.getLogger("edgetriage.cloud.ask")
+
+ASKER = web.AppKey("asker", Asker)
+FIELDS = frozenset({"question", "camera", "device", "since"})
+
+
+def _error(status: int, message: str) -> web.Response:
+    return web.json_response({"error": message, "status": status}, status=status)
+
+
+def _since(raw: Any) -> int | None:
+    """Epoch milliseconds, or an ISO 8601 time with its offset."""
+    if raw is None:
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, (int, str)):
+        raise AskError(400, "since must be epoch milliseconds or an ISO 8601 time such as 2026-11-29T09:00+01:00")
+    if isinstance(raw, int):
+        if not 0 <= raw < 1 << 53:
+            raise AskError(400, f"since={raw} is out of range (epoch milliseconds)")
+        return raw
+    try:
+        moment = datetime.fromisoformat(raw)
+    except ValueError:
+        raise AskError(400, f"since={raw[:40]!r} is not an ISO 8601 time (e.g. 2026-11-29T09:00+01:00)") from None
+    if moment.tzinfo is None:
+        raise AskError(400, f"since={raw[:40]!r} has no UTC offset; add one (e.g. +01:00 or Z)")
+    return int(moment.timestamp() * 1000)
+
+
+async def _body(request: web.Request) -> dict[str, Any]:
+    if request.content_type != "application/json":
+        raise AskError(415, f"Content-Type {request.content_type or 'none'} is not accepted; send application/json")
+    raw = await request.read()
+    try:
+        body = json.loads(raw)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        raise AskError(400, "body is not valid JSON (UTF-8); send {\"question\": \"...\"}") from None
+    if not isinstance(body, dict):
+        raise AskError(400, "body must be a JSON object: {\"question\": \"...\"}")
+    unknown = sorted(set(body) - FIELDS)
+    if unknown:
+        raise AskError(400, f"unknown field(s) {', '.join(unknown)[:80]}; allowed: {', '.join(sorted(FIELDS))}")
+    if "question" not in body:
+        raise AskError(400, "question is missing: send {\"question\": \"...\"}")
+    for name in ("camera", "device"):
+        if body.get(name) is not None and not isinstance(body[name], str):
+            raise AskError(400, f"{name} must be a string")
+    return body
+
+
+async def _answer(request: web.Request, token_device: str | None) -> web.Response:
+    asker = request.app[ASKER]
+    try:
+        body = await _body(request)
+        result = await asker.ask(body["question"], token_device=token_device, device=body.get("device"),
+                                 camera=body.get("camera"), since_ms=_since(body.get("since")))
+    except AskError as exc:
+        return _error(exc.status, str(exc))
+    return web.json_response(result)
+
+
+def build_asker(store: Store, service: Any) -> Asker | None:
+    """The Asker for the service's [ask] and [analyzer] settings (defaults for an API-only process), hearing
+    of the service's new events and verdicts; None when [ask] enabled = false."""
+    config = getattr(service, "config", None)
+    if config is not None and not config.ask.enabled:
+        return None
+    asker = Asker(store, config.ask, config.analyzer) if config is not None else Asker(store, _default_config())
+    if service is not None:
+        asker.attach(service)
+    return asker
+
+
+def _default_config():
+    from .config import AskConfig
+
+    return AskConfig()
+
+
+def add_ask(app: web.Application, asker: Asker, principal_key: web.RequestKey) -> None:
+    """Mount POST /v1/ask (bearer auth, done by the API's middleware, which files the principal under
+    `principal_key`) and POST /ui/ask (the page's session). The text model loads in the background at start."""
+    app[ASKER] = asker
+    warming: list[asyncio.Task] = []
+
+    async def post_ask(request: web.Request) -> web.Response:
+        return await _answer(request, request[principal_key].device)
+
+    async def page_ask(request: web.Request) -> web.Response:
+        from ..web.access import COOKIE
+        from ..web.routes import ACCESS
+
+        access = request.app.get(ACCESS)
+        if access is None or not access.valid(request.cookies.get(COOKIE)):
+            return _error(401, "sign in through the page link the service printed at start")
+        return await _answer(request, None)
+
+    async def on_startup(_: web.Application) -> None:
+        warming.append(asyncio.get_running_loop().create_task(asker.warm()))
+
+    async def on_shutdown(_: web.Application) -> None:
+        for task in warming:
+            task.cancel()
+
+    app.router.add_post("/v1/ask", post_ask)
+    app.router.add_post("/ui/ask", page_ask)
+    app.on_startup.append(on_startup)
+    app.on_shutdown.append(on_shutdown)
