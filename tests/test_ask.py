@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
@@ -243,12 +244,12 @@ def api(tmp_path, store) -> Iterator[str]:
     dead = AnalyzerConfig(backend="openai", openai={"base_urls": [f"http://127.0.0.1:{free_port()}/v1"]})
     loop = asyncio.new_event_loop()
     service = CloudService(config, build_backend(dead), store)
-    runner = loop.run_until_complete(run_api(build_app(store, service, auth=ApiAuth(OPERATOR, {"house": DEVICE_TOKEN})),
-                                             "127.0.0.1", port := free_port()))
+    app = build_app(store, service, auth=ApiAuth(OPERATOR, {"house": DEVICE_TOKEN}))
+    runner = loop.run_until_complete(run_api(app, "127.0.0.1", port := free_port()))
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{port}"
+        yield Api(f"http://127.0.0.1:{port}", app)
     finally:
         async def down() -> None:
             await service.stop()
@@ -261,9 +262,18 @@ def api(tmp_path, store) -> Iterator[str]:
         loop.close()
 
 
-def post(base: str, body, token: str | None = OPERATOR, **kw) -> requests.Response:
+@dataclass
+class Api:
+    base: str
+    app: object
+
+    def __str__(self) -> str:
+        return self.base
+
+
+def post(base, body, token: str | None = OPERATOR, **kw) -> requests.Response:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    return requests.post(f"{base}/v1/ask", json=body, headers=headers, timeout=120, **kw)
+    return requests.post(f"{base.base}/v1/ask", json=body, headers=headers, timeout=120, **kw)
 
 
 def test_post_v1_ask_answers_with_route_events_and_latency(api, store):
@@ -272,10 +282,10 @@ def test_post_v1_ask_answers_with_route_events_and_latency(api, store):
     body = r.json()
     assert body["route"] == "rules" and body["value"] == 2 and body["cached"] is False and body["latency_ms"] >= 0
     assert set(body["events"]) <= ids(store, camera="porch")
-    stats = requests.get(f"{api}/v1/stats", headers={"Authorization": f"Bearer {OPERATOR}"}, timeout=30).json()
+    stats = requests.get(f"{api.base}/v1/stats", headers={"Authorization": f"Bearer {OPERATOR}"}, timeout=30).json()
     assert stats["ask"]["routes"]["rules"] == 1 and stats["ask"]["alpha"] == 1.0 and "figures" in stats
     assert "L_total_ms" in stats["ask"] and stats["ask"]["t_max_ms"] == 10_000
-    document = requests.get(f"{api}/openapi.json", timeout=30).json()
+    document = requests.get(f"{api.base}/openapi.json", timeout=30).json()
     assert document["paths"]["/v1/ask"]["post"]["operationId"] == "ask"
 
 
@@ -289,10 +299,10 @@ def test_post_v1_ask_refuses_with_4xx_and_json(api):
     for body, status in cases:
         r = post(api, body)
         assert r.status_code == status and r.json()["status"] == status and r.json()["error"], (body, r.text)
-    r = requests.post(f"{api}/v1/ask", data=b"\xff\xfe binary", timeout=30,
+    r = requests.post(f"{api.base}/v1/ask", data=b"\xff\xfe binary", timeout=30,
                       headers={"Authorization": f"Bearer {OPERATOR}", "Content-Type": "application/octet-stream"})
     assert r.status_code == 415
-    r = requests.post(f"{api}/v1/ask", data=b"\xff\xfe{", timeout=30,
+    r = requests.post(f"{api.base}/v1/ask", data=b"\xff\xfe{", timeout=30,
                       headers={"Authorization": f"Bearer {OPERATOR}", "Content-Type": "application/json"})
     assert r.status_code == 400
     foreign = post(api, {"question": "When was the last alert on cam2?"}, token=DEVICE_TOKEN)
@@ -304,7 +314,7 @@ def test_post_v1_ask_refuses_with_4xx_and_json(api):
 
 @pytest.mark.slow
 def test_edgetriage_ask_on_the_command_line(api):
-    env = {**os.environ, "EDGETRIAGE_API_URL": api, "EDGETRIAGE_API_TOKEN": OPERATOR}
+    env = {**os.environ, "EDGETRIAGE_API_URL": api.base, "EDGETRIAGE_API_TOKEN": OPERATOR}
     run = subprocess.run([sys.executable, "-m", "edgetriage", "ask", "When was the last alert on cam2?"],
                          capture_output=True, text=True, env=env, timeout=120)
     assert run.returncode == 0, run.stderr
@@ -315,3 +325,21 @@ def test_edgetriage_ask_on_the_command_line(api):
     no_token = subprocess.run([sys.executable, "-m", "edgetriage", "ask", "hi"], capture_output=True, text=True,
                               env={k: v for k, v in env.items() if k != "EDGETRIAGE_API_TOKEN"}, timeout=120)
     assert no_token.returncode == 2 and "EDGETRIAGE_API_TOKEN" in no_token.stderr
+
+
+def test_the_live_page_asks_with_its_session_and_shows_route_events_and_figures(api, store):
+    from edgetriage.cloud.web import page_link
+
+    assert requests.post(f"{api.base}/ui/ask", json={"question": "When was the last alert?"}, timeout=30).status_code == 401
+    browser = requests.Session()
+    assert browser.get(page_link(api.app, api.base), allow_redirects=False, timeout=30).status_code == 303
+    page = browser.get(f"{api.base}/ui/", timeout=30).text
+    assert 'id="ask-form"' in page and "static/ask.js" in page
+    assert browser.get(f"{api.base}/ui/static/ask.js", timeout=30).headers["Content-Type"].startswith("text/javascript")
+    r = browser.post(f"{api.base}/ui/ask", json={"question": "When was the last alert on cam2?"}, timeout=60)
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["route"] == "rules" and body["value"] == "2026-11-29 20:00" and body["figures"]["answers"] == 1
+    thumb = browser.get(f"{api.base}/ui/thumbs/{body['events'][0]}.jpg", timeout=30)  # where the page links
+    assert thumb.status_code == 200 and thumb.headers["Content-Type"] == "image/jpeg"
+    assert browser.post(f"{api.base}/ui/ask", json={"question": ""}, timeout=30).status_code == 400

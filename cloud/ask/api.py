@@ -73,7 +73,7 @@ async def _body(request: web.Request) -> dict[str, Any]:
     return body
 
 
-async def _answer(request: web.Request, token_device: str | None) -> web.Response:
+async def _answer(request: web.Request, token_device: str | None, page: bool = False) -> web.Response:
     asker = request.app[ASKER]
     try:
         body = await _body(request)
@@ -81,6 +81,8 @@ async def _answer(request: web.Request, token_device: str | None) -> web.Respons
                                  camera=body.get("camera"), since_ms=_since(body.get("since")))
     except AskError as exc:
         return _error(exc.status, str(exc))
+    if page:
+        result["figures"] = asker.figures()  # the page shows alpha and L_total for questions
     return web.json_response(result)
 
 
@@ -118,9 +120,11 @@ def add_ask(app: web.Application, asker: Asker, principal_key: web.RequestKey) -
         access = request.app.get(ACCESS)
         if access is None or not access.valid(request.cookies.get(COOKIE)):
             return _error(401, "sign in through the page link the service printed at start")
-        return await _answer(request, None)
+        return await _answer(request, None, page=True)
 
     async def on_startup(_: web.Application) -> None:
+        if not asker.attached:
+            return  # an API-only process: the model loads with the first question that needs it
         warming.append(asyncio.get_running_loop().create_task(asker.warm()))
 
     async def on_shutdown(_: web.Application) -> None:

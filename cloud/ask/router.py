@@ -87,7 +87,7 @@ class Asker:
         self.stats = AskStats()
         self._vocabulary: Vocabulary | None = None
         self._vocabulary_at = 0.0
-        self._attached = False
+        self.attached = False
         self._llm_queue = 0  # LLM answers running or waiting
 
     # -- keeping up with the store ---------------------------------------------------------------------
@@ -95,7 +95,7 @@ class Asker:
         """Hear of every new event and verdict: the vocabulary learns cameras, the cache drops answers."""
         service.event_listeners.append(self.event_landed)
         service.verdict_listeners.append(self.verdict_landed)
-        self._attached = True
+        self.attached = True
 
     def event_landed(self, event: Any, received_ms: int) -> None:
         if self._vocabulary is not None:
@@ -106,7 +106,7 @@ class Asker:
         self.cache.landed(verdict.device, verdict.camera, verdict.label, None)
 
     def vocabulary(self) -> Vocabulary:
-        stale = not self._attached and time.monotonic() - self._vocabulary_at > VOCABULARY_REFRESH_S
+        stale = not self.attached and time.monotonic() - self._vocabulary_at > VOCABULARY_REFRESH_S
         if self._vocabulary is None or stale:
             rows = self.store.list_events(limit=self.config.max_scan)
             self._vocabulary = Vocabulary({(r["device"], r["camera"]) for r in rows}, {r["label"] for r in rows})
