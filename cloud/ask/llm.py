@@ -66,8 +66,9 @@ class TransformersText:
             return tokenizer.decode(out[0, ids["input_ids"].shape[1]:], skip_special_tokens=True)
 
     async def warm(self) -> None:
-        """Load the weights now (seconds), so the first question does not pay for it."""
-        await asyncio.to_thread(self._load)
+        """Load the weights and run one token now (seconds: the first generation pays one-time costs), so the
+        first question does not."""
+        await asyncio.to_thread(self._generate, "You answer briefly.", "Say yes.", 1, 30.0)
 
     async def complete(self, system: str, user: str, max_new_tokens: int, deadline_s: float) -> str:
         return await asyncio.to_thread(self._generate, system, user, max_new_tokens, deadline_s)

@@ -267,8 +267,8 @@ class Asker:
             return _partial(fast, "the language model ran out of time (t_max_ms)")
         said, cited, dropped = cite(raw, context)
         self.stats.dropped_citations += dropped
-        if not said:
-            return _partial(fast, "the language model gave no answer")
+        if not said or said.lower().startswith(("events (", "question:", "[1]")):  # empty, or the prompt echoed
+            return _partial(fast, "the language model gave no usable answer")
         return Answer(said, "llm", [f.event_id for f in cited], value=None,
                       extra={"model": getattr(self.text_model, "name", "llm"), "context": len(context)})
 

@@ -86,9 +86,9 @@ class Query:
 
 
 def normalise(question: str) -> str:
-    """Lower case, one space between words, punctuation dropped (apostrophes too): the cache key and the
-    text every rule reads."""
-    text = question.lower().replace("'", "").replace("\u2019", "")
+    """Lower case, one space between words, punctuation dropped (a possessive 's with it: "today's" reads
+    "today"): the cache key and the text every rule reads."""
+    text = re.sub(r"['\u2019]s\b", "", question.lower()).replace("'", "").replace("\u2019", "")
     text = re.sub(r"[^a-z0-9:]+", " ", text)
     return re.sub(r"\s+", " ", text).strip()
 
