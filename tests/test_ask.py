@@ -343,3 +343,24 @@ def test_the_live_page_asks_with_its_session_and_shows_route_events_and_figures(
     thumb = browser.get(f"{api.base}/ui/thumbs/{body['events'][0]}.jpg", timeout=30)  # where the page links
     assert thumb.status_code == 200 and thumb.headers["Content-Type"] == "image/jpeg"
     assert browser.post(f"{api.base}/ui/ask", json={"question": ""}, timeout=30).status_code == 400
+
+
+def test_the_rules_answer_from_redis_as_from_sqlite():
+    """The service may keep its events in Redis (several processes): the questions read them there alike."""
+    import uuid
+
+    from edgetriage.cloud.redis_store import RedisStore, connect_redis
+
+    prefix = f"test-ask-{uuid.uuid4().hex[:8]}"
+    store = RedisStore(connect_redis("redis://127.0.0.1:6379/0"), prefix)
+    try:
+        for row in SITE:
+            put(store, *row)
+        asker = asker_for(store)
+        count = asyncio.run(asker.ask("How many people came to the porch today?"))
+        assert count["route"] == "rules" and count["value"] == 2
+        night = asyncio.run(asker.ask("Was anyone at the back door last night?"))
+        assert night["value"] is True and len(night["events"]) == 2
+        assert asyncio.run(asker.ask("When was the last alert on cam2?"))["value"] == "2026-11-29 20:00"
+    finally:
+        store.delete_all()

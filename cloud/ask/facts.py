@@ -44,7 +44,7 @@ class EventFact:
         """One line for an answer or a prompt: when, where, what, the verdict and what was seen."""
         what = f"{self.label} on {self.camera}"
         verdict = f", {self.verdict}" if self.verdict else ""
-        seen = f": {self.description}" if self.description else ""
+        seen = f": {self.description.rstrip('. ')}" if self.description else ""
         return f"{self.when(zone)}, {what}{verdict}{seen}"
 
     def text(self, zone: ZoneInfo) -> str:
