@@ -68,8 +68,10 @@ async def _body(request: web.Request) -> dict[str, Any]:
     if "question" not in body:
         raise AskError(400, "question is missing: send {\"question\": \"...\"}")
     for name in ("camera", "device"):
-        if body.get(name) is not None and not isinstance(body[name], str):
-            raise AskError(400, f"{name} must be a string")
+        if name in body and not isinstance(body[name], str):
+            raise AskError(400, f"{name} must be a string (leave it out for all)")
+    if "since" in body and body["since"] is None:
+        raise AskError(400, "since must be epoch milliseconds or an ISO 8601 time (leave it out for all)")
     return body
 
 
