@@ -130,7 +130,8 @@ def fill(site: dict, clock: SiteClock, media: Path, workdir: Path, broker: Any, 
     prefix = f"a{uuid.uuid4().hex[:8]}"
     device = EdgeConfig.model_validate({
         **site["device"], "mqtt": {"url": broker.url, "prefix": prefix}, "state_dir": str(workdir / "device"),
-        "cameras": [{"id": c, "source": str(media / site["visits"][0]["clip"])} for c in site["cameras"]],
+        "cameras": [{"id": c, "source": str(media / site["visits"][0]["clip"]), "zones": site.get("zones", {}).get(c, [])}
+                    for c in site["cameras"]],
         "rules": {"labels": ["person", "car", "bicycle"], "confirm_labels": ["person", "car", "bicycle"]},
         "budget": {"per_minute": 0, "per_hour": 0}})
     # the cloud reads the device's questions in the device config's zone
@@ -161,6 +162,7 @@ def select(rows: list[dict], sel: dict, clock: SiteClock) -> list[dict]:
     for row in rows:
         verdict = (row.get("verdict") or {}).get("verdict")
         if (sel.get("camera", row["camera"]) == row["camera"] and sel.get("label", row["label"]) == row["label"]
+                and ("zone" not in sel or sel["zone"] in (row.get("zones") or ()))
                 and sel.get("verdict", verdict) == verdict
                 and (start is None or row["captured_ms"] >= start) and (end is None or row["captured_ms"] < end)):
             out.append(row)

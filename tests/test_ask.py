@@ -59,10 +59,10 @@ def _jpeg() -> bytes:
 
 
 def put(store: SQLiteStore, device: str, camera: str, label: str, captured: int, verdict: str | None,
-        description: str) -> Event:
+        description: str, zones: tuple[str, ...] = ()) -> Event:
     event = Event(event_id=uuid7(captured), device=device, camera=camera, captured_ms=captured, label=label,
                   score=0.9, track_id=1, detections=[Detection(label=label, score=0.9, box=(0.1, 0.1, 0.5, 0.9))],
-                  phash="0123456789abcdef", reason="detector sure", crop=_jpeg())
+                  phash="0123456789abcdef", reason="detector sure", crop=_jpeg(), zones=list(zones))
     store.put_event(event, captured)
     if verdict is not None:
         store.put_verdict(Verdict(event_id=event.event_id, device=device, camera=camera, label=label, verdict=verdict,
@@ -146,6 +146,16 @@ def test_rules_answer_counts_last_lists_and_yes_no_from_the_store(store):
     assert listed["route"] == "rules" and len(listed["value"]) == 2  # 21:10 porch, 23:40 back door
     none = asyncio.run(asker.ask("Were there any cars on the porch?"))
     assert none["value"] is False and none["events"] == []
+
+
+def test_zones_the_device_reported_narrow_a_question(store):
+    door = put(store, "house", "porch", "person", at(29, 19, 0), "benign", "a person at the door", ("front_door",))
+    put(store, "house", "porch", "person", at(29, 19, 5), "benign", "a person on the path", ("path",))
+    asker = asker_for(store)
+    count = asyncio.run(asker.ask("How many people stood at the front door today?"))
+    assert count["route"] == "rules" and count["value"] == 1 and count["events"] == [door.event_id]
+    assert "in front_door" in count["answer"]
+    assert asyncio.run(asker.ask("Was anyone on the path this morning?"))["value"] is False
 
 
 def test_the_classifier_sends_a_plain_question_no_rule_knows_to_the_fast_path(store):

@@ -20,6 +20,7 @@ class EventFact:
     description: str
     classes: tuple[str, ...]
     reason: str
+    zones: tuple[str, ...] = ()
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> EventFact:
@@ -31,7 +32,7 @@ class EventFact:
         return cls(event_id=row["event_id"], device=row["device"], camera=row["camera"], label=row["label"],
                    captured_ms=int(row["captured_ms"]), verdict=verdict.get("verdict"),
                    description=description, classes=tuple(c.get("label", "") for c in row.get("classes") or ()),
-                   reason=row.get("reason") or "")
+                   reason=row.get("reason") or "", zones=tuple(row.get("zones") or ()))
 
     def local(self, zone: ZoneInfo) -> datetime:
         return datetime.fromtimestamp(self.captured_ms / 1000, zone)
@@ -42,7 +43,7 @@ class EventFact:
 
     def line(self, zone: ZoneInfo) -> str:
         """One line for an answer or a prompt: when, where, what, the verdict and what was seen."""
-        what = f"{self.label} on {self.camera}"
+        what = f"{self.label} on {self.camera}" + (f" ({', '.join(self.zones)})" if self.zones else "")
         verdict = f", {self.verdict}" if self.verdict else ""
         seen = f": {self.description.rstrip('. ')}" if self.description else ""
         return f"{self.when(zone)}, {what}{verdict}{seen}"
@@ -53,6 +54,7 @@ class EventFact:
         part = day_part(moment.hour)
         return " ".join((self.camera.replace("_", " ").replace("-", " "), self.device, self.label,
                          self.verdict or "", self.description, " ".join(self.classes), self.reason,
+                         " ".join(z.replace("_", " ").replace("-", " ") for z in self.zones),
                          moment.strftime("%A"), part))
 
 

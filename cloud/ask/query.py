@@ -37,6 +37,8 @@ def _things(label: str | None, verdict: str | None, n: int) -> str:
 def scope_phrase(query: Query) -> str:
     """' on porch today', ' on porch or driveway since 09:00', ''."""
     parts = []
+    if query.zones:
+        parts.append("in " + " or ".join(sorted(query.zones)))
     cameras = sorted({camera for _, camera in query.cameras})
     if cameras:
         parts.append("on " + " or ".join(cameras))

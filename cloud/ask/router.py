@@ -99,7 +99,7 @@ class Asker:
 
     def event_landed(self, event: Any, received_ms: int) -> None:
         if self._vocabulary is not None:
-            self._vocabulary.add(event.device, event.camera, event.label)
+            self._vocabulary.add(event.device, event.camera, event.label, event.zones)
         self.cache.landed(event.device, event.camera, event.label, event.captured_ms)
 
     def verdict_landed(self, verdict: Any) -> None:
@@ -109,7 +109,8 @@ class Asker:
         stale = not self.attached and time.monotonic() - self._vocabulary_at > VOCABULARY_REFRESH_S
         if self._vocabulary is None or stale:
             rows = self.store.list_events(limit=self.config.max_scan)
-            self._vocabulary = Vocabulary({(r["device"], r["camera"]) for r in rows}, {r["label"] for r in rows})
+            self._vocabulary = Vocabulary({(r["device"], r["camera"]) for r in rows}, {r["label"] for r in rows},
+                                          {z for r in rows for z in r.get("zones") or ()})
             self._vocabulary_at = time.monotonic()
         return self._vocabulary
 
@@ -230,7 +231,8 @@ class Asker:
         window = query.window
         for scan in scans:
             for row in self.store.list_events(**base, **scan):
-                if window is None or window.holds(int(row["captured_ms"])):
+                if ((window is None or window.holds(int(row["captured_ms"])))
+                        and (not query.zones or query.zones.intersection(row.get("zones") or ()))):
                     seen[row["event_id"]] = EventFact.from_row(row)
         return sorted(seen.values(), key=lambda f: (f.captured_ms, f.event_id), reverse=True)
 

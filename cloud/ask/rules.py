@@ -72,6 +72,7 @@ class Query:
     open: bool  # has markers of a question a query cannot answer
     cameras: frozenset[tuple[str, str]] = frozenset()  # (device, camera) pairs the question names
     devices: frozenset[str] = frozenset()
+    zones: frozenset[str] = frozenset()  # zone names the question names (events in any of them)
     label: str | None = None
     verdict: str | None = None
     window: Window | None = None
@@ -106,11 +107,14 @@ def spoken(identifier: str) -> list[str]:
 
 
 class Vocabulary:
-    """The cameras, devices and labels the store knows, matched against questions."""
+    """The cameras, devices, zones and labels the store knows, matched against questions."""
 
-    def __init__(self, cameras: set[tuple[str, str]], labels: set[str]) -> None:
+    def __init__(self, cameras: set[tuple[str, str]], labels: set[str], zones: set[str] | None = None) -> None:
         self.cameras = set(cameras)
         self.labels = set(labels) | set(LABEL_WORDS)
+        self.zones = set(zones or ())
+        self._zone_forms = [(re.compile(rf"\b{re.escape(form)}\b"), zone)
+                            for zone in sorted(self.zones) for form in spoken(zone)]
         self._camera_forms: list[tuple[re.Pattern[str], tuple[str, str]]] = []
         self._device_forms: list[tuple[re.Pattern[str], str]] = []
         for device, camera in sorted(self.cameras):
@@ -120,12 +124,18 @@ class Vocabulary:
             for form in spoken(device):
                 self._device_forms.append((re.compile(rf"\b{re.escape(form)}\b"), device))
 
-    def add(self, device: str, camera: str, label: str) -> bool:
-        """Learn a new camera or label; True when the vocabulary changed."""
-        if (device, camera) in self.cameras and label in self.labels:
+    def add(self, device: str, camera: str, label: str, zones: tuple[str, ...] | list[str] = ()) -> bool:
+        """Learn a new camera, label or zone; True when the vocabulary changed."""
+        if (device, camera) in self.cameras and label in self.labels and self.zones.issuperset(zones):
             return False
-        self.__init__(self.cameras | {(device, camera)}, self.labels | {label})  # small: rebuild
+        self.__init__(self.cameras | {(device, camera)}, self.labels | {label}, self.zones | set(zones))  # rebuild
         return True
+
+    def zones_in(self, text: str) -> frozenset[str]:
+        """Zones named in the question; a zone spelt like a camera is read as the camera."""
+        cameras = {form for _, camera in self.cameras for form in spoken(camera)}
+        return frozenset(zone for pattern, zone in self._zone_forms
+                         if pattern.search(text) and not cameras.intersection(spoken(zone)))
 
     def cameras_in(self, text: str) -> frozenset[tuple[str, str]]:
         found = {pair for pattern, pair in self._camera_forms if pattern.search(text)}
@@ -165,7 +175,8 @@ def is_open(text: str) -> bool:
 def read(question: str, vocabulary: Vocabulary, zone: ZoneInfo, now_ms: int) -> Query:
     text = normalise(question)
     return Query(intent=intent_of(text), open=is_open(text), cameras=vocabulary.cameras_in(text),
-                 devices=vocabulary.devices_in(text), label=vocabulary.label_in(text), verdict=verdict_in(text),
+                 devices=vocabulary.devices_in(text), zones=vocabulary.zones_in(text),
+                 label=vocabulary.label_in(text), verdict=verdict_in(text),
                  window=time_window(text, zone, now_ms), words=tuple(text.split()))
 
 
