@@ -13,6 +13,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import cv2
@@ -375,3 +376,17 @@ def test_the_rules_answer_from_redis_as_from_sqlite():
         assert asyncio.run(asker.ask("When was the last alert on cam2?"))["value"] == "2026-11-29 20:00"
     finally:
         store.delete_all()
+
+
+def test_the_shipped_classifier_is_the_one_its_training_file_makes_and_never_saw_the_bench():
+    import json
+
+    from edgetriage.cloud.ask.complexity import MODEL_FILE, TRAIN_FILE, ComplexityModel, read_rows, train
+
+    rows = read_rows(TRAIN_FILE)
+    assert json.loads(MODEL_FILE.read_text())["weights"] == train(rows)
+    bench = Path(__file__).resolve().parents[1] / "bench" / "ask_questions.jsonl"
+    asked = {normalise(json.loads(line)["q"]) for line in bench.read_text().splitlines() if line.strip()}
+    assert not asked & {normalise(q) for q, _ in rows}
+    model = ComplexityModel.load()
+    assert model.score("What was the man at the gate carrying?") > 0.5 > model.score("gate events this morning")
