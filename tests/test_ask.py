@@ -20,6 +20,7 @@ import cv2
 import numpy as np
 import pytest
 import requests
+import test_openai_backend
 from conftest import free_port
 from edgetriage.cloud.api import build_app, run_api
 from edgetriage.cloud.ask.config import AskConfig
@@ -33,6 +34,10 @@ from edgetriage.cloud.service import CloudService
 from edgetriage.cloud.store import SQLiteStore
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.protocol import Detection, Event, Verdict
+
+# fixtures: the real OpenAI-compatible server (`transformers serve` with the CPU model), as that file starts it
+transformers_serve = test_openai_backend.transformers_serve
+model_dir = test_openai_backend.model_dir
 
 ZONE = ZoneInfo("Europe/Berlin")
 OPERATOR = "ask-operator-token"
@@ -390,3 +395,16 @@ def test_the_shipped_classifier_is_the_one_its_training_file_makes_and_never_saw
     assert not asked & {normalise(q) for q, _ in rows}
     model = ComplexityModel.load()
     assert model.score("What was the man at the gate carrying?") > 0.5 > model.score("gate events this morning")
+
+
+@pytest.mark.slow
+def test_open_questions_through_an_openai_compatible_server(store, transformers_serve, model_dir):
+    """[analyzer] backend = "openai" (how vLLM runs in production): the question's LLM step is one chat
+    completion on the real server (`transformers serve` with the CPU model), citations checked as ever."""
+    from edgetriage.cloud.config import OpenAIConfig
+
+    analyzer = AnalyzerConfig(backend="openai", openai=OpenAIConfig(base_urls=[transformers_serve], model=str(model_dir)))
+    asker = Asker(store, AskConfig(timezone="Europe/Berlin", t_max_ms=120_000), analyzer, clock_ms=lambda: NOW)
+    answer = asyncio.run(asker.ask("What were the people at the back door doing last night?"))
+    assert answer["route"] == "llm" and not answer["partial"] and answer["answer"].strip(), answer
+    assert set(answer["events"]) and set(answer["events"]) <= ids(store, camera="back_door")
