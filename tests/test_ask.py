@@ -189,6 +189,18 @@ def test_the_llm_path_that_would_break_t_max_answers_from_the_fast_path_marked_p
     assert set(answer["events"]) == ids(store, camera="porch")
 
 
+def test_under_load_the_llm_path_gives_way_before_it_starts(store):
+    """Two answers ahead at a recent 6 s each break t_max_ms = 10 s: the fast path answers at once, marked."""
+    from edgetriage.cloud.ask.llm import TransformersText
+
+    asker = asker_for(store, TransformersText(AnalyzerConfig()))  # never loaded: it must not be called
+    asker.stats.latency["llm"].extend([6000.0, 6000.0])
+    asker._llm_queue = 1
+    answer = asyncio.run(asker.ask("What was the person at the porch carrying?"))
+    assert answer["partial"] and "longer than t_max_ms" in answer["partial_reason"] and answer["latency_ms"] < 1000
+    assert asker.text_model._model is None and asker.figures()["partial"] == 1
+
+
 def test_without_a_text_model_open_questions_get_a_partial_fast_answer(store):
     answer = asyncio.run(asker_for(store).ask("Did the same person come back?"))
     assert answer["partial"] and "no text model" in answer["partial_reason"]
@@ -360,6 +372,9 @@ def test_the_live_page_asks_with_its_session_and_shows_route_events_and_figures(
     thumb = browser.get(f"{api.base}/ui/thumbs/{body['events'][0]}.jpg", timeout=30)  # where the page links
     assert thumb.status_code == 200 and thumb.headers["Content-Type"] == "image/jpeg"
     assert browser.post(f"{api.base}/ui/ask", json={"question": ""}, timeout=30).status_code == 400
+    figures = browser.get(f"{api.base}/ui/ask", timeout=30).json()["figures"]
+    assert figures["routes"]["rules"] == 1 and figures["refused"] == 1 and "L_total_ms" in figures
+    assert requests.get(f"{api.base}/ui/ask", timeout=30).status_code == 401
 
 
 def test_the_rules_answer_from_redis_as_from_sqlite():

@@ -3,7 +3,7 @@
     POST /v1/ask   {"question": "...", "camera"?: "...", "device"?: "...", "since"?: ms | ISO 8601}
                    -> {"answer", "route", "events", "latency_ms", "cached", "partial", "value", ...}
                    bearer token as the rest of /v1; a device token asks about its own device only
-    POST /ui/ask   the same for the live page (its session cookie instead of the token)
+    POST /ui/ask   the same for the live page (its session cookie instead of the token); GET: the figures
 
 Refusals are JSON errors like the rest of the API: 400 (empty, huge, binary, an instruction to the model,
 a bad field), 403 (another device's data), 404 (a camera with no events), 415 (not JSON).
@@ -115,14 +115,22 @@ def add_ask(app: web.Application, asker: Asker, principal_key: web.RequestKey) -
     async def post_ask(request: web.Request) -> web.Response:
         return await _answer(request, request[principal_key].device)
 
-    async def page_ask(request: web.Request) -> web.Response:
+    def signed_in(request: web.Request) -> bool:
         from ..web.access import COOKIE
         from ..web.routes import ACCESS
 
         access = request.app.get(ACCESS)
-        if access is None or not access.valid(request.cookies.get(COOKIE)):
+        return access is not None and access.valid(request.cookies.get(COOKIE))
+
+    async def page_ask(request: web.Request) -> web.Response:
+        if not signed_in(request):
             return _error(401, "sign in through the page link the service printed at start")
         return await _answer(request, None, page=True)
+
+    async def page_figures(request: web.Request) -> web.Response:
+        if not signed_in(request):
+            return _error(401, "sign in through the page link the service printed at start")
+        return web.json_response({"figures": asker.figures()})
 
     async def on_startup(_: web.Application) -> None:
         if not asker.attached:
@@ -135,5 +143,6 @@ def add_ask(app: web.Application, asker: Asker, principal_key: web.RequestKey) -
 
     app.router.add_post("/v1/ask", post_ask)
     app.router.add_post("/ui/ask", page_ask)
+    app.router.add_get("/ui/ask", page_figures)  # the questions' alpha and L_total, when the page opens
     app.on_startup.append(on_startup)
     app.on_shutdown.append(on_shutdown)

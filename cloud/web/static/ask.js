@@ -72,5 +72,7 @@
   document.addEventListener("DOMContentLoaded", () => {
     const form = $("ask-form");
     if (form) form.addEventListener("submit", ask);
+    fetch("ask", { credentials: "same-origin" }).then((r) => (r.ok ? r.json() : null))
+      .then((body) => { if (body) figures(body.figures); }).catch(() => {});
   });
 })();
