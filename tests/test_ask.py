@@ -130,6 +130,15 @@ def test_a_question_without_time_words_has_no_window():
     assert time_window(normalise("how many people came to the porch"), ZONE, NOW) is None
 
 
+def test_a_question_about_one_device_reads_times_in_that_device_zone(store):
+    asker = Asker(store, AskConfig(timezone="Europe/Berlin", timezones={"shed": "America/New_York"}),
+                  AnalyzerConfig(backend="vllm"), clock_ms=lambda: NOW)  # 15:30 in New York
+    shed = asyncio.run(asker.ask("When was the last alert on cam2 today?"))
+    assert shed["value"] == "2026-11-29 14:00" and shed["window"]["start_ms"] == int(
+        datetime(2026, 11, 29, tzinfo=ZoneInfo("America/New_York")).timestamp() * 1000)
+    assert asyncio.run(asker.ask("How many people came to the porch today?"))["value"] == 2  # Berlin's day
+
+
 def test_camera_names_are_read_as_people_write_them():
     vocabulary = Vocabulary({("house", "back_door"), ("shed", "cam2")}, {"person"})
     assert vocabulary.cameras_in(normalise("anyone at the back door?")) == {("house", "back_door")}
@@ -231,7 +240,8 @@ def test_cached_answers_expire_after_their_ttl(store):
 
 
 def test_citations_name_only_events_the_model_was_given(store):
-    facts = asker_for(store)._facts(asker_for(store)._read("porch", None, None, None, None)[0], None)[:3]
+    asker = asker_for(store)
+    facts = asker._facts(asker._read("porch", None, None, None, None)[0], None)[:3]
     text, cited, dropped = cite("Someone came [2] and left [7], then [1, 9].", facts)
     assert [f.event_id for f in cited] == [facts[1].event_id, facts[0].event_id]
     assert dropped == 2 and "[7]" not in text and "[1]" in text and "[2]" in text

@@ -25,6 +25,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from ...shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
 from ..config import AnalyzerConfig
@@ -129,17 +130,16 @@ class Asker:
         started = time.perf_counter()
         try:
             text = check_question(question, self.config.max_question_chars)
-            query, devices = self._read(text, token_device, device, camera, since_ms)
+            query, devices, zone = self._read(text, token_device, device, camera, since_ms)
         except AskError:
             self.stats.refused += 1
             raise
-        zone = self.config.zone_for(devices or {d for d, _ in query.cameras} or self._all_devices())
         key = (tuple(sorted(devices or ())), normalise(text), camera, since_ms,
                query.window.start_ms if query.window else None, query.window.end_ms if query.window else None)
         hit = self.cache.get(key)
         if hit is not None:
             return self._finish({**hit, "cached": True, "first_route": hit["route"], "route": "cache"},
-                                started, started, "cache")
+                                started, time.perf_counter(), "cache")
         facts = self._facts(query, devices)
         if query.rule_answerable:
             route, score = "rules", None
@@ -172,12 +172,10 @@ class Asker:
         stats.partial += partial
         return {**body, "latency_ms": round(latency, 2)}
 
-    def _all_devices(self) -> set[str]:
-        return {d for d, _ in self.vocabulary().cameras}
-
     def _read(self, text: str, token_device: str | None, device: str | None, camera: str | None,
-              since_ms: int | None) -> tuple[Query, set[str] | None]:
-        """The question's query, narrowed to what the caller may read and asked for; AskError otherwise."""
+              since_ms: int | None) -> tuple[Query, set[str] | None, ZoneInfo]:
+        """The question's query, narrowed to what the caller may read and asked for, and the zone its times
+        are read in (that of the devices it is about); AskError otherwise."""
         if device is not None and not DEVICE_ID_RE.match(device):
             raise AskError(400, f"device={device!r} is not a device id ([a-z0-9-], at most 64)")
         if camera is not None and not CAMERA_ID_RE.match(camera):
@@ -186,8 +184,12 @@ class Asker:
             raise AskError(403, f"the token of device {token_device} may not ask about device {device}")
         vocabulary = self.vocabulary()
         devices = {token_device} if token_device else {device} if device else None
-        zone = self.config.zone_for(devices or {d for d, _ in vocabulary.cameras})
+        everyone = {d for d, _ in vocabulary.cameras}
+        zone = self.config.zone_for(devices or everyone)
         query = read(text, vocabulary, zone, int(self.clock_ms()))
+        about = self.config.zone_for(devices or set(query.devices) or {d for d, _ in query.cameras} or everyone)
+        if about != zone:  # the question names a camera or device with a zone of its own: read it again there
+            zone, query = about, read(text, vocabulary, about, int(self.clock_ms()))
         if token_device is not None:
             foreign = sorted({c for d, c in query.cameras if d != token_device} - {c for d, c in query.cameras
                                                                                     if d == token_device})
@@ -212,7 +214,7 @@ class Asker:
             since = Window(since_ms, None, "since the time given")
             window = since if window is None else Window(max(since_ms, window.start_ms or 0), window.end_ms,
                                                          window.phrase)
-        return query.with_scope(cameras=cameras, window=window), devices
+        return query.with_scope(cameras=cameras, window=window), devices, zone
 
     def _facts(self, query: Query, devices: set[str] | None) -> list[EventFact]:
         """Every event the question covers, newest first (capture time, in the device's clock)."""
