@@ -20,6 +20,8 @@ from typing import Any
 from aiohttp import web
 
 from ..store import Store
+from ..web.access import COOKIE
+from ..web.routes import ACCESS
 from .guard import AskError
 from .router import Asker
 
@@ -116,9 +118,6 @@ def add_ask(app: web.Application, asker: Asker, principal_key: web.RequestKey) -
         return await _answer(request, request[principal_key].device)
 
     def signed_in(request: web.Request) -> bool:
-        from ..web.access import COOKIE
-        from ..web.routes import ACCESS
-
         access = request.app.get(ACCESS)
         return access is not None and access.valid(request.cookies.get(COOKIE))
 
