@@ -323,6 +323,9 @@ def test_post_v1_ask_answers_with_route_events_and_latency(api, store):
     stats = requests.get(f"{api.base}/v1/stats", headers={"Authorization": f"Bearer {OPERATOR}"}, timeout=30).json()
     assert stats["ask"]["routes"]["rules"] == 1 and stats["ask"]["alpha"] == 1.0 and "figures" in stats
     assert "L_total_ms" in stats["ask"] and stats["ask"]["t_max_ms"] == 10_000
+    metrics = requests.get(f"{api.base}/metrics", timeout=30).text
+    assert 'edgetriage_cloud_ask_answers_total{route="rules"} 1' in metrics
+    assert "edgetriage_cloud_ask_alpha_ratio 1.0" in metrics
     document = requests.get(f"{api.base}/openapi.json", timeout=30).json()
     assert document["paths"]["/v1/ask"]["post"]["operationId"] == "ask"
 
