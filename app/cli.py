@@ -238,6 +238,10 @@ def build_parser() -> argparse.ArgumentParser:
     ccheck = csub.add_parser("check-config", help="validate a cloud config and exit")
     ccheck.add_argument("--config", help="cloud TOML config")
     ccheck.set_defaults(func=cmd_cloud_check)
+
+    from .ask import add_parser as add_ask_parser
+
+    add_ask_parser(sub)  # edgetriage ask "QUESTION"
     return parser
 
 

@@ -7,6 +7,7 @@ and the service's figures, model files for devices, health, metrics and its own 
     GET  /v1/events/{id}/thumbnail    the crop, scaled to fit 192 px; /crop: the crop as sent
     GET  /v1/verdicts/{id}            the verdict, exactly as published on MQTT
     GET  /v1/stats                    alpha, L_light, L_llm, L_sched, L_total vs measured, U, hit rate, ...
+    POST /v1/ask                      a question in words about the events (cloud.ask)
     GET  /v1/models/{sha256}          a model file a remote config announced
     GET  /healthz, /metrics           public (probes and scrapers)
     GET  /openapi.json                public: this API's OpenAPI 3.1 document
@@ -38,6 +39,7 @@ from pydantic import ValidationError, field_validator
 from ..shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
 from ..shared.modelfiles import bundled_dir
 from ..shared.protocol import VERDICTS, Event, ProtocolError, decode_event, encode_verdict
+from .ask.api import ASKER, add_ask, build_asker
 from .auth import ApiAuth, Principal
 from .config import HTTPConfig
 from .metrics import add_metrics
@@ -376,7 +378,11 @@ async def get_verdict(request: web.Request) -> web.Response:
 
 async def get_stats(request: web.Request) -> web.Response:
     _operator(request)
-    return web.json_response(_service(request).figures.snapshot())
+    body = _service(request).figures.snapshot()
+    asker = request.app.get(ASKER)
+    if asker is not None:
+        body["ask"] = asker.figures()  # questions: alpha, L_total, per-route latencies (cloud.ask.router)
+    return web.json_response(body)
 
 
 def model_index(models_dir: Path) -> dict[str, Path]:
@@ -438,6 +444,9 @@ def build_app(store: Store, service: CloudService | None, models_dir: Path | Non
     # other modules' routes
     add_metrics(app, service)  # GET /metrics (Prometheus)
     add_page(app, store, service)  # the live page under /ui/
+    asker = build_asker(store, service)
+    if asker is not None:
+        add_ask(app, asker, PRINCIPAL)  # POST /v1/ask, /ui/ask (cloud.ask)
     for extra in extras:
         extra(app)
     return app

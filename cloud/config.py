@@ -16,6 +16,7 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 
 from ..shared.config import MQTTConfig, Strict, load_config
 from ..shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
+from .ask.config import AskConfig
 from .ha import HomeAssistantConfig
 
 DeviceId = Annotated[str, Field(pattern=DEVICE_ID_RE.pattern)]
@@ -229,6 +230,7 @@ class CloudConfig(Strict):
     drain_timeout_s: Annotated[float, Field(ge=0.0, le=600.0)] = 10.0
     delivery: DeliveryConfig = DeliveryConfig()
     homeassistant: HomeAssistantConfig = HomeAssistantConfig()
+    ask: AskConfig = AskConfig()
 
     @model_validator(mode="after")
     def _shared_subscription(self) -> CloudConfig:

@@ -18,6 +18,7 @@ figures can be added up and `histogram_quantile()` gives p50/p95 in Grafana.
     edgetriage_cloud_queue_depth                    events received and not yet answered
     edgetriage_cloud_mqtt_connected                 1 while the broker connection is up
     edgetriage_cloud_overloaded                     1 while the service says it is overloaded (if it says)
+    edgetriage_cloud_ask_*                          questions: answers by route, partial, refused, alpha, L_total
 """
 
 from __future__ import annotations
@@ -227,7 +228,10 @@ def add_metrics(app: Any, service: Any) -> CloudMetrics:
         metrics.attach(service)
 
     async def handle(request: web.Request) -> web.Response:
-        return web.Response(text=metrics.render(service), headers={"Content-Type": CONTENT_TYPE})
+        from .ask.api import ASKER, prometheus_text  # questions (cloud.ask), when the app answers them
+
+        text = metrics.render(service) + prometheus_text(request.app.get(ASKER))
+        return web.Response(text=text, headers={"Content-Type": CONTENT_TYPE})
 
     app.router.add_get("/metrics", handle)
     return metrics

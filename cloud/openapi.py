@@ -10,6 +10,7 @@ from functools import cache
 from typing import Any
 
 from ..shared.protocol import MAX_EVENT_BYTES, VERDICTS, Event, Verdict
+from .ask.openapi import ask_path
 
 _REF = "#/components/schemas/{model}"
 EVENT_ID = {"type": "string", "pattern": "^[0-9a-f-]{1,36}$"}
@@ -204,6 +205,7 @@ def _document() -> dict[str, Any]:
                 "responses": {"200": {"description": "The file.", "content": {"application/octet-stream": {
                     "schema": {"type": "string", "format": "binary"}}}}, **ERRORS,
                     "404": _error("No model with that sha256 is served here.")}}},
+            "/v1/ask": ask_path(ERRORS, _error),
         },
     }
 

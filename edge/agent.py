@@ -461,7 +461,7 @@ class EdgeAgent:
                 track_id=max(0, int(ev.track_id)),
                 detections=[Detection(label=d.label, score=_unit(d.score), box=tuple(_unit(v) for v in d.box))
                             for d in ev.detections[-MAX_DETECTIONS:]],
-                phash=ev.phash, phash_alg=ev.phash_alg, reason=decision.reason[:256],
+                phash=ev.phash, phash_alg=ev.phash_alg, reason=decision.reason[:256], zones=ev.zones[:16],
                 crop=ev.crop_jpeg, crop_size=tuple(ev.crop_size),
                 classes=[ClassScore(label=name[:128], score=_unit(p)) for name, p in ev.classes[:MAX_CLASSES]],
             )

@@ -170,6 +170,20 @@ class EdgeConfig(Strict):
     daemon: DaemonConfig = Field(default_factory=DaemonConfig)
     remote: RemoteConfig = Field(default_factory=RemoteConfig)
     state_dir: str = Field(default_factory=default_state_dir)
+    timezone: str | None = Field(None, description="IANA zone of the device's local time (e.g. Europe/Berlin); "
+                                                   "questions about it read \"today\" in it (cloud [ask] timezones)")
+
+    @field_validator("timezone")
+    @classmethod
+    def _zone(cls, value: str | None) -> str | None:
+        if value is not None:
+            from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+            try:
+                ZoneInfo(value)
+            except (ZoneInfoNotFoundError, ValueError):
+                raise ValueError(f"unknown time zone {value!r}; an IANA name such as Europe/Berlin or UTC") from None
+        return value
 
     @model_validator(mode="after")
     def _resolve(self) -> EdgeConfig:

@@ -26,12 +26,14 @@ MAX_VERDICT_BYTES = 16 * 1024
 MAX_CROP_PIXELS = 4096 * 4096
 MAX_DETECTIONS = 64
 MAX_CLASSES = 10
+MAX_ZONES = 16
 PHASH_ALGS = ("dct64",)
 VERDICTS = ("alert", "benign", "unknown")
 
 Label = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_ .'-]+$")]
 Unit = Annotated[float, Field(ge=0.0, le=1.0)]
 ShortText = Annotated[str, Field(max_length=256)]
+ZoneName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,32}$")]
 
 
 REJECT_CODES = ("too_large", "encoding", "schema_version", "invalid", "image")
@@ -82,6 +84,7 @@ class Event(_Message):
     reason: ShortText
     crop: bytes = Field(repr=False)
     crop_size: tuple[Annotated[int, Field(ge=0, le=65535)], Annotated[int, Field(ge=0, le=65535)]] = (0, 0)
+    zones: Annotated[list[ZoneName], Field(max_length=MAX_ZONES)] = []  # the camera's zones the object stood in
 
     model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
 

@@ -1,0 +1,90 @@
+"""`edgetriage ask "QUESTION"`: ask the cloud API about the events, in words.
+
+The API's address and token come from the environment, as for the service: EDGETRIAGE_API_URL (default
+http://127.0.0.1:8080) and EDGETRIAGE_API_TOKEN. Standard library only, so it runs wherever edgetriage is
+installed, device included."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import urllib.error
+import urllib.request
+
+API_URL_ENV = "EDGETRIAGE_API_URL"
+API_TOKEN_ENV = "EDGETRIAGE_API_TOKEN"
+DEFAULT_URL = "http://127.0.0.1:8080"
+
+
+class AskFailed(RuntimeError):
+    """The question could not be asked or was refused; the message says why."""
+
+
+def ask(question: str, *, url: str, token: str, camera: str | None = None, device: str | None = None,
+        since: str | None = None, timeout_s: float = 120.0) -> dict:
+    body: dict[str, object] = {"question": question}
+    for name, value in (("camera", camera), ("device", device)):
+        if value is not None:
+            body[name] = value
+    if since is not None:
+        body["since"] = int(since) if since.isdigit() else since
+    request = urllib.request.Request(f"{url.rstrip('/')}/v1/ask", data=json.dumps(body).encode(), method="POST",
+                                     headers={"Content-Type": "application/json",
+                                              "Authorization": f"Bearer {token}"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout_s) as response:  # noqa: S310 - the user's API URL
+            return json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        try:
+            message = json.loads(exc.read()).get("error") or exc.reason
+        except (ValueError, AttributeError):
+            message = exc.reason
+        raise AskFailed(f"the API refused the question (HTTP {exc.code}): {message}") from None
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise AskFailed(f"cannot reach the API at {url} ({reason}); set {API_URL_ENV} to the service's "
+                        "address, e.g. http://127.0.0.1:8080") from None
+    except ValueError:
+        raise AskFailed(f"the API at {url} did not answer JSON; is {API_URL_ENV} the edgetriage API?") from None
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    url = os.environ.get(API_URL_ENV) or DEFAULT_URL
+    token = os.environ.get(API_TOKEN_ENV)
+    if not token:
+        print(f"edgetriage: error: set {API_TOKEN_ENV} to the API token (the operator's, or a device's)",
+              file=sys.stderr)
+        return 2
+    try:
+        result = ask(args.question, url=url, token=token, camera=args.camera, device=args.device, since=args.since)
+    except AskFailed as exc:
+        print(f"edgetriage: error: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    print(result["answer"])
+    marks = [f"route {result['route']}", f"{result['latency_ms']:.0f} ms"]
+    if result.get("cached"):
+        marks.append("cached")
+    if result.get("partial"):
+        marks.append("partial")
+    print(f"({', '.join(marks)})")
+    for event_id in result["events"][:20]:
+        print(f"  {url.rstrip('/')}/v1/events/{event_id}")
+    if len(result["events"]) > 20:
+        print(f"  ... and {len(result['events']) - 20} more")
+    return 0
+
+
+def add_parser(sub) -> None:
+    ask_cmd = sub.add_parser("ask", help="ask the cloud API a question about the events, in words "
+                                         f"(${API_URL_ENV}, ${API_TOKEN_ENV})")
+    ask_cmd.add_argument("question", help='e.g. "How many people came to the porch today?"')
+    ask_cmd.add_argument("--camera", help="only this camera")
+    ask_cmd.add_argument("--device", help="only this device")
+    ask_cmd.add_argument("--since", help="only events captured since: epoch ms or ISO 8601 with offset")
+    ask_cmd.add_argument("--json", action="store_true", help="print the API's JSON answer")
+    ask_cmd.set_defaults(func=cmd_ask)

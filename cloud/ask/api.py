@@ -1,0 +1,167 @@
+"""The HTTP side of questions:
+
+    POST /v1/ask   {"question": "...", "camera"?: "...", "device"?: "...", "since"?: ms | ISO 8601}
+                   -> {"answer", "route", "events", "latency_ms", "cached", "partial", "value", ...}
+                   bearer token as the rest of /v1; a device token asks about its own device only
+    POST /ui/ask   the same for the live page (its session cookie instead of the token); GET: the figures
+
+Refusals are JSON errors like the rest of the API: 400 (empty, huge, binary, an instruction to the model,
+a bad field), 403 (another device's data), 404 (a camera with no events), 415 (not JSON).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from datetime import datetime
+from typing import Any
+
+from aiohttp import web
+
+from ..store import Store
+from ..web.access import COOKIE
+from ..web.routes import ACCESS
+from .guard import AskError
+from .router import Asker
+
+log = logging.getLogger("edgetriage.cloud.ask")
+
+ASKER = web.AppKey("asker", Asker)
+FIELDS = frozenset({"question", "camera", "device", "since"})
+
+
+def _error(status: int, message: str) -> web.Response:
+    return web.json_response({"error": message, "status": status}, status=status)
+
+
+def _since(raw: Any) -> int | None:
+    """Epoch milliseconds, or an ISO 8601 time with its offset."""
+    if raw is None:
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, (int, str)):
+        raise AskError(400, "since must be epoch milliseconds or an ISO 8601 time such as 2026-11-29T09:00+01:00")
+    if isinstance(raw, int):
+        if not 0 <= raw < 1 << 53:
+            raise AskError(400, f"since={raw} is out of range (epoch milliseconds)")
+        return raw
+    try:
+        moment = datetime.fromisoformat(raw)
+    except ValueError:
+        raise AskError(400, f"since={raw[:40]!r} is not an ISO 8601 time (e.g. 2026-11-29T09:00+01:00)") from None
+    if moment.tzinfo is None:
+        raise AskError(400, f"since={raw[:40]!r} has no UTC offset; add one (e.g. +01:00 or Z)")
+    return int(moment.timestamp() * 1000)
+
+
+async def _body(request: web.Request) -> dict[str, Any]:
+    if request.content_type != "application/json":
+        raise AskError(415, f"Content-Type {request.content_type or 'none'} is not accepted; send application/json")
+    raw = await request.read()
+    try:
+        body = json.loads(raw)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        raise AskError(400, "body is not valid JSON (UTF-8); send {\"question\": \"...\"}") from None
+    if not isinstance(body, dict):
+        raise AskError(400, "body must be a JSON object: {\"question\": \"...\"}")
+    unknown = sorted(set(body) - FIELDS)
+    if unknown:
+        raise AskError(400, f"unknown field(s) {', '.join(unknown)[:80]}; allowed: {', '.join(sorted(FIELDS))}")
+    if "question" not in body:
+        raise AskError(400, "question is missing: send {\"question\": \"...\"}")
+    for name in ("camera", "device"):
+        if name in body and not isinstance(body[name], str):
+            raise AskError(400, f"{name} must be a string (leave it out for all)")
+    if "since" in body and body["since"] is None:
+        raise AskError(400, "since must be epoch milliseconds or an ISO 8601 time (leave it out for all)")
+    return body
+
+
+async def _answer(request: web.Request, token_device: str | None, page: bool = False) -> web.Response:
+    asker = request.app[ASKER]
+    try:
+        body = await _body(request)
+        result = await asker.ask(body["question"], token_device=token_device, device=body.get("device"),
+                                 camera=body.get("camera"), since_ms=_since(body.get("since")))
+    except AskError as exc:
+        return _error(exc.status, str(exc))
+    if page:
+        result["figures"] = asker.figures()  # the page shows alpha and L_total for questions
+    return web.json_response(result)
+
+
+def prometheus_text(asker: Asker | None) -> str:
+    """The questions' counters and figures for GET /metrics (the same numbers /v1/stats shows)."""
+    if asker is None:
+        return ""
+    f = asker.figures()
+    lines = ["# HELP edgetriage_cloud_ask_answers_total questions answered, by route",
+             "# TYPE edgetriage_cloud_ask_answers_total counter"]
+    lines += [f'edgetriage_cloud_ask_answers_total{{route="{r}"}} {n}' for r, n in f["routes"].items()]
+    for name, value, kind, text in (
+            ("partial_total", f["partial"], "counter", "answers from the fast path because the LLM path would break t_max_ms"),
+            ("refused_total", f["refused"], "counter", "questions refused with a 4xx"),
+            ("alpha_ratio", f["alpha"], "gauge", "questions answered without the LLM / questions answered"),
+            ("total_seconds", None if f["L_total_ms"] is None else f["L_total_ms"] / 1000, "gauge",
+             "L_total = L_sched + alpha*L_fast + (1-alpha)*L_llm")):
+        if value is not None:
+            lines += [f"# HELP edgetriage_cloud_ask_{name} {text}", f"# TYPE edgetriage_cloud_ask_{name} {kind}",
+                      f"edgetriage_cloud_ask_{name} {value}"]
+    return "\n".join(lines) + "\n"
+
+
+def build_asker(store: Store, service: Any) -> Asker | None:
+    """The Asker for the service's [ask] and [analyzer] settings (defaults for an API-only process), hearing
+    of the service's new events and verdicts; None when [ask] enabled = false."""
+    config = getattr(service, "config", None)
+    if config is not None and not config.ask.enabled:
+        return None
+    asker = Asker(store, config.ask, config.analyzer) if config is not None else Asker(store, _default_config())
+    if service is not None:
+        asker.attach(service)
+    return asker
+
+
+def _default_config():
+    from .config import AskConfig
+
+    return AskConfig()
+
+
+def add_ask(app: web.Application, asker: Asker, principal_key: web.RequestKey) -> None:
+    """Mount POST /v1/ask (bearer auth, done by the API's middleware, which files the principal under
+    `principal_key`) and POST /ui/ask (the page's session). The text model loads in the background at start."""
+    app[ASKER] = asker
+    warming: list[asyncio.Task] = []
+
+    async def post_ask(request: web.Request) -> web.Response:
+        return await _answer(request, request[principal_key].device)
+
+    def signed_in(request: web.Request) -> bool:
+        access = request.app.get(ACCESS)
+        return access is not None and access.valid(request.cookies.get(COOKIE))
+
+    async def page_ask(request: web.Request) -> web.Response:
+        if not signed_in(request):
+            return _error(401, "sign in through the page link the service printed at start")
+        return await _answer(request, None, page=True)
+
+    async def page_figures(request: web.Request) -> web.Response:
+        if not signed_in(request):
+            return _error(401, "sign in through the page link the service printed at start")
+        return web.json_response({"figures": asker.figures()})
+
+    async def on_startup(_: web.Application) -> None:
+        if not asker.attached:
+            return  # an API-only process: the model loads with the first question that needs it
+        warming.append(asyncio.get_running_loop().create_task(asker.warm()))
+
+    async def on_shutdown(_: web.Application) -> None:
+        for task in warming:
+            task.cancel()
+
+    app.router.add_post("/v1/ask", post_ask)
+    app.router.add_post("/ui/ask", page_ask)
+    app.router.add_get("/ui/ask", page_figures)  # the questions' alpha and L_total, when the page opens
+    app.on_startup.append(on_startup)
+    app.on_shutdown.append(on_shutdown)

@@ -1,0 +1,68 @@
+"""The events a question is about, as plain facts: one typed row per stored event, readable by the rules'
+queries, the retrieval step and the LLM's prompt alike."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+
+@dataclass(frozen=True)
+class EventFact:
+    event_id: str
+    device: str
+    camera: str
+    label: str
+    captured_ms: int
+    verdict: str | None  # alert | benign | unknown; None while the model has not answered
+    description: str
+    classes: tuple[str, ...]
+    reason: str
+    zones: tuple[str, ...] = ()
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> EventFact:
+        """A row of Store.list_events."""
+        verdict = row.get("verdict") or {}
+        description = verdict.get("description") or ""
+        if description.startswith("no model verdict"):
+            description = ""
+        return cls(event_id=row["event_id"], device=row["device"], camera=row["camera"], label=row["label"],
+                   captured_ms=int(row["captured_ms"]), verdict=verdict.get("verdict"),
+                   description=description, classes=tuple(c.get("label", "") for c in row.get("classes") or ()),
+                   reason=row.get("reason") or "", zones=tuple(row.get("zones") or ()))
+
+    def local(self, zone: ZoneInfo) -> datetime:
+        return datetime.fromtimestamp(self.captured_ms / 1000, zone)
+
+    def when(self, zone: ZoneInfo) -> str:
+        """'Sat 28 Nov 21:14', the way the answers write times."""
+        return self.local(zone).strftime("%a %d %b %H:%M")
+
+    def line(self, zone: ZoneInfo) -> str:
+        """One line for an answer or a prompt: when, where, what, the verdict and what was seen."""
+        what = f"{self.label} on {self.camera}" + (f" ({', '.join(self.zones)})" if self.zones else "")
+        verdict = f", {self.verdict}" if self.verdict else ""
+        seen = f": {self.description.rstrip('. ')}" if self.description else ""
+        return f"{self.when(zone)}, {what}{verdict}{seen}"
+
+    def text(self, zone: ZoneInfo) -> str:
+        """Everything searchable about the event, for the lexical retrieval."""
+        moment = self.local(zone)
+        part = day_part(moment.hour)
+        return " ".join((self.camera.replace("_", " ").replace("-", " "), self.device, self.label,
+                         self.verdict or "", self.description, " ".join(self.classes), self.reason,
+                         " ".join(z.replace("_", " ").replace("-", " ") for z in self.zones),
+                         moment.strftime("%A"), part))
+
+
+def day_part(hour: int) -> str:
+    if 6 <= hour < 12:
+        return "morning"
+    if 12 <= hour < 18:
+        return "afternoon"
+    if 18 <= hour < 22:
+        return "evening"
+    return "night"

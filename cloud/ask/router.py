@@ -1,0 +1,334 @@
+"""Questions in words, answered the way events are: the cheapest step that can, each step counted.
+
+    1. cache       the same normalised question about the same data, answered before (cache.py)
+    2. rules       a plain query (count, last, first, list, exists) with camera/label/verdict/time words
+                   (rules.py) -> answered from the store (query.py)
+    3. complexity  the rest: a small classifier (complexity.py) scores it; below [ask] complexity_threshold
+                   the fast path answers it as a query
+    4. llm         the events a retrieval step picks (time range, camera, label, then BM25; retrieve.py) and
+                   the question go to the configured back-end (llm.py); the answer may cite only those
+                   events, checked after generation. When the LLM path would break [ask] t_max_ms (its
+                   recent median times the questions ahead of this one, or the model not answering in time)
+                   the fast path answers instead, marked "partial".
+
+Latency model (figures(), beside the events' in /v1/stats): α = answers without the LLM ÷ answers,
+L_total = L_sched + α·L_fast + (1−α)·L_llm, with L_sched the time to decide the route, L_fast the median of
+cache/rules/fast answers and L_llm the median of LLM answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import statistics
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from ...shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
+from ..config import AnalyzerConfig
+from ..store import Store
+from .cache import AnswerCache, Coverage
+from .complexity import ComplexityModel
+from .config import AskConfig
+from .facts import EventFact
+from .guard import AskError, check_question
+from .llm import TextModel, TextModelError, build_text_model
+from .query import Answer, answer, loose_intent
+from .retrieve import pick
+from .rules import Query, Vocabulary, Window, normalise, read
+
+ROUTES = ("cache", "rules", "fast", "llm")
+WINDOW = 2048  # latency samples kept per route
+VOCABULARY_REFRESH_S = 5.0  # without a service to tell us of new events, re-read cameras this often
+SYSTEM = ("You answer questions about what home security cameras saw. Use only the numbered events given. "
+          "Answer in one or two short sentences and cite the events you used by number in brackets, like [2].")
+_CITE = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
+
+
+def _median(values) -> float | None:
+    data = list(values)
+    return round(statistics.median(data), 2) if data else None
+
+
+def _p95(values) -> float | None:
+    data = sorted(values)
+    return round(data[min(len(data) - 1, int(0.95 * len(data)))], 2) if data else None
+
+
+class AskStats:
+    """Answers per route and their latencies (ms), the scheduling time, partial answers and citations."""
+
+    def __init__(self) -> None:
+        self.routes = dict.fromkeys(ROUTES, 0)
+        self.latency = {route: deque(maxlen=WINDOW) for route in ROUTES}
+        self.partial_ms: deque[float] = deque(maxlen=WINDOW)  # fast answers after the LLM path gave up
+        self.sched_ms: deque[float] = deque(maxlen=WINDOW)
+        self.partial = 0
+        self.refused = 0
+        self.dropped_citations = 0  # [n] markers the model wrote that name no event it was given
+        self.llm_errors = 0
+
+
+class Asker:
+    """Answers questions about the events in `store`. `ask` runs on the event loop; only the LLM step
+    leaves it (a thread, or an HTTP call)."""
+
+    def __init__(self, store: Store, config: AskConfig, analyzer: AnalyzerConfig | None = None, *,
+                 text_model: TextModel | None = None, complexity: ComplexityModel | None = None,
+                 clock_ms: Callable[[], float] | None = None) -> None:
+        self.store = store
+        self.config = config
+        self.text_model = text_model if text_model is not None else build_text_model(analyzer or AnalyzerConfig())
+        self.complexity = complexity or ComplexityModel.load()
+        self.clock_ms = clock_ms or (lambda: time.time() * 1000)
+        self.cache = AnswerCache(config.cache_ttl_s, config.cache_entries, self.clock_ms)
+        self.stats = AskStats()
+        self._vocabulary: Vocabulary | None = None
+        self._vocabulary_at = 0.0
+        self.attached = False
+        self._llm_queue = 0  # LLM answers running or waiting
+
+    # -- keeping up with the store ---------------------------------------------------------------------
+    def attach(self, service: Any) -> None:
+        """Hear of every new event and verdict: the vocabulary learns cameras, the cache drops answers."""
+        service.event_listeners.append(self.event_landed)
+        service.verdict_listeners.append(self.verdict_landed)
+        self.attached = True
+
+    def event_landed(self, event: Any, received_ms: int) -> None:
+        if self._vocabulary is not None:
+            self._vocabulary.add(event.device, event.camera, event.label, event.zones)
+        self.cache.landed(event.device, event.camera, event.label, event.captured_ms)
+
+    def verdict_landed(self, verdict: Any) -> None:
+        self.cache.landed(verdict.device, verdict.camera, verdict.label, None)
+
+    def vocabulary(self) -> Vocabulary:
+        stale = not self.attached and time.monotonic() - self._vocabulary_at > VOCABULARY_REFRESH_S
+        if self._vocabulary is None or stale:
+            rows = self.store.list_events(limit=self.config.max_scan)
+            self._vocabulary = Vocabulary({(r["device"], r["camera"]) for r in rows}, {r["label"] for r in rows},
+                                          {z for r in rows for z in r.get("zones") or ()})
+            self._vocabulary_at = time.monotonic()
+        return self._vocabulary
+
+    async def warm(self) -> None:
+        """Load the text model ahead of the first question that needs it (errors wait for that question)."""
+        if self.text_model is not None:
+            try:
+                await self.text_model.warm()
+            except TextModelError:
+                pass
+
+    # -- asking ----------------------------------------------------------------------------------------
+    async def ask(self, question: object, *, token_device: str | None = None, device: str | None = None,
+                  camera: str | None = None, since_ms: int | None = None) -> dict[str, Any]:
+        """The answer as the API returns it; AskError (a 4xx) for a question refused."""
+        started = time.perf_counter()
+        try:
+            text = check_question(question, self.config.max_question_chars)
+            query, devices, zone = self._read(text, token_device, device, camera, since_ms)
+        except AskError:
+            self.stats.refused += 1
+            raise
+        key = (tuple(sorted(devices or ())), normalise(text), camera, since_ms,
+               query.window.start_ms if query.window else None, query.window.end_ms if query.window else None)
+        hit = self.cache.get(key)
+        if hit is not None:
+            return self._finish({**hit, "cached": True, "first_route": hit["route"], "route": "cache"},
+                                started, time.perf_counter(), "cache")
+        facts = self._facts(query, devices)
+        if query.rule_answerable:
+            route, score = "rules", None
+        else:
+            score = self.complexity.score(text)
+            route = "llm" if score >= self.config.complexity_threshold else "fast"
+        decided = time.perf_counter()
+        if route == "llm":
+            result = await self._llm(text, query, facts, zone, started)
+        else:
+            result = answer(loose_intent(query), facts, query, zone, route)
+        body = {"answer": result.text, "route": result.route, "events": result.events, "value": result.value,
+                "partial": result.partial, "cached": False, "complexity": None if score is None else round(score, 3),
+                "window": _window_json(query.window), **result.extra}
+        if not result.partial:
+            self.cache.put(key, body, Coverage(frozenset(devices) if devices else None,
+                                               query.cameras or None, query.label,
+                                               query.window.start_ms if query.window else None,
+                                               query.window.end_ms if query.window else None))
+        return self._finish(body, started, decided, result.route, partial=result.partial)
+
+    def _finish(self, body: dict[str, Any], started: float, decided: float, route: str, *,
+                partial: bool = False) -> dict[str, Any]:
+        done = time.perf_counter()
+        latency = (done - started) * 1000
+        stats = self.stats
+        stats.routes[route] += 1
+        (stats.partial_ms if partial else stats.latency[route]).append(latency)
+        stats.sched_ms.append((decided - started) * 1000)
+        stats.partial += partial
+        return {**body, "latency_ms": round(latency, 2)}
+
+    def _read(self, text: str, token_device: str | None, device: str | None, camera: str | None,
+              since_ms: int | None) -> tuple[Query, set[str] | None, ZoneInfo]:
+        """The question's query, narrowed to what the caller may read and asked for, and the zone its times
+        are read in (that of the devices it is about); AskError otherwise."""
+        if device is not None and not DEVICE_ID_RE.match(device):
+            raise AskError(400, f"device={device!r} is not a device id ([a-z0-9-], at most 64)")
+        if camera is not None and not CAMERA_ID_RE.match(camera):
+            raise AskError(400, f"camera={camera!r} is not a camera id ([a-z0-9_-], at most 64)")
+        if token_device is not None and device is not None and device != token_device:
+            raise AskError(403, f"the token of device {token_device} may not ask about device {device}")
+        vocabulary = self.vocabulary()
+        devices = {token_device} if token_device else {device} if device else None
+        everyone = {d for d, _ in vocabulary.cameras}
+        zone = self.config.zone_for(devices or everyone)
+        query = read(text, vocabulary, zone, int(self.clock_ms()))
+        about = self.config.zone_for(devices or set(query.devices) or {d for d, _ in query.cameras} or everyone)
+        if about != zone:  # the question names a camera or device with a zone of its own: read it again there
+            zone, query = about, read(text, vocabulary, about, int(self.clock_ms()))
+        if token_device is not None:
+            foreign = sorted({c for d, c in query.cameras if d != token_device} - {c for d, c in query.cameras
+                                                                                    if d == token_device})
+            others = sorted(query.devices - {token_device})
+            if foreign or others:
+                what = f"camera {', '.join(foreign)}" if foreign else f"device {', '.join(others)}"
+                raise AskError(403, f"the token of device {token_device} may not ask about {what}")
+        cameras = query.cameras
+        if devices:
+            cameras = frozenset(p for p in cameras if p[0] in devices)
+        elif query.devices:
+            devices = set(query.devices)
+        if camera is not None:
+            known = {p for p in vocabulary.cameras if p[1] == camera and (not devices or p[0] in devices)}
+            if not known:
+                status = 403 if token_device and any(p[1] == camera for p in vocabulary.cameras) else 404
+                raise AskError(status, f"camera={camera!r}: no events from such a camera"
+                                       + (f" of device {token_device}" if token_device else ""))
+            cameras = frozenset(known)
+        window = query.window
+        if since_ms is not None:
+            since = Window(since_ms, None, "since the time given")
+            window = since if window is None else Window(max(since_ms, window.start_ms or 0), window.end_ms,
+                                                         window.phrase)
+        return query.with_scope(cameras=cameras, window=window), devices, zone
+
+    def _facts(self, query: Query, devices: set[str] | None) -> list[EventFact]:
+        """Every event the question covers, newest first (capture time, in the device's clock)."""
+        base: dict[str, Any] = {"limit": self.config.max_scan}
+        if query.label:
+            base["label"] = query.label
+        if query.verdict:
+            base["verdict"] = query.verdict
+        if query.cameras:
+            scans = [{"device": d, "camera": c} for d, c in sorted(query.cameras)]
+        elif devices:
+            scans = [{"device": d} for d in sorted(devices)]
+        else:
+            scans = [{}]
+        seen: dict[str, EventFact] = {}
+        window = query.window
+        for scan in scans:
+            for row in self.store.list_events(**base, **scan):
+                if ((window is None or window.holds(int(row["captured_ms"])))
+                        and (not query.zones or query.zones.intersection(row.get("zones") or ()))):
+                    seen[row["event_id"]] = EventFact.from_row(row)
+        return sorted(seen.values(), key=lambda f: (f.captured_ms, f.event_id), reverse=True)
+
+    # -- the LLM path ----------------------------------------------------------------------------------
+    def _llm_estimate_ms(self) -> float:
+        typical = _median(self.stats.latency["llm"]) or 0.0
+        return typical * (self._llm_queue + 1)
+
+    async def _llm(self, text: str, query: Query, facts: list[EventFact], zone, started: float) -> Answer:
+        fast = answer(loose_intent(query), facts, query, zone, "fast")
+        if not facts:
+            return fast  # nothing for a model to read: the query's "no events" is the whole answer
+        if self.text_model is None:
+            return _partial(fast, "no text model for this [analyzer] backend (use openai with `vllm serve`)")
+        budget_ms = self.config.t_max_ms - (time.perf_counter() - started) * 1000
+        if self._llm_estimate_ms() > budget_ms:
+            return _partial(fast, f"the language model would take longer than t_max_ms ({self.config.t_max_ms:g} ms)")
+        context = pick(text, facts, [f.text(zone) for f in facts], self.config.context_events)
+        lines = "\n".join(f"[{i}] {f.line(zone)}" for i, f in enumerate(context, 1))
+        prompt = f"Events (local time):\n{lines}\n\nQuestion: {text}"
+        self._llm_queue += 1
+        begun = time.perf_counter()
+        try:
+            raw = await asyncio.wait_for(
+                self.text_model.complete(SYSTEM, prompt, self.config.max_new_tokens, budget_ms / 1000 * 0.9),
+                timeout=max(0.05, budget_ms / 1000))
+        except (TimeoutError, TextModelError) as exc:
+            self.stats.llm_errors += 1
+            reason = "no answer within t_max_ms" if isinstance(exc, TimeoutError) else str(exc)
+            return _partial(fast, reason)
+        finally:
+            self._llm_queue -= 1
+        if (time.perf_counter() - begun) * 1000 >= budget_ms * 0.9:
+            return _partial(fast, "the language model ran out of time (t_max_ms)")
+        said, cited, dropped = cite(raw, context)
+        self.stats.dropped_citations += dropped
+        if not said or said.lower().startswith(("events (", "question:", "[1]")):  # empty, or the prompt echoed
+            return _partial(fast, "the language model gave no usable answer")
+        return Answer(said, "llm", [f.event_id for f in cited], value=None,
+                      extra={"model": getattr(self.text_model, "name", "llm"), "context": len(context)})
+
+    def figures(self) -> dict[str, Any]:
+        """α and the latency model for questions (one measurement, read by /v1/stats and the page)."""
+        s = self.stats
+        answered = sum(s.routes.values())
+        without = answered - s.routes["llm"]
+        alpha = round(without / answered, 4) if answered else None
+        fast = [v for r in ("cache", "rules", "fast") for v in s.latency[r]]
+        l_fast, l_llm, l_sched = _median(fast), _median(s.latency["llm"]), _median(s.sched_ms)
+        l_total = None
+        if alpha is not None:
+            l_total = round((l_sched or 0) + alpha * (l_fast or 0) + (1 - alpha) * (l_llm or 0), 2)
+        per_route = {f"{r}_p50_ms": _median(s.latency[r]) for r in ROUTES}
+        per_route.update({f"{r}_p95_ms": _p95(s.latency[r]) for r in ROUTES})
+        per_route["partial_p50_ms"] = _median(s.partial_ms)
+        return {"alpha": alpha, "L_sched_ms": l_sched, "L_fast_ms": l_fast, "L_llm_ms": l_llm,
+                "L_total_ms": l_total, "L_total_formula": "L_sched + alpha*L_fast + (1-alpha)*L_llm",
+                "measured_p50_ms": _median(v for r in ROUTES for v in s.latency[r]), "t_max_ms": self.config.t_max_ms,
+                "answers": answered, "routes": dict(s.routes), "partial": s.partial, "refused": s.refused,
+                "llm_errors": s.llm_errors, "dropped_citations": s.dropped_citations,
+                "cache_entries": len(self.cache), "cache_invalidated": self.cache.invalidated, **per_route}
+
+
+def cite(raw: str, context: list[EventFact]) -> tuple[str, list[EventFact], int]:
+    """The model's text with only valid [n] markers kept, renumbered to positions in the cited list; the
+    events it cited (all it was given when it cited none: the answer is based on them); and how many markers
+    named no event it was given."""
+    text = re.sub(r"\s+", " ", raw.strip().split("\n\n")[0]).strip()[:400]
+    order: list[int] = []
+    dropped = 0
+    for match in _CITE.finditer(text):
+        for part in match[1].split(","):
+            n = int(part)
+            if 1 <= n <= len(context):
+                if n not in order:
+                    order.append(n)
+            else:
+                dropped += 1
+    if not order:
+        return _CITE.sub("", text).strip(), list(context), dropped
+
+    def renumber(match: re.Match[str]) -> str:
+        good = [str(order.index(int(p)) + 1) for p in match[1].split(",") if 1 <= int(p) <= len(context)]
+        return f"[{', '.join(good)}]" if good else ""
+
+    return re.sub(r"\s+", " ", _CITE.sub(renumber, text)).strip(), [context[n - 1] for n in order], dropped
+
+
+def _partial(fast: Answer, why: str) -> Answer:
+    return Answer(f"Partial answer ({why}): {fast.text}", "fast", fast.events, fast.value, partial=True,
+                  extra={"partial_reason": why})
+
+
+def _window_json(window: Window | None) -> dict[str, Any] | None:
+    if window is None:
+        return None
+    return {"start_ms": window.start_ms, "end_ms": window.end_ms, "phrase": window.phrase}

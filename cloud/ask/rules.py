@@ -1,0 +1,253 @@
+"""Keyword rules: what a question asks for (intent), about what (camera, device, label, verdict) and when (a
+time range in the device's local time). Plain regular expressions over the normalised question; no model.
+
+A question whose intent a rule recognises and that has none of the markers of an open question ("what were
+they doing", "why", "same person") is a database query and never reaches a model.
+
+Time words, read in the device's zone at the moment of asking (`now`):
+    today, yesterday, this morning/afternoon/evening, tonight, last night (18:00 yesterday to 06:00 today),
+    yesterday morning/afternoon/evening/night, on <weekday> (the latest one, today included),
+    in the last hour / N minutes / N hours / N days, since 9 | 9am | 9pm | 21:30 (today, or yesterday when
+    that time has not come yet today; "since 9" is 09:00).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+INTENTS = ("count", "last", "first", "list", "exists")
+LABEL_WORDS = {
+    "person": ("person", "persons", "people", "someone", "somebody", "anyone", "anybody", "visitor", "visitors",
+               "man", "men", "woman", "women", "pedestrian", "pedestrians", "human", "humans"),
+    "car": ("car", "cars", "vehicle", "vehicles", "truck", "trucks"),
+    "bicycle": ("bicycle", "bicycles", "bike", "bikes", "cyclist", "cyclists"),
+    "dog": ("dog", "dogs"),
+    "cat": ("cat", "cats"),
+}
+VERDICT_WORDS = {"alert": ("alert", "alerts", "alarm", "alarms", "alerted"),
+                 "benign": ("benign", "harmless", "nothing to worry")}
+_OPEN = re.compile(
+    r"\b(doing|do there|did they do|why|describe|description|wearing|wore|wear|look like|looked like|looks like|"
+    r"carrying|carried|holding|same|again|came back|come back|coming back|return|returned|suspicious|unusual|"
+    r"strange|odd|tell me about|summar\w*|explain|who|what happened|what was going on|behaviou?r|"
+    r"recogni[sz]e|familiar|worried|worry|should i)\b")
+_INTENT_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("count", re.compile(r"\b(how many|number of|count|how often|how many times)\b")),
+    ("first", re.compile(r"\b(first|earliest)\b")),
+    ("last", re.compile(r"\b(last (time|seen|one|event|alert|visit|visitor|person|car)|most recent|latest|"
+                        r"when (was|were|did|is) .*\blast\b|last (\w+ )?(seen|came|showed|appeared|there|visit))")),
+    ("list", re.compile(r"^(list|show|give me|display)\b|\b(which|what) (events|alerts|detections)\b|"
+                        r"\bshow me\b|\blist (of )?(the )?(events|alerts|all)\b")),
+    ("exists", re.compile(r"^(was|were|is|are|did|has|have|had|any)\b.*\b(any|anyone|anybody|someone|somebody|"
+                          r"anything|something|people|person|car|cars|vehicle|alert|alerts)\b")),
+)
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_UNITS_S = {"minute": 60, "min": 60, "hour": 3600, "hr": 3600, "day": 86400}
+_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "ten": 10,
+            "twelve": 12, "24": 24}
+_PARTS = {"morning": (6, 12), "afternoon": (12, 18), "evening": (18, 24), "night": (18, 30)}
+
+
+@dataclass(frozen=True)
+class Window:
+    """[start_ms, end_ms) in epoch ms; end None: up to now (and on, for cache invalidation)."""
+
+    start_ms: int | None
+    end_ms: int | None
+    phrase: str  # how the answer names it: "today", "last night", "since 09:00"
+
+    def holds(self, captured_ms: int) -> bool:
+        return ((self.start_ms is None or captured_ms >= self.start_ms)
+                and (self.end_ms is None or captured_ms < self.end_ms))
+
+
+@dataclass(frozen=True)
+class Query:
+    """What the rules read from a question."""
+
+    intent: str | None
+    open: bool  # has markers of a question a query cannot answer
+    cameras: frozenset[tuple[str, str]] = frozenset()  # (device, camera) pairs the question names
+    devices: frozenset[str] = frozenset()
+    zones: frozenset[str] = frozenset()  # zone names the question names (events in any of them)
+    label: str | None = None
+    verdict: str | None = None
+    window: Window | None = None
+    words: tuple[str, ...] = field(default=(), compare=False)
+
+    @property
+    def rule_answerable(self) -> bool:
+        return self.intent is not None and not self.open
+
+    def with_scope(self, **changes) -> Query:
+        return replace(self, **changes)
+
+
+def normalise(question: str) -> str:
+    """Lower case, one space between words, punctuation dropped (a possessive 's with it: "today's" reads
+    "today"): the cache key and the text every rule reads."""
+    text = re.sub(r"['\u2019]s\b", "", question.lower()).replace("'", "").replace("\u2019", "")
+    text = re.sub(r"[^a-z0-9:]+", " ", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def spoken(identifier: str) -> list[str]:
+    """The ways a camera or device id is written in a sentence: back_door -> back door, backdoor, back_door;
+    cam2 -> cam 2, camera 2."""
+    base = identifier.lower()
+    spaced = re.sub(r"[_-]+", " ", base).strip()
+    forms = {base, spaced, spaced.replace(" ", "")}
+    digits = re.match(r"^(cam|camera)\s*(\d+)$", spaced)
+    if digits:
+        forms |= {f"cam {digits[2]}", f"camera {digits[2]}", f"cam{digits[2]}", f"camera{digits[2]}"}
+    return sorted(forms, key=len, reverse=True)
+
+
+class Vocabulary:
+    """The cameras, devices, zones and labels the store knows, matched against questions."""
+
+    def __init__(self, cameras: set[tuple[str, str]], labels: set[str], zones: set[str] | None = None) -> None:
+        self.cameras = set(cameras)
+        self.labels = set(labels) | set(LABEL_WORDS)
+        self.zones = set(zones or ())
+        self._zone_forms = [(re.compile(rf"\b{re.escape(form)}\b"), zone)
+                            for zone in sorted(self.zones) for form in spoken(zone)]
+        self._camera_forms: list[tuple[re.Pattern[str], tuple[str, str]]] = []
+        self._device_forms: list[tuple[re.Pattern[str], str]] = []
+        for device, camera in sorted(self.cameras):
+            for form in spoken(camera):
+                self._camera_forms.append((re.compile(rf"\b{re.escape(form)}\b"), (device, camera)))
+        for device in sorted({d for d, _ in self.cameras}):
+            for form in spoken(device):
+                self._device_forms.append((re.compile(rf"\b{re.escape(form)}\b"), device))
+
+    def add(self, device: str, camera: str, label: str, zones: tuple[str, ...] | list[str] = ()) -> bool:
+        """Learn a new camera, label or zone; True when the vocabulary changed."""
+        if (device, camera) in self.cameras and label in self.labels and self.zones.issuperset(zones):
+            return False
+        self.__init__(self.cameras | {(device, camera)}, self.labels | {label}, self.zones | set(zones))  # rebuild
+        return True
+
+    def zones_in(self, text: str) -> frozenset[str]:
+        """Zones named in the question; a zone spelt like a camera is read as the camera."""
+        cameras = {form for _, camera in self.cameras for form in spoken(camera)}
+        return frozenset(zone for pattern, zone in self._zone_forms
+                         if pattern.search(text) and not cameras.intersection(spoken(zone)))
+
+    def cameras_in(self, text: str) -> frozenset[tuple[str, str]]:
+        found = {pair for pattern, pair in self._camera_forms if pattern.search(text)}
+        return frozenset(found)
+
+    def devices_in(self, text: str) -> frozenset[str]:
+        return frozenset(device for pattern, device in self._device_forms if pattern.search(text))
+
+    def label_in(self, text: str) -> str | None:
+        for label in sorted(self.labels):
+            words = LABEL_WORDS.get(label, (label, label + "s"))
+            if re.search(r"\b(" + "|".join(re.escape(w) for w in words) + r")\b", text):
+                return label
+        return None
+
+
+def verdict_in(text: str) -> str | None:
+    for verdict, words in VERDICT_WORDS.items():
+        if re.search(r"\b(" + "|".join(re.escape(w) for w in words) + r")\b", text):
+            return verdict
+    return None
+
+
+def intent_of(text: str) -> str | None:
+    for intent, pattern in _INTENT_RULES:
+        if pattern.search(text):
+            return intent
+    return None
+
+
+def is_open(text: str) -> bool:
+    """Markers of a question about what happened rather than how many or when; a second question joined
+    with "and" ("was anyone there, and what were they doing") counts too."""
+    return bool(_OPEN.search(text)) or bool(re.search(r"\band (what|how|why|who|did|were|was)\b", text))
+
+
+def read(question: str, vocabulary: Vocabulary, zone: ZoneInfo, now_ms: int) -> Query:
+    text = normalise(question)
+    return Query(intent=intent_of(text), open=is_open(text), cameras=vocabulary.cameras_in(text),
+                 devices=vocabulary.devices_in(text), zones=vocabulary.zones_in(text),
+                 label=vocabulary.label_in(text), verdict=verdict_in(text),
+                 window=time_window(text, zone, now_ms), words=tuple(text.split()))
+
+
+# -- time ----------------------------------------------------------------------------------------------
+def _ms(moment: datetime) -> int:
+    return int(moment.timestamp() * 1000)
+
+
+def _at(day: datetime, hour: float) -> datetime:
+    """`day`'s midnight plus `hour` hours, in the zone (a DST day has its own length)."""
+    midnight = day.replace(hour=0, minute=0, second=0, microsecond=0)
+    whole = int(hour)
+    moment = midnight + timedelta(hours=whole, minutes=round((hour - whole) * 60))
+    return moment.replace(tzinfo=None).replace(tzinfo=day.tzinfo)
+
+
+def _part(day: datetime, name: str, now: datetime, phrase: str) -> Window:
+    start, end = _PARTS[name]
+    end_at = _at(day, end)
+    return Window(_ms(_at(day, start)), None if end_at > now else _ms(end_at), phrase)
+
+
+def _clock(match: re.Match[str]) -> float | None:
+    hour, minute, half = int(match["h"]), int(match["m"] or 0), match["ampm"]
+    if half == "pm" and hour < 12:
+        hour += 12
+    elif half == "am" and hour == 12:
+        hour = 0
+    if hour > 23 or minute > 59:
+        return None
+    return hour + minute / 60
+
+
+def time_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
+    """The time range a normalised question names, or None when it names none."""
+    now = datetime.fromtimestamp(now_ms / 1000, zone)
+    today = now
+    yesterday = now - timedelta(days=1)
+    if re.search(r"\blast night\b|\bovernight\b", text):
+        end = _at(today, 6)
+        return Window(_ms(_at(yesterday, 18)), None if end > now else _ms(end), "last night")
+    part = re.search(r"\byesterday (morning|afternoon|evening|night)\b", text)
+    if part:
+        window = _part(yesterday, part[1], now, f"yesterday {part[1]}")
+        return window
+    part = re.search(r"\b(this|today) (morning|afternoon|evening)\b|\btonight\b", text)
+    if part:
+        name = part[2] or "evening"
+        return _part(today, name, now, part[0])
+    if re.search(r"\byesterday\b", text):
+        return Window(_ms(_at(yesterday, 0)), _ms(_at(today, 0)), "yesterday")
+    if re.search(r"\btoday\b|\bso far\b", text):
+        return Window(_ms(_at(today, 0)), None, "today")
+    span = re.search(r"\b(?:in the |during the |over the |within the )?(?:last|past) (?:(\d+|an?|one|two|three|"
+                     r"four|five|six|ten|twelve) )?(minute|min|hour|hr|day)s?\b", text)
+    if span and not re.search(r"\blast (minute|hour|day)s? (was|were)\b", text):
+        count = int(span[1]) if span[1] and span[1].isdigit() else _NUMBERS.get(span[1] or "a", 1)
+        seconds = count * _UNITS_S[span[2]]
+        return Window(now_ms - seconds * 1000, None, span[0].strip())
+    since = re.search(r"\bsince (?P<h>\d{1,2})(?::(?P<m>\d{2}))? ?(?P<ampm>am|pm)?\b", text)
+    if since:
+        hour = _clock(since)
+        if hour is not None:
+            start = _at(today, hour)
+            if start > now:
+                start = _at(yesterday, hour)
+            return Window(_ms(start), None, f"since {start.strftime('%H:%M')}")
+    for index, name in enumerate(_WEEKDAYS):
+        if re.search(rf"\b(on )?{name}\b", text):
+            back = (now.weekday() - index) % 7
+            day = now - timedelta(days=back)
+            end = _at(day + timedelta(days=1), 0)
+            return Window(_ms(_at(day, 0)), None if end > now else _ms(end), f"on {name.capitalize()}")
+    return None
