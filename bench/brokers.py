@@ -65,6 +65,7 @@ class Mosquitto:
         # set by shipped(): the certificate listener, the password listener and where the certificates are
         self.tls_port: int | None = None
         self.password_port: int | None = None
+        self.cloud_port: int | None = None
         self.certs: Path | None = None
         self.passwords: dict[str, str] = {}
 
@@ -123,8 +124,9 @@ class Mosquitto:
                 acl: str | None = None, extra: Iterable[str] = ()) -> Mosquitto:
         """deploy/mosquitto as shipped, ports and paths rewritten: certificates made by make-certs.sh for
         `clients` (and the cloud), `passwords` (user -> password; a random one for None values) in the
-        password file, the shipped `acl` unless another text is given. `port`/`tls_port` is the certificate
-        listener, `password_port` the user-name + password one. Not started: call start()."""
+        password file, the shipped `acl` unless another text is given. `port`/`tls_port` is the devices'
+        certificate listener, `password_port` the user-name + password one, `cloud_port` the cloud's
+        certificate listener. Not started: call start()."""
         workdir = Path(workdir)
         if shutil.which("openssl") is None:
             raise RuntimeError("openssl is not installed")
@@ -135,11 +137,12 @@ class Mosquitto:
             subprocess.run(["mosquitto_passwd", "-b", str(workdir / "passwd"), user, pw], check=True,
                            capture_output=True)
         (workdir / "acl").write_text(acl if acl is not None else (DEPLOY / "acl").read_text())
-        tls_port, password_port = free_port(), free_port()
+        tls_port, password_port, cloud_port = free_port(), free_port(), free_port()
         text = (DEPLOY / "mosquitto.conf").read_text()
         for old, new in (("/etc/mosquitto/edgetriage/", f"{workdir}/"), ("/var/lib/mosquitto/", f"{workdir}/"),
                          ("\nlistener 8883\n", f"\nlistener {tls_port} 127.0.0.1\n"),
-                         ("\nlistener 8884\n", f"\nlistener {password_port} 127.0.0.1\n")):
+                         ("\nlistener 8884\n", f"\nlistener {password_port} 127.0.0.1\n"),
+                         ("\nlistener 8885\n", f"\nlistener {cloud_port} 127.0.0.1\n")):
             if old not in text:
                 raise RuntimeError(f"the shipped mosquitto.conf no longer has {old!r}")
             text = text.replace(old, new)
@@ -149,16 +152,19 @@ class Mosquitto:
                                   "log_type error", "log_type warning", "log_type notice", *extra]) + "\n"
         broker = cls(tls_port, workdir, persistence=True, config_text=text)
         broker.scheme = "mqtts"
-        broker.tls_port, broker.password_port, broker.certs, broker.passwords = tls_port, password_port, workdir, chosen
+        broker.tls_port, broker.password_port, broker.cloud_port = tls_port, password_port, cloud_port
+        broker.certs, broker.passwords = workdir, chosen
         return broker
 
     def mqtt(self, name: str | None, *, port: int | None = None, **kw: Any):
-        """How `name` connects to a shipped() broker: its certificate on the certificate listener, or (name
-        None) no certificate, e.g. with a user name and password on `password_port`. An MQTTConfig."""
+        """How `name` connects to a shipped() broker: its certificate on its certificate listener (the cloud's
+        for CLOUD_USER*, the devices' for anyone else), or (name None) no certificate, e.g. with a user name
+        and password on `password_port`. An MQTTConfig."""
         from edgetriage.shared.config import MQTTConfig, TLSConfig
 
         if self.certs is None:
             raise RuntimeError("mqtt() is for a Mosquitto.shipped() broker")
         tls = TLSConfig(ca_file=self.certs / "ca.crt", cert_file=self.certs / f"{name}.crt" if name else None,
                         key_file=self.certs / f"{name}.key" if name else None)
-        return MQTTConfig(url=f"mqtts://127.0.0.1:{port or self.tls_port}", tls=tls, **kw)
+        default = self.cloud_port if name and name.startswith(CLOUD_USER) else self.tls_port
+        return MQTTConfig(url=f"mqtts://127.0.0.1:{port or default}", tls=tls, **kw)

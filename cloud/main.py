@@ -9,10 +9,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+import sys
 
 from .api import build_app, run_api
 from .auth import ApiAuth
-from .backends import build_backend
+from .backends import Backend, build_backend
 from .config import CloudConfig
 from .ha import HomeAssistantBridge, known_cameras
 from .redis_store import open_store
@@ -22,12 +23,25 @@ from .web import page_link
 log = logging.getLogger("edgetriage.cloud")
 
 
-async def serve(config: CloudConfig) -> None:
+def show_page_link(link: str) -> None:
+    """The page's one-time link is a credential: shown on the terminal of an interactive start only, never
+    written to a log file or the journal (a service started by systemd gets none; open the page through
+    a link from an interactive `edgetriage cloud run`, or with the API token)."""
+    if sys.stderr.isatty():
+        print(f"live page (one-time link): {link}", file=sys.stderr, flush=True)
+    else:
+        log.info("live page: the one-time link is shown only when started on a terminal")
+
+
+async def serve(config: CloudConfig, *, backend: Backend | None = None, stop: asyncio.Event | None = None) -> None:
+    """Until SIGTERM/SIGINT (or `stop`). `backend`: the model to use instead of the configured one (tests)."""
     loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    backend = await loop.run_in_executor(None, build_backend, config.analyzer)
+    if stop is None:
+        stop = asyncio.Event()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+    if backend is None:
+        backend = await loop.run_in_executor(None, build_backend, config.analyzer)
     store = open_store(config)  # SQLite, or Redis when delivery.redis_url is set
     service = CloudService(config, backend, store)
     ha = None
@@ -43,7 +57,8 @@ async def serve(config: CloudConfig) -> None:
         app = build_app(store, service, auth=auth)
         runner = await run_api(app, config.http.host, config.http.port)
         base = f"http://{config.http.host}:{config.http.port}"
-        log.warning("API on %s; live page (one-time link): %s", base, page_link(app, base))
+        log.warning("API on %s", base)
+        show_page_link(page_link(app, base))
         if auth.generated:
             log.warning("no API token configured: /v1 is closed; %s", auth.hint())
     log.warning("cloud service running; broker %s, prefix %s", config.mqtt.url, config.mqtt.prefix)

@@ -217,7 +217,7 @@ class EdgeAgent:
         self._load_topic = self.topics.cloud_load()
         self.link = MQTTLink(
             config.mqtt,
-            config.mqtt.client_id or f"edgetriage-{self.device}",
+            config.mqtt.client_id or self.device,  # one identity, one client id (deploy/mosquitto)
             on_message=lambda m: self._inbox.put(("message", m)),
             on_published=lambda mid: self._inbox.put(("puback", mid)),
             on_refused=lambda mid, reason: self._inbox.put(("refused", (mid, reason))),

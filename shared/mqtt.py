@@ -35,6 +35,7 @@ import random
 import socket
 import ssl
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -50,6 +51,7 @@ log = logging.getLogger("edgetriage.mqtt")
 # our unacknowledged QoS 1 publishes at once: Mosquitto's default Receive Maximum (max_inflight_messages), which a
 # client must not exceed; paho queues the rest and sends them as PUBACKs come back
 MAX_INFLIGHT = 20
+REFUSED_WARN_S = 60.0  # at most one "refused" warning a minute per connection without an on_refused owner
 
 
 @dataclass(frozen=True)
@@ -199,6 +201,7 @@ class MQTTLink:
         self.last_error = ""
         self._attempt = 0
         self._refused = False
+        self._refused_warned = -REFUSED_WARN_S
         self._stop = threading.Event()
         self._closing = threading.Event()  # stop() asked for a clean DISCONNECT
         self._thread: threading.Thread | None = None
@@ -384,7 +387,7 @@ class MQTTLink:
             self.refused += 1
             reason = _reason_text(reason_code)
             if self._on_refused is None:
-                log.warning("the broker refused message %d: %s", mid, reason)
+                self._warn_refused(mid, reason)
                 return
             try:
                 self._on_refused(mid, reason)
@@ -392,6 +395,16 @@ class MQTTLink:
                 log.exception("MQTT callback failed")
             return
         self._guard(self._on_published, mid)
+
+    def _warn_refused(self, mid: int, reason: str) -> None:
+        """One warning per REFUSED_WARN_S at most, with how many refusals it stands for (an ACL that refuses
+        a whole stream of messages must not flood the log)."""
+        now = time.monotonic()
+        if now - self._refused_warned < REFUSED_WARN_S:
+            return
+        log.warning("the broker refused message %d: %s (%d refused by this connection so far; check the broker's "
+                    "ACL)", mid, reason, self.refused)
+        self._refused_warned = now
 
     @staticmethod
     def _guard(callback, arg) -> None:

@@ -8,20 +8,16 @@ import asyncio
 import os
 import queue
 import time
-from collections.abc import Sequence
 
-import cv2
-import numpy as np
 import pytest
 from conftest import CLOUD
-from edgetriage.cloud.analysis import Analysis
 from edgetriage.cloud.config import CloudConfig
 from edgetriage.cloud.service import CloudService
 from edgetriage.cloud.store import SQLiteStore
-from edgetriage.shared.ids import uuid7
 from edgetriage.shared.mqtt import Incoming, MQTTLink
-from edgetriage.shared.protocol import Detection, Event, decode_verdict, encode_event
+from edgetriage.shared.protocol import decode_verdict, encode_event
 from edgetriage.shared.topics import Topics
+from fixed_model import FixedDelayModel, noise_events
 
 pytestmark = pytest.mark.faults
 
@@ -29,61 +25,12 @@ TOPICS = Topics("edgetriage")  # the shipped ACL is written for the default pref
 BROKEN = ("bad record mac", "decryption failed", "protocol error")  # what a corrupted TLS record leaves
 
 
-class FixedDelayModel:
-    """A model of the test's own that answers every event after exactly `delay_s`, `concurrency` at a time
-    (the scheduler's Backend interface): the load is the MQTT path's, not the model's."""
-
-    name = "fixed-delay"
-    max_batch = 1
-
-    def __init__(self, delay_s: float, concurrency: int) -> None:
-        self.delay_s = delay_s
-        self.concurrency = concurrency
-        self.calls = 0
-
-    def prompt_version(self, label: str) -> str:
-        return "fixed-1"
-
-    def saturated(self) -> bool:
-        return False
-
-    async def analyze_batch(self, events: Sequence[Event]) -> list[Analysis]:
-        self.calls += len(events)
-        await asyncio.sleep(self.delay_s)
-        return [Analysis(verdict="benign", confidence=0.8, description="a visitor", model=self.name,
-                         prompt_version="fixed-1", analyze_ms=self.delay_s * 1000) for _ in events]
-
-    async def close(self) -> None:
-        return None
-
-
-def _noise_jpeg(seed: int) -> tuple[bytes, tuple[int, int]]:
-    """A crop of realistic size (~20 KB): TLS records of several KB each, as real events make."""
-    rng = np.random.default_rng(seed)
-    image = rng.integers(0, 255, (160, 120, 3), dtype=np.uint8)
-    return cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 80])[1].tobytes(), (120, 160)
-
-
-def _events(device: str, n: int) -> list[Event]:
-    rng = np.random.default_rng(7)
-    crops = [_noise_jpeg(i) for i in range(8)]
-    now = int(time.time() * 1000)
-    out = []
-    for i in range(n):
-        crop, size = crops[i % len(crops)]
-        phash = f"{int(rng.integers(0, 1 << 63)):016x}"  # far apart: no verdict answers another from the cache
-        out.append(Event(event_id=uuid7(now + i), device=device, camera="door", captured_ms=now + i, label="person",
-                         score=0.4, uncertain=True, track_id=i, reason="uncertain", phash=phash, crop=crop,
-                         crop_size=size, detections=[Detection(label="person", score=0.4, box=(0.1, 0.1, 0.9, 0.9))]))
-    return out
-
-
 def test_tls_flood_from_one_device_gets_exactly_one_verdict_each(secure, tmp_path):
     """1,000 distinct events from one device over the shipped TLS config, a model answering in 0.2 s: every
     event gets exactly one verdict at the device within 180 s, and the broker logs no broken TLS record and
     drops no connection."""
     n = int(os.environ.get("EDGETRIAGE_FLOOD_EVENTS", "1000"))
-    events = _events("cam-a", n)
+    events = noise_events("cam-a", n)
     verdicts: queue.Queue[Incoming] = queue.Queue()
     acked: queue.Queue[int] = queue.Queue()
     device = MQTTLink(secure.mqtt("cam-a"), "cam-a", on_message=verdicts.put, on_published=acked.put)
