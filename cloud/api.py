@@ -42,7 +42,7 @@ from .auth import ApiAuth, Principal
 from .config import HTTPConfig
 from .metrics import add_metrics
 from .openapi import openapi_document
-from .scheduler import Released
+from .scheduler import OverCapacity, Released
 from .service import CloudService
 from .store import Store
 from .web import add_page
@@ -281,6 +281,9 @@ async def post_event(request: web.Request) -> web.Response:
         verdict = await service.process(payload, topic)
     except ProtocolError as exc:
         raise BadRequest(exc.reason) from None
+    except OverCapacity:  # stored, unanswered: analysed when there is room
+        return web.json_response({"event_id": event.event_id, "status": "waiting",
+                                  "verdict": f"/v1/verdicts/{event.event_id}"}, status=202, headers={"Retry-After": "5"})
     except Released:
         return _error(503, "the service stopped before the model got to this event; send it again",
                       {"Retry-After": "5"})
