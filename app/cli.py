@@ -63,6 +63,12 @@ def _user_errors() -> tuple[type[BaseException], ...]:
         errors.append(LLMError)
     except ImportError:
         pass
+    try:
+        from .cloud.store import StoreError
+
+        errors.append(StoreError)
+    except ImportError:
+        pass
     return tuple(errors)
 
 

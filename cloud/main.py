@@ -40,9 +40,9 @@ async def serve(config: CloudConfig, *, backend: Backend | None = None, stop: as
         stop = asyncio.Event()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
+    store = open_store(config)  # SQLite, or Redis when delivery.redis_url is set; first: it fails fast
     if backend is None:
         backend = await loop.run_in_executor(None, build_backend, config.analyzer)
-    store = open_store(config)  # SQLite, or Redis when delivery.redis_url is set
     service = CloudService(config, backend, store)
     ha = None
     if config.homeassistant.enabled:

@@ -121,6 +121,9 @@ class SQLiteStore:
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.path}: cannot open the cloud store: {exc} "
                              "(check the path and its permissions, or set store_path)") from None
+        except OSError as exc:  # e.g. a folder on the way is a file, or may not be written
+            raise StoreError(f"{self.path}: cannot open the cloud store: {exc.strerror or exc} "
+                             "(check the path and its permissions, or set store_path)") from None
         conn.create_function("hamming64", 2, _hamming64, deterministic=True)
         self._conn = conn
         self._lock = threading.Lock()
