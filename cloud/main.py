@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
 import sys
+from pathlib import Path
 
 from .api import build_app, run_api
 from .auth import ApiAuth
@@ -23,14 +25,25 @@ from .web import page_link
 log = logging.getLogger("edgetriage.cloud")
 
 
-def show_page_link(link: str) -> None:
+def show_page_link(link: str, keep_in: Path | None = None) -> None:
     """The page's one-time link is a credential: shown on the terminal of an interactive start only, never
-    written to a log file or the journal (a service started by systemd gets none; open the page through
-    a link from an interactive `edgetriage cloud run`, or with the API token)."""
+    written to a log or the journal. Without a terminal (systemd) it goes to `keep_in` (mode 600, beside the
+    store), and the log says where."""
     if sys.stderr.isatty():
         print(f"live page (one-time link): {link}", file=sys.stderr, flush=True)
-    else:
+        return
+    if keep_in is None:
         log.info("live page: the one-time link is shown only when started on a terminal")
+        return
+    try:
+        keep_in.unlink(missing_ok=True)
+        fd = os.open(keep_in, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(link + "\n")
+        log.warning("live page: a one-time link is in %s (readable by this service's user only)", keep_in)
+    except OSError as exc:
+        log.warning("live page: could not write the one-time link to %s (%s); start on a terminal to see it",
+                    keep_in, exc.strerror or exc)
 
 
 async def serve(config: CloudConfig, *, backend: Backend | None = None, stop: asyncio.Event | None = None) -> None:
@@ -58,7 +71,7 @@ async def serve(config: CloudConfig, *, backend: Backend | None = None, stop: as
         runner = await run_api(app, config.http.host, config.http.port)
         base = f"http://{config.http.host}:{config.http.port}"
         log.warning("API on %s", base)
-        show_page_link(page_link(app, base))
+        show_page_link(page_link(app, base), Path(config.store_path).parent / "page-link")
         if auth.generated:
             log.warning("no API token configured: /v1 is closed; %s", auth.hint())
     log.warning("cloud service running; broker %s, prefix %s", config.mqtt.url, config.mqtt.prefix)

@@ -40,7 +40,7 @@ from .config import CloudConfig
 from .figures import Figures
 from .scheduler import LoadState, Released, Scheduler
 from .servicestats import ServiceStats, Throttled
-from .store import Retention, Store
+from .store import Retention, Store, StoreError
 
 log = logging.getLogger("edgetriage.cloud.service")
 
@@ -211,7 +211,10 @@ class CloudService:
             published = True  # nothing to answer; acknowledge so it is not redelivered
         except Released:  # stopping before the model got to it: left for the broker or the next worker
             return
-        except Exception:  # noqa: BLE001 - e.g. the store's disk is full: keep serving, leave it unacknowledged
+        except StoreError as exc:  # e.g. its disk is full: one line; unacknowledged (or claimed), so not lost
+            self._warn.warning("%s", exc)
+            return
+        except Exception:  # noqa: BLE001 - keep serving, leave it unacknowledged
             log.exception("could not answer the message on %s; it stays unacknowledged or claimed", msg.topic)
             return
         if published:
@@ -381,8 +384,8 @@ class CloudService:
             await self._answer_claimed(event, time.monotonic(), lambda: None)
         except Released:  # still no room, or stopping: its claim ran out again; taken up on a later round
             pass
-        except Exception:  # noqa: BLE001 - e.g. the store's disk is full: its claim runs out, tried again
-            log.exception("could not answer event %s taken over from the store", event.event_id)
+        except Exception as exc:  # noqa: BLE001 - e.g. the store's disk is full: its claim runs out, tried again
+            self._warn.warning("could not answer event %s taken over from the store: %s", event.event_id, exc)
 
     async def _earlier_verdict(self, event_id: str) -> Verdict | None:
         """The verdict already given for this event id, waiting for it if it is being worked out now."""

@@ -66,13 +66,18 @@ def test_the_server_header_names_no_software_versions(api):  # noqa: F811
 # -- credentials stay out of logs ------------------------------------------------------------------------------
 
 
-def test_the_page_ticket_is_not_logged_by_a_service_without_a_terminal(caplog, capsys):
+def test_the_page_ticket_is_not_logged_by_a_service_without_a_terminal(caplog, capsys, tmp_path):
     from edgetriage.cloud.main import show_page_link
 
     caplog.set_level(logging.DEBUG)
     show_page_link("http://127.0.0.1:1/ui/?ticket=SECRET-TICKET")  # pytest's stderr is no terminal
     assert "SECRET-TICKET" not in caplog.text and "SECRET-TICKET" not in capsys.readouterr().err
     assert "only when started on a terminal" in caplog.text
+    keep = tmp_path / "page-link"
+    show_page_link("http://127.0.0.1:1/ui/?ticket=SECRET-TICKET", keep)  # a service (systemd): a private file
+    assert "SECRET-TICKET" not in caplog.text and "SECRET-TICKET" not in capsys.readouterr().err
+    assert keep.read_text().strip().endswith("SECRET-TICKET") and keep.stat().st_mode & 0o777 == 0o600
+    assert str(keep) in caplog.text
 
 
 def test_check_config_names_a_certificate_login(tmp_path, capsys):
