@@ -110,3 +110,51 @@ def test_devices_and_sites_take_turns_and_a_full_queue_makes_the_greedy_one_wait
     asyncio.run(scenario())
 
 
+
+
+def test_over_capacity_an_http_event_is_accepted_to_wait_and_answered_later(mosquitto, prefix, tmp_path):
+    """POST /v1/events when the queue is full: 202 "waiting" (not a fallback verdict), and its verdict, the
+    model's, is there later."""
+    import aiohttp
+    from brokers import free_port
+    from edgetriage.cloud.api import build_app, run_api
+    from edgetriage.cloud.auth import ApiAuth
+
+    async def scenario() -> None:
+        config = CloudConfig.model_validate({
+            "mqtt": {"url": mosquitto.url, "prefix": prefix, "client_id": f"{prefix}-c"},
+            "store_path": str(tmp_path / "cloud.db"),
+            "scheduler": {"queue_size": 1, "overload_depth": 1, "clear_depth": 0, "batch_wait_ms": 0}})
+        store = SQLiteStore(config.store_path)
+        service = CloudService(config, FixedDelayModel(1.0, concurrency=1), store)
+        await service.start()
+        port = free_port()
+        runner = await run_api(build_app(store, service, auth=ApiAuth("op-token", {})), "127.0.0.1", port)
+        base = f"http://127.0.0.1:{port}"
+        events = noise_events("dev", 3, seed=9)
+        try:
+            async with aiohttp.ClientSession(headers={"Authorization": "Bearer op-token"}) as http:
+                async def post(event):
+                    async with http.post(f"{base}/v1/events", data=encode_event(event),
+                                         headers={"Content-Type": "application/msgpack"}) as r:
+                        return r.status, await r.json()
+
+                answers = await asyncio.gather(*(post(e) for e in events))  # one runs, one queues, one waits
+                waiting = [body for status, body in answers if status == 202]
+                assert 1 <= len(waiting) <= 2 and {w["status"] for w in waiting} == {"waiting"}, answers
+                assert all(body["source"] == "llm" for status, body in answers if status == 200)
+                deadline = time.monotonic() + 30
+                for w in waiting:
+                    while True:
+                        async with http.get(f"{base}/v1/verdicts/{w['event_id']}") as r:
+                            if r.status == 200:
+                                assert (await r.json())["source"] == "llm"
+                                break
+                        assert time.monotonic() < deadline, "a waiting event was never analysed"
+                        await asyncio.sleep(0.5)
+        finally:
+            await runner.cleanup()
+            await service.stop()
+            store.close()
+
+    asyncio.run(scenario())
