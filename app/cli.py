@@ -64,6 +64,12 @@ def _user_errors() -> tuple[type[BaseException], ...]:
         errors.append(LLMError)
     except ImportError:
         pass
+    try:
+        from .cloud.store import StoreError
+
+        errors.append(StoreError)
+    except ImportError:
+        pass
     return tuple(errors)
 
 
@@ -104,6 +110,8 @@ def _mqtt_note(mqtt) -> str:
     """Where the broker credentials will come from, without showing them: the usual first-deployment slip
     is a password that is in neither the file nor the environment the service gets."""
     user = os.environ.get("EDGETRIAGE_MQTT_USERNAME") or mqtt.username
+    if not user and mqtt.tls is not None and mqtt.tls.cert_file:
+        return f"mqtt: client certificate {mqtt.tls.cert_file} (the broker takes its CN as the user name)"
     if not user:
         return "mqtt: anonymous (no username)"
     if os.environ.get("EDGETRIAGE_MQTT_PASSWORD"):

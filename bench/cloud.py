@@ -27,10 +27,8 @@ import asyncio
 import json
 import os
 import queue
-import shutil
 import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -47,6 +45,7 @@ from paho.mqtt.enums import CallbackAPIVersion
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
+from brokers import Mosquitto  # noqa: E402 - bench/brokers.py, beside this script
 from edgetriage.cloud.analyzer import AnalyzerConfig, build_analyzer  # noqa: E402
 from edgetriage.cloud.backends import ThreadedBackend  # noqa: E402
 from edgetriage.cloud.config import CloudConfig  # noqa: E402
@@ -72,38 +71,12 @@ def p50(values: list[float]) -> float:
 
 
 # -- infrastructure ------------------------------------------------------------------------------------
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Broker:
+def Broker(workdir: Path) -> Mosquitto:  # noqa: N802 - reads like the class it returns
     """A Mosquitto of our own on a free loopback port (the shared one on 1883 is never touched)."""
-
-    def __init__(self, workdir: Path) -> None:
-        if shutil.which("mosquitto") is None:
-            raise SystemExit("mosquitto is not installed (apt-get install mosquitto)")
-        self.port = free_port()
-        conf = workdir / "mosquitto.conf"
-        conf.write_text(f"listener {self.port} 127.0.0.1\nallow_anonymous true\nmax_queued_messages 100000\n"
-                        "max_inflight_messages 100\nset_tcp_nodelay true\nlog_dest none\n")
-        self.proc = subprocess.Popen(["mosquitto", "-c", str(conf)], stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or self.proc.poll() is not None:
-                    raise SystemExit("mosquitto did not start") from None
-                time.sleep(0.05)
-        self.url = f"mqtt://127.0.0.1:{self.port}"
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(10)
+    try:
+        return Mosquitto(None, workdir, max_queued=100000, extra=["max_inflight_messages 100"]).start()
+    except RuntimeError as exc:
+        raise SystemExit(str(exc)) from None
 
 
 class Client:

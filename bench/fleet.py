@@ -37,8 +37,6 @@ import itertools
 import json
 import math
 import os
-import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -57,6 +55,7 @@ from tqdm import tqdm
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
+from brokers import Mosquitto, free_port, wait_port  # noqa: E402 - bench/brokers.py, beside this script
 from edgetriage.shared.ids import uuid7  # noqa: E402
 from edgetriage.shared.protocol import ClassScore, Detection, Event, decode_verdict, encode_event  # noqa: E402
 from edgetriage.shared.topics import Topics  # noqa: E402
@@ -70,24 +69,6 @@ SITE = "fleet"
 
 def say(message: str) -> None:
     tqdm.write(f"[fleet bench] {message}", file=sys.stderr)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_port(port: int, proc: subprocess.Popen, what: str, timeout: float = 20) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit(f"{what} did not start listening on 127.0.0.1:{port}") from None
-            time.sleep(0.05)
 
 
 def percentile(values: list[float], q: float) -> float | None:
@@ -179,24 +160,12 @@ def _from_row(r: dict[str, Any]) -> Recorded:
 
 
 # -- infrastructure ------------------------------------------------------------------------------------------
-class Broker:
+def Broker(workdir: Path) -> Mosquitto:  # noqa: N802 - reads like the class it returns
     """A Mosquitto of our own on a free loopback port (the shared one on 1883 is never touched)."""
-
-    def __init__(self, workdir: Path) -> None:
-        if shutil.which("mosquitto") is None:
-            raise SystemExit("mosquitto is not installed (apt-get install mosquitto)")
-        self.port = free_port()
-        conf = workdir / "mosquitto.conf"
-        conf.write_text(f"listener {self.port} 127.0.0.1\nallow_anonymous true\nmax_queued_messages 100000\n"
-                        "max_connections -1\nset_tcp_nodelay true\nlog_dest none\n")
-        self.proc = subprocess.Popen(["mosquitto", "-c", str(conf)], stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL)
-        wait_port(self.port, self.proc, "mosquitto")
-        self.url = f"mqtt://127.0.0.1:{self.port}"
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(10)
+    try:
+        return Mosquitto(None, workdir, max_queued=100000, extra=["max_connections -1"]).start()
+    except RuntimeError as exc:
+        raise SystemExit(str(exc)) from None
 
 
 class FakeModelServer:

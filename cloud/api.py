@@ -44,7 +44,7 @@ from .auth import ApiAuth, Principal
 from .config import HTTPConfig
 from .metrics import add_metrics
 from .openapi import openapi_document
-from .scheduler import Released
+from .scheduler import OverCapacity, Released
 from .service import CloudService
 from .store import Store
 from .web import add_page
@@ -262,7 +262,9 @@ async def post_event(request: web.Request) -> web.Response:
     if not service.accepting:
         return _error(503, "the service is stopping; send the event again in a few seconds", {"Retry-After": "5"})
     wait = _flag(request, "wait", True)
-    payload = _event_payload(await request.read(), request.content_type)
+    # no Content-Type is refused, not guessed (aiohttp would report application/octet-stream)
+    given = request.headers.get("Content-Type", "").strip()
+    payload = _event_payload(await request.read(), request.content_type if given else "")
     try:
         event = decode_event(payload)
     except ProtocolError as exc:
@@ -283,10 +285,17 @@ async def post_event(request: web.Request) -> web.Response:
         verdict = await service.process(payload, topic)
     except ProtocolError as exc:
         raise BadRequest(exc.reason) from None
+    except OverCapacity:  # stored, unanswered: analysed when there is room
+        return web.json_response({"event_id": event.event_id, "status": "waiting",
+                                  "verdict": f"/v1/verdicts/{event.event_id}"}, status=202, headers={"Retry-After": "5"})
     except Released:
         return _error(503, "the service stopped before the model got to this event; send it again",
                       {"Retry-After": "5"})
     return web.Response(body=encode_verdict(verdict), content_type="application/json")
+
+
+async def _server_header(request: web.Request, response: web.StreamResponse) -> None:
+    response.headers["Server"] = "edgetriage"  # not the Python and aiohttp versions an attacker would look up
 
 
 def _forget(pending: set) -> Callable[[asyncio.Task], None]:
@@ -430,6 +439,7 @@ def build_app(store: Store, service: CloudService | None, models_dir: Path | Non
     served = Path(http.models_dir).expanduser() if http.models_dir else bundled_dir()
     app[MODELS] = model_index(models_dir if models_dir is not None else served)
     app.on_shutdown.append(_finish_pending)
+    app.on_response_prepare.append(_server_header)
     router = app.router
     router.add_get("/healthz", healthz)
     router.add_get("/openapi.json", openapi)

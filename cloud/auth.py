@@ -54,9 +54,10 @@ class ApiAuth:
 
     def principal(self, authorization: str | None) -> Principal | None:
         """The principal an `Authorization: Bearer <token>` header proves, or None."""
-        if not authorization or not authorization.startswith("Bearer "):
+        scheme, _, token = (authorization or "").strip().partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():  # schemes are case-insensitive (RFC 7235)
             return None
-        presented = _digest(authorization[7:].strip())
+        presented = _digest(token.strip())
         found: Principal | None = None
         for key, principal in self._keys:
             if hmac.compare_digest(key, presented):

@@ -24,6 +24,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from .store import StoreError
+
 if TYPE_CHECKING:
     import redis
 
@@ -102,8 +104,8 @@ class SQLiteClaims:
             db.execute("PRAGMA busy_timeout=5000")
             db.executescript(_SCHEMA)
         except (sqlite3.Error, OSError) as exc:
-            raise RuntimeError(f"{self.path}: cannot open the claims file: {exc} (check the folder of "
-                               "store_path and its permissions)") from None
+            raise StoreError(f"{self.path}: cannot open the claims file: {getattr(exc, 'strerror', None) or exc} "
+                             "(check the folder of store_path and its permissions)") from None
         self._db = db
 
     def acquire(self, event_id: str, lease_s: float) -> bool:

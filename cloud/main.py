@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
+import sys
+from pathlib import Path
 
 from .api import build_app, run_api
 from .auth import ApiAuth
-from .backends import build_backend
+from .backends import Backend, build_backend
 from .config import CloudConfig
 from .ha import HomeAssistantBridge, known_cameras
 from .redis_store import open_store
@@ -22,13 +25,37 @@ from .web import page_link
 log = logging.getLogger("edgetriage.cloud")
 
 
-async def serve(config: CloudConfig) -> None:
+def show_page_link(link: str, keep_in: Path | None = None) -> None:
+    """The page's one-time link is a credential: shown on the terminal of an interactive start only, never
+    written to a log or the journal. Without a terminal (systemd) it goes to `keep_in` (mode 600, beside the
+    store), and the log says where."""
+    if sys.stderr.isatty():
+        print(f"live page (one-time link): {link}", file=sys.stderr, flush=True)
+        return
+    if keep_in is None:
+        log.info("live page: the one-time link is shown only when started on a terminal")
+        return
+    try:
+        keep_in.unlink(missing_ok=True)
+        fd = os.open(keep_in, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(link + "\n")
+        log.warning("live page: a one-time link is in %s (readable by this service's user only)", keep_in)
+    except OSError as exc:
+        log.warning("live page: could not write the one-time link to %s (%s); start on a terminal to see it",
+                    keep_in, exc.strerror or exc)
+
+
+async def serve(config: CloudConfig, *, backend: Backend | None = None, stop: asyncio.Event | None = None) -> None:
+    """Until SIGTERM/SIGINT (or `stop`). `backend`: the model to use instead of the configured one (tests)."""
     loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    backend = await loop.run_in_executor(None, build_backend, config.analyzer)
-    store = open_store(config)  # SQLite, or Redis when delivery.redis_url is set
+    if stop is None:
+        stop = asyncio.Event()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+    store = open_store(config)  # SQLite, or Redis when delivery.redis_url is set; first: it fails fast
+    if backend is None:
+        backend = await loop.run_in_executor(None, build_backend, config.analyzer)
     service = CloudService(config, backend, store)
     ha = None
     if config.homeassistant.enabled:
@@ -43,7 +70,8 @@ async def serve(config: CloudConfig) -> None:
         app = build_app(store, service, auth=auth)
         runner = await run_api(app, config.http.host, config.http.port)
         base = f"http://{config.http.host}:{config.http.port}"
-        log.warning("API on %s; live page (one-time link): %s", base, page_link(app, base))
+        log.warning("API on %s", base)
+        show_page_link(page_link(app, base), Path(config.store_path).parent / "page-link")
         if auth.generated:
             log.warning("no API token configured: /v1 is closed; %s", auth.hint())
     log.warning("cloud service running; broker %s, prefix %s", config.mqtt.url, config.mqtt.prefix)

@@ -108,7 +108,7 @@ def _schemas() -> dict[str, Any]:
                        "verdict": {"oneOf": [{"$ref": "#/components/schemas/Verdict"}, {"type": "null"}]}},
     }
     out["Accepted"] = {"type": "object", "required": ["event_id", "status", "verdict"],
-                       "properties": {"event_id": EVENT_ID, "status": {"const": "accepted"},
+                       "properties": {"event_id": EVENT_ID, "status": {"enum": ["accepted", "waiting"]},
                                       "verdict": {"type": "string", "description": "where the verdict will be"}}}
     out["Stats"] = {"type": "object", "required": ["figures", "service", "scheduler", "budgets", "analyzer"],
                     "properties": {"figures": {"type": "object", "required": [

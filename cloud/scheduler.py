@@ -1,14 +1,17 @@
 """The bounded queue in front of an analyzer back-end: priorities, batches, deadlines, token budgets, overload.
 
-- Bounded: at most `queue_size` events wait. A full queue sheds the lowest-priority, newest waiting event
-  for a more urgent one, else refuses the newcomer; either way that event's verdict is "unknown" with the
-  reason, at once, never a hang.
-- Priority tiers (0 first) by device, camera and label, first matching rule wins; FIFO within a tier.
+- Bounded: at most `queue_size` events wait. Over capacity an event is never answered with a fallback: it
+  waits. A full queue gives up the newest waiting event of a less urgent tier, else of the device holding
+  more than its share (cloud.fairqueue), for the newcomer, else the newcomer is the one to wait; the one that
+  waits gets OverCapacity (the caller leaves it stored and unanswered, and takes it up again when there is
+  room). An event still queued at its deadline waits the same way.
+- Priority tiers (0 first) by device, camera and label, first matching rule wins; within a tier round-robin
+  between sites and devices (one busy device delays only itself), FIFO within a device.
 - Batches of up to the back-end's `max_batch`, `concurrency` batches in flight. Before an event is
   dispatched the caller's `still_needed` is asked: a verdict that arrived meanwhile (from this process or
   another sharing the store) may answer it from the cache.
-- Deadline per event, counted from its arrival: past it, the verdict is "unknown" saying how long it waited,
-  whether it was still queued or already with the model (the model's late answer is then discarded).
+- Deadline per event, counted from its arrival: past it with the model, the verdict is "unknown" saying
+  so (the model's late answer is then discarded); still queued, it waits (OverCapacity, above).
 - Token budgets per device and per fleet, as buckets refilling continuously at budget/hour. An event from a
   device (or fleet) whose bucket is empty is refused at once with "unknown" saying which budget and when it
   refills; cache hits are not affected (they never reach the scheduler).
@@ -22,7 +25,6 @@
 from __future__ import annotations
 
 import asyncio
-import heapq
 import itertools
 import json
 import logging
@@ -34,6 +36,7 @@ from ..shared.protocol import Event
 from .analysis import Analysis
 from .backends.base import Backend, fallback
 from .config import BudgetConfig, SchedulerConfig
+from .fairqueue import FairQueue
 
 log = logging.getLogger("edgetriage.cloud.scheduler")
 
@@ -45,6 +48,11 @@ HUNG_GRACE_S = 5.0  # a batch running this long past its last deadline is abando
 class Released(Exception):
     """The scheduler stopped before this event reached the model: nothing was decided, the caller should
     leave the event to be delivered again."""
+
+
+class OverCapacity(Released):
+    """No room for this event now (a full queue, or its turn did not come before its deadline): nothing was
+    decided; the caller leaves it stored and unanswered and takes it up again when there is room."""
 
 
 @dataclass(frozen=True)
@@ -72,7 +80,7 @@ class Outcome:
     batch: int = 0
 
 
-@dataclass(order=True)
+@dataclass(eq=False)
 class _Job:
     tier: int
     seq: int
@@ -216,9 +224,9 @@ class Scheduler:
         self.budgets = Budgets(config.budget, clock)
         self.stats = SchedulerStats()
         self.load = LoadState(False, 0, int(time.time() * 1000))
-        self._heap: list[_Job] = []
-        self._depth = 0  # live foreground jobs in the heap
-        self._background = 0  # live background jobs in the heap
+        self._queue = FairQueue()
+        self._depth = 0  # live foreground jobs waiting
+        self._background = 0  # live background jobs waiting
         self._running: list[_Job] = []
         self._seq = itertools.count()
         self._cond: asyncio.Condition | None = None
@@ -245,10 +253,9 @@ class Scheduler:
         """Stop taking work; release every waiting event (its submitter gets Released); give running batches
         up to `grace_s` to finish."""
         self._accepting = False
-        for job in self._heap:
+        for job in self._queue.drain():
             if not job.dead:
                 self._finish(job, exc=Released("the scheduler stopped before the model got to this event"))
-        self._heap.clear()
         self._depth = self._background = 0
         if self._batch_tasks:
             await asyncio.wait(set(self._batch_tasks), timeout=grace_s)
@@ -292,8 +299,8 @@ class Scheduler:
 
     # -- intake ----------------------------------------------------------------------------------------
     async def submit(self, event: Event, *, arrived: float | None = None, background: bool = False) -> Outcome:
-        """The model's answer for `event` within its deadline, or "unknown" saying why not. Raises Released
-        when the scheduler stops first."""
+        """The model's answer for `event` within its deadline, or "unknown" saying why not. Raises
+        OverCapacity when it has to wait (see the module's docstring), Released when the scheduler stops."""
         if not self._accepting or self._cond is None:
             raise Released("the scheduler is not running")
         now = self.clock()
@@ -315,19 +322,18 @@ class Scheduler:
                 return self._refused(event, version, "background queue full", "queue_full", arrived)
             self._background += 1
         elif self._depth >= self.config.queue_size:
-            worst = max((j for j in self._heap if not j.dead and not j.background), default=None)
-            if worst is None or worst.tier <= job.tier:
+            worst = self._queue.victim(job, lambda j: not j.dead and not j.background)
+            if worst is None:
                 self.stats.queue_full += 1
-                return self._refused(event, version, f"the analysis queue is full ({self._depth} events waiting); "
-                                     "try again later", "queue_full", arrived)
+                raise OverCapacity(f"the analysis queue is full ({self._depth} events waiting)")
             self.stats.shed += 1
-            self._finish(worst, outcome=self._refused(
-                worst.event, self._version(worst.event.label),
-                "shed from a full analysis queue for a higher-priority event", "shed", worst.arrived))
+            self._queue.remove(worst)
+            self._finish(worst, exc=OverCapacity("gave up its place in a full analysis queue to a more urgent "
+                                                 "event or to a device with fewer waiting"))
             # the depth stays: one out, one in
         else:
             self._depth += 1
-        heapq.heappush(self._heap, job)
+        self._queue.push(job)
         self._update_load()
         async with self._cond:
             self._cond.notify()
@@ -340,13 +346,12 @@ class Scheduler:
                 self._drop(job)
             if job.future is not None:
                 job.future.cancel()  # nobody waits for it any more: a late answer or release is dropped
-            if was_running:
-                self.stats.expired_running += 1
-            else:
+            if not was_running:
                 self.stats.expired_queued += 1
-            where = "the model did not answer" if was_running else "still waiting for the model"
-            return self._refused(event, version, f"{where} within the deadline of {self.config.deadline_s:g} s",
-                                 "deadline", arrived)
+                raise OverCapacity(f"still waiting for the model after {self.config.deadline_s:g} s") from None
+            self.stats.expired_running += 1
+            return self._refused(event, version, "the model did not answer within the deadline of "
+                                 f"{self.config.deadline_s:g} s", "deadline", arrived)
 
     def _refused(self, event: Event, version: str, reason: str, kind: str, arrived: float) -> Outcome:
         now = self.clock()
@@ -362,16 +367,18 @@ class Scheduler:
     # -- dispatch --------------------------------------------------------------------------------------
     def _dispatchable(self) -> bool:
         now = self.clock()
-        return any(not j.dead and now < j.deadline for j in self._heap)
+        return self._queue.any(lambda j: not j.dead and now < j.deadline)
 
     def _take(self, limit: int) -> list[_Job]:
-        """Pop up to `limit` live jobs in priority order; expired ones stay for their submitter's own timer
-        to answer, withdrawn ones are released to their submitter."""
+        """Take up to `limit` live jobs in turn (cloud.fairqueue); expired ones stay for their submitter's own
+        timer, withdrawn ones are released to their submitter."""
         taken: list[_Job] = []
         kept: list[_Job] = []
         now = self.clock()
-        while self._heap and len(taken) < limit:
-            job = heapq.heappop(self._heap)
+        while len(taken) < limit:
+            job = self._queue.pop()
+            if job is None:
+                break
             if job.dead:
                 continue
             if now >= job.deadline:
@@ -390,7 +397,7 @@ class Scheduler:
             job.dispatched = True
             taken.append(job)
         for job in kept:
-            heapq.heappush(self._heap, job)
+            self._queue.push(job)
         if taken:
             self._update_load()
         return taken
@@ -467,6 +474,7 @@ class Scheduler:
             return
         if exc is not None:
             future.set_exception(exc)
+            future.exception()  # retrieved: a submitter that stopped waiting (stopping) must not log it
         else:
             future.set_result(outcome)
 
@@ -476,6 +484,7 @@ class Scheduler:
             job.dead = True
             return
         job.dead = True
+        self._queue.remove(job)
         if job.background:
             self._background -= 1
         else:

@@ -15,11 +15,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-import statistics
 import time
-from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ..shared.mqtt import Incoming, MQTTLink, shared_subscription
@@ -42,12 +39,13 @@ from .claims import ClaimKeeper, Claims, new_owner, open_claims
 from .config import CloudConfig
 from .figures import Figures
 from .scheduler import LoadState, Released, Scheduler
-from .store import Retention, Store
+from .servicestats import ServiceStats, Throttled
+from .store import Retention, Store, StoreError
 
 log = logging.getLogger("edgetriage.cloud.service")
 
-LATENCY_WINDOW = 4096  # recent samples kept per latency series
 CLAIM_POLL_S = 0.2  # how often a caller that must answer (HTTP) looks for a verdict another worker is making
+BACKLOG_POLL_S = 1.0  # how often events that wait for room in the queue (or were orphaned) are looked for
 
 
 def now_ms() -> int:
@@ -57,82 +55,6 @@ def now_ms() -> int:
 def _trace(event_id: str, device: str, camera: str) -> dict[str, str]:
     """Log record fields that let `--log-json` output be filtered down to one event, camera to verdict."""
     return {"event_id": event_id, "device": device, "camera": camera}
-
-
-def _latencies() -> deque[float]:
-    return deque(maxlen=LATENCY_WINDOW)
-
-
-@dataclass
-class ServiceStats:
-    """Counters since start, and recent latencies in ms. Readable as attributes or as `stats["llm"]`."""
-
-    received: int = 0
-    rejected: int = 0
-    duplicates: int = 0
-    cache_hits: int = 0
-    llm: int = 0
-    fallback: int = 0
-    published: int = 0
-    unpublished: int = 0  # stored but not handed to the broker (disconnected); the redelivery republishes it
-    claimed_elsewhere: int = 0  # events another live worker holds a claim on; that worker answers them
-    taken_over: int = 0  # events taken over from a worker whose claim ran out (it died or stopped)
-    claims_lost: int = 0  # work discarded because our own lease ran out first
-    rejected_by: dict[str, int] = field(default_factory=dict)  # rejections by ProtocolError.code
-    reuse_checked: int = 0  # cache hits the model was asked about again (reuse.verify_sample)
-    reuse_disagreed: int = 0  # ... where it gave another verdict than the cache
-    reuse_unchecked: int = 0  # checks that got no usable model answer (budget, queue, model error)
-    site_offers: int = 0  # verdicts offered to a site's other devices
-    total_ms: deque[float] = field(default_factory=_latencies)  # receipt → verdict stored, new verdicts
-    queue_ms: deque[float] = field(default_factory=_latencies)  # receipt → model start (model verdicts)
-    analyze_ms: deque[float] = field(default_factory=_latencies)  # model time (model verdicts)
-    light_ms: deque[float] = field(default_factory=_latencies)  # receipt → verdict, cache hits (L_light)
-    llm_ms: deque[float] = field(default_factory=_latencies)  # model time, LLM verdicts only (L_llm)
-    sched_ms: deque[float] = field(default_factory=_latencies)  # queue wait, LLM verdicts only (L_sched)
-
-    def __getitem__(self, key: str) -> Any:
-        if key not in self.__dataclass_fields__:
-            raise KeyError(key)
-        return getattr(self, key)
-
-    def snapshot(self) -> dict[str, Any]:
-        """Counters plus n/p50/p95/max per latency series, ready for JSON."""
-        out: dict[str, Any] = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if isinstance(value, deque):
-                samples = sorted(value)
-                out[f.name] = {
-                    "n": len(samples),
-                    "p50": round(statistics.median(samples), 1) if samples else None,
-                    "p95": round(samples[min(len(samples) - 1, int(0.95 * len(samples)))], 1) if samples else None,
-                    "max": round(samples[-1], 1) if samples else None,
-                }
-            else:
-                out[f.name] = value
-        return out
-
-
-class _Throttled:
-    """At most one warning per interval, so a sender spraying garbage cannot flood the log."""
-
-    def __init__(self, logger: logging.Logger, interval_s: float = 1.0) -> None:
-        self._logger = logger
-        self._interval_s = interval_s
-        self._last = -math.inf
-        self._suppressed = 0
-
-    def warning(self, msg: str, *args: object) -> None:
-        now = time.monotonic()
-        if now - self._last < self._interval_s:
-            self._suppressed += 1
-            return
-        if self._suppressed:
-            msg += " (%d similar warnings suppressed)"
-            args = (*args, self._suppressed)
-        self._logger.warning(msg, *args)
-        self._last = now
-        self._suppressed = 0
 
 
 class CloudService:
@@ -173,7 +95,7 @@ class CloudService:
         self._keeper: ClaimKeeper | None = None
         self._claim_task: asyncio.Task | None = None
         self._accepting = False
-        self._warn = _Throttled(log)
+        self._warn = Throttled(log)
         self.event_listeners.append(self._learn_site)
         self.verdict_listeners.append(self._offer_to_site)
 
@@ -289,7 +211,10 @@ class CloudService:
             published = True  # nothing to answer; acknowledge so it is not redelivered
         except Released:  # stopping before the model got to it: left for the broker or the next worker
             return
-        except Exception:  # noqa: BLE001 - e.g. the store's disk is full: keep serving, leave it unacknowledged
+        except StoreError as exc:  # e.g. its disk is full: one line; unacknowledged (or claimed), so not lost
+            self._warn.warning("%s", exc)
+            return
+        except Exception:  # noqa: BLE001 - keep serving, leave it unacknowledged
             log.exception("could not answer the message on %s; it stays unacknowledged or claimed", msg.topic)
             return
         if published:
@@ -340,6 +265,10 @@ class CloudService:
 
         if not self.store.put_event(event, received_ms):
             self.stats.duplicates += 1
+            stored = self.store.get_event(event.event_id)  # an event id belongs to its device, on every path
+            if stored is not None and stored.get("device") != event.device:
+                raise ProtocolError(f"event id {event.event_id} is already taken by another device's event; "
+                                    "a device must make its own event ids (UUIDv7)")
             earlier = await self._earlier_verdict(event.event_id)
             if earlier is not None:
                 return earlier, self._publish(earlier)
@@ -405,20 +334,26 @@ class CloudService:
         return self._keeper
 
     async def _keep_claims(self, keeper: ClaimKeeper) -> None:
-        """Renew our leases every third of a lease; take over events whose claims ran out elsewhere."""
+        """Renew our leases every third of a lease. As soon as the queue has room, take up events whose
+        claims ran out: left by a worker that died, or left waiting for room (OverCapacity)."""
         period = keeper.lease_s / 3
+        renew_at = 0.0
         while True:
             try:
-                keeper.renew()
-                for event_id in keeper.orphans():
-                    if event_id in self._inflight:
-                        continue
-                    await self._take_over(event_id)
+                if time.monotonic() >= renew_at:
+                    keeper.renew()
+                    renew_at = time.monotonic() + period
+                room = self.config.scheduler.queue_size - self.scheduler.queue_depth
+                for event_id in keeper.orphans(limit=room) if room > 0 else ():
+                    if event_id not in self._inflight:
+                        await self._take_over(event_id)
             except asyncio.CancelledError:
                 raise
             except Exception:  # noqa: BLE001 - e.g. Redis briefly away: try again next round
                 log.exception("renewing or taking over claims failed; retrying in %.0f s", period)
-            await asyncio.sleep(period)
+                renew_at = time.monotonic() + period
+                await asyncio.sleep(period)
+            await asyncio.sleep(min(period, BACKLOG_POLL_S))
 
     async def _take_over(self, event_id: str) -> None:
         """Answer an event whose claim ran out: rebuilt from the store, published like any other."""
@@ -439,10 +374,18 @@ class CloudService:
         if not keeper.take(event_id):
             return  # another worker was quicker
         self.stats.taken_over += 1
-        log.info("taking over event %s from a worker whose claim ran out", event_id)
-        task = asyncio.get_running_loop().create_task(self._answer_claimed(event, time.monotonic(), lambda: None))
+        log.debug("taking up event %s: its claim ran out, or it waited for room", event_id)
+        task = asyncio.get_running_loop().create_task(self._answer_taken_over(event))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    async def _answer_taken_over(self, event: Event) -> None:
+        try:
+            await self._answer_claimed(event, time.monotonic(), lambda: None)
+        except Released:  # still no room, or stopping: its claim ran out again; taken up on a later round
+            pass
+        except Exception as exc:  # noqa: BLE001 - e.g. the store's disk is full: its claim runs out, tried again
+            self._warn.warning("could not answer event %s taken over from the store: %s", event.event_id, exc)
 
     async def _earlier_verdict(self, event_id: str) -> Verdict | None:
         """The verdict already given for this event id, waiting for it if it is being worked out now."""

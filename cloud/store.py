@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -121,6 +123,9 @@ class SQLiteStore:
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.path}: cannot open the cloud store: {exc} "
                              "(check the path and its permissions, or set store_path)") from None
+        except OSError as exc:  # e.g. a folder on the way is a file, or may not be written
+            raise StoreError(f"{self.path}: cannot open the cloud store: {exc.strerror or exc} "
+                             "(check the path and its permissions, or set store_path)") from None
         conn.create_function("hamming64", 2, _hamming64, deterministic=True)
         self._conn = conn
         self._lock = threading.Lock()
@@ -129,11 +134,23 @@ class SQLiteStore:
         with self._lock:
             self._conn.close()
 
+    @contextmanager
+    def _written(self, what: str) -> Iterator[None]:
+        """A write that fails (a full disk, a file gone bad) as StoreError saying so in one line; nothing of
+        it is kept, and the caller acknowledges nothing it could not store."""
+        try:
+            yield
+        except sqlite3.IntegrityError:
+            raise
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path}: cannot store {what}: {exc}; free space on its disk (store_path); "
+                             "the event stays unanswered and is taken up again") from None
+
     # -- writes ----------------------------------------------------------------------------------------
     def put_event(self, event: Event, received_ms: int) -> bool:
         """Record an event; False when its event_id is already stored (a redelivery or a retry)."""
         doc = json.dumps(event.model_dump(mode="json", by_alias=True, exclude={"crop"}), separators=(",", ":"))
-        with self._lock:
+        with self._lock, self._written(f"event {event.event_id}"):
             cur = self._conn.execute(
                 "INSERT OR IGNORE INTO events (event_id, device, camera, label, received_ms, doc, crop) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -145,7 +162,7 @@ class SQLiteStore:
         """Record (or replace) the verdict for an event, and file its reuse rule where lookup finds it."""
         doc = encode_verdict(verdict).decode()
         rule = verdict.cache
-        with self._lock, self._conn:
+        with self._lock, self._written(f"the verdict for {verdict.event_id}"), self._conn:
             self._conn.execute("BEGIN")
             self._conn.execute("INSERT OR REPLACE INTO verdicts (event_id, created_ms, doc) VALUES (?, ?, ?)",
                                (verdict.event_id, verdict.created_ms, doc))

@@ -47,7 +47,7 @@ from .budget import EscalationBudget, Waiting, victims
 from .capture import Frame, FrameSource
 from .config import CameraConfig, EdgeConfig
 from .detect import Det, Detector, Region, build_detector
-from .outbox import Outbox
+from .outbox import Outbox, OutboxError
 from .pipeline import PipelineOutput, Stages, TrackEvent, VisionPipeline, build_stages
 from .rules import Decision, Rules, Triage
 from .vcache import VerdictCache
@@ -217,7 +217,7 @@ class EdgeAgent:
         self._load_topic = self.topics.cloud_load()
         self.link = MQTTLink(
             config.mqtt,
-            config.mqtt.client_id or f"edgetriage-{self.device}",
+            config.mqtt.client_id or self.device,  # one identity, one client id (deploy/mosquitto)
             on_message=lambda m: self._inbox.put(("message", m)),
             on_published=lambda mid: self._inbox.put(("puback", mid)),
             on_refused=lambda mid, reason: self._inbox.put(("refused", (mid, reason))),
@@ -465,14 +465,14 @@ class EdgeAgent:
                 crop=ev.crop_jpeg, crop_size=tuple(ev.crop_size),
                 classes=[ClassScore(label=name[:128], score=_unit(p)) for name, p in ev.classes[:MAX_CLASSES]],
             )
-            payload = encode_event(event)
-        except ProtocolError as exc:
-            reason = exc.reason
+            stored = self.outbox.add(event_id, self._events_topic, encode_event(event), now,
+                                     self.config.outbox.priority.get(ev.label, 0))
+        except (ProtocolError, OutboxError) as exc:  # OutboxError: e.g. its disk is full; said in one line
+            reason = getattr(exc, "reason", None) or str(exc)
         except ValidationError as exc:
             reason = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:3])
         else:
-            if not self.outbox.add(event_id, self._events_topic, payload, now,
-                                   self.config.outbox.priority.get(ev.label, 0)):
+            if not stored:
                 self.stats.outbox_rejected += 1  # counted and logged by the outbox too
                 return None, Decision("dropped", "outbox full: refused by outbox.policy reject_newest")
             self._escalated_at[event_id] = time.monotonic()

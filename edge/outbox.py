@@ -17,6 +17,11 @@ then evicted. Events older than `max_age_s` are dropped. Every drop is logged an
 (`counts`: evicted, rejected, expired, since this process opened the outbox; `dropped` is their sum). Replay
 is always in the order events were made, whatever their priority.
 
+A file deleted (or replaced) under a running agent is noticed within FILE_CHECK_MS at the next `add()` or
+`due()`, and written again at its path from the open database, which still holds every event: a restart after
+such a mistake loses nothing (said once, as an error). A write that fails (a full disk) raises OutboxError
+saying so in one line; nothing half-written is kept.
+
 Thread-safe: one connection guarded by a lock, so the agent loop and any reporting thread may call it; PUBACK
 notifications reach it via the agent's queue, never from paho's network thread.
 """
@@ -24,6 +29,7 @@ notifications reach it via the agent's queue, never from paho's network thread.
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 import threading
 import time
@@ -53,6 +59,7 @@ CREATE INDEX IF NOT EXISTS outbox_state ON outbox (state, since_ms);
 CREATE INDEX IF NOT EXISTS outbox_mid ON outbox (mid) WHERE mid IS NOT NULL;
 """
 POLICIES = ("drop_oldest", "reject_newest")
+FILE_CHECK_MS = 2000  # how often the outbox file is checked to still be the one we write
 DROP_CAUSES = ("evicted", "rejected", "expired")
 
 
@@ -89,9 +96,7 @@ class Outbox:
         self._lock = threading.Lock()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=FULL")
+            self._db = self._connect()
             self._db.executescript(_SCHEMA)
             columns = {row[1] for row in self._db.execute("PRAGMA table_info(outbox)")}
             if "priority" not in columns:  # an outbox written by an older version
@@ -100,9 +105,51 @@ class Outbox:
             # mids belong to the connection of a process that is gone: unacknowledged items go again.
             self._db.execute("UPDATE outbox SET state = 'pending', mid = NULL WHERE state = 'inflight'")
             self._bytes = self._db.execute("SELECT COALESCE(SUM(LENGTH(payload)), 0) FROM outbox").fetchone()[0]
+            self._inode = os.stat(self.path).st_ino
         except (sqlite3.Error, OSError) as exc:
             raise OutboxError(f"outbox {self.path}: cannot open: {exc}; check the path and free space "
                               "(outbox.path in the edge config)") from None
+        self._checked_ms = 0
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=FULL")
+        return db
+
+    def _check_file_locked(self, now_ms: int) -> None:
+        """Still writing the file at `path`? If it was deleted or replaced, write it again from the open
+        database (which holds everything), so that a restart finds every event."""
+        if abs(now_ms - self._checked_ms) < FILE_CHECK_MS:
+            return
+        self._checked_ms = now_ms
+        try:
+            if os.stat(self.path).st_ino == self._inode:
+                return
+        except OSError:
+            pass
+        # SQLite no longer writes a database whose file was unlinked, but still reads it (the WAL included):
+        # copy it to a new file beside, close it, and put the copy in its place
+        copy = self.path.with_name(self.path.name + ".restore")
+        try:
+            waiting = self._db.execute("SELECT COUNT(*) FROM outbox").fetchone()[0]
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            copy.unlink(missing_ok=True)
+            fresh = sqlite3.connect(str(copy), isolation_level=None)
+            self._db.backup(fresh)
+            fresh.close()
+        except (sqlite3.Error, OSError) as exc:
+            log.error("outbox %s was deleted and cannot be written again (%s); its events are kept while this "
+                      "process runs: free the path or its disk", self.path, exc)
+            return
+        self._db.close()
+        for suffix in ("-wal", "-shm"):  # the deleted database's, if left behind: never the new one's
+            self.path.with_name(self.path.name + suffix).unlink(missing_ok=True)
+        os.replace(copy, self.path)
+        self._db = self._connect()
+        self._inode = os.stat(self.path).st_ino
+        log.error("outbox %s was deleted while %d event(s) were waiting; written again with all of them (do not "
+                  "delete it: it holds the events that have no verdict yet)", self.path, waiting)
 
     @property
     def dropped(self) -> int:
@@ -116,6 +163,7 @@ class Outbox:
         either the event stored and its victims gone, or nothing changed."""
         size = len(payload)
         with self._lock:
+            self._check_file_locked(created_ms)
             counts_before = dict(self.counts)
             try:
                 self._db.execute("BEGIN IMMEDIATE")
@@ -136,7 +184,8 @@ class Outbox:
                         )
                     self._db.execute("COMMIT")
                 except BaseException:
-                    self._db.execute("ROLLBACK")
+                    if self._db.in_transaction:  # SQLite already rolled back after e.g. SQLITE_FULL
+                        self._db.execute("ROLLBACK")
                     self.counts = counts_before
                     self._bytes = self._db.execute("SELECT COALESCE(SUM(LENGTH(payload)), 0) FROM outbox").fetchone()[0]
                     raise
@@ -246,6 +295,7 @@ class Outbox:
         verdict is overdue. Events older than `max_age_s` are dropped here."""
         overdue = now_ms - int(verdict_timeout_s * 1000)
         with self._lock:
+            self._check_file_locked(now_ms)
             self._drop_expired_locked(now_ms)
             rows = self._db.execute(
                 "SELECT event_id, topic, payload, created_ms, state, attempts FROM outbox "

@@ -1,7 +1,11 @@
 """One MQTT connection, as both sides use it (paho-mqtt 2, callback API v2, MQTT 5 by default, 3.1.1 on request).
 
 paho's network thread does nothing here but hand events to the owner through the callables it was given;
-those callables must be cheap and must not raise (an exception in paho's thread stops its loop silently, so
+and it is the only thread that touches the socket: `publish()`, `subscribe()` and `ack()` from any other
+thread only queue the packet and wake the network thread, which writes it. (paho run from a loop of one's
+own, as here, would otherwise write from the caller's thread at once; a TLS socket written from two
+threads corrupts its records: "bad record mac", a dropped connection, even a crash in OpenSSL.) The
+callables must be cheap and must not raise (an exception in paho's thread stops its loop silently, so
 every hand-off is guarded, message conversion included). Reconnects use exponential backoff with full
 jitter, which paho's own loop lacks, so a fleet that lost its broker does not come back in one burst.
 
@@ -31,6 +35,7 @@ import random
 import socket
 import ssl
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -46,6 +51,7 @@ log = logging.getLogger("edgetriage.mqtt")
 # our unacknowledged QoS 1 publishes at once: Mosquitto's default Receive Maximum (max_inflight_messages), which a
 # client must not exceed; paho queues the rest and sends them as PUBACKs come back
 MAX_INFLIGHT = 20
+REFUSED_WARN_S = 60.0  # at most one "refused" warning a minute per connection without an on_refused owner
 
 
 @dataclass(frozen=True)
@@ -141,6 +147,11 @@ def credentials(config: MQTTConfig) -> tuple[str | None, str | None]:
     return username, config.secret_password()
 
 
+def _network_thread_writes(client: mqtt.Client, userdata: object, sock: object) -> None:
+    """paho's "an external loop watches this socket for writes" hook: MQTTLink's own loop does, so nothing
+    to do; having it set is what keeps paho from writing from the thread that called publish()."""
+
+
 def _reason_text(reason_code: object) -> str:
     value = getattr(reason_code, "value", None)
     return f"{reason_code} (0x{value:02x})" if isinstance(value, int) else str(reason_code)
@@ -190,7 +201,9 @@ class MQTTLink:
         self.last_error = ""
         self._attempt = 0
         self._refused = False
+        self._refused_warned = -REFUSED_WARN_S
         self._stop = threading.Event()
+        self._closing = threading.Event()  # stop() asked for a clean DISCONNECT
         self._thread: threading.Thread | None = None
         self._subscriptions: list[tuple[str, int]] = []
         self._lock = threading.Lock()
@@ -213,6 +226,9 @@ class MQTTLink:
         client.on_disconnect = self._handle_disconnect
         client.on_message = self._handle_message
         client.on_publish = self._handle_publish
+        # paho writes from the caller's thread unless an external loop says it watches for writability; we
+        # say so, and our own loop (select on the socket and on paho's wake-up pipe) does every write
+        client.on_socket_register_write = _network_thread_writes
         self.client = client
 
     # -- lifecycle -------------------------------------------------------------------------------------
@@ -232,11 +248,14 @@ class MQTTLink:
                 info.wait_for_publish(timeout)
             except (RuntimeError, ValueError):
                 pass
+        self._closing.set()  # the network thread stops reconnecting
+        if self.connected.is_set() and self._thread is not None:
+            try:
+                self.client.disconnect()  # queued: the network thread sends DISCONNECT, then its loop ends
+            except Exception:  # noqa: BLE001 - already gone is fine
+                pass
+            self._thread.join(timeout)
         self._stop.set()
-        try:
-            self.client.disconnect()
-        except Exception:  # noqa: BLE001 - already gone is fine
-            pass
         if self._thread is not None:
             self._thread.join(timeout)
 
@@ -258,7 +277,7 @@ class MQTTLink:
     def _run(self) -> None:
         attempt = 0
         first = True
-        while not self._stop.is_set():
+        while not self._stop.is_set() and not self._closing.is_set():
             self._attempt = attempt
             self._refused = False
             try:
@@ -280,7 +299,7 @@ class MQTTLink:
                 rc = self.client.loop(timeout=0.2)
                 if rc != mqtt.MQTT_ERR_SUCCESS:
                     break
-            if self._stop.is_set():
+            if self._stop.is_set() or self._closing.is_set():
                 break
             if self.generation != generation:  # the broker accepted us this time: start the backoff over
                 attempt = 0
@@ -368,7 +387,7 @@ class MQTTLink:
             self.refused += 1
             reason = _reason_text(reason_code)
             if self._on_refused is None:
-                log.warning("the broker refused message %d: %s", mid, reason)
+                self._warn_refused(mid, reason)
                 return
             try:
                 self._on_refused(mid, reason)
@@ -376,6 +395,16 @@ class MQTTLink:
                 log.exception("MQTT callback failed")
             return
         self._guard(self._on_published, mid)
+
+    def _warn_refused(self, mid: int, reason: str) -> None:
+        """One warning per REFUSED_WARN_S at most, with how many refusals it stands for (an ACL that refuses
+        a whole stream of messages must not flood the log)."""
+        now = time.monotonic()
+        if now - self._refused_warned < REFUSED_WARN_S:
+            return
+        log.warning("the broker refused message %d: %s (%d refused by this connection so far; check the broker's "
+                    "ACL)", mid, reason, self.refused)
+        self._refused_warned = now
 
     @staticmethod
     def _guard(callback, arg) -> None:

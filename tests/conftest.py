@@ -4,71 +4,24 @@ Redis on 127.0.0.1:6379 (started for the session if none runs there), the real s
 from __future__ import annotations
 
 import shutil
-import socket
-import subprocess
+import sys
 import tempfile
-import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+# the one "Mosquitto on a free port" helper, shared with the benchmarks (bench/brokers.py)
+sys.path.append(str(Path(__file__).resolve().parents[1] / "bench"))
+from brokers import CLOUD_USER, DEPLOY, Mosquitto, free_port  # noqa: E402
+
+CLOUD = CLOUD_USER
+
+__all__ = ["CLOUD", "CLOUD_USER", "DEPLOY", "MEDIA", "Mosquitto", "free_port"]
+
 # The sample clips ship in the repository (models/media, CC BY 4.0, see its ATTRIBUTION.md).
 MEDIA = Path(__file__).resolve().parents[1] / "models" / "media"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@dataclass
-class Mosquitto:
-    """A broker of the test's own on a free loopback port; can be killed and restarted on the same port."""
-
-    port: int
-    workdir: Path
-    persistence: bool = False
-    proc: subprocess.Popen | None = None
-    config_text: str | None = None  # a whole config of the test's own (e.g. the shipped one, rewritten)
-
-    @property
-    def url(self) -> str:
-        return f"mqtt://127.0.0.1:{self.port}"
-
-    def start(self) -> None:
-        conf = self.workdir / "mosquitto.conf"
-        lines = [f"listener {self.port} 127.0.0.1", "allow_anonymous true", "max_queued_messages 10000", "set_tcp_nodelay true",
-                 "log_dest stderr", "log_type error", "log_type warning"]
-        if self.persistence:
-            lines += ["persistence true", f"persistence_location {self.workdir}/", "autosave_interval 1",
-                      "autosave_on_changes true"]
-        conf.write_text(self.config_text if self.config_text is not None else "\n".join(lines) + "\n")
-        self.proc = subprocess.Popen(["mosquitto", "-c", str(conf)], stdout=subprocess.DEVNULL,
-                                     stderr=open(self.workdir / "mosquitto.log", "ab"))
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
-                return
-            except OSError:
-                if self.proc.poll() is not None:
-                    raise RuntimeError(f"mosquitto exited: {(self.workdir / 'mosquitto.log').read_text()}") from None
-                time.sleep(0.05)
-        raise RuntimeError("mosquitto did not start listening")
-
-    def stop(self, sig: str = "term") -> None:
-        if self.proc is None:
-            return
-        if sig == "kill":
-            self.proc.kill()
-        else:
-            self.proc.terminate()
-        self.proc.wait(10)
-        self.proc = None
 
 
 @pytest.fixture
@@ -77,6 +30,15 @@ def mosquitto(tmp_path_factory) -> Iterator[Mosquitto]:
         pytest.fail("mosquitto is not installed (apt-get install mosquitto)")
     broker = Mosquitto(free_port(), tmp_path_factory.mktemp("mosquitto"), persistence=True)
     broker.start()
+    yield broker
+    broker.stop()
+
+
+@pytest.fixture
+def secure(tmp_path) -> Iterator[Mosquitto]:
+    """The shipped broker config (deploy/mosquitto: TLS, client certificates, ACL) on free ports, with
+    certificates for cam-a and cam-b (and the cloud) and a password user cam-c."""
+    broker = Mosquitto.shipped(tmp_path / "broker", ("cam-a", "cam-b"), passwords={"cam-c": None, "edgetriage.homeassistant": None}).start()
     yield broker
     broker.stop()
 

@@ -7,21 +7,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import pwd
 import queue
 import secrets
-import shutil
 import socket
 import ssl
 import subprocess
 import time
 import uuid
-from pathlib import Path
 
 import cv2
 import pytest
-from conftest import Mosquitto, free_port
+from conftest import CLOUD, DEPLOY
 from edgetriage.cloud.config import CloudConfig
 from edgetriage.cloud.redis_store import RedisStore, connect_redis
 from edgetriage.cloud.service import CloudService
@@ -33,52 +29,7 @@ from edgetriage.shared.topics import Topics
 
 pytestmark = pytest.mark.faults
 
-DEPLOY = Path(__file__).resolve().parents[1] / "deploy" / "mosquitto"
 TOPICS = Topics("edgetriage")  # the shipped ACL is written for the default prefix
-CLOUD = "edgetriage.cloud"
-
-
-class SecureBroker:
-    """The shipped config on two free loopback ports: `tls_port` (client certificates, CN = user name) and
-    `password_port` (user name + password)."""
-
-    def __init__(self, workdir: Path) -> None:
-        if shutil.which("mosquitto") is None or shutil.which("openssl") is None:
-            pytest.fail("mosquitto and openssl must be installed")
-        self.dir = workdir
-        subprocess.run(["sh", str(DEPLOY / "make-certs.sh"), str(workdir), "cam-a", "cam-b"], check=True,
-                       capture_output=True)
-        self.password = secrets.token_urlsafe(16)
-        subprocess.run(["mosquitto_passwd", "-b", str(workdir / "passwd"), "cam-c", self.password], check=True,
-                       capture_output=True)
-        shutil.copy(DEPLOY / "acl", workdir / "acl")
-        self.tls_port, self.password_port = free_port(), free_port()
-        text = (DEPLOY / "mosquitto.conf").read_text()
-        for old, new in (("/etc/mosquitto/edgetriage/", f"{workdir}/"), ("/var/lib/mosquitto/", f"{workdir}/"),
-                         ("\nlistener 8883\n", f"\nlistener {self.tls_port} 127.0.0.1\n"),
-                         ("\nlistener 8884\n", f"\nlistener {self.password_port} 127.0.0.1\n")):
-            assert old in text, f"the shipped mosquitto.conf no longer has {old!r}"
-            text = text.replace(old, new)
-        # the broker drops root privileges to "mosquitto", who cannot read a test's private files
-        text += f"\nuser {pwd.getpwuid(os.geteuid()).pw_name}\nlog_dest stderr\nlog_type error\nlog_type warning\n"
-        self.broker = Mosquitto(self.tls_port, workdir, config_text=text)
-        self.broker.start()
-
-    def config(self, name: str | None, *, port: int | None = None, **kw) -> MQTTConfig:
-        """How `name` connects: with its certificate on the TLS port, or (name None) with no certificate."""
-        tls = TLSConfig(ca_file=self.dir / "ca.crt", cert_file=self.dir / f"{name}.crt" if name else None,
-                        key_file=self.dir / f"{name}.key" if name else None)
-        return MQTTConfig(url=f"mqtts://127.0.0.1:{port or self.tls_port}", tls=tls, **kw)
-
-    def stop(self) -> None:
-        self.broker.stop()
-
-
-@pytest.fixture
-def secure(tmp_path) -> SecureBroker:
-    broker = SecureBroker(tmp_path / "broker")
-    yield broker
-    broker.stop()
 
 
 class Client:
@@ -142,8 +93,8 @@ def _verdict(device: str) -> bytes:
 
 # -- identity: a device acts only as itself ---------------------------------------------------------------------
 def test_device_cannot_publish_as_another_device(secure):
-    cloud = _connected(Client(secure.config(CLOUD), "cloud-1", ("$share/workers/edgetriage/v1/+/events",)))
-    a = _connected(Client(secure.config("cam-a"), "cam-a"))
+    cloud = _connected(Client(secure.mqtt(CLOUD), "cloud-1", ("$share/workers/edgetriage/v1/+/events",)))
+    a = _connected(Client(secure.mqtt("cam-a"), "cam-a"))
     try:
         time.sleep(0.3)  # the cloud's SUBSCRIBE is processed before the publishes arrive
         assert a.published(a.link.publish(TOPICS.events("cam-a"), b"own")) == "acked"
@@ -159,10 +110,10 @@ def test_device_cannot_publish_as_another_device(secure):
 
 
 def test_device_cannot_read_another_devices_verdicts(secure):
-    a = _connected(Client(secure.config("cam-a"), "cam-a", (TOPICS.verdicts("cam-b"), TOPICS.all_verdicts(),
+    a = _connected(Client(secure.mqtt("cam-a"), "cam-a", (TOPICS.verdicts("cam-b"), TOPICS.all_verdicts(),
                                                              TOPICS.all_events(), "#", TOPICS.verdicts("cam-a"))))
-    b = _connected(Client(secure.config("cam-b"), "cam-b", (TOPICS.verdicts("cam-b"),)))
-    cloud = _connected(Client(secure.config(CLOUD), "cloud-1"))
+    b = _connected(Client(secure.mqtt("cam-b"), "cam-b", (TOPICS.verdicts("cam-b"),)))
+    cloud = _connected(Client(secure.mqtt(CLOUD), "cloud-1"))
     try:
         time.sleep(0.3)
         assert cloud.published(cloud.link.publish(TOPICS.events("cam-a"), b"x")) != "acked"  # the cloud writes no events
@@ -181,15 +132,15 @@ def test_last_will_and_clean_offline_under_the_acl(secure):
     stops cleanly; the cloud reads them all."""
     from edgetriage.shared.mqtt import Will
 
-    watcher = _connected(Client(secure.config(CLOUD), "cloud-1", ("edgetriage/v1/+/status",)))
-    a = _connected(Client(secure.config("cam-a"), "cam-a", will=Will(TOPICS.status("cam-a"), b"offline")))
+    watcher = _connected(Client(secure.mqtt(CLOUD), "cloud-1", ("edgetriage/v1/+/status",)))
+    a = _connected(Client(secure.mqtt("cam-a"), "cam-a", will=Will(TOPICS.status("cam-a"), b"offline")))
     try:
         assert a.published(a.link.publish(TOPICS.status("cam-a"), b"online", retain=True)) == "acked"
         assert watcher.messages.get(timeout=5).payload == b"online"
         a.link.client.socket().close()  # gone without DISCONNECT: the broker publishes the will
         assert watcher.messages.get(timeout=10).payload == b"offline"
         a.close()
-        b = _connected(Client(secure.config("cam-a"), "cam-a", will=Will(TOPICS.status("cam-a"), b"offline")))
+        b = _connected(Client(secure.mqtt("cam-a"), "cam-a", will=Will(TOPICS.status("cam-a"), b"offline")))
         b.published(b.link.publish(TOPICS.status("cam-a"), b"online", retain=True))
         assert watcher.messages.get(timeout=5).payload == b"online"
         b.link.stop(final=(TOPICS.status("cam-a"), b"offline"))  # clean stop: explicit offline, no will
@@ -203,18 +154,18 @@ def test_last_will_and_clean_offline_under_the_acl(secure):
 def test_clients_without_a_certificate_or_password_are_refused(secure, tmp_path, caplog):
     caplog.set_level(logging.DEBUG)
     # no client certificate on the certificate listener: the TLS handshake itself fails
-    anonymous = Client(secure.config(None), "anon-1")
+    anonymous = Client(secure.mqtt(None), "anon-1")
     # a certificate from another CA, with a device's name
     other = tmp_path / "other-ca"
     subprocess.run(["sh", str(DEPLOY / "make-certs.sh"), str(other), "cam-a"], check=True, capture_output=True)
     forged_cfg = MQTTConfig(url=f"mqtts://127.0.0.1:{secure.tls_port}",
-                            tls=TLSConfig(ca_file=secure.dir / "ca.crt", cert_file=other / "cam-a.crt",
+                            tls=TLSConfig(ca_file=secure.certs / "ca.crt", cert_file=other / "cam-a.crt",
                                           key_file=other / "cam-a.key"))
     forged = Client(forged_cfg, "cam-a")
     # the password listener without credentials, and with a wrong password
-    no_password = Client(secure.config(None, port=secure.password_port), "anon-2")
+    no_password = Client(secure.mqtt(None, port=secure.password_port), "anon-2")
     wrong = "wrong-" + secrets.token_hex(8)
-    wrong_password = Client(secure.config(None, port=secure.password_port, username="cam-c", password=wrong), "cam-c")
+    wrong_password = Client(secure.mqtt(None, port=secure.password_port, username="cam-c", password=wrong), "cam-c")
     try:
         time.sleep(2.0)
         for c in (anonymous, forged, no_password, wrong_password):
@@ -233,14 +184,14 @@ def test_clients_without_a_certificate_or_password_are_refused(secure, tmp_path,
     finally:
         for c in (anonymous, forged, no_password, wrong_password):
             c.close()
-    assert wrong not in caplog.text and secure.password not in caplog.text
+    assert wrong not in caplog.text and secure.passwords["cam-c"] not in caplog.text
 
 
 def test_password_login_from_the_environment_is_never_logged(secure, monkeypatch, caplog):
     caplog.set_level(logging.DEBUG)
     monkeypatch.setenv("EDGETRIAGE_MQTT_USERNAME", "cam-c")
-    monkeypatch.setenv("EDGETRIAGE_MQTT_PASSWORD", secure.password)
-    config = secure.config(None, port=secure.password_port)
+    monkeypatch.setenv("EDGETRIAGE_MQTT_PASSWORD", secure.passwords["cam-c"])
+    config = secure.mqtt(None, port=secure.password_port)
     assert config.username is None and config.password is None  # nothing in the file
     c = _connected(Client(config, "cam-c"))
     try:
@@ -249,20 +200,20 @@ def test_password_login_from_the_environment_is_never_logged(secure, monkeypatch
         assert "Not authorized" in c.published(c.link.publish(TOPICS.events("cam-a"), b"forged"))
     finally:
         c.close()
-    assert secure.password not in caplog.text
-    assert secure.password not in repr(config) and secure.password not in str(MQTTConfig(password=secure.password))
+    assert secure.passwords["cam-c"] not in caplog.text
+    assert secure.passwords["cam-c"] not in repr(config) and secure.passwords["cam-c"] not in str(MQTTConfig(password=secure.passwords["cam-c"]))
 
 
 def test_tls_settings_that_cannot_work_are_config_errors(secure, tmp_path):
-    ctx = tls_context(secure.config("cam-a"))
+    ctx = tls_context(secure.mqtt("cam-a"))
     assert ctx.minimum_version == ssl.TLSVersion.TLSv1_2 and ctx.verify_mode == ssl.CERT_REQUIRED and ctx.check_hostname
     with pytest.raises(ConfigError, match="ca_file"):
         tls_context(MQTTConfig(tls=TLSConfig(ca_file=tmp_path / "missing.crt")))
     with pytest.raises(ConfigError, match="key_file is not"):
-        tls_context(MQTTConfig(tls=TLSConfig(ca_file=secure.dir / "ca.crt", cert_file=secure.dir / "cam-a.crt")))
+        tls_context(MQTTConfig(tls=TLSConfig(ca_file=secure.certs / "ca.crt", cert_file=secure.certs / "cam-a.crt")))
     with pytest.raises(ConfigError, match="client certificate"):
-        tls_context(MQTTConfig(tls=TLSConfig(ca_file=secure.dir / "ca.crt", cert_file=secure.dir / "cam-a.crt",
-                                             key_file=secure.dir / "cam-b.key")))
+        tls_context(MQTTConfig(tls=TLSConfig(ca_file=secure.certs / "ca.crt", cert_file=secure.certs / "cam-a.crt",
+                                             key_file=secure.certs / "cam-b.key")))
 
 
 # -- the whole path under the shipped config ------------------------------------------------------------------
@@ -283,13 +234,13 @@ def test_event_and_verdict_round_trip_under_tls_and_acl(secure, llm_analyzer, cl
                   phash="0f0f33cc0f0f33cc", reason="uncertain", crop=jpeg, crop_size=(crop.shape[1], crop.shape[0]))
     redis_prefix = f"test-sec-{uuid.uuid4().hex[:8]}"
     config = CloudConfig.model_validate({
-        "mqtt": secure.config(CLOUD, client_id="cloud-worker-1").model_dump(),
+        "mqtt": secure.mqtt(CLOUD, client_id="cloud-worker-1").model_dump(),
         "store_path": str(tmp_path / "cloud.db"), "http": {"enabled": False},
         "delivery": {"shared": True, "redis_url": "redis://127.0.0.1:6379/0", "redis_prefix": redis_prefix},
     })
     store = RedisStore(connect_redis("redis://127.0.0.1:6379/0"), redis_prefix)
-    a = _connected(Client(secure.config("cam-a"), "cam-a", (TOPICS.verdicts("cam-a"),)))
-    b = _connected(Client(secure.config("cam-b"), "cam-b", (TOPICS.verdicts("cam-b"), "#")))
+    a = _connected(Client(secure.mqtt("cam-a"), "cam-a", (TOPICS.verdicts("cam-a"),)))
+    b = _connected(Client(secure.mqtt("cam-b"), "cam-b", (TOPICS.verdicts("cam-b"), "#")))
 
     async def scenario() -> None:
         service = CloudService(config, llm_analyzer, store)

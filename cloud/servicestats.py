@@ -1,0 +1,90 @@
+"""What the cloud service counts and measures, and its throttled warnings: the figures `/v1/stats`, `/metrics`
+and the page read (through the service)."""
+
+from __future__ import annotations
+
+import logging
+import math
+import statistics
+import time
+from collections import deque
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+LATENCY_WINDOW = 4096  # recent samples kept per latency series
+
+
+def _latencies() -> deque[float]:
+    return deque(maxlen=LATENCY_WINDOW)
+
+
+@dataclass
+class ServiceStats:
+    """Counters since start, and recent latencies in ms. Readable as attributes or as `stats["llm"]`."""
+
+    received: int = 0
+    rejected: int = 0
+    duplicates: int = 0
+    cache_hits: int = 0
+    llm: int = 0
+    fallback: int = 0
+    published: int = 0
+    unpublished: int = 0  # stored but not handed to the broker (disconnected); the redelivery republishes it
+    claimed_elsewhere: int = 0  # events another live worker holds a claim on; that worker answers them
+    taken_over: int = 0  # events taken over from a worker whose claim ran out (it died or stopped)
+    claims_lost: int = 0  # work discarded because our own lease ran out first
+    rejected_by: dict[str, int] = field(default_factory=dict)  # rejections by ProtocolError.code
+    reuse_checked: int = 0  # cache hits the model was asked about again (reuse.verify_sample)
+    reuse_disagreed: int = 0  # ... where it gave another verdict than the cache
+    reuse_unchecked: int = 0  # checks that got no usable model answer (budget, queue, model error)
+    site_offers: int = 0  # verdicts offered to a site's other devices
+    total_ms: deque[float] = field(default_factory=_latencies)  # receipt → verdict stored, new verdicts
+    queue_ms: deque[float] = field(default_factory=_latencies)  # receipt → model start (model verdicts)
+    analyze_ms: deque[float] = field(default_factory=_latencies)  # model time (model verdicts)
+    light_ms: deque[float] = field(default_factory=_latencies)  # receipt → verdict, cache hits (L_light)
+    llm_ms: deque[float] = field(default_factory=_latencies)  # model time, LLM verdicts only (L_llm)
+    sched_ms: deque[float] = field(default_factory=_latencies)  # queue wait, LLM verdicts only (L_sched)
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self.__dataclass_fields__:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def snapshot(self) -> dict[str, Any]:
+        """Counters plus n/p50/p95/max per latency series, ready for JSON."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, deque):
+                samples = sorted(value)
+                out[f.name] = {
+                    "n": len(samples),
+                    "p50": round(statistics.median(samples), 1) if samples else None,
+                    "p95": round(samples[min(len(samples) - 1, int(0.95 * len(samples)))], 1) if samples else None,
+                    "max": round(samples[-1], 1) if samples else None,
+                }
+            else:
+                out[f.name] = value
+        return out
+
+
+class Throttled:
+    """At most one warning per interval, so a sender spraying garbage cannot flood the log."""
+
+    def __init__(self, logger: logging.Logger, interval_s: float = 1.0) -> None:
+        self._logger = logger
+        self._interval_s = interval_s
+        self._last = -math.inf
+        self._suppressed = 0
+
+    def warning(self, msg: str, *args: object) -> None:
+        now = time.monotonic()
+        if now - self._last < self._interval_s:
+            self._suppressed += 1
+            return
+        if self._suppressed:
+            msg += " (%d similar warnings suppressed)"
+            args = (*args, self._suppressed)
+        self._logger.warning(msg, *args)
+        self._last = now
+        self._suppressed = 0

@@ -1,0 +1,147 @@
+"""A full disk under the cloud's store and a deleted or full outbox on the device: a clear message, no
+traceback, and nothing lost that was already acknowledged. The disk is made full for real, inside SQLite
+(`PRAGMA max_page_count`: SQLite answers SQLITE_FULL, "database or disk is full", exactly as on a full disk)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import queue
+import time
+
+import pytest
+from edgetriage.cloud.config import CloudConfig
+from edgetriage.cloud.service import CloudService
+from edgetriage.cloud.store import SQLiteStore
+from edgetriage.shared.mqtt import Incoming, MQTTLink
+from edgetriage.shared.protocol import decode_verdict, encode_event
+from edgetriage.shared.topics import Topics
+from fixed_model import FixedDelayModel, noise_events
+
+pytestmark = pytest.mark.faults
+
+
+def test_a_full_disk_under_the_cloud_store_loses_nothing(mosquitto, prefix, tmp_path, caplog):
+    caplog.set_level(logging.WARNING)
+    topics = Topics(prefix)
+    got: queue.Queue[Incoming] = queue.Queue()
+    mqtt = CloudConfig().mqtt.model_copy(update={"url": mosquitto.url, "prefix": prefix})
+    device = MQTTLink(mqtt, f"{prefix}-dev", on_message=got.put)
+    device.subscribe(topics.verdicts("dev"), 1)
+    device.start()
+    assert device.wait_connected(10)
+    config = CloudConfig.model_validate({"mqtt": {"url": mosquitto.url, "prefix": prefix, "client_id": f"{prefix}-c"},
+                                         "store_path": str(tmp_path / "cloud.db"), "http": {"enabled": False}})
+    store = SQLiteStore(config.store_path)
+    pages = store._conn.execute("PRAGMA page_count").fetchone()[0]
+    store._conn.execute(f"PRAGMA max_page_count = {pages + 60}")  # room for a few 20 KB crops, not for 30
+    events = noise_events("dev", 30, seed=5)
+
+    async def serve_until(n: int, timeout: float) -> set[str]:
+        service = CloudService(config, FixedDelayModel(0.01, 4), store)
+        await service.start()
+        seen: set[str] = set()
+        try:
+            assert await service.wait_connected(10)
+            deadline = time.monotonic() + timeout
+            while len(seen) < n and time.monotonic() < deadline:
+                try:
+                    seen.add(decode_verdict((await asyncio.to_thread(got.get, True, 0.5)).payload).event_id)
+                except queue.Empty:
+                    pass
+        finally:
+            await service.stop()
+        return seen
+
+    async def scenario() -> tuple[set[str], set[str]]:
+        first = asyncio.create_task(serve_until(len(events), 8))
+        await asyncio.sleep(1.0)
+        for event in events:
+            assert device.publish(topics.events("dev"), encode_event(event)) is not None
+        answered = await first
+        store._conn.execute("PRAGMA max_page_count = 1073741823")  # space again
+        # a new session of the same client: the broker delivers again what was never acknowledged
+        later = await serve_until(len(events) - len(answered), 30)
+        return answered, later
+
+    try:
+        answered, later = asyncio.run(scenario())
+    finally:
+        device.stop()
+        store.close()
+    assert 0 < len(answered) < len(events), len(answered)  # the disk filled up part way
+    assert answered | later == {e.event_id for e in events}  # nothing lost
+    full = [r for r in caplog.records if "database or disk is full" in r.getMessage()]
+    assert full and all(r.exc_info is None for r in full)  # said in one line, no traceback
+    assert "store_path" in full[0].getMessage()
+    assert not [r for r in caplog.records if r.exc_info is not None]
+
+
+# -- the device's outbox ----------------------------------------------------------------------------------------
+T0 = 1_800_000_000_000
+
+
+def _filled_outbox(path, n: int = 6):
+    from edgetriage.edge.outbox import Outbox
+
+    box = Outbox(path)
+    ids = [f"ev-{i}" for i in range(n)]
+    for i, event_id in enumerate(ids):
+        assert box.add(event_id, "t/v1/dev/events", bytes([i]) * 5000, T0 + i)
+    box.mark_published(ids[0], mid=1, now_ms=T0 + 10)
+    box.mark_sent(1, now_ms=T0 + 20)  # the broker has it; no verdict yet
+    return box, ids
+
+
+@pytest.mark.parametrize("what", ["the file", "the file and its -wal/-shm", "the whole folder"])
+def test_an_outbox_deleted_while_events_wait_is_written_again(what, tmp_path, caplog):
+    import shutil
+
+    from edgetriage.edge.outbox import FILE_CHECK_MS, Outbox
+
+    caplog.set_level(logging.WARNING)
+    path = tmp_path / "state" / "outbox.db"
+    box, ids = _filled_outbox(path)
+    if what == "the whole folder":
+        shutil.rmtree(path.parent)
+    else:
+        path.unlink()
+        if "wal" in what:
+            for suffix in ("-wal", "-shm"):
+                path.with_name(path.name + suffix).unlink(missing_ok=True)
+    assert not path.exists()
+    # the agent keeps working: the next scan notices, writes the file again, and a new event goes in too
+    assert [i.event_id for i in box.due(T0 + FILE_CHECK_MS + 100, 60)] == ids[1:]
+    assert path.exists()
+    assert box.add("ev-new", "t/v1/dev/events", b"x" * 100, T0 + FILE_CHECK_MS + 200)
+    errors = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert len(errors) == 1 and "was deleted while 6 event(s) were waiting" in errors[0].getMessage()
+    assert errors[0].exc_info is None
+    box.close()
+    again = Outbox(path)  # what a restart finds: everything
+    try:
+        assert len(again) == 7 and again.get("ev-0").state == "sent"
+        assert [i.event_id for i in again.due(T0 + FILE_CHECK_MS + 300, 60)] == [*ids[1:], "ev-new"]
+    finally:
+        again.close()
+
+
+def test_a_full_disk_under_the_outbox_is_one_line_and_keeps_what_it_had(tmp_path):
+    from edgetriage.edge.outbox import Outbox, OutboxError
+
+    path = tmp_path / "outbox.db"
+    box, ids = _filled_outbox(path)
+    pages = box._db.execute("PRAGMA page_count").fetchone()[0]
+    box._db.execute(f"PRAGMA max_page_count = {pages + 2}")
+    with pytest.raises(OutboxError) as err:
+        for i in range(20):
+            box.add(f"more-{i}", "t/v1/dev/events", bytes([i]) * 20_000, T0 + 100 + i)
+    message = str(err.value)
+    assert "database or disk is full" in message and "free space" in message and "\n" not in message
+    box.close()
+    again = Outbox(path)
+    try:
+        kept = {i.event_id for i in again.due(T0 + 1000, 60)} | {"ev-0"}
+        assert set(ids) <= kept  # nothing it had accepted is lost
+    finally:
+        again.close()
