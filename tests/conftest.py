@@ -4,8 +4,11 @@ Redis on 127.0.0.1:6379 (started for the session if none runs there), the real s
 from __future__ import annotations
 
 import shutil
+import socket
+import subprocess
 import sys
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
