@@ -143,11 +143,9 @@ def cmd_cloud_run(args: argparse.Namespace) -> int:
 
     from .cloud.config import load_cloud_config
     from .cloud.main import serve
-    from .cloud.redis_store import open_store
     from .shared.broker_check import check_broker
 
     config = load_cloud_config(args.config)
-    open_store(config).close()  # local first: an unusable store_path is one line, whatever the broker does
     check_broker(config.mqtt, where=_config_source(args))  # before the model loads
     asyncio.run(serve(config))
     return 0
