@@ -95,7 +95,7 @@ def test_check_config_names_a_certificate_login(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("case", ["corrupt", "directory", "parent-is-a-file", "unwritable"])
-def test_an_unusable_store_path_is_one_line_and_exit_2(case, tmp_path):
+def test_an_unusable_store_path_is_one_line_and_exit_2(case, tmp_path, mosquitto):
     """`cloud run` with a store_path that cannot be used: one line naming it, exit 2, no traceback, at once
     (before any model is loaded)."""
     if case == "corrupt":
@@ -110,7 +110,7 @@ def test_an_unusable_store_path_is_one_line_and_exit_2(case, tmp_path):
     else:  # root may write anywhere a test could chmod; /proc takes no new files from anyone
         store = Path("/proc/edgetriage-test/cloud.db")
     config = tmp_path / "cloud.toml"
-    config.write_text(f'store_path = "{store}"\n[http]\nport = {free_port()}\n[mqtt]\nurl = "mqtt://127.0.0.1:1"\n')
+    config.write_text(f'store_path = "{store}"\n[http]\nport = {free_port()}\n[mqtt]\nurl = "{mosquitto.url}"\n')
     started = time.monotonic()
     run = subprocess.run([sys.executable, "-m", "edgetriage", "cloud", "run", "--config", str(config)],
                          capture_output=True, text=True, timeout=120)
