@@ -27,6 +27,7 @@ from .capture import Frame
 from .detect import Region
 
 PATCH_SIZE = (12, 24)  # (w, h) of appearance patches: enough to tell a person from the wall behind them
+ALPHA_PERIOD_S = 0.1  # the adaptation rates are per this much stream time (one frame at 10 fps), whatever the rate
 
 
 class MotionConfig(Strict):
@@ -36,7 +37,8 @@ class MotionConfig(Strict):
     # the detector looks at the whole frame at least this often: someone who appeared without moving
     # (or moved only where a mask hides it) is found within this long
     keyframe_interval_s: Annotated[float, Field(gt=0.0)] = 5.0
-    background_alpha: Annotated[float, Field(gt=0.0, le=1.0)] = 0.05  # per-frame background adaptation
+    # adaptation per 0.1 s of stream time (ALPHA_PERIOD_S), so a 5 fps GIF and a 25 fps camera forget alike
+    background_alpha: Annotated[float, Field(gt=0.0, le=1.0)] = 0.05  # moving background
     scene_alpha: Annotated[float, Field(gt=0.0, le=1.0)] = 0.01  # empty-scene model, never under tracks
     # a blob over this share of the frame is a lighting change or a camera move, not an object: the
     # detector looks at the whole frame and no motion track starts
@@ -66,6 +68,7 @@ class MotionGate:
         self._last_pts = float("-inf")
         self._last_run_pts = float("-inf")
         self._kernel = cv2.getStructuringElement(cv2.MORPH_RECT, (3, 3))
+        self._periods = 1.0  # stream time since the last frame, in ALPHA_PERIOD_S
         self.moving_frac = 0.0  # share of the last frame that moved, for diagnostics
 
     def _allocate(self, shape: tuple[int, ...]) -> None:
@@ -99,6 +102,8 @@ class MotionGate:
         restart = image.shape != self._shape or frame.pts_s < self._last_pts  # new camera mode or rewound stream
         if restart:
             self._allocate(image.shape)
+        else:  # a frame 0.2 s after the last one adapts as much as two 0.1 s apart (capped: a stall is not hours)
+            self._periods = min(max(frame.pts_s - self._last_pts, 0.0) / ALPHA_PERIOD_S, 50.0)
         self._last_pts = frame.pts_s
         self._downscale(image)
         cv2.GaussianBlur(self._grey, (5, 5), 0, dst=self._blur)
@@ -115,7 +120,7 @@ class MotionGate:
         if self._ignore is not None:
             cv2.bitwise_and(self._mask, self._ignore, dst=self._mask)
         moving = cv2.countNonZero(self._mask)
-        cv2.accumulateWeighted(self._blur, self._background, self._config.background_alpha)
+        cv2.accumulateWeighted(self._blur, self._background, self._rate(self._config.background_alpha))
         self.moving_frac = moving / self._mask.size
         if moving >= self._min_pixels:
             self._last_run_pts = frame.pts_s
@@ -178,6 +183,10 @@ class MotionGate:
             raise RuntimeError("MotionGate.scene_patch called before any frame was checked")
         return self._patch_of(self._scene, box)
 
+    def brightness(self) -> float:
+        """Mean grey level (0-255) of the last checked frame: how well lit the scene is."""
+        return float(cv2.mean(self._blur)[0]) if self._shape is not None else 0.0
+
     def presence(self, box: tuple[float, float, float, float]) -> float:
         """How much the last frame under the box differs from the empty scene there (`patch_difference`
         units): high while someone stands there, back near 0 once they have gone."""
@@ -193,7 +202,11 @@ class MotionGate:
         for box in occupied:
             x1, y1, x2, y2 = self._pixels(box)
             mask[y1:y2, x1:x2] = 0
-        cv2.accumulateWeighted(self._blur, self._scene, self._config.scene_alpha, mask=mask)
+        cv2.accumulateWeighted(self._blur, self._scene, self._rate(self._config.scene_alpha), mask=mask)
+
+    def _rate(self, alpha: float) -> float:
+        """The weight of this frame for a rate `alpha` per ALPHA_PERIOD_S of stream time."""
+        return 1.0 - (1.0 - alpha) ** self._periods if self._periods != 1.0 else alpha
 
 
 def patch_difference(a: np.ndarray, b: np.ndarray) -> float:

@@ -1,0 +1,111 @@
+"""Looks the motion gate does not ask for, and looks it may skip. The gate decides where to look for new
+things; it must not decide whether a thing the detector already found gets confirmed, nor whether the people
+already in view when a stream starts are seen:
+
+- the start of a stream (agent start, reconnect, a new file): the detector looks at the whole frame on every
+  frame of the first `start_look_s`, so everyone already there is confirmed, moving or not;
+- a tentative track (the detector saw it, not yet confirmed) that this frame's look missed or that no look
+  saw: looked at again, closer (a square around it scaled up to the detector's input), motion or not, up to
+  `confirm_looks` times spread over `confirm_within_s` after its first sighting, until it is confirmed; then
+  it waits for motion and keyframes like anything else;
+- a confirmed object standing still: each look that finds it where it was lets the next one wait longer,
+  doubling from the pipeline's `tracked_interval_s` up to `still_interval_s` (never past most of the time a
+  track survives unseen). This pays for the looks above.
+
+Every setting is in stream seconds, so a 5 fps GIF and a 25 fps camera get the same looks per second of scene.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from ..shared.config import Strict
+from .track import Box, Track
+
+STILL_IOU = 0.7  # a box that overlaps its last one this much did not move
+SURVIVE_SHARE = 0.8  # a still object is looked at again within this share of max_missed_s
+EARLY_S = 1.0  # a track first seen this soon after the stream started was most likely there from its first frame
+
+
+class LookConfig(Strict):
+    start_look_s: Annotated[float, Field(ge=0.0, le=60.0)] = 1.0  # 0: no start-up looks
+    confirm_looks: Annotated[int, Field(ge=0, le=30)] = 4  # 0: tentative tracks wait for motion
+    confirm_within_s: Annotated[float, Field(gt=0.0, le=10.0)] = 1.0
+    still_interval_s: Annotated[float, Field(ge=0.0, le=60.0)] = 2.0  # 0: no slower looks at still objects
+
+
+class LookPlanner:
+    """One camera's extra looks. `restart` at every stream start; the pipeline asks `starting`,
+    `confirm_due` and `still_due`, and reports what its looks found with `looked` and `ended`."""
+
+    def __init__(self, config: LookConfig, max_missed_s: float):
+        self._config = config
+        self._max_still = min(config.still_interval_s, SURVIVE_SHARE * max_missed_s)
+        self._start_pts: float | None = None
+        self._last_confirm_pts = float("-inf")
+        self._forced: dict[int, int] = {}  # track id -> confirmation looks made for it
+        self._still: dict[int, int] = {}  # track id -> looks in a row that found it where it was
+
+    def restart(self) -> None:
+        self._start_pts = None
+        self._last_confirm_pts = float("-inf")
+        self._forced.clear()
+        self._still.clear()
+
+    def starting(self, pts: float) -> bool:
+        """Whether this frame is in the stream's first `start_look_s` (the first frame starts the clock)."""
+        if self._start_pts is None:
+            self._start_pts = pts
+        return pts - self._start_pts < self._config.start_look_s - 1e-6
+
+    def early(self, pts: float) -> bool:
+        """Whether a track first seen now was most likely in view when the stream started (so the empty
+        scene under it was never seen)."""
+        return self._start_pts is not None and pts - self._start_pts < max(self._config.start_look_s, EARLY_S)
+
+    def confirm_due(self, tentative: list[Track], pts: float) -> list[Track]:
+        """The tentative tracks to look at closer on this frame: not found on it yet, still within their
+        confirmation time, with looks left, and the last confirmation look far enough back that the looks
+        spread over `confirm_within_s`."""
+        cfg = self._config
+        if not cfg.confirm_looks or not tentative:
+            return []
+        spacing = cfg.confirm_within_s / (cfg.confirm_looks + 1)
+        if pts - self._last_confirm_pts < spacing - 1e-6:
+            return []
+        return [t for t in tentative if pts - t.first_ts <= cfg.confirm_within_s + 1e-6
+                and t.last_hit_ts < pts and self._forced.get(t.track_id, 0) < cfg.confirm_looks]
+
+    def confirming(self, tracks: list[Track], pts: float) -> None:
+        """A confirmation look is being made at these tracks."""
+        self._last_confirm_pts = pts
+        for track in tracks:
+            self._forced[track.track_id] = self._forced.get(track.track_id, 0) + 1
+
+    def still_due(self, track: Track, tracked_interval_s: float) -> float:
+        """How long after the last look a confirmed object moving only in place may wait for the next."""
+        if self._max_still <= tracked_interval_s:
+            return tracked_interval_s
+        return min(tracked_interval_s * 2 ** self._still.get(track.track_id, 0), self._max_still)
+
+    def looked(self, track: Track, before: Box) -> None:
+        """A look found the track; `before` is its box at the previous hit."""
+        if _iou(before, track.box) >= STILL_IOU:
+            self._still[track.track_id] = self._still.get(track.track_id, 0) + 1
+        else:
+            self._still.pop(track.track_id, None)
+
+    def ended(self, track: Track) -> None:
+        self._forced.pop(track.track_id, None)
+        self._still.pop(track.track_id, None)
+
+
+def _iou(a: Box, b: Box) -> float:
+    ix = min(a[2], b[2]) - max(a[0], b[0])
+    iy = min(a[3], b[3]) - max(a[1], b[1])
+    if ix <= 0 or iy <= 0:
+        return 0.0
+    inter = ix * iy
+    return inter / ((a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter)
