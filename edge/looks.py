@@ -8,15 +8,17 @@ already in view when a stream starts are seen:
   saw: looked at again, closer (a square around it scaled up to the detector's input), motion or not, up to
   `confirm_looks` times spread over `confirm_within_s` after its first sighting, until it is confirmed; then
   it waits for motion and keyframes like anything else;
-- a confirmed object standing still: each look that finds it where it was lets the next one wait longer,
-  doubling from the pipeline's `tracked_interval_s` up to `still_interval_s` (never past most of the time a
-  track survives unseen). This pays for the looks above.
+- a confirmed object standing still: the longer the looks have found it where it was, the longer the next
+  one may wait, doubling from the pipeline's `tracked_interval_s` up to `still_interval_s`, as long as the
+  presence check keeps its track alive in between (it is looked at before the track would end unseen). This
+  pays for the looks above.
 
 Every setting is in stream seconds, so a 5 fps GIF and a 25 fps camera get the same looks per second of scene.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Annotated
 
 from pydantic import Field
@@ -25,15 +27,14 @@ from ..shared.config import Strict
 from .track import Box, Track
 
 STILL_IOU = 0.7  # a box that overlaps its last one this much did not move
-SURVIVE_SHARE = 0.8  # a still object is looked at again within this share of max_missed_s
-EARLY_S = 1.0  # a track first seen this soon after the stream started was most likely there from its first frame
+SURVIVE_SHARE = 0.8  # a still object is looked at again before this share of max_missed_s passes unseen
 
 
 class LookConfig(Strict):
     start_look_s: Annotated[float, Field(ge=0.0, le=60.0)] = 1.0  # 0: no start-up looks
     confirm_looks: Annotated[int, Field(ge=0, le=30)] = 4  # 0: tentative tracks wait for motion
     confirm_within_s: Annotated[float, Field(gt=0.0, le=10.0)] = 1.0
-    still_interval_s: Annotated[float, Field(ge=0.0, le=60.0)] = 2.0  # 0: no slower looks at still objects
+    still_interval_s: Annotated[float, Field(ge=0.0, le=60.0)] = 4.0  # 0: no slower looks at still objects
 
 
 class LookPlanner:
@@ -42,28 +43,23 @@ class LookPlanner:
 
     def __init__(self, config: LookConfig, max_missed_s: float):
         self._config = config
-        self._max_still = min(config.still_interval_s, SURVIVE_SHARE * max_missed_s)
+        self._survive_s = SURVIVE_SHARE * max_missed_s
         self._start_pts: float | None = None
         self._last_confirm_pts = float("-inf")
         self._forced: dict[int, int] = {}  # track id -> confirmation looks made for it
-        self._still: dict[int, int] = {}  # track id -> looks in a row that found it where it was
+        self._still_since: dict[int, float] = {}  # track id -> pts of the first look that found it where it is
 
     def restart(self) -> None:
         self._start_pts = None
         self._last_confirm_pts = float("-inf")
         self._forced.clear()
-        self._still.clear()
+        self._still_since.clear()
 
     def starting(self, pts: float) -> bool:
         """Whether this frame is in the stream's first `start_look_s` (the first frame starts the clock)."""
         if self._start_pts is None:
             self._start_pts = pts
         return pts - self._start_pts < self._config.start_look_s - 1e-6
-
-    def early(self, pts: float) -> bool:
-        """Whether a track first seen now was most likely in view when the stream started (so the empty
-        scene under it was never seen)."""
-        return self._start_pts is not None and pts - self._start_pts < max(self._config.start_look_s, EARLY_S)
 
     def confirm_due(self, tentative: list[Track], pts: float) -> list[Track]:
         """The tentative tracks to look at closer on this frame: not found on it yet, still within their
@@ -84,22 +80,25 @@ class LookPlanner:
         for track in tracks:
             self._forced[track.track_id] = self._forced.get(track.track_id, 0) + 1
 
-    def still_due(self, track: Track, tracked_interval_s: float) -> float:
-        """How long after the last look a confirmed object moving only in place may wait for the next."""
-        if self._max_still <= tracked_interval_s:
+    def still_due(self, track: Track, tracked_interval_s: float, pts: float, last_look_pts: float) -> float:
+        """How long after the last look a confirmed object moving only in place may wait for the next: a power
+        of two times `tracked_interval_s` (so the waits nest on the stream clock) no longer than it has stood
+        still, but never so long that its track ends unseen."""
+        if self._config.still_interval_s <= tracked_interval_s or tracked_interval_s <= 0.0:
             return tracked_interval_s
-        return min(tracked_interval_s * 2 ** self._still.get(track.track_id, 0), self._max_still)
+        still_s = pts - self._still_since.get(track.track_id, pts)
+        doublings = int(math.log2(still_s / tracked_interval_s)) if still_s >= 2 * tracked_interval_s else 0
+        backoff = min(tracked_interval_s * 2 ** doublings, self._config.still_interval_s)
+        return min(backoff, max(tracked_interval_s, track.last_seen_ts + self._survive_s - last_look_pts))
 
-    def looked(self, track: Track, before: Box) -> None:
+    def looked(self, track: Track, before: Box, pts: float) -> None:
         """A look found the track; `before` is its box at the previous hit."""
-        if _iou(before, track.box) >= STILL_IOU:
-            self._still[track.track_id] = self._still.get(track.track_id, 0) + 1
-        else:
-            self._still.pop(track.track_id, None)
+        if _iou(before, track.box) < STILL_IOU or track.track_id not in self._still_since:
+            self._still_since[track.track_id] = pts
 
     def ended(self, track: Track) -> None:
         self._forced.pop(track.track_id, None)
-        self._still.pop(track.track_id, None)
+        self._still_since.pop(track.track_id, None)
 
 
 def _iou(a: Box, b: Box) -> float:

@@ -28,6 +28,11 @@ from .detect import Region
 
 PATCH_SIZE = (12, 24)  # (w, h) of appearance patches: enough to tell a person from the wall behind them
 ALPHA_PERIOD_S = 0.1  # the adaptation rates are per this much stream time (one frame at 10 fps), whatever the rate
+# the threshold is a grey-level change in a scene at least this bright; in a darker one (night) the same thing
+# moving changes proportionally fewer levels, so the threshold scales down with it, to MIN_DIM of itself at most
+# (sensor noise does not get darker: below that, noise would be motion)
+FULL_BRIGHTNESS = 100.0
+MIN_DIM = 0.5
 
 
 class MotionConfig(Strict):
@@ -116,7 +121,8 @@ class MotionGate:
 
         cv2.convertScaleAbs(self._background, dst=self._background_u8)
         cv2.absdiff(self._blur, self._background_u8, dst=self._diff)
-        cv2.threshold(self._diff, self._config.threshold, 255, cv2.THRESH_BINARY, dst=self._mask)
+        dim = max(MIN_DIM, min(1.0, self.brightness() / FULL_BRIGHTNESS))
+        cv2.threshold(self._diff, self._config.threshold * dim, 255, cv2.THRESH_BINARY, dst=self._mask)
         if self._ignore is not None:
             cv2.bitwise_and(self._mask, self._ignore, dst=self._mask)
         moving = cv2.countNonZero(self._mask)

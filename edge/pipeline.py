@@ -33,7 +33,7 @@ from .classify import Classification, CropClassifier
 from .crops import crop_box, encode_jpeg, phash_dct64
 from .detect import Det, Detector, Region, build_detector
 from .looks import LookPlanner
-from .motion import MotionGate, detection_regions, patch_difference
+from .motion import FULL_BRIGHTNESS, MotionGate, detection_regions, patch_difference
 from .track import MOTION, IoUTracker, Track, inside_fraction
 from .vision import PipelineOutput, TrackEvent, VisionConfig
 from .vision_stats import PipelineStats
@@ -45,7 +45,7 @@ OBJECT = "object"  # what untracked labels and motion noise are tracked as; neve
 HOLD_EVERY_S = 0.25  # how often a track the detector did not see is checked for presence
 # the hold thresholds are grey levels of a scene at least this bright; in a darker one (night) a person differs
 # from the wall behind them by proportionally fewer, so the thresholds scale down with the brightness
-HOLD_FULL_BRIGHTNESS = 100.0
+HOLD_FULL_BRIGHTNESS = FULL_BRIGHTNESS
 RIDDEN = frozenset({"bicycle", "motorcycle", "horse"})  # someone is usually on it: look for a rider
 
 
@@ -66,7 +66,9 @@ class _TrackMemory:
     noise: bool = False  # resolved as nothing worth an event (so far: looked at again later)
     next_look_s: float = 0.0  # when a noise track is looked at again (pts)
     rider_checked: bool = False
-    since_start: bool = False  # there from the stream's first second: the empty scene there is unknown
+    # the empty-scene model already looked like this where it was first found (it was there when the stream
+    # started, or stood still untracked until the scene learnt it): held by its own look alone
+    scene_unknown: bool = False
     uncertain: bool = False
     classification: Classification | None = None
     source: Literal["detector", "motion"] = "detector"
@@ -129,11 +131,13 @@ class VisionPipeline:
             self._restart()
         self._last_pts = pts
         motion = self._gate.check(frame)
-        if self._looks.starting(pts):  # everyone already in view is seen and confirmed, moving or not
+        start = self._looks.starting(pts)  # everyone already in view is seen and confirmed, moving or not
+        if motion.run_detector:
+            self._look(frame, motion.reason, motion.regions, whole=start)
+        if start:
             self.stats.start_looks += 1
-            self._look(frame, "start", motion.regions)
-        elif motion.run_detector:
-            self._look(frame, motion.reason, motion.regions)
+            if self._last_detect_pts != pts:  # off the gate's schedule, which stays as if this look never was
+                self._detect(frame, None, [], paced=False)
         self._confirm(frame, motion.regions)
         self._hold_present(pts)
         self._gate.update_scene([track.box for track in self._tracker.tracks])
@@ -165,8 +169,9 @@ class VisionPipeline:
         self._looks.restart()
 
     # -- looking -----------------------------------------------------------------------------------------
-    def _look(self, frame: Frame, reason: str, blob_px: list[Region]) -> None:
-        """Detector (or tracker alone) on a frame the gate passed; feeds the tracker."""
+    def _look(self, frame: Frame, reason: str, blob_px: list[Region], whole: bool = False) -> None:
+        """Detector (or tracker alone) on a frame the gate passed; feeds the tracker. `whole`: a look, if the
+        gate's schedule makes one, takes the whole frame."""
         image, pts, cfg = frame.image, frame.pts_s, self._config
         h, w = image.shape[:2]
         max_area = cfg.motion.max_blob_frac * w * h
@@ -179,7 +184,7 @@ class VisionPipeline:
             return
         looks: list[Region] | None = None
         keyframe = pts - self._last_whole_pts >= cfg.motion.keyframe_interval_s - 1e-6
-        if reason == "motion" and blobs and not keyframe:
+        if reason == "motion" and blobs and not keyframe and not whole:
             looks = detection_regions(self._with_tracks(blob_px, w, h), w, h, self._region_side,
                                       cfg.motion.max_regions)
         self._detect(frame, looks, blobs)
@@ -200,20 +205,24 @@ class VisionPipeline:
             return
         self._looks.confirming(due, pts)
         self.stats.confirm_looks += 1
-        looks: list[Region] | None = []
-        for track in due[: self._config.motion.max_regions]:  # more than that: the whole frame
-            px = _pixels(track.predict(pts), w, h)
-            looks += detection_regions([px], w, h, _zoom_side(self._detector, px), 1) or []
-        self._detect(frame, looks if looks and len(due) <= self._config.motion.max_regions else None, [])
+        # grown to the tracks they touch: a square must not cut through someone (a partial box misleads the tracker)
+        boxes = self._with_tracks([_pixels(track.predict(pts), w, h) for track in due], w, h)
+        side = min(_zoom_side(self._detector, px) for px in boxes)  # the closest look any of them needs
+        # squares that overlap are merged (one look, no duplicates); too many: the whole frame
+        self._detect(frame, detection_regions(boxes, w, h, side, self._config.motion.max_regions), [], paced=False)
 
-    def _detect(self, frame: Frame, looks: list[Region] | None, blobs: list[tuple[float, float, float, float]]) -> None:
+    def _detect(self, frame: Frame, looks: list[Region] | None, blobs: list[tuple[float, float, float, float]],
+                paced: bool = True) -> None:
         """The detector on the whole frame (`looks` None) or on those regions; its finds and the motion
-        blobs go to the tracker."""
+        blobs go to the tracker. Only `paced` looks (the gate's) set the clocks of the gate's schedule, so
+        the extra looks leave it as it was: two runs over the same frames from different starting frames (a
+        replay from a few frames later, the demo's second pass) still look at the same frames."""
         image, pts, cfg = frame.image, frame.pts_s, self._config
         t0 = time.perf_counter()
         if looks is None:
             found = self._detector.detect(image)
-            self._last_whole_pts = pts
+            if paced:
+                self._last_whole_pts = pts
             self.stats.detector_calls += 1
         else:
             found = [d for region in looks for d in self._detector.detect(image, region)]
@@ -222,7 +231,8 @@ class VisionPipeline:
             self._zoomed_pts = pts
         self.stats.detect_ms.add((time.perf_counter() - t0) * 1000.0)
         self.stats.frames_detected += 1
-        self._last_detect_pts = pts
+        if paced:
+            self._last_detect_pts = pts
         geometry = self._geometry
         tracked: list[Det] = []
         faint: list[Det] = []
@@ -239,9 +249,8 @@ class VisionPipeline:
                 tracked.append(Det(OBJECT, d.score, d.box))
         before = {track.track_id: track.box for track in self._tracker.tracks}
         update = self._tracker.update(pts, tracked, blobs, start_motion=cfg.uncertain_regions)
-        early = self._looks.early(pts)
         for track in update.started:
-            memory = self._memory[track.track_id] = _TrackMemory(since_start=early)
+            memory = self._memory[track.track_id] = _TrackMemory()
             self.stats.tracks += 1
             if track.label == MOTION:
                 memory.source = "motion"
@@ -249,7 +258,13 @@ class VisionPipeline:
         for track, det in update.matched:
             self._observe(self._memory[track.track_id], track, det, tracked, frame)
             if track.track_id in before:
-                self._looks.looked(track, before[track.track_id])
+                self._looks.looked(track, before[track.track_id], pts)
+        if update.started and self._config.tracker.hold_min_presence > 0.0:
+            least = self._hold_scale() * self._config.tracker.hold_min_presence
+            for track in update.started:
+                memory = self._memory[track.track_id]
+                if memory.appearance is not None:
+                    memory.scene_unknown = patch_difference(memory.appearance, self._gate.scene_patch(track.box)) < least
         if faint:
             for track in self._tracker.tracks:
                 if track.label == MOTION:
@@ -283,7 +298,7 @@ class VisionPipeline:
                 if share >= 0.6:
                     return 0.0
                 continue
-            due = max(due, self._looks.still_due(track, cfg.tracked_interval_s) if share >= 0.6
+            due = max(due, self._looks.still_due(track, cfg.tracked_interval_s, self._last_pts, self._last_detect_pts) if share >= 0.6
                       else min(cfg.moving_interval_s, cfg.tracked_interval_s))
         return due
 
@@ -428,13 +443,16 @@ class VisionPipeline:
             if memory.appearance is None:
                 continue
             if scale is None:
-                scale = max(0.1, min(1.0, gate.brightness() / HOLD_FULL_BRIGHTNESS))
+                scale = self._hold_scale()
             now = gate.patch(track.box)
             # there since the stream started: the scene model learnt the place with them in it
-            if ((memory.since_start
+            if ((memory.scene_unknown
                  or patch_difference(now, gate.scene_patch(track.box)) >= scale * tc.hold_min_presence)
                     and patch_difference(now, memory.appearance) <= scale * tc.hold_max_change):
                 self._tracker.hold(track, pts)
+
+    def _hold_scale(self) -> float:
+        return max(0.1, min(1.0, self._gate.brightness() / HOLD_FULL_BRIGHTNESS))
 
     def _confirmed(self, track: Track, memory: _TrackMemory) -> bool:
         if track.label == OBJECT:
