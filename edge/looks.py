@@ -55,6 +55,11 @@ class LookPlanner:
         self._forced.clear()
         self._still_since.clear()
 
+    @property
+    def confirm_spacing_s(self) -> float:
+        """The time between two looks at a tentative track."""
+        return self._config.confirm_within_s / (self._config.confirm_looks + 1)
+
     def starting(self, pts: float) -> bool:
         """Whether this frame is in the stream's first `start_look_s` (the first frame starts the clock)."""
         if self._start_pts is None:
@@ -68,8 +73,7 @@ class LookPlanner:
         cfg = self._config
         if not cfg.confirm_looks or not tentative:
             return []
-        spacing = cfg.confirm_within_s / (cfg.confirm_looks + 1)
-        if pts - self._last_confirm_pts < spacing - 1e-6:
+        if pts - self._last_confirm_pts < self.confirm_spacing_s - 1e-6:
             return []
         return [t for t in tentative if pts - t.first_ts <= cfg.confirm_within_s + 1e-6
                 and t.last_hit_ts < pts and self._forced.get(t.track_id, 0) < cfg.confirm_looks]

@@ -114,6 +114,7 @@ class VisionPipeline:
         self._last_detect_pts = float("-inf")
         self._last_whole_pts = float("-inf")
         self._zoomed_pts = float("-inf")  # pts of the last look at regions
+        self._last_frame: Frame | None = None  # for the closer looks made when the stream ends
         self._region_side = config.motion.region_min_side or max(getattr(detector, "input_size", (300, 300)))
         self.stats = PipelineStats()
 
@@ -130,6 +131,7 @@ class VisionPipeline:
             self._end(self._tracker.end_all(), out, stream_end=True)
             self._restart()
         self._last_pts = pts
+        self._last_frame = frame
         motion = self._gate.check(frame)
         start = self._looks.starting(pts)  # everyone already in view is seen and confirmed, moving or not
         if motion.run_detector:
@@ -147,17 +149,19 @@ class VisionPipeline:
             memory = self._memory[track.track_id]
             if memory.event is None and self._ready(track, memory, pts):
                 new_events.append(self._emit(track, memory, pts))
-                if track.label in RIDDEN and not memory.rider_checked:
-                    memory.rider_checked = True
-                    rider = self._rider(track, frame)
-                    if rider is not None:
-                        new_events.append(rider)
+                self._check_rider(track, memory, frame, new_events)
         return out
 
     def finish(self) -> PipelineOutput:
         """End of stream: every live track ends now; confirmed ones not yet emitted are emitted first,
         tentative ones (the detector saw them, too few times) come back in `tentative`."""
         out = PipelineOutput([], [])
+        if self._last_frame is not None:  # a bike confirmed just before the end: its rider is looked for too
+            for track in list(self._tracker.tracks):
+                memory = self._memory[track.track_id]
+                if memory.event is None and self._confirmed(track, memory):
+                    self._check_rider(track, memory, self._last_frame, out.new_events)
+        self._last_frame = None
         self._end(self._tracker.end_all(), out, stream_end=True)
         self._last_pts = float("-inf")
         self._restart()
@@ -401,6 +405,13 @@ class VisionPipeline:
         memory.best_crop = crop
         memory.scores.append(score)
         self.stats.resolved[how] = self.stats.resolved.get(how, 0) + 1
+
+    def _check_rider(self, track: Track, memory: _TrackMemory, frame: Frame, new_events: list[TrackEvent]) -> None:
+        if track.label in RIDDEN and not memory.rider_checked:
+            memory.rider_checked = True
+            rider = self._rider(track, frame)
+            if rider is not None:
+                new_events.append(rider)
 
     def _rider(self, ridden: Track, frame: Frame) -> TrackEvent | None:
         """A person on a bicycle (motorcycle, horse) just emitted: YOLOX often names the bike and misses the
