@@ -299,8 +299,8 @@ class VisionPipeline:
                 continue
             if not (track.motion_only or track.hits >= min_hits or track.label == OBJECT
                     or self._memory[track.track_id].resolved):
-                if share >= 0.6:
-                    return 0.0
+                if share >= 0.6:  # looked at on every frame while it is new; then like a thing moving on
+                    return 0.0 if self._last_pts - track.first_ts <= cfg.looks.confirm_within_s else cfg.moving_interval_s
                 continue
             due = max(due, self._looks.still_due(track, cfg.tracked_interval_s, self._last_pts, self._last_detect_pts) if share >= 0.6
                       else min(cfg.moving_interval_s, cfg.tracked_interval_s))

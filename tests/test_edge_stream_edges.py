@@ -172,3 +172,23 @@ def test_the_motion_background_forgets_in_seconds_whatever_the_frame_rate():
 
     slow, fast = settles_after(5.0), settles_after(25.0)
     assert slow < 60.0 and abs(slow - fast) <= 0.5, (slow, fast)
+
+
+def test_the_agent_escalates_a_short_gif_of_someone_already_there(standing, detector, tmp_path, mosquitto, prefix):
+    # what `edgetriage edge run` (and `demo --clip`) do with a doorbell GIF: the event is decided and queued
+    # for the cloud although nobody moves and the clip is over before a keyframe would come
+    from edgetriage.edge.agent import EdgeAgent
+    from edgetriage.edge.config import CameraConfig
+
+    gif = write_gif(tmp_path / "doorbell.gif", standing, 10, 5.0)
+    config = EdgeConfig.model_validate({
+        "device": "door-1", "mqtt": {"url": mosquitto.url, "prefix": prefix}, "state_dir": str(tmp_path),
+        "cameras": [{"id": "door", "source": str(gif)}]})
+    decisions: list = []
+    agent = EdgeAgent(config, detector=detector, on_decision=lambda ev, d, eid: decisions.append((ev, d)))
+    try:
+        agent.run_source(CameraConfig(id="door", source=str(gif)))
+        assert [(ev.label, d.kind) for ev, d in decisions] == [("person", "escalate")]
+        assert agent.stats.frames_read == 10
+    finally:
+        agent.close()
