@@ -48,12 +48,14 @@ class LookPlanner:
         self._last_confirm_pts = float("-inf")
         self._forced: dict[int, int] = {}  # track id -> confirmation looks made for it
         self._still_since: dict[int, float] = {}  # track id -> pts of the first look that found it where it is
+        self._found: dict[int, float] = {}  # track id -> pts the detector first found it (motion may be older)
 
     def restart(self) -> None:
         self._start_pts = None
         self._last_confirm_pts = float("-inf")
         self._forced.clear()
         self._still_since.clear()
+        self._found.clear()
 
     @property
     def confirm_spacing_s(self) -> float:
@@ -75,8 +77,12 @@ class LookPlanner:
             return []
         if pts - self._last_confirm_pts < self.confirm_spacing_s - 1e-6:
             return []
-        return [t for t in tentative if pts - t.first_ts <= cfg.confirm_within_s + 1e-6
+        return [t for t in tentative if self.new(t, pts)
                 and t.last_hit_ts < pts and self._forced.get(t.track_id, 0) < cfg.confirm_looks]
+
+    def new(self, track: Track, pts: float) -> bool:
+        """Whether the detector first found the track at most `confirm_within_s` ago (its confirmation time)."""
+        return pts - self._found.get(track.track_id, track.first_ts) <= self._config.confirm_within_s + 1e-6
 
     def confirming(self, tracks: list[Track], pts: float) -> None:
         """A confirmation look is being made at these tracks."""
@@ -95,14 +101,16 @@ class LookPlanner:
         backoff = min(tracked_interval_s * 2 ** doublings, self._config.still_interval_s)
         return min(backoff, max(tracked_interval_s, track.last_seen_ts + self._survive_s - last_look_pts))
 
-    def looked(self, track: Track, before: Box, pts: float) -> None:
-        """A look found the track; `before` is its box at the previous hit."""
-        if _iou(before, track.box) < STILL_IOU or track.track_id not in self._still_since:
+    def looked(self, track: Track, before: Box | None, pts: float) -> None:
+        """A look found the track; `before` is its box at the previous hit (None: it was not tracked yet)."""
+        self._found.setdefault(track.track_id, pts)
+        if before is None or _iou(before, track.box) < STILL_IOU or track.track_id not in self._still_since:
             self._still_since[track.track_id] = pts
 
     def ended(self, track: Track) -> None:
         self._forced.pop(track.track_id, None)
         self._still_since.pop(track.track_id, None)
+        self._found.pop(track.track_id, None)
 
 
 def _iou(a: Box, b: Box) -> float:

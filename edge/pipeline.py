@@ -261,8 +261,7 @@ class VisionPipeline:
                 self.stats.motion_tracks += 1
         for track, det in update.matched:
             self._observe(self._memory[track.track_id], track, det, tracked, frame)
-            if track.track_id in before:
-                self._looks.looked(track, before[track.track_id], pts)
+            self._looks.looked(track, before.get(track.track_id), pts)
         if update.started and self._config.tracker.hold_min_presence > 0.0:
             least = self._hold_scale() * self._config.tracker.hold_min_presence
             for track in update.started:
@@ -300,7 +299,7 @@ class VisionPipeline:
             if not (track.motion_only or track.hits >= min_hits or track.label == OBJECT
                     or self._memory[track.track_id].resolved):
                 if share >= 0.6:  # looked at on every frame while it is new; then like a thing moving on
-                    return 0.0 if self._last_pts - track.first_ts <= cfg.looks.confirm_within_s else cfg.moving_interval_s
+                    return 0.0 if self._looks.new(track, self._last_pts) else cfg.moving_interval_s
                 continue
             due = max(due, self._looks.still_due(track, cfg.tracked_interval_s, self._last_pts, self._last_detect_pts) if share >= 0.6
                       else min(cfg.moving_interval_s, cfg.tracked_interval_s))
