@@ -417,7 +417,7 @@ def compare_hashes(media: Path, labels: dict[str, list[tuple[float, float]]], th
 # -- main --------------------------------------------------------------------------------------------------
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="a run of under ~2 minutes")
+    parser.add_argument("--quick", action="store_true", help="a run of a few minutes (clips cut short)")
     parser.add_argument("--media", type=Path, default=Path(os.environ.get("EDGETRIAGE_MEDIA", DEFAULT_MEDIA)),
                         help="folder with the clips and labels.json (default: ../shared/media)")
     parser.add_argument("--config", help="edge TOML config for the gated pipeline (default: built-in defaults)")
