@@ -221,6 +221,11 @@ def patch_difference(a: np.ndarray, b: np.ndarray) -> float:
     return float(cv2.norm(a, b, cv2.NORM_L1)) / a.size
 
 
+def frame_pixels(box: tuple[float, float, float, float], width: int, height: int) -> Region:
+    """A normalised box in frame pixels, rounded outwards."""
+    return int(box[0] * width), int(box[1] * height), int(np.ceil(box[2] * width)), int(np.ceil(box[3] * height))
+
+
 def detection_regions(blobs: list[Region], width: int, height: int, min_side: int,
                       max_regions: int) -> list[Region] | None:
     """Squares of the frame for the detector to look at, covering every blob (frame pixels): each at least

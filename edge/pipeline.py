@@ -12,6 +12,8 @@ The cascade, cheapest first:
 4. a blob nothing explains, that persists (`uncertain_after_s`), is *resolved*: the verifier (a second
    detector, if configured) and the classifier look at it. A person they find is a person; something they
    name (a car, a dog) is that; anything else becomes `label="person", uncertain=True` for the rules.
+Extra looks (a stream's first second, confirming what was found) are edge/looks.py's; at the end of a stream
+confirmed tracks become events whatever their length, tentative ones come back in `PipelineOutput.tentative`.
 
 Nothing here does I/O or decides what an event means; the agent (or the replay) reads `PipelineOutput`.
 """
@@ -33,7 +35,7 @@ from .classify import Classification, CropClassifier
 from .crops import crop_box, encode_jpeg, phash_dct64
 from .detect import Det, Detector, Region, build_detector
 from .looks import LookPlanner
-from .motion import FULL_BRIGHTNESS, MotionGate, detection_regions, patch_difference
+from .motion import FULL_BRIGHTNESS, MotionGate, detection_regions, frame_pixels, patch_difference
 from .track import MOTION, IoUTracker, Track, inside_fraction
 from .vision import PipelineOutput, TrackEvent, VisionConfig
 from .vision_stats import PipelineStats
@@ -210,7 +212,7 @@ class VisionPipeline:
         self._looks.confirming(due, pts)
         self.stats.confirm_looks += 1
         # grown to the tracks they touch: a square must not cut through someone (a partial box misleads the tracker)
-        boxes = self._with_tracks([_pixels(track.predict(pts), w, h) for track in due], w, h)
+        boxes = self._with_tracks([frame_pixels(track.predict(pts), w, h) for track in due], w, h)
         side = min(_zoom_side(self._detector, px) for px in boxes)  # the closest look any of them needs
         # squares that overlap are merged (one look, no duplicates); too many: the whole frame
         self._detect(frame, detection_regions(boxes, w, h, side, self._config.motion.max_regions), [], paced=False)
@@ -522,10 +524,6 @@ class VisionPipeline:
             crop_size=size, phash=phash_dct64(crop), hits=track.hits, zones=sorted(memory.zone_since),
             dwell_s=_dwell(track, memory, pts), source=memory.source, classification=memory.classification)
         return event
-
-
-def _pixels(box: tuple[float, float, float, float], w: int, h: int) -> Region:
-    return int(box[0] * w), int(box[1] * h), int(np.ceil(box[2] * w)), int(np.ceil(box[3] * h))
 
 
 def _zoom_side(detector: object, px: Region) -> int:
