@@ -6,14 +6,18 @@ already in view when a stream starts are seen:
   frame of the first `start_look_s`, so everyone already there is confirmed, moving or not;
 - a tentative track (the detector saw it, not yet confirmed) that this frame's look missed or that no look
   saw: looked at again, closer (a square around it scaled up to the detector's input), motion or not, up to
-  `confirm_looks` times spread over `confirm_within_s` after its first sighting, until it is confirmed; then
-  it waits for motion and keyframes like anything else;
+  `confirm_looks` times spread over `confirm_within_s` after the detector first found it, until it is
+  confirmed. Motion on it is looked at on every frame during that time only (`new`); then it is looked at
+  like anything moving, and waits for motion and keyframes like anything else;
 - a confirmed object standing still: the longer the looks have found it where it was, the longer the next
   one may wait, doubling from the pipeline's `tracked_interval_s` up to `still_interval_s`, as long as the
   presence check keeps its track alive in between (it is looked at before the track would end unseen). This
   pays for the looks above.
 
 Every setting is in stream seconds, so a 5 fps GIF and a 25 fps camera get the same looks per second of scene.
+The start-up and confirmation looks stay off the gate's schedule (the pipeline's "paced" looks): two runs over
+the same frames from different first frames (a replay from a few frames later, the demo's second pass) still
+look at the same frames, so their crops stay near-identical and a verdict is reused.
 """
 
 from __future__ import annotations
