@@ -252,7 +252,7 @@ def load_questions() -> list[dict]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--media", type=Path, default=Path(os.environ.get("EDGETRIAGE_MEDIA", bench_cloud.DEFAULT_MEDIA)),
+    parser.add_argument("--media", type=Path, default=bench_cloud.DEFAULT_MEDIA,
                         help="folder with the shared clips")
     parser.add_argument("--show-events", action="store_true", help="list the stored events on stderr first")
     args = parser.parse_args(argv)

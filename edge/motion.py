@@ -27,6 +27,12 @@ from .capture import Frame
 from .detect import Region
 
 PATCH_SIZE = (12, 24)  # (w, h) of appearance patches: enough to tell a person from the wall behind them
+ALPHA_PERIOD_S = 0.1  # the adaptation rates are per this much stream time (one frame at 10 fps), whatever the rate
+# the threshold is a grey-level change in a scene at least this bright; in a darker one (night) the same thing
+# moving changes proportionally fewer levels, so the threshold scales down with it, to MIN_DIM of itself at most
+# (sensor noise does not get darker: below that, noise would be motion)
+FULL_BRIGHTNESS = 100.0
+MIN_DIM = 0.5
 
 
 class MotionConfig(Strict):
@@ -36,7 +42,8 @@ class MotionConfig(Strict):
     # the detector looks at the whole frame at least this often: someone who appeared without moving
     # (or moved only where a mask hides it) is found within this long
     keyframe_interval_s: Annotated[float, Field(gt=0.0)] = 5.0
-    background_alpha: Annotated[float, Field(gt=0.0, le=1.0)] = 0.05  # per-frame background adaptation
+    # adaptation per 0.1 s of stream time (ALPHA_PERIOD_S), so a 5 fps GIF and a 25 fps camera forget alike
+    background_alpha: Annotated[float, Field(gt=0.0, le=1.0)] = 0.05  # moving background
     scene_alpha: Annotated[float, Field(gt=0.0, le=1.0)] = 0.01  # empty-scene model, never under tracks
     # a blob over this share of the frame is a lighting change or a camera move, not an object: the
     # detector looks at the whole frame and no motion track starts
@@ -66,6 +73,7 @@ class MotionGate:
         self._last_pts = float("-inf")
         self._last_run_pts = float("-inf")
         self._kernel = cv2.getStructuringElement(cv2.MORPH_RECT, (3, 3))
+        self._periods = 1.0  # stream time since the last frame, in ALPHA_PERIOD_S
         self.moving_frac = 0.0  # share of the last frame that moved, for diagnostics
 
     def _allocate(self, shape: tuple[int, ...]) -> None:
@@ -99,6 +107,8 @@ class MotionGate:
         restart = image.shape != self._shape or frame.pts_s < self._last_pts  # new camera mode or rewound stream
         if restart:
             self._allocate(image.shape)
+        else:  # a frame 0.2 s after the last one adapts as much as two 0.1 s apart (capped: a stall is not hours)
+            self._periods = min(max(frame.pts_s - self._last_pts, 0.0) / ALPHA_PERIOD_S, 50.0)
         self._last_pts = frame.pts_s
         self._downscale(image)
         cv2.GaussianBlur(self._grey, (5, 5), 0, dst=self._blur)
@@ -111,11 +121,12 @@ class MotionGate:
 
         cv2.convertScaleAbs(self._background, dst=self._background_u8)
         cv2.absdiff(self._blur, self._background_u8, dst=self._diff)
-        cv2.threshold(self._diff, self._config.threshold, 255, cv2.THRESH_BINARY, dst=self._mask)
+        dim = max(MIN_DIM, min(1.0, self.brightness() / FULL_BRIGHTNESS))
+        cv2.threshold(self._diff, self._config.threshold * dim, 255, cv2.THRESH_BINARY, dst=self._mask)
         if self._ignore is not None:
             cv2.bitwise_and(self._mask, self._ignore, dst=self._mask)
         moving = cv2.countNonZero(self._mask)
-        cv2.accumulateWeighted(self._blur, self._background, self._config.background_alpha)
+        cv2.accumulateWeighted(self._blur, self._background, self._rate(self._config.background_alpha))
         self.moving_frac = moving / self._mask.size
         if moving >= self._min_pixels:
             self._last_run_pts = frame.pts_s
@@ -178,6 +189,10 @@ class MotionGate:
             raise RuntimeError("MotionGate.scene_patch called before any frame was checked")
         return self._patch_of(self._scene, box)
 
+    def brightness(self) -> float:
+        """Mean grey level (0-255) of the last checked frame: how well lit the scene is."""
+        return float(cv2.mean(self._blur)[0]) if self._shape is not None else 0.0
+
     def presence(self, box: tuple[float, float, float, float]) -> float:
         """How much the last frame under the box differs from the empty scene there (`patch_difference`
         units): high while someone stands there, back near 0 once they have gone."""
@@ -193,13 +208,22 @@ class MotionGate:
         for box in occupied:
             x1, y1, x2, y2 = self._pixels(box)
             mask[y1:y2, x1:x2] = 0
-        cv2.accumulateWeighted(self._blur, self._scene, self._config.scene_alpha, mask=mask)
+        cv2.accumulateWeighted(self._blur, self._scene, self._rate(self._config.scene_alpha), mask=mask)
+
+    def _rate(self, alpha: float) -> float:
+        """The weight of this frame for a rate `alpha` per ALPHA_PERIOD_S of stream time."""
+        return 1.0 - (1.0 - alpha) ** self._periods if self._periods != 1.0 else alpha
 
 
 def patch_difference(a: np.ndarray, b: np.ndarray) -> float:
     """Mean absolute grey-level difference of two patches (0 = identical; a person replaced by the wall
     behind them is typically well over 15)."""
     return float(cv2.norm(a, b, cv2.NORM_L1)) / a.size
+
+
+def frame_pixels(box: tuple[float, float, float, float], width: int, height: int) -> Region:
+    """A normalised box in frame pixels, rounded outwards."""
+    return int(box[0] * width), int(box[1] * height), int(np.ceil(box[2] * width)), int(np.ceil(box[3] * height))
 
 
 def detection_regions(blobs: list[Region], width: int, height: int, min_side: int,

@@ -12,6 +12,8 @@ The cascade, cheapest first:
 4. a blob nothing explains, that persists (`uncertain_after_s`), is *resolved*: the verifier (a second
    detector, if configured) and the classifier look at it. A person they find is a person; something they
    name (a car, a dog) is that; anything else becomes `label="person", uncertain=True` for the rules.
+Extra looks (a stream's first second, confirming what was found) are edge/looks.py's; at the end of a stream
+confirmed tracks become events whatever their length, tentative ones come back in `PipelineOutput.tentative`.
 
 Nothing here does I/O or decides what an event means; the agent (or the replay) reads `PipelineOutput`.
 """
@@ -23,148 +25,30 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Annotated, Literal
+from typing import Literal
 
 import numpy as np
-from pydantic import Field
 
-from ..shared.config import Strict
 from ..shared.protocol import MAX_DETECTIONS
 from .capture import Frame
-from .classify import Classification, ClassifierConfig, CropClassifier
+from .classify import Classification, CropClassifier
 from .crops import crop_box, encode_jpeg, phash_dct64
-from .detect import Det, Detector, DetectorConfig, Region, build_detector
-from .motion import MotionConfig, MotionGate, detection_regions, patch_difference
-from .track import MOTION, IoUTracker, Track, TrackerConfig, inside_fraction
+from .detect import Det, Detector, Region, build_detector
+from .looks import LookPlanner
+from .motion import FULL_BRIGHTNESS, MotionGate, detection_regions, frame_pixels, patch_difference
+from .track import MOTION, IoUTracker, Track, inside_fraction
+from .vision import PipelineOutput, TrackEvent, VisionConfig
+from .vision_stats import PipelineStats
 from .zones import CameraGeometry
 
 MAX_SCORES_KEPT = 1024  # per track, for the median; a person standing for hours must not grow memory
-# what the detector's boxes are tracked as; other COCO labels only explain motion (a "tv" flickering, a
-# car seen from above that YOLOX calls "cell phone") and are never events
-DEFAULT_TRACK_LABELS = ["person", "bicycle", "car", "motorcycle", "bus", "truck", "bird", "cat", "dog", "horse",
-                        "sheep", "cow", "bear"]
 OTHER_EXPLAINS_MIN = 0.4  # an untracked label explains a motion blob from this score on
 OBJECT = "object"  # what untracked labels and motion noise are tracked as; never an event
 HOLD_EVERY_S = 0.25  # how often a track the detector did not see is checked for presence
+# the hold thresholds are grey levels of a scene at least this bright; in a darker one (night) a person differs
+# from the wall behind them by proportionally fewer, so the thresholds scale down with the brightness
+HOLD_FULL_BRIGHTNESS = FULL_BRIGHTNESS
 RIDDEN = frozenset({"bicycle", "motorcycle", "horse"})  # someone is usually on it: look for a rider
-
-
-class VisionConfig(Strict):
-    motion: MotionConfig = Field(default_factory=MotionConfig)
-    detector: DetectorConfig = Field(default_factory=DetectorConfig)
-    # a second detector for uncertain regions only (the "SSDLite first, YOLOX on doubt" arrangement);
-    # None: the primary detector's own look decides
-    verifier: DetectorConfig | None = None
-    classifier: ClassifierConfig | None = Field(default_factory=ClassifierConfig)
-    tracker: TrackerConfig = Field(default_factory=TrackerConfig)
-    track_labels: list[str] = Field(default_factory=lambda: list(DEFAULT_TRACK_LABELS))
-    min_score: Annotated[float, Field(ge=0.0, le=1.0)] = 0.2  # detections under this are not tracked
-    uncertain_below: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5  # best person score under this -> uncertain
-    # a motion region is an uncertain person only with at least this person score somewhere in it (a
-    # faint box the tracker ignores): motion with no sign of a person at all is a car, a shadow, a ghost
-    uncertain_min_score: Annotated[float, Field(ge=0.0, le=1.0)] = 0.1
-    uncertain_regions: bool = True  # persistent unexplained motion becomes a track (step 4 above)
-    uncertain_after_s: Annotated[float, Field(ge=0.0)] = 1.0
-    # a motion region the classifier gives this much vehicle/animal probability is named, not uncertain
-    veto_min_prob: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5
-    # while all motion belongs to tracked objects, the detector looks at most this often (0: every frame)
-    tracked_interval_s: Annotated[float, Field(ge=0.0, le=60.0)] = 1.0
-    # while some motion spills out of tracked objects' boxes (they move on), at most this often (0: every frame)
-    moving_interval_s: Annotated[float, Field(ge=0.0, le=60.0)] = 0.25
-    crop_max_side: Annotated[int, Field(ge=32, le=4096)] = 320
-    crop_margin: Annotated[float, Field(ge=0.0, le=1.0)] = 0.15
-
-
-@dataclass
-class TrackEvent:
-    """One object seen for a while. Fields are fixed when the event is emitted, except `last_ts` and
-    `hits`, which are updated once more when the track ends."""
-
-    camera: str
-    track_id: int
-    label: str
-    score: float  # best score seen up to emission
-    median_score: float
-    uncertain: bool  # best person score below VisionConfig.uncertain_below, or a resolved motion region
-    first_ts: float  # seconds from stream start (pts)
-    last_ts: float
-    captured_ms: int  # wall_ms of the best frame
-    box: tuple[float, float, float, float]  # best frame's box, normalised
-    detections: list[Det]  # all detections on the best frame
-    crop_jpeg: bytes
-    crop_size: tuple[int, int]
-    phash: str
-    phash_alg: str = "dct64"
-    hits: int = 0
-    zones: list[str] = field(default_factory=list)  # zones the object stood in up to emission
-    dwell_s: float = 0.0  # longest stay in one zone (no zones: age) up to emission
-    source: Literal["detector", "motion"] = "detector"  # what first saw it
-    classification: Classification | None = None  # set by the pipeline or, where a rule asks, the agent
-
-    @property
-    def classes(self) -> list[tuple[str, float]]:
-        """The classifier's top classes, best first ([] when it did not look)."""
-        return list(self.classification.classes) if self.classification is not None else []
-
-
-@dataclass
-class PipelineOutput:
-    new_events: list[TrackEvent]
-    ended: list[TrackEvent]  # a track emitted only when it ends appears in both lists of the same output
-
-
-class LatencyWindow:
-    """The most recent timings (ms) and a total count; median/p95 computed when asked, not per frame."""
-
-    def __init__(self, size: int = 512):
-        self._values: deque[float] = deque(maxlen=size)
-        self.count = 0
-
-    def add(self, ms: float) -> None:
-        self._values.append(ms)
-        self.count += 1
-
-    def median(self) -> float:
-        return statistics.median(self._values) if self._values else 0.0
-
-    def p95(self) -> float:
-        if not self._values:
-            return 0.0
-        ordered = sorted(self._values)
-        return ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
-
-    def __len__(self) -> int:
-        return len(self._values)
-
-
-@dataclass
-class PipelineStats:
-    frames_read: int = 0
-    frames_detected: int = 0  # frames the detector looked at (whole or regions)
-    detector_calls: int = 0  # one per region or whole frame
-    region_looks: int = 0  # of which regions
-    frames_followed: int = 0  # motion frames left to the tracker (all motion belonged to tracked objects)
-    verifier_calls: int = 0
-    classifier_calls: int = 0
-    motion_tracks: int = 0  # unexplained motion that started a track
-    resolved: dict[str, int] = field(default_factory=dict)  # how motion tracks were resolved
-    tracks: int = 0  # tracks started
-    events: int = 0  # tracks emitted as events
-    detect_ms: LatencyWindow = field(default_factory=LatencyWindow)
-
-    @property
-    def gated_fraction(self) -> float:
-        """Share of frames the motion gate kept from the detector."""
-        return 1.0 - self.frames_detected / self.frames_read if self.frames_read else 0.0
-
-    def as_dict(self) -> dict:
-        return {"frames_read": self.frames_read, "frames_detected": self.frames_detected,
-                "detector_calls": self.detector_calls, "region_looks": self.region_looks,
-                "frames_followed": self.frames_followed, "verifier_calls": self.verifier_calls,
-                "classifier_calls": self.classifier_calls, "motion_tracks": self.motion_tracks,
-                "resolved": dict(self.resolved),
-                "gated_fraction": round(self.gated_fraction, 4), "tracks": self.tracks, "events": self.events,
-                "detect_ms_median": round(self.detect_ms.median(), 2), "detect_ms_p95": round(self.detect_ms.p95(), 2)}
 
 
 @dataclass(slots=True)
@@ -184,6 +68,9 @@ class _TrackMemory:
     noise: bool = False  # resolved as nothing worth an event (so far: looked at again later)
     next_look_s: float = 0.0  # when a noise track is looked at again (pts)
     rider_checked: bool = False
+    # the empty-scene model already looked like this where it was first found (it was there when the stream
+    # started, or stood still untracked until the scene learnt it): held by its own look alone
+    scene_unknown: bool = False
     uncertain: bool = False
     classification: Classification | None = None
     source: Literal["detector", "motion"] = "detector"
@@ -222,11 +109,14 @@ class VisionPipeline:
         self._min_dwell = min_dwell
         self._gate = MotionGate(config.motion, self._geometry.motion_mask if self._geometry.masks else None)
         self._tracker = IoUTracker(config.tracker)
+        self._looks = LookPlanner(config.looks, config.tracker.max_missed_s)
         self._memory: dict[int, _TrackMemory] = {}
         self._track_labels = frozenset(config.track_labels)
         self._last_pts = float("-inf")
         self._last_detect_pts = float("-inf")
         self._last_whole_pts = float("-inf")
+        self._zoomed_pts = float("-inf")  # pts of the last look at regions
+        self._last_frame: Frame | None = None  # for the closer looks made when the stream ends
         self._region_side = config.motion.region_min_side or max(getattr(detector, "input_size", (300, 300)))
         self.stats = PipelineStats()
 
@@ -237,41 +127,57 @@ class VisionPipeline:
     def process(self, frame: Frame) -> PipelineOutput:
         self.stats.frames_read += 1
         pts = frame.pts_s
-        new_events: list[TrackEvent] = []
-        ended: list[TrackEvent] = []
+        out = PipelineOutput([], [])
+        new_events = out.new_events
         if pts < self._last_pts:  # the source restarted (reconnect, replay): its tracks cannot continue
-            self._end(self._tracker.end_all(), new_events, ended, stream_end=True)
-            self._last_detect_pts = self._last_whole_pts = float("-inf")
+            self._end(self._tracker.end_all(), out, stream_end=True)
+            self._restart()
         self._last_pts = pts
+        self._last_frame = frame
         motion = self._gate.check(frame)
+        start = self._looks.starting(pts)  # everyone already in view is seen and confirmed, moving or not
         if motion.run_detector:
-            self._look(frame, motion.reason, motion.regions)
+            self._look(frame, motion.reason, motion.regions, whole=start)
+        if start:
+            self.stats.start_looks += 1
+            if self._last_detect_pts != pts:  # off the gate's schedule, which stays as if this look never was
+                self._detect(frame, None, [], paced=False)
+        self._confirm(frame, motion.regions)
         self._hold_present(pts)
         self._gate.update_scene([track.box for track in self._tracker.tracks])
-        self._end(self._tracker.expire(pts), new_events, ended)
+        self._end(self._tracker.expire(pts), out)
         self._resolve_motion(frame)
         for track in list(self._tracker.tracks):
             memory = self._memory[track.track_id]
             if memory.event is None and self._ready(track, memory, pts):
                 new_events.append(self._emit(track, memory, pts))
-                if track.label in RIDDEN and not memory.rider_checked:
-                    memory.rider_checked = True
-                    rider = self._rider(track, frame)
-                    if rider is not None:
-                        new_events.append(rider)
-        return PipelineOutput(new_events, ended)
+                self._check_rider(track, memory, frame, new_events)
+        return out
 
     def finish(self) -> PipelineOutput:
-        """End of stream: every live track ends now; confirmed ones not yet emitted are emitted first."""
-        new_events: list[TrackEvent] = []
-        ended: list[TrackEvent] = []
-        self._end(self._tracker.end_all(), new_events, ended, stream_end=True)
-        self._last_pts = self._last_detect_pts = self._last_whole_pts = float("-inf")
-        return PipelineOutput(new_events, ended)
+        """End of stream: every live track ends now; confirmed ones not yet emitted are emitted first,
+        tentative ones (the detector saw them, too few times) come back in `tentative`."""
+        out = PipelineOutput([], [])
+        if self._last_frame is not None:  # a bike confirmed just before the end: its rider is looked for too
+            for track in list(self._tracker.tracks):
+                memory = self._memory[track.track_id]
+                if memory.event is None and self._confirmed(track, memory):
+                    self._check_rider(track, memory, self._last_frame, out.new_events)
+        self._last_frame = None
+        self._end(self._tracker.end_all(), out, stream_end=True)
+        self._last_pts = float("-inf")
+        self._restart()
+        return out
+
+    def _restart(self) -> None:
+        """The next frame starts a stream: start-up looks, a fresh keyframe clock."""
+        self._last_detect_pts = self._last_whole_pts = float("-inf")
+        self._looks.restart()
 
     # -- looking -----------------------------------------------------------------------------------------
-    def _look(self, frame: Frame, reason: str, blob_px: list[Region]) -> None:
-        """Detector (or tracker alone) on a frame the gate passed; feeds the tracker."""
+    def _look(self, frame: Frame, reason: str, blob_px: list[Region], whole: bool = False) -> None:
+        """Detector (or tracker alone) on a frame the gate passed; feeds the tracker. `whole`: a look, if the
+        gate's schedule makes one, takes the whole frame."""
         image, pts, cfg = frame.image, frame.pts_s, self._config
         h, w = image.shape[:2]
         max_area = cfg.motion.max_blob_frac * w * h
@@ -284,21 +190,55 @@ class VisionPipeline:
             return
         looks: list[Region] | None = None
         keyframe = pts - self._last_whole_pts >= cfg.motion.keyframe_interval_s - 1e-6
-        if reason == "motion" and blobs and not keyframe:
+        if reason == "motion" and blobs and not keyframe and not whole:
             looks = detection_regions(self._with_tracks(blob_px, w, h), w, h, self._region_side,
                                       cfg.motion.max_regions)
+        self._detect(frame, looks, blobs)
+
+    def _confirm(self, frame: Frame, blob_px: list[Region]) -> None:
+        """Look again, closer, at the tracks the detector found, has not confirmed yet and did not find on
+        this frame (a few looks spread over about a second, see edge/looks.py). A tentative track that moves
+        is the motion looks' job (they look at it at once); these looks are for the ones that do not."""
+        pts = frame.pts_s
+        if self._zoomed_pts == pts:
+            return
+        h, w = frame.image.shape[:2]
+        tentative = [t for t in self._tracker.tracks if t.label in self._track_labels and t.hits >= 1
+                     and not self._confirmed(t, self._memory[t.track_id])
+                     and not any(_overlaps(t.box, (b[0] / w, b[1] / h, b[2] / w, b[3] / h)) for b in blob_px)]
+        due = self._looks.confirm_due(tentative, pts)
+        if not due:
+            return
+        self._looks.confirming(due, pts)
+        self.stats.confirm_looks += 1
+        # grown to the tracks they touch: a square must not cut through someone (a partial box misleads the tracker)
+        boxes = self._with_tracks([frame_pixels(track.predict(pts), w, h) for track in due], w, h)
+        side = min(_zoom_side(self._detector, px) for px in boxes)  # the closest look any of them needs
+        # squares that overlap are merged (one look, no duplicates); too many: the whole frame
+        self._detect(frame, detection_regions(boxes, w, h, side, self._config.motion.max_regions), [], paced=False)
+
+    def _detect(self, frame: Frame, looks: list[Region] | None, blobs: list[tuple[float, float, float, float]],
+                paced: bool = True) -> None:
+        """The detector on the whole frame (`looks` None) or on those regions; its finds and the motion
+        blobs go to the tracker. Only `paced` looks (the gate's) set the clocks of the gate's schedule, so
+        the extra looks leave it as it was: two runs over the same frames from different starting frames (a
+        replay from a few frames later, the demo's second pass) still look at the same frames."""
+        image, pts, cfg = frame.image, frame.pts_s, self._config
         t0 = time.perf_counter()
         if looks is None:
             found = self._detector.detect(image)
-            self._last_whole_pts = pts
+            if paced:
+                self._last_whole_pts = pts
             self.stats.detector_calls += 1
         else:
             found = [d for region in looks for d in self._detector.detect(image, region)]
             self.stats.detector_calls += len(looks)
             self.stats.region_looks += len(looks)
+            self._zoomed_pts = pts
         self.stats.detect_ms.add((time.perf_counter() - t0) * 1000.0)
         self.stats.frames_detected += 1
-        self._last_detect_pts = pts
+        if paced:
+            self._last_detect_pts = pts
         geometry = self._geometry
         tracked: list[Det] = []
         faint: list[Det] = []
@@ -313,6 +253,7 @@ class VisionPipeline:
                 # tracked as a plain "object" (YOLOX names a car seen from above "cell phone" one frame and
                 # "kite" the next): it explains its motion and is followed, but is never an event
                 tracked.append(Det(OBJECT, d.score, d.box))
+        before = {track.track_id: track.box for track in self._tracker.tracks}
         update = self._tracker.update(pts, tracked, blobs, start_motion=cfg.uncertain_regions)
         for track in update.started:
             memory = self._memory[track.track_id] = _TrackMemory()
@@ -322,6 +263,13 @@ class VisionPipeline:
                 self.stats.motion_tracks += 1
         for track, det in update.matched:
             self._observe(self._memory[track.track_id], track, det, tracked, frame)
+            self._looks.looked(track, before.get(track.track_id), pts)
+        if update.started and self._config.tracker.hold_min_presence > 0.0:
+            least = self._hold_scale() * self._config.tracker.hold_min_presence
+            for track in update.started:
+                memory = self._memory[track.track_id]
+                if memory.appearance is not None:
+                    memory.scene_unknown = patch_difference(memory.appearance, self._gate.scene_patch(track.box)) < least
         if faint:
             for track in self._tracker.tracks:
                 if track.label == MOTION:
@@ -352,10 +300,11 @@ class VisionPipeline:
                 continue
             if not (track.motion_only or track.hits >= min_hits or track.label == OBJECT
                     or self._memory[track.track_id].resolved):
-                if share >= 0.6:
-                    return 0.0
+                if share >= 0.6:  # looked at on every frame while it is new; then like a thing moving on
+                    return 0.0 if self._looks.new(track, self._last_pts) else cfg.moving_interval_s
                 continue
-            due = max(due, cfg.tracked_interval_s if share >= 0.6 else min(cfg.moving_interval_s, cfg.tracked_interval_s))
+            due = max(due, self._looks.still_due(track, cfg.tracked_interval_s, self._last_pts, self._last_detect_pts) if share >= 0.6
+                      else min(cfg.moving_interval_s, cfg.tracked_interval_s))
         return due
 
     def _with_tracks(self, blob_px: list[Region], w: int, h: int) -> list[Region]:
@@ -458,6 +407,13 @@ class VisionPipeline:
         memory.scores.append(score)
         self.stats.resolved[how] = self.stats.resolved.get(how, 0) + 1
 
+    def _check_rider(self, track: Track, memory: _TrackMemory, frame: Frame, new_events: list[TrackEvent]) -> None:
+        if track.label in RIDDEN and not memory.rider_checked:
+            memory.rider_checked = True
+            rider = self._rider(track, frame)
+            if rider is not None:
+                new_events.append(rider)
+
     def _rider(self, ridden: Track, frame: Frame) -> TrackEvent | None:
         """A person on a bicycle (motorcycle, horse) just emitted: YOLOX often names the bike and misses the
         small rider. A zoomed look at the bike's box; a person there, even faint, is a person event too."""
@@ -487,20 +443,28 @@ class VisionPipeline:
         """Keep tracks the detector missed alive while something still stands in their box and looks
         much as it did at the last hit."""
         tc = self._config.tracker
-        if tc.hold_min_presence <= 0.0:
+        if tc.hold_min_presence <= 0.0 or not self._tracker.tracks:
             return
         gate = self._gate
+        scale: float | None = None
         for track in self._tracker.tracks:
             # a track lives max_missed_s unseen: checking it a few times a second is plenty
             if track.last_hit_ts == pts or track.motion_only or pts - track.last_seen_ts < HOLD_EVERY_S:
                 continue
-            appearance = self._memory[track.track_id].appearance
-            if appearance is None:
+            memory = self._memory[track.track_id]
+            if memory.appearance is None:
                 continue
+            if scale is None:
+                scale = self._hold_scale()
             now = gate.patch(track.box)
-            if (patch_difference(now, gate.scene_patch(track.box)) >= tc.hold_min_presence
-                    and patch_difference(now, appearance) <= tc.hold_max_change):
+            # there since the stream started: the scene model learnt the place with them in it
+            if ((memory.scene_unknown
+                 or patch_difference(now, gate.scene_patch(track.box)) >= scale * tc.hold_min_presence)
+                    and patch_difference(now, memory.appearance) <= scale * tc.hold_max_change):
                 self._tracker.hold(track, pts)
+
+    def _hold_scale(self) -> float:
+        return max(0.1, min(1.0, self._gate.brightness() / HOLD_FULL_BRIGHTNESS))
 
     def _confirmed(self, track: Track, memory: _TrackMemory) -> bool:
         if track.label == OBJECT:
@@ -521,23 +485,33 @@ class VisionPipeline:
                 return False
         return True
 
-    def _end(self, tracks: list[Track], new_events: list[TrackEvent], ended: list[TrackEvent],
-             stream_end: bool = False) -> None:
+    def _end(self, tracks: list[Track], out: PipelineOutput, stream_end: bool = False) -> None:
         short = self._config.tracker.min_track_s
         for track in tracks:
             memory = self._memory.pop(track.track_id)
+            self._looks.ended(track)
             if memory.event is None:
-                if not self._confirmed(track, memory) or (
-                        not stream_end and track.last_seen_ts - track.first_ts < short):
-                    continue  # never confirmed, or too short: a flicker, dropped silently
-                new_events.append(self._emit(track, memory, track.last_seen_ts))
+                if not self._confirmed(track, memory):
+                    if stream_end and track.label in self._track_labels and memory.best_crop is not None:
+                        self.stats.tentative += 1  # seen, too few times: shown, never an event
+                        out.tentative.append(self._event(track, memory, track.last_seen_ts))
+                    continue
+                if not stream_end and track.last_seen_ts - track.first_ts < short:
+                    continue  # too short: a flicker, dropped silently
+                out.new_events.append(self._emit(track, memory, track.last_seen_ts))
             event = memory.event
             assert event is not None
             event.last_ts = track.last_seen_ts
             event.hits = track.hits
-            ended.append(event)
+            out.ended.append(event)
 
     def _emit(self, track: Track, memory: _TrackMemory, pts: float) -> TrackEvent:
+        event = memory.event = self._event(track, memory, pts)
+        memory.best_crop = None
+        self.stats.events += 1
+        return event
+
+    def _event(self, track: Track, memory: _TrackMemory, pts: float) -> TrackEvent:
         crop = memory.best_crop
         assert crop is not None  # every confirmed track has a hit or a resolution, and both set the crop
         jpeg, size = encode_jpeg(crop, self._config.crop_max_side)
@@ -549,9 +523,6 @@ class VisionPipeline:
             captured_ms=memory.best_wall_ms, box=memory.best_box, detections=memory.best_dets, crop_jpeg=jpeg,
             crop_size=size, phash=phash_dct64(crop), hits=track.hits, zones=sorted(memory.zone_since),
             dwell_s=_dwell(track, memory, pts), source=memory.source, classification=memory.classification)
-        memory.event = event
-        memory.best_crop = None
-        self.stats.events += 1
         return event
 
 

@@ -7,6 +7,9 @@ when its track ends, so `last_ts` is final:
      "hits": 52, "zones": [], "dwell_s": 1.5, "source": "detector", "classes": [["jean", 0.41]],
      "decision": "escalate", "reason": "person 0.91, verdict wanted", "phash": "..."}
 
+A track the clip ended on before it was confirmed (the detector saw it, too few times) is written too, with
+`"decision": "tentative"`: never counted as an event, never escalated, but not silently dropped.
+
 Times are seconds from the start of the clip (frame index / the clip's fps). No cloud answers, so the device
 verdict cache stays empty and "cached" never appears: a replay shows what the device would ask the cloud,
 keep to itself, or drop.
@@ -35,12 +38,13 @@ from .zones import CameraGeometry
 
 @dataclass
 class ReplayedEvent:
-    """One event of a replay: the track event, the decision made when it was emitted, its id."""
+    """One event of a replay: the track event, the decision made when it was emitted, its id. No decision:
+    a tentative track the clip ended on (shown, never an event)."""
 
     video: str
     event_id: str
     event: TrackEvent
-    decision: Decision
+    decision: Decision | None
 
     def as_dict(self) -> dict[str, Any]:
         ev = self.event
@@ -50,7 +54,10 @@ class ReplayedEvent:
             "uncertain": ev.uncertain, "first_ts": round(ev.first_ts, 3), "last_ts": round(ev.last_ts, 3),
             "hits": ev.hits, "zones": list(ev.zones), "dwell_s": round(ev.dwell_s, 3), "source": ev.source,
             "classes": [[name, round(p, 4)] for name, p in ev.classes],
-            "decision": self.decision.kind, "reason": self.decision.reason, "phash": ev.phash,
+            "decision": self.decision.kind if self.decision is not None else "tentative",
+            "reason": self.decision.reason if self.decision is not None
+            else f"seen {ev.hits} times, not confirmed when the clip ended",
+            "phash": ev.phash,
         }
 
 
@@ -62,6 +69,7 @@ class ClipResult:
     seconds: float  # wall time spent in the pipeline and decisions (decoding excluded)
     events: list[ReplayedEvent] = field(default_factory=list)
     stats: dict[str, Any] = field(default_factory=dict)
+    tentative: list[ReplayedEvent] = field(default_factory=list)  # never events, see the module docstring
 
 
 class Replayer:
@@ -125,7 +133,8 @@ class Replayer:
         if fps is None:
             fps = getattr(frames, "fps", 0.0)
         return ClipResult(video=session.video, fps=float(fps or 0.0), frames=count, seconds=spent,
-                          events=session.events, stats=session.pipeline.stats.as_dict())
+                          events=session.events, stats=session.pipeline.stats.as_dict(),
+                          tentative=session.tentative)
 
 
 class ReplaySession:
@@ -138,6 +147,7 @@ class ReplaySession:
         self.pipeline = pipeline
         self.triage = triage
         self.events: list[ReplayedEvent] = []
+        self.tentative: list[ReplayedEvent] = []
         self.on_event: Callable[[ReplayedEvent], None] | None = None
         self._pending: dict[int, ReplayedEvent] = {}
         self._now_ms = 0
@@ -159,6 +169,11 @@ class ReplaySession:
             self.events.append(done)
             if self.on_event is not None:
                 self.on_event(done)
+        for ev in out.tentative:
+            shown = ReplayedEvent(self.video, uuid7(ev.captured_ms), ev, None)
+            self.tentative.append(shown)
+            if self.on_event is not None:
+                self.on_event(shown)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -182,9 +197,10 @@ def main(args: argparse.Namespace) -> int:
             for e in result.events:
                 kinds[e.decision.kind] = kinds.get(e.decision.kind, 0) + 1
             fps = result.frames / result.seconds if result.seconds > 0 else 0.0
+            tentative = f", {len(result.tentative)} tentative" if result.tentative else ""
             print(f"{result.video}: {result.frames} frames at {fps:.0f} frames/s, {len(result.events)} events "
-                  f"{json.dumps(kinds, sort_keys=True)}, detector on {result.stats['frames_detected']} frames",
-                  file=sys.stderr)
+                  f"{json.dumps(kinds, sort_keys=True)}{tentative}, detector on {result.stats['frames_detected']} "
+                  "frames", file=sys.stderr)
     finally:
         if out is not sys.stdout:
             out.close()

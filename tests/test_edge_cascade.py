@@ -158,8 +158,10 @@ def test_masks_hide_motion_and_detections(detector, stages, clip_one_by_one):
         events += pipeline.finish().new_events
         seen[name] = ([e for e in events if e.label == "person"], pipeline.stats)
     assert len(seen["open"][0]) == 1 and seen["masked"][0] == []
-    # her motion is masked too: the gate sends far fewer frames to the detector
-    assert seen["masked"][1].frames_detected < seen["open"][1].frames_detected / 2
+    # her motion is masked too: the gate sends far fewer frames to the detector (besides the looks at the
+    # stream's first second, which every stream gets)
+    gated = {name: stats.frames_detected - stats.start_looks for name, (_, stats) in seen.items()}
+    assert gated["masked"] < gated["open"] / 2, gated
 
 
 def test_zones_and_dwell_on_real_frames(detector, stages, clip_one_by_one):

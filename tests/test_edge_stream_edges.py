@@ -1,0 +1,194 @@
+"""People who are already there: the start and the end of a stream, a person who does not move, and short or
+low-rate sources, with the real models on real frames of the one-by-one clip (short cuts, so the file runs in
+seconds). What the extra looks cost is measured by bench/edge.py (p2_speedup, hard_cases)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+from edgetriage.cli import main as cli_main
+from edgetriage.edge.capture import Frame, FrameSource
+from edgetriage.edge.config import EdgeConfig
+from edgetriage.edge.detect import DetectorConfig, build_detector
+from edgetriage.edge.looks import LookConfig, LookPlanner
+from edgetriage.edge.motion import MotionConfig, MotionGate
+from edgetriage.edge.pipeline import Stages, TrackEvent, VisionConfig, VisionPipeline, build_stages
+from edgetriage.edge.replay import Replayer
+from edgetriage.edge.track import Track
+
+FULLY_IN_S = 24.0  # visitor 2 of the one-by-one clip stands at the table, back to the camera (bench/hard_cases.py)
+
+
+@pytest.fixture(scope="module")
+def detector():
+    return build_detector(DetectorConfig())
+
+
+@pytest.fixture(scope="module")
+def stages() -> Stages:
+    return build_stages(VisionConfig())
+
+
+@pytest.fixture(scope="module")
+def standing(clip_one_by_one) -> np.ndarray:
+    (frame,) = FrameSource(str(clip_one_by_one), start_frame=round(FULLY_IN_S * 10), max_frames=1)
+    return frame.image
+
+
+def frozen(image: np.ndarray, seconds: float, fps: float, t0: float = 0.0) -> list[Frame]:
+    """The same picture for `seconds` at `fps`: nothing moves, so the motion gate passes nothing."""
+    return [Frame(i, t0 + i / fps, 1_700_000_000_000 + round(1000 * (t0 + i / fps)), image)
+            for i in range(round(seconds * fps))]
+
+
+def run(pipeline: VisionPipeline, frames: list[Frame]) -> tuple[list[tuple[float, TrackEvent]], list[TrackEvent]]:
+    """(pts when emitted, event) for every event, and the tentative tracks the stream ended on."""
+    emitted = []
+    for frame in frames:
+        emitted += [(frame.pts_s, e) for e in pipeline.process(frame).new_events]
+    out = pipeline.finish()
+    emitted += [(float("inf"), e) for e in out.new_events]
+    return emitted, out.tentative
+
+
+def test_a_person_frozen_from_the_first_frame_is_an_event_within_two_seconds(detector, stages, standing):
+    # 3 s at 10 fps of one picture: no motion at all. The first second is looked at whole, so she is confirmed
+    # there and emitted as soon as she has been there emit_after_s, long before the stream ends
+    pipeline = VisionPipeline("door", VisionConfig(), detector, stages=stages)
+    emitted, tentative = run(pipeline, frozen(standing, 3.0, 10.0))
+    people = [(t, e) for t, e in emitted if e.label == "person"]
+    assert len(people) == 1, [(t, e.label, e.first_ts, e.last_ts) for t, e in emitted]
+    t, event = people[0]
+    assert event.first_ts == 0.0 and t <= 2.0 and event.score >= 0.5 and not event.uncertain
+    assert event.last_ts >= 2.6  # held while nobody moves (checked every 0.25 s): one track to the end
+    assert tentative == []
+    stats = pipeline.stats
+    assert stats.start_looks == 10 and stats.frames_detected <= 12  # the first second, then nothing new
+
+    # the cascade as it was (motion and 5 s keyframes only): one hit, never confirmed; at the end of the
+    # stream it is shown as tentative, not dropped, and it is not an event
+    old = VisionConfig(looks=LookConfig(start_look_s=0.0, confirm_looks=0))
+    pipeline = VisionPipeline("door", old, detector, stages=stages)
+    emitted, tentative = run(pipeline, frozen(standing, 1.5, 10.0))
+    assert [e for _, e in emitted if e.label == "person"] == []
+    assert [(e.label, e.hits) for e in tentative] == [("person", 1)] and pipeline.stats.events == 0
+
+
+def test_one_sighting_is_confirmed_by_looking_again_motion_or_not(detector, stages, standing):
+    # without the start-up looks the first frame is the only look motion would give her (nothing moves):
+    # the tentative track gets a few closer looks within a second and is confirmed by them
+    config = VisionConfig(looks=LookConfig(start_look_s=0.0))
+    pipeline = VisionPipeline("door", config, detector, stages=stages)
+    emitted, _ = run(pipeline, frozen(standing, 3.0, 10.0))
+    people = [(t, e) for t, e in emitted if e.label == "person"]
+    assert len(people) == 1 and people[0][1].first_ts == 0.0 and people[0][0] <= 2.0
+    stats = pipeline.stats
+    assert 2 <= stats.confirm_looks <= config.looks.confirm_looks and stats.frames_detected == 1 + stats.confirm_looks
+
+
+def test_a_replay_cut_in_the_middle_of_a_visit_finds_the_visitor(detector, stages, clip_one_by_one):
+    # a new file that opens on visitor 2 standing at the table (34-42 s of the clip): she is there from its
+    # first frame and barely moves
+    replayer = Replayer(EdgeConfig(), detector=detector, stages=stages)
+    frames = list(FrameSource(str(clip_one_by_one), start_frame=340, max_frames=80))
+    result = replayer.run("mid-visit.mp4", frames, fps=10.0)
+    people = [e for e in result.events if e.event.label == "person"]
+    assert len(people) == 1, [(e.event.label, e.event.first_ts, e.event.last_ts) for e in result.events]
+    assert people[0].event.first_ts == pytest.approx(34.0) and people[0].event.last_ts >= 41.0
+    assert people[0].decision.kind == "escalate"
+    assert result.stats["start_looks"] == 10
+
+
+def test_a_person_who_walks_in_and_stands_still_stays_one_event(detector, stages, clip_one_by_one, standing):
+    # she walks in (22-24 s), then that last frame for 10 s at 5 fps: one track, one event, held to the end
+    walk = list(FrameSource(str(clip_one_by_one), start_frame=220, max_frames=20))
+    frames = walk + frozen(standing, 10.0, 5.0, t0=24.0)
+    pipeline = VisionPipeline("door", VisionConfig(), detector, stages=stages)
+    emitted, tentative = run(pipeline, frames)
+    people = [e for _, e in emitted if e.label == "person"]
+    assert len(people) == 1 and people[0].last_ts >= 33.0, [(e.first_ts, e.last_ts) for e in people]
+
+
+def write_gif(path: Path, image: np.ndarray, frames: int, fps: float) -> Path:
+    animation = cv2.Animation()
+    animation.frames = [cv2.resize(image, (384, 216))] * frames
+    animation.durations = [round(1000 / fps)] * frames
+    assert cv2.imwriteanimation(str(path), animation)
+    return path
+
+
+def test_replay_of_short_gifs_writes_events_and_tentative_lines(standing, tmp_path, capsys):
+    # a 2 s GIF at 5 fps of someone already there: an event; a 0.4 s one (two frames): the detector saw her
+    # twice, too few to confirm, so a "tentative" line that is not an event and is never escalated
+    long_gif = write_gif(tmp_path / "doorbell.gif", standing, 10, 5.0)
+    short_gif = write_gif(tmp_path / "blip.gif", standing, 2, 5.0)
+    out = tmp_path / "events.jsonl"
+    assert cli_main(["edge", "replay", str(long_gif), str(short_gif), "--events-out", str(out)]) == 0
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    by_video = {v: [e for e in lines if e["video"] == v] for v in ("doorbell.gif", "blip.gif")}
+    assert [(e["label"], e["decision"]) for e in by_video["doorbell.gif"]] == [("person", "escalate")]
+    assert [(e["label"], e["decision"]) for e in by_video["blip.gif"]] == [("person", "tentative")]
+    blip = by_video["blip.gif"][0]
+    assert blip["hits"] == 2 and 0.0 <= blip["first_ts"] <= blip["last_ts"] <= 0.4 and "not confirmed" in blip["reason"]
+    err = capsys.readouterr().err
+    assert "doorbell.gif: 10 frames" in err and "blip.gif: 2 frames" in err and "1 tentative" in err
+
+
+def test_confirmation_looks_are_spread_over_time_not_frames():
+    # the same looks per second of scene at 5 and 25 fps
+    def looks(fps: float) -> list[float]:
+        planner = LookPlanner(LookConfig(), max_missed_s=2.0)
+        track = Track(1, "person", (0.4, 0.1, 0.6, 0.9), 0.0, 0.0, 0.0)
+        times = []
+        for i in range(1, round(2 * fps)):
+            pts = i / fps
+            if planner.confirm_due([track], pts):
+                planner.confirming([track], pts)
+                times.append(pts)
+        return times
+
+    slow, fast = looks(5.0), looks(25.0)
+    assert len(slow) == len(fast) == LookConfig().confirm_looks
+    assert all(abs(a - b) <= 0.2 for a, b in zip(slow, fast, strict=True)) and max(fast) <= 1.0
+
+
+def test_the_motion_background_forgets_in_seconds_whatever_the_frame_rate():
+    # a grey wall, then a dark square that stays: how long until the gate stops calling it motion
+    wall = np.full((90, 160, 3), 128, np.uint8)
+    changed = wall.copy()
+    changed[20:70, 40:100] = 40
+
+    def settles_after(fps: float) -> float:
+        gate = MotionGate(MotionConfig(keyframe_interval_s=1000.0))
+        gate.check(Frame(0, 0.0, 0, wall))
+        for i in range(1, round(60 * fps)):
+            if not gate.check(Frame(i, i / fps, 0, changed)).run_detector:
+                return i / fps
+        return float("inf")
+
+    slow, fast = settles_after(5.0), settles_after(25.0)
+    assert slow < 60.0 and abs(slow - fast) <= 0.5, (slow, fast)
+
+
+def test_the_agent_escalates_a_short_gif_of_someone_already_there(standing, detector, tmp_path, mosquitto, prefix):
+    # what `edgetriage edge run` (and `demo --clip`) do with a doorbell GIF: the event is decided and queued
+    # for the cloud although nobody moves and the clip is over before a keyframe would come
+    from edgetriage.edge.agent import EdgeAgent
+    from edgetriage.edge.config import CameraConfig
+
+    gif = write_gif(tmp_path / "doorbell.gif", standing, 10, 5.0)
+    config = EdgeConfig.model_validate({
+        "device": "door-1", "mqtt": {"url": mosquitto.url, "prefix": prefix}, "state_dir": str(tmp_path),
+        "cameras": [{"id": "door", "source": str(gif)}]})
+    decisions: list = []
+    agent = EdgeAgent(config, detector=detector, on_decision=lambda ev, d, eid: decisions.append((ev, d)))
+    try:
+        agent.run_source(CameraConfig(id="door", source=str(gif)))
+        assert [(ev.label, d.kind) for ev, d in decisions] == [("person", "escalate")]
+        assert agent.stats.frames_read == 10
+    finally:
+        agent.close()
