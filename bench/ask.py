@@ -31,7 +31,6 @@ import argparse
 import asyncio
 import importlib.util
 import json
-import os
 import statistics
 import sys
 import tempfile
