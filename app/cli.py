@@ -58,7 +58,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     except ImportError:
         pass
     try:
-        from .cloud.llm import LLMError
+        from .cloud.analysis.llm import LLMError
 
         errors.append(LLMError)
     except ImportError:
@@ -73,7 +73,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_models_fetch(args: argparse.Namespace) -> int:
-    from .cloud.llm import fetch_smollm2, locate_model
+    from .cloud.analysis.llm import fetch_smollm2, locate_model
 
     if args.gguf_only:
         path = fetch_smollm2(progress=True)

@@ -193,12 +193,12 @@ def run_demo(args: argparse.Namespace) -> int:
     state = Path(tempfile.mkdtemp(prefix="edgetriage-demo-"))
     mqtt = MQTTConfig(url=url, protocol=protocol, prefix="edgetriage")
 
-    from .cloud.analyzer import AnalyzerConfig, build_analyzer
-    from .cloud.config import CloudConfig
+    from .cloud.analysis import build_backend
+    from .cloud.config import AnalyzerConfig, CloudConfig
 
     print("loading the analyzer model (first run downloads SmolLM2-135M once, ~93 MB)…", file=sys.stderr)
     t0 = time.monotonic()
-    analyzer = build_analyzer(AnalyzerConfig(model_path=args.model))
+    analyzer = build_backend(AnalyzerConfig(model_path=args.model))
     print(f"analyzer {analyzer.name} ready in {time.monotonic() - t0:.1f} s", file=sys.stderr)
 
     from .broker import free_port

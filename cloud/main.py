@@ -10,9 +10,9 @@ import asyncio
 import logging
 import signal
 
+from .analysis import build_backend
 from .api import build_app, run_api
 from .auth import ApiAuth
-from .backends import build_backend
 from .config import CloudConfig
 from .ha import HomeAssistantBridge, known_cameras
 from .redis_store import open_store

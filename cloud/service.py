@@ -36,8 +36,7 @@ from ..shared.protocol import (
 )
 from ..shared.reuse import scope_key
 from ..shared.topics import Topics
-from .analysis import Analysis, Analyzer
-from .backends.base import Backend, ThreadedBackend
+from .analysis import Analysis, Backend
 from .claims import ClaimKeeper, Claims, new_owner, open_claims
 from .config import CloudConfig
 from .figures import Figures
@@ -143,14 +142,11 @@ class CloudService:
     republished duplicates) after it is stored and published. `on_verdict` is the first verdict listener.
     """
 
-    def __init__(self, config: CloudConfig, analyzer: Analyzer | Backend, store: Store, *,
+    def __init__(self, config: CloudConfig, analyzer: Backend, store: Store, *,
                  on_verdict: Callable[[Verdict], None] | None = None, claims: Claims | None = None) -> None:
         self.config = config
-        self.analyzer = analyzer
-        # a blocking analyzer gets a thread of its own (and is closed with the service); a Backend passed in
-        # belongs to its maker
-        self._owns_backend = not isinstance(analyzer, Backend)
-        self.backend: Backend = ThreadedBackend(analyzer) if self._owns_backend else analyzer  # type: ignore[arg-type]
+        self.analyzer = analyzer  # the back-end belongs to its maker, who closes it
+        self.backend: Backend = analyzer
         self.store = store
         self.scheduler = Scheduler(self.backend, config.scheduler, still_needed=self._still_needed,
                                    on_load=self._load_changed)
@@ -247,10 +243,6 @@ class CloudService:
         await asyncio.gather(*self._background, return_exceptions=True)
         if self.scheduler.running:
             await self.scheduler.stop(grace_s=0.0)
-        # an analysis cannot be interrupted: wait for it to return, so the analyzer is idle when stop()
-        # returns and may be handed to another service; bounded, in case a back-end hangs
-        if self._owns_backend:
-            await self.backend.close()
         if self._claims is not None:
             self._claims.close()
 
@@ -458,7 +450,7 @@ class CloudService:
         now, that one's verdict (waited for, then taken from the cache: the model is spent once per group);
         else the model's through the scheduler, which asks the cache once more right before the model would
         start (`_still_needed`)."""
-        prompt_version = self.backend.prompt_version(event.label)
+        prompt_version = self.backend.prompt_version(event)
         key = self._scope_key(event)
         for attempt in range(4):
             hit = self._lookup(event, key, prompt_version)
@@ -487,7 +479,7 @@ class CloudService:
 
     def _still_needed(self, event: Event) -> bool:
         """The scheduler's last question before the model starts on `event`: is there still no verdict?"""
-        version = self.backend.prompt_version(event.label)
+        version = self.backend.prompt_version(event)
         return self._lookup(event, self._scope_key(event), version) is None
 
     def _look_alike_in_progress(self, event: Event) -> asyncio.Future | None:

@@ -32,6 +32,8 @@ VERDICTS = ("alert", "benign", "unknown")
 Label = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_ .'-]+$")]
 Unit = Annotated[float, Field(ge=0.0, le=1.0)]
 ShortText = Annotated[str, Field(max_length=256)]
+ZoneName = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_ .'-]+$")]
+MAX_ZONES = 8
 
 
 REJECT_CODES = ("too_large", "encoding", "schema_version", "invalid", "image")
@@ -82,6 +84,13 @@ class Event(_Message):
     reason: ShortText
     crop: bytes = Field(repr=False)
     crop_size: tuple[Annotated[int, Field(ge=0, le=65535)], Annotated[int, Field(ge=0, le=65535)]] = (0, 0)
+    # Optional, what the device knows of where and how long (older devices send none; the cloud's verdict
+    # must hold without them): zones the object stood in, its longest stay, its way across the picture,
+    # and the device's local wall-clock time of the capture.
+    zones: Annotated[list[ZoneName], Field(max_length=MAX_ZONES)] = []
+    dwell_s: Annotated[float, Field(ge=0.0, le=30 * 86400.0, allow_inf_nan=False)] | None = None
+    direction: Literal["left", "right", "towards the camera", "away from the camera", "still"] | None = None
+    local_time: Annotated[str, Field(pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$")] | None = None
 
     model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
 

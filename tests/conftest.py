@@ -3,7 +3,6 @@ the real small LLM loaded once per session."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import socket
 import subprocess
@@ -99,10 +98,12 @@ def clip_one_by_one() -> Path:
 
 @pytest.fixture(scope="session")
 def llm_analyzer():
-    """The real CPU analyzer (SmolLM2-135M via transformers), loaded once for the whole session."""
-    from edgetriage.cloud.analyzer import AnalyzerConfig, build_analyzer
+    """The real CPU back-end (SmolLM2-135M via transformers, on a thread of its own), loaded once for the
+    whole session; its blocking engine is `.engine`."""
+    from edgetriage.cloud.analysis import build_backend
+    from edgetriage.cloud.config import AnalyzerConfig
 
-    return build_analyzer(AnalyzerConfig())
+    return build_backend(AnalyzerConfig())
 
 
 @pytest.fixture

