@@ -71,6 +71,7 @@ class ServiceStats:
     duplicates: int = 0
     cache_hits: int = 0
     llm: int = 0
+    overrides: int = 0  # model verdicts the consistency check overruled (cloud.analysis.check)
     fallback: int = 0
     published: int = 0
     unpublished: int = 0  # stored but not handed to the broker (disconnected); the redelivery republishes it
@@ -624,7 +625,7 @@ class CloudService:
                        verdict=hit.verdict, confidence=hit.confidence, description=hit.description,
                        model=hit.model, source="cloud_cache", reused_from=hit.reused_from or hit.event_id,
                        created_ms=created, timings=Timings(total_ms=(time.monotonic() - arrived) * 1000),
-                       cache=rule)
+                       cache=rule, facts=hit.facts, model_verdict=hit.model_verdict, checked=hit.checked)
 
     def _from_model(self, event: Event, analysis: Analysis, prompt_version: str, arrived: float,
                     started: float) -> Verdict:
@@ -646,8 +647,9 @@ class CloudService:
                                                 self.config.reuse.ttl_s)
         return Verdict(event_id=event.event_id, device=event.device, camera=event.camera, label=event.label,
                        verdict=verdict, confidence=confidence, description=description[:300],
-                       model=(analysis.model or self.analyzer.name)[:128],
-                       source="fallback" if fallback else "llm", created_ms=now_ms(), timings=timings, cache=rule)
+                       model=(analysis.model or self.analyzer.name)[:128], source="fallback" if fallback else "llm",
+                       created_ms=now_ms(), timings=timings, cache=rule, facts=[f[:200] for f in analysis.facts[:12]],
+                       model_verdict=analysis.model_verdict, checked=analysis.checked and analysis.checked[:200])
 
     # -- output ----------------------------------------------------------------------------------------
     def _count(self, verdict: Verdict, arrived: float) -> None:
@@ -659,6 +661,7 @@ class CloudService:
         else:
             if verdict.source == "llm":
                 stats.llm += 1
+                stats.overrides += verdict.checked is not None
                 stats.llm_ms.append(verdict.timings.analyze_ms)
                 stats.sched_ms.append(verdict.timings.queue_ms)
             else:

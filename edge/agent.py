@@ -33,6 +33,7 @@ from ..shared.mqtt import Incoming, MQTTLink, Will
 from ..shared.protocol import (
     MAX_CLASSES,
     MAX_DETECTIONS,
+    MAX_ZONES,
     ClassScore,
     Detection,
     Event,
@@ -464,7 +465,8 @@ class EdgeAgent:
                 phash=ev.phash, phash_alg=ev.phash_alg, reason=decision.reason[:256],
                 crop=ev.crop_jpeg, crop_size=tuple(ev.crop_size),
                 classes=[ClassScore(label=name[:128], score=_unit(p)) for name, p in ev.classes[:MAX_CLASSES]],
-            )
+                zones=ev.zones[:MAX_ZONES], dwell_s=round(max(0.0, ev.dwell_s), 1), local_time=time.strftime(
+                    "%H:%M", time.localtime(max(0, int(ev.captured_ms)) / 1000)))
             payload = encode_event(event)
         except ProtocolError as exc:
             reason = exc.reason

@@ -34,6 +34,7 @@ Unit = Annotated[float, Field(ge=0.0, le=1.0)]
 ShortText = Annotated[str, Field(max_length=256)]
 ZoneName = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_ .'-]+$")]
 MAX_ZONES = 8
+MAX_FACTS = 12
 
 
 REJECT_CODES = ("too_large", "encoding", "schema_version", "invalid", "image")
@@ -144,6 +145,11 @@ class Verdict(_Message):
     created_ms: Annotated[int, Field(ge=0, lt=1 << 53)]
     timings: Timings = Timings()
     cache: ReuseRule | None = None
+    # Optional (older clouds send none): the facts the cloud's closer look gave the model, the model's own
+    # verdict, and, when the evidence overruled it (cloud.analysis.check), why.
+    facts: Annotated[list[Annotated[str, Field(max_length=200)]], Field(max_length=MAX_FACTS)] = []
+    model_verdict: Literal["alert", "benign", "unknown"] | None = None
+    checked: Annotated[str, Field(max_length=200)] | None = None
 
     model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
 

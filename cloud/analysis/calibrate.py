@@ -25,17 +25,20 @@ def _logit(p: float) -> float:
     return math.log(p / (1 - p))
 
 
-def features(verdict: str, verdict_p: dict[str, float], facts: Facts | None, overruled: bool) -> list[float]:
-    """[1, logit(model's p of the verdict), logit(evidence for it), overruled]."""
-    p = verdict_p.get(verdict, 0.0)
+def evidence_score(facts: Facts | None) -> float | None:
+    """The closer look's score for the label, None where it cannot say (no facts, no image, no such class)."""
     if facts is None or not facts.decoded or not facts.label_known:
+        return None
+    return facts.label_score
+
+
+def features(verdict: str, verdict_p: dict[str, float], score: float | None, overruled: bool) -> list[float]:
+    """[1, logit(model's p of the verdict), logit(evidence for it), overruled]; `score` from evidence_score."""
+    p = verdict_p.get(verdict, 0.0)
+    if score is None or verdict == "unknown":
         evidence = 0.5
-    elif verdict == "alert":
-        evidence = facts.label_score
-    elif verdict == "benign":
-        evidence = 1.0 - facts.label_score
     else:
-        evidence = 0.5
+        evidence = score if verdict == "alert" else 1.0 - score
     return [1.0, _logit(p), _logit(evidence), 1.0 if overruled else 0.0]
 
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from .answer import Answer, AnswerError, parse_answer
 from .base import Analysis, fallback
-from .calibrate import Calibration, features
+from .calibrate import Calibration, evidence_score, features
 from .prompt import Prompt
 from .translator import Facts
 
@@ -120,7 +120,9 @@ def judged(answer: Answer, prompt: Prompt, verdict_p: dict[str, float] | None, c
     if verdict_p is None:  # a server's answer: its stated confidence is all there is of its own belief
         verdict_p = {answer.verdict: answer.confidence}
     extra.update(model_confidence=answer.confidence, verdict_p={k: round(v, 3) for k, v in verdict_p.items()})
-    confidence = calibration.confidence(features(verdict, verdict_p, facts, ruling.reason is not None))
+    extra["evidence_score"] = evidence_score(facts)
+    confidence = calibration.confidence(features(verdict, verdict_p, extra["evidence_score"],
+                                                 ruling.reason is not None))
     return Analysis(verdict=verdict, confidence=round(confidence, 3), description=description, model=name[:128],
                     prompt_version=prompt.version, analyze_ms=(time.perf_counter() - started) * 1000,
                     extra=extra, facts=tuple(facts.sentences()) if facts is not None else (),
