@@ -25,6 +25,21 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def clip_crop(clip: Path, frame: int, box: tuple[int, int, int, int]) -> bytes:
+    """One region (x1, y1, x2, y2 in pixels) of one frame of a clip, as the JPEG a device would send."""
+    import cv2
+
+    cap = cv2.VideoCapture(str(clip))
+    try:
+        cap.set(cv2.CAP_PROP_POS_FRAMES, frame)
+        ok, image = cap.read()
+    finally:
+        cap.release()
+    assert ok, f"cannot read frame {frame} of {clip}"
+    x1, y1, x2, y2 = box
+    return cv2.imencode(".jpg", image[y1:y2, x1:x2], [cv2.IMWRITE_JPEG_QUALITY, 85])[1].tobytes()
+
+
 @dataclass
 class Mosquitto:
     """A broker of the test's own on a free loopback port; can be killed and restarted on the same port."""

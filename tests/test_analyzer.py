@@ -8,10 +8,9 @@ import json
 import random
 import time
 import zipfile
-from pathlib import Path
 
-import cv2
 import pytest
+from conftest import clip_crop
 from edgetriage.cloud.analysis.answer import ANSWER, Answer
 from edgetriage.cloud.analysis.constrain import AnswerConstraint
 from edgetriage.cloud.analysis.imagenet import CropDescriber
@@ -29,24 +28,6 @@ PERSON_FRAME, EMPTY_FRAME = 120, 10  # 12 s: a woman in a grey cardigan at the t
 BOX = (370, 10, 530, 400)  # x1, y1, x2, y2 in pixels of the 768x432 frame
 CLOTHING = {"cardigan", "sweatshirt", "fur coat", "jean", "jersey", "trench coat", "suit", "cloak", "abaya",
             "poncho", "stole", "miniskirt", "overskirt", "lab coat", "kimono", "pajama"}
-
-
-def _frame(clip: Path, index: int):
-    cap = cv2.VideoCapture(str(clip))
-    try:
-        cap.set(cv2.CAP_PROP_POS_FRAMES, index)
-        ok, frame = cap.read()
-    finally:
-        cap.release()
-    assert ok, f"cannot read frame {index} of {clip}"
-    return frame
-
-
-def _crop_jpeg(clip: Path, index: int) -> bytes:
-    x1, y1, x2, y2 = BOX
-    ok, data = cv2.imencode(".jpg", _frame(clip, index)[y1:y2, x1:x2], [cv2.IMWRITE_JPEG_QUALITY, 85])
-    assert ok
-    return data.tobytes()
 
 
 def _event(crop: bytes, *, uncertain: bool = False, classes: list[ClassScore] | None = None,
@@ -81,12 +62,12 @@ def engine(llm_analyzer) -> TransformersEngine:
 
 @pytest.fixture(scope="module")
 def person_crop(clip_one_by_one) -> bytes:
-    return _crop_jpeg(clip_one_by_one, PERSON_FRAME)
+    return clip_crop(clip_one_by_one, PERSON_FRAME, BOX)
 
 
 @pytest.fixture(scope="module")
 def empty_crop(clip_one_by_one) -> bytes:
-    return _crop_jpeg(clip_one_by_one, EMPTY_FRAME)
+    return clip_crop(clip_one_by_one, EMPTY_FRAME, BOX)
 
 
 def test_person_crop_gets_a_valid_verdict(engine, person_crop):

@@ -19,11 +19,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import aiohttp
-import cv2
 import numpy as np
 import pytest
 from aiohttp import web
-from conftest import free_port
+from conftest import clip_crop, free_port
 from edgetriage.cloud.analysis import build_backend
 from edgetriage.cloud.analysis.answer import AnswerError, answer_schema, parse_answer
 from edgetriage.cloud.analysis.llm import locate_model
@@ -42,18 +41,6 @@ from edgetriage.shared.topics import Topics
 BOX = (370, 10, 530, 400)  # a visitor at the table in the 768x432 frame
 
 
-def _crop(clip: Path, frame: int) -> bytes:
-    cap = cv2.VideoCapture(str(clip))
-    try:
-        cap.set(cv2.CAP_PROP_POS_FRAMES, frame)
-        ok, image = cap.read()
-    finally:
-        cap.release()
-    assert ok
-    x1, y1, x2, y2 = BOX
-    return cv2.imencode(".jpg", image[y1:y2, x1:x2], [cv2.IMWRITE_JPEG_QUALITY, 85])[1].tobytes()
-
-
 def _event(crop: bytes, *, uncertain: bool = False, device: str = "pi-openai") -> Event:
     x1, y1, x2, y2 = BOX
     score = 0.58 if uncertain else 0.9
@@ -66,7 +53,7 @@ def _event(crop: bytes, *, uncertain: bool = False, device: str = "pi-openai") -
 
 @pytest.fixture(scope="module")
 def crops(clip_one_by_one) -> dict[str, bytes]:
-    return {"person": _crop(clip_one_by_one, 120), "empty": _crop(clip_one_by_one, 10)}
+    return {"person": clip_crop(clip_one_by_one, 120, BOX), "empty": clip_crop(clip_one_by_one, 10, BOX)}
 
 
 @pytest.fixture(scope="module")
@@ -283,6 +270,17 @@ def test_a_server_that_never_answers_times_out_as_unknown(crops):
     assert took < 5
 
 
+async def _chat_server(chat) -> tuple[web.AppRunner, int]:
+    """An OpenAI-compatible chat-completions server of the test's own on a free port; `chat` answers."""
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", chat)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    return runner, port
+
+
 def test_vision_models_get_the_crop_facts_and_policy_and_their_answers_are_checked(crops, monkeypatch):
     """The VLM path against an OpenAI-compatible server of the test's own that answers fixed verdicts: the
     crop goes as an image data URL with the facts and the operator's policy in the same turn, the key named by
@@ -297,12 +295,7 @@ def test_vision_models_get_the_crop_facts_and_policy_and_their_answers_are_check
             return web.json_response({"choices": [{"message": {"content": answer}}], "model": "vlm",
                                       "usage": {"prompt_tokens": 50, "completion_tokens": 20}})
 
-        app = web.Application()
-        app.router.add_post("/v1/chat/completions", chat)
-        runner = web.AppRunner(app)
-        await runner.setup()
-        port = free_port()
-        await web.TCPSite(runner, "127.0.0.1", port).start()
+        runner, port = await _chat_server(chat)
         config = AnalyzerConfig.model_validate({"backend": "openai", "openai": {
             "base_urls": [f"http://127.0.0.1:{port}/v1"], "model": "vlm", "vision": True,
             "api_key_env": "ET_TEST_KEY"}, "policies": [{"camera": "hall", "text": "visitors are expected"}]})
@@ -338,12 +331,7 @@ def test_without_a_policy_a_vlm_s_benign_on_a_certain_person_is_overruled(crops)
             answer = '{"verdict": "benign", "description": "An empty room.", "confidence": 0.9}'
             return web.json_response({"choices": [{"message": {"content": answer}}]})
 
-        app = web.Application()
-        app.router.add_post("/v1/chat/completions", chat)
-        runner = web.AppRunner(app)
-        await runner.setup()
-        port = free_port()
-        await web.TCPSite(runner, "127.0.0.1", port).start()
+        runner, port = await _chat_server(chat)
         config = AnalyzerConfig(backend="openai", openai=OpenAIConfig(
             base_urls=[f"http://127.0.0.1:{port}/v1"], model="vlm", vision=True))
         backend = OpenAIBackend(config, _builder(vision=True))

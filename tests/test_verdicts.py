@@ -5,10 +5,9 @@ SmolLM2-135M deciding from the facts (the verdict follows the picture, not the d
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
-import cv2
 import pytest
+from conftest import clip_crop
 from edgetriage.cloud.analysis.answer import Answer
 from edgetriage.cloud.analysis.calibrate import Calibration, ece, features, fit
 from edgetriage.cloud.analysis.check import ABSENT, SURE, invented, judged, rule
@@ -23,18 +22,6 @@ BOX = (370, 10, 530, 400)  # a visitor at the table in the 768x432 frame
 PERSON_FRAME, EMPTY_FRAME = 120, 10
 
 
-def _crop(clip: Path, frame: int) -> bytes:
-    cap = cv2.VideoCapture(str(clip))
-    try:
-        cap.set(cv2.CAP_PROP_POS_FRAMES, frame)
-        ok, image = cap.read()
-    finally:
-        cap.release()
-    assert ok
-    x1, y1, x2, y2 = BOX
-    return cv2.imencode(".jpg", image[y1:y2, x1:x2], [cv2.IMWRITE_JPEG_QUALITY, 85])[1].tobytes()
-
-
 def _event(crop: bytes, *, score: float = 0.45, label: str = "person", camera: str = "hall", **device) -> Event:
     x1, y1, x2, y2 = BOX
     return Event(event_id=uuid7(), device="pi-verdicts", camera=camera, captured_ms=int(time.time() * 1000),
@@ -45,7 +32,7 @@ def _event(crop: bytes, *, score: float = 0.45, label: str = "person", camera: s
 
 @pytest.fixture(scope="module")
 def crops(clip_one_by_one) -> dict[str, bytes]:
-    return {"person": _crop(clip_one_by_one, PERSON_FRAME), "empty": _crop(clip_one_by_one, EMPTY_FRAME)}
+    return {"person": clip_crop(clip_one_by_one, PERSON_FRAME, BOX), "empty": clip_crop(clip_one_by_one, EMPTY_FRAME, BOX)}
 
 
 @pytest.fixture(scope="module")
