@@ -59,7 +59,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     except ImportError:
         pass
     try:
-        from .cloud.llm import LLMError
+        from .cloud.analysis.llm import LLMError
 
         errors.append(LLMError)
     except ImportError:
@@ -80,7 +80,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_models_fetch(args: argparse.Namespace) -> int:
-    from .cloud.llm import locate_model
+    from .cloud.analysis.llm import locate_model
     from .fetch import fetch_llm_quietly
 
     path = fetch_llm_quietly()

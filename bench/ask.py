@@ -48,11 +48,12 @@ _spec = importlib.util.spec_from_file_location("bench_cloud", HERE / "cloud.py")
 bench_cloud = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(bench_cloud)  # the cloud bench's broker and service harness, reused
 
-from edgetriage.cloud.analyzer import AnalyzerConfig, build_analyzer  # noqa: E402
+from edgetriage.cloud.analysis.transformers import build_engine  # noqa: E402
 from edgetriage.cloud.ask.complexity import TRAIN_FILE  # noqa: E402
 from edgetriage.cloud.ask.config import AskConfig  # noqa: E402
 from edgetriage.cloud.ask.router import Asker  # noqa: E402
 from edgetriage.cloud.ask.rules import normalise  # noqa: E402
+from edgetriage.cloud.config import AnalyzerConfig  # noqa: E402
 from edgetriage.edge.capture import Frame  # noqa: E402
 
 SITE_FILE = HERE / "ask_site.json"
@@ -261,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
     clock = SiteClock(zone)
     started = time.monotonic()
     say("loading the CPU model (SmolLM2-135M, 1 thread)")
-    analyzer = build_analyzer(AnalyzerConfig(threads=1))
+    analyzer = build_engine(AnalyzerConfig(threads=1))
     with tempfile.TemporaryDirectory(prefix="edgetriage-bench-ask-") as tmp:
         workdir = Path(tmp)
         broker = bench_cloud.Broker(workdir)

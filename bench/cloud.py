@@ -46,9 +46,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from brokers import Mosquitto  # noqa: E402 - bench/brokers.py, beside this script
-from edgetriage.cloud.analyzer import AnalyzerConfig, build_analyzer  # noqa: E402
-from edgetriage.cloud.backends import ThreadedBackend  # noqa: E402
-from edgetriage.cloud.config import CloudConfig  # noqa: E402
+from edgetriage.cloud.analysis import ThreadedBackend  # noqa: E402
+from edgetriage.cloud.analysis.transformers import build_engine  # noqa: E402
+from edgetriage.cloud.config import AnalyzerConfig, CloudConfig  # noqa: E402
 from edgetriage.cloud.service import CloudService  # noqa: E402
 from edgetriage.cloud.store import SQLiteStore  # noqa: E402
 from edgetriage.shared.ids import uuid7  # noqa: E402
@@ -379,7 +379,7 @@ def main(argv: list[str] | None = None) -> int:
     skip = set(filter(None, args.skip.split(",")))
     started = time.monotonic()
     say("loading the CPU model (SmolLM2-135M, 1 thread)")
-    analyzer = build_analyzer(AnalyzerConfig(threads=1))
+    analyzer = build_engine(AnalyzerConfig(threads=1))
     results: dict[str, Any] = {"quick": args.quick, "model": analyzer.name}
     with tempfile.TemporaryDirectory(prefix="edgetriage-bench-cloud-") as tmp:
         workdir = Path(tmp)

@@ -115,6 +115,17 @@ class VLLMConfig(Strict):
     temperature: Annotated[float, Field(ge=0, le=2)] = 0.0
 
 
+class PolicyConfig(Strict):
+    """[[analyzer.policies]]: the operator's rule for one place, in words, given to the model with the facts
+    (e.g. "alert when someone is at the back door between 22:00 and 06:00; delivery people in daytime are
+    fine"). The most specific entry wins: camera and zone, then camera, then zone, then one for everywhere.
+    The policy is part of the prompt version, so a verdict is never reused across policies."""
+
+    camera: CameraId | None = None
+    zone: Annotated[str, Field(min_length=1, max_length=64)] | None = None
+    text: Annotated[str, Field(min_length=1, max_length=300)]
+
+
 class AnalyzerConfig(Strict):
     """[analyzer] in the cloud config: which back-end answers, and the settings all back-ends share."""
 
@@ -129,6 +140,7 @@ class AnalyzerConfig(Strict):
     timeout_s: Annotated[float, Field(gt=0, le=3600)] = 60.0
     openai: OpenAIConfig = OpenAIConfig()
     vllm: VLLMConfig = VLLMConfig()
+    policies: list[PolicyConfig] = Field(default_factory=list, description="the operator's policy per camera/zone")
 
 
 class PriorityRule(Strict):

@@ -13,9 +13,9 @@ import signal
 import sys
 from pathlib import Path
 
+from .analysis import Backend, build_backend
 from .api import build_app, run_api
 from .auth import ApiAuth
-from .backends import Backend, build_backend
 from .config import CloudConfig
 from .ha import HomeAssistantBridge, known_cameras
 from .redis_store import open_store

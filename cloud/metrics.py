@@ -9,6 +9,7 @@ figures can be added up and `histogram_quantile()` gives p50/p95 in Grafana.
     edgetriage_cloud_events_rejected_total          refused by the decoder or the topic check
     edgetriage_cloud_events_duplicate_total         an event id seen before (answered from the store)
     edgetriage_cloud_verdicts_total{source}         new verdicts: llm, cloud_cache, fallback
+    edgetriage_cloud_verdicts_overruled_total       model verdicts the consistency check overruled
     edgetriage_cloud_verdicts_published_total       verdicts handed to the broker
     edgetriage_cloud_verdicts_unpublished_total     stored but not handed over (no connection)
     edgetriage_cloud_verdict_seconds{source}        receipt -> verdict stored (histogram)
@@ -162,6 +163,9 @@ class CloudMetrics:
         by_source = {"llm": stat("llm"), "cloud_cache": stat("cache_hits"), "fallback": stat("fallback")}
         out.counter("edgetriage_cloud_verdicts_total", "New verdicts by source.",
                     [({"source": s}, v) for s, v in by_source.items()])
+        out.counter("edgetriage_cloud_verdicts_overruled_total",
+                    "Model verdicts the consistency check overruled (the verdict says why in `checked`).",
+                    stat("overrides"))
         out.counter("edgetriage_cloud_verdicts_published_total", "Verdicts handed to the broker.",
                     stat("published"))
         out.counter("edgetriage_cloud_verdicts_unpublished_total",

@@ -33,8 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..shared.protocol import Event
-from .analysis import Analysis
-from .backends.base import Backend, fallback
+from .analysis import Analysis, Backend, fallback
 from .config import BudgetConfig, SchedulerConfig
 from .fairqueue import FairQueue
 
@@ -305,7 +304,7 @@ class Scheduler:
             raise Released("the scheduler is not running")
         now = self.clock()
         arrived = now if arrived is None else arrived
-        version = self._version(event.label)
+        version = self._version(event)
         self.stats.submitted += 1
         refusal = self.budgets.refusal(event.device, fleet_only=background)
         if refusal is not None:
@@ -358,9 +357,9 @@ class Scheduler:
         analysis = fallback(self.backend.name, version, reason, time.perf_counter())
         return Outcome(analysis, (now - arrived) * 1000, now, refused=kind)
 
-    def _version(self, label: str) -> str:
+    def _version(self, event: Event) -> str:
         try:
-            return self.backend.prompt_version(label)
+            return self.backend.prompt_version(event)
         except Exception:  # noqa: BLE001 - a broken prompt book must not stop a refusal
             return "unknown"
 
@@ -450,7 +449,7 @@ class Scheduler:
             log.warning("a batch of %d ran past every deadline; abandoned", len(batch))
         except Exception as exc:  # noqa: BLE001 - the contract says never raise; hold back-ends to it here
             log.warning("back-end failed on a batch of %d: %s: %s", len(batch), type(exc).__name__, exc)
-            results = [fallback(self.backend.name, self._version(j.event.label),
+            results = [fallback(self.backend.name, self._version(j.event),
                                 f"back-end raised {type(exc).__name__}: {exc}", time.perf_counter()) for j in batch]
         finally:
             for job in batch:

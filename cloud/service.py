@@ -33,8 +33,7 @@ from ..shared.protocol import (
 )
 from ..shared.reuse import scope_key
 from ..shared.topics import Topics
-from .analysis import Analysis, Analyzer
-from .backends.base import Backend, ThreadedBackend
+from .analysis import Analysis, Backend
 from .claims import ClaimKeeper, Claims, new_owner, open_claims
 from .config import CloudConfig
 from .figures import Figures
@@ -65,14 +64,11 @@ class CloudService:
     republished duplicates) after it is stored and published. `on_verdict` is the first verdict listener.
     """
 
-    def __init__(self, config: CloudConfig, analyzer: Analyzer | Backend, store: Store, *,
+    def __init__(self, config: CloudConfig, analyzer: Backend, store: Store, *,
                  on_verdict: Callable[[Verdict], None] | None = None, claims: Claims | None = None) -> None:
         self.config = config
-        self.analyzer = analyzer
-        # a blocking analyzer gets a thread of its own (and is closed with the service); a Backend passed in
-        # belongs to its maker
-        self._owns_backend = not isinstance(analyzer, Backend)
-        self.backend: Backend = ThreadedBackend(analyzer) if self._owns_backend else analyzer  # type: ignore[arg-type]
+        self.analyzer = analyzer  # the back-end belongs to its maker, who closes it
+        self.backend: Backend = analyzer
         self.store = store
         self.scheduler = Scheduler(self.backend, config.scheduler, still_needed=self._still_needed,
                                    on_load=self._load_changed)
@@ -169,10 +165,6 @@ class CloudService:
         await asyncio.gather(*self._background, return_exceptions=True)
         if self.scheduler.running:
             await self.scheduler.stop(grace_s=0.0)
-        # an analysis cannot be interrupted: wait for it to return, so the analyzer is idle when stop()
-        # returns and may be handed to another service; bounded, in case a back-end hangs
-        if self._owns_backend:
-            await self.backend.close()
         if self._claims is not None:
             self._claims.close()
 
@@ -401,7 +393,7 @@ class CloudService:
         now, that one's verdict (waited for, then taken from the cache: the model is spent once per group);
         else the model's through the scheduler, which asks the cache once more right before the model would
         start (`_still_needed`)."""
-        prompt_version = self.backend.prompt_version(event.label)
+        prompt_version = self.backend.prompt_version(event)
         key = self._scope_key(event)
         for attempt in range(4):
             hit = self._lookup(event, key, prompt_version)
@@ -430,7 +422,7 @@ class CloudService:
 
     def _still_needed(self, event: Event) -> bool:
         """The scheduler's last question before the model starts on `event`: is there still no verdict?"""
-        version = self.backend.prompt_version(event.label)
+        version = self.backend.prompt_version(event)
         return self._lookup(event, self._scope_key(event), version) is None
 
     def _look_alike_in_progress(self, event: Event) -> asyncio.Future | None:
@@ -575,7 +567,7 @@ class CloudService:
                        verdict=hit.verdict, confidence=hit.confidence, description=hit.description,
                        model=hit.model, source="cloud_cache", reused_from=hit.reused_from or hit.event_id,
                        created_ms=created, timings=Timings(total_ms=(time.monotonic() - arrived) * 1000),
-                       cache=rule)
+                       cache=rule, facts=hit.facts, model_verdict=hit.model_verdict, checked=hit.checked)
 
     def _from_model(self, event: Event, analysis: Analysis, prompt_version: str, arrived: float,
                     started: float) -> Verdict:
@@ -597,8 +589,9 @@ class CloudService:
                                                 self.config.reuse.ttl_s)
         return Verdict(event_id=event.event_id, device=event.device, camera=event.camera, label=event.label,
                        verdict=verdict, confidence=confidence, description=description[:300],
-                       model=(analysis.model or self.analyzer.name)[:128],
-                       source="fallback" if fallback else "llm", created_ms=now_ms(), timings=timings, cache=rule)
+                       model=(analysis.model or self.analyzer.name)[:128], source="fallback" if fallback else "llm",
+                       created_ms=now_ms(), timings=timings, cache=rule, facts=[f[:200] for f in analysis.facts[:12]],
+                       model_verdict=analysis.model_verdict, checked=analysis.checked and analysis.checked[:200])
 
     # -- output ----------------------------------------------------------------------------------------
     def _count(self, verdict: Verdict, arrived: float) -> None:
@@ -610,6 +603,7 @@ class CloudService:
         else:
             if verdict.source == "llm":
                 stats.llm += 1
+                stats.overrides += verdict.checked is not None
                 stats.llm_ms.append(verdict.timings.analyze_ms)
                 stats.sched_ms.append(verdict.timings.queue_ms)
             else:

@@ -27,6 +27,7 @@ class ServiceStats:
     duplicates: int = 0
     cache_hits: int = 0
     llm: int = 0
+    overrides: int = 0  # model verdicts the consistency check overruled (cloud.analysis.check)
     fallback: int = 0
     published: int = 0
     unpublished: int = 0  # stored but not handed to the broker (disconnected); the redelivery republishes it

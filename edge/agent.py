@@ -33,6 +33,7 @@ from ..shared.mqtt import Incoming, MQTTLink, Will
 from ..shared.protocol import (
     MAX_CLASSES,
     MAX_DETECTIONS,
+    MAX_ZONES,
     ClassScore,
     Detection,
     Event,
@@ -461,10 +462,11 @@ class EdgeAgent:
                 track_id=max(0, int(ev.track_id)),
                 detections=[Detection(label=d.label, score=_unit(d.score), box=tuple(_unit(v) for v in d.box))
                             for d in ev.detections[-MAX_DETECTIONS:]],
-                phash=ev.phash, phash_alg=ev.phash_alg, reason=decision.reason[:256], zones=ev.zones[:16],
+                phash=ev.phash, phash_alg=ev.phash_alg, reason=decision.reason[:256],
                 crop=ev.crop_jpeg, crop_size=tuple(ev.crop_size),
                 classes=[ClassScore(label=name[:128], score=_unit(p)) for name, p in ev.classes[:MAX_CLASSES]],
-            )
+                zones=ev.zones[:MAX_ZONES], dwell_s=round(max(0.0, ev.dwell_s), 1), local_time=time.strftime(
+                    "%H:%M", time.localtime(max(0, int(ev.captured_ms)) / 1000)))
             stored = self.outbox.add(event_id, self._events_topic, encode_event(event), now,
                                      self.config.outbox.priority.get(ev.label, 0))
         except (ProtocolError, OutboxError) as exc:  # OutboxError: e.g. its disk is full; said in one line

@@ -20,6 +20,7 @@ import cv2
 import numpy as np
 from pydantic import Field
 
+from ..shared import yolox
 from ..shared.config import Strict
 from ..shared.modelfiles import ModelError, ModelFile, manifest, resolve
 
@@ -233,14 +234,7 @@ class YoloxDetector:
         self.providers: list[str] = self.session.get_providers()
         self._tensor = np.full((1, 3, height, width), self._pad, np.float32)
         self._hwc = np.full((height, width, 3), int(self._pad), np.uint8)
-        cells, strides = [], []
-        for s in entry.get("strides", (8, 16, 32)):
-            gw, gh = width // s, height // s
-            xv, yv = np.meshgrid(np.arange(gw), np.arange(gh))
-            cells.append(np.stack((xv, yv), 2).reshape(-1, 2))
-            strides.append(np.full((gw * gh, 1), s))
-        self._cells = np.concatenate(cells).astype(np.float32)
-        self._strides = np.concatenate(strides).astype(np.float32)
+        self._cells, self._strides = yolox.grid(width, height, entry.get("strides", (8, 16, 32)))
         self._shape: tuple[int, ...] | None = None
 
     @property
@@ -266,48 +260,13 @@ class YoloxDetector:
             self._target[...] = resized
         self._tensor[0] = self._hwc.transpose(2, 0, 1)  # HWC uint8 -> CHW float32, into the reused buffer
         (raw,) = self.session.run([self._output_name], {self._input_name: self._tensor})
-        rows = raw[0]
-        scores = rows[:, 5:] * rows[:, 4:5]
-        classes = scores.argmax(1)
-        best = scores[np.arange(len(classes)), classes]
-        keep = best >= self._min_score
-        if not keep.any():
-            return []
-        rows, best, classes = rows[keep], best[keep], classes[keep]
-        strides = self._strides[keep]
-        centre = (rows[:, :2] + self._cells[keep]) * strides
-        half = np.exp(rows[:, 2:4]) * strides * 0.5
         h, w = image.shape[:2]
-        scale = np.array([w, h, w, h], np.float32) * self._ratio  # letterbox pixels -> image-normalised
-        boxes = np.clip(np.concatenate([centre - half, centre + half], 1) / scale, 0.0, 1.0)
         found: list[Det] = []
-        for i in _nms_by_class(boxes, best, classes, self._nms_iou):
-            x1, y1, x2, y2 = boxes[i].tolist()
-            if x2 <= x1 or y2 <= y1:
-                continue
-            c = int(classes[i])
+        for c, score, (x1, y1, x2, y2) in yolox.decode(raw[0], self._cells, self._strides, (w, h), self._ratio,
+                                                       self._min_score, self._nms_iou):
             label = self._labels[c] if c < len(self._labels) else f"class_{c}"
-            found.append(Det(label, float(best[i]), (rx + x1 * rw, ry + y1 * rh, rx + x2 * rw, ry + y2 * rh)))
+            found.append(Det(label, score, (rx + x1 * rw, ry + y1 * rh, rx + x2 * rw, ry + y2 * rh)))
         return found
-
-
-def _nms_by_class(boxes: np.ndarray, scores: np.ndarray, classes: np.ndarray, iou: float) -> list[int]:
-    """Indices kept by class-aware non-maximum suppression, best score first."""
-    # offsetting each class far apart lets one NMS pass keep classes from suppressing each other
-    shifted = boxes + (classes.astype(np.float32) * 2.0)[:, None]
-    order = scores.argsort()[::-1]
-    x1, y1, x2, y2 = shifted.T
-    areas = (x2 - x1) * (y2 - y1)
-    keep: list[int] = []
-    while order.size:
-        i = int(order[0])
-        keep.append(i)
-        rest = order[1:]
-        ix = np.clip(np.minimum(x2[i], x2[rest]) - np.maximum(x1[i], x1[rest]), 0.0, None)
-        iy = np.clip(np.minimum(y2[i], y2[rest]) - np.maximum(y1[i], y1[rest]), 0.0, None)
-        inter = ix * iy
-        order = rest[inter <= iou * (areas[i] + areas[rest] - inter)]
-    return keep
 
 
 Backend = Callable[[DetectorConfig, ModelFile], Detector]

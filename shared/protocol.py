@@ -33,7 +33,8 @@ VERDICTS = ("alert", "benign", "unknown")
 Label = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_ .'-]+$")]
 Unit = Annotated[float, Field(ge=0.0, le=1.0)]
 ShortText = Annotated[str, Field(max_length=256)]
-ZoneName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,32}$")]
+ZoneName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,32}$")]  # as the edge's zone names
+MAX_FACTS = 12
 
 
 REJECT_CODES = ("too_large", "encoding", "schema_version", "invalid", "image")
@@ -84,7 +85,13 @@ class Event(_Message):
     reason: ShortText
     crop: bytes = Field(repr=False)
     crop_size: tuple[Annotated[int, Field(ge=0, le=65535)], Annotated[int, Field(ge=0, le=65535)]] = (0, 0)
-    zones: Annotated[list[ZoneName], Field(max_length=MAX_ZONES)] = []  # the camera's zones the object stood in
+    # Optional, what the device knows of where and how long (older devices send none; the cloud's verdict
+    # must hold without them): zones the object stood in, its longest stay, its way across the picture,
+    # and the device's local wall-clock time of the capture.
+    zones: Annotated[list[ZoneName], Field(max_length=MAX_ZONES)] = []
+    dwell_s: Annotated[float, Field(ge=0.0, le=30 * 86400.0, allow_inf_nan=False)] | None = None
+    direction: Literal["left", "right", "towards the camera", "away from the camera", "still"] | None = None
+    local_time: Annotated[str, Field(pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$")] | None = None
 
     model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
 
@@ -138,6 +145,11 @@ class Verdict(_Message):
     created_ms: Annotated[int, Field(ge=0, lt=1 << 53)]
     timings: Timings = Timings()
     cache: ReuseRule | None = None
+    # Optional (older clouds send none): the facts the cloud's closer look gave the model, the model's own
+    # verdict, and, when the evidence overruled it (cloud.analysis.check), why.
+    facts: Annotated[list[Annotated[str, Field(max_length=200)]], Field(max_length=MAX_FACTS)] = []
+    model_verdict: Literal["alert", "benign", "unknown"] | None = None
+    checked: Annotated[str, Field(max_length=200)] | None = None
 
     model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
 

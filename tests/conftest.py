@@ -27,6 +27,21 @@ __all__ = ["CLOUD", "CLOUD_USER", "DEPLOY", "MEDIA", "Mosquitto", "free_port"]
 MEDIA = Path(__file__).resolve().parents[1] / "models" / "media"
 
 
+def clip_crop(clip: Path, frame: int, box: tuple[int, int, int, int]) -> bytes:
+    """One region (x1, y1, x2, y2 in pixels) of one frame of a clip, as the JPEG a device would send."""
+    import cv2
+
+    cap = cv2.VideoCapture(str(clip))
+    try:
+        cap.set(cv2.CAP_PROP_POS_FRAMES, frame)
+        ok, image = cap.read()
+    finally:
+        cap.release()
+    assert ok, f"cannot read frame {frame} of {clip}"
+    x1, y1, x2, y2 = box
+    return cv2.imencode(".jpg", image[y1:y2, x1:x2], [cv2.IMWRITE_JPEG_QUALITY, 85])[1].tobytes()
+
+
 @pytest.fixture
 def mosquitto(tmp_path_factory) -> Iterator[Mosquitto]:
     if shutil.which("mosquitto") is None:
@@ -63,10 +78,12 @@ def clip_one_by_one() -> Path:
 
 @pytest.fixture(scope="session")
 def llm_analyzer():
-    """The real CPU analyzer (SmolLM2-135M via transformers), loaded once for the whole session."""
-    from edgetriage.cloud.analyzer import AnalyzerConfig, build_analyzer
+    """The real CPU back-end (SmolLM2-135M via transformers, on a thread of its own), loaded once for the
+    whole session; its blocking engine is `.engine`."""
+    from edgetriage.cloud.analysis import build_backend
+    from edgetriage.cloud.config import AnalyzerConfig
 
-    return build_analyzer(AnalyzerConfig())
+    return build_backend(AnalyzerConfig())
 
 
 @pytest.fixture

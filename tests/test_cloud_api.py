@@ -25,9 +25,9 @@ import numpy as np
 import pytest
 import requests
 from conftest import free_port
+from edgetriage.cloud.analysis import build_backend
 from edgetriage.cloud.api import build_app, run_api
 from edgetriage.cloud.auth import ApiAuth
-from edgetriage.cloud.backends import build_backend
 from edgetriage.cloud.config import CloudConfig
 from edgetriage.cloud.openapi import openapi_document
 from edgetriage.cloud.service import CloudService

@@ -173,7 +173,7 @@ def test_events_in_verdicts_out_with_dedupe_cache_rejects_and_api(mosquitto, pre
             assert verdict.timings.analyze_ms > 0 and verdict.timings.total_ms >= verdict.timings.analyze_ms
             assert verdict.cache is not None
             assert (verdict.cache.phash, verdict.cache.scope, verdict.cache.ttl_s) == (first.phash, "camera", 3600)
-            assert verdict.cache.prompt_version == llm_analyzer.prompt_version("person")
+            assert verdict.cache.prompt_version == llm_analyzer.prompt_version(first)
             assert store.get_verdict(first.event_id) == verdict  # stored before it was published
             assert service.stats.llm == 1
 
@@ -317,7 +317,7 @@ def test_mqtt311_service_answers_from_the_cache_with_a_bounded_rule(mosquitto, p
     made = _event(crops["first"], 1)
     created = int(time.time() * 1000) - 50 * 60 * 1000
     rule = ReuseRule(scope="camera", device=DEVICE, camera="hall", site="lab", label="person", phash=made.phash,
-                     max_distance=6, prompt_version=llm_analyzer.prompt_version("person"), ttl_s=3600)
+                     max_distance=6, prompt_version=llm_analyzer.prompt_version(made), ttl_s=3600)
     original = Verdict(event_id=made.event_id, device=DEVICE, camera="hall", label="person", verdict="benign",
                        confidence=0.9, description="a visitor standing at the table", model="earlier-model",
                        created_ms=created, cache=rule)
@@ -460,7 +460,7 @@ def test_overload_is_announced_and_cleared_a_full_queue_makes_events_wait_not_fa
     the event with the model gets "unknown" at its deadline. Nothing over capacity is answered with a
     fallback: once the model answers, every waiting event gets the model's verdict, late, and the overload
     is cleared."""
-    from edgetriage.cloud.backends import build_backend
+    from edgetriage.cloud.analysis import build_backend
 
     async def scenario() -> None:
         release = asyncio.Event()
@@ -581,9 +581,9 @@ def test_priority_tiers_go_first_and_a_spent_device_budget_answers_at_once(prefi
         "scheduler": {"batch_wait_ms": 0, "priorities": [{"tier": 0, "camera": "door"}],
                       "budget": {"devices": {"pi-greedy": 0}}}})
     store = Store(config.store_path)
-    from edgetriage.cloud.backends import ThreadedBackend
+    from edgetriage.cloud.analysis import ThreadedBackend
 
-    service = CloudService(config, ThreadedBackend(llm_analyzer, max_batch=1), store)
+    service = CloudService(config, ThreadedBackend(llm_analyzer.engine, max_batch=1), store)
     topic = Topics(prefix).events
 
     async def scenario() -> list[Verdict]:

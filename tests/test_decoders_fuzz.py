@@ -15,7 +15,7 @@ import os
 import cv2
 import msgpack
 import pytest
-from edgetriage.cloud.backends.answer import AnswerError, parse_answer
+from edgetriage.cloud.analysis.answer import AnswerError, parse_answer
 from edgetriage.edge.config import EdgeConfig
 from edgetriage.edge.remote import RemoteRefused, parse_update
 from edgetriage.shared.ids import uuid7

@@ -29,7 +29,7 @@ from pathlib import Path
 import cv2
 import pytest
 from conftest import Mosquitto, free_port
-from edgetriage.cloud.backends.base import ThreadedBackend
+from edgetriage.cloud.analysis import ThreadedBackend
 from edgetriage.cloud.claims import RedisClaims, SQLiteClaims
 from edgetriage.cloud.config import CloudConfig
 from edgetriage.cloud.redis_store import RedisStore, connect_redis
@@ -271,7 +271,7 @@ class CloudInProcess:
 
     def __init__(self, config: CloudConfig, analyzer, max_batch: int | None = None) -> None:
         self.store = SQLiteStore(config.store_path)
-        self.backend = ThreadedBackend(analyzer, max_batch)
+        self.backend = ThreadedBackend(analyzer.engine, max_batch)
         self.service = CloudService(config, self.backend, self.store)
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)

@@ -19,19 +19,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import aiohttp
-import cv2
 import numpy as np
 import pytest
 from aiohttp import web
-from conftest import free_port
-from edgetriage.cloud.backends import build_backend
-from edgetriage.cloud.backends.answer import AnswerError, answer_schema, parse_answer
-from edgetriage.cloud.backends.openai import OpenAIBackend, request_body
-from edgetriage.cloud.backends.prompting import Prompt, PromptBook, PromptBuilder, chat_messages
-from edgetriage.cloud.backends.vllm import engine_prompt, sampling_options
+from conftest import clip_crop, free_port
+from edgetriage.cloud.analysis import build_backend
+from edgetriage.cloud.analysis.answer import AnswerError, answer_schema, parse_answer
+from edgetriage.cloud.analysis.llm import locate_model
+from edgetriage.cloud.analysis.openai import OpenAIBackend, request_body
+from edgetriage.cloud.analysis.prompt import Prompt, PromptBook, PromptBuilder, chat_messages
+from edgetriage.cloud.analysis.translator import Translator
+from edgetriage.cloud.analysis.vllm import engine_prompt, sampling_options
 from edgetriage.cloud.config import AnalyzerConfig, CloudConfig, OpenAIConfig, VLLMConfig
-from edgetriage.cloud.describe import CropDescriber
-from edgetriage.cloud.llm import locate_model
 from edgetriage.cloud.service import CloudService
 from edgetriage.cloud.store import SQLiteStore
 from edgetriage.shared.config import ConfigError
@@ -40,18 +39,6 @@ from edgetriage.shared.protocol import VERDICTS, Detection, Event, encode_event
 from edgetriage.shared.topics import Topics
 
 BOX = (370, 10, 530, 400)  # a visitor at the table in the 768x432 frame
-
-
-def _crop(clip: Path, frame: int) -> bytes:
-    cap = cv2.VideoCapture(str(clip))
-    try:
-        cap.set(cv2.CAP_PROP_POS_FRAMES, frame)
-        ok, image = cap.read()
-    finally:
-        cap.release()
-    assert ok
-    x1, y1, x2, y2 = BOX
-    return cv2.imencode(".jpg", image[y1:y2, x1:x2], [cv2.IMWRITE_JPEG_QUALITY, 85])[1].tobytes()
 
 
 def _event(crop: bytes, *, uncertain: bool = False, device: str = "pi-openai") -> Event:
@@ -66,7 +53,7 @@ def _event(crop: bytes, *, uncertain: bool = False, device: str = "pi-openai") -
 
 @pytest.fixture(scope="module")
 def crops(clip_one_by_one) -> dict[str, bytes]:
-    return {"person": _crop(clip_one_by_one, 120), "empty": _crop(clip_one_by_one, 10)}
+    return {"person": clip_crop(clip_one_by_one, 120, BOX), "empty": clip_crop(clip_one_by_one, 10, BOX)}
 
 
 @pytest.fixture(scope="module")
@@ -138,7 +125,7 @@ def test_real_server_answers_and_least_loaded_spreads_requests(transformers_serv
     for analysis in results:
         _assert_valid(analysis)
         assert analysis.error is None, (analysis.error, analysis.extra.get("raw"))
-        assert analysis.prompt_version == "person-1" and analysis.extra["seen_source"] == "ImageNet"
+        assert analysis.prompt_version == "person-2" and analysis.extra["seen_source"] == "ImageNet"
         assert analysis.extra["prompt_tokens"] > 100 and analysis.extra["new_tokens"] > 0  # the server's usage
     assert sorted(a.extra["endpoint"] for a in results) == sorted(urls)
     assert [ep.requests for ep in backend.endpoints] == [1, 1]
@@ -231,7 +218,7 @@ def test_service_answers_through_the_openai_backend(transformers_serve, model_di
 
     verdict, reused = asyncio.run(scenario())
     assert verdict.source == "llm" and verdict.model == str(model_dir)[-128:] and verdict.verdict in VERDICTS
-    assert verdict.cache is not None and verdict.cache.prompt_version == "person-1"
+    assert verdict.cache is not None and verdict.cache.prompt_version == "person-2"
     assert (reused.source, reused.reused_from, reused.verdict) == ("cloud_cache", first.event_id, verdict.verdict)
     assert store.get_verdict(first.event_id) == verdict
     store.close()
@@ -283,48 +270,86 @@ def test_a_server_that_never_answers_times_out_as_unknown(crops):
     assert took < 5
 
 
-def test_api_key_comes_from_the_environment_and_the_crop_goes_as_an_image_for_vision_models(crops, monkeypatch):
-    """A vision model gets the crop as a data URL; the key named by api_key_env goes in the header."""
-    got: dict = {}
+async def _chat_server(chat) -> tuple[web.AppRunner, int]:
+    """An OpenAI-compatible chat-completions server of the test's own on a free port; `chat` answers."""
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", chat)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    return runner, port
+
+
+def test_vision_models_get_the_crop_facts_and_policy_and_their_answers_are_checked(crops, monkeypatch):
+    """The VLM path against an OpenAI-compatible server of the test's own that answers fixed verdicts: the
+    crop goes as an image data URL with the facts and the operator's policy in the same turn, the key named by
+    api_key_env goes in the header, and the same check holds the answers against the evidence."""
+    got: list[dict] = []
+    answers = iter(["alert", "benign", "alert"])
 
     async def scenario():
         async def chat(request: web.Request) -> web.Response:
-            got["auth"] = request.headers.get("Authorization")
-            got["body"] = await request.json()
-            answer = '{"description": "A person at a table.", "verdict": "alert", "confidence": 0.8}'
+            got.append({"auth": request.headers.get("Authorization"), "body": await request.json()})
+            answer = json.dumps({"verdict": next(answers), "description": "A person at a table.", "confidence": 0.8})
             return web.json_response({"choices": [{"message": {"content": answer}}], "model": "vlm",
                                       "usage": {"prompt_tokens": 50, "completion_tokens": 20}})
 
-        app = web.Application()
-        app.router.add_post("/v1/chat/completions", chat)
-        runner = web.AppRunner(app)
-        await runner.setup()
-        port = free_port()
-        await web.TCPSite(runner, "127.0.0.1", port).start()
+        runner, port = await _chat_server(chat)
+        config = AnalyzerConfig.model_validate({"backend": "openai", "openai": {
+            "base_urls": [f"http://127.0.0.1:{port}/v1"], "model": "vlm", "vision": True,
+            "api_key_env": "ET_TEST_KEY"}, "policies": [{"camera": "hall", "text": "visitors are expected"}]})
+        backend = build_backend(config)
+        try:
+            return [await backend.analyze(_event(crops[name])) for name in ("person", "person", "empty")]
+        finally:
+            await backend.close()
+            await runner.cleanup()
+
+    monkeypatch.setenv("ET_TEST_KEY", "sk-test-123")
+    person, person_benign, empty = asyncio.run(scenario())
+    assert (person.verdict, person.checked, person.error) == ("alert", None, None)
+    assert 0.5 < person.confidence <= 1.0 and person.confidence != 0.8  # calibrated, not the number as written
+    assert person.prompt_version.startswith("person-vision-2+")  # the policy is part of the version
+    # a policy may make a person benign: the "sure" row does not overrule it here
+    assert (person_benign.verdict, person_benign.model_verdict, person_benign.checked) == ("benign", "benign", None)
+    # the server's alert on an empty scene is overruled by the evidence, and says so
+    assert (empty.verdict, empty.model_verdict) == ("benign", "alert")
+    assert empty.checked.startswith("absent:") and "person" not in empty.description.lower().replace("no person", "")
+    assert got[0]["auth"] == "Bearer sk-test-123"
+    body = got[0]["body"]
+    assert body["response_format"]["json_schema"]["schema"] == answer_schema()
+    text, image = body["messages"][-1]["content"]
+    assert text["type"] == "text" and "Does the attached image show a person?" in text["text"]
+    assert "Policy: visitors are expected. Facts: " in text["text"] and "Person: yes, in a " in text["text"]
+    assert image["image_url"]["url"] == "data:image/jpeg;base64," + base64.b64encode(crops["person"]).decode()
+
+
+def test_without_a_policy_a_vlm_s_benign_on_a_certain_person_is_overruled(crops):
+    async def scenario():
+        async def chat(request: web.Request) -> web.Response:
+            answer = '{"verdict": "benign", "description": "An empty room.", "confidence": 0.9}'
+            return web.json_response({"choices": [{"message": {"content": answer}}]})
+
+        runner, port = await _chat_server(chat)
         config = AnalyzerConfig(backend="openai", openai=OpenAIConfig(
-            base_urls=[f"http://127.0.0.1:{port}/v1"], model="vlm", vision=True, api_key_env="ET_TEST_KEY"))
-        backend = OpenAIBackend(config, PromptBuilder(PromptBook(), None, vision=True))
+            base_urls=[f"http://127.0.0.1:{port}/v1"], model="vlm", vision=True))
+        backend = OpenAIBackend(config, _builder(vision=True))
         try:
             return await backend.analyze(_event(crops["person"]))
         finally:
             await backend.close()
             await runner.cleanup()
 
-    monkeypatch.setenv("ET_TEST_KEY", "sk-test-123")
     analysis = asyncio.run(scenario())
-    assert (analysis.verdict, analysis.confidence, analysis.error) == ("alert", 0.8, None)
-    assert analysis.prompt_version == "person-vision-1"
-    assert got["auth"] == "Bearer sk-test-123"
-    body = got["body"]
-    assert body["response_format"]["json_schema"]["schema"] == answer_schema()
-    text, image = body["messages"][-1]["content"]
-    assert text["type"] == "text" and "Does the attached image show a person?" in text["text"]
-    assert image["image_url"]["url"] == "data:image/jpeg;base64," + base64.b64encode(crops["person"]).decode()
+    assert (analysis.verdict, analysis.model_verdict) == ("alert", "benign")
+    assert analysis.checked.startswith("sure: the closer look is certain of a person")
+    assert analysis.prompt_version == "person-vision-2" and analysis.description.startswith("A person")
 
 
 # -- the shared mapping and the vLLM back-end ----------------------------------------------------------
-def _builder() -> PromptBuilder:
-    return PromptBuilder(PromptBook(), CropDescriber(), vision=False)
+def _builder(vision: bool = False) -> PromptBuilder:
+    return PromptBuilder(PromptBook(), Translator(), vision=vision)
 
 
 def test_answers_are_parsed_leniently_but_never_wrongly():
@@ -354,7 +379,7 @@ def test_request_bodies_carry_the_schema_the_way_each_server_wants_it(crops):
     plain = request_body(settings, prompt, "none", 64)
     assert "response_format" not in plain and "structured_outputs" not in plain and "guided_json" not in plain
     assert plain["messages"] == prompt.messages and plain["temperature"] == 0.0 and plain["max_tokens"] == 64
-    assert "Image classifier sees:" in plain["messages"][-1]["content"]  # a text-only model reads the crop as words
+    assert plain["messages"][-1]["content"].startswith("Person: yes, in a ")  # a text-only model reads the facts
 
 
 def test_vllm_mapping_without_vllm(crops, model_dir):
@@ -367,9 +392,9 @@ def test_vllm_mapping_without_vllm(crops, model_dir):
     tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
     text_prompt = _builder().build(_event(crops["person"]))
     request = engine_prompt(text_prompt, tokenizer.apply_chat_template)
-    assert set(request) == {"prompt"} and "Image classifier sees:" in request["prompt"]
+    assert set(request) == {"prompt"} and "Person: yes, in a " in request["prompt"]
     assert request["prompt"].rstrip().endswith("assistant")
-    vision = PromptBuilder(PromptBook(), None, vision=True).build(_event(crops["person"]))
+    vision = _builder(vision=True).build(_event(crops["person"]))
     assert isinstance(vision, Prompt) and vision.image == crops["person"]
     seen: list = []
 

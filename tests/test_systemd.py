@@ -155,7 +155,7 @@ def test_example_configs_pass_check_config(side, example, unit):
 def _exposed_metric_names(tmp_path: Path) -> set[str]:
     """Every sample name the cloud service's /metrics and the edge agent's endpoint expose, parsed with the
     Prometheus text parser (so a malformed exposition fails here too)."""
-    from edgetriage.cloud.backends import build_backend
+    from edgetriage.cloud.analysis import build_backend
     from edgetriage.cloud.config import CloudConfig
     from edgetriage.cloud.metrics import CloudMetrics
     from edgetriage.cloud.service import CloudService

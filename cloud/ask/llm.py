@@ -43,7 +43,7 @@ class TransformersText:
 
     def _load(self):
         if self._model is None:
-            from ..llm import LLMError, load_model, locate_model
+            from ..analysis.llm import LLMError, load_model, locate_model
 
             try:
                 self._model = load_model(locate_model(self.config.model_path, progress=False), self.config.threads)

@@ -74,6 +74,8 @@ class Entry:
     queue_ms: float | None = None  # the cloud's wait for the model (model verdicts)
     analyze_ms: float | None = None  # the model's time (model verdicts)
     reused_from: str | None = None
+    facts: list[str] = field(default_factory=list)  # what the cloud's closer look told the model
+    checked: str | None = None  # why the evidence overruled the model, if it did
     boxes: list[dict] = field(default_factory=list)
     thumb: bool = False
     seq: int = 0
@@ -111,7 +113,7 @@ class Entry:
                 "confidence": None if self.confidence is None else round(self.confidence, 3),
                 "description": self.description, "source": self.source, "model": self.model,
                 "latency_ms": _round(self.latency_ms), "cloud_ms": _round(self.cloud_ms),
-                "reused_from": self.reused_from, "boxes": self.boxes,
+                "reused_from": self.reused_from, "facts": self.facts, "checked": self.checked, "boxes": self.boxes,
                 "thumb": f"thumbs/{self.id}.jpg" if self.thumb else None}
 
 
@@ -358,6 +360,7 @@ class Timeline:
         entry.verdict, entry.confidence = verdict.verdict, verdict.confidence
         entry.description, entry.model = verdict.description, verdict.model
         entry.source, entry.reused_from = verdict.source, verdict.reused_from
+        entry.facts, entry.checked = list(verdict.facts), verdict.checked
         entry.cloud_ms = verdict.timings.total_ms
         entry.queue_ms = verdict.timings.queue_ms if verdict.source in MODEL_SOURCES else None
         entry.analyze_ms = verdict.timings.analyze_ms if verdict.source in MODEL_SOURCES else None

@@ -90,6 +90,8 @@
     if (e.description) desc.appendChild(el("q", null, e.description));
     else if (e.outcome === "waiting") desc.appendChild(el("span", "muted", "asking the model…"));
     info.appendChild(desc);
+    if (e.facts && e.facts.length) info.appendChild(el("div", "facts", "facts: " + e.facts.join(" ")));
+    if (e.checked) info.appendChild(el("div", "checked", "overruled by the check: " + e.checked));
     const meta = [];
     if (e.latency_ms !== null) meta.push("verdict in " + fmtMs(e.latency_ms));
     if (e.model) meta.push(e.model);

@@ -11,7 +11,7 @@ import logging
 import cv2
 import numpy as np
 
-from ..shared.modelfiles import ModelFile, resolve
+from ...shared.modelfiles import ModelFile, resolve
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from ..shared.modelfiles import manifest, sha256_of
+from ...shared.modelfiles import manifest, sha256_of
 
 log = logging.getLogger(__name__)
 
@@ -57,12 +57,12 @@ def _step(progress: bool, message: str) -> None:
 def verify_gguf(path: Path, expected_sha256: str) -> None:
     """Raise LLMError unless `path` is a file with the expected sha256."""
     if not path.is_file():
-        raise LLMError(f"LLM file {path} is missing; run `python -m edgetriage.cloud.llm` to download it (the analyzer also does on first use)")
+        raise LLMError(f"LLM file {path} is missing; run `python -m edgetriage.cloud.analysis.llm` to download it (the analyzer also does on first use)")
     actual = sha256_of(path)
     if actual != expected_sha256:
         raise LLMError(
             f"LLM file {path} has sha256 {actual[:12]}…, the manifest expects {expected_sha256[:12]}…: the file is "
-            f"damaged or not the one shipped; delete it and run `python -m edgetriage.cloud.llm` to download it again"
+            f"damaged or not the one shipped; delete it and run `python -m edgetriage.cloud.analysis.llm` to download it again"
         )
 
 
@@ -281,7 +281,7 @@ def load_model(path: Path, threads: int) -> tuple[Any, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m edgetriage.cloud.llm [MODEL_PATH]`: do the one-time download and conversion ahead of time."""
+    """`python -m edgetriage.cloud.analysis.llm [MODEL_PATH]`: do the one-time download and conversion ahead of time."""
     args = sys.argv[1:] if argv is None else argv
     try:
         folder = locate_model(args[0] if args else None)

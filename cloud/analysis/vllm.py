@@ -16,11 +16,12 @@ from typing import Any
 
 from ...shared.config import ConfigError
 from ...shared.protocol import Event
-from ..analysis import Analysis
 from ..config import AnalyzerConfig, VLLMConfig
 from .answer import answer_schema
-from .base import analysis_from_text, fallback
-from .prompting import Prompt, PromptBuilder
+from .base import Analysis, fallback
+from .calibrate import Calibration
+from .check import analysis_from_text
+from .prompt import Prompt, PromptBuilder
 
 
 def sampling_options(config: VLLMConfig, max_tokens: int) -> dict[str, Any]:
@@ -52,7 +53,8 @@ def engine_prompt(prompt: Prompt, apply_chat_template: Any) -> dict[str, Any]:
 class VLLMBackend:
     """AsyncLLM on this host's GPU; vLLM batches the concurrent requests itself."""
 
-    def __init__(self, config: AnalyzerConfig, builder: PromptBuilder) -> None:
+    def __init__(self, config: AnalyzerConfig, builder: PromptBuilder,
+                 calibration: Calibration | None = None) -> None:
         try:
             from vllm import SamplingParams
             from vllm.engine.arg_utils import AsyncEngineArgs
@@ -64,6 +66,7 @@ class VLLMBackend:
         self.config = config
         self.settings = config.vllm
         self.builder = builder
+        self.calibration = calibration or Calibration.load()
         self.name = self.settings.model[-128:]
         self.max_batch = 1
         self.concurrency = 256  # vLLM schedules its own batches; the scheduler only bounds what is queued
@@ -77,8 +80,8 @@ class VLLMBackend:
             limit_mm_per_prompt={"image": 1} if self.settings.vision else None))
         self._tokenizer: Any = None
 
-    def prompt_version(self, label: str) -> str:
-        return self.builder.version(label)
+    def prompt_version(self, event: Event) -> str:
+        return self.builder.version(event)
 
     def saturated(self) -> bool:
         return False
@@ -90,7 +93,7 @@ class VLLMBackend:
         started = time.perf_counter()
         version = "unknown"
         try:
-            version = self.builder.version(event.label)
+            version = self.builder.version(event)
             prompt = await asyncio.to_thread(self.builder.build, event)
             if self._tokenizer is None:
                 self._tokenizer = await self._engine.get_tokenizer()
@@ -107,7 +110,7 @@ class VLLMBackend:
             return fallback(self.name, version, "vLLM returned no output", started, prompt.extra())
         extra = prompt.extra()
         extra.update(prompt_tokens=len(final.prompt_token_ids or []), new_tokens=len(final.outputs[0].token_ids))
-        return analysis_from_text(final.outputs[0].text, name=self.name, version=prompt.version, started=started,
+        return analysis_from_text(final.outputs[0].text, prompt, self.calibration, name=self.name, started=started,
                                   extra=extra)
 
     async def close(self) -> None:

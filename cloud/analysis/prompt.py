@@ -1,13 +1,15 @@
 """Prompt templates, one file per label, and the values that fill them: shared by every back-end so that
 the same event reads the same to any model, and a template's version can go into the reuse rule.
 
-Text-only models read the crop as words (the device's classes, or the top ImageNet classes of the crop);
-vision models get the image itself, with `<label>.vision.txt` templates written for them.
+Every model gets the translator's facts (what the cloud's own closer look found) and the operator's policy
+for the camera and zone, as short sentences after the fixed start of the prompt; vision models get the image
+as well, with `<label>.vision.txt` templates written for them. The policy is folded into the version.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import re
 import string
 from collections.abc import Sequence
@@ -19,9 +21,12 @@ from typing import Any, Protocol
 
 from ...shared.config import ConfigError
 from ...shared.protocol import Event
+from ..config import PolicyConfig
 from .answer import ANSWER, DESCRIPTION_MAX
+from .translator import Facts
 
-PLACEHOLDERS = ("label", "score", "camera", "time_utc", "detections", "uncertain", "seen", "seen_source", "reason")
+PLACEHOLDERS = ("label", "score", "camera", "time_utc", "detections", "uncertain", "seen", "seen_source", "reason",
+                "facts", "policy")
 MAX_PROMPT_DETECTIONS = 5
 VISION_SUFFIX = ".vision"
 
@@ -143,31 +148,55 @@ def _seen_text(seen: Sequence[tuple[str, float]]) -> str:
     return ", ".join(f"{label} {score:.0%}" for label, score in seen) or "nothing recognisable"
 
 
-def prompt_values(event: Event, seen: Sequence[tuple[str, float]], seen_source: str) -> dict[str, str]:
-    """The placeholder values for one event."""
+def prompt_values(event: Event, seen: Sequence[tuple[str, float]], seen_source: str, facts: Facts | None = None,
+                  policy: str | None = None) -> dict[str, str]:
+    """The placeholder values for one event. `$facts` are the translator's sentences, the one that answers
+    the question (is the label there?) last, right before the answer; `$policy` is the operator's sentence
+    for this camera and zone as "Policy: ... " (empty without one), meant to go before the facts."""
     when = datetime.fromtimestamp(event.captured_ms / 1000, UTC).strftime("%H:%M")
     reason = event.reason.strip()
     uncertain = f"yes ({reason})" if event.uncertain and reason else ("yes" if event.uncertain else "no")
     return {"label": event.label, "score": f"{event.score:.2f}", "camera": event.camera, "time_utc": when,
             "detections": _detections_text(event), "uncertain": uncertain, "seen": _seen_text(seen),
-            "seen_source": seen_source, "reason": reason or "none given"}
+            "seen_source": seen_source, "reason": reason or "none given",
+            "facts": " ".join(facts.sentences()) if facts is not None else "No closer look was possible.",
+            "policy": f"Policy: {policy.strip().rstrip('.')}. " if policy else ""}
 
 
+def policy_for(policies: Sequence[PolicyConfig], camera: str, zones: Sequence[str]) -> str | None:
+    """The operator's sentence for an event: the most specific entry that matches (camera and zone, then
+    camera, then zone, then one for everywhere); None without one."""
+    best, rank = None, -1
+    for entry in policies:
+        if entry.camera is not None and entry.camera != camera:
+            continue
+        if entry.zone is not None and entry.zone not in zones:
+            continue
+        score = (2 if entry.camera is not None else 0) + (1 if entry.zone is not None else 0)
+        if score > rank:
+            best, rank = entry.text, score
+    return best
+
+
+def versioned(version: str, policy: str | None) -> str:
+    """A template's version with the policy folded in, so no verdict is reused across policies (<= 32
+    characters, as the reuse rule allows)."""
+    if not policy:
+        return version
+    return f"{version[:23]}+{hashlib.sha256(policy.encode()).hexdigest()[:8]}"
 
 
 # --- a prompt, ready for any back-end -----------------------------------------------------------------------
 
 
-class Describer(Protocol):
-    top_k: int
-
-    def describe(self, jpeg: bytes) -> list[tuple[str, float]]: ...
+class Translating(Protocol):
+    def translate(self, event: Event) -> Facts: ...
 
 
 @dataclass(frozen=True)
 class Prompt:
-    """One event's prompt: chat messages (plain text content) and, for a vision model, the crop to attach to
-    the last user turn."""
+    """One event's prompt: chat messages (plain text content), the facts and policy they were made from (the
+    check holds the answer against them) and, for a vision model, the crop to attach to the last user turn."""
 
     messages: list[dict[str, str]]
     version: str
@@ -175,42 +204,57 @@ class Prompt:
     image: bytes | None = None
     seen: tuple[tuple[str, float], ...] = ()
     seen_source: str = ""
+    facts: Facts | None = None
+    policy: str | None = None
+    anchor: list[dict[str, str]] | None = None  # the same messages with the facts' answer left out
 
     def extra(self) -> dict[str, Any]:
         """What the prompt was made of, for the verdict's record."""
-        return {"seen": [[label, round(score, 3)] for label, score in self.seen], "seen_source": self.seen_source,
-                "prompt_file": self.source}
+        out: dict[str, Any] = {"seen": [[label, round(score, 3)] for label, score in self.seen],
+                               "seen_source": self.seen_source, "prompt_file": self.source}
+        if self.facts is not None:
+            out["facts"] = self.facts.sentences()
+            out["person_score"] = self.facts.label_score
+        if self.policy:
+            out["policy"] = self.policy
+        return out
 
 
 class PromptBuilder:
-    """Event -> Prompt for one kind of model (text-only or vision), the same for every back-end."""
+    """Event -> Prompt for one kind of model (text-only or vision), the same for every back-end: the
+    translator's facts and the operator's policy go to both; a vision model gets the crop as well."""
 
-    def __init__(self, book: PromptBook, describer: Describer | None, vision: bool = False):
-        if not vision and describer is None:
-            raise ValueError("a text-only model needs a crop describer")
+    def __init__(self, book: PromptBook, translator: Translating | None, vision: bool = False,
+                 policies: Sequence[PolicyConfig] = ()):
         self.book = book
-        self.describer = describer
+        self.translator = translator
         self.vision = vision
+        self.policies = list(policies)
 
-    def version(self, label: str) -> str:
-        return self.book.for_label(label, self.vision).version
+    def version(self, event: Event) -> str:
+        """The prompt version an event will be answered under (cheap: no translation)."""
+        policy = policy_for(self.policies, event.camera, event.zones)
+        return versioned(self.book.for_label(event.label, self.vision).version, policy)
 
     def build(self, event: Event) -> Prompt:
+        """Blocking (the translator runs the detector on the crop): call it off the event loop."""
         template = self.book.for_label(event.label, self.vision)
-        if self.vision:
-            seen: Sequence[tuple[str, float]] = [(c.label, c.score) for c in event.classes]
-            source = "on the device" if seen else "the image"
-        elif event.classes:
-            assert self.describer is not None
-            seen = [(c.label, c.score) for c in event.classes[: self.describer.top_k]]
+        facts = self.translator.translate(event) if self.translator is not None else None
+        if event.classes:
+            seen: Sequence[tuple[str, float]] = [(c.label, c.score) for c in event.classes[:3]]
             source = "on the device"
+        elif facts is not None and facts.hint:
+            seen, source = [(facts.hint, 1.0)], "ImageNet"
         else:
-            assert self.describer is not None
-            seen = self.describer.describe(event.crop)
-            source = "ImageNet"
-        messages = template.render(prompt_values(event, seen, source))
-        return Prompt(messages, template.version, template.source, event.crop if self.vision else None,
-                      tuple(seen), source)
+            seen, source = [], "the image" if self.vision else "ImageNet"
+        policy = policy_for(self.policies, event.camera, event.zones)
+        values = prompt_values(event, seen, source, facts, policy)
+        messages = template.render(values)
+        anchor = None
+        if facts is not None and not self.vision:
+            anchor = template.render(values | {"facts": " ".join(facts.sentences(anchor=True))})
+        return Prompt(messages, versioned(template.version, policy), template.source,
+                      event.crop if self.vision else None, tuple(seen), source, facts, policy, anchor)
 
 
 def data_url(jpeg: bytes) -> str:

@@ -29,11 +29,12 @@ from typing import Any
 import aiohttp
 
 from ...shared.protocol import Event
-from ..analysis import Analysis
 from ..config import AnalyzerConfig, OpenAIConfig
 from .answer import answer_schema
-from .base import analysis_from_text, fallback
-from .prompting import Prompt, PromptBuilder, chat_messages
+from .base import Analysis, fallback
+from .calibrate import Calibration
+from .check import analysis_from_text
+from .prompt import Prompt, PromptBuilder, chat_messages
 
 log = logging.getLogger(__name__)
 
@@ -101,10 +102,12 @@ def _retry_after(headers: Any) -> float | None:
 class OpenAIBackend:
     """Async; safe to call from one event loop at a time (its HTTP session is made in the loop that uses it)."""
 
-    def __init__(self, config: AnalyzerConfig, builder: PromptBuilder) -> None:
+    def __init__(self, config: AnalyzerConfig, builder: PromptBuilder,
+                 calibration: Calibration | None = None) -> None:
         self.config = config
         self.settings = config.openai
         self.builder = builder
+        self.calibration = calibration or Calibration.load()
         self.name = self.settings.model[-128:]
         first_mode = "response_format" if self.settings.structured_output == "auto" else self.settings.structured_output
         self.endpoints = [Endpoint(url, first_mode) for url in self.settings.base_urls]
@@ -115,8 +118,8 @@ class OpenAIBackend:
         self._session: aiohttp.ClientSession | None = None
         self._session_loop: asyncio.AbstractEventLoop | None = None
 
-    def prompt_version(self, label: str) -> str:
-        return self.builder.version(label)
+    def prompt_version(self, event: Event) -> str:
+        return self.builder.version(event)
 
     def saturated(self) -> bool:
         now = time.monotonic()
@@ -161,7 +164,7 @@ class OpenAIBackend:
         """One event, one request (with retries); never raises."""
         started = time.perf_counter()
         try:
-            version = self.builder.version(event.label)
+            version = self.builder.version(event)
             prompt = await asyncio.to_thread(self.builder.build, event)
         except Exception as exc:  # noqa: BLE001 - a describer or template problem becomes "unknown"
             return fallback(self.name, "unknown", f"cannot build the prompt: {type(exc).__name__}: {exc}", started)
@@ -263,4 +266,4 @@ class OpenAIBackend:
                             started, extra)
         if not isinstance(content, str):
             return fallback(self.name, prompt.version, "the server answered without text", started, extra)
-        return analysis_from_text(content, name=self.name, version=prompt.version, started=started, extra=extra)
+        return analysis_from_text(content, prompt, self.calibration, name=self.name, started=started, extra=extra)

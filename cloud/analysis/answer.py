@@ -2,9 +2,10 @@
 enforce one), the character-level grammar the in-process decoder enforces, and a lenient parser for servers
 that enforce nothing. All of them agree on one shape:
 
-    {"description": "<1..120 characters>", "verdict": "alert|benign|unknown", "confidence": <0..1>}
+    {"verdict": "alert|benign|unknown", "description": "<1..120 characters>", "confidence": <0..1>}
 
-The description comes first, so the verdict is written after the evidence has been put into words.
+The verdict comes first: with the translator's facts in the prompt, a small model's first answer token is
+where it reads them best, and the in-process decoder compares the three verdicts' likelihoods there.
 """
 
 from __future__ import annotations
@@ -115,15 +116,15 @@ class AnswerGrammar:
         return state
 
 
-# The description comes first, so the verdict is written after the evidence has been put into words (reason,
-# then answer: the order that helps instruction-tuned models). With SmolLM2-135M neither order made the verdict
-# follow the evidence; with a few examples in the prompt, this order keeps the descriptions short and on topic.
+# The verdict comes first. Without facts (the first build: ImageNet classes only), neither order made
+# SmolLM2-135M's verdict follow the evidence; with the translator's facts last in the prompt, the verdict
+# token right after them follows them (bench/verdicts.py), and the description is written knowing it.
 ANSWER = AnswerGrammar(
-    prefix='{"description": "',
+    prefix='{"verdict": "',
     segments=(
-        ("text", DESCRIPTION_MAX),
-        ("literal", '", "verdict": "'),
         ("enum", ("alert", "benign", "unknown")),
+        ("literal", '", "description": "'),
+        ("text", DESCRIPTION_MAX),
         ("literal", '", "confidence": '),
         ("number", None),
         ("literal", "}"),
@@ -131,18 +132,16 @@ ANSWER = AnswerGrammar(
 )
 
 
-
-
 def answer_schema() -> dict[str, Any]:
     """The JSON schema of an answer, keys in the order the model should write them."""
     return {
         "type": "object",
         "properties": {
-            "description": {"type": "string", "minLength": 1, "maxLength": DESCRIPTION_MAX},
             "verdict": {"type": "string", "enum": ["alert", "benign", "unknown"]},
+            "description": {"type": "string", "minLength": 1, "maxLength": DESCRIPTION_MAX},
             "confidence": {"type": "number", "minimum": 0, "maximum": 1},
         },
-        "required": ["description", "verdict", "confidence"],
+        "required": ["verdict", "description", "confidence"],
         "additionalProperties": False,
     }
 

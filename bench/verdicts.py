@@ -1,0 +1,129 @@
+"""Are the cloud's verdicts worth having? The CPU default (translator + SmolLM2-135M + check) on a balanced,
+labelled crop set built from the clips this repository ships (bench/verdict_crops.py): people from every
+labelled visit, false detections from empty scenes, the road and the parking lot.
+
+Every crop is sent the same way (label "person", score 0.45, uncertain, one detection: its own box), so only
+the picture can decide. Reported side by side with what a constant answer would get:
+
+- agreement: final verdicts equal to the labels; recall per class; majority_share: the share of the most
+  common verdict (a constant answer shows as 1.0);
+- agreement_model: the model's own answers before the check; overrides: the share the check overruled;
+- ece: expected calibration error of the confidence (10 bins), calibrated leave-one-clip-out (each clip's
+  crops get a calibration fitted on the other clips only);
+- p50_ms: median verdict latency (translator + model + check, one event at a time).
+
+    python bench/verdicts.py            # the whole set (77 crops; ~5 min on a quiet 2-core machine)
+    python bench/verdicts.py --fit      # also refit the shipped calibration (cloud/analysis/calibration.json)
+    python bench/verdicts.py --every 4  # every 4th crop, for a quick look
+
+Last stdout line: one JSON object with `agreement`, `recall`, `majority_share`, `ece`, `overrides`,
+`agreement_model`, `p50_ms`, `crops`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from edgetriage.cloud.analysis.calibrate import Calibration, ece, features, fit  # noqa: E402
+from edgetriage.cloud.analysis.transformers import build_engine  # noqa: E402
+from edgetriage.cloud.config import AnalyzerConfig  # noqa: E402
+from edgetriage.shared.ids import uuid7  # noqa: E402
+from edgetriage.shared.protocol import Detection, Event  # noqa: E402
+from verdict_crops import build  # noqa: E402
+
+CALIBRATION = Path(__file__).resolve().parent.parent / "cloud" / "analysis" / "calibration.json"
+
+
+def say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def event_for(crop) -> Event:
+    """The same label, score and flag for every crop: only the picture differs."""
+    return Event(event_id=uuid7(), device="bench", camera="cam", captured_ms=int(time.time() * 1000),
+                 label="person", score=0.45, uncertain=True, track_id=1,
+                 detections=[Detection(label="person", score=0.45, box=crop.box)], phash="0" * 16,
+                 reason="score in the uncertain band", crop=crop.jpeg)
+
+
+def leave_one_clip_out(rows: list[dict]) -> list[float]:
+    """Each row's confidence from a calibration fitted on the rows of the other clips."""
+    out = [0.0] * len(rows)
+    for clip in sorted({r["clip"] for r in rows}):
+        train = [r for r in rows if r["clip"] != clip]
+        calibration = fit([r["x"] for r in train], [r["correct"] for r in train])
+        for i, r in enumerate(rows):
+            if r["clip"] == clip:
+                out[i] = calibration.confidence(r["x"])
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--every", type=int, default=1, help="take every n-th crop (default: all)")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--fit", action="store_true", help="refit the shipped calibration on the whole set")
+    args = parser.parse_args(argv)
+
+    started = time.monotonic()
+    engine = build_engine(AnalyzerConfig(threads=args.threads))
+    crops = build(engine.translator.look)[:: max(1, args.every)]
+    counts = Counter(c.expected for c in crops)
+    say(f"{len(crops)} crops: {dict(counts)}; model {engine.name}, loaded in {time.monotonic() - started:.1f} s")
+    engine.analyze(event_for(crops[0]))  # the template's prefix cache is built once per process, not timed
+    rows = []
+    for number, crop in enumerate(crops, 1):
+        t0 = time.perf_counter()
+        analysis = engine.analyze(event_for(crop))
+        ms = (time.perf_counter() - t0) * 1000
+        verdict_p = analysis.extra.get("verdict_p") or {}
+        x = features(analysis.verdict, verdict_p, analysis.extra.get("evidence_score"), analysis.checked is not None)
+        rows.append({"clip": crop.clip, "expected": crop.expected, "verdict": analysis.verdict,
+                     "model": analysis.model_verdict, "checked": analysis.checked, "ms": ms, "x": x,
+                     "correct": analysis.verdict == crop.expected, "shipped": analysis.confidence})
+        say(f"{number:3d} {crop.what:15s} {crop.clip[:12]:12s} {crop.seconds:6.1f}s expected {crop.expected:6s} "
+            f"model {analysis.model_verdict or '-':7s} final {analysis.verdict:7s} conf {analysis.confidence:.2f} "
+            f"{ms:6.0f} ms  {analysis.description}" + (f"  [checked: {analysis.checked}]" if analysis.checked else "")
+            + (f"  [error: {analysis.error}]" if analysis.error else ""))
+    n = len(rows)
+    agreement = sum(r["correct"] for r in rows) / n
+    agreement_model = sum(r["model"] == r["expected"] for r in rows) / n
+    recall = {label: round(sum(r["correct"] for r in rows if r["expected"] == label) / counts[label], 3)
+              for label in sorted(counts)}
+    majority_share = Counter(r["verdict"] for r in rows).most_common(1)[0][1] / n
+    overrides = sum(r["checked"] is not None for r in rows) / n
+    held_out = leave_one_clip_out(rows)
+    error = ece(held_out, [r["correct"] for r in rows])
+    constant = max(counts.values()) / n
+    say(f"agreement {agreement:.3f} (a constant answer: {constant:.3f}); the model alone {agreement_model:.3f}; "
+        f"recall {recall}; most common verdict {majority_share:.3f} of all; overruled by the check {overrides:.3f}")
+    say(f"ECE leave-one-clip-out {error:.3f} (shipped calibration on the same set: "
+        f"{ece([r['shipped'] for r in rows], [r['correct'] for r in rows]):.3f}); "
+        f"confidences {min(held_out):.2f}..{max(held_out):.2f}")
+    if args.fit:
+        calibration = fit([r["x"] for r in rows], [r["correct"] for r in rows])
+        CALIBRATION.write_text(json.dumps({"weights": [round(w, 4) for w in calibration.weights],
+                                           "fitted_on": f"bench/verdicts.py, {n} crops"}) + "\n")
+        say(f"wrote {CALIBRATION}")
+    else:
+        Calibration.load()  # the shipped file must stay readable
+    result = {"agreement": round(agreement, 3), "recall": recall, "majority_share": round(majority_share, 3),
+              "ece": round(error, 3), "overrides": round(overrides, 3), "agreement_model": round(agreement_model, 3),
+              "p50_ms": round(statistics.median(r["ms"] for r in rows), 1), "crops": n}
+    print(json.dumps(result), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

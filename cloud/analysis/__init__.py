@@ -1,0 +1,43 @@
+"""Analysis of escalated events, in one package with one interface (`Backend`, base.py):
+
+    translator.py    the cloud's closer look at the crop, as facts (YOLOX at full size, colours, device facts)
+    prompt.py        prompt templates (cloud/prompts), the facts and the operator's policy put in words
+    answer.py        the answer every model gives: schema, grammar, lenient parser
+    check.py         the consistency table that holds the model's answer against the evidence
+    calibrate.py     confidence as the probability that a verdict is right
+    transformers.py  in-process CPU default (SmolLM2-135M), schema-constrained decoding, batched
+    openai.py        any OpenAI-compatible server: vLLM (`vllm serve`), llama.cpp, `transformers serve`, hosted APIs
+    vllm.py          vLLM's AsyncLLM in this process (the `gpu` extra)
+
+Each back-end is imported only when chosen, so the service never loads torch or vLLM it does not use.
+"""
+
+from __future__ import annotations
+
+from ..config import AnalyzerConfig
+from .base import Analysis, Backend, ThreadedBackend, fallback
+from .prompt import PromptBook, PromptBuilder
+
+__all__ = ["Analysis", "Backend", "ThreadedBackend", "build_backend", "fallback"]
+
+
+def _builder(config: AnalyzerConfig, vision: bool) -> PromptBuilder:
+    from .translator import Translator
+
+    return PromptBuilder(PromptBook(config.prompts_dir), Translator(), vision=vision, policies=config.policies)
+
+
+def build_backend(config: AnalyzerConfig) -> Backend:
+    """The back-end the config asks for, ready to answer. Blocking (loads models); raises ConfigError or
+    LLMError with a message a user can act on."""
+    if config.backend == "openai":
+        from .openai import OpenAIBackend
+
+        return OpenAIBackend(config, _builder(config, config.openai.vision))
+    if config.backend == "vllm":
+        from .vllm import VLLMBackend
+
+        return VLLMBackend(config, _builder(config, config.vllm.vision))
+    from .transformers import build_transformers_backend
+
+    return build_transformers_backend(config)
