@@ -1,10 +1,12 @@
 """The labelled crop set of bench/verdicts.py, built from the clips this repository ships (models/media) and
 their labels (labels.json): deterministic, in memory, nothing written anywhere.
 
-- alert: every labelled visit of the one-by-one room clip at five moments each, and both people walking in
-  the walking GIF at three moments; the box is where the shipped detector finds the person on the whole frame
-  (what the device would crop), widened a little as the device does.
-- benign: person-shaped windows of the room when nobody is there (before, between and after the visits:
+- alert: every labelled visit of the one-by-one room clip at five moments each, and once more with the box
+  drifted half off the visitor; both people walking in the walking GIF at three moments; the far person of the
+  parking-lot GIF where the detector finds them; the box is where the shipped detector finds the person on the
+  whole frame (what the device would crop), widened a little as the device does.
+- benign: the empty wall beside each visitor; person-shaped windows of the room when nobody is there (before,
+  between and after the visits:
   the table, the pillar, the window, bare wall and floor), of the road clip (cars, asphalt) and of the
   parking-lot GIF (the car, the lot): what a motion blob or a faint detector box escalates.
 
@@ -110,6 +112,19 @@ def build(look) -> list[Crop]:
             people = _people(frame, look)
             if people:
                 crops.append(_crop(ROOM, frame, seconds, "alert", f"visitor {number}", _widened(frame, people[0])))
+        # harder: the visitor half out of the crop (a box that drifted), and the empty wall beside them
+        seconds = start + 0.5 * (end - start)
+        frame = frames[min(len(frames) - 1, int(seconds * fps))]
+        people = _people(frame, look)
+        if people:
+            x1, y1, x2, y2 = _widened(frame, people[0])
+            shift = int(0.55 * (x2 - x1)) * (1 if number % 2 else -1)
+            w = frame.shape[1]
+            crops.append(_crop(ROOM, frame, seconds, "alert", f"half visitor {number}",
+                               (max(0, x1 + shift), y1, min(w, x2 + shift), y2)))
+            side = (x2 + 10, y1, min(w, x2 + 10 + (x2 - x1)), y2) if x2 + 10 + (x2 - x1) <= w else \
+                (max(0, x1 - 10 - (x2 - x1)), y1, x1 - 10, y2)
+            crops.append(_crop(ROOM, frame, seconds, "benign", f"beside visitor {number}", side))
     gaps = [(0.0, visits[0][0])] + [(a[1], b[0]) for a, b in zip(visits, visits[1:], strict=False)]
     gaps.append((visits[-1][1], len(frames) / fps))
     spot = 0
@@ -134,6 +149,11 @@ def build(look) -> list[Crop]:
         for box in _windows(frame, spots + [ROAD_SPOTS[number], ROAD_SPOTS[(number + 2) % 4]]):
             crops.append(_crop(ROAD, frame, index / fps, "benign", "road", box))
     frames, fps = _frames(PARKING)
+    for index in (2, 6):  # the tiny pedestrian at the top left in the first second, and the cyclist
+        people = _people(frames[index], look)
+        for person in people[:1]:
+            crops.append(_crop(PARKING, frames[index], index / fps, "alert", "far person",
+                               _widened(frames[index], person)))
     for index, box in zip((8, 20, 32), _windows(frames[0], PARKING_SPOTS), strict=True):
         crops.append(_crop(PARKING, frames[index], index / fps, "benign", "parking lot", box))
     return crops

@@ -72,7 +72,7 @@ def leave_one_clip_out(rows: list[dict]) -> list[float]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--every", type=int, default=1, help="take every n-th crop (default: all)")
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (more only on an idle machine)")
     parser.add_argument("--fit", action="store_true", help="refit the shipped calibration on the whole set")
     args = parser.parse_args(argv)
 

@@ -1,7 +1,9 @@
-"""What a crop shows, as words: the top ImageNet classes of the shipped MobileNetV2, for text-only models.
+"""What a crop looks like, as words: the top ImageNet classes of the shipped MobileNetV2, a weak hint in the
+translator's facts (translator.py), never their subject.
 
-Used when a device did not send its own `classes` with the event. ImageNet has no "person" class, so a person
-crop reads as what they wear or carry (jean, sweatshirt, backpack); that is still evidence a small LLM can use.
+ImageNet has no "person" class, so a person crop reads as what they wear or carry (jean, sweatshirt, backpack),
+and an empty scene as whatever it resembles (a marimba, a shoji): shown to a small model, such words led it
+astray, so the facts carry the hint only where the detector has no class for the label.
 """
 
 from __future__ import annotations
