@@ -209,6 +209,22 @@ def test_budget_policy_counts_are_exact(tmp_path, mosquitto, prefix, bus, detect
             assert bus.events == ids[:3] + waiting and agent.outbox.unsent() == []
 
 
+def test_resends_do_not_spend_the_budget(tmp_path, mosquitto, prefix, bus, detector, track_event):
+    """An event without a verdict goes again after verdict_timeout_s, free: with a budget of one a minute,
+    the first event keeps going while the second waits for the next minute."""
+    config = _config(tmp_path, mosquitto, prefix, "edge-resend", budget={"per_minute": 1, "per_hour": 100},
+                     outbox={"verdict_timeout_s": 0.2})
+    with EdgeAgent(config, detector=detector) as agent:
+        assert agent.link.wait_connected(10)
+        (first, a), (second, b) = [agent.decide("door", ev) for ev in _events(track_event, [0.9, 0.8])]
+        assert (first.kind, second.kind) == ("escalate", "escalate")
+        # copies of one client's messages arrive in order: had the second gone with any re-send, it would be
+        # on the bus before the third copy of the first
+        assert bus.wait(lambda: bus.events.count(a) >= 3, 30, agent.pump)
+        assert b not in bus.events and agent.outbox.unsent() == [(b, agent.outbox.get(b).created_ms)]
+        assert agent.budget.charged == 1 and agent.stats.republished >= 2
+
+
 # -- cloud overload --------------------------------------------------------------------------------------------
 def test_overload_holds_or_resolves_locally_and_recovers(tmp_path, mosquitto, prefix, bus, detector, track_event):
     config = _config(tmp_path, mosquitto, prefix, "edge-o1", budget={"per_minute": 0, "per_hour": 0},
