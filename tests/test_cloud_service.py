@@ -577,10 +577,11 @@ def test_priority_tiers_go_first_and_a_spent_device_budget_answers_at_once(prefi
         await _until(lambda: service.scheduler.in_flight == 1)
         tasks = [asyncio.create_task(service.process(encode_event(e), topic(DEVICE))) for e in (early, urgent)]
         await _until(lambda: service.scheduler.queue_depth == 2)
-        started = time.monotonic()
         try:
             refused = await service.process(encode_event(greedy), topic("pi-greedy"))
-            assert time.monotonic() - started < 0.5 and refused.verdict == "unknown"
+            # back while both queued events still wait for the model (each needs a whole model call after
+            # the busy one): the refusal did not queue for the model
+            assert not any(t.done() for t in tasks) and refused.verdict == "unknown"
             assert "token budget of device pi-greedy is spent" in refused.description
             return [await first, *[await t for t in tasks]]
         finally:
