@@ -26,7 +26,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PYTEST = "python -m pytest -x -q -p no:cacheprovider --timeout 120"
+# third-party plugins (schemathesis, hypothesis, ...) cost seconds per run and none of these tests needs them
+PYTEST = "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python -m pytest -x -q -p no:cacheprovider -p pytest_timeout --timeout 120"
 
 # module -> the fast tests that speak for it (pytest arguments); the service test of test_boundaries starts a
 # broker and a service, which none of these modules is part of, so it is left out to keep each mutant quick
