@@ -26,8 +26,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-# third-party plugins (schemathesis, hypothesis, ...) cost seconds per run and none of these tests needs them
-PYTEST = "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python -m pytest -x -q -p no:cacheprovider -p pytest_timeout --timeout 120"
+# third-party plugins (schemathesis, hypothesis, ...) cost seconds per run and none of these tests needs them:
+# they are not loaded (PYTEST_DISABLE_PLUGIN_AUTOLOAD in scratch_copy's environment), but for the timeout
+PYTEST = "python -m pytest -x -q -p no:cacheprovider -p pytest_timeout --timeout 120"
 
 # module -> the fast tests that speak for it (pytest arguments); the service test of test_boundaries starts a
 # broker and a service, which none of these modules is part of, so it is left out to keep each mutant quick
@@ -109,7 +110,8 @@ def scratch_copy(dest: Path) -> dict[str, str]:
         (package / src.name).symlink_to(src)
     for sub in ("edge", "cloud", "shared", "models"):
         (package / sub).symlink_to(repo / sub)
-    env = dict(os.environ, PYTHONPATH=str(dest / "pkg"), PYTHONDONTWRITEBYTECODE="1")
+    env = dict(os.environ, PYTHONPATH=str(dest / "pkg"), PYTHONDONTWRITEBYTECODE="1",
+               PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
     return env
 
 
@@ -149,8 +151,10 @@ def run_module(repo: Path, env: dict[str, str], module: str) -> dict:
     cache.unlink(missing_ok=True)
     runner = f"{PYTEST} {MODULES[module]}"
     started = time.monotonic()
-    subprocess.run(["mutmut", "run", "--paths-to-mutate", module, "--tests-dir", "tests", "--runner", runner,
-                    "--no-progress", "--simple-output"], cwd=repo, env=env, stdout=subprocess.DEVNULL)
+    done = subprocess.run(["mutmut", "run", "--paths-to-mutate", module, "--tests-dir", "tests", "--runner", runner,
+                           "--no-progress", "--simple-output"], cwd=repo, env=env, stdout=subprocess.DEVNULL)
+    if done.returncode == 1 or not cache.exists():
+        raise SystemExit(f"mutmut could not run on {module} (exit {done.returncode}); see its output above")
     db = sqlite3.connect(str(cache))
     rows = db.execute("SELECT m.id, m.status FROM Mutant m JOIN Line l ON m.line = l.id "
                       "JOIN SourceFile f ON l.sourcefile = f.id WHERE f.filename = ?", (module,)).fetchall()
