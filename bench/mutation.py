@@ -160,16 +160,18 @@ def run_module(repo: Path, env: dict[str, str], module: str) -> dict:
                       "JOIN SourceFile f ON l.sourcefile = f.id WHERE f.filename = ?", (module,)).fetchall()
     db.close()
     killed = [i for i, s in rows if s in ("ok_killed", "bad_timeout")]
+    timeouts = [i for i, s in rows if s == "bad_timeout"]
     survived = [i for i, s in rows if s not in ("ok_killed", "bad_timeout")]
-    print(f"\n== {module}: {len(killed)} killed of {len(rows)} mutants "
+    print(f"\n== {module}: {len(killed)} killed of {len(rows)} mutants ({len(timeouts)} of them by a timeout) "
           f"({len(killed) / max(1, len(rows)):.3f}) in {time.monotonic() - started:.0f} s", flush=True)
-    for mutant in survived:
-        diff = subprocess.run(["mutmut", "show", str(mutant)], cwd=repo, env=env, capture_output=True, text=True)
-        lines = [ln for ln in diff.stdout.splitlines() if ln.startswith(("-", "+", "@@")) and
-                 not ln.startswith(("---", "+++"))]
-        print(f"-- survivor {mutant}:\n" + "\n".join(lines), flush=True)
-    return {"module": module, "mutants": len(rows), "killed": len(killed), "survived": len(survived),
-            "score": round(len(killed) / max(1, len(rows)), 3)}
+    for kind, ids in (("timed out (counted as killed)", timeouts), ("survivor", survived)):
+        for mutant in ids:
+            diff = subprocess.run(["mutmut", "show", str(mutant)], cwd=repo, env=env, capture_output=True, text=True)
+            lines = [ln for ln in diff.stdout.splitlines() if ln.startswith(("-", "+", "@@")) and
+                     not ln.startswith(("---", "+++"))]
+            print(f"-- {kind} {mutant}:\n" + "\n".join(lines), flush=True)
+    return {"module": module, "mutants": len(rows), "killed": len(killed), "timeouts": len(timeouts),
+            "survived": len(survived), "score": round(len(killed) / max(1, len(rows)), 3)}
 
 
 def main() -> int:
