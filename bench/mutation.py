@@ -8,7 +8,7 @@ Not part of CI (it runs every fast test once per mutant). It needs mutmut 2 (`pi
 The working tree is copied to a scratch folder and the `edgetriage` package is pointed at that copy
 (PYTHONPATH comes before the editable install), so mutants never touch your checkout, even if the run is
 killed. Each module is mutated with only its own fast tests (no LLM, no video). A mutant counts as killed
-when its tests fail or hang past mutmut's time limit. Prints killed ÷ mutants per module and the surviving
+when its tests fail (however slowly) or hang past mutmut's time limit. Prints killed ÷ mutants per module and the surviving
 mutants (`mutmut show` diffs) so they can be judged; ends with one JSON line.
 """
 
@@ -159,9 +159,10 @@ def run_module(repo: Path, env: dict[str, str], module: str) -> dict:
     rows = db.execute("SELECT m.id, m.status FROM Mutant m JOIN Line l ON m.line = l.id "
                       "JOIN SourceFile f ON l.sourcefile = f.id WHERE f.filename = ?", (module,)).fetchall()
     db.close()
-    killed = [i for i, s in rows if s in ("ok_killed", "bad_timeout")]
+    # "ok_suspicious": the tests failed, only more slowly than without the mutant (a busy machine)
+    killed = [i for i, s in rows if s in ("ok_killed", "ok_suspicious", "bad_timeout")]
     timeouts = [i for i, s in rows if s == "bad_timeout"]
-    survived = [i for i, s in rows if s not in ("ok_killed", "bad_timeout")]
+    survived = [i for i, s in rows if s not in ("ok_killed", "ok_suspicious", "bad_timeout")]
     print(f"\n== {module}: {len(killed)} killed of {len(rows)} mutants ({len(timeouts)} of them by a timeout) "
           f"({len(killed) / max(1, len(rows)):.3f}) in {time.monotonic() - started:.0f} s", flush=True)
     for kind, ids in (("timed out (counted as killed)", timeouts), ("survivor", survived)):
