@@ -4,7 +4,7 @@
     python bench/mutation.py --module edge/outbox.py    # one module
     python bench/mutation.py --planted                  # only the hand-planted bugs of issue 18, each must fail
 
-Not part of CI (it runs every fast test once per mutant). It needs mutmut 2 (`pip install -e '.[mutation]'`).
+Not part of CI (it runs every fast test once per mutant). It needs mutmut 2 (`pip install '.[mutation]'`).
 The working tree is copied to a scratch folder and the `edgetriage` package is pointed at that copy
 (PYTHONPATH comes before the editable install), so mutants never touch your checkout, even if the run is
 killed. Each module is mutated with only its own fast tests (no LLM, no video). A mutant counts as killed
@@ -37,7 +37,7 @@ MODULES: dict[str, str] = {
     "shared/reuse.py": _FAST,
     "edge/outbox.py": f"{_FAST} tests/test_outbox.py "
                       "tests/test_faults.py::test_outbox_full_policies_by_priority_and_age_with_exact_counts",
-    "edge/rules.py": f"{_FAST} tests/test_edge_agent.py::test_rules_apply_in_order "
+    "edge/rules.py": f"{_FAST} tests/test_rules.py tests/test_edge_agent.py::test_rules_apply_in_order "
                      "tests/test_edge_cascade.py::test_schedule_windows_run_past_midnight "
                      "tests/test_edge_cascade.py::test_overrides_pick_the_most_specific_rule_and_inherit_the_rest "
                      "tests/test_edge_cascade.py::test_confirmation_dwell_cooldown_and_uncertain_flag "
@@ -182,7 +182,7 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder (its path is printed)")
     args = parser.parse_args()
     if not args.planted and shutil.which("mutmut") is None:
-        print("mutmut is not installed: pip install -e '.[mutation]'", file=sys.stderr)
+        print("mutmut is not installed: pip install '.[mutation]'", file=sys.stderr)
         return 2
     dest = Path(tempfile.mkdtemp(prefix="edgetriage-mutation-"))
     try:

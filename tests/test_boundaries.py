@@ -17,6 +17,7 @@ mutation score these tests give the modules that hold the promises).
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -39,7 +40,7 @@ from edgetriage.cloud.config import CloudConfig, load_cloud_config
 from edgetriage.cloud.redis_store import RedisStore, connect_redis
 from edgetriage.cloud.service import CloudService
 from edgetriage.cloud.store import SQLiteStore
-from edgetriage.edge.outbox import Outbox
+from edgetriage.edge.outbox import Outbox, OutboxError
 from edgetriage.edge.rules import Rules, RulesConfig
 from edgetriage.edge.vcache import VerdictCache
 from edgetriage.shared.config import ConfigError
@@ -358,16 +359,83 @@ def test_full_outbox_by_policy_and_priority(tmp_path, policy):
         assert not box.add(same, "t", bytes(10), T0 + 10, priority=0)
         assert _state(box, low[0]) == "pending" and box.counts == {"evicted": 0, "rejected": 1, "expired": 0}
     high = uuid7(T0 + 11)
-    assert box.add(high, "t", bytes(15), T0 + 11, priority=5)  # outranks: two low ones make room
-    assert _state(box, high) == "pending" and box.depth()["bytes"] <= 30
+    assert box.add(high, "t", bytes(15), T0 + 11, priority=5)  # outranks: the two oldest low ones make room
+    assert _state(box, high) == "pending" and box.depth()["bytes"] == 25
+    assert box.counts["evicted"] == (3 if policy == "drop_oldest" else 2)
     assert not box.add(uuid7(T0 + 12), "t", bytes(31), T0 + 12, priority=9)  # never fits
     assert not box.add(uuid7(T0 + 13), "t", bytes(20), T0 + 13, priority=-1)  # outranks nothing
     assert box.counts["rejected"] == (2 if policy == "drop_oldest" else 3)
+    assert box.depth()["bytes"] == 25 and len(box) == 2
     with pytest.raises(ValueError, match="already in the outbox"):
         box.add(high, "t", b"x", T0 + 14)
     box.close()
     with pytest.raises(ValueError, match="outbox policy 'newest'"):
         Outbox(tmp_path / "other.db", policy="newest")
+
+
+def test_every_drop_is_logged_with_its_cause_and_what_to_change(tmp_path, caplog):
+    box = Outbox(tmp_path / "outbox.db", max_bytes=20, max_age_s=10, policy="drop_oldest")
+    a, b, c, d = (uuid7(T0 + n) for n in range(4))
+    with caplog.at_level("WARNING", logger="edgetriage.edge.outbox"):
+        assert box.add(a, "t", bytes(10), T0) and box.add(b, "t", bytes(10), T0 + 1)
+        assert box.add(c, "t", bytes(10), T0 + 2, priority=1)
+        assert not box.add(d, "t", bytes(10), T0 + 3, priority=-1)
+        assert box.due(T0 + 12_000, 60) == []
+    assert [r.getMessage() for r in caplog.records] == [
+        f"outbox full (20 bytes): dropped 1 event(s) of priority <= 1, lowest and oldest first, from {a} (policy "
+        "drop_oldest; 1 evicted in all); the cloud has been unreachable for long or outbox.max_bytes is too small",
+        f"outbox full (20 of 20 bytes): refused event {d} of priority -1 (policy drop_oldest; 1 refused in all); "
+        "the cloud has been unreachable for long or outbox.max_bytes is too small",
+        "outbox: dropped 2 event(s) older than 10 s without a verdict (2 expired in all); raise outbox.max_age_s "
+        "to keep events longer"]
+    assert box.counts == {"evicted": 1, "rejected": 1, "expired": 2} and box.depth()["bytes"] == 0
+    box.close()
+    strict = Outbox(tmp_path / "strict.db", max_bytes=20, policy="reject_newest")
+    assert strict.add(a, "t", bytes(10), T0) and strict.add(b, "t", bytes(10), T0 + 1)
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="edgetriage.edge.outbox"):
+        assert strict.add(c, "t", bytes(10), T0 + 2, priority=1)
+    assert caplog.records[0].getMessage().startswith("outbox full (20 bytes): dropped 1 event(s) of priority < 1,")
+    strict.close()
+
+
+def test_a_refused_duplicate_changes_nothing_even_when_full(tmp_path):
+    box = Outbox(tmp_path / "outbox.db", max_bytes=20)
+    a, b = uuid7(T0), uuid7(T0 + 1)
+    assert box.add(a, "t", bytes(10), T0) and box.add(b, "t", bytes(10), T0 + 1)
+    with pytest.raises(ValueError, match=f"event {b} is already in the outbox"):
+        box.add(b, "t", bytes(10), T0 + 2)  # it would have evicted a: rolled back, a is kept
+    assert [_state(box, e) for e in (a, b)] == ["pending", "pending"]
+    assert box.counts == {"evicted": 0, "rejected": 0, "expired": 0} and box.depth()["bytes"] == 20
+    box.close()
+
+
+def test_an_outbox_it_cannot_use_is_named(tmp_path):
+    (tmp_path / "a-file").write_text("not a folder")
+    with pytest.raises(OutboxError, match=r"a-file/outbox.db: cannot open: .*outbox.path in the edge config"):
+        Outbox(tmp_path / "a-file" / "outbox.db")
+    box = Outbox(tmp_path / "outbox.db")
+    box.close()
+    with pytest.raises(OutboxError, match=r"outbox.db: cannot store event e1: .*free space"):
+        box.add("e1", "t", b"x", T0)
+    box.close()  # closing twice is harmless
+
+
+def test_an_outbox_written_before_priorities_existed_opens_and_keeps_its_events(tmp_path):
+    path = tmp_path / "outbox.db"
+    db = sqlite3.connect(str(path))
+    db.executescript("""CREATE TABLE outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, event_id TEXT NOT NULL UNIQUE,
+        topic TEXT NOT NULL, payload BLOB NOT NULL, created_ms INTEGER NOT NULL, state TEXT NOT NULL, mid INTEGER,
+        since_ms INTEGER NOT NULL, attempts INTEGER NOT NULL DEFAULT 0);""")
+    db.execute("INSERT INTO outbox (event_id, topic, payload, created_ms, state, mid, since_ms) VALUES "
+               "('old', 't', x'0102', ?, 'inflight', 4, ?)", (T0, T0))
+    db.commit()
+    db.close()
+    box = Outbox(path, max_bytes=4)
+    assert _state(box, "old") == "pending" and box.depth()["bytes"] == 2
+    assert box.add("new", "t", b"abc", T0 + 1, priority=1)  # ranks against the old one: it had priority 0
+    assert _state(box, "old") is None and box.counts["evicted"] == 1
+    box.close()
 
 
 # -- the cooldown, per camera, zone rule and label --------------------------------------------------------
