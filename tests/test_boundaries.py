@@ -519,7 +519,8 @@ def test_claim_keeper_takes_renews_loses_and_releases(make_claims):
     assert other.take("e1")
     assert keeper.renew() == ["e1"] and keeper.lost == 1 and not keeper.still_held("e1")
     keeper.done("e1")  # releasing what we no longer hold leaves the new holder's claim alone
-    assert b.holds("e1")
+    a.abandon("e1")  # and so does abandoning it
+    assert b.holds("e1") and other.orphans() == [] and not a.acquire("e1", 60)
     other.abandon("e1")  # stops without an answer: listed at once for anyone
     assert _wait_for(lambda: keeper.orphans() == ["e1"]) and not other.still_held("e1")
     b.forget("e1")
@@ -529,6 +530,22 @@ def test_claim_keeper_takes_renews_loses_and_releases(make_claims):
     keeper.held.add("e1")
     keeper.done("e1")
     assert a.expired() == [] and not a.holds("e1") and b.acquire("e1", 60)
+    a.close()
+    b.close()
+
+
+def test_a_lost_claim_is_counted_and_said_once(make_claims, caplog):
+    a, b = make_claims("worker-a"), make_claims("worker-b")
+    keeper = ClaimKeeper(a, 30)
+    assert keeper.take("e1") and keeper.take("e2")
+    a.abandon("e1")
+    a.abandon("e2")
+    assert b.acquire("e1", 60) and b.acquire("e2", 60)
+    with caplog.at_level("WARNING", logger="edgetriage.cloud.claims"):
+        assert keeper.renew() == ["e1", "e2"] and keeper.renew() == []
+    assert keeper.lost == 2 and keeper.held == set()
+    assert [r.getMessage() for r in caplog.records] == [
+        "lost the claim on 2 event(s) (this process stalled longer than a 30 s lease); another worker answers them"]
     a.close()
     b.close()
 

@@ -97,6 +97,20 @@ def test_lookup_matches_scope_label_algorithm_and_prompt_exactly(store, crop):
     assert _find(store, HASH, T0, prompt="p2") is None
 
 
+def test_hashes_with_the_top_bit_set_match_across_the_sign(store, crop):
+    """SQLite keeps the 64 hash bits as a signed integer: distances must not depend on the sign."""
+    top, below = _event(crop, 1), _event(crop, 2)
+    store.put_verdict(_verdict(top, phash="8000000000000000", max_distance=1))
+    store.put_verdict(_verdict(below, phash="7fffffffffffffff", max_distance=1))
+    assert _find(store, "8000000000000000", T0) == top.event_id
+    assert _find(store, "0000000000000000", T0) == top.event_id  # 1 bit: the sign bit itself
+    assert _find(store, "7fffffffffffffff", T0) == below.event_id
+    assert _find(store, "ffffffffffffffff", T0) == below.event_id
+    assert _find(store, "c000000000000000", T0) == top.event_id and _find(store, "3fffffffffffffff", T0) == \
+        below.event_id
+    assert _find(store, "4000000000000001", T0) is None
+
+
 def test_a_near_copy_of_its_source_adds_no_rule_and_a_farther_one_does(store, crop):
     source, near, edge, far = (_event(crop, n) for n in range(4))
     store.put_verdict(_verdict(source, phash=HASH, max_distance=6))
