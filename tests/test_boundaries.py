@@ -17,7 +17,9 @@ mutation score these tests give the modules that hold the promises).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import sqlite3
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -40,6 +42,7 @@ from edgetriage.cloud.config import CloudConfig, load_cloud_config
 from edgetriage.cloud.redis_store import RedisStore, connect_redis
 from edgetriage.cloud.service import CloudService
 from edgetriage.cloud.store import SQLiteStore
+from edgetriage.edge.config import OutboxConfig
 from edgetriage.edge.outbox import Outbox, OutboxError
 from edgetriage.edge.rules import Rules, RulesConfig
 from edgetriage.edge.vcache import VerdictCache
@@ -369,8 +372,9 @@ def test_full_outbox_by_policy_and_priority(tmp_path, policy):
     with pytest.raises(ValueError, match="already in the outbox"):
         box.add(high, "t", b"x", T0 + 14)
     box.close()
-    with pytest.raises(ValueError, match="outbox policy 'newest'"):
+    with pytest.raises(ValueError) as err:
         Outbox(tmp_path / "other.db", policy="newest")
+    assert str(err.value) == "outbox policy 'newest' is not one of drop_oldest, reject_newest"
 
 
 def test_every_drop_is_logged_with_its_cause_and_what_to_change(tmp_path, caplog):
@@ -381,6 +385,7 @@ def test_every_drop_is_logged_with_its_cause_and_what_to_change(tmp_path, caplog
         assert box.add(c, "t", bytes(10), T0 + 2, priority=1)
         assert not box.add(d, "t", bytes(10), T0 + 3, priority=-1)
         assert box.due(T0 + 12_000, 60) == []
+    assert {r.name for r in caplog.records} == {"edgetriage.edge.outbox"}  # where a user's logging config finds it
     assert [r.getMessage() for r in caplog.records] == [
         f"outbox full (20 bytes): dropped 1 event(s) of priority <= 1, lowest and oldest first, from {a} (policy "
         "drop_oldest; 1 evicted in all); the cloud has been unreachable for long or outbox.max_bytes is too small",
@@ -412,13 +417,41 @@ def test_a_refused_duplicate_changes_nothing_even_when_full(tmp_path):
 
 def test_an_outbox_it_cannot_use_is_named(tmp_path):
     (tmp_path / "a-file").write_text("not a folder")
-    with pytest.raises(OutboxError, match=r"a-file/outbox.db: cannot open: .*outbox.path in the edge config"):
+    with pytest.raises(OutboxError) as err:
         Outbox(tmp_path / "a-file" / "outbox.db")
+    text = str(err.value)
+    assert text.startswith(f"outbox {tmp_path / 'a-file' / 'outbox.db'}: cannot open: ")
+    assert text.endswith("; check the path and free space (outbox.path in the edge config)")
     box = Outbox(tmp_path / "outbox.db")
     box.close()
-    with pytest.raises(OutboxError, match=r"outbox.db: cannot store event e1: .*free space"):
+    with pytest.raises(OutboxError) as err:
         box.add("e1", "t", b"x", T0)
+    assert str(err.value).startswith(f"outbox {tmp_path / 'outbox.db'}: cannot store event e1: ")
+    assert str(err.value).endswith("; check free space on the device")
     box.close()  # closing twice is harmless
+
+
+def test_outbox_defaults_folders_threads_and_wall_clock(tmp_path):
+    box = Outbox(tmp_path / "a" / "b" / "outbox.db")  # its folders are made
+    config = OutboxConfig()
+    assert (box.max_bytes, box.max_age_s, box.policy) == (config.max_bytes, config.max_age_s, config.policy)
+    assert (box.max_bytes, box.max_age_s) == (64 * 1024 * 1024, 7 * 86400)
+    added: list[bool] = []
+    made = int(time.time() * 1000)  # within max_age_s of the wall clock, or due() drops it as expired
+    worker = threading.Thread(target=lambda: added.append(box.add("e1", "t", b"x", made)))
+    worker.start()  # any thread may use it (a reporting thread reads it while the agent loop writes)
+    worker.join(10)
+    assert added == [True]
+    before = int(time.time() * 1000)
+    box.mark_published("e1", mid=1)  # no time given: the wall clock's
+    after = int(time.time() * 1000)
+    assert box.due(before + 59_000, 60) == [] and len(box.due(after + 60_000, 60)) == 1
+    assert box.mark_sent(1) == "e1"
+    assert box.due(before + 59_000, 60) == [] and len(box.due(int(time.time() * 1000) + 60_000, 60)) == 1
+    item = box.get("e1")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        item.state = "pending"  # type: ignore[misc]
+    box.close()
 
 
 def test_an_outbox_written_before_priorities_existed_opens_and_keeps_its_events(tmp_path):
