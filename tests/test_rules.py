@@ -207,3 +207,15 @@ def test_triage_finds_site_verdicts_only_for_its_own_site():
                                                                              T0).kind == "cached"
     assert Triage(rules, device="edge-1", cache=cache).decide("front", Track("person", 0.9), T0).kind == "escalate"
     assert Triage(rules, device="edge-1").decide("front", Track("person", 0.9), T0).kind == "escalate"
+
+
+def test_probabilities_and_seconds_are_bounded():
+    for key in ("min_score", "veto_min_prob"):
+        assert getattr(RulesConfig(**{key: 0.0}), key) == 0.0 and getattr(RulesConfig(**{key: 1.0}), key) == 1.0
+        for bad in (-0.01, 1.01):
+            with pytest.raises(ValueError, match=key):
+                RulesConfig(**{key: bad})
+    assert RulesConfig(cooldown_s=7 * 86400.0).cooldown_s == 7 * 86400.0
+    for bad in (-1.0, 7 * 86400.0 + 1):
+        with pytest.raises(ValueError, match="cooldown_s"):
+            RulesConfig(cooldown_s=bad)
