@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import sqlite3
 import subprocess
@@ -149,7 +150,9 @@ def run_planted(repo: Path, env: dict[str, str]) -> list[dict]:
 def run_module(repo: Path, env: dict[str, str], module: str) -> dict:
     cache = repo / ".mutmut-cache"
     cache.unlink(missing_ok=True)
-    runner = f"{PYTEST} {MODULES[module]}"
+    # mutmut 2 counts only exit status 1 as failing tests; a mutant that breaks an import makes pytest exit
+    # with 2 (collection error) and would count as surviving, so every non-zero status is made 1
+    runner = "sh -c " + shlex.quote(f"{PYTEST} {MODULES[module]}; test $? -eq 0")
     started = time.monotonic()
     done = subprocess.run(["mutmut", "run", "--paths-to-mutate", module, "--tests-dir", "tests", "--runner", runner,
                            "--no-progress", "--simple-output"], cwd=repo, env=env, stdout=subprocess.DEVNULL)

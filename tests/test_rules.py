@@ -108,8 +108,16 @@ def test_schedule_clock_edges():
     for good in ("00:00", "09:30", "19:59", "20:00", "23:59", "24:00"):
         assert ScheduleWindow(start=good).start == good
     for bad in ("24:01", "23:60", "9:00", "25:00", "2400", " 10:00"):
-        with pytest.raises(ValueError, match="HH:MM"):
+        with pytest.raises(ValueError) as err:
             ScheduleWindow(end=bad)
+        assert err.value.errors()[0]["msg"] == "Value error, must be a time of day HH:MM (00:00 to 24:00)"
+        assert err.value.errors()[0]["loc"] == ("end",)
+    with pytest.raises(ValueError) as err:
+        ScheduleWindow(start="7:00")
+    assert err.value.errors()[0]["loc"] == ("start",)
+    odd = ScheduleWindow(days=["tue"], start="09:30", end="17:45")
+    assert odd.active(1, 9 * 60 + 30) and not odd.active(1, 9 * 60 + 29)
+    assert odd.active(1, 17 * 60 + 44) and not odd.active(1, 17 * 60 + 45)
     day = ScheduleWindow(days=["mon"], start="09:00", end="17:00")
     assert day.active(0, 9 * 60) and day.active(0, 17 * 60 - 1)  # start inclusive
     assert not day.active(0, 17 * 60) and not day.active(0, 9 * 60 - 1) and not day.active(1, 12 * 60)
