@@ -369,8 +369,9 @@ def test_full_outbox_by_policy_and_priority(tmp_path, policy):
     assert not box.add(uuid7(T0 + 13), "t", bytes(20), T0 + 13, priority=-1)  # outranks nothing
     assert box.counts["rejected"] == (2 if policy == "drop_oldest" else 3)
     assert box.depth()["bytes"] == 25 and len(box) == 2
-    with pytest.raises(ValueError, match="already in the outbox"):
+    with pytest.raises(ValueError) as err:
         box.add(high, "t", b"x", T0 + 14)
+    assert str(err.value) == f"event {high} is already in the outbox"
     box.close()
     with pytest.raises(ValueError) as err:
         Outbox(tmp_path / "other.db", policy="newest")
@@ -402,6 +403,28 @@ def test_every_drop_is_logged_with_its_cause_and_what_to_change(tmp_path, caplog
         assert strict.add(c, "t", bytes(10), T0 + 2, priority=1)
     assert caplog.records[0].getMessage().startswith("outbox full (20 bytes): dropped 1 event(s) of priority < 1,")
     strict.close()
+
+
+def test_eviction_frees_exactly_enough_and_a_payload_of_max_bytes_fits(tmp_path):
+    box = Outbox(tmp_path / "outbox.db", max_bytes=20)
+    a, b, c, d = (uuid7(T0 + n) for n in range(4))
+    assert box.add(a, "t", bytes(8), T0) and box.add(b, "t", bytes(10), T0 + 1)
+    assert box.add(c, "t", bytes(11), T0 + 2)  # needs 9 bytes: a (8) is not enough, b goes too
+    assert [_state(box, e) for e in (a, b, c)] == [None, None, "pending"] and box.depth()["bytes"] == 11
+    assert box.add(d, "t", bytes(20), T0 + 3)  # exactly max_bytes: everything else makes room
+    assert [_state(box, e) for e in (c, d)] == [None, "pending"] and box.depth()["bytes"] == 20
+    assert box.counts["evicted"] == 3
+    box.close()
+
+
+def test_an_empty_event_expires_too_and_due_gives_a_hundred_at_a_time(tmp_path):
+    box = Outbox(tmp_path / "outbox.db", max_age_s=10)
+    assert box.add("empty", "t", b"", T0)
+    assert box.due(T0 + 10_001, 60) == [] and box.counts["expired"] == 1 and len(box) == 0
+    for n in range(101):
+        box.add(f"e{n}", "t", b"x", T0 + 20_000 + n)
+    assert len(box.due(T0 + 20_200, 60)) == 100  # the agent scans again when a whole batch was due
+    box.close()
 
 
 def test_a_refused_duplicate_changes_nothing_even_when_full(tmp_path):
