@@ -156,6 +156,16 @@ def test_the_nearest_verdict_wins_and_the_newer_on_a_tie(cache):
     assert cache.find(BASE, T0 + 3).event_id == twin.event_id
 
 
+def test_an_expired_nearer_verdict_does_not_hide_a_live_farther_one(cache):
+    near = _verdict(created_ms=T0, ttl_s=60)
+    far = _verdict(created_ms=T0 + 30_000, ttl_s=60, phash=_flip(BASE, 3))
+    cache.file(near)
+    cache.file(far)
+    assert cache.find(BASE, T0 + 60_000).event_id == near.event_id
+    assert cache.find(BASE, T0 + 60_001).event_id == far.event_id  # the nearer one ran out: the farther answers
+    assert cache.find(BASE, T0 + 90_001) is None
+
+
 def test_the_shared_rule_itself():
     rule = _verdict(max_distance=4, ttl_s=10).cache
     assert distance(rule, "person", _flip(BASE, 4), "dct64") == 4

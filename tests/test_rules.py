@@ -131,13 +131,18 @@ def test_schedule_clock_edges():
 
 def test_bands_must_be_ordered_and_overrides_must_be_scoped():
     assert RulesConfig(uncertain_band=(0.4, 0.4)).uncertain_band == (0.4, 0.4)
-    with pytest.raises(ValueError, match="low <= high"):
+    with pytest.raises(ValueError) as err:
         RulesConfig(uncertain_band=(0.5, 0.4))
-    with pytest.raises(ValueError, match="uncertain_band must be"):
+    assert err.value.errors()[0]["msg"] == "Value error, must be [low, high] with low <= high"
+    with pytest.raises(ValueError) as err:
         RuleOverride(zone="porch", uncertain_band=(0.5, 0.4))
+    assert err.value.errors()[0]["msg"] == "Value error, uncertain_band must be [low, high] with low <= high"
     assert RuleOverride(zone="porch", uncertain_band=(0.4, 0.5)).uncertain_band == (0.4, 0.5)
-    with pytest.raises(ValueError, match="needs a camera, a zone or both"):
+    assert RuleOverride(zone="porch", uncertain_band=(0.4, 0.4)).uncertain_band == (0.4, 0.4)
+    with pytest.raises(ValueError) as err:
         RuleOverride(min_score=0.5)
+    assert err.value.errors()[0]["msg"] == ("Value error, an override needs a camera, a zone or both (the defaults "
+                                            "apply everywhere)")
     assert [RuleOverride(camera="a").specificity, RuleOverride(zone="z").specificity,
             RuleOverride(camera="a", zone="z").specificity] == [1, 2, 3]
 

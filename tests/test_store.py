@@ -5,6 +5,7 @@ filters at their exact edges, retention, and a clear error for a file it cannot 
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Iterator
 
 import cv2
@@ -109,6 +110,24 @@ def test_hashes_with_the_top_bit_set_match_across_the_sign(store, crop):
     assert _find(store, "c000000000000000", T0) == top.event_id and _find(store, "3fffffffffffffff", T0) == \
         below.event_id
     assert _find(store, "4000000000000001", T0) is None
+    assert _find(store, "0000000000000002", T0) is None  # 2 bits from 8000...: the sign and bit 1
+
+
+def test_fifty_events_a_page_by_default_from_any_thread(tmp_path, crop):
+    store = SQLiteStore(tmp_path / "deep" / "er" / "cloud.db")  # its folders are made
+    done: list[bool] = []
+
+    def fill() -> None:
+        done.extend(store.put_event(_event(crop, n), T0 + n) for n in range(51))
+
+    worker = threading.Thread(target=fill)  # the API and the service call it from their own threads
+    worker.start()
+    worker.join(30)
+    assert done == [True] * 51
+    assert len(store.list_events()) == 50 and len(store.list_events(limit=51)) == 51
+    assert store.list_events(limit=1)[0]["v"] == 1  # the protocol's own field names, as on the wire
+    assert sqlite3.connect(str(store.path)).execute("PRAGMA user_version").fetchone()[0] == 1
+    store.close()
 
 
 def test_a_near_copy_of_its_source_adds_no_rule_and_a_farther_one_does(store, crop):
@@ -183,12 +202,16 @@ def test_a_file_it_cannot_use_is_named_with_what_to_do(tmp_path):
     db = sqlite3.connect(str(newer))
     db.execute("PRAGMA user_version=2")
     db.close()
-    with pytest.raises(StoreError, match=r"newer.db: store schema version 2 is newer than this service"):
+    with pytest.raises(StoreError) as err:
         SQLiteStore(newer)
+    assert str(err.value) == (f"{newer}: store schema version 2 is newer than this service understands (1); "
+                              "upgrade edgetriage or use another store_path")
     junk = tmp_path / "junk.db"
     junk.write_bytes(b"this is not a database" * 100)
-    with pytest.raises(StoreError, match=r"junk.db: cannot open the cloud store: .*set store_path"):
+    with pytest.raises(StoreError) as err:
         SQLiteStore(junk)
+    assert str(err.value).startswith(f"{junk}: cannot open the cloud store: ")
+    assert str(err.value).endswith(" (check the path and its permissions, or set store_path)")
     reopened = SQLiteStore(tmp_path / "fresh.db")
     reopened.close()
     again = SQLiteStore(tmp_path / "fresh.db")  # its own version is accepted
