@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
+import re
 import sqlite3
 import threading
 import time
@@ -611,10 +613,55 @@ def test_a_lost_claim_is_counted_and_said_once(make_claims, caplog):
     with caplog.at_level("WARNING", logger="edgetriage.cloud.claims"):
         assert keeper.renew() == ["e1", "e2"] and keeper.renew() == []
     assert keeper.lost == 2 and keeper.held == set()
+    assert {r.name for r in caplog.records} == {"edgetriage.cloud.claims"}
     assert [r.getMessage() for r in caplog.records] == [
         "lost the claim on 2 event(s) (this process stalled longer than a 30 s lease); another worker answers them"]
     a.close()
     b.close()
+
+
+def test_leases_run_on_the_wall_clock_in_milliseconds(make_claims):
+    a = make_claims("worker-a")
+
+    def expiry(event_id: str) -> tuple[int, int | None]:
+        """(expiry in the index, ms the lease has left where the store keeps a TTL of its own), read where the
+        docstrings say they are kept"""
+        if isinstance(a, SQLiteClaims):
+            db = sqlite3.connect(str(a.path))
+            try:
+                return db.execute("SELECT expires_ms FROM claims WHERE event_id = ?", (event_id,)).fetchone()[0], None
+            finally:
+                db.close()
+        return int(a.client.zscore(f"{a.prefix}:claims", event_id)), a.client.pttl(f"{a.prefix}:claim:{event_id}")
+
+    for step, lease_s in (("acquire", 60), ("renew", 30)):
+        before = int(time.time() * 1000)
+        if step == "acquire":
+            assert a.acquire("e1", lease_s)
+        else:
+            assert a.renew(["e1"], lease_s) == []
+        after = int(time.time() * 1000)
+        expires, left = expiry("e1")
+        assert before + lease_s * 1000 <= expires <= after + lease_s * 1000, step
+        assert left is None or lease_s * 1000 - 5000 < left <= lease_s * 1000, step
+    a.close()
+
+
+def test_claim_owners_files_and_threads(tmp_path):
+    owner = new_owner("svc")
+    assert re.fullmatch(rf"svc:{os.getpid()}:[0-9a-f]{{8}}", owner), owner
+    claims = SQLiteClaims(tmp_path / "deep" / "er" / "claims.db", owner)  # its folders are made
+    taken: list[bool] = []
+    worker = threading.Thread(target=lambda: taken.append(claims.acquire("e1", 60)))
+    worker.start()  # the service's threads share one
+    worker.join(10)
+    assert taken == [True] and claims.holds("e1")
+    claims.close()
+    (tmp_path / "a-file").write_text("not a folder")
+    with pytest.raises(RuntimeError) as err:
+        SQLiteClaims(tmp_path / "a-file" / "claims.db", owner)
+    assert str(err.value).startswith(f"{tmp_path / 'a-file' / 'claims.db'}: cannot open the claims file: ")
+    assert str(err.value).endswith(" (check the folder of store_path and its permissions)")
 
 
 def test_expired_lists_oldest_first_up_to_the_limit(make_claims):
