@@ -130,6 +130,13 @@ def test_fifty_events_a_page_by_default_from_any_thread(tmp_path, crop):
     store.close()
 
 
+def test_a_hash_and_its_complement_are_64_bits_apart(store, crop):
+    e = _event(crop, 1)
+    store.put_verdict(_verdict(e, phash="7fffffffffffffff", max_distance=32))
+    assert _find(store, "8000000000000000", T0) is None and _find(store, "0000000000000000", T0) is None
+    assert _find(store, "7fffffff00000000", T0) == e.event_id  # 32 bits
+
+
 def test_a_near_copy_of_its_source_adds_no_rule_and_a_farther_one_does(store, crop):
     source, near, edge, far = (_event(crop, n) for n in range(4))
     store.put_verdict(_verdict(source, phash=HASH, max_distance=6))
@@ -142,6 +149,10 @@ def test_a_near_copy_of_its_source_adds_no_rule_and_a_farther_one_does(store, cr
     rules = sqlite3.connect(str(store.path)).execute("SELECT event_id FROM rules").fetchall()
     assert sorted(r[0] for r in rules) == sorted([source.event_id, edge.event_id, far.event_id])
     assert store.counts()["verdicts"] == 4
+    # a reused verdict that carries no rule of its own is stored all the same
+    plain = _event(crop, 6)
+    store.put_verdict(_verdict(plain, rule=False, reused_from=source.event_id))
+    assert store.get_verdict(plain.event_id).reused_from == source.event_id
     # a verdict reused from one that has no rule is filed
     orphan = _event(crop, 5)
     store.put_verdict(_verdict(orphan, phash=HASH, reused_from=uuid7(T0 + 77)))
