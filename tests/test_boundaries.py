@@ -665,12 +665,17 @@ def test_claim_owners_files_and_threads(tmp_path):
 
 
 def test_expired_lists_oldest_first_up_to_the_limit(make_claims):
-    a = make_claims("worker-a")
+    a, b = make_claims("worker-a"), make_claims("worker-b")
     for eid in ("e1", "e2", "e3"):
         assert a.acquire(eid, 60)
         a.abandon(eid)
     assert sorted(a.expired()) == ["e1", "e2", "e3"] and len(a.expired(limit=2)) == 2
+    for n in range(98):
+        assert a.acquire(f"f{n}", 60)
+        a.abandon(f"f{n}")
+    assert len(a.expired()) == 100 and len(ClaimKeeper(b, 60).orphans()) == 100  # a hundred at a time
     a.close()
+    b.close()
 
 
 def test_claims_live_beside_the_store_or_in_redis(tmp_path, redis_prefix):

@@ -3,6 +3,7 @@ schedule's clock, which override applies, and the triage around the rules (class
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import cv2
@@ -167,13 +168,21 @@ def test_the_most_specific_override_wins_and_the_first_listed_on_a_tie():
         rule = rules.rule_for(camera, zones)
         assert (rule.min_score, rule.scope) == (min_score, scope), (camera, zones)
     assert rules.rule_for("yard", ["porch"]) is rules.rule_for("yard", ("porch",))  # worked out once
-    assert rules.rule_for("door").labels == ["person"]  # unset keys inherit the defaults
+    assert rules.rule_for("door").labels == ["person"]
+    overridden = rules.rule_for("yard", ["porch"])  # its unset keys inherit the defaults
+    assert (overridden.labels, overridden.escalate, overridden.uncertain_band) == (["person"], True, (0.2, 0.5))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        overridden.scope = "*"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        rules.decide(Track("person", 0.9), None, now_ms=T0).kind = "local"  # type: ignore[misc]
     assert rules.min_dwell_s("door", ["porch"]) == 0.0
 
 
 def test_what_the_triage_asks_of_the_rules():
-    rules = Rules(RulesConfig.model_validate({"labels": ["person"], "confirm_labels": ["package"],
-                                              "overrides": [{"camera": "quiet", "classify": False}]}))
+    config = RulesConfig.model_validate({"labels": ["person"], "confirm_labels": ["package"],
+                                         "overrides": [{"camera": "quiet", "classify": False}]})
+    rules = Rules(config)
+    assert rules.config is config
     assert rules.escalates(Track("package", 0.9)) and not rules.escalates(Track("car", 0.9))
     assert rules.wants_classes(Track("person", 0.9)) and not rules.wants_classes(Track("car", 0.9))
     assert not rules.wants_classes(Track("person", 0.9, camera="quiet"))

@@ -135,6 +135,10 @@ def test_a_hash_and_its_complement_are_64_bits_apart(store, crop):
     store.put_verdict(_verdict(e, phash="7fffffffffffffff", max_distance=32))
     assert _find(store, "8000000000000000", T0) is None and _find(store, "0000000000000000", T0) is None
     assert _find(store, "7fffffff00000000", T0) == e.event_id  # 32 bits
+    # ranked in SQLite, so a wrong distance there would put the complement first and hide a real match
+    five = _event(crop, 2)
+    store.put_verdict(_verdict(five, phash="800000000000001f", max_distance=32))
+    assert _find(store, "8000000000000000", T0) == five.event_id
 
 
 def test_a_near_copy_of_its_source_adds_no_rule_and_a_farther_one_does(store, crop):
