@@ -3,6 +3,7 @@
     nice -n 10 python bench/mutation.py                 # every module below (about an hour on two busy cores)
     python bench/mutation.py --module edge/outbox.py    # one module
     python bench/mutation.py --planted                  # only the hand-planted bugs of issue 18, each must fail
+    python bench/mutation.py --retest FOLDER            # a --keep folder's survivors against today's tests
 
 Not part of CI (it runs every fast test once per mutant). It needs mutmut 2 (`pip install '.[mutation]'`).
 The working tree is copied to a scratch folder and the `edgetriage` package is pointed at that copy
@@ -111,9 +112,12 @@ def scratch_copy(dest: Path) -> dict[str, str]:
         (package / src.name).symlink_to(src)
     for sub in ("edge", "cloud", "shared", "models"):
         (package / sub).symlink_to(repo / sub)
-    env = dict(os.environ, PYTHONPATH=str(dest / "pkg"), PYTHONDONTWRITEBYTECODE="1",
-               PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
-    return env
+    return _env(dest)
+
+
+def _env(dest: Path) -> dict[str, str]:
+    return dict(os.environ, PYTHONPATH=str(dest / "pkg"), PYTHONDONTWRITEBYTECODE="1",
+                PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
 
 
 def _check_copy(repo: Path, env: dict[str, str]) -> None:
@@ -147,18 +151,42 @@ def run_planted(repo: Path, env: dict[str, str]) -> list[dict]:
     return out
 
 
-def run_module(repo: Path, env: dict[str, str], module: str) -> dict:
-    cache = repo / ".mutmut-cache"
-    cache.unlink(missing_ok=True)
+def _mutmut(module: str, *extra: str) -> list[str]:
     # mutmut 2 counts only exit status 1 as failing tests; a mutant that breaks an import makes pytest exit
     # with 2 (collection error) and would count as surviving, so every non-zero status is made 1
     runner = "sh -c " + shlex.quote(f"{PYTEST} {MODULES[module]}; test $? -eq 0")
+    return ["mutmut", "run", *extra, "--paths-to-mutate", module, "--tests-dir", "tests", "--runner", runner,
+            "--no-progress", "--simple-output"]
+
+
+def run_module(repo: Path, env: dict[str, str], module: str) -> dict:
+    cache = repo / ".mutmut-cache"
+    cache.unlink(missing_ok=True)
     started = time.monotonic()
-    done = subprocess.run(["mutmut", "run", "--paths-to-mutate", module, "--tests-dir", "tests", "--runner", runner,
-                           "--no-progress", "--simple-output"], cwd=repo, env=env, stdout=subprocess.DEVNULL)
+    done = subprocess.run(_mutmut(module), cwd=repo, env=env, stdout=subprocess.DEVNULL)
     if done.returncode == 1 or not cache.exists():
         raise SystemExit(f"mutmut could not run on {module} (exit {done.returncode}); see its output above")
-    db = sqlite3.connect(str(cache))
+    return report(repo, env, module, time.monotonic() - started)
+
+
+def retest(dest: Path) -> dict:
+    """A kept folder's surviving mutants again, against the working tree's tests as they are now (after
+    tests were added for them), without running every mutant again."""
+    repo, env = dest / "repo", _env(dest)
+    db = sqlite3.connect(str(repo / ".mutmut-cache"))
+    (module,) = db.execute("SELECT filename FROM SourceFile").fetchone()
+    ids = [i for (i,) in db.execute("SELECT id FROM Mutant WHERE status = 'bad_survived'")]
+    db.close()
+    shutil.rmtree(repo / "tests")
+    shutil.copytree(ROOT / "tests", repo / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    started = time.monotonic()
+    for mutant in ids:
+        subprocess.run(_mutmut(module, str(mutant)), cwd=repo, env=env, stdout=subprocess.DEVNULL)
+    return report(repo, env, module, time.monotonic() - started)
+
+
+def report(repo: Path, env: dict[str, str], module: str, seconds: float) -> dict:
+    db = sqlite3.connect(str(repo / ".mutmut-cache"))
     rows = db.execute("SELECT m.id, m.status FROM Mutant m JOIN Line l ON m.line = l.id "
                       "JOIN SourceFile f ON l.sourcefile = f.id WHERE f.filename = ?", (module,)).fetchall()
     db.close()
@@ -167,7 +195,7 @@ def run_module(repo: Path, env: dict[str, str], module: str) -> dict:
     timeouts = [i for i, s in rows if s == "bad_timeout"]
     survived = [i for i, s in rows if s not in ("ok_killed", "ok_suspicious", "bad_timeout")]
     print(f"\n== {module}: {len(killed)} killed of {len(rows)} mutants ({len(timeouts)} of them by a timeout) "
-          f"({len(killed) / max(1, len(rows)):.3f}) in {time.monotonic() - started:.0f} s", flush=True)
+          f"({len(killed) / max(1, len(rows)):.3f}) in {seconds:.0f} s", flush=True)
     for kind, ids in (("timed out (counted as killed)", timeouts), ("survivor", survived)):
         for mutant in ids:
             diff = subprocess.run(["mutmut", "show", str(mutant)], cwd=repo, env=env, capture_output=True, text=True)
@@ -183,7 +211,14 @@ def main() -> int:
     parser.add_argument("--module", action="append", choices=sorted(MODULES), help="only these (repeatable)")
     parser.add_argument("--planted", action="store_true", help="only plant the bugs of issue 18 and run their tests")
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder (its path is printed)")
+    parser.add_argument("--retest", type=Path, metavar="FOLDER",
+                        help="a folder kept with --keep: run its survivors again against the current tests")
     args = parser.parse_args()
+    if args.retest is not None:
+        result = retest(args.retest)
+        print(json.dumps({"modules": {result["module"]: result["score"]}, "mutants": result["mutants"],
+                          "killed": result["killed"], "score": result["score"]}))
+        return 0
     if not args.planted and shutil.which("mutmut") is None:
         print("mutmut is not installed: pip install '.[mutation]'", file=sys.stderr)
         return 2
