@@ -612,10 +612,14 @@ def test_a_lost_claim_is_counted_and_said_once(make_claims, caplog):
     assert b.acquire("e1", 60) and b.acquire("e2", 60)
     with caplog.at_level("WARNING", logger="edgetriage.cloud.claims"):
         assert keeper.renew() == ["e1", "e2"] and keeper.renew() == []
-    assert keeper.lost == 2 and keeper.held == set()
+        assert keeper.take("e3")
+        a.abandon("e3")
+        assert b.acquire("e3", 60) and keeper.renew() == ["e3"]
+    assert keeper.lost == 3 and keeper.held == set()  # counted over time, not per renewal
     assert {r.name for r in caplog.records} == {"edgetriage.cloud.claims"}
     assert [r.getMessage() for r in caplog.records] == [
-        "lost the claim on 2 event(s) (this process stalled longer than a 30 s lease); another worker answers them"]
+        "lost the claim on 2 event(s) (this process stalled longer than a 30 s lease); another worker answers them",
+        "lost the claim on 1 event(s) (this process stalled longer than a 30 s lease); another worker answers them"]
     a.close()
     b.close()
 

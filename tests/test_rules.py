@@ -4,6 +4,7 @@ schedule's clock, which override applies, and the triage around the rules (class
 from __future__ import annotations
 
 import dataclasses
+import time
 from dataclasses import dataclass
 
 import cv2
@@ -241,3 +242,54 @@ def test_probabilities_and_seconds_are_bounded():
     for bad in (-1.0, 7 * 86400.0 + 1):
         with pytest.raises(ValueError, match="cooldown_s"):
             RulesConfig(cooldown_s=bad)
+
+
+@dataclass
+class Bare:
+    """A track event with only what the rules require, as a custom pipeline might give."""
+
+    label: str
+    score: float
+    phash: str = HASH
+    crop_jpeg: bytes = b""
+
+
+def test_a_track_without_a_capture_time_runs_on_the_wall_clock():
+    rules = Rules(RulesConfig(cooldown_s=600))
+    five_s_ago = int(time.time() * 1000) - 5_000
+    assert rules.decide(Bare("person", 0.9), None, camera="front", now_ms=five_s_ago).kind == "escalate"
+    d = rules.decide(Bare("person", 0.9), None, camera="front")
+    assert d.kind == "dropped" and d.reason in ("cooldown: person escalated 5 s ago",
+                                                "cooldown: person escalated 6 s ago"), d.reason
+
+
+def test_cooldown_edges_the_same_millisecond_and_its_rounding():
+    rules = Rules(RulesConfig(cooldown_s=600))
+    assert rules.decide(Track("person", 0.9), None, now_ms=T0).kind == "escalate"
+    assert rules.decide(Track("person", 0.9), None, now_ms=T0).kind == "dropped"  # the same millisecond
+    assert rules.decide(Track("person", 0.9), None, now_ms=T0 + 499_500).reason == \
+        "cooldown: person escalated 500 s ago"
+
+
+def _local_ms(hour: int, minute: int) -> int:
+    """Local epoch ms on Tuesday 2024-06-04 at hour:minute."""
+    return int(time.mktime((2024, 6, 4, hour, minute, 0, 0, 0, -1)) * 1000)
+
+
+def test_the_schedule_reads_hours_and_minutes_of_local_time():
+    rules = Rules(RulesConfig.model_validate({"schedule": [{"days": ["tue"], "start": "09:30", "end": "17:45"}]}))
+    kinds = {(h, m): rules.decide(Track("person", 0.9), None, now_ms=_local_ms(h, m)).kind
+             for h, m in ((9, 29), (9, 31), (17, 44), (17, 45))}
+    assert kinds == {(9, 29): "local", (9, 31): "escalate", (17, 44): "escalate", (17, 45): "local"}
+
+
+def test_triage_keeps_a_classification_it_was_given_and_defaults_the_hash_algorithm(person_jpeg):
+    classifier = CropClassifier(ClassifierConfig())
+    cache = VerdictCache(16)
+    assert cache.add(_verdict(), T0)
+    triage = Triage(Rules(RulesConfig()), device="edge-1", cache=cache, classifier=classifier)
+    given = _cat(person=0.9)
+    ev = Track("person", 0.9, crop_jpeg=person_jpeg, classification=given)
+    triage.decide("front", ev, T0)
+    assert ev.classification is given  # classified once, upstream: not again
+    assert triage.decide("front", Bare("person", 0.9), T0).kind == "cached"  # no phash_alg: dct64
