@@ -30,7 +30,6 @@ from edgetriage.shared.config import MQTTConfig
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.phash import hamming
 from edgetriage.shared.protocol import (
-    VERDICTS,
     Detection,
     Event,
     ReuseRule,
@@ -169,7 +168,9 @@ def test_events_in_verdicts_out_with_dedupe_cache_rejects_and_api(mosquitto, pre
             verdict = decode_verdict(raw)
             assert topic == f"{prefix}/v1/{DEVICE}/verdicts"
             assert (verdict.event_id, verdict.source, verdict.device, verdict.camera) == (first.event_id, "llm", DEVICE, "hall")
-            assert verdict.verdict in VERDICTS and 0.0 <= verdict.confidence <= 1.0 and verdict.model
+            # the model's own answer: named after it, and a description, not a fallback's reason
+            assert verdict.model == llm_analyzer.name and verdict.description.strip()
+            assert not verdict.description.startswith("no model verdict")
             assert verdict.timings.analyze_ms > 0 and verdict.timings.total_ms >= verdict.timings.analyze_ms
             assert verdict.cache is not None
             assert (verdict.cache.phash, verdict.cache.scope, verdict.cache.ttl_s) == (first.phash, "camera", 3600)
@@ -595,10 +596,11 @@ def test_priority_tiers_go_first_and_a_spent_device_budget_answers_at_once(prefi
         await _until(lambda: service.scheduler.in_flight == 1)
         tasks = [asyncio.create_task(service.process(encode_event(e), topic(DEVICE))) for e in (early, urgent)]
         await _until(lambda: service.scheduler.queue_depth == 2)
-        started = time.monotonic()
         try:
             refused = await service.process(encode_event(greedy), topic("pi-greedy"))
-            assert time.monotonic() - started < 0.5 and refused.verdict == "unknown"
+            # back while both queued events still wait for the model (each needs a whole model call after
+            # the busy one): the refusal did not queue for the model
+            assert not any(t.done() for t in tasks) and refused.verdict == "unknown"
             assert "token budget of device pi-greedy is spent" in refused.description
             return [await first, *[await t for t in tasks]]
         finally:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import uuid
 
 import paho.mqtt.client as mqtt
 import pytest
@@ -28,29 +29,48 @@ class Watch:
     def __init__(self, port: int, *filters: str) -> None:
         self.messages: list[tuple[str, bytes, bool]] = []
         self._lock = threading.Lock()
+        self._marker = f"watch-marker/{uuid.uuid4().hex}"
+        self._markers = 0
+        subacks: list[int] = []
         ready = threading.Event()
         self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
 
         def on_connect(client, userdata, flags, rc, props):
-            for f in filters:
+            for f in (*filters, self._marker):
                 client.subscribe(f, 1)
-            ready.set()
+
+        def on_subscribe(client, userdata, mid, reason_codes, props):
+            subacks.append(mid)
+            if len(subacks) == len(filters) + 1:
+                ready.set()
 
         self.client.on_connect = on_connect
+        self.client.on_subscribe = on_subscribe
         self.client.on_message = self._on_message
         self.client.connect("127.0.0.1", port)
         self.client.loop_start()
-        assert ready.wait(10)
+        assert ready.wait(10), "the watch got no SUBACK"
 
     def _on_message(self, client, userdata, msg) -> None:
         with self._lock:
-            self.messages.append((msg.topic, bytes(msg.payload), bool(msg.retain)))
+            if msg.topic == self._marker:
+                self._markers += 1
+            else:
+                self.messages.append((msg.topic, bytes(msg.payload), bool(msg.retain)))
 
-    def seen(self, settle_s: float = 1.0) -> dict[str, tuple[bytes, bool]]:
-        """The last message per topic, after waiting for retained messages to arrive."""
-        time.sleep(settle_s)
+    def seen(self, timeout: float = 10.0) -> dict[str, tuple[bytes, bool]]:
+        """The last message per topic, once the retained ones have arrived: they are queued to us when we
+        subscribe, so a marker we publish afterwards comes back after them (one session's queue is in order)."""
         with self._lock:
-            return {t: (p, r) for t, p, r in self.messages}
+            want = self._markers + 1
+        self.client.publish(self._marker, b"", qos=1)
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._lock:
+                if self._markers >= want:
+                    return {t: (p, r) for t, p, r in self.messages}
+            assert time.monotonic() < deadline, "the watch's own marker did not come back"
+            time.sleep(0.02)
 
     def wait_until(self, predicate, timeout: float) -> bool:
         deadline = time.monotonic() + timeout
@@ -130,7 +150,14 @@ def test_discovery_states_and_reannouncement_during_a_run(mosquitto, prefix, llm
 
         # during the run: the camera was announced and its states follow the events and verdicts
         assert watch.wait_until(lambda m: config_topics <= {t for t, p, _ in m if p}, 10), watch.messages
-        assert watch.wait_until(lambda m: state["verdict"] in {t for t, _, _ in m}, 10)
+        last_id = verdicts[-1].event_id.encode()
+
+        def settled(m) -> bool:  # the last verdict's state, then its alert (published in that order)
+            at = [i for i, (t, p, _) in enumerate(m) if t == state["verdict"] and last_id in p]
+            return bool(at) and any(t == state["alert"] for t, _, _ in m[at[-1]:]) and any(
+                t == state["thumbnail"] for t, _, _ in m)
+
+        assert watch.wait_until(settled, 10), "no states for the last verdict"
         last = watch.seen()
         assert last[state["thumbnail"]][0][:3] == b"\xff\xd8\xff"
         published = json.loads(last[state["verdict"]][0])
