@@ -31,7 +31,7 @@ import cv2
 import pytest
 from conftest import free_port
 from edgetriage.cli import main as cli_main
-from edgetriage.cloud.backends import build_backend
+from edgetriage.cloud.analysis import build_backend
 from edgetriage.cloud.claims import (
     ClaimKeeper,
     RedisClaims,
