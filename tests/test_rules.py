@@ -70,7 +70,7 @@ def test_every_step_says_why_in_words():
         ("local", "uncertain person: the classifier sees cat 0.85"),
         ("dropped", "score 0.25 below 0.30"),
         ("dropped", "stayed 1.9 s, under 2 s"),
-        ("cached", f"cached benign from …{_verdict().event_id[-8:]}"),
+        ("cached", f"cached benign from …{reasons[4].verdict.event_id[-8:]}"),
         ("escalate", "uncertain score 0.45"),
         ("dropped", "cooldown: person escalated 13 s ago"),
         ("escalate", "package always needs the cloud's confirmation"),
