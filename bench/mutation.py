@@ -9,8 +9,9 @@ Not part of CI (it runs every fast test once per mutant). It needs mutmut 2 (`pi
 The working tree is copied to a scratch folder and the `edgetriage` package is pointed at that copy
 (PYTHONPATH comes before the editable install), so mutants never touch your checkout, even if the run is
 killed. Each module is mutated with only its own fast tests (no LLM, no video). A mutant counts as killed
-when its tests fail (however slowly) or hang past mutmut's time limit. Prints killed ÷ mutants per module and the surviving
-mutants (`mutmut show` diffs) so they can be judged; ends with one JSON line.
+when its tests fail (however slowly) or hang past mutmut's time limit. Prints killed ÷ mutants per module
+and the surviving mutants (`mutmut show` diffs) so they can be judged; ends with one JSON line. Results and
+the survivors' reasons: TESTING.md.
 """
 
 from __future__ import annotations
