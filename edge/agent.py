@@ -32,11 +32,12 @@ from ..shared.protocol import (
     ClassScore,
     Detection,
     Event,
+    LoadReport,
     ProtocolError,
     encode_event,
 )
 from ..shared.topics import Topics
-from .budget import CloudLoad, EscalationBudget
+from .budget import EscalationBudget
 from .capture import Frame, FrameSource
 from .config import CameraConfig, EdgeConfig
 from .delivery import Delivery, OnControl, OnVerdict
@@ -147,7 +148,7 @@ class EdgeAgent:
         self.delivery.dirty = value
 
     @property
-    def load(self) -> CloudLoad | None:
+    def load(self) -> LoadReport | None:
         """The cloud's last load report (None: none, or cleared)."""
         return self.spending.load
 

@@ -11,7 +11,6 @@ cloud, which is resolved on the device, and which waiting event a full queue giv
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import threading
@@ -24,7 +23,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import ValidationError
 
 from ..shared.ids import uuid7
-from ..shared.protocol import ProtocolError, Verdict, decode_event
+from ..shared.protocol import LoadReport, ProtocolError, Verdict, decode_event, decode_load_report
 from .outbox import Outbox
 from .rules import Decision
 from .stats import EdgeStats
@@ -35,7 +34,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("edgetriage.edge.agent")
 
-_MAX_LOAD_BYTES = 4096  # a cloud load report is a few dozen bytes
 _LOCAL_MODEL = "device"  # `model` of the verdicts a device gives itself when the cloud is not asked
 
 MINUTE_S = 60.0
@@ -135,15 +133,6 @@ def _unit(x: float) -> float:
     return 0.0 if not math.isfinite(x) else min(1.0, max(0.0, float(x)))
 
 
-@dataclass(frozen=True)
-class CloudLoad:
-    """The cloud's last load report (`<prefix>/v1/_cloud/load`)."""
-
-    overloaded: bool
-    queue_depth: int
-    ts: float  # epoch seconds when the cloud wrote it
-
-
 class SpendingPolicy:
     """The agent's spending of the cloud: the escalation budget, the cloud's load report and what the
     configured policies do when either says no. Runs on the agent's pumping thread, under its lock."""
@@ -156,7 +145,7 @@ class SpendingPolicy:
         self.outbox = outbox
         self.stats = stats
         self.budget = EscalationBudget(config.budget.per_minute, config.budget.per_hour)
-        self.load: CloudLoad | None = None
+        self.load: LoadReport | None = None
         self._overloaded_seen = False  # for logging transitions once
         self._scores: dict[str, float] = {}  # unsent event id -> score, for "drop_lowest"
         self._forget = forget
@@ -172,7 +161,7 @@ class SpendingPolicy:
         """The cloud's last load report says overloaded and is not older than overload.stale_s."""
         load = self.load
         return (load is not None and load.overloaded
-                and time.time() - load.ts <= self.config.overload.stale_s)
+                and time.time() * 1000 - load.ts <= self.config.overload.stale_s * 1000)
 
     def holding(self) -> bool:
         return self.config.overload.policy == "hold" and self.overloaded
@@ -258,16 +247,11 @@ class SpendingPolicy:
             self.load = None
         else:
             try:
-                if len(payload) > _MAX_LOAD_BYTES:
-                    raise ValueError(f"{len(payload)} bytes")
-                data = json.loads(payload)
-                ts = float(data["ts"])
-                self.load = CloudLoad(bool(data["overloaded"]), int(data.get("queue_depth") or 0),
-                                      ts / 1000.0 if ts > 1e11 else ts)  # ms accepted too
-            except (ValueError, TypeError, KeyError, RecursionError) as exc:
+                self.load = decode_load_report(payload)
+            except ProtocolError as exc:
                 self.stats.load_invalid += 1
                 log.warning("ignored a cloud load report on %s (%s); expected JSON "
-                            '{"overloaded": bool, "queue_depth": int, "ts": epoch seconds}', topic, exc)
+                            '{"overloaded": bool, "queue_depth": int, "ts": epoch milliseconds}', topic, exc.reason)
                 return
         overloaded = self.overloaded
         if overloaded != self._overloaded_seen:
@@ -281,4 +265,4 @@ class SpendingPolicy:
                 log.warning("the cloud is no longer overloaded; escalating again")
 
 
-__all__ = ["CloudLoad", "EscalationBudget", "Policy", "SpendingPolicy", "Waiting", "victims"]
+__all__ = ["EscalationBudget", "Policy", "SpendingPolicy", "Waiting", "victims"]

@@ -14,7 +14,6 @@ server thread only reads. Everything else happens on the main thread.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import random
@@ -27,6 +26,15 @@ from typing import Any
 
 from ..shared.config import ConfigError
 from ..shared.mqtt import Incoming
+from ..shared.protocol import (
+    AppliedConfig,
+    BudgetState,
+    CameraState,
+    CloudSeen,
+    DeviceState,
+    RunningModel,
+    encode_device_state,
+)
 from ..shared.topics import Topics
 from .agent import EdgeAgent
 from .capture import CaptureError, FrameSource
@@ -418,7 +426,7 @@ class EdgeDaemon:
                 self.workers[cam_id].start()
 
     # -- reporting -------------------------------------------------------------------------------------
-    def state(self, *, running: bool = True) -> dict[str, Any]:
+    def state(self, *, running: bool = True) -> DeviceState:
         """The retained state message: what runs, how the cameras are, what was applied or refused."""
         agent, models = self.agent, self.models
         now = time.monotonic()
@@ -429,34 +437,34 @@ class EdgeDaemon:
         cameras = {}
         for cam_id, w in list(self.workers.items()):
             counts = agent.camera_counts.get(cam_id)
-            cameras[cam_id] = {
-                "state": "stopped" if not running else "stalled" if w.stuck(now, stall_s) else w.state,
-                "source": _redact(w.camera.source), "reconnects": w.reconnects, "last_error": w.last_error,
-                "frames_read": w.frames_read, "frames_processed": counts.frames if counts else 0,
-                "fps_read": round(w.read_rate.rate, 2), "fps_detected": round(w.detect_rate.rate, 2),
-                "detect_fps": w.camera.detect_fps,
-            }
-        return {
-            "device": self.device, "ts_ms": _now_ms(), "started_ms": self.started_ms, "running": running,
-            "ready": self.ready, "watchdog_healthy": self.healthy,
-            "config": {"version": self.config_version, "source": self.config_source,
-                       "applied_ms": self.config_applied_ms, "refused": self.config_refused},
-            "model": {"name": models.model_name, "sha256": models.model_sha256, "since_ms": models.model_since_ms,
-                      "loading": models.loading.model.sha256 if models.loading and models.loading.model else None,
-                      "refused": models.model_refused},
-            "cameras": cameras,
-            "cloud": {"connected": agent.link.connected.is_set(), "overloaded": agent.overloaded,
-                      "queue_depth": load.queue_depth if load else None, "load_ts": load.ts if load else None},
-            "budget": {"per_minute": budget.per_minute, "per_hour": budget.per_hour, "policy": budget.policy,
-                       "available": None if available == float("inf") else int(available),
-                       "waiting": agent.outbox.count_unsent(), "dropped": agent.stats.budget_dropped,
-                       "local": agent.stats.budget_local},
-            "outbox": agent.outbox.depth(),
-        }
+            cameras[cam_id] = CameraState(
+                state="stopped" if not running else "stalled" if w.stuck(now, stall_s) else w.state,
+                source=_redact(w.camera.source), reconnects=w.reconnects, last_error=w.last_error,
+                frames_read=w.frames_read, frames_processed=counts.frames if counts else 0,
+                fps_read=round(w.read_rate.rate, 2), fps_detected=round(w.detect_rate.rate, 2),
+                detect_fps=w.camera.detect_fps,
+            )
+        return DeviceState(
+            device=self.device, ts_ms=_now_ms(), started_ms=self.started_ms, running=running,
+            ready=self.ready, watchdog_healthy=self.healthy,
+            config=AppliedConfig(version=self.config_version, source=self.config_source,
+                                 applied_ms=self.config_applied_ms, refused=self.config_refused),
+            model=RunningModel(name=models.model_name, sha256=models.model_sha256, since_ms=models.model_since_ms,
+                               loading=models.loading.model.sha256 if models.loading and models.loading.model
+                               else None, refused=models.model_refused),
+            cameras=cameras,
+            cloud=CloudSeen(connected=agent.link.connected.is_set(), overloaded=agent.overloaded,
+                            queue_depth=load.queue_depth if load else None, load_ts=load.ts / 1000 if load else None),
+            budget=BudgetState(per_minute=budget.per_minute, per_hour=budget.per_hour, policy=budget.policy,
+                               available=None if available == float("inf") else int(available),
+                               waiting=agent.outbox.count_unsent(), dropped=agent.stats.budget_dropped,
+                               local=agent.stats.budget_local),
+            outbox=agent.outbox.depth(),
+        )
 
     def publish_state(self, *, running: bool = True) -> None:
-        payload = json.dumps(self.state(running=running), separators=(",", ":")).encode()
-        self.agent.link.publish(self._state_topic, payload, qos=1, retain=True)
+        self.agent.link.publish(self._state_topic, encode_device_state(self.state(running=running)), qos=1,
+                                retain=True)
 
     def snapshot(self) -> DeviceSnapshot:
         """Figures for the metrics endpoint (called on its thread)."""

@@ -7,6 +7,7 @@ message on `<prefix>/v1/<device>/config` and the device takes it, or refuses it 
                 "cameras": {"door": {"detect_fps": 2}}},
      "model": {"sha256": "<64 hex>", "name": "ssdlite_person_int8", "entry": {...manifest entry...}}}
 
+The message is shared.protocol.RemoteConfig (one encoder, `cloud push-config`; one decoder, here).
 A remote config is always merged over the device's own file, never over an earlier remote one, so every
 message says the whole difference and the same message always gives the same result. Only the sections in
 `REMOTE_SECTIONS` may change; connection, identity and storage settings stay in the device's file, so a bad
@@ -22,7 +23,6 @@ import hashlib
 import json
 import logging
 import queue
-import re
 import threading
 import time
 import urllib.error
@@ -36,16 +36,13 @@ import numpy as np
 
 from ..shared.config import ConfigError, validate_config
 from ..shared.modelfiles import ModelError, ModelFile, manifest, resolve, sha256_of
+from ..shared.protocol import MAX_CONFIG_BYTES, RemoteConfigError, decode_remote_config
 from .config import EdgeConfig
 from .detect import BACKENDS, Detector, DetectorConfig, build_detector, model_key
 
 log = logging.getLogger("edgetriage.edge.remote")
 
 REMOTE_SECTIONS = ("rules", "vision", "cache", "budget", "overload", "cameras")
-MAX_CONFIG_BYTES = 256 * 1024
-_SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
-_VERSION_RE = re.compile(r"^[A-Za-z0-9._:+-]{1,64}$")
-_TOP_KEYS = frozenset({"version", "config", "model", "issued_ms"})
 _CHUNK = 1 << 16
 
 
@@ -77,30 +74,16 @@ class RemoteUpdate:
 
 
 def parse_update(payload: bytes, base: EdgeConfig) -> RemoteUpdate:
-    """Validate a config message against the device's own file `base`; RemoteRefused says why not."""
-    if len(payload) > MAX_CONFIG_BYTES:
-        raise RemoteRefused(f"config message is {len(payload)} bytes, over the {MAX_CONFIG_BYTES}-byte limit")
+    """Validate a config message (shared.protocol.RemoteConfig) against the device's own file `base`;
+    RemoteRefused says why not."""
     try:
-        doc = json.loads(payload)
-    except RecursionError:  # a flood of "[": Python's parser gives up; the message is refused, not fatal
-        raise RemoteRefused("config message is not JSON: nested too deeply") from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise RemoteRefused(f"config message is not JSON: {exc}") from None
-    if not isinstance(doc, dict):
-        raise RemoteRefused("config message must be a JSON object with \"version\" and \"config\"")
-    version = doc.get("version")
-    if not isinstance(version, str) or not _VERSION_RE.match(version):
-        raise RemoteRefused("version: required, 1-64 characters of A-Z a-z 0-9 . _ : + -")
-    unknown = sorted(set(doc) - _TOP_KEYS)
-    if unknown:
-        raise RemoteRefused(f"{', '.join(unknown)}: unknown key (a config message has version, config, model)",
-                            version)
-    patch = doc.get("config", {})
-    if not isinstance(patch, dict):
-        raise RemoteRefused("config: must be an object of sections", version)
-    config = merge_config(base, patch, version)
-    model = _announcement(doc.get("model"), version)
-    return RemoteUpdate(version, config, model, payload)
+        message = decode_remote_config(payload)
+    except RemoteConfigError as exc:
+        raise RemoteRefused(exc.reason, exc.version) from None
+    config = merge_config(base, dict(message.config), message.version)
+    model = message.model
+    announced = ModelAnnouncement(model.sha256, model.name, model.entry) if model is not None else None
+    return RemoteUpdate(message.version, config, announced, payload)
 
 
 def merge_config(base: EdgeConfig, patch: dict[str, Any], version: str) -> EdgeConfig:
@@ -153,26 +136,6 @@ def _deep_merge(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
         else:
             out[key] = value
     return out
-
-
-def _announcement(value: Any, version: str) -> ModelAnnouncement | None:
-    if value is None:
-        return None
-    if not isinstance(value, dict):
-        raise RemoteRefused("model: must be an object with sha256", version)
-    sha = value.get("sha256")
-    if not isinstance(sha, str) or not _SHA256_RE.match(sha):
-        raise RemoteRefused("model.sha256: must be 64 lowercase hex characters", version)
-    name = value.get("name")
-    if name is not None and (not isinstance(name, str) or not 0 < len(name) <= 128):
-        raise RemoteRefused("model.name: must be a short string", version)
-    entry = value.get("entry")
-    if entry is not None and not isinstance(entry, dict):
-        raise RemoteRefused("model.entry: must be a manifest entry object", version)
-    unknown = sorted(set(value) - {"sha256", "name", "entry"})
-    if unknown:
-        raise RemoteRefused(f"model.{unknown[0]}: unknown key (a model has sha256, name, entry)", version)
-    return ModelAnnouncement(sha, name, entry)
 
 
 # -- models ------------------------------------------------------------------------------------------------
