@@ -314,7 +314,7 @@ class EdgeAgent:
                 detections=[Detection(label=d.label, score=_unit(d.score), box=tuple(_unit(v) for v in d.box))
                             for d in ev.detections[-MAX_DETECTIONS:]],
                 phash=ev.phash, phash_alg=ev.phash_alg, reason=decision.reason[:256], zones=ev.zones[:16],
-                crop=ev.crop_jpeg, crop_size=tuple(ev.crop_size),
+                crop=ev.crop_jpeg, crop_size=tuple(ev.crop_size), crop_box=ev.crop_box,
                 classes=[ClassScore(label=name[:128], score=_unit(p)) for name, p in ev.classes[:MAX_CLASSES]],
             )
             stored = self.outbox.add(event_id, self._events_topic, encode_event(event), now,

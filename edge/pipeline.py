@@ -32,7 +32,7 @@ import numpy as np
 from ..shared.protocol import MAX_DETECTIONS
 from .capture import Frame
 from .classify import Classification, CropClassifier
-from .crops import crop_box, encode_jpeg, phash_dct64
+from .crops import Box, cut, encode_jpeg, phash_dct64
 from .detect import Det, Detector, Region, build_detector
 from .looks import LookPlanner
 from .motion import FULL_BRIGHTNESS, MotionGate, detection_regions, frame_pixels, patch_difference
@@ -60,7 +60,7 @@ class _TrackMemory:
     best_box: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
     best_dets: list[Det] = field(default_factory=list)
     best_wall_ms: int = 0
-    best_crop: np.ndarray | None = None  # copy of the best crop until the event is emitted
+    best_crop: tuple[np.ndarray, Box] | None = None  # copy of the best crop and where it was cut, until emitted
     appearance: np.ndarray | None = None  # gate patch under the box at the last hit
     zone_since: dict[str, float] = field(default_factory=dict)  # zone -> pts first seen standing in it
     resolved: bool = False  # a motion track the pipeline has looked at closely
@@ -329,7 +329,7 @@ class VisionPipeline:
             memory.best_box = det.box
             memory.best_dets = dets[:MAX_DETECTIONS]
             memory.best_wall_ms = frame.wall_ms
-            memory.best_crop = crop_box(frame.image, det.box, self._config.crop_margin).copy()
+            memory.best_crop = cut(frame.image, det.box, self._config.crop_margin)
 
     def _note_zones(self, memory: _TrackMemory, box: tuple[float, float, float, float], pts: float) -> None:
         if self._geometry.zones:
@@ -370,7 +370,7 @@ class VisionPipeline:
         person = max((d for d in dets if d.label == "person"), key=lambda d: d.score, default=None)
         other = max((d for d in dets if d.label != "person"), key=lambda d: d.score, default=None)
         evidence = max(memory.evidence, person.score if person is not None else 0.0)
-        crop = crop_box(image, box, cfg.crop_margin).copy()
+        crop, crop_at = cut(image, box, cfg.crop_margin)
         label, score, uncertain = "person", evidence, True
         if person is not None and person.score >= cfg.uncertain_below:
             label, score, uncertain, how, box = "person", person.score, False, "person", person.box
@@ -403,7 +403,7 @@ class VisionPipeline:
         memory.best_box = box
         memory.best_dets = dets[:MAX_DETECTIONS]
         memory.best_wall_ms = frame.wall_ms
-        memory.best_crop = crop
+        memory.best_crop = crop, crop_at
         memory.scores.append(score)
         self.stats.resolved[how] = self.stats.resolved.get(how, 0) + 1
 
@@ -512,8 +512,8 @@ class VisionPipeline:
         return event
 
     def _event(self, track: Track, memory: _TrackMemory, pts: float) -> TrackEvent:
-        crop = memory.best_crop
-        assert crop is not None  # every confirmed track has a hit or a resolution, and both set the crop
+        assert memory.best_crop is not None  # every confirmed track has a hit or a resolution: both set it
+        crop, crop_at = memory.best_crop
         jpeg, size = encode_jpeg(crop, self._config.crop_max_side)
         uncertain = memory.uncertain or (track.label == "person" and memory.best_score < self._config.uncertain_below)
         event = TrackEvent(
@@ -521,7 +521,7 @@ class VisionPipeline:
             median_score=float(statistics.median(memory.scores)) if memory.scores else 0.0,
             uncertain=uncertain, first_ts=track.first_ts, last_ts=track.last_seen_ts,
             captured_ms=memory.best_wall_ms, box=memory.best_box, detections=memory.best_dets, crop_jpeg=jpeg,
-            crop_size=size, phash=phash_dct64(crop), hits=track.hits, zones=sorted(memory.zone_since),
+            crop_size=size, crop_box=crop_at, phash=phash_dct64(crop), hits=track.hits, zones=sorted(memory.zone_since),
             dwell_s=_dwell(track, memory, pts), source=memory.source, classification=memory.classification)
         return event
 

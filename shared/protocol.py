@@ -28,6 +28,7 @@ MAX_CROP_PIXELS = 4096 * 4096
 MAX_DETECTIONS = 64
 MAX_CLASSES = 10
 MAX_ZONES = 16
+CROP_MARGIN = 0.15  # a device cuts a track's crop around its box grown by this share of its size on each side
 PHASH_ALGS = ("dct64",)
 VERDICTS = ("alert", "benign", "unknown")
 
@@ -86,6 +87,8 @@ class Event(_Message):
     crop: bytes = Field(repr=False)
     crop_size: tuple[Annotated[int, Field(ge=0, le=65535)], Annotated[int, Field(ge=0, le=65535)]] = (0, 0)
     zones: Annotated[list[ZoneName], Field(max_length=MAX_ZONES)] = []  # the camera's zones the object stood in
+    # where the crop was cut, x1, y1, x2, y2 normalised to the frame (None: a sender before it was said)
+    crop_box: tuple[Unit, Unit, Unit, Unit] | None = None
 
     model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
 
@@ -155,6 +158,13 @@ def _reason(exc: ValidationError) -> str:
         parts.append(f"{where}: {err['msg']}")
     more = len(exc.errors()) - 3
     return "; ".join(parts) + (f" (+{more} more)" if more > 0 else "")
+
+
+def crop_region(box: tuple[float, float, float, float], margin: float = CROP_MARGIN) -> tuple[float, float, float, float]:
+    """Where, in normalised frame coordinates, a crop around `box` grown by `margin` lies (clipped to the frame)."""
+    x1, y1, x2, y2 = box
+    mx, my = (x2 - x1) * margin, (y2 - y1) * margin
+    return max(0.0, x1 - mx), max(0.0, y1 - my), min(1.0, x2 + mx), min(1.0, y2 + my)
 
 
 def validation_reason(exc: ValidationError) -> str:

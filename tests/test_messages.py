@@ -11,18 +11,24 @@ from typing import Any
 import pytest
 from edgetriage.cloud.push import _await_state, config_message
 from edgetriage.cloud.scheduler import LoadState
+from edgetriage.cloud.web.boxes import boxes_in_crop, event_boxes
 from edgetriage.edge.budget import SpendingPolicy
+from edgetriage.edge.capture import FrameSource
 from edgetriage.edge.config import EdgeConfig
 from edgetriage.edge.daemon import EdgeDaemon
+from edgetriage.edge.detect import DetectorConfig, build_detector
 from edgetriage.edge.outbox import Outbox
+from edgetriage.edge.pipeline import VisionPipeline
 from edgetriage.edge.remote import RemoteRefused, parse_update
 from edgetriage.edge.stats import EdgeStats
 from edgetriage.shared.protocol import (
+    CROP_MARGIN,
     DeviceState,
     LoadReport,
     ProtocolError,
     RemoteConfig,
     RemoteConfigError,
+    crop_region,
     decode_device_state,
     decode_load_report,
     decode_remote_config,
@@ -124,3 +130,28 @@ def test_the_state_the_device_publishes_is_what_push_config_reads(tmp_path, mosq
     states.put(encode_device_state(DeviceState.model_validate(refused)))
     result = _await_state(states, "v9", "t", 2.0)
     assert (result.outcome, result.reason) == ("refused", "rules.min_score: too big")
+
+
+def test_the_event_says_where_its_crop_was_cut_so_the_page_draws_boxes_for_any_margin(clip_one_by_one):
+    """A device with a wider margin than the shared default: the event carries its crop region, and the page
+    places the boxes in it (not where the default margin would put them)."""
+    config = EdgeConfig.model_validate({"vision": {"crop_margin": 0.4}})
+    pipeline = VisionPipeline("door", config.vision, build_detector(DetectorConfig()))
+    events = []
+    with FrameSource(str(clip_one_by_one), start_frame=740, max_frames=40) as source:
+        for frame in source:
+            events += pipeline.process(frame).new_events
+            shape = frame.image.shape
+    events += pipeline.finish().new_events
+    assert events, "the sample segment gave no track event"
+    ev = events[0]
+    assert ev.crop_box == pytest.approx(crop_region(ev.box, 0.4))
+    x1, y1, x2, y2 = ev.crop_box
+    w, h = ev.crop_size
+    assert abs(w / h - ((x2 - x1) * shape[1]) / ((y2 - y1) * shape[0])) < 0.1  # the JPEG is that region
+    dets = [(d.label, d.score, tuple(d.box)) for d in ev.detections]
+    drawn = event_boxes(ev.label, ev.score, dets, region=ev.crop_box)
+    main = next(b for b in drawn if b["main"])
+    expected = next(b for b in boxes_in_crop(dets, crop_region(ev.box, 0.4), ev.box) if b["main"])
+    assert main == expected
+    assert main != next(b for b in event_boxes(ev.label, ev.score, dets, margin=CROP_MARGIN) if b["main"])
