@@ -290,7 +290,7 @@ def run_demo(args: argparse.Namespace) -> int:
 
 
 def _summary(agent) -> dict:
-    from .cloud.figures import median as _median  # the figures' one median helper
+    from .shared.stats import median as _median  # the product's one median
 
     s = agent.stats
     return {

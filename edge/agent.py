@@ -18,7 +18,6 @@ import logging
 import math
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -36,6 +35,7 @@ from ..shared.protocol import (
     ProtocolError,
     encode_event,
 )
+from ..shared.stats import median
 from ..shared.topics import Topics
 from .budget import EscalationBudget
 from .capture import Frame, FrameSource
@@ -66,28 +66,19 @@ def _unit(x: float) -> float:
 
 
 
-class _TimedDetector:
-    """The shared detector, timing every call into the agent's stats (all cameras together). The model
-    behind it can be swapped between two calls (`inner` is one reference), so no frame waits for a swap."""
+class _SharedDetector:
+    """The detector all cameras share. The model behind it can be swapped between two calls (`inner` is one
+    reference), so no frame waits for a swap. Its time is measured once, by each pipeline's detect step."""
 
-    def __init__(self, inner: Detector, samples: deque[float]) -> None:
+    def __init__(self, inner: Detector) -> None:
         self.inner = inner
-        self._samples = samples
-        self.observe: Callable[[float], None] | None = None  # seconds per call, e.g. a Prometheus histogram
 
     @property
     def model_name(self) -> str:
         return str(getattr(self.inner, "model_name", type(self.inner).__name__))
 
     def detect(self, image_bgr: np.ndarray, region: Region | None = None) -> list[Det]:
-        t = time.perf_counter()
-        dets = self.inner.detect(image_bgr) if region is None else self.inner.detect(image_bgr, region)
-        seconds = time.perf_counter() - t
-        self._samples.append(seconds * 1000.0)
-        observe = self.observe
-        if observe is not None:
-            observe(seconds)
-        return dets
+        return self.inner.detect(image_bgr) if region is None else self.inner.detect(image_bgr, region)
 
 
 class EdgeAgent:
@@ -114,12 +105,12 @@ class EdgeAgent:
         self.topics = Topics(config.mqtt.prefix)
         self.on_decision = on_decision
         self.stats = EdgeStats()
-        self.detector = _TimedDetector(detector if detector is not None else build_detector(config.vision.detector),
-                                       self.stats.detect_ms)
+        self.detector = _SharedDetector(detector if detector is not None else build_detector(config.vision.detector))
+        self.observe_detect: Callable[[float], None] | None = None  # seconds per detector look, e.g. a histogram
         self.stages: Stages = build_stages(config.vision)  # verifier and classifier, shared by the cameras
         self.pipelines: dict[str, VisionPipeline] = {cam.id: self._new_pipeline(cam.id) for cam in config.cameras}
         self.camera_counts: dict[str, CameraCounts] = {}
-        self._seen_pipeline: dict[str, tuple[int, int, int, int]] = {}
+        self._seen_pipeline: dict[str, tuple[int, int, int, int, int]] = {}
         self._pipeline_gen: dict[str, int] = {cam.id: 0 for cam in config.cameras}
         self._vision_gen = 0  # bumped when the vision settings change; pipelines follow at their next frame
         self.rules = Rules(config.rules)
@@ -251,8 +242,12 @@ class EdgeAgent:
 
     def _sync_vision_stats(self, camera_id: str, pipeline: VisionPipeline) -> None:
         ps = pipeline.stats
-        prev = self._seen_pipeline.get(camera_id, (0, 0, 0, 0))
-        now = (ps.frames_read, ps.frames_detected, ps.tracks, ps.events)
+        prev = self._seen_pipeline.get(camera_id, (0, 0, 0, 0, 0))
+        now = (ps.frames_read, ps.frames_detected, ps.tracks, ps.events, ps.detect_ms.count)
+        for ms in ps.detect_ms.since(prev[4]):  # the pipeline's measurement, the one there is
+            self.stats.detect_ms.append(ms)
+            if self.observe_detect is not None:
+                self.observe_detect(ms / 1000.0)
         self.stats.frames_read += now[0] - prev[0]
         self.stats.frames_detected += now[1] - prev[1]
         self.stats.tracks += now[2] - prev[2]
@@ -391,10 +386,6 @@ class EdgeAgent:
 
     def summary(self) -> dict[str, Any]:
         """Counters, outbox depth and median latencies, JSON-ready."""
-        def median(values) -> float | None:
-            data = sorted(values)
-            return round(data[len(data) // 2], 2) if data else None
-
         return {
             **self.stats.counters(),
             "outbox": self.outbox.depth(),

@@ -255,7 +255,7 @@ class EdgeDaemon:
             self.agent.link.subscribe(self._config_topic, 1)
         self.metrics = EdgeMetrics(self.snapshot) if config.daemon.metrics_port else None
         if self.metrics is not None:
-            self.agent.detector.observe = self.metrics.detect_seconds.observe
+            self.agent.observe_detect = self.metrics.detect_seconds.observe
         self.workers: dict[str, CameraWorker] = {cam.id: self._worker(cam) for cam in effective.cameras}
         self._restarting: dict[str, CameraWorker] = {}  # camera id -> worker to start once the old one ended
 

@@ -20,7 +20,6 @@ Nothing here does I/O or decides what an event means; the agent (or the replay) 
 
 from __future__ import annotations
 
-import statistics
 import time
 from collections import deque
 from collections.abc import Callable
@@ -30,6 +29,7 @@ from typing import Literal
 import numpy as np
 
 from ..shared.protocol import MAX_DETECTIONS
+from ..shared.stats import median
 from .capture import Frame
 from .classify import Classification, CropClassifier
 from .crops import Box, cut, encode_jpeg, phash_dct64
@@ -474,7 +474,7 @@ class VisionPipeline:
         tc = self._config.tracker
         if track.label == MOTION or track.hits < tc.min_hits:
             return False
-        return not tc.min_median_score or statistics.median(memory.scores) >= tc.min_median_score
+        return not tc.min_median_score or (median(memory.scores, None) or 0.0) >= tc.min_median_score
 
     def _ready(self, track: Track, memory: _TrackMemory, pts: float) -> bool:
         if track.last_seen_ts - track.first_ts < self._config.tracker.emit_after_s or not self._confirmed(track, memory):
@@ -518,7 +518,7 @@ class VisionPipeline:
         uncertain = memory.uncertain or (track.label == "person" and memory.best_score < self._config.uncertain_below)
         event = TrackEvent(
             camera=self.camera, track_id=track.track_id, label=track.label, score=max(memory.best_score, 0.0),
-            median_score=float(statistics.median(memory.scores)) if memory.scores else 0.0,
+            median_score=float(median(memory.scores, None) or 0.0),
             uncertain=uncertain, first_ts=track.first_ts, last_ts=track.last_seen_ts,
             captured_ms=memory.best_wall_ms, box=memory.best_box, detections=memory.best_dets, crop_jpeg=jpeg,
             crop_size=size, crop_box=crop_at, phash=phash_dct64(crop), hits=track.hits, zones=sorted(memory.zone_since),

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...shared.protocol import Event, Verdict
-from ..figures import Answers, latency_model, median
+from ...shared.stats import median, percentile
+from ..figures import Answers, latency_model
 from .boxes import Box, boxes_in_crop, crop_region, event_boxes
 
 log = logging.getLogger("edgetriage.cloud.web")
@@ -142,12 +143,6 @@ class DeviceDecision:
 
 def _round(value: float | None, digits: int = 1) -> float | None:
     return None if value is None or not math.isfinite(value) else round(value, digits)
-
-
-def _percentile(sorted_values: list[float], q: float) -> float | None:
-    if not sorted_values:
-        return None
-    return sorted_values[min(len(sorted_values) - 1, int(q * len(sorted_values)))]
 
 
 @dataclass
@@ -499,7 +494,7 @@ class Timeline:
                              ("llm", measured["llm"]), ("all", everything), ("device_end_to_end", device_seen)):
             ordered = sorted(values)
             latency[name] = {"n": len(ordered), "p50": _round(median(ordered)),
-                             "p95": _round(_percentile(ordered, 0.95)), "p99": _round(_percentile(ordered, 0.99))}
+                             "p95": _round(percentile(ordered, 0.95)), "p99": _round(percentile(ordered, 0.99))}
         figures = {
             "window": len(self._entries), "verdicts": sum(answered.values()), "totals": totals,
             "alpha": model["alpha"],
