@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import os
 import secrets
 import signal
@@ -48,7 +47,7 @@ from edgetriage.edge.detect import DetectorConfig, build_detector
 from edgetriage.edge.outbox import Outbox
 from edgetriage.edge.pipeline import TrackEvent, VisionPipeline
 from edgetriage.shared.modelfiles import bundled_dir, manifest
-from edgetriage.shared.protocol import LoadReport, decode_event, encode_load_report
+from edgetriage.shared.protocol import LoadReport, decode_device_state, decode_event, encode_load_report
 from edgetriage.shared.topics import Topics
 from paho.mqtt.enums import CallbackAPIVersion
 
@@ -98,7 +97,8 @@ class Bus:
             if msg.topic.endswith("/events"):
                 self.events.append(decode_event(bytes(msg.payload)).event_id)
             elif msg.topic.endswith("/state") and msg.payload:
-                self.states[msg.topic.split("/")[-2]] = json.loads(msg.payload)
+                # read with the decoder `cloud push-config --wait` uses (shared.protocol.DeviceState)
+                self.states[msg.topic.split("/")[-2]] = decode_device_state(bytes(msg.payload)).model_dump()
             self._changed.notify_all()
 
     def wait(self, predicate: Callable[[], bool], timeout: float, pump: Callable[[], None] | None = None) -> bool:
