@@ -121,7 +121,7 @@ class CloudThread:
         self.thread.join(10)
 
 
-def _device_feed(cloud: CloudThread, agent_ref: list, device: str, crop_margin: float):
+def _device_feed(cloud: CloudThread, agent_ref: list, device: str):
     """The edge agent's hooks that show its decisions on the page: the cloud never sees what the device
     answered itself (device cache, local, dropped), and only the device knows the latency a user feels."""
     from .cloud.web import DeviceDecision
@@ -141,7 +141,7 @@ def _device_feed(cloud: CloudThread, agent_ref: list, device: str, crop_margin: 
             score=float(track.score), uncertain=bool(track.uncertain), captured_ms=int(track.captured_ms),
             decision=decision.kind, reason=decision.reason, event_id=event_id, box=tuple(track.box),
             detections=tuple((d.label, float(d.score), tuple(d.box)) for d in track.detections),
-            crop_jpeg=track.crop_jpeg, crop_margin=crop_margin, cached=decision.verdict, decided_ms=decided_ms))
+            crop_jpeg=track.crop_jpeg, crop_box=track.crop_box, cached=decision.verdict, decided_ms=decided_ms))
 
     def on_verdict(verdict, latency_ms) -> None:
         timeline.post(timeline.add_device_latency, verdict.event_id, latency_ms)
@@ -235,7 +235,7 @@ def run_demo(args: argparse.Namespace) -> int:
     })
 
     agent_ref: list = []
-    page_decision, page_verdict = _device_feed(cloud, agent_ref, device, edge_config.vision.crop_margin)
+    page_decision, page_verdict = _device_feed(cloud, agent_ref, device)
 
     def on_decision(track, decision, event_id) -> None:
         page_decision(track, decision, event_id)
@@ -290,7 +290,7 @@ def run_demo(args: argparse.Namespace) -> int:
 
 
 def _summary(agent) -> dict:
-    from .cloud.figures import median as _median  # the figures' one median helper
+    from .shared.stats import median as _median  # the product's one median
 
     s = agent.stats
     return {

@@ -15,19 +15,14 @@ the page all read `latency_model` (the page through the service's `Figures` when
 
 from __future__ import annotations
 
-import statistics
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..shared.stats import median
+
 DEVICE_WINDOW = 4096  # recent device lookups kept, as many as the service keeps per latency series
-
-
-def median(values: Iterable[float]) -> float | None:
-    """The one median helper for the figures: None for no samples, else rounded to 0.01."""
-    data = list(values)
-    return round(statistics.median(data), 2) if data else None
 
 
 def _ratio(num: float, den: float) -> float | None:

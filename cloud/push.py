@@ -29,12 +29,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from ..shared.config import ConfigError, MQTTConfig
 from ..shared.modelfiles import manifest
 from ..shared.mqtt import Incoming, MQTTLink
+from ..shared.protocol import (
+    MAX_CONFIG_BYTES,
+    ProtocolError,
+    RemoteConfig,
+    decode_device_state,
+    encode_remote_config,
+    validation_reason,
+)
 from ..shared.topics import Topics
-
-MAX_CONFIG_BYTES = 256 * 1024  # what a device accepts (edge.remote.MAX_CONFIG_BYTES)
 
 
 @dataclass(frozen=True)
@@ -73,13 +81,14 @@ def config_message(doc: dict[str, Any], *, version: str | None = None) -> tuple[
     for key, value in doc.items():
         if not isinstance(value, dict):
             raise ConfigError(f"{key}: a config section must be a table ([{key}] in TOML)")
-    message: dict[str, Any] = {"version": version, "config": doc, "issued_ms": int(time.time() * 1000)}
-    if model is not None:
-        message["model"] = _complete_model(model)
-    payload = json.dumps(message, separators=(",", ":")).encode()
-    if len(payload) > MAX_CONFIG_BYTES:
-        raise ConfigError(f"the config message is {len(payload)} bytes; devices take at most {MAX_CONFIG_BYTES}")
-    return version, payload
+    try:
+        message = RemoteConfig(version=version, config=doc, issued_ms=int(time.time() * 1000),
+                               model=_complete_model(model) if model is not None else None)
+        return version, encode_remote_config(message)
+    except ValidationError as exc:
+        raise ConfigError(f"the config message is not valid: {validation_reason(exc)}") from None
+    except ProtocolError as exc:
+        raise ConfigError(f"the {exc.reason}; devices take at most {MAX_CONFIG_BYTES}") from None
 
 
 def _complete_model(model: Any) -> dict[str, Any]:
@@ -153,14 +162,13 @@ def _await_state(states: queue.SimpleQueue[bytes], version: str, topic: str, wai
         except queue.Empty:
             break
         try:
-            config = json.loads(raw).get("config") or {}
-        except (ValueError, AttributeError, RecursionError):
+            config = decode_device_state(raw).config
+        except ProtocolError:
             continue
-        refused = config.get("refused") or {}
-        if config.get("version") == version:
+        if config.version == version:
             return PushResult(version, topic, "applied")
-        if refused.get("version") == version:
-            return PushResult(version, topic, "refused", str(refused.get("reason", "")))
+        if config.refused is not None and config.refused.version == version:
+            return PushResult(version, topic, "refused", config.refused.reason)
     return PushResult(version, topic, "no answer")
 
 

@@ -26,13 +26,12 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..shared.protocol import Event
+from ..shared.protocol import Event, LoadReport, encode_load_report
 from .analysis import Analysis, Backend, fallback
 from .config import BudgetConfig, SchedulerConfig
 from .fairqueue import FairQueue
@@ -62,8 +61,7 @@ class LoadState:
 
     def payload(self) -> bytes:
         """The retained `<prefix>/v1/_cloud/load` message."""
-        return json.dumps({"overloaded": self.overloaded, "queue_depth": self.queue_depth, "ts": self.ts},
-                          separators=(",", ":")).encode()
+        return encode_load_report(LoadReport(overloaded=self.overloaded, queue_depth=self.queue_depth, ts=self.ts))
 
 
 @dataclass(frozen=True)

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import logging
 import math
-import statistics
 import time
 from collections import deque
 from dataclasses import dataclass, field, fields
 from typing import Any
+
+from ..shared.stats import median, percentile
 
 LATENCY_WINDOW = 4096  # recent samples kept per latency series
 
@@ -60,8 +61,8 @@ class ServiceStats:
                 samples = sorted(value)
                 out[f.name] = {
                     "n": len(samples),
-                    "p50": round(statistics.median(samples), 1) if samples else None,
-                    "p95": round(samples[min(len(samples) - 1, int(0.95 * len(samples)))], 1) if samples else None,
+                    "p50": median(samples, 1),
+                    "p95": round(percentile(samples, 0.95), 1) if samples else None,
                     "max": round(samples[-1], 1) if samples else None,
                 }
             else:

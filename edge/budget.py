@@ -4,16 +4,37 @@ The budget is charged when an event leaves the device for the first time (a re-s
 free: the cloud answers it from its store). What happens to an escalation the budget cannot pay for now is
 the policy's business (edge.config.BudgetConfig); this module only keeps the windows and picks which waiting
 events a full queue gives up. Pure logic with explicit times, so it can be checked over a simulated hour.
+
+`SpendingPolicy` applies it for the agent, together with the cloud's load report: which escalation goes to the
+cloud, which is resolved on the device, and which waiting event a full queue gives up.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
+import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import ValidationError
+
+from ..shared.ids import uuid7
+from ..shared.protocol import LoadReport, ProtocolError, Verdict, decode_event, decode_load_report
+from .outbox import Outbox
+from .rules import Decision
+from .stats import EdgeStats
+
+if TYPE_CHECKING:
+    from .config import EdgeConfig
+    from .pipeline import TrackEvent
+
+log = logging.getLogger("edgetriage.edge.agent")
+
+_LOCAL_MODEL = "device"  # `model` of the verdicts a device gives itself when the cloud is not asked
 
 MINUTE_S = 60.0
 HOUR_S = 3600.0
@@ -106,4 +127,142 @@ def victims(waiting: Iterable[Waiting], excess: int, policy: Policy) -> list[str
     return [w.event_id for w in ordered[:excess]]
 
 
-__all__ = ["EscalationBudget", "Policy", "Waiting", "victims"]
+
+
+def _unit(x: float) -> float:
+    return 0.0 if not math.isfinite(x) else min(1.0, max(0.0, float(x)))
+
+
+class SpendingPolicy:
+    """The agent's spending of the cloud: the escalation budget, the cloud's load report and what the
+    configured policies do when either says no. Runs on the agent's pumping thread, under its lock."""
+
+    def __init__(self, config: EdgeConfig, outbox: Outbox, stats: EdgeStats, *,
+                 forget: Callable[[str], None]) -> None:
+        """`forget` is told the id of every waiting event the policy gives up."""
+        self.config = config
+        self.device = config.device
+        self.outbox = outbox
+        self.stats = stats
+        self.budget = EscalationBudget(config.budget.per_minute, config.budget.per_hour)
+        self.load: LoadReport | None = None
+        self._overloaded_seen = False  # for logging transitions once
+        self._scores: dict[str, float] = {}  # unsent event id -> score, for "drop_lowest"
+        self._forget = forget
+
+    def reconfigure(self, config: EdgeConfig) -> None:
+        old, self.config = self.config, config
+        if config.budget != old.budget:
+            self.budget.reconfigure(config.budget.per_minute, config.budget.per_hour)
+        self._overloaded_seen = self.overloaded
+
+    @property
+    def overloaded(self) -> bool:
+        """The cloud's last load report says overloaded and is not older than overload.stale_s."""
+        load = self.load
+        return (load is not None and load.overloaded
+                and time.time() * 1000 - load.ts <= self.config.overload.stale_s * 1000)
+
+    def holding(self) -> bool:
+        return self.config.overload.policy == "hold" and self.overloaded
+
+    def _budget_room(self) -> float:
+        """Events that may still go out now beyond those already waiting (negative: a queue has formed)."""
+        if not self.budget.limited:
+            return math.inf
+        return self.budget.available(time.monotonic()) - self.outbox.count_unsent()
+
+    def allowance(self, mono: float) -> float:
+        """First sends the budget pays for at monotonic time `mono`."""
+        return self.budget.available(mono)
+
+    def charge(self, event_id: str, mono: float) -> None:
+        """The event leaves the device for the first time."""
+        self.budget.charge(mono)
+        self._scores.pop(event_id, None)
+
+    def spend(self, camera_id: str, ev: TrackEvent, decision: Decision, now: int) -> Decision:
+        """The escalation the rules asked for, unless the overload or budget policy resolves it locally."""
+        if self.config.overload.policy == "local" and self.overloaded:
+            self.stats.overload_local += 1
+            return self._local_unknown(camera_id, ev, "cloud overloaded: resolved on the device as unknown", now)
+        if self.config.budget.policy == "local" and self._budget_room() < 1:
+            self.stats.budget_local += 1
+            return self._local_unknown(camera_id, ev, "escalation budget spent: resolved on the device as unknown",
+                                       now)
+        return decision
+
+    def _local_unknown(self, camera_id: str, ev: TrackEvent, reason: str, now: int) -> Decision:
+        try:
+            verdict = Verdict(event_id=uuid7(now), device=self.device, camera=camera_id, label=ev.label,
+                              verdict="unknown", confidence=0.0, description=reason, model=_LOCAL_MODEL,
+                              source="fallback", created_ms=now)
+        except ValidationError:
+            verdict = None
+        return Decision("local", reason, verdict)
+
+    def after_escalate(self, event_id: str, score: float, now: int) -> None:
+        """Count an event held for an overloaded cloud; keep the over-budget queue within max_waiting."""
+        if self.holding():
+            self.stats.overload_held += 1
+        policy = self.config.budget.policy
+        if policy == "local" or not self.budget.limited:
+            return
+        self._scores[event_id] = _unit(score)
+        unsent = self.outbox.unsent()
+        # the oldest unsent events go out first, as far as the budget allows now; the rest wait
+        admitted = int(min(self.budget.available(time.monotonic()), len(unsent)))
+        excess = len(unsent) - admitted - self.config.budget.max_waiting
+        if excess < 1:
+            return
+        waiting = [Waiting(eid, created, self._score_of(eid)) for eid, created in unsent[admitted:]]
+        before = self.stats.budget_dropped
+        for victim in victims(waiting, excess, policy):
+            if self.outbox.complete(victim):
+                self.stats.budget_dropped += 1
+                self._forget(victim)
+            self._scores.pop(victim, None)
+        if before // 100 != self.stats.budget_dropped // 100 or before == 0:
+            log.warning("escalation budget spent and %d event(s) waiting: %d dropped so far (policy %s); "
+                        "raise budget.per_minute/per_hour or max_waiting if the cloud can take more",
+                        self.config.budget.max_waiting, self.stats.budget_dropped, policy)
+
+    def _score_of(self, event_id: str) -> float:
+        """Score of an unsent event; read from the stored event when it was escalated before a restart."""
+        score = self._scores.get(event_id)
+        if score is None:
+            item = self.outbox.get(event_id)
+            score = 0.0
+            if item is not None:
+                try:
+                    score = decode_event(item.payload).score
+                except ProtocolError:
+                    pass
+            self._scores[event_id] = score
+        return score
+
+    def on_load(self, payload: bytes, topic: str) -> None:
+        """The cloud's retained load report; an empty payload (report cleared) means not overloaded."""
+        if not payload:
+            self.load = None
+        else:
+            try:
+                self.load = decode_load_report(payload)
+            except ProtocolError as exc:
+                self.stats.load_invalid += 1
+                log.warning("ignored a cloud load report on %s (%s); expected JSON "
+                            '{"overloaded": bool, "queue_depth": int, "ts": epoch milliseconds}', topic, exc.reason)
+                return
+        overloaded = self.overloaded
+        if overloaded != self._overloaded_seen:
+            self._overloaded_seen = overloaded
+            if overloaded:
+                log.warning("the cloud reports overload (queue %d); new escalations are %s until it clears",
+                            self.load.queue_depth if self.load else 0,
+                            "held in the outbox" if self.config.overload.policy == "hold"
+                            else "resolved on the device")
+            else:
+                log.warning("the cloud is no longer overloaded; escalating again")
+
+
+__all__ = ["EscalationBudget", "Policy", "SpendingPolicy", "Waiting", "victims"]

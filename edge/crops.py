@@ -6,10 +6,14 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
+from ..shared.protocol import CROP_MARGIN, crop_region
+
+Box = tuple[float, float, float, float]
+
 MAX_JPEG_BYTES = 192 * 1024  # leaves room in the 256 KiB event for the rest of the message
 
 
-def crop_box(image: np.ndarray, box_norm: tuple[float, float, float, float], margin: float = 0.15) -> np.ndarray:
+def crop_box(image: np.ndarray, box_norm: Box, margin: float = CROP_MARGIN) -> np.ndarray:
     """The image region under a normalised box grown by `margin` of its size on each side, clipped to the
     image. A view, not a copy: copy it if the frame's buffer may be reused."""
     h, w = image.shape[:2]
@@ -21,6 +25,12 @@ def crop_box(image: np.ndarray, box_norm: tuple[float, float, float, float], mar
     right = max(min(int(np.ceil((x2 + mx) * w)), w), left + 1)
     bottom = max(min(int(np.ceil((y2 + my) * h)), h), top + 1)
     return image[top:bottom, left:right]
+
+
+def cut(image: np.ndarray, box_norm: Box, margin: float = CROP_MARGIN) -> tuple[np.ndarray, Box]:
+    """A copy of the crop around `box_norm` and the frame-normalised region it was cut from (the event's
+    `crop_box`, so the page draws boxes where they were, whatever margin this device uses)."""
+    return crop_box(image, box_norm, margin).copy(), crop_region(box_norm, margin)
 
 
 def encode_jpeg(crop: np.ndarray, max_side: int = 320, quality: int = 85) -> tuple[bytes, tuple[int, int]]:

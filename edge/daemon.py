@@ -14,39 +14,42 @@ server thread only reads. Everything else happens on the main thread.
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import logging
 import os
-import queue
 import random
 import signal
-import socket
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
 from ..shared.config import ConfigError
-from ..shared.modelfiles import ModelError, sha256_of
 from ..shared.mqtt import Incoming
+from ..shared.protocol import (
+    AppliedConfig,
+    BudgetState,
+    CameraState,
+    CloudSeen,
+    DeviceState,
+    RunningModel,
+    encode_device_state,
+)
 from ..shared.topics import Topics
 from .agent import EdgeAgent
 from .capture import CaptureError, FrameSource
 from .config import CameraConfig, EdgeConfig, load_edge_config
-from .detect import Detector, DetectorConfig
 from .metrics import CameraSnapshot, DeviceSnapshot, EdgeMetrics
 from .remote import (
+    DetectorSpec,
     ModelAnnouncement,
     ModelFetcher,
+    ModelLoader,
+    RemoteFiles,
     RemoteRefused,
-    RemoteUpdate,
-    load_detector,
     parse_update,
-    running_model,
 )
+from .systemd import SystemdNotifier
 
 log = logging.getLogger("edgetriage.edge.daemon")
 
@@ -54,63 +57,10 @@ TICK_S = 0.2  # the main loop wakes at least this often
 STOP_JOIN_S = 4.0  # how long shutdown waits for camera threads (a read can block for read_timeout_s)
 STATE_MIN_INTERVAL_S = 0.5  # state changes are published at most this often
 RATE_WINDOW_S = 10.0
-_REMOTE_FILE = "remote-config.json"
-_MODEL_FILE = "running-model.json"  # the announced model last swapped in: kept if a later one is refused
 
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
-
-
-# -- systemd ---------------------------------------------------------------------------------------------
-class SystemdNotifier:
-    """sd_notify(3) without libsystemd: datagrams to $NOTIFY_SOCKET. Without a socket every call is a no-op,
-    so the daemon runs the same under systemd, in a container or in a terminal."""
-
-    def __init__(self, address: str | None, watchdog_usec: int | None = None) -> None:
-        self.address = address
-        self.watchdog_interval_s = watchdog_usec / 2e6 if watchdog_usec else None  # systemd: ping at half
-        self._sock: socket.socket | None = None
-        if address:
-            target = "\0" + address[1:] if address.startswith("@") else address
-            try:
-                sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
-                sock.connect(target)
-                self._sock = sock
-            except OSError as exc:
-                log.warning("NOTIFY_SOCKET %s: cannot connect (%s); systemd will not hear from this agent",
-                            address, exc)
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str]) -> SystemdNotifier:
-        """NOTIFY_SOCKET, and WATCHDOG_USEC when WATCHDOG_PID (if set) is this process, as sd_watchdog_enabled."""
-        usec: int | None = None
-        try:
-            usec = int(env.get("WATCHDOG_USEC", "")) or None
-            pid = env.get("WATCHDOG_PID")
-            if pid and int(pid) != os.getpid():
-                usec = None
-        except ValueError:
-            usec = None
-        return cls(env.get("NOTIFY_SOCKET") or None, usec)
-
-    @property
-    def enabled(self) -> bool:
-        return self._sock is not None
-
-    def notify(self, *assignments: str) -> bool:
-        if self._sock is None:
-            return False
-        try:
-            self._sock.send("\n".join(assignments).encode())
-            return True
-        except OSError:
-            return False
-
-    def close(self) -> None:
-        if self._sock is not None:
-            self._sock.close()
-            self._sock = None
 
 
 # -- cameras ---------------------------------------------------------------------------------------------
@@ -265,23 +215,6 @@ class CameraWorker:
 
 
 # -- the daemon ------------------------------------------------------------------------------------------
-@dataclasses.dataclass(frozen=True)
-class DetectorSpec:
-    """What the detector should be: its settings and, when announced remotely, the model file by hash."""
-
-    config: DetectorConfig
-    model: ModelAnnouncement | None = None
-
-
-@dataclasses.dataclass
-class _Loaded:
-    spec: DetectorSpec
-    detector: Detector | None
-    name: str
-    sha256: str
-    error: str = ""
-
-
 class EdgeDaemon:
     """The device: agent, camera threads, systemd, metrics, state and remote configuration."""
 
@@ -298,47 +231,22 @@ class EdgeDaemon:
         self.config_applied_ms = self.started_ms
         self.config_refused: dict[str, Any] | None = None
         self.config_refusals = 0
-        self.model_refused: dict[str, Any] | None = None
-        self.model_refusals = 0
-        self.model_swaps = 0
         self._stopping = False
         self._changed = threading.Event()
         self._state_topic = self.topics.state(self.device)
         self._config_topic = self.topics.config(self.device)
-        self._remote_path = Path(config.state_dir) / _REMOTE_FILE
-        self._model_path = Path(config.state_dir) / _MODEL_FILE
-        self.fetcher = ModelFetcher(config.remote.api_url, config.remote.models_dir,
-                                    token=config.remote.secret_token(), timeout_s=config.remote.fetch_timeout_s,
-                                    max_bytes=config.remote.max_model_bytes)
+        self.files = RemoteFiles(config.state_dir, config)
+        fetcher = ModelFetcher(config.remote.api_url, config.remote.models_dir,
+                               token=config.remote.secret_token(), timeout_s=config.remote.fetch_timeout_s,
+                               max_bytes=config.remote.max_model_bytes)
+        self.models = ModelLoader(fetcher, self.files, swap=lambda d: self.agent.swap_detector(d),
+                                  on_change=self._changed.set)
 
         # the remote config applied before a restart holds until the broker says otherwise
-        saved = self._load_saved() if config.remote.enabled else None
+        saved = self.files.load_saved() if config.remote.enabled else None
         effective = saved.config if saved is not None else config
-        running = DetectorSpec(effective.vision.detector)
-        model_file = None
-        # the announced model if it is here already, else the one that ran before the restart; never a fetch
-        # before the first frame (the network may be down); a missing announced model is fetched in run()
-        candidates = [saved.model, self._last_model()] if saved is not None else []
-        for announced in filter(None, candidates):
-            path = self.fetcher.path_for(announced.sha256)
-            if path.is_file() and sha256_of(path) == announced.sha256:
-                try:
-                    model_file = self.fetcher.model_file(announced)
-                except ModelError as exc:
-                    log.warning("saved model %s: %s", announced.sha256[:12], exc)
-                    continue
-                running = DetectorSpec(effective.vision.detector, announced)
-                break
-        detector = load_detector(effective.vision.detector, model_file)
-        if model_file is not None and running.model is not None:
-            self.model_name, self.model_sha256 = model_file.name, running.model.sha256
-        else:
-            self.model_name, self.model_sha256 = self._configured_model(effective.vision.detector)
-        self.model_since_ms = self.started_ms
-        self._running_spec = running
-        self._wanted_spec = DetectorSpec(effective.vision.detector, saved.model if saved else None)
-        self._loading: DetectorSpec | None = None
-        self._loaded: queue.SimpleQueue[_Loaded] = queue.SimpleQueue()
+        detector = self.models.restore(effective.vision.detector, saved)
+        self.models.model_since_ms = self.started_ms
         if saved is not None:
             self.config_version, self.config_source = saved.version, "remote"
 
@@ -347,17 +255,25 @@ class EdgeDaemon:
             self.agent.link.subscribe(self._config_topic, 1)
         self.metrics = EdgeMetrics(self.snapshot) if config.daemon.metrics_port else None
         if self.metrics is not None:
-            self.agent.detector.observe = self.metrics.detect_seconds.observe
+            self.agent.observe_detect = self.metrics.detect_seconds.observe
         self.workers: dict[str, CameraWorker] = {cam.id: self._worker(cam) for cam in effective.cameras}
         self._restarting: dict[str, CameraWorker] = {}  # camera id -> worker to start once the old one ended
 
-    @staticmethod
-    def _configured_model(config: DetectorConfig) -> tuple[str, str]:
-        try:
-            model = running_model(config)
-            return model.name, str(model.entry.get("sha256", ""))
-        except ModelError:
-            return config.model, ""
+    @property
+    def model_name(self) -> str:
+        return self.models.model_name
+
+    @property
+    def model_sha256(self) -> str:
+        return self.models.model_sha256
+
+    @property
+    def model_swaps(self) -> int:
+        return self.models.model_swaps
+
+    @property
+    def model_refusals(self) -> int:
+        return self.models.model_refusals
 
     def _worker(self, camera: CameraConfig) -> CameraWorker:
         return CameraWorker(camera, self.agent, on_change=self._changed.set)
@@ -380,8 +296,7 @@ class EdgeDaemon:
         self.notifier.notify(f"STATUS=starting {len(self.workers)} camera(s)")
         for worker in self.workers.values():
             worker.start()
-        if self._wanted_spec != self._running_spec:
-            self._start_load(self._wanted_spec)
+        self.models.want_running()
         interval = self.notifier.watchdog_interval_s
         next_ping = next_state = next_rates = time.monotonic()
         last_state = 0.0
@@ -390,7 +305,7 @@ class EdgeDaemon:
             while not self._stopping:
                 self.agent.wait_and_pump(TICK_S)
                 now = time.monotonic()
-                self._collect_loads()
+                self.models.collect()
                 self._start_restarted()
                 if not self.ready and any(w.first_frame.is_set() for w in self.workers.values()):
                     self.ready = True
@@ -462,7 +377,7 @@ class EdgeDaemon:
             if self.config_source == "remote":
                 log.warning("remote config cleared; back to %s", "the device's own file")
                 self._apply(self.file_config, None, "file", "file")
-                self._remote_path.unlink(missing_ok=True)
+                self.files.clear()
             return
         try:
             update = parse_update(msg.payload, self.file_config)
@@ -472,7 +387,7 @@ class EdgeDaemon:
         if update.version == self.config_version and self.config_source == "remote":
             return  # the retained message again (reconnect): already applied
         self._apply(update.config, update.model, update.version, "remote")
-        self._save(update)
+        self.files.save(update)
 
     def _refuse(self, version: str | None, reason: str) -> None:
         refused = {"version": version, "reason": reason[:1000]}
@@ -490,7 +405,7 @@ class EdgeDaemon:
         for cam in config.cameras:
             if cam != old.camera(cam.id):
                 self._restart_camera(cam)
-        self._want_detector(DetectorSpec(config.vision.detector, model))
+        self.models.want(DetectorSpec(config.vision.detector, model))
         self.config_version, self.config_source = version, source
         self.config_applied_ms = _now_ms()
         self.config_refused = None
@@ -510,115 +425,10 @@ class EdgeDaemon:
                 del self._restarting[cam_id]
                 self.workers[cam_id].start()
 
-    def _save(self, update: RemoteUpdate) -> None:
-        try:
-            self._remote_path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self._remote_path.with_suffix(".tmp")
-            tmp.write_bytes(update.payload)
-            tmp.replace(self._remote_path)
-        except OSError as exc:
-            log.warning("cannot save the remote config to %s (%s); it is applied but not kept over a restart",
-                        self._remote_path, exc)
-
-    def _save_running_model(self, model: ModelAnnouncement | None) -> None:
-        try:
-            if model is None:
-                self._model_path.unlink(missing_ok=True)
-            else:
-                self._model_path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = self._model_path.with_suffix(".tmp")
-                tmp.write_text(json.dumps(dataclasses.asdict(model)), encoding="utf-8")
-                tmp.replace(self._model_path)
-        except OSError as exc:
-            log.warning("cannot record the running model in %s: %s", self._model_path, exc)
-
-    def _last_model(self) -> ModelAnnouncement | None:
-        try:
-            data = json.loads(self._model_path.read_text(encoding="utf-8"))
-            return ModelAnnouncement(str(data["sha256"]), data.get("name"), data.get("entry"))
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            log.warning("ignoring %s: %s", self._model_path, exc)
-            return None
-
-    def _load_saved(self) -> RemoteUpdate | None:
-        try:
-            payload = self._remote_path.read_bytes()
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            log.warning("cannot read the saved remote config %s: %s", self._remote_path, exc)
-            return None
-        try:
-            return parse_update(payload, self.file_config)
-        except RemoteRefused as exc:
-            log.warning("ignoring the saved remote config %s (%s); the device's own file applies until the "
-                        "broker sends a new one", self._remote_path, exc.reason.replace("\n", "; "))
-            return None
-
-    # -- detector models -------------------------------------------------------------------------------
-    def _want_detector(self, spec: DetectorSpec) -> None:
-        self._wanted_spec = spec
-        if spec != self._running_spec and spec != self._loading:
-            self._start_load(spec)
-
-    def _start_load(self, spec: DetectorSpec) -> None:
-        if self._loading is not None:
-            return  # the wanted spec is loaded when this load is collected
-        self._loading = spec
-        threading.Thread(target=self._load, args=(spec,), name="model-loader", daemon=True).start()
-        self._changed.set()
-
-    def _load(self, spec: DetectorSpec) -> None:
-        """Loader thread: fetch, verify, build and try the detector; post the outcome."""
-        name, sha = self._configured_model(spec.config)
-        try:
-            model_file = None
-            if spec.model is not None:
-                name, sha = spec.model.name or spec.model.sha256[:12], spec.model.sha256
-                model_file = self.fetcher.model_file(spec.model)
-                name = model_file.name
-            detector = load_detector(spec.config, model_file)
-        except ModelError as exc:
-            self._loaded.put(_Loaded(spec, None, name, sha, str(exc)))
-        except Exception as exc:  # noqa: BLE001 - any failure means: keep the running detector
-            log.exception("loading model %s failed", sha[:12])
-            self._loaded.put(_Loaded(spec, None, name, sha, f"loading failed: {exc}"))
-        else:
-            self._loaded.put(_Loaded(spec, detector, name, sha))
-
-    def _collect_loads(self) -> None:
-        while True:
-            try:
-                loaded = self._loaded.get_nowait()
-            except queue.Empty:
-                return
-            self._loading = None
-            if loaded.detector is None:
-                self.model_refusals += 1
-                self.model_refused = {"name": loaded.name, "sha256": loaded.sha256, "reason": loaded.error[:1000],
-                                      "ms": _now_ms()}
-                log.error("model %s refused, %s kept: %s", loaded.sha256[:12] or loaded.name, self.model_name,
-                          loaded.error)
-            elif loaded.spec == self._wanted_spec:
-                self.agent.swap_detector(loaded.detector)
-                self._running_spec = loaded.spec
-                self.model_name, self.model_sha256 = loaded.name, loaded.sha256
-                self.model_since_ms = _now_ms()
-                self.model_swaps += 1
-                self._save_running_model(loaded.spec.model)
-                if self.model_refused is not None and self.model_refused["sha256"] == loaded.sha256:
-                    self.model_refused = None
-                log.warning("detector now runs model %s (%s…)", loaded.name, loaded.sha256[:12])
-            self._changed.set()
-            if self._wanted_spec != self._running_spec and self._wanted_spec != loaded.spec:
-                self._start_load(self._wanted_spec)
-
     # -- reporting -------------------------------------------------------------------------------------
-    def state(self, *, running: bool = True) -> dict[str, Any]:
+    def state(self, *, running: bool = True) -> DeviceState:
         """The retained state message: what runs, how the cameras are, what was applied or refused."""
-        agent = self.agent
+        agent, models = self.agent, self.models
         now = time.monotonic()
         stall_s = self.file_config.daemon.stall_s
         budget = agent.config.budget
@@ -627,34 +437,34 @@ class EdgeDaemon:
         cameras = {}
         for cam_id, w in list(self.workers.items()):
             counts = agent.camera_counts.get(cam_id)
-            cameras[cam_id] = {
-                "state": "stopped" if not running else "stalled" if w.stuck(now, stall_s) else w.state,
-                "source": _redact(w.camera.source), "reconnects": w.reconnects, "last_error": w.last_error,
-                "frames_read": w.frames_read, "frames_processed": counts.frames if counts else 0,
-                "fps_read": round(w.read_rate.rate, 2), "fps_detected": round(w.detect_rate.rate, 2),
-                "detect_fps": w.camera.detect_fps,
-            }
-        return {
-            "device": self.device, "ts_ms": _now_ms(), "started_ms": self.started_ms, "running": running,
-            "ready": self.ready, "watchdog_healthy": self.healthy,
-            "config": {"version": self.config_version, "source": self.config_source,
-                       "applied_ms": self.config_applied_ms, "refused": self.config_refused},
-            "model": {"name": self.model_name, "sha256": self.model_sha256, "since_ms": self.model_since_ms,
-                      "loading": self._loading.model.sha256 if self._loading and self._loading.model else None,
-                      "refused": self.model_refused},
-            "cameras": cameras,
-            "cloud": {"connected": agent.link.connected.is_set(), "overloaded": agent.overloaded,
-                      "queue_depth": load.queue_depth if load else None, "load_ts": load.ts if load else None},
-            "budget": {"per_minute": budget.per_minute, "per_hour": budget.per_hour, "policy": budget.policy,
-                       "available": None if available == float("inf") else int(available),
-                       "waiting": agent.outbox.count_unsent(), "dropped": agent.stats.budget_dropped,
-                       "local": agent.stats.budget_local},
-            "outbox": agent.outbox.depth(),
-        }
+            cameras[cam_id] = CameraState(
+                state="stopped" if not running else "stalled" if w.stuck(now, stall_s) else w.state,
+                source=_redact(w.camera.source), reconnects=w.reconnects, last_error=w.last_error,
+                frames_read=w.frames_read, frames_processed=counts.frames if counts else 0,
+                fps_read=round(w.read_rate.rate, 2), fps_detected=round(w.detect_rate.rate, 2),
+                detect_fps=w.camera.detect_fps,
+            )
+        return DeviceState(
+            device=self.device, ts_ms=_now_ms(), started_ms=self.started_ms, running=running,
+            ready=self.ready, watchdog_healthy=self.healthy,
+            config=AppliedConfig(version=self.config_version, source=self.config_source,
+                                 applied_ms=self.config_applied_ms, refused=self.config_refused),
+            model=RunningModel(name=models.model_name, sha256=models.model_sha256, since_ms=models.model_since_ms,
+                               loading=models.loading.model.sha256 if models.loading and models.loading.model
+                               else None, refused=models.model_refused),
+            cameras=cameras,
+            cloud=CloudSeen(connected=agent.link.connected.is_set(), overloaded=agent.overloaded,
+                            queue_depth=load.queue_depth if load else None, load_ts=load.ts / 1000 if load else None),
+            budget=BudgetState(per_minute=budget.per_minute, per_hour=budget.per_hour, policy=budget.policy,
+                               available=None if available == float("inf") else int(available),
+                               waiting=agent.outbox.count_unsent(), dropped=agent.stats.budget_dropped,
+                               local=agent.stats.budget_local),
+            outbox=agent.outbox.depth(),
+        )
 
     def publish_state(self, *, running: bool = True) -> None:
-        payload = json.dumps(self.state(running=running), separators=(",", ":")).encode()
-        self.agent.link.publish(self._state_topic, payload, qos=1, retain=True)
+        self.agent.link.publish(self._state_topic, encode_device_state(self.state(running=running)), qos=1,
+                                retain=True)
 
     def snapshot(self) -> DeviceSnapshot:
         """Figures for the metrics endpoint (called on its thread)."""

@@ -11,7 +11,8 @@ The cascade, cheapest first:
    first frame, on periodic keyframes, or when the blobs cover most of it);
 4. a blob nothing explains, that persists (`uncertain_after_s`), is *resolved*: the verifier (a second
    detector, if configured) and the classifier look at it. A person they find is a person; something they
-   name (a car, a dog) is that; anything else becomes `label="person", uncertain=True` for the rules.
+   name (a car, a dog) is that; anything else becomes `label="person", uncertain=True` for the rules
+   (edge/resolve.py, with the look for a bicycle's rider).
 Extra looks (a stream's first second, confirming what was found) are edge/looks.py's; at the end of a stream
 confirmed tracks become events whatever their length, tentative ones come back in `PipelineOutput.tentative`.
 
@@ -20,7 +21,6 @@ Nothing here does I/O or decides what an event means; the agent (or the replay) 
 
 from __future__ import annotations
 
-import statistics
 import time
 from collections import deque
 from collections.abc import Callable
@@ -30,25 +30,24 @@ from typing import Literal
 import numpy as np
 
 from ..shared.protocol import MAX_DETECTIONS
+from ..shared.stats import median
 from .capture import Frame
 from .classify import Classification, CropClassifier
-from .crops import crop_box, encode_jpeg, phash_dct64
+from .crops import Box, cut, encode_jpeg, phash_dct64
 from .detect import Det, Detector, Region, build_detector
 from .looks import LookPlanner
 from .motion import FULL_BRIGHTNESS, MotionGate, detection_regions, frame_pixels, patch_difference
+from .resolve import OBJECT, OTHER_EXPLAINS_MIN, check_rider, overlaps, resolve, zoom_side
 from .track import MOTION, IoUTracker, Track, inside_fraction
 from .vision import PipelineOutput, TrackEvent, VisionConfig
 from .vision_stats import PipelineStats
 from .zones import CameraGeometry
 
 MAX_SCORES_KEPT = 1024  # per track, for the median; a person standing for hours must not grow memory
-OTHER_EXPLAINS_MIN = 0.4  # an untracked label explains a motion blob from this score on
-OBJECT = "object"  # what untracked labels and motion noise are tracked as; never an event
 HOLD_EVERY_S = 0.25  # how often a track the detector did not see is checked for presence
 # the hold thresholds are grey levels of a scene at least this bright; in a darker one (night) a person differs
 # from the wall behind them by proportionally fewer, so the thresholds scale down with the brightness
 HOLD_FULL_BRIGHTNESS = FULL_BRIGHTNESS
-RIDDEN = frozenset({"bicycle", "motorcycle", "horse"})  # someone is usually on it: look for a rider
 
 
 @dataclass(slots=True)
@@ -60,7 +59,7 @@ class _TrackMemory:
     best_box: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
     best_dets: list[Det] = field(default_factory=list)
     best_wall_ms: int = 0
-    best_crop: np.ndarray | None = None  # copy of the best crop until the event is emitted
+    best_crop: tuple[np.ndarray, Box] | None = None  # copy of the best crop and where it was cut, until emitted
     appearance: np.ndarray | None = None  # gate patch under the box at the last hit
     zone_since: dict[str, float] = field(default_factory=dict)  # zone -> pts first seen standing in it
     resolved: bool = False  # a motion track the pipeline has looked at closely
@@ -151,7 +150,7 @@ class VisionPipeline:
             memory = self._memory[track.track_id]
             if memory.event is None and self._ready(track, memory, pts):
                 new_events.append(self._emit(track, memory, pts))
-                self._check_rider(track, memory, frame, new_events)
+                check_rider(self, track, memory, frame, new_events)
         return out
 
     def finish(self) -> PipelineOutput:
@@ -162,7 +161,7 @@ class VisionPipeline:
             for track in list(self._tracker.tracks):
                 memory = self._memory[track.track_id]
                 if memory.event is None and self._confirmed(track, memory):
-                    self._check_rider(track, memory, self._last_frame, out.new_events)
+                    check_rider(self, track, memory, self._last_frame, out.new_events)
         self._last_frame = None
         self._end(self._tracker.end_all(), out, stream_end=True)
         self._last_pts = float("-inf")
@@ -205,7 +204,7 @@ class VisionPipeline:
         h, w = frame.image.shape[:2]
         tentative = [t for t in self._tracker.tracks if t.label in self._track_labels and t.hits >= 1
                      and not self._confirmed(t, self._memory[t.track_id])
-                     and not any(_overlaps(t.box, (b[0] / w, b[1] / h, b[2] / w, b[3] / h)) for b in blob_px)]
+                     and not any(overlaps(t.box, (b[0] / w, b[1] / h, b[2] / w, b[3] / h)) for b in blob_px)]
         due = self._looks.confirm_due(tentative, pts)
         if not due:
             return
@@ -213,7 +212,7 @@ class VisionPipeline:
         self.stats.confirm_looks += 1
         # grown to the tracks they touch: a square must not cut through someone (a partial box misleads the tracker)
         boxes = self._with_tracks([frame_pixels(track.predict(pts), w, h) for track in due], w, h)
-        side = min(_zoom_side(self._detector, px) for px in boxes)  # the closest look any of them needs
+        side = min(zoom_side(self._detector, px) for px in boxes)  # the closest look any of them needs
         # squares that overlap are merged (one look, no duplicates); too many: the whole frame
         self._detect(frame, detection_regions(boxes, w, h, side, self._config.motion.max_regions), [], paced=False)
 
@@ -275,7 +274,7 @@ class VisionPipeline:
                 if track.label == MOTION:
                     memory = self._memory[track.track_id]
                     for d in faint:
-                        if d.score > memory.evidence and _overlaps(d.box, track.box):
+                        if d.score > memory.evidence and overlaps(d.box, track.box):
                             memory.evidence = d.score
 
     def _look_due(self, blob: tuple[float, float, float, float]) -> float:
@@ -329,7 +328,7 @@ class VisionPipeline:
             memory.best_box = det.box
             memory.best_dets = dets[:MAX_DETECTIONS]
             memory.best_wall_ms = frame.wall_ms
-            memory.best_crop = crop_box(frame.image, det.box, self._config.crop_margin).copy()
+            memory.best_crop = cut(frame.image, det.box, self._config.crop_margin)
 
     def _note_zones(self, memory: _TrackMemory, box: tuple[float, float, float, float], pts: float) -> None:
         if self._geometry.zones:
@@ -352,91 +351,7 @@ class VisionPipeline:
                     or track.last_hit_ts != frame.pts_s):
                 continue  # resolve on a frame where the blob is fresh, so the crop shows the thing
             self._note_zones(memory, track.box, frame.pts_s)
-            self._resolve(track, memory, frame)
-
-    def _resolve(self, track: Track, memory: _TrackMemory, frame: Frame) -> None:
-        """A zoomed look by the verifier (or the detector) and, unless that settles it, the classifier:
-        a person, something named, an uncertain person (faint person evidence, nothing else named), or
-        noise (no sign of a person, nothing named: no event)."""
-        cfg = self._config
-        image, box = frame.image, track.box
-        h, w = image.shape[:2]
-        px = (int(box[0] * w), int(box[1] * h), int(np.ceil(box[2] * w)), int(np.ceil(box[3] * h)))
-        detector = self._stages.verifier or self._detector
-        region = detection_regions([px], w, h, _zoom_side(detector, px), 1)
-        dets = [d for d in detector.detect(image, region[0] if region else None)
-                if _overlaps(d.box, box) and not self._geometry.masked(d.box)]
-        self.stats.verifier_calls += 1
-        person = max((d for d in dets if d.label == "person"), key=lambda d: d.score, default=None)
-        other = max((d for d in dets if d.label != "person"), key=lambda d: d.score, default=None)
-        evidence = max(memory.evidence, person.score if person is not None else 0.0)
-        crop = crop_box(image, box, cfg.crop_margin).copy()
-        label, score, uncertain = "person", evidence, True
-        if person is not None and person.score >= cfg.uncertain_below:
-            label, score, uncertain, how, box = "person", person.score, False, "person", person.box
-        elif (other is not None and other.score >= OTHER_EXPLAINS_MIN and other.score > evidence
-              and not (other.label in RIDDEN and evidence >= cfg.uncertain_min_score)):
-            label, score, uncertain, how, box = other.label, other.score, False, "named", other.box
-            if label not in self._track_labels:  # a "cell phone" is an object: explained, never an event
-                label, memory.noise = OBJECT, True
-                memory.next_look_s = frame.pts_s + max(cfg.uncertain_after_s, frame.pts_s - track.first_ts)
-        else:
-            named = None
-            classifier = self._stages.classifier
-            if classifier is not None:
-                memory.classification = classifier.classify(crop)
-                self.stats.classifier_calls += 1
-                named = memory.classification.names_other_than_person(cfg.veto_min_prob)
-            if named is not None and named[0] != OBJECT:
-                (label, score), uncertain, how = named, False, "classified"
-            elif evidence >= cfg.uncertain_min_score and named is None:
-                how = "uncertain"
-            else:
-                label, uncertain, how = OBJECT, False, "noise"
-                memory.noise = True
-                # again after twice as long as it has existed: a wheel entering the picture may be a cyclist
-                memory.next_look_s = frame.pts_s + max(cfg.uncertain_after_s, frame.pts_s - track.first_ts)
-        track.label = label
-        memory.resolved = True
-        memory.uncertain = uncertain
-        memory.best_score = score
-        memory.best_box = box
-        memory.best_dets = dets[:MAX_DETECTIONS]
-        memory.best_wall_ms = frame.wall_ms
-        memory.best_crop = crop
-        memory.scores.append(score)
-        self.stats.resolved[how] = self.stats.resolved.get(how, 0) + 1
-
-    def _check_rider(self, track: Track, memory: _TrackMemory, frame: Frame, new_events: list[TrackEvent]) -> None:
-        if track.label in RIDDEN and not memory.rider_checked:
-            memory.rider_checked = True
-            rider = self._rider(track, frame)
-            if rider is not None:
-                new_events.append(rider)
-
-    def _rider(self, ridden: Track, frame: Frame) -> TrackEvent | None:
-        """A person on a bicycle (motorcycle, horse) just emitted: YOLOX often names the bike and misses the
-        small rider. A zoomed look at the bike's box; a person there, even faint, is a person event too."""
-        cfg = self._config
-        image, box = frame.image, ridden.predict(frame.pts_s)
-        h, w = image.shape[:2]
-        detector = self._stages.verifier or self._detector
-        px = (int(box[0] * w), int(box[1] * h), int(np.ceil(box[2] * w)), int(np.ceil(box[3] * h)))
-        region = detection_regions([px], w, h, _zoom_side(detector, px), 1)
-        self.stats.verifier_calls += 1
-        people = [d for d in detector.detect(image, region[0] if region else None)
-                  if d.label == "person" and d.score >= cfg.uncertain_min_score and _overlaps(d.box, box)]
-        if not people:
-            return None
-        best = max(people, key=lambda d: d.score)
-        track = self._tracker.start("person", best.box, frame.pts_s)
-        track.first_ts = ridden.first_ts
-        memory = self._memory[track.track_id] = _TrackMemory(source="motion", resolved=True,
-                                                              uncertain=best.score < cfg.uncertain_below)
-        self.stats.tracks += 1
-        self._observe(memory, track, best, people, frame)
-        self.stats.resolved["rider"] = self.stats.resolved.get("rider", 0) + 1
-        return self._emit(track, memory, frame.pts_s)
+            resolve(self, track, memory, frame)
 
     # -- holding, ending, emitting -------------------------------------------------------------------------
     def _hold_present(self, pts: float) -> None:
@@ -474,7 +389,7 @@ class VisionPipeline:
         tc = self._config.tracker
         if track.label == MOTION or track.hits < tc.min_hits:
             return False
-        return not tc.min_median_score or statistics.median(memory.scores) >= tc.min_median_score
+        return not tc.min_median_score or (median(memory.scores, None) or 0.0) >= tc.min_median_score
 
     def _ready(self, track: Track, memory: _TrackMemory, pts: float) -> bool:
         if track.last_seen_ts - track.first_ts < self._config.tracker.emit_after_s or not self._confirmed(track, memory):
@@ -512,38 +427,21 @@ class VisionPipeline:
         return event
 
     def _event(self, track: Track, memory: _TrackMemory, pts: float) -> TrackEvent:
-        crop = memory.best_crop
-        assert crop is not None  # every confirmed track has a hit or a resolution, and both set the crop
+        assert memory.best_crop is not None  # every confirmed track has a hit or a resolution: both set it
+        crop, crop_at = memory.best_crop
         jpeg, size = encode_jpeg(crop, self._config.crop_max_side)
         uncertain = memory.uncertain or (track.label == "person" and memory.best_score < self._config.uncertain_below)
         event = TrackEvent(
             camera=self.camera, track_id=track.track_id, label=track.label, score=max(memory.best_score, 0.0),
-            median_score=float(statistics.median(memory.scores)) if memory.scores else 0.0,
+            median_score=float(median(memory.scores, None) or 0.0),
             uncertain=uncertain, first_ts=track.first_ts, last_ts=track.last_seen_ts,
             captured_ms=memory.best_wall_ms, box=memory.best_box, detections=memory.best_dets, crop_jpeg=jpeg,
-            crop_size=size, phash=phash_dct64(crop), hits=track.hits, zones=sorted(memory.zone_since),
+            crop_size=size, crop_box=crop_at, phash=phash_dct64(crop), hits=track.hits, zones=sorted(memory.zone_since),
             dwell_s=_dwell(track, memory, pts), source=memory.source, classification=memory.classification)
         return event
-
-
-def _zoom_side(detector: object, px: Region) -> int:
-    """Side of the square a closer look takes around a blob: 2.5x the blob, at least a quarter of the model
-    input (up to 4x zoom on a speck), at most the input (never shrink what the model could see whole)."""
-    size = max(getattr(detector, "input_size", (300, 300)))
-    return int(min(max(2.5 * max(px[2] - px[0], px[3] - px[1]), size // 4), size))
 
 
 def _dwell(track: Track, memory: _TrackMemory, pts: float) -> float:
     if memory.zone_since:
         return max(0.0, pts - min(memory.zone_since.values()))
     return max(0.0, pts - track.first_ts)
-
-
-def _overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
-    """Boxes that share at least a third of the smaller one."""
-    ix = min(a[2], b[2]) - max(a[0], b[0])
-    iy = min(a[3], b[3]) - max(a[1], b[1])
-    if ix <= 0 or iy <= 0:
-        return False
-    smaller = min((a[2] - a[0]) * (a[3] - a[1]), (b[2] - b[0]) * (b[3] - b[1]))
-    return ix * iy >= smaller / 3.0

@@ -7,6 +7,7 @@ message on `<prefix>/v1/<device>/config` and the device takes it, or refuses it 
                 "cameras": {"door": {"detect_fps": 2}}},
      "model": {"sha256": "<64 hex>", "name": "ssdlite_person_int8", "entry": {...manifest entry...}}}
 
+The message is shared.protocol.RemoteConfig (one encoder, `cloud push-config`; one decoder, here).
 A remote config is always merged over the device's own file, never over an earlier remote one, so every
 message says the whole difference and the same message always gives the same result. Only the sections in
 `REMOTE_SECTIONS` may change; connection, identity and storage settings stay in the device's file, so a bad
@@ -17,12 +18,16 @@ any step leaves the running one in place.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
-import re
+import queue
+import threading
+import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,16 +36,13 @@ import numpy as np
 
 from ..shared.config import ConfigError, validate_config
 from ..shared.modelfiles import ModelError, ModelFile, manifest, resolve, sha256_of
+from ..shared.protocol import MAX_CONFIG_BYTES, RemoteConfigError, decode_remote_config
 from .config import EdgeConfig
 from .detect import BACKENDS, Detector, DetectorConfig, build_detector, model_key
 
 log = logging.getLogger("edgetriage.edge.remote")
 
 REMOTE_SECTIONS = ("rules", "vision", "cache", "budget", "overload", "cameras")
-MAX_CONFIG_BYTES = 256 * 1024
-_SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
-_VERSION_RE = re.compile(r"^[A-Za-z0-9._:+-]{1,64}$")
-_TOP_KEYS = frozenset({"version", "config", "model", "issued_ms"})
 _CHUNK = 1 << 16
 
 
@@ -72,30 +74,16 @@ class RemoteUpdate:
 
 
 def parse_update(payload: bytes, base: EdgeConfig) -> RemoteUpdate:
-    """Validate a config message against the device's own file `base`; RemoteRefused says why not."""
-    if len(payload) > MAX_CONFIG_BYTES:
-        raise RemoteRefused(f"config message is {len(payload)} bytes, over the {MAX_CONFIG_BYTES}-byte limit")
+    """Validate a config message (shared.protocol.RemoteConfig) against the device's own file `base`;
+    RemoteRefused says why not."""
     try:
-        doc = json.loads(payload)
-    except RecursionError:  # a flood of "[": Python's parser gives up; the message is refused, not fatal
-        raise RemoteRefused("config message is not JSON: nested too deeply") from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise RemoteRefused(f"config message is not JSON: {exc}") from None
-    if not isinstance(doc, dict):
-        raise RemoteRefused("config message must be a JSON object with \"version\" and \"config\"")
-    version = doc.get("version")
-    if not isinstance(version, str) or not _VERSION_RE.match(version):
-        raise RemoteRefused("version: required, 1-64 characters of A-Z a-z 0-9 . _ : + -")
-    unknown = sorted(set(doc) - _TOP_KEYS)
-    if unknown:
-        raise RemoteRefused(f"{', '.join(unknown)}: unknown key (a config message has version, config, model)",
-                            version)
-    patch = doc.get("config", {})
-    if not isinstance(patch, dict):
-        raise RemoteRefused("config: must be an object of sections", version)
-    config = merge_config(base, patch, version)
-    model = _announcement(doc.get("model"), version)
-    return RemoteUpdate(version, config, model, payload)
+        message = decode_remote_config(payload)
+    except RemoteConfigError as exc:
+        raise RemoteRefused(exc.reason, exc.version) from None
+    config = merge_config(base, dict(message.config), message.version)
+    model = message.model
+    announced = ModelAnnouncement(model.sha256, model.name, model.entry) if model is not None else None
+    return RemoteUpdate(message.version, config, announced, payload)
 
 
 def merge_config(base: EdgeConfig, patch: dict[str, Any], version: str) -> EdgeConfig:
@@ -148,26 +136,6 @@ def _deep_merge(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
         else:
             out[key] = value
     return out
-
-
-def _announcement(value: Any, version: str) -> ModelAnnouncement | None:
-    if value is None:
-        return None
-    if not isinstance(value, dict):
-        raise RemoteRefused("model: must be an object with sha256", version)
-    sha = value.get("sha256")
-    if not isinstance(sha, str) or not _SHA256_RE.match(sha):
-        raise RemoteRefused("model.sha256: must be 64 lowercase hex characters", version)
-    name = value.get("name")
-    if name is not None and (not isinstance(name, str) or not 0 < len(name) <= 128):
-        raise RemoteRefused("model.name: must be a short string", version)
-    entry = value.get("entry")
-    if entry is not None and not isinstance(entry, dict):
-        raise RemoteRefused("model.entry: must be a manifest entry object", version)
-    unknown = sorted(set(value) - {"sha256", "name", "entry"})
-    if unknown:
-        raise RemoteRefused(f"model.{unknown[0]}: unknown key (a model has sha256, name, entry)", version)
-    return ModelAnnouncement(sha, name, entry)
 
 
 # -- models ------------------------------------------------------------------------------------------------
@@ -276,5 +244,213 @@ def load_detector(config: DetectorConfig, model: ModelFile | None) -> Detector:
     return detector
 
 
-__all__ = ["MAX_CONFIG_BYTES", "REMOTE_SECTIONS", "ModelAnnouncement", "ModelFetcher", "RemoteRefused",
-           "RemoteUpdate", "load_detector", "merge_config", "parse_update", "running_model"]
+# -- the device's remote-update state ----------------------------------------------------------------------
+REMOTE_FILE = "remote-config.json"
+MODEL_FILE = "running-model.json"  # the announced model last swapped in: kept if a later one is refused
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class RemoteFiles:
+    """What the device keeps over a restart in its state_dir: the remote config it applied and the announced
+    model it last swapped in. A file that cannot be written or read is said once and otherwise ignored."""
+
+    def __init__(self, state_dir: str | Path, file_config: EdgeConfig) -> None:
+        self.remote_path = Path(state_dir) / REMOTE_FILE
+        self.model_path = Path(state_dir) / MODEL_FILE
+        self.file_config = file_config
+
+    def save(self, update: RemoteUpdate) -> None:
+        try:
+            self.remote_path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.remote_path.with_suffix(".tmp")
+            tmp.write_bytes(update.payload)
+            tmp.replace(self.remote_path)
+        except OSError as exc:
+            log.warning("cannot save the remote config to %s (%s); it is applied but not kept over a restart",
+                        self.remote_path, exc)
+
+    def clear(self) -> None:
+        self.remote_path.unlink(missing_ok=True)
+
+    def save_running_model(self, model: ModelAnnouncement | None) -> None:
+        try:
+            if model is None:
+                self.model_path.unlink(missing_ok=True)
+            else:
+                self.model_path.parent.mkdir(parents=True, exist_ok=True)
+                tmp = self.model_path.with_suffix(".tmp")
+                tmp.write_text(json.dumps(dataclasses.asdict(model)), encoding="utf-8")
+                tmp.replace(self.model_path)
+        except OSError as exc:
+            log.warning("cannot record the running model in %s: %s", self.model_path, exc)
+
+    def last_model(self) -> ModelAnnouncement | None:
+        try:
+            data = json.loads(self.model_path.read_text(encoding="utf-8"))
+            return ModelAnnouncement(str(data["sha256"]), data.get("name"), data.get("entry"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            log.warning("ignoring %s: %s", self.model_path, exc)
+            return None
+
+    def load_saved(self) -> RemoteUpdate | None:
+        try:
+            payload = self.remote_path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            log.warning("cannot read the saved remote config %s: %s", self.remote_path, exc)
+            return None
+        try:
+            return parse_update(payload, self.file_config)
+        except RemoteRefused as exc:
+            log.warning("ignoring the saved remote config %s (%s); the device's own file applies until the "
+                        "broker sends a new one", self.remote_path, exc.reason.replace("\n", "; "))
+            return None
+
+
+@dataclass(frozen=True)
+class DetectorSpec:
+    """What the detector should be: its settings and, when announced remotely, the model file by hash."""
+
+    config: DetectorConfig
+    model: ModelAnnouncement | None = None
+
+
+@dataclass
+class _Loaded:
+    spec: DetectorSpec
+    detector: Detector | None
+    name: str
+    sha256: str
+    error: str = ""
+
+
+def configured_model(config: DetectorConfig) -> tuple[str, str]:
+    """(name, sha256) of the model the settings name; the sha256 is empty when the manifest lacks it."""
+    try:
+        model = running_model(config)
+        return model.name, str(model.entry.get("sha256", ""))
+    except ModelError:
+        return config.model, ""
+
+
+class ModelLoader:
+    """The detector model's state machine: what runs, what is wanted and what a background thread is
+    fetching, checking and building. `collect()` (main thread) swaps a loaded detector in through `swap`
+    when it is still the one wanted; a model that fails any step is refused and the running one stays."""
+
+    def __init__(self, fetcher: ModelFetcher, files: RemoteFiles, *, swap: Callable[[Detector], object],
+                 on_change: Callable[[], None]) -> None:
+        self.fetcher = fetcher
+        self.files = files
+        self._swap = swap
+        self._on_change = on_change
+        self.running: DetectorSpec | None = None
+        self.wanted: DetectorSpec | None = None
+        self.loading: DetectorSpec | None = None
+        self.model_name = ""
+        self.model_sha256 = ""
+        self.model_since_ms = _now_ms()
+        self.model_swaps = 0
+        self.model_refusals = 0
+        self.model_refused: dict[str, Any] | None = None
+        self._loaded: queue.SimpleQueue[_Loaded] = queue.SimpleQueue()
+
+    def restore(self, config: DetectorConfig, saved: RemoteUpdate | None) -> Detector:
+        """The detector to start with: the announced model if it is here already, else the one that ran
+        before the restart; never a fetch before the first frame (the network may be down): a missing
+        announced model is fetched once `want_running()` is called."""
+        running = DetectorSpec(config)
+        model_file = None
+        candidates = [saved.model, self.files.last_model()] if saved is not None else []
+        for announced in filter(None, candidates):
+            path = self.fetcher.path_for(announced.sha256)
+            if path.is_file() and sha256_of(path) == announced.sha256:
+                try:
+                    model_file = self.fetcher.model_file(announced)
+                except ModelError as exc:
+                    log.warning("saved model %s: %s", announced.sha256[:12], exc)
+                    continue
+                running = DetectorSpec(config, announced)
+                break
+        detector = load_detector(config, model_file)
+        if model_file is not None and running.model is not None:
+            self.model_name, self.model_sha256 = model_file.name, running.model.sha256
+        else:
+            self.model_name, self.model_sha256 = configured_model(config)
+        self.running = running
+        self.wanted = DetectorSpec(config, saved.model if saved else None)
+        return detector
+
+    def want_running(self) -> None:
+        """Start loading the wanted model if it is not the running one (at the daemon's start)."""
+        if self.wanted is not None and self.wanted != self.running:
+            self._start(self.wanted)
+
+    def want(self, spec: DetectorSpec) -> None:
+        self.wanted = spec
+        if spec != self.running and spec != self.loading:
+            self._start(spec)
+
+    def _start(self, spec: DetectorSpec) -> None:
+        if self.loading is not None:
+            return  # the wanted spec is loaded when this load is collected
+        self.loading = spec
+        threading.Thread(target=self._load, args=(spec,), name="model-loader", daemon=True).start()
+        self._on_change()
+
+    def _load(self, spec: DetectorSpec) -> None:
+        """Loader thread: fetch, verify, build and try the detector; post the outcome."""
+        name, sha = configured_model(spec.config)
+        try:
+            model_file = None
+            if spec.model is not None:
+                name, sha = spec.model.name or spec.model.sha256[:12], spec.model.sha256
+                model_file = self.fetcher.model_file(spec.model)
+                name = model_file.name
+            detector = load_detector(spec.config, model_file)
+        except ModelError as exc:
+            self._loaded.put(_Loaded(spec, None, name, sha, str(exc)))
+        except Exception as exc:  # noqa: BLE001 - any failure means: keep the running detector
+            log.exception("loading model %s failed", sha[:12])
+            self._loaded.put(_Loaded(spec, None, name, sha, f"loading failed: {exc}"))
+        else:
+            self._loaded.put(_Loaded(spec, detector, name, sha))
+
+    def collect(self) -> None:
+        """Take what the loader thread posted: swap a wanted detector in, or record a refusal."""
+        while True:
+            try:
+                loaded = self._loaded.get_nowait()
+            except queue.Empty:
+                return
+            self.loading = None
+            if loaded.detector is None:
+                self.model_refusals += 1
+                self.model_refused = {"name": loaded.name, "sha256": loaded.sha256, "reason": loaded.error[:1000],
+                                      "ms": _now_ms()}
+                log.error("model %s refused, %s kept: %s", loaded.sha256[:12] or loaded.name, self.model_name,
+                          loaded.error)
+            elif loaded.spec == self.wanted:
+                self._swap(loaded.detector)
+                self.running = loaded.spec
+                self.model_name, self.model_sha256 = loaded.name, loaded.sha256
+                self.model_since_ms = _now_ms()
+                self.model_swaps += 1
+                self.files.save_running_model(loaded.spec.model)
+                if self.model_refused is not None and self.model_refused["sha256"] == loaded.sha256:
+                    self.model_refused = None
+                log.warning("detector now runs model %s (%s…)", loaded.name, loaded.sha256[:12])
+            self._on_change()
+            if self.wanted != self.running and self.wanted != loaded.spec and self.wanted is not None:
+                self._start(self.wanted)
+
+
+__all__ = ["MAX_CONFIG_BYTES", "REMOTE_SECTIONS", "DetectorSpec", "ModelAnnouncement", "ModelFetcher",
+           "ModelLoader", "RemoteFiles", "RemoteRefused", "RemoteUpdate", "configured_model", "load_detector",
+           "merge_config", "parse_update", "running_model"]

@@ -9,6 +9,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from ..shared.config import Strict
+from ..shared.protocol import CROP_MARGIN
 from .classify import Classification, ClassifierConfig
 from .detect import Det, DetectorConfig
 from .looks import LookConfig
@@ -44,7 +45,7 @@ class VisionConfig(Strict):
     # while some motion spills out of tracked objects' boxes (they move on), at most this often (0: every frame)
     moving_interval_s: Annotated[float, Field(ge=0.0, le=60.0)] = 0.25
     crop_max_side: Annotated[int, Field(ge=32, le=4096)] = 320
-    crop_margin: Annotated[float, Field(ge=0.0, le=1.0)] = 0.15
+    crop_margin: Annotated[float, Field(ge=0.0, le=1.0)] = CROP_MARGIN
 
 
 @dataclass
@@ -72,6 +73,7 @@ class TrackEvent:
     dwell_s: float = 0.0  # longest stay in one zone (no zones: age) up to emission
     source: Literal["detector", "motion"] = "detector"  # what first saw it
     classification: Classification | None = None  # set by the pipeline or, where a rule asks, the agent
+    crop_box: tuple[float, float, float, float] | None = None  # where crop_jpeg was cut, frame-normalised
 
     @property
     def classes(self) -> list[tuple[str, float]]:

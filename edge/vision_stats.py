@@ -3,9 +3,10 @@ calls take: read by the agent's metrics, the replay summary and the benchmarks."
 
 from __future__ import annotations
 
-import statistics
 from collections import deque
 from dataclasses import dataclass, field
+
+from ..shared.stats import median, percentile
 
 
 class LatencyWindow:
@@ -20,13 +21,15 @@ class LatencyWindow:
         self.count += 1
 
     def median(self) -> float:
-        return statistics.median(self._values) if self._values else 0.0
+        return median(self._values, None) or 0.0
 
     def p95(self) -> float:
-        if not self._values:
-            return 0.0
-        ordered = sorted(self._values)
-        return ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+        return percentile(sorted(self._values), 0.95) or 0.0
+
+    def since(self, count: int) -> list[float]:
+        """The samples added after the first `count` (those still kept)."""
+        new = min(self.count - count, len(self._values))
+        return list(self._values)[-new:] if new > 0 else []
 
     def __len__(self) -> int:
         return len(self._values)

@@ -13,7 +13,8 @@ decodes a crop over MAX_CROP_PIXELS or one whose header disagrees with `crop_siz
 from __future__ import annotations
 
 import json
-from typing import Annotated, Literal
+import re
+from typing import Annotated, Any, Literal
 
 import msgpack
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -27,6 +28,7 @@ MAX_CROP_PIXELS = 4096 * 4096
 MAX_DETECTIONS = 64
 MAX_CLASSES = 10
 MAX_ZONES = 16
+CROP_MARGIN = 0.15  # a device cuts a track's crop around its box grown by this share of its size on each side
 PHASH_ALGS = ("dct64",)
 VERDICTS = ("alert", "benign", "unknown")
 
@@ -92,6 +94,8 @@ class Event(_Message):
     dwell_s: Annotated[float, Field(ge=0.0, le=30 * 86400.0, allow_inf_nan=False)] | None = None
     direction: Literal["left", "right", "towards the camera", "away from the camera", "still"] | None = None
     local_time: Annotated[str, Field(pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$")] | None = None
+    # where the crop was cut, x1, y1, x2, y2 normalised to the frame (None: a sender before it was said)
+    crop_box: tuple[Unit, Unit, Unit, Unit] | None = None
 
     model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
 
@@ -166,6 +170,18 @@ def _reason(exc: ValidationError) -> str:
         parts.append(f"{where}: {err['msg']}")
     more = len(exc.errors()) - 3
     return "; ".join(parts) + (f" (+{more} more)" if more > 0 else "")
+
+
+def crop_region(box: tuple[float, float, float, float], margin: float = CROP_MARGIN) -> tuple[float, float, float, float]:
+    """Where, in normalised frame coordinates, a crop around `box` grown by `margin` lies (clipped to the frame)."""
+    x1, y1, x2, y2 = box
+    mx, my = (x2 - x1) * margin, (y2 - y1) * margin
+    return max(0.0, x1 - mx), max(0.0, y1 - my), min(1.0, x2 + mx), min(1.0, y2 + my)
+
+
+def validation_reason(exc: ValidationError) -> str:
+    """A pydantic error as one line naming the fields, as the decoders say it."""
+    return _reason(exc)
 
 
 def encode_event(event: Event) -> bytes:
@@ -276,3 +292,216 @@ def decode_verdict(data: bytes) -> Verdict:
         raise ProtocolError(f"invalid verdict: {_reason(exc)}") from None
     except RecursionError:
         raise ProtocolError("invalid verdict: values nested too deeply") from None
+
+
+# -- control messages: the cloud's load report, remote configuration, device state (all JSON) -------------
+MAX_LOAD_BYTES = 4096  # a load report is a few dozen bytes
+MAX_CONFIG_BYTES = 256 * 1024  # a remote config message
+MAX_STATE_BYTES = 256 * 1024  # a device state message (one entry per camera)
+_SHA256_RE = r"^[0-9a-f]{64}$"
+_VERSION_RE = r"^[A-Za-z0-9._:+-]{1,64}$"
+
+
+class LoadReport(_Message):
+    """The cloud's retained load report on `<prefix>/v1/_cloud/load`; an empty payload clears it."""
+
+    overloaded: bool
+    queue_depth: Annotated[int, Field(ge=0)] = 0
+    ts: Annotated[int, Field(ge=0, lt=1 << 53)]  # epoch milliseconds when the cloud wrote it
+
+
+def _json_object(data: bytes, what: str, limit: int) -> dict:
+    if len(data) > limit:
+        raise ProtocolError(f"{what} is {len(data)} bytes, over the {limit}-byte limit", "too_large")
+    try:
+        obj = json.loads(data)
+    except RecursionError:
+        raise ProtocolError(f"{what} is not JSON: nested too deeply", "encoding") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ProtocolError(f"{what} is not JSON: {str(exc)[:120]}", "encoding") from None
+    if not isinstance(obj, dict):
+        raise ProtocolError(f"{what} must be a JSON object", "encoding")
+    return obj
+
+
+def _validated(model: type[BaseModel], obj: dict, what: str):
+    try:
+        return model.model_validate(obj)
+    except ValidationError as exc:
+        raise ProtocolError(f"invalid {what}: {_reason(exc)}") from None
+    except RecursionError:
+        raise ProtocolError(f"invalid {what}: values nested too deeply") from None
+
+
+def encode_load_report(report: LoadReport) -> bytes:
+    return report.model_dump_json().encode()
+
+
+def decode_load_report(data: bytes) -> LoadReport:
+    """ProtocolError says what was wrong: {"overloaded": bool, "queue_depth": int, "ts": epoch ms}."""
+    return _validated(LoadReport, _json_object(data, "load report", MAX_LOAD_BYTES), "load report")
+
+
+class ModelRef(_Message):
+    """A detector model named by the hash of its file; `entry` describes it when the device's manifest does not."""
+
+    sha256: Annotated[str, Field(pattern=_SHA256_RE)]
+    name: Annotated[str, Field(min_length=1, max_length=128)] | None = None
+    entry: dict[str, Any] | None = None
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RemoteConfig(_Message):
+    """A device's remote configuration, retained on `<prefix>/v1/<device>/config`: the sections to merge over
+    the device's own file (the device validates them against its schema) and, optionally, a model."""
+
+    version: Annotated[str, Field(pattern=_VERSION_RE)]
+    config: dict[str, Any] = {}
+    model: ModelRef | None = None
+    issued_ms: Annotated[int, Field(ge=0, lt=1 << 53)] | None = None
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RemoteConfigError(ProtocolError):
+    """A remote config that cannot be taken; `version` is its version when that much could be read."""
+
+    def __init__(self, reason: str, version: str | None = None, code: str = "invalid") -> None:
+        super().__init__(reason, code)
+        self.version = version
+
+
+def encode_remote_config(message: RemoteConfig) -> bytes:
+    fields = {k: v for k, v in message.model_dump(mode="json").items() if v is not None}
+    payload = json.dumps(fields, separators=(",", ":")).encode()
+    if len(payload) > MAX_CONFIG_BYTES:
+        raise RemoteConfigError(f"config message is {len(payload)} bytes, over the {MAX_CONFIG_BYTES}-byte limit",
+                                message.version, "too_large")
+    return payload
+
+
+def decode_remote_config(data: bytes) -> RemoteConfig:
+    """RemoteConfigError says what was wrong and where, and carries the version when it was readable."""
+    try:
+        doc = _json_object(data, "config message", MAX_CONFIG_BYTES)
+    except ProtocolError as exc:
+        reason = exc.reason.replace("must be a JSON object", 'must be a JSON object with "version" and "config"')
+        raise RemoteConfigError(reason, None, exc.code) from None
+    version = doc.get("version")
+    if not isinstance(version, str) or not re.match(_VERSION_RE, version):
+        raise RemoteConfigError("version: required, 1-64 characters of A-Z a-z 0-9 . _ : + -")
+    unknown = sorted(set(doc) - set(RemoteConfig.model_fields))
+    if unknown:
+        raise RemoteConfigError(f"{', '.join(unknown)}: unknown key (a config message has version, config, model)",
+                                version)
+    if not isinstance(doc.get("config", {}), dict):
+        raise RemoteConfigError("config: must be an object of sections", version)
+    model = doc.get("model")
+    if model is not None:
+        _check_model(model, version)
+    try:
+        return _validated(RemoteConfig, doc, "config message")
+    except ProtocolError as exc:
+        raise RemoteConfigError(exc.reason, version) from None
+
+
+def _check_model(value: Any, version: str) -> None:
+    """The model announcement's own messages (they name the field and what it must be)."""
+    if not isinstance(value, dict):
+        raise RemoteConfigError("model: must be an object with sha256", version)
+    sha = value.get("sha256")
+    if not isinstance(sha, str) or not re.match(_SHA256_RE, sha):
+        raise RemoteConfigError("model.sha256: must be 64 lowercase hex characters", version)
+    name = value.get("name")
+    if name is not None and (not isinstance(name, str) or not 0 < len(name) <= 128):
+        raise RemoteConfigError("model.name: must be a short string", version)
+    entry = value.get("entry")
+    if entry is not None and not isinstance(entry, dict):
+        raise RemoteConfigError("model.entry: must be a manifest entry object", version)
+    unknown = sorted(set(value) - {"sha256", "name", "entry"})
+    if unknown:
+        raise RemoteConfigError(f"model.{unknown[0]}: unknown key (a model has sha256, name, entry)", version)
+
+
+class ConfigRefusal(_Message):
+    version: str | None = None
+    reason: str
+    ms: int
+
+
+class AppliedConfig(_Message):
+    version: str
+    source: Literal["file", "remote"]
+    applied_ms: int
+    refused: ConfigRefusal | None = None
+
+
+class ModelRefusal(_Message):
+    name: str
+    sha256: str
+    reason: str
+    ms: int
+
+
+class RunningModel(_Message):
+    name: str
+    sha256: str
+    since_ms: int
+    loading: str | None = None  # sha256 of the model being fetched and checked
+    refused: ModelRefusal | None = None
+
+
+class CameraState(_Message):
+    state: str  # connecting, streaming, reconnecting, stalled, ended, stopped
+    source: str  # the camera URL without its password
+    reconnects: int
+    last_error: str
+    frames_read: int
+    frames_processed: int
+    fps_read: float
+    fps_detected: float
+    detect_fps: float
+
+
+class CloudSeen(_Message):
+    connected: bool
+    overloaded: bool
+    queue_depth: int | None = None
+    load_ts: float | None = None  # epoch seconds of the cloud's last load report
+
+
+class BudgetState(_Message):
+    per_minute: int
+    per_hour: int
+    policy: str
+    available: int | None = None  # None: no limit
+    waiting: int
+    dropped: int
+    local: int
+
+
+class DeviceState(_Message):
+    """A device's retained state on `<prefix>/v1/<device>/state`: what runs, how the cameras are, what was
+    applied or refused (the answer `cloud push-config --wait` follows)."""
+
+    device: str
+    ts_ms: int
+    started_ms: int
+    running: bool
+    ready: bool
+    watchdog_healthy: bool
+    config: AppliedConfig
+    model: RunningModel
+    cameras: dict[str, CameraState]
+    cloud: CloudSeen
+    budget: BudgetState
+    outbox: dict[str, int]
+
+
+def encode_device_state(state: DeviceState) -> bytes:
+    return state.model_dump_json().encode()
+
+
+def decode_device_state(data: bytes) -> DeviceState:
+    return _validated(DeviceState, _json_object(data, "device state", MAX_STATE_BYTES), "device state")

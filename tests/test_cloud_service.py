@@ -34,6 +34,7 @@ from edgetriage.shared.protocol import (
     Event,
     ReuseRule,
     Verdict,
+    decode_load_report,
     decode_verdict,
     encode_event,
 )
@@ -437,7 +438,9 @@ class LoadWatcher:
         ready = threading.Event()
         client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"load-{uuid.uuid4().hex[:8]}",
                              protocol=mqtt.MQTTv5)
-        client.on_message = lambda c, u, m: self.messages.put((json.loads(m.payload), bool(m.retain)))
+        # read with the decoder a device uses (shared.protocol.LoadReport)
+        client.on_message = lambda c, u, m: self.messages.put((decode_load_report(m.payload).model_dump(),
+                                                               bool(m.retain)))
         client.on_subscribe = lambda *a: ready.set()
         client.on_connect = lambda c, u, f, rc, p: c.subscribe(self.topic, 1)
         client.connect(parsed.hostname, parsed.port)

@@ -157,11 +157,14 @@ def test_escalated_event_reaches_the_broker_and_its_verdict_completes_it(tmp_pat
         assert all(ms is not None and 0 <= ms < 30_000 for _, ms in seen.verdicts)
         assert set(agent.verdict_counts.values()) == {1}
         assert agent.stats.frames_read == SEGMENT_FRAMES and agent.stats.detect_ms
+        # the detector's time is measured once, by the pipeline; the agent's figure is that same series
+        assert list(agent.stats.detect_ms) == agent.pipelines["door"].stats.detect_ms.since(0)
 
         event = peer.received[0]
         ev, decision, _ = next(x for x in seen.decisions if x[2] == event.event_id)
         assert (event.device, event.camera, event.track_id, event.label) == ("edge-t1", "door", ev.track_id, "person")
         assert event.crop == ev.crop_jpeg and event.phash == ev.phash and event.reason == decision.reason
+        assert event.crop_box is not None and event.crop_box == pytest.approx(ev.crop_box)  # where it was cut
         assert event.captured_ms == ev.captured_ms and len(event.detections) >= 1
 
         # the device announces itself

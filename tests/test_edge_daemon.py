@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import os
 import secrets
 import signal
@@ -48,7 +47,7 @@ from edgetriage.edge.detect import DetectorConfig, build_detector
 from edgetriage.edge.outbox import Outbox
 from edgetriage.edge.pipeline import TrackEvent, VisionPipeline
 from edgetriage.shared.modelfiles import bundled_dir, manifest
-from edgetriage.shared.protocol import decode_event
+from edgetriage.shared.protocol import LoadReport, decode_device_state, decode_event, encode_load_report
 from edgetriage.shared.topics import Topics
 from paho.mqtt.enums import CallbackAPIVersion
 
@@ -106,7 +105,8 @@ class Bus:
             if msg.topic.endswith("/events"):
                 self.events.append(decode_event(bytes(msg.payload)).event_id)
             elif msg.topic.endswith("/state") and msg.payload:
-                self.states[msg.topic.split("/")[-2]] = json.loads(msg.payload)
+                # read with the decoder `cloud push-config --wait` uses (shared.protocol.DeviceState)
+                self.states[msg.topic.split("/")[-2]] = decode_device_state(bytes(msg.payload)).model_dump()
             self._changed.notify_all()
 
     def wait(self, predicate: Callable[[], bool], timeout: float, pump: Callable[[], None] | None = None) -> bool:
@@ -129,9 +129,11 @@ class Bus:
     def publish(self, topic: str, payload: bytes, retain: bool = True) -> None:
         self.client.publish(topic, payload, qos=1, retain=retain).wait_for_publish(5)
 
-    def load(self, overloaded: bool, ts: float | None = None) -> None:
-        body = {"overloaded": overloaded, "queue_depth": 120 if overloaded else 0, "ts": ts or time.time()}
-        self.publish(self.topics.cloud_load(), json.dumps(body).encode())
+    def load(self, overloaded: bool, ts_ms: int | None = None) -> None:
+        """The cloud's load report, encoded as the cloud's scheduler encodes it."""
+        report = LoadReport(overloaded=overloaded, queue_depth=120 if overloaded else 0,
+                            ts=ts_ms or int(time.time() * 1000))
+        self.publish(self.topics.cloud_load(), encode_load_report(report))
 
     def close(self) -> None:
         self.client.loop_stop()
@@ -258,7 +260,7 @@ def test_overload_holds_or_resolves_locally_and_recovers(tmp_path, mosquitto, pr
         assert [d.kind for d, _ in local] == ["local"] * 3
         assert {d.verdict.verdict for d, _ in local} == {"unknown"} and agent.stats.overload_local == 3
 
-        bus.load(True, ts=time.time() - 600)  # a report older than stale_s is ignored: the cloud may be gone
+        bus.load(True, ts_ms=int((time.time() - 600) * 1000))  # a report older than stale_s is ignored: the cloud may be gone
         assert bus.wait(lambda: not agent.overloaded, 5, agent.pump)
         (decision, eid), = [agent.decide("door", ev) for ev in _events(track_event, [0.9])]
         assert decision.kind == "escalate"

@@ -5,7 +5,7 @@
     openai        any OpenAI-compatible chat-completions server (vLLM's `vllm serve`, llama.cpp, hosted)
     vllm          (in-process) not used for questions: run `vllm serve` and the openai back-end instead
 
-This module only imports what it needs from the analyzer side (cloud.llm for the model files), so moving
+This module only imports what it needs from the analyzer side (cloud.analysis.llm for the model files), so moving
 those modules means changing the imports here and nowhere else in cloud.ask.
 """
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import statistics
 import time
 from collections import deque
 from collections.abc import Callable
@@ -28,6 +27,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from ...shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
+from ...shared.stats import median as _median
 from ..config import AnalyzerConfig
 from ..store import Store
 from .cache import AnswerCache, Coverage
@@ -46,11 +46,6 @@ VOCABULARY_REFRESH_S = 5.0  # without a service to tell us of new events, re-rea
 SYSTEM = ("You answer questions about what home security cameras saw. Use only the numbered events given. "
           "Answer in one or two short sentences and cite the events you used by number in brackets, like [2].")
 _CITE = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
-
-
-def _median(values) -> float | None:
-    data = list(values)
-    return round(statistics.median(data), 2) if data else None
 
 
 def _p95(values) -> float | None:

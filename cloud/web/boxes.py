@@ -5,18 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-# The device crops a track's best box grown by this share of its size on each side (edge VisionConfig
-# .crop_margin default); used to place boxes on crops of events that do not say where they were cut.
-DEFAULT_CROP_MARGIN = 0.15
+from ...shared.protocol import CROP_MARGIN, crop_region
+
+# The device crops a track's best box grown by this share of its size on each side (the shared default);
+# used to place boxes on crops of events that do not say where they were cut (no `crop_box`).
+DEFAULT_CROP_MARGIN = CROP_MARGIN
 
 Box = tuple[float, float, float, float]
-
-
-def crop_region(box: Box, margin: float = DEFAULT_CROP_MARGIN) -> Box:
-    """Where, in normalised frame coordinates, the device cut the crop for a track whose box is `box`."""
-    x1, y1, x2, y2 = box
-    mx, my = (x2 - x1) * margin, (y2 - y1) * margin
-    return max(0.0, x1 - mx), max(0.0, y1 - my), min(1.0, x2 + mx), min(1.0, y2 + my)
 
 
 def boxes_in_crop(detections: Iterable[tuple[str, float, Box]], region: Box, main: Box | None) -> list[dict]:
@@ -47,12 +42,13 @@ def _main_box(label: str, score: float, detections: list[tuple[str, float, Box]]
 
 
 def event_boxes(label: str, score: float, detections: list[tuple[str, float, Box]],
-                margin: float = DEFAULT_CROP_MARGIN) -> list[dict]:
-    """Boxes over an event's crop. An event without detections (a region the device tracked by motion, the
-    detector unsure) gets its tracked box where the margin puts it: the crop is that box grown by `margin`."""
+                margin: float = DEFAULT_CROP_MARGIN, region: Box | None = None) -> list[dict]:
+    """Boxes over an event's crop: `region` is where the device says it cut the crop (the event's crop_box);
+    without it, the tracked box grown by `margin`. An event without detections (a region the device tracked
+    by motion, the detector unsure) gets its tracked box where the margin puts it."""
     main = _main_box(label, score, detections)
     if main is None:
         inset = margin / (1 + 2 * margin)
         return [{"x1": round(inset, 4), "y1": round(inset, 4), "x2": round(1 - inset, 4), "y2": round(1 - inset, 4),
                  "label": label, "score": round(float(score), 3), "main": True}]
-    return boxes_in_crop(detections, crop_region(main, margin), main)
+    return boxes_in_crop(detections, tuple(region) if region else crop_region(main, margin), main)

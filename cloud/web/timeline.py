@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...shared.protocol import Event, Verdict
-from ..figures import Answers, latency_model, median
-from .boxes import DEFAULT_CROP_MARGIN, Box, boxes_in_crop, crop_region, event_boxes
+from ...shared.stats import median, percentile
+from ..figures import Answers, latency_model
+from .boxes import Box, boxes_in_crop, crop_region, event_boxes
 
 log = logging.getLogger("edgetriage.cloud.web")
 
@@ -122,7 +123,7 @@ class DeviceDecision:
     """What a device decided about one track, for a feed running next to the cloud (the demo).
 
     `box` is the tracked box and `detections` everything detected on the same frame, both normalised to
-    the frame; `crop_margin` is how far the device grew the box to cut `crop_jpeg`."""
+    the frame; `crop_box` is where the device cut `crop_jpeg` (None: the box grown by the shared margin)."""
 
     device: str
     camera: str
@@ -137,19 +138,13 @@ class DeviceDecision:
     box: Box | None = None
     detections: tuple[tuple[str, float, Box], ...] = ()
     crop_jpeg: bytes = b""
-    crop_margin: float = DEFAULT_CROP_MARGIN
+    crop_box: Box | None = None
     cached: Verdict | None = None  # the device cache's answer, for decision "cached"
     decided_ms: float | None = None  # how long the device took to decide (its cache lookup)
 
 
 def _round(value: float | None, digits: int = 1) -> float | None:
     return None if value is None or not math.isfinite(value) else round(value, digits)
-
-
-def _percentile(sorted_values: list[float], q: float) -> float | None:
-    if not sorted_values:
-        return None
-    return sorted_values[min(len(sorted_values) - 1, int(q * len(sorted_values)))]
 
 
 @dataclass
@@ -266,7 +261,7 @@ class Timeline:
                           at_ms=wall_time(event.captured_ms, received_ms))
         dets = [(d.label, d.score, tuple(d.box)) for d in event.detections]
         if not entry.boxes:
-            entry.boxes = event_boxes(event.label, event.score, dets)
+            entry.boxes = event_boxes(event.label, event.score, dets, region=event.crop_box)
         entry.thumb = True
         if new:
             self._camera(entry).events += 1
@@ -282,7 +277,7 @@ class Timeline:
                           captured_ms=int(doc["captured_ms"]), reason=doc.get("reason", ""),
                           track_id=doc.get("track_id"), thumb=bool(doc.get("crop_bytes")),
                           at_ms=wall_time(int(doc["captured_ms"]), doc.get("received_ms")),
-                          boxes=event_boxes(doc["label"], float(doc["score"]), dets))
+                          boxes=event_boxes(doc["label"], float(doc["score"]), dets, region=doc.get("crop_box")))
             verdict = Verdict.model_validate(doc["verdict"]) if doc.get("verdict") else None
         except (KeyError, TypeError, ValueError) as exc:
             log.warning("stored event %s not shown: %s", doc.get("event_id"), exc)
@@ -322,7 +317,7 @@ class Timeline:
             detections = d.detections
             if not any(det[2] == d.box for det in detections):  # tracked without a detection on its best frame
                 detections = ((d.label, d.score, d.box), *detections)
-            entry.boxes = boxes_in_crop(detections, crop_region(d.box, d.crop_margin), d.box)
+            entry.boxes = boxes_in_crop(detections, d.crop_box or crop_region(d.box), d.box)
         if d.crop_jpeg and not entry.thumb:
             self._keep_thumb(entry_id, d.crop_jpeg)
             entry.thumb = True
@@ -502,7 +497,7 @@ class Timeline:
                              ("llm", measured["llm"]), ("all", everything), ("device_end_to_end", device_seen)):
             ordered = sorted(values)
             latency[name] = {"n": len(ordered), "p50": _round(median(ordered)),
-                             "p95": _round(_percentile(ordered, 0.95)), "p99": _round(_percentile(ordered, 0.99))}
+                             "p95": _round(percentile(ordered, 0.95)), "p99": _round(percentile(ordered, 0.99))}
         figures = {
             "window": len(self._entries), "verdicts": sum(answered.values()), "totals": totals,
             "alpha": model["alpha"],
