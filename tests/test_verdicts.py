@@ -183,9 +183,10 @@ def test_a_broken_calibration_file_is_refused(tmp_path):
 @pytest.mark.slow
 def test_the_model_s_verdict_follows_the_picture_not_the_device_s_score(llm_analyzer, crops):
     engine = llm_analyzer.engine
-    person, empty, person_sure = engine.analyze_batch([_event(crops["person"]), _event(crops["empty"]),
-                                                       _event(crops["person"], score=0.95)])
-    for analysis in (person, empty, person_sure):
+    person, empty, person_sure, empty_at_night = engine.analyze_batch([
+        _event(crops["person"]), _event(crops["empty"]), _event(crops["person"], score=0.95),
+        _event(crops["empty"], zones=["door"], dwell_s=40.0, local_time="23:10")])
+    for analysis in (person, empty, person_sure, empty_at_night):
         assert analysis.error is None, analysis.error
         assert analysis.checked is None, analysis.checked  # the model's own answer, not the check's
         assert 0.5 <= analysis.confidence <= 1.0
@@ -193,4 +194,5 @@ def test_the_model_s_verdict_follows_the_picture_not_the_device_s_score(llm_anal
     assert (person.model_verdict, person.verdict) == ("alert", "alert")
     assert (empty.model_verdict, empty.verdict) == ("benign", "benign")
     assert person_sure.verdict == person.verdict  # another score, the same picture: the same verdict
+    assert (empty_at_night.model_verdict, empty_at_night.facts[0]) == ("benign", "Zone: door.")
     assert "person" in person.description.lower() and "person" not in empty.description.lower().replace("no person", "")
