@@ -36,6 +36,7 @@ def show_page_link(link: str, keep_in: Path | None = None) -> None:
         log.info("live page: the one-time link is shown only when started on a terminal")
         return
     try:
+        keep_in.parent.mkdir(parents=True, exist_ok=True)  # with a Redis store, nothing made the folder yet
         keep_in.unlink(missing_ok=True)
         fd = os.open(keep_in, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as f:

@@ -69,7 +69,7 @@ def test_the_server_header_names_no_software_versions(api):  # noqa: F811
 def test_the_page_ticket_is_not_logged_by_a_service_without_a_terminal(caplog, capsys, tmp_path):
     from edgetriage.cloud.main import show_page_link
 
-    caplog.set_level(logging.DEBUG)
+    caplog.set_level(logging.DEBUG, logger="edgetriage.cloud")  # whatever level an earlier CLI run left it at
     show_page_link("http://127.0.0.1:1/ui/?ticket=SECRET-TICKET")  # pytest's stderr is no terminal
     assert "SECRET-TICKET" not in caplog.text and "SECRET-TICKET" not in capsys.readouterr().err
     assert "only when started on a terminal" in caplog.text
