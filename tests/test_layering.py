@@ -165,3 +165,24 @@ def test_the_cloud_service_has_every_member_its_observers_read(tmp_path):
         assert sorted(m for m in members if not hasattr(service, m)) == []
     finally:
         store.close()
+
+
+def test_no_two_config_classes_share_a_name():
+    """Each component's config has its own name (edge's [budget] is EscalationBudgetConfig, the cloud's
+    [scheduler.budget] TokenBudgetConfig), so a reader never wonders which one a module means."""
+    where: dict[str, list[str]] = {}
+    for folder in ("edge", "cloud", "shared", "app"):
+        for path in (ROOT / folder).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ClassDef) and node.name.endswith("Config"):
+                    where.setdefault(node.name, []).append(str(path.relative_to(ROOT)))
+    assert {n: p for n, p in where.items() if len(p) > 1} == {}
+    assert len(where) > 20 and "EscalationBudgetConfig" in where and "TokenBudgetConfig" in where
+
+
+def test_the_outbox_and_budget_sections_are_defined_beside_their_components():
+    from edgetriage.edge import budget, config, outbox
+
+    assert config.EdgeConfig.model_fields["outbox"].annotation is outbox.OutboxConfig
+    assert config.EdgeConfig.model_fields["budget"].annotation is budget.EscalationBudgetConfig
+    assert config.EdgeConfig.model_fields["overload"].annotation is budget.OverloadConfig
