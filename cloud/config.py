@@ -152,9 +152,10 @@ class PriorityRule(Strict):
     label: str | None = None
 
 
-class BudgetConfig(Strict):
-    """Model tokens (prompt + answer) per rolling hour. None: unlimited. When a budget is spent, an event the
-    cache cannot answer gets verdict "unknown" saying which budget and when it refills; cache hits go on."""
+class TokenBudgetConfig(Strict):
+    """[scheduler.budget]: model tokens (prompt + answer) per rolling hour. None: unlimited. When a budget is
+    spent, an event the cache cannot answer gets verdict "unknown" saying which budget and when it refills;
+    cache hits go on."""
 
     device_tokens_per_hour: Annotated[int, Field(ge=0)] | None = None
     fleet_tokens_per_hour: Annotated[int, Field(ge=0)] | None = None
@@ -174,7 +175,7 @@ class SchedulerConfig(Strict):
     deadline_s: Annotated[float, Field(gt=0, le=3600)] = 120.0
     default_tier: Annotated[int, Field(ge=0, le=9)] = 5
     priorities: list[PriorityRule] = Field(default_factory=list)
-    budget: BudgetConfig = BudgetConfig()
+    budget: TokenBudgetConfig = TokenBudgetConfig()
     overload_depth: Annotated[int, Field(ge=1)] | None = Field(None, description="default: half the queue")
     clear_depth: Annotated[int, Field(ge=0)] | None = Field(None, description="default: a quarter of overload_depth")
     load_refresh_s: Annotated[float, Field(ge=0.5, le=3600)] = 5.0

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..shared.stats import median
+from .observed import Counted
 
 DEVICE_WINDOW = 4096  # recent device lookups kept, as many as the service keeps per latency series
 
@@ -80,7 +81,7 @@ class DeviceAnswers:
 class Figures:
     """Computed on demand from the service's counters and latency windows; nothing on the hot path."""
 
-    def __init__(self, service: Any) -> None:
+    def __init__(self, service: Counted) -> None:
         self.service = service
         self.device = DeviceAnswers()
 

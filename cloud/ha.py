@@ -33,6 +33,7 @@ from ..shared.config import MQTTConfig, Strict
 from ..shared.mqtt import Incoming, MQTTLink
 from ..shared.protocol import Event, Verdict
 from ..shared.topics import Topics
+from .observed import Listened
 
 log = logging.getLogger("edgetriage.cloud.ha")
 
@@ -135,7 +136,7 @@ class HomeAssistantBridge:
         self._link.subscribe(self.discovery.ha_status_topic, qos=1)
 
     # -- lifecycle ------------------------------------------------------------------------------------
-    def attach(self, service: Any) -> None:
+    def attach(self, service: Listened) -> None:
         """Listen to a CloudService's new events and verdicts."""
         service.event_listeners.append(self.add_event)
         service.verdict_listeners.append(self.add_verdict)

@@ -29,6 +29,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..shared.protocol import Verdict
+from .observed import Counted, Listened, ObservedService
+from .servicestats import ServiceStats
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 LATENCY_BUCKETS_S = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
@@ -137,7 +139,7 @@ class CloudMetrics:
         for source in SOURCES:
             self.verdict_seconds.touch(source)
 
-    def attach(self, service: Any) -> None:
+    def attach(self, service: Listened) -> None:
         service.verdict_listeners.append(self.observe)
 
     def observe(self, verdict: Verdict) -> None:
@@ -147,29 +149,25 @@ class CloudMetrics:
             self.queue_wait_seconds.observe(t.queue_ms / 1000.0)
             self.analyze_seconds.observe(t.analyze_ms / 1000.0)
 
-    def render(self, service: Any) -> str:
+    def render(self, service: ObservedService | None) -> str:
         out = Exposition()
-        stats = service.stats if service is not None else None
-
-        def stat(name: str) -> int:
-            return int(getattr(stats, name, 0) or 0)
-
+        stats = service.stats if service is not None else ServiceStats()  # an API-only process counts nothing
         out.counter("edgetriage_cloud_events_received_total", "Messages taken in on the events topics.",
-                    stat("received"))
+                    stats.received)
         out.counter("edgetriage_cloud_events_rejected_total", "Messages refused (decoder limits, wrong topic).",
-                    stat("rejected"))
+                    stats.rejected)
         out.counter("edgetriage_cloud_events_duplicate_total", "Events whose id was seen before.",
-                    stat("duplicates"))
-        by_source = {"llm": stat("llm"), "cloud_cache": stat("cache_hits"), "fallback": stat("fallback")}
+                    stats.duplicates)
+        by_source = {"llm": stats.llm, "cloud_cache": stats.cache_hits, "fallback": stats.fallback}
         out.counter("edgetriage_cloud_verdicts_total", "New verdicts by source.",
                     [({"source": s}, v) for s, v in by_source.items()])
         out.counter("edgetriage_cloud_verdicts_overruled_total",
                     "Model verdicts the consistency check overruled (the verdict says why in `checked`).",
-                    stat("overrides"))
+                    stats.overrides)
         out.counter("edgetriage_cloud_verdicts_published_total", "Verdicts handed to the broker.",
-                    stat("published"))
+                    stats.published)
         out.counter("edgetriage_cloud_verdicts_unpublished_total",
-                    "Verdicts stored but not handed to the broker (no connection).", stat("unpublished"))
+                    "Verdicts stored but not handed to the broker (no connection).", stats.unpublished)
         out.histogram(self.verdict_seconds)
         out.histogram(self.queue_wait_seconds)
         out.histogram(self.analyze_seconds)
@@ -177,17 +175,13 @@ class CloudMetrics:
             out.gauge("edgetriage_cloud_queue_depth", "Events received and not yet answered.", service.pending)
             out.gauge("edgetriage_cloud_mqtt_connected", "1 while the broker connection is up.",
                       1 if service.mqtt_connected else 0)
-            overloaded = getattr(service, "overloaded", None)
-            if isinstance(overloaded, bool):
-                out.gauge("edgetriage_cloud_overloaded", "1 while the service reports overload.",
-                          1 if overloaded else 0)
-            figures = getattr(service, "figures", None)
-            if figures is not None:
-                _figures(out, service, figures.compute())
+            out.gauge("edgetriage_cloud_overloaded", "1 while the service reports overload.",
+                      1 if service.overloaded else 0)
+            _figures(out, service, service.figures.compute())
         return out.render()
 
 
-def _figures(out: Exposition, service: Any, f: dict[str, Any]) -> None:
+def _figures(out: Exposition, service: Counted, f: dict[str, Any]) -> None:
     """The latency model next to the measurement, utilisation, hit and wrong-reuse rates, the scheduler
     (cloud.figures, cloud.scheduler); a figure with no samples yet is left out rather than shown as 0."""
     model = [({"part": part}, f[key] / 1000.0) for part, key in (
@@ -223,7 +217,7 @@ def _figures(out: Exposition, service: Any, f: dict[str, Any]) -> None:
     out.counter("edgetriage_cloud_model_tokens_total", "Model tokens used (prompt + answer).", stats.tokens)
 
 
-def add_metrics(app: Any, service: Any) -> CloudMetrics:
+def add_metrics(app: Any, service: ObservedService | None) -> CloudMetrics:
     """Serve GET /metrics on an aiohttp app (no authentication: scrapers read it on a private network)."""
     from aiohttp import web
 

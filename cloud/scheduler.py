@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 from ..shared.protocol import Event, LoadReport, encode_load_report
 from .analysis import Analysis, Backend, fallback
-from .config import BudgetConfig, SchedulerConfig
+from .config import SchedulerConfig, TokenBudgetConfig
 from .fairqueue import FairQueue
 
 log = logging.getLogger("edgetriage.cloud.scheduler")
@@ -126,7 +126,7 @@ class TokenBucket:
 class Budgets:
     """Token buckets per device and for the whole fleet."""
 
-    def __init__(self, config: BudgetConfig, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, config: TokenBudgetConfig, clock: Callable[[], float] = time.monotonic) -> None:
         self.config = config
         self.clock = clock
         self.fleet = TokenBucket(config.fleet_tokens_per_hour, clock()) if config.fleet_tokens_per_hour is not None \

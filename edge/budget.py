@@ -2,7 +2,7 @@
 
 The budget is charged when an event leaves the device for the first time (a re-send of the same event id is
 free: the cloud answers it from its store). What happens to an escalation the budget cannot pay for now is
-the policy's business (edge.config.BudgetConfig); this module only keeps the windows and picks which waiting
+the policy's business (EscalationBudgetConfig, [budget]); this module only keeps the windows and picks which waiting
 events a full queue gives up. Pure logic with explicit times, so it can be checked over a simulated hour.
 
 `SpendingPolicy` applies it for the agent, together with the cloud's load report: which escalation goes to the
@@ -18,10 +18,11 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
+from ..shared.config import Strict
 from ..shared.ids import uuid7
 from ..shared.protocol import LoadReport, ProtocolError, Verdict, decode_event, decode_load_report
 from .outbox import Outbox
@@ -40,6 +41,34 @@ MINUTE_S = 60.0
 HOUR_S = 3600.0
 
 Policy = Literal["queue", "drop_lowest", "local"]
+Seconds = Annotated[float, Field(gt=0.0, le=86400.0)]
+
+
+class EscalationBudgetConfig(Strict):
+    """[budget]: how much of the cloud this device may use: events first sent per minute and per hour (0: no
+    limit; re-sends of the same event are free). Over budget, `policy` says what happens to a new escalation:
+
+    - "queue": it waits in the outbox and goes out, oldest first, as the budget refills; beyond
+      `max_waiting` waiting events the oldest waiting one is dropped;
+    - "drop_lowest": the same, but beyond `max_waiting` the lowest-scored waiting event is dropped;
+    - "local": it is resolved on the device as verdict "unknown" and never sent.
+
+    Events held back while the broker is unreachable wait like over-budget ones. Every drop is counted."""
+
+    per_minute: Annotated[int, Field(ge=0, le=1_000_000)] = 30
+    per_hour: Annotated[int, Field(ge=0, le=10_000_000)] = 600
+    policy: Policy = "queue"
+    max_waiting: Annotated[int, Field(ge=0, le=1_000_000)] = 1000
+
+
+class OverloadConfig(Strict):
+    """[overload]: what to do while the cloud's retained `<prefix>/v1/_cloud/load` says it is overloaded: "hold"
+    keeps new and unanswered events in the outbox (nothing is published) until it clears; "local" resolves new
+    escalations on the device as verdict "unknown". A load report older than `stale_s` is ignored, so a
+    cloud that died while overloaded does not silence its devices for ever."""
+
+    policy: Literal["hold", "local"] = "hold"
+    stale_s: Seconds = 120.0
 
 
 class EscalationBudget:
@@ -58,10 +87,14 @@ class EscalationBudget:
     def limited(self) -> bool:
         return bool(self.per_minute or self.per_hour)
 
-    def reconfigure(self, per_minute: int, per_hour: int) -> None:
+    @classmethod
+    def from_config(cls, config: EscalationBudgetConfig) -> EscalationBudget:
+        return cls(config.per_minute, config.per_hour)
+
+    def reconfigure(self, config: EscalationBudgetConfig) -> None:
         """New limits; what was spent in the current windows stays spent."""
-        self.per_minute = per_minute
-        self.per_hour = per_hour
+        self.per_minute = config.per_minute
+        self.per_hour = config.per_hour
 
     def _expire(self, now: float) -> None:
         while self._minute and self._minute[0] <= now - MINUTE_S:
@@ -144,7 +177,7 @@ class SpendingPolicy:
         self.device = config.device
         self.outbox = outbox
         self.stats = stats
-        self.budget = EscalationBudget(config.budget.per_minute, config.budget.per_hour)
+        self.budget = EscalationBudget.from_config(config.budget)
         self.load: LoadReport | None = None
         self._overloaded_seen = False  # for logging transitions once
         self._scores: dict[str, float] = {}  # unsent event id -> score, for "drop_lowest"
@@ -153,7 +186,7 @@ class SpendingPolicy:
     def reconfigure(self, config: EdgeConfig) -> None:
         old, self.config = self.config, config
         if config.budget != old.budget:
-            self.budget.reconfigure(config.budget.per_minute, config.budget.per_hour)
+            self.budget.reconfigure(config.budget)
         self._overloaded_seen = self.overloaded
 
     @property

@@ -16,19 +16,24 @@ the bundled clip as the camera, a broker on localhost, state under $EDGETRIAGE_S
 
 Sections `rules`, `vision`, `cache`, `budget`, `overload` and per-camera settings may also be changed remotely
 (edge.remote); `device`, `mqtt`, `outbox`, `state_dir`, `daemon` and `remote` only in this file.
+
+A component's section is defined beside the component (`[outbox]` in outbox.py, `[budget]` and `[overload]` in
+budget.py, `[rules]` in rules.py, `[vision]` in vision.py); this module composes them into `EdgeConfig`.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 
 from ..shared.config import MQTTConfig, Strict, load_config
 from ..shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
 from ..shared.modelfiles import bundled_clip
+from .budget import EscalationBudgetConfig, OverloadConfig
+from .outbox import OutboxConfig
 from .pipeline import VisionConfig
 from .rules import RulesConfig
 from .zones import Polygon, ZoneConfig
@@ -81,46 +86,6 @@ class CacheConfig(Strict):
     default_max_distance: Annotated[int, Field(ge=0, le=32)] = 8
 
 
-class OutboxConfig(Strict):
-    """Where escalated events wait for their verdicts (edge.outbox), and what gives when it is full: "drop_oldest"
-    evicts the oldest events of the same or a lower priority, "reject_newest" refuses the new event unless it
-    outranks stored ones. `priority` ranks labels (default 0; higher is kept longer)."""
-
-    path: str = ""  # empty: <state_dir>/outbox.db
-    verdict_timeout_s: Annotated[float, Field(gt=0)] = 60.0  # re-send an event whose verdict is this late
-    max_bytes: Annotated[int, Field(ge=256 * 1024)] = 64 * 1024 * 1024
-    max_age_s: Annotated[int, Field(ge=1)] = 7 * 86400
-    policy: Literal["drop_oldest", "reject_newest"] = "drop_oldest"
-    priority: dict[str, Annotated[int, Field(ge=-100, le=100)]] = Field(default_factory=dict)
-
-
-class BudgetConfig(Strict):
-    """How much of the cloud this device may use: events first sent per minute and per hour (0: no limit;
-    re-sends of the same event are free). Over budget, `policy` says what happens to a new escalation:
-
-    - "queue": it waits in the outbox and goes out, oldest first, as the budget refills; beyond
-      `max_waiting` waiting events the oldest waiting one is dropped;
-    - "drop_lowest": the same, but beyond `max_waiting` the lowest-scored waiting event is dropped;
-    - "local": it is resolved on the device as verdict "unknown" and never sent.
-
-    Events held back while the broker is unreachable wait like over-budget ones. Every drop is counted."""
-
-    per_minute: Annotated[int, Field(ge=0, le=1_000_000)] = 30
-    per_hour: Annotated[int, Field(ge=0, le=10_000_000)] = 600
-    policy: Literal["queue", "drop_lowest", "local"] = "queue"
-    max_waiting: Annotated[int, Field(ge=0, le=1_000_000)] = 1000
-
-
-class OverloadConfig(Strict):
-    """What to do while the cloud's retained `<prefix>/v1/_cloud/load` says it is overloaded: "hold" keeps
-    new and unanswered events in the outbox (nothing is published) until it clears; "local" resolves new
-    escalations on the device as verdict "unknown". A load report older than `stale_s` is ignored, so a
-    cloud that died while overloaded does not silence its devices for ever."""
-
-    policy: Literal["hold", "local"] = "hold"
-    stale_s: Seconds = 120.0
-
-
 class DaemonConfig(Strict):
     """`edgetriage edge run`: supervision and the metrics endpoint."""
 
@@ -131,7 +96,7 @@ class DaemonConfig(Strict):
     state_interval_s: Seconds = 60.0  # the retained state message is refreshed at least this often
 
 
-class RemoteConfig(Strict):
+class RemoteUpdateConfig(Strict):
     """Remote configuration and model updates through `<prefix>/v1/<device>/config`."""
 
     enabled: bool = True
@@ -165,10 +130,10 @@ class EdgeConfig(Strict):
     rules: RulesConfig = Field(default_factory=RulesConfig)
     cache: CacheConfig = Field(default_factory=CacheConfig)
     outbox: OutboxConfig = Field(default_factory=OutboxConfig)
-    budget: BudgetConfig = Field(default_factory=BudgetConfig)
+    budget: EscalationBudgetConfig = Field(default_factory=EscalationBudgetConfig)
     overload: OverloadConfig = Field(default_factory=OverloadConfig)
     daemon: DaemonConfig = Field(default_factory=DaemonConfig)
-    remote: RemoteConfig = Field(default_factory=RemoteConfig)
+    remote: RemoteUpdateConfig = Field(default_factory=RemoteUpdateConfig)
     state_dir: str = Field(default_factory=default_state_dir)
     timezone: str | None = Field(None, description="IANA zone of the device's local time (e.g. Europe/Berlin); "
                                                    "questions about it read \"today\" in it (cloud [ask] timezones)")

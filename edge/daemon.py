@@ -236,10 +236,7 @@ class EdgeDaemon:
         self._state_topic = self.topics.state(self.device)
         self._config_topic = self.topics.config(self.device)
         self.files = RemoteFiles(config.state_dir, config)
-        fetcher = ModelFetcher(config.remote.api_url, config.remote.models_dir,
-                               token=config.remote.secret_token(), timeout_s=config.remote.fetch_timeout_s,
-                               max_bytes=config.remote.max_model_bytes)
-        self.models = ModelLoader(fetcher, self.files, swap=lambda d: self.agent.swap_detector(d),
+        self.models = ModelLoader(ModelFetcher.from_config(config.remote), self.files, swap=lambda d: self.agent.swap_detector(d),
                                   on_change=self._changed.set)
 
         # the remote config applied before a restart holds until the broker says otherwise

@@ -55,8 +55,7 @@ class Delivery:
         self.cache = cache
         self.on_verdict = on_verdict
         self.on_control = on_control
-        self.outbox = Outbox(config.outbox.path, config.outbox.max_bytes, config.outbox.max_age_s,
-                             config.outbox.policy)
+        self.outbox = Outbox.from_config(config.outbox)
         self.spending = SpendingPolicy(config, self.outbox, stats, forget=self.forget)
         self.verdict_counts: OrderedDict[str, int] = OrderedDict()  # event id -> verdicts received
         self.escalated_at: dict[str, float] = {}  # event id -> monotonic time, for precise latencies

@@ -35,6 +35,11 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from ..shared.config import Strict
 
 log = logging.getLogger("edgetriage.edge.outbox")
 
@@ -63,6 +68,19 @@ FILE_CHECK_MS = 2000  # how often the outbox file is checked to still be the one
 DROP_CAUSES = ("evicted", "rejected", "expired")
 
 
+class OutboxConfig(Strict):
+    """[outbox]: where escalated events wait for their verdicts (the `Outbox` below), and what gives when it is full: "drop_oldest"
+    evicts the oldest events of the same or a lower priority, "reject_newest" refuses the new event unless it
+    outranks stored ones. `priority` ranks labels (default 0; higher is kept longer)."""
+
+    path: str = ""  # empty: <state_dir>/outbox.db
+    verdict_timeout_s: Annotated[float, Field(gt=0)] = 60.0  # re-send an event whose verdict is this late
+    max_bytes: Annotated[int, Field(ge=256 * 1024)] = 64 * 1024 * 1024
+    max_age_s: Annotated[int, Field(ge=1)] = 7 * 86400
+    policy: Literal["drop_oldest", "reject_newest"] = "drop_oldest"
+    priority: dict[str, Annotated[int, Field(ge=-100, le=100)]] = Field(default_factory=dict)
+
+
 def _now_ms() -> int:
     return int(time.time() * 1000)
 
@@ -83,6 +101,11 @@ class OutboxItem:
 
 class Outbox:
     """Durable, size- and age-bounded queue of escalated events keyed by event id."""
+
+    @classmethod
+    def from_config(cls, config: OutboxConfig) -> Outbox:
+        """The outbox [outbox] describes (its `path` resolved by the device config: <state_dir>/outbox.db)."""
+        return cls(config.path, config.max_bytes, config.max_age_s, config.policy)
 
     def __init__(self, path: str | Path, max_bytes: int = 64 * 1024 * 1024, max_age_s: int = 7 * 86400,
                  policy: str = "drop_oldest") -> None:

@@ -37,7 +37,7 @@ import numpy as np
 from ..shared.config import ConfigError, validate_config
 from ..shared.modelfiles import ModelError, ModelFile, manifest, resolve, sha256_of
 from ..shared.protocol import MAX_CONFIG_BYTES, RemoteConfigError, decode_remote_config
-from .config import EdgeConfig
+from .config import EdgeConfig, RemoteUpdateConfig
 from .detect import BACKENDS, Detector, DetectorConfig, build_detector, model_key
 
 log = logging.getLogger("edgetriage.edge.remote")
@@ -155,6 +155,12 @@ class ModelFetcher:
         self.models_dir = Path(models_dir)
         self.timeout_s = timeout_s
         self.max_bytes = max_bytes
+
+    @classmethod
+    def from_config(cls, config: RemoteUpdateConfig) -> ModelFetcher:
+        """The fetcher [remote] describes (its `models_dir` resolved by the device config)."""
+        return cls(config.api_url, config.models_dir, token=config.secret_token(), timeout_s=config.fetch_timeout_s,
+                   max_bytes=config.max_model_bytes)
 
     def path_for(self, sha256: str) -> Path:
         return self.models_dir / f"{sha256}.onnx"

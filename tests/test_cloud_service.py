@@ -559,11 +559,11 @@ def test_overload_is_announced_and_cleared_a_full_queue_makes_events_wait_not_fa
 
 
 def test_token_buckets_refill_by_the_hour_and_say_when():
-    from edgetriage.cloud.config import BudgetConfig
+    from edgetriage.cloud.config import TokenBudgetConfig
     from edgetriage.cloud.scheduler import Budgets
 
     now = [1000.0]
-    budgets = Budgets(BudgetConfig(device_tokens_per_hour=3600, fleet_tokens_per_hour=36_000,
+    budgets = Budgets(TokenBudgetConfig(device_tokens_per_hour=3600, fleet_tokens_per_hour=36_000,
                                    devices={"pi-big": 7200}), clock=lambda: now[0])
     assert budgets.refusal("pi-a") is None
     budgets.charge("pi-a", 3600 + 30)  # the last request may overdraw: its size is known only afterwards

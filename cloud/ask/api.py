@@ -19,6 +19,7 @@ from typing import Any
 
 from aiohttp import web
 
+from ..observed import ObservedService
 from ..store import Store
 from ..web.access import COOKIE
 from ..web.routes import ACCESS
@@ -110,10 +111,10 @@ def prometheus_text(asker: Asker | None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def build_asker(store: Store, service: Any) -> Asker | None:
+def build_asker(store: Store, service: ObservedService | None) -> Asker | None:
     """The Asker for the service's [ask] and [analyzer] settings (defaults for an API-only process), hearing
     of the service's new events and verdicts; None when [ask] enabled = false."""
-    config = getattr(service, "config", None)
+    config = service.config if service is not None else None
     if config is not None and not config.ask.enabled:
         return None
     asker = Asker(store, config.ask, config.analyzer) if config is not None else Asker(store, _default_config())

@@ -29,6 +29,7 @@ from zoneinfo import ZoneInfo
 from ...shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
 from ...shared.stats import median as _median
 from ..config import AnalyzerConfig
+from ..observed import Listened
 from ..store import Store
 from .cache import AnswerCache, Coverage
 from .complexity import ComplexityModel
@@ -87,7 +88,7 @@ class Asker:
         self._llm_queue = 0  # LLM answers running or waiting
 
     # -- keeping up with the store ---------------------------------------------------------------------
-    def attach(self, service: Any) -> None:
+    def attach(self, service: Listened) -> None:
         """Hear of every new event and verdict: the vocabulary learns cameras, the cache drops answers."""
         service.event_listeners.append(self.event_landed)
         service.verdict_listeners.append(self.verdict_landed)

@@ -23,7 +23,7 @@ from typing import Any
 
 from aiohttp import web
 
-from ..service import CloudService
+from ..observed import ObservedService
 from ..store import Store
 from .access import COOKIE, PageAccess
 from .timeline import Timeline
@@ -166,20 +166,17 @@ async def stream(request: web.Request) -> web.StreamResponse:
     return response
 
 
-def service_status(service: CloudService | None) -> dict[str, Any]:
+def service_status(service: ObservedService | None) -> dict[str, Any]:
     """The live gauges: queue depth, overload, the broker connection."""
     if service is None:
         return {}
     out: dict[str, Any] = {"mqtt_connected": service.mqtt_connected, "queue_depth": service.pending,
                            "analyzer": service.analyzer.name, "received": service.stats.received,
-                           "rejected": service.stats.rejected}
-    overloaded = getattr(service, "overloaded", None)  # set by the scheduler where the service has one
-    if isinstance(overloaded, bool):
-        out["overloaded"] = overloaded
+                           "rejected": service.stats.rejected, "overloaded": service.overloaded}
     return out
 
 
-def add_page(app: web.Application, store: Store, service: CloudService | None, *,
+def add_page(app: web.Application, store: Store, service: ObservedService | None, *,
              timeline: Timeline | None = None, access: PageAccess | None = None, backfill: int = 100) -> Timeline:
     """Mount the page under /ui/ and feed it from `service` (its event and verdict listeners). Returns the
     timeline, to which a device-side feed in the same process may post. The last `backfill` stored events
@@ -188,7 +185,7 @@ def add_page(app: web.Application, store: Store, service: CloudService | None, *
                                     cloud_figures=service.figures.compute if service is not None else None)
     app[TIMELINE] = timeline
     if access is None:
-        http = getattr(getattr(service, "config", None), "http", None)  # [http] login_ttl_s, session_ttl_s
+        http = service.config.http if service is not None else None  # [http] login_ttl_s, session_ttl_s
         access = PageAccess(http.login_ttl_s, http.session_ttl_s) if http is not None else PageAccess()
     app[ACCESS] = access
     app[PAGE_STORE] = store

@@ -1,5 +1,6 @@
-"""What the page shows, kept in one place: the recent events with their decision path and verdict, the
-figures derived from them, and the listeners (one per open page) that get every change as it happens.
+"""What the page shows, kept in one place: the recent events with their decision path and verdict (entries.py),
+the figures derived from them (panel.py), and the listeners (one per open page) that get every change as it
+happens.
 
 Everything here runs on the API's event loop. The cloud service calls `add_event` / `add_verdict` from its
 listener hooks (already on the loop); a device-side feed in the same process (the demo) posts through
@@ -12,17 +13,15 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import math
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from ...shared.protocol import Event, Verdict
-from ...shared.stats import median, percentile
-from ..figures import Answers, latency_model
-from .boxes import Box, boxes_in_crop, crop_region, event_boxes
+from .boxes import boxes_in_crop, crop_region, event_boxes
+from .entries import MODEL_SOURCES, DeviceDecision, Entry, now_ms, wall_time
+from .panel import CameraCounts, camera_rows, panel_figures
 
 log = logging.getLogger("edgetriage.cloud.web")
 
@@ -32,130 +31,6 @@ THUMB_BUDGET_BYTES = 32 * 1024 * 1024  # crops kept in memory for entries the st
 HISTORY = 600  # figure samples kept for the latency chart
 TICK_S = 1.0  # how often figures are recomputed (when something changed) and the live gauges sent
 LISTENER_QUEUE = 1000  # messages a listener may fall behind before it is cut off
-CACHE_SOURCES = ("device_cache", "cloud_cache")
-MODEL_SOURCES = ("llm", "fallback")
-STEP_NAMES = {"device_cache": "device cache", "cloud_cache": "cloud cache", "llm": "model",
-              "fallback": "model failed", "waiting": "waiting for verdict", "local": "handled on device",
-              "dropped": "dropped"}
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
-
-
-def wall_time(captured_ms: int, seen_ms: int | None = None) -> int:
-    """When it happened, on the wall clock: a file source stamps frames with its open time plus the clip's
-    position, which runs ahead of the clock when the clip is read faster than real time; a card never
-    shows a time later than the moment it reached us."""
-    return min(captured_ms, seen_ms if seen_ms is not None else now_ms())
-
-
-# -- entries ----------------------------------------------------------------------------------------------
-@dataclass
-class Entry:
-    """One row of the timeline: a track the device decided on, and what became of it."""
-
-    id: str  # the event id for escalations, a local id for decisions the device kept to itself
-    device: str
-    camera: str
-    label: str
-    score: float
-    uncertain: bool
-    captured_ms: int
-    reason: str = ""  # the device rule's reason
-    decision: str = "escalate"  # escalate | cached | local | dropped
-    track_id: int | None = None
-    verdict: str | None = None  # alert | benign | unknown once known
-    confidence: float | None = None
-    description: str = ""
-    source: str | None = None  # llm | cloud_cache | fallback | device_cache
-    model: str = ""
-    latency_ms: float | None = None  # device-measured escalation -> verdict where known, else the cloud's
-    cloud_ms: float | None = None  # the cloud's receipt -> verdict
-    queue_ms: float | None = None  # the cloud's wait for the model (model verdicts)
-    analyze_ms: float | None = None  # the model's time (model verdicts)
-    reused_from: str | None = None
-    facts: list[str] = field(default_factory=list)  # what the cloud's closer look told the model
-    checked: str | None = None  # why the evidence overruled the model, if it did
-    boxes: list[dict] = field(default_factory=list)
-    thumb: bool = False
-    seq: int = 0
-    updated_ms: int = 0
-    at_ms: int = 0  # the card's time: the capture, but never later than it reached us (see wall_time)
-
-    @property
-    def outcome(self) -> str:
-        if self.decision in ("local", "dropped"):
-            return self.decision
-        if self.source is not None:
-            return self.source
-        return "waiting"
-
-    def path(self) -> list[dict[str, str]]:
-        """motion -> detector -> rule -> where the verdict came from, each with a short detail."""
-        detector = f"{self.label} {self.score:.2f}" + (" (uncertain)" if self.uncertain else "")
-        steps = [{"step": "motion", "detail": "moved"}, {"step": "detector", "detail": detector},
-                 {"step": "rule", "detail": self.reason or self.decision}]
-        outcome = self.outcome
-        detail = ""
-        if outcome == "cloud_cache" and self.reused_from:
-            detail = f"reused …{self.reused_from[-8:]}"  # a UUIDv7 begins with its time: its tail tells events apart
-        elif outcome in MODEL_SOURCES:
-            detail = self.model
-        steps.append({"step": outcome, "label": STEP_NAMES.get(outcome, outcome), "detail": detail})
-        return steps
-
-    def as_json(self) -> dict[str, Any]:
-        return {"id": self.id, "seq": self.seq, "device": self.device, "camera": self.camera, "label": self.label,
-                "score": round(self.score, 3), "uncertain": self.uncertain, "captured_ms": self.captured_ms,
-                "at_ms": self.at_ms,
-                "track_id": self.track_id, "reason": self.reason, "decision": self.decision,
-                "outcome": self.outcome, "path": self.path(), "verdict": self.verdict,
-                "confidence": None if self.confidence is None else round(self.confidence, 3),
-                "description": self.description, "source": self.source, "model": self.model,
-                "latency_ms": _round(self.latency_ms), "cloud_ms": _round(self.cloud_ms),
-                "reused_from": self.reused_from, "facts": self.facts, "checked": self.checked, "boxes": self.boxes,
-                "thumb": f"thumbs/{self.id}.jpg" if self.thumb else None}
-
-
-@dataclass(frozen=True)
-class DeviceDecision:
-    """What a device decided about one track, for a feed running next to the cloud (the demo).
-
-    `box` is the tracked box and `detections` everything detected on the same frame, both normalised to
-    the frame; `crop_box` is where the device cut `crop_jpeg` (None: the box grown by the shared margin)."""
-
-    device: str
-    camera: str
-    track_id: int
-    label: str
-    score: float
-    uncertain: bool
-    captured_ms: int
-    decision: str
-    reason: str
-    event_id: str | None = None
-    box: Box | None = None
-    detections: tuple[tuple[str, float, Box], ...] = ()
-    crop_jpeg: bytes = b""
-    crop_box: Box | None = None
-    cached: Verdict | None = None  # the device cache's answer, for decision "cached"
-    decided_ms: float | None = None  # how long the device took to decide (its cache lookup)
-
-
-def _round(value: float | None, digits: int = 1) -> float | None:
-    return None if value is None or not math.isfinite(value) else round(value, digits)
-
-
-@dataclass
-class _Camera:
-    events: int = 0
-    escalated: int = 0
-    device_cache: int = 0
-    cloud_cache: int = 0
-    llm: int = 0
-    fallback: int = 0
-    alerts: int = 0
 
 
 class Listener:
@@ -201,7 +76,7 @@ class Timeline:
         self._thumb_bytes = 0
         self._thumb_budget = thumb_budget
         self._device_feed = False  # whether any device reports its own decisions here (then its cache is known)
-        self._cameras: dict[tuple[str, str], _Camera] = {}
+        self._cameras: dict[tuple[str, str], CameraCounts] = {}
         self._listeners: set[Listener] = set()
         self._seq = 0
         self._dirty = True
@@ -367,11 +242,11 @@ class Timeline:
             if verdict.verdict == "alert":
                 camera.alerts += 1
 
-    def _camera(self, entry: Entry) -> _Camera:
+    def _camera(self, entry: Entry) -> CameraCounts:
         key = (entry.device, entry.camera)
         camera = self._cameras.get(key)
         if camera is None:
-            camera = self._cameras[key] = _Camera()
+            camera = self._cameras[key] = CameraCounts()
         return camera
 
     def _keep_thumb(self, entry_id: str, jpeg: bytes) -> None:
@@ -450,63 +325,13 @@ class Timeline:
                 frames = self.camera_stats()
             except Exception:  # noqa: BLE001
                 log.exception("camera stats source failed")
-        rows = []
-        for key in sorted(set(self._cameras) | set(frames)):
-            counts = self._cameras.get(key, _Camera())
-            known = frames.get(key, {})
-            rows.append({"device": key[0], "camera": key[1], "frames_read": known.get("frames_read"),
-                         "frames_detected": known.get("frames_detected"), **vars(counts)})
-        return rows
+        return camera_rows(self._cameras, frames)
 
     def _compute(self) -> dict[str, Any]:
-        """The page's figures. α, the L figures, the measured median and the cloud's hit rate are defined once,
-        in cloud.figures: the page shows the service's own (`cloud_figures`), so it agrees with /v1/stats and
-        /metrics; a page without a service computes them the same way over the entries it holds. The latency
-        table (by source), the device's hit rate and the counters are the page's, over its entries."""
-        measured: dict[str, list[float]] = {s: [] for s in (*CACHE_SOURCES, *MODEL_SOURCES)}
-        model_ms: list[float] = []
-        sched_ms: list[float] = []
-        device_seen: list[float] = []  # escalation -> verdict as the device measured it
-        answered = dict.fromkeys(measured, 0)
-        for e in self._entries.values():
-            if e.source not in measured:
-                continue
-            answered[e.source] += 1
-            value = e.latency_ms if e.source == "device_cache" else e.cloud_ms
-            if value is not None:
-                measured[e.source].append(value)
-            if e.source == "llm":
-                if e.analyze_ms is not None:
-                    model_ms.append(e.analyze_ms)
-                if e.queue_ms is not None:
-                    sched_ms.append(e.queue_ms)
-            if e.source != "device_cache" and e.latency_ms is not None and e.latency_ms != e.cloud_ms:
-                device_seen.append(e.latency_ms)
-        everything = [v for values in measured.values() for v in values]
-        if self.cloud_figures is not None:
-            model = self.cloud_figures()
-        else:
-            model = latency_model(Answers(
-                cloud_cache=answered["cloud_cache"], device_cache=answered["device_cache"], llm=answered["llm"],
-                fallback=answered["fallback"], light_ms=measured["device_cache"] + measured["cloud_cache"],
-                llm_ms=model_ms, sched_ms=sched_ms, measured_ms=everything))
-        totals = {k: sum(getattr(c, k) for c in self._cameras.values()) for k in vars(_Camera())}
-        device_asked = totals["device_cache"] + totals["escalated"]
-        latency = {}
-        for name, values in (("device_cache", measured["device_cache"]), ("cloud_cache", measured["cloud_cache"]),
-                             ("llm", measured["llm"]), ("all", everything), ("device_end_to_end", device_seen)):
-            ordered = sorted(values)
-            latency[name] = {"n": len(ordered), "p50": _round(median(ordered)),
-                             "p95": _round(percentile(ordered, 0.95)), "p99": _round(percentile(ordered, 0.99))}
-        figures = {
-            "window": len(self._entries), "verdicts": sum(answered.values()), "totals": totals,
-            "alpha": model["alpha"],
-            "hit_rate": {"device_cache": _round(totals["device_cache"] / device_asked, 3)
-                         if device_asked and self._device_feed else None, "cloud_cache": model["hit_rate"]},
-            "latency_ms": latency,
-            "l_light_ms": model["L_light_ms"], "l_llm_ms": model["L_llm_ms"], "l_sched_ms": model["L_sched_ms"],
-            "l_total_ms": model["L_total_ms"], "measured_median_ms": model["measured_total_p50_ms"],
-        }
+        """The page's figures (see panel.panel_figures), and the chart's next point when it moved."""
+        model = self.cloud_figures() if self.cloud_figures is not None else None
+        figures = panel_figures(self._entries.values(), self._cameras, device_feed=self._device_feed,
+                                cloud_model=model)
         if figures["l_total_ms"] is not None:
             point = {"t": now_ms(), "l_total": figures["l_total_ms"], "measured": figures["measured_median_ms"]}
             if not self.history or (self.history[-1]["l_total"], self.history[-1]["measured"]) != (
