@@ -312,8 +312,7 @@ class EdgeAgent:
                 phash=ev.phash, phash_alg=ev.phash_alg, reason=decision.reason[:256],
                 crop=ev.crop_jpeg, crop_size=tuple(ev.crop_size), crop_box=ev.crop_box,
                 classes=[ClassScore(label=name[:128], score=_unit(p)) for name, p in ev.classes[:MAX_CLASSES]],
-                zones=ev.zones[:MAX_ZONES], dwell_s=round(max(0.0, ev.dwell_s), 1), local_time=time.strftime(
-                    "%H:%M", time.localtime(max(0, int(ev.captured_ms)) / 1000)))
+                zones=ev.zones[:MAX_ZONES], dwell_s=round(max(0.0, ev.dwell_s), 1), direction=ev.direction, local_time=_local_hhmm(ev.captured_ms, self.config.timezone))
             stored = self.outbox.add(event_id, self._events_topic, encode_event(event), now,
                                      self.config.outbox.priority.get(ev.label, 0))
         except (ProtocolError, OutboxError) as exc:  # OutboxError: e.g. its disk is full; said in one line
@@ -401,3 +400,14 @@ class EdgeAgent:
 
 
 __all__ = ["EdgeAgent", "EdgeStats"]
+
+
+def _local_hhmm(wall_ms: int, timezone: str | None) -> str:
+    """The device's local wall-clock time of a capture, "HH:MM": in the configured zone, else the system's."""
+    seconds = max(0, int(wall_ms)) / 1000
+    if timezone:
+        from datetime import datetime
+        from zoneinfo import ZoneInfo
+
+        return datetime.fromtimestamp(seconds, ZoneInfo(timezone)).strftime("%H:%M")
+    return time.strftime("%H:%M", time.localtime(seconds))

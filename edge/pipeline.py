@@ -38,7 +38,7 @@ from .detect import Det, Detector, Region, build_detector
 from .looks import LookPlanner
 from .motion import FULL_BRIGHTNESS, MotionGate, detection_regions, frame_pixels, patch_difference
 from .resolve import OBJECT, OTHER_EXPLAINS_MIN, check_rider, overlaps, resolve, zoom_side
-from .track import MOTION, IoUTracker, Track, inside_fraction
+from .track import MOTION, IoUTracker, Track, direction_of, inside_fraction
 from .vision import PipelineOutput, TrackEvent, VisionConfig
 from .vision_stats import PipelineStats
 from .zones import CameraGeometry
@@ -73,6 +73,7 @@ class _TrackMemory:
     uncertain: bool = False
     classification: Classification | None = None
     source: Literal["detector", "motion"] = "detector"
+    first_box: Box | None = None  # where it was first seen, for its direction of travel
     event: TrackEvent | None = None
 
 
@@ -255,7 +256,7 @@ class VisionPipeline:
         before = {track.track_id: track.box for track in self._tracker.tracks}
         update = self._tracker.update(pts, tracked, blobs, start_motion=cfg.uncertain_regions)
         for track in update.started:
-            memory = self._memory[track.track_id] = _TrackMemory()
+            memory = self._memory[track.track_id] = _TrackMemory(first_box=track.box)
             self.stats.tracks += 1
             if track.label == MOTION:
                 memory.source = "motion"
@@ -437,7 +438,8 @@ class VisionPipeline:
             uncertain=uncertain, first_ts=track.first_ts, last_ts=track.last_seen_ts,
             captured_ms=memory.best_wall_ms, box=memory.best_box, detections=memory.best_dets, crop_jpeg=jpeg,
             crop_size=size, crop_box=crop_at, phash=phash_dct64(crop), hits=track.hits, zones=sorted(memory.zone_since),
-            dwell_s=_dwell(track, memory, pts), source=memory.source, classification=memory.classification)
+            dwell_s=_dwell(track, memory, pts), source=memory.source, classification=memory.classification,
+            direction=direction_of(memory.first_box, track.box))
         return event
 
 

@@ -52,7 +52,8 @@ class ReplayedEvent:
             "event_id": self.event_id, "video": self.video, "camera": ev.camera, "track_id": ev.track_id,
             "label": ev.label, "score": round(ev.score, 4), "median_score": round(ev.median_score, 4),
             "uncertain": ev.uncertain, "first_ts": round(ev.first_ts, 3), "last_ts": round(ev.last_ts, 3),
-            "hits": ev.hits, "zones": list(ev.zones), "dwell_s": round(ev.dwell_s, 3), "source": ev.source,
+            "hits": ev.hits, "zones": list(ev.zones), "dwell_s": round(ev.dwell_s, 3), "direction": ev.direction,
+            "source": ev.source,
             "classes": [[name, round(p, 4)] for name, p in ev.classes],
             "decision": self.decision.kind if self.decision is not None else "tentative",
             "reason": self.decision.reason if self.decision is not None

@@ -293,3 +293,40 @@ class IoUTracker:
     def end_all(self) -> list[Track]:
         ended, self._tracks = self._tracks, []
         return ended
+
+
+# how far a box must move (box sizes) or grow (ratio of heights) before it has a direction
+DIRECTION_MIN_SHIFT = 0.5
+DIRECTION_MIN_GROWTH = 1.3
+_EDGE = 0.02  # a box this close to the frame's edge is cut off by it: its size says nothing
+
+
+def direction_of(first: Box | None, last: Box) -> str | None:
+    """Its way across the picture from where it was first seen to where it is now, in the words of the
+    protocol (`Event.direction`), for a camera that looks across or down at the scene: towards the camera
+    when it grew by 30 % or more or came down the picture, away when it shrank or went up, left or right when
+    it moved sideways by half its width or more, else `still`; None when nothing is known. A box cut off by
+    the frame's edge (someone walking in from under the camera) is judged by its uncut edge only."""
+    if first is None:
+        return None
+    cut_top = first[1] <= _EDGE or last[1] <= _EDGE
+    cut_bottom = first[3] >= 1 - _EDGE or last[3] >= 1 - _EDGE
+    h0, h1 = first[3] - first[1], last[3] - last[1]
+    w = max(first[2] - first[0], last[2] - last[0], 1e-6)
+    h = max(h0, h1, 1e-6)
+    if not (cut_top or cut_bottom) and min(h0, h1) > 1e-6 and max(h1 / h0, h0 / h1) >= DIRECTION_MIN_GROWTH:
+        return "towards the camera" if h1 > h0 else "away from the camera"
+    if cut_top and cut_bottom:
+        down = 0.0
+    elif cut_bottom:
+        down = (last[1] - first[1]) / h
+    elif cut_top:
+        down = (last[3] - first[3]) / h
+    else:
+        down = ((last[1] + last[3]) - (first[1] + first[3])) / 2 / h
+    sideways = ((last[0] + last[2]) - (first[0] + first[2])) / 2 / w
+    if abs(down) >= DIRECTION_MIN_SHIFT and abs(down) >= abs(sideways):
+        return "towards the camera" if down > 0 else "away from the camera"
+    if abs(sideways) >= DIRECTION_MIN_SHIFT:
+        return "right" if sideways > 0 else "left"
+    return "still"

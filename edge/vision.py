@@ -74,6 +74,7 @@ class TrackEvent:
     source: Literal["detector", "motion"] = "detector"  # what first saw it
     classification: Classification | None = None  # set by the pipeline or, where a rule asks, the agent
     crop_box: tuple[float, float, float, float] | None = None  # where crop_jpeg was cut, frame-normalised
+    direction: str | None = None  # its way across the picture up to emission (edge.track.direction_of)
 
     @property
     def classes(self) -> list[tuple[str, float]]:
