@@ -29,9 +29,8 @@ from typing import Any
 from urllib.parse import urlparse
 
 from ..shared.config import ConfigError
-from ..shared.phash import hamming
 from ..shared.protocol import Event, Verdict, encode_verdict
-from ..shared.reuse import distance, expired, rule_key
+from ..shared.reuse import Candidate, bucket, distance, expired, nearest, worth_filing
 from .config import CloudConfig
 from .store import SQLiteStore
 
@@ -54,12 +53,16 @@ redis.call('ZADD', KEYS[3], 0, ARGV[6])
 redis.call('ZADD', KEYS[4], 0, ARGV[6])
 return 1
 """
-# KEYS: vd:<id>, nverdicts, new rule bucket ('' for none), old rule bucket ('' for none)
-# ARGV: verdict doc, new member, new expiry ms, old member, now ms
+# KEYS: vd:<id>, nverdicts, new rule bucket ('' for none), old rule bucket ('' for none),
+#       bucket of the rule it was reused from ('' for none: file the new rule regardless)
+# ARGV: verdict doc, new member, new expiry ms, old member, now ms, source member
+# shared.reuse.worth_filing decided in Python that the new rule adds nothing *if* its source is filed; the
+# script files it only when the source's rule is not in its bucket (never filed, or already swept).
 _PUT_VERDICT = """
 local old = redis.call('SET', KEYS[1], ARGV[1], 'GET')
 if not old then redis.call('INCR', KEYS[2]) end
 if KEYS[4] ~= '' then redis.call('ZREM', KEYS[4], ARGV[4]) end
+if KEYS[5] ~= '' and redis.call('ZSCORE', KEYS[5], ARGV[6]) then return 1 end
 if KEYS[3] ~= '' then
   redis.call('ZADD', KEYS[3], ARGV[3], ARGV[2])
   redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', '(' .. ARGV[5])
@@ -106,9 +109,13 @@ def _member(verdict: Verdict) -> tuple[str, str, int] | None:
     rule = verdict.cache
     if rule is None:
         return None
-    bucket = _bucket(rule_key(rule), rule.label, rule.phash_alg, rule.prompt_version)
     member = f"{rule.phash}|{rule.max_distance}|{verdict.created_ms}|{verdict.event_id}"
-    return bucket, member, verdict.created_ms + rule.ttl_s * 1000
+    return _bucket(*bucket(rule)), member, verdict.created_ms + rule.ttl_s * 1000
+
+
+def _candidate(member: bytes | str, expires_ms: float) -> Candidate:
+    phash, max_distance, created_ms, event_id = _text(member).split("|")
+    return Candidate(event_id, phash, int(max_distance), int(created_ms), (int(expires_ms) - int(created_ms)) // 1000)
 
 
 class RedisStore:
@@ -136,15 +143,22 @@ class RedisStore:
                                                      event.event_id]))
 
     def put_verdict(self, verdict: Verdict, now_ms: int | None = None) -> None:
-        """Record (or replace) the verdict for an event and file its reuse rule where lookup finds it."""
-        old_doc = self.client.get(self._k("vd", verdict.event_id))
+        """Record (or replace) the verdict for an event and file its reuse rule where lookup finds it,
+        unless shared.reuse.worth_filing says the filed verdict it was reused from already answers for it."""
+        now = now_ms if now_ms is not None else verdict.created_ms
+        source_id = verdict.reused_from if verdict.reused_from != verdict.event_id else None
+        old_doc, source_doc = self.client.mget(self._k("vd", verdict.event_id), self._k("vd", source_id or "-"))
         old = _member(Verdict.model_validate_json(old_doc)) if old_doc else None
         new = _member(verdict)
+        source = _member(Verdict.model_validate_json(source_doc)) if source_doc and new else None
+        if (source is not None and verdict.cache is not None
+                and worth_filing(verdict.cache, verdict.event_id, source_id, _candidate(source[1], source[2]), now)):
+            source = None  # worth filing even if its source is filed
         keys = [self._k("vd", verdict.event_id), self._k("nverdicts"),
-                self._k("rules", new[0]) if new else "", self._k("rules", old[0]) if old else ""]
-        now = now_ms if now_ms is not None else verdict.created_ms
+                self._k("rules", new[0]) if new else "", self._k("rules", old[0]) if old else "",
+                self._k("rules", source[0]) if source else ""]
         self._put_verdict(keys=keys, args=[encode_verdict(verdict), new[1] if new else "", new[2] if new else 0,
-                                           old[1] if old else "", now])
+                                           old[1] if old else "", now, source[1] if source else ""])
 
     # -- reads -----------------------------------------------------------------------------------------
     def get_verdict(self, event_id: str) -> Verdict | None:
@@ -156,19 +170,11 @@ class RedisStore:
         """The unexpired verdict whose reuse rule matches and whose crop hash is nearest (newest on ties),
         checked against the shared rule (shared.reuse) exactly as the SQLite store does."""
         members = self.client.zrangebyscore(self._k("rules", _bucket(scope_key, label, phash_alg, prompt_version)),
-                                            now_ms, "+inf")
-        best: tuple[int, int, str] | None = None  # (distance, -created_ms, event id)
-        for raw in members:
-            rule_phash, max_d, created, event_id = _text(raw).split("|")
-            d = hamming(rule_phash, phash)
-            if d > int(max_d):
-                continue
-            candidate = (d, -int(created), event_id)
-            if best is None or candidate < best:
-                best = candidate
+                                            now_ms, "+inf", withscores=True)
+        best = nearest((_candidate(m, expires) for m, expires in members), phash, now_ms)
         if best is None:
             return None
-        verdict = self.get_verdict(best[2])
+        verdict = self.get_verdict(best.ref)
         if verdict is None or verdict.cache is None:
             return None
         if distance(verdict.cache, label, phash, phash_alg) is None or expired(verdict.created_ms, verdict.cache,

@@ -20,7 +20,6 @@ from collections.abc import Callable
 from typing import Any
 
 from ..shared.mqtt import Incoming, MQTTLink, shared_subscription
-from ..shared.phash import hamming
 from ..shared.protocol import (
     VERDICTS,
     Event,
@@ -31,7 +30,7 @@ from ..shared.protocol import (
     decode_event,
     encode_verdict,
 )
-from ..shared.reuse import scope_key
+from ..shared.reuse import scope_key, would_answer
 from ..shared.topics import Topics
 from .analysis import Analysis, Backend
 from .claims import ClaimKeeper, Claims, new_owner, open_claims
@@ -438,9 +437,10 @@ class CloudService:
         return found
 
     def _similar(self, a: Event, b: Event) -> bool:
-        """Would a verdict for one answer the other (the reuse rule, without the ttl)?"""
-        return (a.label == b.label and a.phash_alg == b.phash_alg and self._scope_key(a) == self._scope_key(b)
-                and hamming(a.phash, b.phash) <= self.config.reuse.max_distance)
+        """Would the rule a model verdict for `b` gets answer `a` (shared.reuse, TTL aside)?"""
+        version = self.backend.prompt_version(b)
+        return would_answer(self._rule(b, version, 0), scope=self._scope_key(a), label=a.label, phash=a.phash,
+                            phash_alg=a.phash_alg, prompt_version=self.backend.prompt_version(a))
 
     async def _ensure_scheduler(self) -> None:
         if not self.scheduler.running:
