@@ -30,7 +30,7 @@ from ..shared.protocol import (
     decode_event,
     encode_verdict,
 )
-from ..shared.reuse import scope_key, would_answer
+from ..shared.reuse import bucket, scope_key
 from ..shared.topics import Topics
 from .analysis import Analysis, Backend
 from .claims import ClaimKeeper, Claims, new_owner, open_claims
@@ -38,6 +38,7 @@ from .config import CloudConfig
 from .figures import Figures
 from .scheduler import LoadState, Released, Scheduler
 from .servicestats import ServiceStats, Throttled
+from .singleflight import open_flights
 from .store import Retention, Store, StoreError
 
 log = logging.getLogger("edgetriage.cloud.service")
@@ -72,11 +73,11 @@ class CloudService:
         self.scheduler = Scheduler(self.backend, config.scheduler, still_needed=self._still_needed,
                                    on_load=self._load_changed)
         self.figures = Figures(self)
+        self.flights = open_flights(store, config.scheduler.deadline_s)  # look-alikes wait for one model call
         self._sites: dict[str, set[str]] = {site: set(devices) for site, devices in config.reuse.sites.items()}
         self._verify_credit = 0.0  # accumulates reuse.verify_sample per cache hit; a check whenever it reaches 1
         self._background: set[asyncio.Task] = set()  # reuse checks, housekeeping
         self._load_unsent: LoadState | None = None
-        self._analysing: dict[str, Event] = {}  # sent to the model, verdict not stored yet (see _decide)
         self._stopping = False
         self.event_listeners: list[Callable[[Event, int], None]] = []
         self.verdict_listeners: list[Callable[[Verdict], None]] = [on_verdict] if on_verdict is not None else []
@@ -302,6 +303,7 @@ class CloudService:
             future.set_result(verdict)
         finally:
             self._inflight.pop(event.event_id, None)
+            self.flights.land(event.event_id)  # after the verdict is stored: its look-alikes find it cached
             if not future.done():
                 future.cancel()
             if stored:
@@ -400,13 +402,13 @@ class CloudService:
                 verdict = self._reused(event, hit, arrived)
                 self._maybe_check_reuse(event, verdict)
                 return verdict
-            ahead = self._look_alike_in_progress(event) if attempt < 3 else None
+            flight = bucket(self._rule(event, prompt_version, 0))
+            ahead = self.flights.take_off(event.event_id, flight, event.phash, self.config.reuse.max_distance) \
+                if attempt < 3 else None
             if ahead is not None:
-                left = arrived + self.config.scheduler.deadline_s - time.monotonic()
-                await asyncio.wait([ahead], timeout=max(0.0, left))
+                await self.flights.wait(ahead, flight, arrived + self.config.scheduler.deadline_s - time.monotonic())
                 continue
             await self._ensure_scheduler()
-            self._analysing[event.event_id] = event
             outcome = await self.scheduler.submit(event, arrived=arrived)
             if outcome.analysis is not None:
                 return self._from_model(event, outcome.analysis, prompt_version, arrived, outcome.started)
@@ -423,24 +425,6 @@ class CloudService:
         """The scheduler's last question before the model starts on `event`: is there still no verdict?"""
         version = self.backend.prompt_version(event)
         return self._lookup(event, self._scope_key(event), version) is None
-
-    def _look_alike_in_progress(self, event: Event) -> asyncio.Future | None:
-        """The pending verdict of an event the model is working on (or about to) whose verdict would answer
-        this one. Entries whose verdict is stored (their future done) are dropped here."""
-        found = None
-        for event_id, other in list(self._analysing.items()):
-            future = self._inflight.get(event_id)
-            if future is None or future.done():
-                del self._analysing[event_id]
-            elif found is None and event_id != event.event_id and self._similar(event, other):
-                found = future
-        return found
-
-    def _similar(self, a: Event, b: Event) -> bool:
-        """Would the rule a model verdict for `b` gets answer `a` (shared.reuse, TTL aside)?"""
-        version = self.backend.prompt_version(b)
-        return would_answer(self._rule(b, version, 0), scope=self._scope_key(a), label=a.label, phash=a.phash,
-                            phash_alg=a.phash_alg, prompt_version=self.backend.prompt_version(a))
 
     async def _ensure_scheduler(self) -> None:
         if not self.scheduler.running:
