@@ -36,6 +36,7 @@ from .analysis import Analysis, Backend
 from .claims import ClaimKeeper, Claims, new_owner, open_claims
 from .config import CloudConfig
 from .figures import Figures
+from .intake import HitWriter
 from .scheduler import LoadState, Released, Scheduler
 from .servicestats import ServiceStats, Throttled
 from .singleflight import open_flights
@@ -74,6 +75,7 @@ class CloudService:
                                    on_load=self._load_changed)
         self.figures = Figures(self)
         self.flights = open_flights(store, config.scheduler.deadline_s)  # look-alikes wait for one model call
+        self.hits = HitWriter(store)  # the cache hits of one loop turn in one commit
         self._sites: dict[str, set[str]] = {site: set(devices) for site, devices in config.reuse.sites.items()}
         self._verify_credit = 0.0  # accumulates reuse.verify_sample per cache hit; a check whenever it reaches 1
         self._background: set[asyncio.Task] = set()  # reuse checks, housekeeping
@@ -255,6 +257,9 @@ class CloudService:
             raise ProtocolError(f"event is from device {event.device!r} but came on the topic of {parsed[0]!r}; "
                                 "a device publishes only on its own topic")
 
+        answered = await self._answer_from_cache(event, received_ms, arrived)
+        if answered is not None:
+            return answered
         if not self.store.put_event(event, received_ms):
             self.stats.duplicates += 1
             stored = self.store.get_event(event.event_id)  # an event id belongs to its device, on every path
@@ -270,6 +275,20 @@ class CloudService:
                       event.track_id, event.reason, extra=_trace(event.event_id, event.device, event.camera))
             self._notify(self.event_listeners, event, received_ms)
         return await self._answer_claimed(event, arrived, on_claimed)
+
+    async def _answer_from_cache(self, event: Event, received_ms: int, arrived: float) -> tuple[Verdict, bool] | None:
+        """A cache hit, decided before anything is written: the event and its verdict stored with the other
+        hits of this loop turn in one commit (cloud.intake), then published; no claim. None: no hit, a repeat."""
+        hit = self._lookup(event, self._scope_key(event), self.backend.prompt_version(event))
+        verdict = self._reused(event, hit, arrived) if hit is not None else None
+        if verdict is None or not await self.hits.put(event, received_ms, verdict):
+            return None
+        self._notify(self.event_listeners, event, received_ms)
+        self._maybe_check_reuse(event, verdict)
+        self._count(verdict, arrived)
+        published = self._publish(verdict)
+        self._notify(self.verdict_listeners, verdict)
+        return verdict, published
 
     async def _answer_claimed(self, event: Event, arrived: float,
                               on_claimed: Callable[[], None] | None) -> tuple[Verdict | None, bool]:
@@ -390,10 +409,7 @@ class CloudService:
         return self.store.get_verdict(event_id)
 
     async def _decide(self, event: Event, arrived: float) -> Verdict:
-        """The cache's answer if a stored verdict covers the event; else, if a look-alike is with the model
-        now, that one's verdict (waited for, then taken from the cache: the model is spent once per group);
-        else the model's through the scheduler, which asks the cache once more right before the model would
-        start (`_still_needed`)."""
+        """The cache's answer; else a look-alike's under way anywhere (cloud.singleflight); else the model's."""
         prompt_version = self.backend.prompt_version(event)
         key = self._scope_key(event)
         for attempt in range(4):

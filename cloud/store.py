@@ -73,6 +73,10 @@ class Store(Protocol):
         and may be left unfiled (it would only make lookups slower)."""
         ...
 
+    def put_answered(self, event: Event, received_ms: int, verdict: Verdict) -> bool:
+        """`put_event` and `put_verdict` at once, all or nothing: False, nothing written, for a repeat."""
+        ...
+
     def get_verdict(self, event_id: str) -> Verdict | None: ...
 
     def lookup(self, *, scope_key: str, label: str, phash: str, phash_alg: str, prompt_version: str,
@@ -159,27 +163,53 @@ class SQLiteStore:
 
     def put_verdict(self, verdict: Verdict) -> None:
         """Record (or replace) the verdict for an event, and file its reuse rule where lookup finds it."""
-        doc = encode_verdict(verdict).decode()
-        rule = verdict.cache
         with self._lock, self._written(f"the verdict for {verdict.event_id}"), self._conn:
             self._conn.execute("BEGIN")
-            self._conn.execute("INSERT OR REPLACE INTO verdicts (event_id, created_ms, doc) VALUES (?, ?, ?)",
-                               (verdict.event_id, verdict.created_ms, doc))
-            self._conn.execute("DELETE FROM rules WHERE event_id = ?", (verdict.event_id,))
-            if rule is None:
-                return
-            source = None
-            if verdict.reused_from and verdict.reused_from != verdict.event_id:
-                row = self._conn.execute("SELECT event_id, phash, max_distance, created_ms, expires_ms FROM rules "
-                                         "WHERE event_id = ?", (verdict.reused_from,)).fetchone()
-                source = _candidate(*row) if row is not None else None
-            if worth_filing(rule, verdict.event_id, verdict.reused_from, source, verdict.created_ms):
-                self._conn.execute(
-                    "INSERT INTO rules (event_id, scope_key, label, phash_alg, prompt_version, phash, "
-                    "max_distance, created_ms, expires_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (verdict.event_id, *bucket(rule), _signed64(rule.phash), rule.max_distance,
-                     verdict.created_ms, verdict.created_ms + rule.ttl_s * 1000),
-                )
+            self._file_verdict(verdict)
+
+    def put_answered(self, event: Event, received_ms: int, verdict: Verdict) -> bool:
+        """A new event and its verdict in one transaction (a cache hit: one commit, nothing else written);
+        False, with nothing written, when the event id is already stored."""
+        return self.put_answered_many([(event, received_ms, verdict)])[0]
+
+    def put_answered_many(self, items: list[tuple[Event, int, Verdict]]) -> list[bool]:
+        """`put_answered` for several hits in one commit (cloud.intake); one answer each."""
+        out = []
+        with self._lock, self._written(f"{len(items)} answered event(s)"), self._conn:
+            self._conn.execute("BEGIN")
+            for event, received_ms, verdict in items:
+                doc = json.dumps(event.model_dump(mode="json", by_alias=True, exclude={"crop"}),
+                                 separators=(",", ":"))
+                new = self._conn.execute(
+                    "INSERT OR IGNORE INTO events (event_id, device, camera, label, received_ms, doc, crop) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (event.event_id, event.device, event.camera, event.label, received_ms, doc, event.crop),
+                ).rowcount == 1
+                if new:
+                    self._file_verdict(verdict)
+                out.append(new)
+        return out
+
+    def _file_verdict(self, verdict: Verdict) -> None:
+        """Inside a transaction: the verdict, and its rule unless shared.reuse.worth_filing says otherwise."""
+        self._conn.execute("INSERT OR REPLACE INTO verdicts (event_id, created_ms, doc) VALUES (?, ?, ?)",
+                           (verdict.event_id, verdict.created_ms, encode_verdict(verdict).decode()))
+        self._conn.execute("DELETE FROM rules WHERE event_id = ?", (verdict.event_id,))
+        rule = verdict.cache
+        if rule is None:
+            return
+        source = None
+        if verdict.reused_from and verdict.reused_from != verdict.event_id:
+            row = self._conn.execute("SELECT event_id, phash, max_distance, created_ms, expires_ms FROM rules "
+                                     "WHERE event_id = ?", (verdict.reused_from,)).fetchone()
+            source = _candidate(*row) if row is not None else None
+        if worth_filing(rule, verdict.event_id, verdict.reused_from, source, verdict.created_ms):
+            self._conn.execute(
+                "INSERT INTO rules (event_id, scope_key, label, phash_alg, prompt_version, phash, "
+                "max_distance, created_ms, expires_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (verdict.event_id, *bucket(rule), _signed64(rule.phash), rule.max_distance,
+                 verdict.created_ms, verdict.created_ms + rule.ttl_s * 1000),
+            )
 
     # -- reads -----------------------------------------------------------------------------------------
     def get_verdict(self, event_id: str) -> Verdict | None:
