@@ -10,6 +10,11 @@
     cache_hit_rate       cloud-cache verdicts / events published (2-worker fleet run)
     workers_2_over_1     events/s with 2 workers / with 1, on the cache-miss path with a slow back-end
     server_requests      requests each of the two model servers got (the openai back-end given both)
+    model_calls          model calls (verdicts from the model, fallbacks included) over the fleet part's runs
+    distinct_crops       distinct (crop, reuse scope key) pairs each fleet run published, summed over its runs:
+                         with single flight (cloud.singleflight) no crop costs two model calls, so
+                         model_calls <= distinct_crops (below it where look-alike crops share one call)
+    model_calls_per_distinct_crop  model_calls / distinct_crops                                  (goal 1.0)
 
 How: the sample clips (models/media) go once through the real edge pipeline (edgetriage.edge.replay), and
 the escalations it makes (real crops, hashes, detections) are kept (cached under ~/.cache/edgetriage/).
@@ -58,6 +63,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 from brokers import Mosquitto, free_port, wait_port  # noqa: E402 - bench/brokers.py, beside this script
 from edgetriage.shared.ids import uuid7  # noqa: E402
 from edgetriage.shared.protocol import ClassScore, Detection, Event, decode_verdict, encode_event  # noqa: E402
+from edgetriage.shared.reuse import scope_key  # noqa: E402
 from edgetriage.shared.topics import Topics  # noqa: E402
 
 DEFAULT_MEDIA = Path(__file__).resolve().parents[1] / "models" / "media"  # clips shipped in the repository
@@ -401,6 +407,7 @@ def run_phase(name: str, schedule: Schedule, base: dict, workers: int, clients: 
         model_verdicts = sum(1 for s in sources if s in ("llm", "fallback"))
         model_calls = sum(s["llm"] + s["fallback"] for s in stats)
         hits = sources.count("cloud_cache")
+        distinct = {(hashlib.sha256(rec.crop).hexdigest(), _scope(base, k, camera)) for _, k, rec, camera in schedule.items}
         figures = {
             "workers": workers, "events": len(ids), "lost": len(ids) - len(latencies),
             "duplicates_analysed": twice + max(0, model_calls - model_verdicts),
@@ -414,6 +421,7 @@ def run_phase(name: str, schedule: Schedule, base: dict, workers: int, clients: 
             "per_worker_received": [s["received"] for s in stats],
             "per_worker_analysed": [s["llm"] + s["fallback"] for s in stats],
             "redelivered_duplicates": sum(s["duplicates"] for s in stats),
+            "model_calls": model_calls, "distinct_crops": len(distinct),
         }
         say(f"{name}: {json.dumps(figures)}")
         return figures
@@ -421,6 +429,11 @@ def run_phase(name: str, schedule: Schedule, base: dict, workers: int, clients: 
         tap.close()
         for w in procs:
             w.stop()
+
+
+def _scope(base: dict, device_index: int, camera: str) -> str:
+    """The reuse scope key the cloud files a verdict for this device's camera under (shared.reuse)."""
+    return scope_key(base["reuse"]["scope"], f"fleet-{device_index:03d}", camera, SITE)
 
 
 # -- main ----------------------------------------------------------------------------------------------------
@@ -516,6 +529,10 @@ def main() -> int:
         "workers_2_over_1": round(s2["events_per_s"] / s1["events_per_s"], 3) if s1["events_per_s"] else None,
         "fleet_events_per_run": f2["events"],
         "fleet_1_worker": f1, "fleet_2_workers": f2, "scale_1_worker": s1, "scale_2_workers": s2,
+        "model_calls": f1["model_calls"] + f2["model_calls"],
+        "distinct_crops": f1["distinct_crops"] + f2["distinct_crops"],
+        "model_calls_per_distinct_crop": round((f1["model_calls"] + f2["model_calls"])
+                                               / max(1, f1["distinct_crops"] + f2["distinct_crops"]), 3),
         "server_requests": per_server,
         "server_share_min": round(min(per_server) / max(1, sum(per_server)), 3),
         "slow_backend": f"fixed-latency OpenAI-compatible server ({delay_s:g} s per answer, bench/fleet.py "

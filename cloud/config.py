@@ -16,6 +16,7 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 
 from ..shared.config import MQTTConfig, Strict, load_config
 from ..shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
+from ..shared.protocol import DEFAULT_MAX_DISTANCE
 from .ask.config import AskConfig
 from .ha import HomeAssistantConfig
 
@@ -66,7 +67,7 @@ class ReusePolicy(Strict):
     """
 
     scope: Literal["camera", "site"] = "camera"
-    max_distance: Annotated[int, Field(ge=0, le=32)] = 8
+    max_distance: Annotated[int, Field(ge=0, le=32)] = DEFAULT_MAX_DISTANCE
     ttl_s: Annotated[int, Field(ge=0, le=30 * 86400)] = 3600
     verify_sample: Annotated[float, Field(ge=0.0, le=1.0)] = 0.05
     offer_site: bool = True

@@ -29,9 +29,8 @@ from typing import Any
 from urllib.parse import urlparse
 
 from ..shared.config import ConfigError
-from ..shared.phash import hamming
 from ..shared.protocol import Event, Verdict, encode_verdict
-from ..shared.reuse import distance, expired, rule_key
+from ..shared.reuse import Candidate, bucket, distance, expired, nearest, worth_filing
 from .config import CloudConfig
 from .store import SQLiteStore
 
@@ -42,6 +41,7 @@ except ImportError:  # pragma: no cover - reported by connect_redis
 
 REDIS_PASSWORD_ENV = "EDGETRIAGE_REDIS_PASSWORD"
 _SCAN_PAGE = 200
+_SEEN_MAX = 4096
 
 # KEYS: ev:<id>, events, events:d:<device>, events:l:<label>
 # ARGV: doc, received_ms, device, label, crop, event id
@@ -54,15 +54,40 @@ redis.call('ZADD', KEYS[3], 0, ARGV[6])
 redis.call('ZADD', KEYS[4], 0, ARGV[6])
 return 1
 """
-# KEYS: vd:<id>, nverdicts, new rule bucket ('' for none), old rule bucket ('' for none)
-# ARGV: verdict doc, new member, new expiry ms, old member, now ms
+# KEYS: vd:<id>, nverdicts, new rule bucket ('' for none), old rule bucket ('' for none),
+#       bucket of the rule it was reused from ('' for none: file the new rule regardless)
+# ARGV: verdict doc, new member, new expiry ms, old member, now ms, source member
+# shared.reuse.worth_filing decided in Python that the new rule adds nothing *if* its source is filed; the
+# script files it only when the source's rule is not in its bucket (never filed, or already swept).
 _PUT_VERDICT = """
 local old = redis.call('SET', KEYS[1], ARGV[1], 'GET')
 if not old then redis.call('INCR', KEYS[2]) end
 if KEYS[4] ~= '' then redis.call('ZREM', KEYS[4], ARGV[4]) end
+if KEYS[5] ~= '' and redis.call('ZSCORE', KEYS[5], ARGV[6]) then return 1 end
 if KEYS[3] ~= '' then
   redis.call('ZADD', KEYS[3], ARGV[3], ARGV[2])
   redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', '(' .. ARGV[5])
+end
+return 1
+"""
+
+
+# A cache hit: the event and its verdict at once. KEYS: the four of _PUT_EVENT, then vd:<id>, nverdicts,
+# new rule bucket ('' for none), source rule bucket ('' for none). ARGV: the six of _PUT_EVENT, then verdict
+# doc, new member, new expiry ms, now ms, source member.
+_PUT_ANSWERED = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'doc', ARGV[1], 'received_ms', ARGV[2], 'device', ARGV[3], 'label', ARGV[4],
+           'crop', ARGV[5])
+redis.call('ZADD', KEYS[2], 0, ARGV[6])
+redis.call('ZADD', KEYS[3], 0, ARGV[6])
+redis.call('ZADD', KEYS[4], 0, ARGV[6])
+redis.call('SET', KEYS[5], ARGV[7])
+redis.call('INCR', KEYS[6])
+if KEYS[8] ~= '' and redis.call('ZSCORE', KEYS[8], ARGV[11]) then return 1 end
+if KEYS[7] ~= '' then
+  redis.call('ZADD', KEYS[7], ARGV[9], ARGV[8])
+  redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', '(' .. ARGV[10])
 end
 return 1
 """
@@ -106,9 +131,13 @@ def _member(verdict: Verdict) -> tuple[str, str, int] | None:
     rule = verdict.cache
     if rule is None:
         return None
-    bucket = _bucket(rule_key(rule), rule.label, rule.phash_alg, rule.prompt_version)
     member = f"{rule.phash}|{rule.max_distance}|{verdict.created_ms}|{verdict.event_id}"
-    return bucket, member, verdict.created_ms + rule.ttl_s * 1000
+    return _bucket(*bucket(rule)), member, verdict.created_ms + rule.ttl_s * 1000
+
+
+def _candidate(member: bytes | str, expires_ms: float) -> Candidate:
+    phash, max_distance, created_ms, event_id = _text(member).split("|")
+    return Candidate(event_id, phash, int(max_distance), int(created_ms), (int(expires_ms) - int(created_ms)) // 1000)
 
 
 class RedisStore:
@@ -119,6 +148,11 @@ class RedisStore:
         self.prefix = prefix
         self._put_event = client.register_script(_PUT_EVENT)
         self._put_verdict = client.register_script(_PUT_VERDICT)
+        self._put_answered = client.register_script(_PUT_ANSWERED)
+        # verdicts found by lookup, by their index member (which names the event id and when it was made, so
+        # a replaced verdict has another member): a hit costs one read round trip, not two
+        self._seen: dict[str, Verdict] = {}
+        self._seen_member: dict[str, str] = {}  # event id -> member
 
     def _k(self, *parts: str) -> str:
         return ":".join((self.prefix, *parts))
@@ -136,15 +170,53 @@ class RedisStore:
                                                      event.event_id]))
 
     def put_verdict(self, verdict: Verdict, now_ms: int | None = None) -> None:
-        """Record (or replace) the verdict for an event and file its reuse rule where lookup finds it."""
-        old_doc = self.client.get(self._k("vd", verdict.event_id))
+        """Record (or replace) the verdict for an event and file its reuse rule where lookup finds it,
+        unless shared.reuse.worth_filing says the filed verdict it was reused from already answers for it."""
+        now = now_ms if now_ms is not None else verdict.created_ms
+        source_id = verdict.reused_from if verdict.reused_from != verdict.event_id else None
+        old_doc, source_doc = self.client.mget(self._k("vd", verdict.event_id), self._k("vd", source_id or "-"))
         old = _member(Verdict.model_validate_json(old_doc)) if old_doc else None
         new = _member(verdict)
+        source = self._filed_source(verdict, source_doc, now)
         keys = [self._k("vd", verdict.event_id), self._k("nverdicts"),
-                self._k("rules", new[0]) if new else "", self._k("rules", old[0]) if old else ""]
-        now = now_ms if now_ms is not None else verdict.created_ms
+                self._k("rules", new[0]) if new else "", self._k("rules", old[0]) if old else "",
+                self._k("rules", source[0]) if source else ""]
         self._put_verdict(keys=keys, args=[encode_verdict(verdict), new[1] if new else "", new[2] if new else 0,
-                                           old[1] if old else "", now])
+                                           old[1] if old else "", now, source[1] if source else ""])
+
+    def _filed_source(self, verdict: Verdict, source_doc: bytes | Verdict | None, now: int) -> tuple[str, str, int] | None:
+        """The filed rule whose presence makes this verdict's rule not worth filing (shared.reuse), or None."""
+        if isinstance(source_doc, bytes | str):
+            source_doc = Verdict.model_validate_json(source_doc)
+        source = _member(source_doc) if source_doc is not None and verdict.cache else None
+        if source is None or verdict.cache is None or worth_filing(
+                verdict.cache, verdict.event_id, verdict.reused_from, _candidate(source[1], source[2]), now):
+            return None
+        return source
+
+    def put_answered(self, event: Event, received_ms: int, verdict: Verdict) -> bool:
+        """A new event and its verdict in one script (a cache hit: one write round trip); False, with nothing
+        written, when the event id is already stored."""
+        return self.put_answered_many([(event, received_ms, verdict)])[0]
+
+    def put_answered_many(self, items: list[tuple[Event, int, Verdict]]) -> list[bool]:
+        """`put_answered` for several hits in one pipeline (cloud.intake): one script each, one round trip."""
+        pipe = self.client.pipeline(transaction=False)
+        for event, received_ms, verdict in items:
+            now = verdict.created_ms
+            source_id = verdict.reused_from if verdict.reused_from != verdict.event_id else None
+            known = self._seen.get(self._seen_member.get(source_id or "", ""))
+            source_doc = None if known is not None or not source_id else self.client.get(self._k("vd", source_id))
+            source = self._filed_source(verdict, known if known is not None else source_doc, now)
+            new = _member(verdict)
+            doc = json.dumps(event.model_dump(mode="json", by_alias=True, exclude={"crop"}), separators=(",", ":"))
+            keys = [self._k("ev", event.event_id), self._k("events"), self._k("events", "d", event.device),
+                    self._k("events", "l", event.label), self._k("vd", verdict.event_id), self._k("nverdicts"),
+                    self._k("rules", new[0]) if new else "", self._k("rules", source[0]) if source else ""]
+            self._put_answered(keys=keys, client=pipe, args=[
+                doc, received_ms, event.device, event.label, event.crop, event.event_id, encode_verdict(verdict),
+                new[1] if new else "", new[2] if new else 0, now, source[1] if source else ""])
+        return [bool(r) for r in pipe.execute()]
 
     # -- reads -----------------------------------------------------------------------------------------
     def get_verdict(self, event_id: str) -> Verdict | None:
@@ -156,19 +228,18 @@ class RedisStore:
         """The unexpired verdict whose reuse rule matches and whose crop hash is nearest (newest on ties),
         checked against the shared rule (shared.reuse) exactly as the SQLite store does."""
         members = self.client.zrangebyscore(self._k("rules", _bucket(scope_key, label, phash_alg, prompt_version)),
-                                            now_ms, "+inf")
-        best: tuple[int, int, str] | None = None  # (distance, -created_ms, event id)
-        for raw in members:
-            rule_phash, max_d, created, event_id = _text(raw).split("|")
-            d = hamming(rule_phash, phash)
-            if d > int(max_d):
-                continue
-            candidate = (d, -int(created), event_id)
-            if best is None or candidate < best:
-                best = candidate
+                                            now_ms, "+inf", withscores=True)
+        best = nearest((_candidate(m, expires) for m, expires in members), phash, now_ms)
         if best is None:
             return None
-        verdict = self.get_verdict(best[2])
+        member = f"{best.phash}|{best.max_distance}|{best.made_ms}|{best.ref}"
+        verdict = self._seen.get(member) or self.get_verdict(best.ref)
+        if verdict is not None and member not in self._seen:
+            if len(self._seen) >= _SEEN_MAX:
+                self._seen.clear()
+                self._seen_member.clear()
+            self._seen[member] = verdict
+            self._seen_member[best.ref] = member
         if verdict is None or verdict.cache is None:
             return None
         if distance(verdict.cache, label, phash, phash_alg) is None or expired(verdict.created_ms, verdict.cache,

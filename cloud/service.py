@@ -20,7 +20,6 @@ from collections.abc import Callable
 from typing import Any
 
 from ..shared.mqtt import Incoming, MQTTLink, shared_subscription
-from ..shared.phash import hamming
 from ..shared.protocol import (
     VERDICTS,
     Event,
@@ -31,14 +30,16 @@ from ..shared.protocol import (
     decode_event,
     encode_verdict,
 )
-from ..shared.reuse import scope_key
+from ..shared.reuse import bucket, scope_key
 from ..shared.topics import Topics
 from .analysis import Analysis, Backend
 from .claims import ClaimKeeper, Claims, new_owner, open_claims
 from .config import CloudConfig
 from .figures import Figures
+from .intake import HitWriter
 from .scheduler import LoadState, Released, Scheduler
 from .servicestats import ServiceStats, Throttled
+from .singleflight import open_flights
 from .store import Retention, Store, StoreError
 
 log = logging.getLogger("edgetriage.cloud.service")
@@ -73,11 +74,12 @@ class CloudService:
         self.scheduler = Scheduler(self.backend, config.scheduler, still_needed=self._still_needed,
                                    on_load=self._load_changed)
         self.figures = Figures(self)
+        self.flights = open_flights(store, config.scheduler.deadline_s)  # look-alikes wait for one model call
+        self.hits = HitWriter(store)  # the cache hits of one loop turn in one commit
         self._sites: dict[str, set[str]] = {site: set(devices) for site, devices in config.reuse.sites.items()}
         self._verify_credit = 0.0  # accumulates reuse.verify_sample per cache hit; a check whenever it reaches 1
         self._background: set[asyncio.Task] = set()  # reuse checks, housekeeping
         self._load_unsent: LoadState | None = None
-        self._analysing: dict[str, Event] = {}  # sent to the model, verdict not stored yet (see _decide)
         self._stopping = False
         self.event_listeners: list[Callable[[Event, int], None]] = []
         self.verdict_listeners: list[Callable[[Verdict], None]] = [on_verdict] if on_verdict is not None else []
@@ -255,6 +257,9 @@ class CloudService:
             raise ProtocolError(f"event is from device {event.device!r} but came on the topic of {parsed[0]!r}; "
                                 "a device publishes only on its own topic")
 
+        answered = await self._answer_from_cache(event, received_ms, arrived)
+        if answered is not None:
+            return answered
         if not self.store.put_event(event, received_ms):
             self.stats.duplicates += 1
             stored = self.store.get_event(event.event_id)  # an event id belongs to its device, on every path
@@ -270,6 +275,20 @@ class CloudService:
                       event.track_id, event.reason, extra=_trace(event.event_id, event.device, event.camera))
             self._notify(self.event_listeners, event, received_ms)
         return await self._answer_claimed(event, arrived, on_claimed)
+
+    async def _answer_from_cache(self, event: Event, received_ms: int, arrived: float) -> tuple[Verdict, bool] | None:
+        """A cache hit, decided before anything is written: the event and its verdict stored with the other
+        hits of this loop turn in one commit (cloud.intake), then published; no claim. None: no hit, a repeat."""
+        hit = self._lookup(event, self._scope_key(event), self.backend.prompt_version(event))
+        verdict = self._reused(event, hit, arrived) if hit is not None else None
+        if verdict is None or not await self.hits.put(event, received_ms, verdict):
+            return None
+        self._notify(self.event_listeners, event, received_ms)
+        self._maybe_check_reuse(event, verdict)
+        self._count(verdict, arrived)
+        published = self._publish(verdict)
+        self._notify(self.verdict_listeners, verdict)
+        return verdict, published
 
     async def _answer_claimed(self, event: Event, arrived: float,
                               on_claimed: Callable[[], None] | None) -> tuple[Verdict | None, bool]:
@@ -303,6 +322,7 @@ class CloudService:
             future.set_result(verdict)
         finally:
             self._inflight.pop(event.event_id, None)
+            self.flights.land(event.event_id)  # after the verdict is stored: its look-alikes find it cached
             if not future.done():
                 future.cancel()
             if stored:
@@ -389,10 +409,7 @@ class CloudService:
         return self.store.get_verdict(event_id)
 
     async def _decide(self, event: Event, arrived: float) -> Verdict:
-        """The cache's answer if a stored verdict covers the event; else, if a look-alike is with the model
-        now, that one's verdict (waited for, then taken from the cache: the model is spent once per group);
-        else the model's through the scheduler, which asks the cache once more right before the model would
-        start (`_still_needed`)."""
+        """The cache's answer; else a look-alike's under way anywhere (cloud.singleflight); else the model's."""
         prompt_version = self.backend.prompt_version(event)
         key = self._scope_key(event)
         for attempt in range(4):
@@ -401,13 +418,13 @@ class CloudService:
                 verdict = self._reused(event, hit, arrived)
                 self._maybe_check_reuse(event, verdict)
                 return verdict
-            ahead = self._look_alike_in_progress(event) if attempt < 3 else None
+            flight = bucket(self._rule(event, prompt_version, 0))
+            ahead = self.flights.take_off(event.event_id, flight, event.phash, self.config.reuse.max_distance) \
+                if attempt < 3 else None
             if ahead is not None:
-                left = arrived + self.config.scheduler.deadline_s - time.monotonic()
-                await asyncio.wait([ahead], timeout=max(0.0, left))
+                await self.flights.wait(ahead, flight, arrived + self.config.scheduler.deadline_s - time.monotonic())
                 continue
             await self._ensure_scheduler()
-            self._analysing[event.event_id] = event
             outcome = await self.scheduler.submit(event, arrived=arrived)
             if outcome.analysis is not None:
                 return self._from_model(event, outcome.analysis, prompt_version, arrived, outcome.started)
@@ -424,23 +441,6 @@ class CloudService:
         """The scheduler's last question before the model starts on `event`: is there still no verdict?"""
         version = self.backend.prompt_version(event)
         return self._lookup(event, self._scope_key(event), version) is None
-
-    def _look_alike_in_progress(self, event: Event) -> asyncio.Future | None:
-        """The pending verdict of an event the model is working on (or about to) whose verdict would answer
-        this one. Entries whose verdict is stored (their future done) are dropped here."""
-        found = None
-        for event_id, other in list(self._analysing.items()):
-            future = self._inflight.get(event_id)
-            if future is None or future.done():
-                del self._analysing[event_id]
-            elif found is None and event_id != event.event_id and self._similar(event, other):
-                found = future
-        return found
-
-    def _similar(self, a: Event, b: Event) -> bool:
-        """Would a verdict for one answer the other (the reuse rule, without the ttl)?"""
-        return (a.label == b.label and a.phash_alg == b.phash_alg and self._scope_key(a) == self._scope_key(b)
-                and hamming(a.phash, b.phash) <= self.config.reuse.max_distance)
 
     async def _ensure_scheduler(self) -> None:
         if not self.scheduler.running:

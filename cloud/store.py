@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from ..shared.protocol import Event, Verdict, encode_verdict
-from ..shared.reuse import distance, expired, rule_key
+from ..shared.reuse import Candidate, bucket, distance, expired, nearest, worth_filing
 
 SCHEMA_VERSION = 1
 _BITS64 = (1 << 64) - 1
@@ -71,6 +71,10 @@ class Store(Protocol):
         """Record (or replace) the verdict for an event, and file its reuse rule where lookup finds it. A
         verdict reused from another whose crop is within half the rule's distance of that one's adds no reach
         and may be left unfiled (it would only make lookups slower)."""
+        ...
+
+    def put_answered(self, event: Event, received_ms: int, verdict: Verdict) -> bool:
+        """`put_event` and `put_verdict` at once, all or nothing: False, nothing written, for a repeat."""
         ...
 
     def get_verdict(self, event_id: str) -> Verdict | None: ...
@@ -126,7 +130,6 @@ class SQLiteStore:
         except OSError as exc:  # e.g. a folder on the way is a file, or may not be written
             raise StoreError(f"{self.path}: cannot open the cloud store: {exc.strerror or exc} "
                              "(check the path and its permissions, or set store_path)") from None
-        conn.create_function("hamming64", 2, _hamming64, deterministic=True)
         self._conn = conn
         self._lock = threading.Lock()
 
@@ -160,25 +163,53 @@ class SQLiteStore:
 
     def put_verdict(self, verdict: Verdict) -> None:
         """Record (or replace) the verdict for an event, and file its reuse rule where lookup finds it."""
-        doc = encode_verdict(verdict).decode()
-        rule = verdict.cache
         with self._lock, self._written(f"the verdict for {verdict.event_id}"), self._conn:
             self._conn.execute("BEGIN")
-            self._conn.execute("INSERT OR REPLACE INTO verdicts (event_id, created_ms, doc) VALUES (?, ?, ?)",
-                               (verdict.event_id, verdict.created_ms, doc))
-            self._conn.execute("DELETE FROM rules WHERE event_id = ?", (verdict.event_id,))
-            if rule is not None and verdict.reused_from and verdict.reused_from != verdict.event_id:
-                source = self._conn.execute("SELECT hamming64(phash, ?), max_distance FROM rules WHERE event_id = ?",
-                                            (_signed64(rule.phash), verdict.reused_from)).fetchone()
-                if source is not None and source[0] <= source[1] // 2:
-                    rule = None  # a near copy of its source: the source's rule already answers what it would
-            if rule is not None:
-                self._conn.execute(
-                    "INSERT INTO rules (event_id, scope_key, label, phash_alg, prompt_version, phash, "
-                    "max_distance, created_ms, expires_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (verdict.event_id, rule_key(rule), rule.label, rule.phash_alg, rule.prompt_version,
-                     _signed64(rule.phash), rule.max_distance, verdict.created_ms, verdict.created_ms + rule.ttl_s * 1000),
-                )
+            self._file_verdict(verdict)
+
+    def put_answered(self, event: Event, received_ms: int, verdict: Verdict) -> bool:
+        """A new event and its verdict in one transaction (a cache hit: one commit, nothing else written);
+        False, with nothing written, when the event id is already stored."""
+        return self.put_answered_many([(event, received_ms, verdict)])[0]
+
+    def put_answered_many(self, items: list[tuple[Event, int, Verdict]]) -> list[bool]:
+        """`put_answered` for several hits in one commit (cloud.intake); one answer each."""
+        out = []
+        with self._lock, self._written(f"{len(items)} answered event(s)"), self._conn:
+            self._conn.execute("BEGIN")
+            for event, received_ms, verdict in items:
+                doc = json.dumps(event.model_dump(mode="json", by_alias=True, exclude={"crop"}),
+                                 separators=(",", ":"))
+                new = self._conn.execute(
+                    "INSERT OR IGNORE INTO events (event_id, device, camera, label, received_ms, doc, crop) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (event.event_id, event.device, event.camera, event.label, received_ms, doc, event.crop),
+                ).rowcount == 1
+                if new:
+                    self._file_verdict(verdict)
+                out.append(new)
+        return out
+
+    def _file_verdict(self, verdict: Verdict) -> None:
+        """Inside a transaction: the verdict, and its rule unless shared.reuse.worth_filing says otherwise."""
+        self._conn.execute("INSERT OR REPLACE INTO verdicts (event_id, created_ms, doc) VALUES (?, ?, ?)",
+                           (verdict.event_id, verdict.created_ms, encode_verdict(verdict).decode()))
+        self._conn.execute("DELETE FROM rules WHERE event_id = ?", (verdict.event_id,))
+        rule = verdict.cache
+        if rule is None:
+            return
+        source = None
+        if verdict.reused_from and verdict.reused_from != verdict.event_id:
+            row = self._conn.execute("SELECT event_id, phash, max_distance, created_ms, expires_ms FROM rules "
+                                     "WHERE event_id = ?", (verdict.reused_from,)).fetchone()
+            source = _candidate(*row) if row is not None else None
+        if worth_filing(rule, verdict.event_id, verdict.reused_from, source, verdict.created_ms):
+            self._conn.execute(
+                "INSERT INTO rules (event_id, scope_key, label, phash_alg, prompt_version, phash, "
+                "max_distance, created_ms, expires_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (verdict.event_id, *bucket(rule), _signed64(rule.phash), rule.max_distance,
+                 verdict.created_ms, verdict.created_ms + rule.ttl_s * 1000),
+            )
 
     # -- reads -----------------------------------------------------------------------------------------
     def get_verdict(self, event_id: str) -> Verdict | None:
@@ -190,21 +221,22 @@ class SQLiteStore:
                now_ms: int) -> Verdict | None:
         """The unexpired verdict whose reuse rule matches and whose crop hash is nearest (newest on ties).
 
-        SQL narrows to the unexpired rules filed under this scope key, label, hash algorithm and prompt
-        version (an index range) and ranks them by bit distance in SQLite itself, so only the winner
-        crosses into Python; that one is then checked against the shared rule (shared.reuse), so the
-        device cache and this one agree on what matches.
+        The index range narrows to the unexpired rules filed under this scope key, label, hash algorithm
+        and prompt version; shared.reuse picks among them (the device cache and the Redis store call the
+        same function) and the winner's own rule is checked once more as it was published.
         """
         with self._lock:
-            row = self._conn.execute(
-                "SELECT v.doc, hamming64(r.phash, ?) AS d FROM rules r JOIN verdicts v ON v.event_id = r.event_id "
-                "WHERE r.scope_key = ? AND r.label = ? AND r.phash_alg = ? AND r.prompt_version = ? "
-                "AND r.expires_ms >= ? AND d <= r.max_distance ORDER BY d, r.created_ms DESC LIMIT 1",
-                (_signed64(phash), scope_key, label, phash_alg, prompt_version, now_ms),
-            ).fetchone()
-        if row is None:
+            rows = self._conn.execute(
+                "SELECT event_id, phash, max_distance, created_ms, expires_ms FROM rules "
+                "WHERE scope_key = ? AND label = ? AND phash_alg = ? AND prompt_version = ? AND expires_ms >= ?",
+                (scope_key, label, phash_alg, prompt_version, now_ms),
+            ).fetchall()
+            best = nearest((_candidate(*row) for row in rows), phash, now_ms)
+            doc = None if best is None else self._conn.execute(
+                "SELECT doc FROM verdicts WHERE event_id = ?", (best.ref,)).fetchone()
+        if doc is None:
             return None
-        verdict = Verdict.model_validate_json(row[0])
+        verdict = Verdict.model_validate_json(doc[0])
         if verdict.cache is None:
             return None
         if distance(verdict.cache, label, phash, phash_alg) is None or expired(verdict.created_ms, verdict.cache, now_ms):
@@ -302,5 +334,5 @@ def _signed64(phash: str) -> int:
     return value - (1 << 64) if value >= 1 << 63 else value
 
 
-def _hamming64(a: int, b: int) -> int:
-    return ((a ^ b) & _BITS64).bit_count()
+def _candidate(event_id: str, phash: int, max_distance: int, created_ms: int, expires_ms: int) -> Candidate:
+    return Candidate(event_id, f"{phash & _BITS64:016x}", max_distance, created_ms, (expires_ms - created_ms) // 1000)

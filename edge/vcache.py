@@ -13,10 +13,10 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from ..shared.protocol import Verdict
-from ..shared.reuse import distance, expired, rule_key, scope_key
+from ..shared.reuse import Candidate, candidate, expired, nearest, rule_key, scope_key, worth_filing
 
 _Bucket = tuple[str, str]  # (scope key, label)
-_Key = tuple[str, str, str, str]  # (scope key, label, phash, prompt version)
+_Key = tuple[str, str, str, str]  # (scope key, label, event id, prompt version)
 
 
 @dataclass(slots=True)
@@ -24,10 +24,11 @@ class _Entry:
     bucket: _Bucket
     verdict: Verdict
     made_ms: int  # when the verdict was made, never later than when this device received it
+    candidate: Candidate
 
 
 class VerdictCache:
-    """LRU-bounded map from (scope, label, crop hash) to the cloud's verdict."""
+    """LRU-bounded map from (scope, label, verdict) to the cloud's verdict, searched by crop hash."""
 
     def __init__(self, max_entries: int = 1024, max_distance: int | None = None) -> None:
         if max_entries < 1:
@@ -39,19 +40,25 @@ class VerdictCache:
         self.evicted = 0
         self._lru: OrderedDict[_Key, _Entry] = OrderedDict()
         self._buckets: dict[_Bucket, dict[_Key, _Entry]] = {}
+        self._by_id: dict[str, _Key] = {}
         self._prompt: dict[_Bucket, tuple[int, str]] = {}  # newest (created_ms, prompt_version) seen
 
     def __len__(self) -> int:
         return len(self._lru)
 
     def add(self, verdict: Verdict, now_ms: int) -> bool:
-        """File a received verdict; False when it carries no reuse rule, has expired, or answers with a
-        prompt older than one already seen for its scope and label."""
+        """File a received verdict; False when it carries no reuse rule, has expired, answers with a
+        prompt older than one already seen for its scope and label, or is a near copy of the verdict it
+        was reused from (shared.reuse.worth_filing)."""
         rule = verdict.cache
         if rule is None:
             return False
         made_ms = min(verdict.created_ms, now_ms)  # a cloud clock ahead of ours must not stretch the TTL
         if expired(made_ms, rule, now_ms):
+            return False
+        source_key = self._by_id.get(verdict.reused_from or "")
+        source = self._lru[source_key].candidate if source_key is not None else None
+        if not worth_filing(rule, verdict.event_id, verdict.reused_from, source, now_ms):
             return False
         bucket = (rule_key(rule), rule.label)
         newest = self._prompt.get(bucket)
@@ -61,11 +68,12 @@ class VerdictCache:
             self._prompt[bucket] = (verdict.created_ms, rule.prompt_version)
         elif newest[1] != rule.prompt_version:
             return False
-        key = (bucket[0], bucket[1], rule.phash, rule.prompt_version)
-        entry = _Entry(bucket, verdict, made_ms)
+        key = (bucket[0], bucket[1], verdict.event_id, rule.prompt_version)
+        entry = _Entry(bucket, verdict, made_ms, candidate(rule, verdict.event_id, made_ms))
         self._lru[key] = entry
         self._lru.move_to_end(key)
         self._buckets.setdefault(bucket, {})[key] = entry
+        self._by_id[verdict.event_id] = key
         while len(self._lru) > self.max_entries:
             old_key, old = self._lru.popitem(last=False)
             self._drop_from_bucket(old_key, old.bucket)
@@ -74,40 +82,33 @@ class VerdictCache:
 
     def lookup(self, *, device: str, camera: str, site: str | None, label: str, phash: str,
                phash_alg: str = "dct64", now_ms: int) -> Verdict | None:
-        """The closest unexpired verdict whose rule covers this crop, or None. Camera-scoped and site-scoped
-        verdicts both apply; the smallest Hamming distance wins, the newer verdict on a tie."""
-        best: _Entry | None = None
-        best_key: _Key | None = None
-        best_d = 1 << 16
-        stale: list[tuple[_Key, _Bucket]] = []
+        """The verdict shared.reuse.nearest picks among the unexpired ones whose rule covers this crop, or
+        None. Camera-scoped and site-scoped verdicts both apply."""
         scopes = [scope_key("camera", device, camera, site)]
         if site:
             scopes.append(scope_key("site", device, camera, site))
+        found: dict[str, tuple[_Key, _Entry]] = {}
+        stale: list[tuple[_Key, _Bucket]] = []
         for scope in scopes:
             bucket = (scope, label)
-            entries = self._buckets.get(bucket)
-            if not entries:
-                continue
-            for key, entry in entries.items():
+            for key, entry in self._buckets.get(bucket, {}).items():
                 rule = entry.verdict.cache
                 assert rule is not None  # only verdicts with a rule are filed
                 if expired(entry.made_ms, rule, now_ms):
                     stale.append((key, bucket))
-                    continue
-                d = distance(rule, label, phash, phash_alg)
-                if d is None or (self.max_distance is not None and d > self.max_distance):
-                    continue
-                if d < best_d or (d == best_d and best is not None and entry.made_ms > best.made_ms):
-                    best, best_key, best_d = entry, key, d
+                elif rule.phash_alg == phash_alg:
+                    found[entry.candidate.ref] = (key, entry)
         for key, bucket in stale:
             self._lru.pop(key, None)
             self._drop_from_bucket(key, bucket)
-        if best is None or best_key is None:
+        best = nearest((entry.candidate for _, entry in found.values()), phash, now_ms, cap=self.max_distance)
+        if best is None:
             self.misses += 1
             return None
+        best_key, best_entry = found[best.ref]
         self._lru.move_to_end(best_key)
         self.hits += 1
-        return best.verdict
+        return best_entry.verdict
 
     def _forget_bucket_except(self, bucket: _Bucket, prompt_version: str) -> None:
         for key in [k for k in self._buckets.get(bucket, {}) if k[3] != prompt_version]:
@@ -115,6 +116,8 @@ class VerdictCache:
             self._drop_from_bucket(key, bucket)
 
     def _drop_from_bucket(self, key: _Key, bucket: _Bucket) -> None:
+        if self._by_id.get(key[2]) == key:
+            del self._by_id[key[2]]
         entries = self._buckets.get(bucket)
         if entries is None:
             return

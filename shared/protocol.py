@@ -30,6 +30,7 @@ MAX_CLASSES = 10
 MAX_ZONES = 16
 CROP_MARGIN = 0.15  # a device cuts a track's crop around its box grown by this share of its size on each side
 PHASH_ALGS = ("dct64",)
+DEFAULT_MAX_DISTANCE = 8  # bits of the 64-bit hash a reuse rule reaches unless it says otherwise (shared.reuse)
 VERDICTS = ("alert", "benign", "unknown")
 
 Label = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_ .'-]+$")]
@@ -118,7 +119,7 @@ class ReuseRule(_Message):
     label: Label
     phash: Annotated[str, Field(pattern=r"^[0-9a-f]{16}$")]
     phash_alg: Literal["dct64"] = "dct64"
-    max_distance: Annotated[int, Field(ge=0, le=32)] = 10
+    max_distance: Annotated[int, Field(ge=0, le=32)] = DEFAULT_MAX_DISTANCE
     prompt_version: Annotated[str, Field(max_length=32)]
     ttl_s: Annotated[int, Field(ge=0, le=30 * 86400)] = 3600
 

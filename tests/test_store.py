@@ -232,3 +232,25 @@ def test_a_file_it_cannot_use_is_named_with_what_to_do(tmp_path):
     again = SQLiteStore(tmp_path / "fresh.db")  # its own version is accepted
     assert again.counts() == {"events": 0, "verdicts": 0}
     again.close()
+
+
+def test_a_cache_hit_stores_its_event_and_verdict_in_one_write_or_not_at_all(store, crop):
+    """put_answered (the hit path): both rows at once, the near-copy rule applied as put_verdict applies it;
+    a repeated event id writes nothing and says so. The Redis store does the same in one script."""
+    from edgetriage.cloud.redis_store import RedisStore, connect_redis
+
+    redis = RedisStore(connect_redis("redis://127.0.0.1:6379/0"), f"test-store-{uuid7(T0)[-8:]}")
+    try:
+        for s in (store, redis):
+            source, hit = _event(crop, 1), _event(crop, 2)
+            s.put_verdict(_verdict(source, phash=HASH, max_distance=6))
+            reused = _verdict(hit, phash=f"{int(HASH, 16) ^ 0b1:016x}", source="cloud_cache",
+                              reused_from=source.event_id)
+            assert s.put_answered(hit, T0, reused)
+            assert s.get_verdict(hit.event_id) == reused and s.get_event(hit.event_id)["crop_bytes"] == len(crop[0])
+            assert _find(s, f"{int(HASH, 16) ^ 0b1:016x}", T0) == source.event_id  # the copy is not filed
+            other = _verdict(hit, verdict="alert", source="cloud_cache", reused_from=source.event_id)
+            assert not s.put_answered(hit, T0 + 1, other)
+            assert s.get_verdict(hit.event_id) == reused and s.counts() == {"events": 1, "verdicts": 2}
+    finally:
+        redis.delete_all()

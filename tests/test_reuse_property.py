@@ -1,0 +1,116 @@
+"""One reuse rule: the device cache, the SQLite store and the Redis store answer every lookup alike.
+
+Hypothesis plays the same random history into all three: model verdicts and verdicts reused from earlier
+ones (near copies among them, which shared.reuse.worth_filing may leave unfiled), on two labels, with random
+distances and TTLs, and lookups of random crops at a clock that only moves forward. After every lookup the
+three must name the same verdict (or all none). Real Redis, under a key prefix of its own that is deleted
+after each example.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import uuid
+from pathlib import Path
+
+from edgetriage.cloud.redis_store import RedisStore, connect_redis
+from edgetriage.cloud.store import SQLiteStore
+from edgetriage.edge.vcache import VerdictCache
+from edgetriage.shared.ids import uuid7
+from edgetriage.shared.protocol import ReuseRule, Verdict
+from edgetriage.shared.reuse import scope_key
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+REDIS_URL = "redis://127.0.0.1:6379/0"
+T0 = 1_760_000_000_000
+BASES = (0x0F0F0F0F0F0F0F0F, 0x00FF00FF00FF00FF, 0x0F0F0F0F0F0F00FF)  # the last 8 bits from the first
+PROMPT = "p1"
+
+crops = st.tuples(st.sampled_from(range(len(BASES))),
+                  st.one_of(st.lists(st.integers(0, 7), max_size=5), st.lists(st.integers(0, 63), max_size=12)))
+files = st.tuples(st.just("file"), st.integers(0, 15_000), st.sampled_from(("person", "car")), crops,
+                  st.integers(0, 12), st.integers(0, 60), st.one_of(st.none(), st.integers(0, 40), st.just(-1)))
+finds = st.tuples(st.just("find"), st.integers(0, 15_000), st.sampled_from(("person", "car")), crops)
+histories = st.lists(st.one_of(files, finds), min_size=1, max_size=40)
+
+
+def _hash(crop: tuple[int, list[int]]) -> str:
+    value = BASES[crop[0]]
+    for bit in crop[1]:
+        value ^= 1 << bit
+    return f"{value:016x}"
+
+
+def _verdict(now: int, label: str, phash: str, max_distance: int, ttl_s: int, source: Verdict | None) -> Verdict:
+    if source is not None:  # as the service reuses: the copy never outlives the verdict it came from
+        assert source.cache is not None
+        ttl_s = min(ttl_s, (source.created_ms + source.cache.ttl_s * 1000 - now) // 1000)
+        label = source.label
+    return Verdict(event_id=uuid7(now), device="edge-1", camera="door", label=label, verdict="benign",
+                   confidence=0.8, description="d", model="m", created_ms=now,
+                   source="cloud_cache" if source is not None else "llm",
+                   reused_from=(source.reused_from or source.event_id) if source is not None else None,
+                   cache=ReuseRule(device="edge-1", camera="door", label=label, phash=phash,
+                                   max_distance=max_distance, prompt_version=PROMPT, ttl_s=max(0, ttl_s)))
+
+
+@settings(max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(histories)
+def test_device_cache_sqlite_and_redis_pick_the_same_verdict(history):
+    device = VerdictCache(100_000)
+    with tempfile.TemporaryDirectory() as tmp:
+        sqlite = SQLiteStore(Path(tmp) / "cloud.db")
+        redis = RedisStore(connect_redis(REDIS_URL), f"test-reuse-prop-{uuid.uuid4().hex[:10]}")
+        try:
+            now = T0
+            filed: list[Verdict] = []
+            for op in history:
+                now += op[1]
+                label, phash = op[2], _hash(op[3])
+                if op[0] == "file":
+                    _, _, _, _, max_distance, ttl_s, reuse_of = op
+                    source = filed[reuse_of % len(filed)] if reuse_of is not None and filed else None
+                    if source is not None and source.created_ms + source.cache.ttl_s * 1000 <= now:
+                        source = None  # expired: the service would have asked the model
+                    verdict = _verdict(now, label, phash, max_distance, ttl_s, source)
+                    filed.append(verdict)
+                    device.add(verdict, now)
+                    sqlite.put_verdict(verdict)
+                    redis.put_verdict(verdict)
+                    continue
+                answers = []
+                for store in (sqlite, redis):
+                    hit = store.lookup(scope_key=scope_key("camera", "edge-1", "door", None), label=label,
+                                       phash=phash, phash_alg="dct64", prompt_version=PROMPT, now_ms=now)
+                    answers.append(hit.event_id if hit else None)
+                hit = device.lookup(device="edge-1", camera="door", site=None, label=label, phash=phash,
+                                    now_ms=now)
+                answers.append(hit.event_id if hit else None)
+                assert answers[0] == answers[1] == answers[2], (answers, phash, now)
+        finally:
+            redis.delete_all()
+            redis.close()
+            sqlite.close()
+
+
+def test_the_property_sees_near_copies_left_unfiled_and_reuse_that_answers():
+    """The history above can express what the property is about: a near copy left unfiled everywhere."""
+    device = VerdictCache(16)
+    with tempfile.TemporaryDirectory() as tmp:
+        sqlite = SQLiteStore(Path(tmp) / "cloud.db")
+        redis = RedisStore(connect_redis(REDIS_URL), f"test-reuse-prop-{uuid.uuid4().hex[:10]}")
+        try:
+            source = _verdict(T0, "person", _hash((0, [])), 8, 60, None)
+            near = _verdict(T0 + 1, "person", _hash((0, [1, 2])), 8, 60, source)
+            assert device.add(source, T0) and not device.add(near, T0 + 1)  # 2 bits <= 8 // 2: not filed
+            for store in (sqlite, redis):
+                store.put_verdict(source)
+                store.put_verdict(near)
+                hit = store.lookup(scope_key=scope_key("camera", "edge-1", "door", None), label="person",
+                                   phash=_hash((0, [1, 2])), phash_alg="dct64", prompt_version=PROMPT, now_ms=T0 + 2)
+                assert hit is not None and hit.event_id == source.event_id  # the source answers, not its copy
+        finally:
+            redis.delete_all()
+            redis.close()
+            sqlite.close()

@@ -1,0 +1,69 @@
+"""Single flight: a look-alike waits for the model call already under way, in one process and across two
+(real Redis, a key prefix of its own, deleted after); crops the rule would not join go straight on."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+
+from edgetriage.cloud.redis_store import RedisStore, connect_redis
+from edgetriage.cloud.singleflight import SingleFlight
+
+REDIS_URL = "redis://127.0.0.1:6379/0"
+BUCKET = ("site:shop", "person", "dct64", "p1")
+HASH = "0f0f0f0f0f0f0f0f"
+
+
+def _flip(phash: str, bits: int) -> str:
+    return f"{int(phash, 16) ^ ((1 << bits) - 1):016x}"
+
+
+def test_a_look_alike_waits_for_the_flight_in_this_process():
+    async def run() -> None:
+        flights = SingleFlight()
+        assert flights.take_off("a", BUCKET, HASH, 8) is None
+        assert flights.take_off("b", BUCKET, _flip(HASH, 8), 8) == "a"  # 8 bits: within the rule
+        assert flights.take_off("c", BUCKET, _flip(HASH, 9), 8) is None  # 9 bits: its own model call
+        assert flights.take_off("d", ("site:shop", "car", "dct64", "p1"), HASH, 8) is None  # another bucket
+        waiter = asyncio.ensure_future(flights.wait("a", BUCKET, 5.0))
+        await asyncio.sleep(0.05)
+        assert not waiter.done()
+        flights.land("a")
+        await asyncio.wait_for(waiter, 1.0)
+        assert flights.take_off("e", BUCKET, HASH, 8) is None  # "a" landed: nothing ahead any more
+
+    asyncio.run(run())
+
+
+def test_two_workers_share_flights_through_redis_and_only_look_alikes_wait():
+    prefix = f"test-flight-{uuid.uuid4().hex[:8]}"
+    client = connect_redis(REDIS_URL)
+
+    async def run() -> None:
+        one, two = SingleFlight(client, prefix, 30.0), SingleFlight(client, prefix, 30.0)
+        assert one.take_off("a", BUCKET, HASH, 8) is None
+        assert two.take_off("b", BUCKET, _flip(HASH, 3), 8) == "a"
+        assert two.take_off("c", BUCKET, _flip(HASH, 20), 8) is None  # not a look-alike: no waiting
+        # "b" waits and is not left filed: a third look-alike waits for "a", not for "b"
+        assert one.take_off("d", BUCKET, _flip(HASH, 3), 8) == "a"
+        started = time.monotonic()
+        waiter = asyncio.ensure_future(two.wait("a", BUCKET, 5.0))
+        await asyncio.sleep(0.2)
+        assert not waiter.done()
+        one.land("a")
+        await asyncio.wait_for(waiter, 1.0)
+        assert time.monotonic() - started < 1.0
+        two.land("c")
+        # a flight whose worker died is given up at its deadline, not waited for forever
+        dead = SingleFlight(client, prefix, 0.2)
+        assert dead.take_off("x", BUCKET, HASH, 8) is None
+        assert two.take_off("y", BUCKET, HASH, 8) == "x"
+        started = time.monotonic()
+        await two.wait("x", BUCKET, 5.0)
+        assert time.monotonic() - started < 1.5
+
+    try:
+        asyncio.run(run())
+    finally:
+        RedisStore(client, prefix).delete_all()
