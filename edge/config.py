@@ -32,6 +32,7 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from ..shared.config import MQTTConfig, Strict, load_config
 from ..shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
 from ..shared.modelfiles import bundled_clip
+from ..shared.protocol import DEFAULT_MAX_DISTANCE
 from .budget import EscalationBudgetConfig, OverloadConfig
 from .outbox import OutboxConfig
 from .pipeline import VisionConfig
@@ -83,7 +84,7 @@ class CacheConfig(Strict):
     # the most pHash bits a cached crop may differ by on this device; a verdict's rule may ask for fewer.
     # 8, measured on the labelled clips (BENCHMARKS.md, "Verdict reuse"): 80 % of crops of the same person
     # 0.3-1 s apart match, 0.02 % of pairs of different people collide (10: 84 % and 1.4 %)
-    default_max_distance: Annotated[int, Field(ge=0, le=32)] = 8
+    default_max_distance: Annotated[int, Field(ge=0, le=32)] = DEFAULT_MAX_DISTANCE
 
 
 class DaemonConfig(Strict):
