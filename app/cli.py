@@ -31,10 +31,19 @@ class JSONLogFormatter(logging.Formatter):
         return json.dumps(out, ensure_ascii=False)
 
 
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever `sys.stderr` is when a record comes, not to the stream it was when logging was set
+    up (one process may run the CLI more than once, each time with another stderr: the tests, an embedder)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.stream = sys.stderr
+        super().emit(record)
+
+
 def _setup_logging(verbose: int, json_logs: bool = False) -> None:
     """Warnings by default; -v info, -vv debug for edgetriage's own loggers (libraries stay at warning)."""
     level = logging.DEBUG if verbose > 1 else logging.INFO if verbose == 1 else logging.WARNING
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _StderrHandler(sys.stderr)
     if json_logs:
         handler.setFormatter(JSONLogFormatter())
     else:
