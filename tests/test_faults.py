@@ -427,7 +427,9 @@ def test_broker_killed_mid_stream_every_verdict_reaches_the_device_once(tmp_path
         assert s["summary"]["connects"] >= 2 and s["summary"]["republished"] >= 1
         stats = cloud.service.stats
         assert stats.llm + stats.fallback == n  # every event analysed once in the cloud
-        assert stats.duplicates >= 1  # re-sent events, answered with the verdict stored the first time
+        # re-sends that reached the cloud (how many depends on whether its verdicts or the device's re-sends
+        # crossed the restarted broker first) are each taken as a repeat and answered from the store
+        assert stats.received - stats.duplicates == n
         assert cloud.store.counts()["verdicts"] == n
     finally:
         device.close()
