@@ -43,17 +43,18 @@ REDIS_PASSWORD_ENV = "EDGETRIAGE_REDIS_PASSWORD"
 _SCAN_PAGE = 200
 _SEEN_MAX = 4096
 
+# Writing an event, alone (_PUT_EVENT) or with its verdict (_PUT_ANSWERED).
 # KEYS: ev:<id>, events, events:d:<device>, events:l:<label>
 # ARGV: doc, received_ms, device, label, crop, event id
-_PUT_EVENT = """
+_EVENT_LINES = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'doc', ARGV[1], 'received_ms', ARGV[2], 'device', ARGV[3], 'label', ARGV[4],
            'crop', ARGV[5])
 redis.call('ZADD', KEYS[2], 0, ARGV[6])
 redis.call('ZADD', KEYS[3], 0, ARGV[6])
 redis.call('ZADD', KEYS[4], 0, ARGV[6])
-return 1
 """
+_PUT_EVENT = _EVENT_LINES + "return 1\n"
 # KEYS: vd:<id>, nverdicts, new rule bucket ('' for none), old rule bucket ('' for none),
 #       bucket of the rule it was reused from ('' for none: file the new rule regardless)
 # ARGV: verdict doc, new member, new expiry ms, old member, now ms, source member
@@ -75,14 +76,7 @@ return 1
 # A cache hit: the event and its verdict at once. KEYS: the four of _PUT_EVENT, then vd:<id>, nverdicts,
 # new rule bucket ('' for none), source rule bucket ('' for none). ARGV: the six of _PUT_EVENT, then verdict
 # doc, new member, new expiry ms, now ms, source member.
-_PUT_ANSWERED = """
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], 'doc', ARGV[1], 'received_ms', ARGV[2], 'device', ARGV[3], 'label', ARGV[4],
-           'crop', ARGV[5])
-redis.call('ZADD', KEYS[2], 0, ARGV[6])
-redis.call('ZADD', KEYS[3], 0, ARGV[6])
-redis.call('ZADD', KEYS[4], 0, ARGV[6])
-redis.call('SET', KEYS[5], ARGV[7])
+_PUT_ANSWERED = _EVENT_LINES + """redis.call('SET', KEYS[5], ARGV[7])
 redis.call('INCR', KEYS[6])
 if KEYS[8] ~= '' and redis.call('ZSCORE', KEYS[8], ARGV[11]) then return 1 end
 if KEYS[7] ~= '' then
