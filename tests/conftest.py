@@ -127,3 +127,20 @@ def redis_for_the_session(tmp_path_factory) -> Iterator[None]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+@pytest.fixture(scope="session")
+def detector():
+    """The default detector (YOLOX-Nano), loaded once: detectors keep no state between calls. A module that
+    needs another one defines its own `detector`."""
+    from edgetriage.edge.detect import DetectorConfig, build_detector
+
+    return build_detector(DetectorConfig())
+
+
+@pytest.fixture(scope="session")
+def stages():
+    """The default cascade stages beside the detector (classifier and friends), loaded once."""
+    from edgetriage.edge.pipeline import VisionConfig, build_stages
+
+    return build_stages(VisionConfig())

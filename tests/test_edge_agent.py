@@ -17,7 +17,6 @@ import paho.mqtt.client as mqtt
 import pytest
 from edgetriage.edge.agent import EdgeAgent
 from edgetriage.edge.config import CameraConfig, EdgeConfig, RulesConfig, load_edge_config
-from edgetriage.edge.detect import DetectorConfig, build_detector
 from edgetriage.edge.rules import Rules
 from edgetriage.edge.vcache import VerdictCache
 from edgetriage.shared.config import ConfigError
@@ -33,11 +32,6 @@ from paho.mqtt.properties import Properties
 SEGMENT_START = 740
 SEGMENT_FRAMES = 40
 PROMPT = "p1"
-
-
-@pytest.fixture(scope="module")
-def detector():
-    return build_detector(DetectorConfig())
 
 
 # -- the protocol peer ---------------------------------------------------------------------------------

@@ -16,8 +16,8 @@ from edgetriage.edge.capture import Frame, FrameSource
 from edgetriage.edge.classify import Classification, ClassifierConfig, CropClassifier
 from edgetriage.edge.config import EdgeConfig
 from edgetriage.edge.crops import crop_box
-from edgetriage.edge.detect import Det, DetectorConfig, build_detector
-from edgetriage.edge.pipeline import Stages, TrackEvent, VisionConfig, VisionPipeline, build_stages
+from edgetriage.edge.detect import Det
+from edgetriage.edge.pipeline import TrackEvent, VisionConfig, VisionPipeline
 from edgetriage.edge.replay import Replayer
 from edgetriage.edge.rules import Rules, RulesConfig, ScheduleWindow, Triage
 from edgetriage.edge.track import IoUTracker, TrackerConfig
@@ -39,16 +39,6 @@ def media(clip_one_by_one) -> Path:
         if not (folder / name).is_file():
             pytest.fail(f"{folder / name} is missing: the sample clips ship in models/media/ (is the checkout complete?)")
     return folder
-
-
-@pytest.fixture(scope="module")
-def detector():
-    return build_detector(DetectorConfig())
-
-
-@pytest.fixture(scope="module")
-def stages() -> Stages:
-    return build_stages(VisionConfig())
 
 
 @pytest.fixture(scope="module")

@@ -43,7 +43,6 @@ from edgetriage.edge.budget import EscalationBudget, Waiting, victims
 from edgetriage.edge.capture import FrameSource
 from edgetriage.edge.config import EdgeConfig
 from edgetriage.edge.daemon import EdgeDaemon
-from edgetriage.edge.detect import DetectorConfig, build_detector
 from edgetriage.edge.outbox import Outbox
 from edgetriage.edge.pipeline import TrackEvent, VisionPipeline
 from edgetriage.shared.modelfiles import bundled_dir, manifest
@@ -56,11 +55,6 @@ SEGMENT_FRAMES = 40
 
 
 # -- helpers -----------------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def detector():
-    return build_detector(DetectorConfig())
-
-
 @pytest.fixture(scope="module")
 def track_event(clip_one_by_one, detector) -> TrackEvent:
     """One real track event: the real pipeline on real frames of the sample clip."""

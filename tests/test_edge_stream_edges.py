@@ -13,24 +13,13 @@ import pytest
 from edgetriage.cli import main as cli_main
 from edgetriage.edge.capture import Frame, FrameSource
 from edgetriage.edge.config import EdgeConfig
-from edgetriage.edge.detect import DetectorConfig, build_detector
 from edgetriage.edge.looks import LookConfig, LookPlanner
 from edgetriage.edge.motion import MotionConfig, MotionGate
-from edgetriage.edge.pipeline import Stages, TrackEvent, VisionConfig, VisionPipeline, build_stages
+from edgetriage.edge.pipeline import TrackEvent, VisionConfig, VisionPipeline
 from edgetriage.edge.replay import Replayer
 from edgetriage.edge.track import Track
 
 FULLY_IN_S = 24.0  # visitor 2 of the one-by-one clip stands at the table, back to the camera (bench/hard_cases.py)
-
-
-@pytest.fixture(scope="module")
-def detector():
-    return build_detector(DetectorConfig())
-
-
-@pytest.fixture(scope="module")
-def stages() -> Stages:
-    return build_stages(VisionConfig())
 
 
 @pytest.fixture(scope="module")
