@@ -55,7 +55,8 @@ class CropDescriber:
         if image is None or image.size == 0:
             return []
         try:
-            (logits,) = self.session.run(None, {self.input_name: self.preprocess(image)})
+            (logits,) = self.session.run([self.model.entry["outputs"]["logits"]],
+                                         {self.input_name: self.preprocess(image)})
         except Exception as exc:  # onnxruntime raises its own exception types
             log.warning("crop describer failed: %s", exc)
             return []
