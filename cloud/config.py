@@ -16,7 +16,7 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 
 from ..shared.config import MQTTConfig, Strict, load_config
 from ..shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
-from ..shared.protocol import DEFAULT_MAX_DISTANCE
+from ..shared.protocol import DEFAULT_MAX_DISTANCE, DEFAULT_MIN_SIMILARITY
 from .ask.config import AskConfig
 from .ha import HomeAssistantConfig
 
@@ -61,13 +61,15 @@ class ReusePolicy(Strict):
 
     scope "camera": only events from the same device and camera; "site": any camera of any device of the same
     site (events without a site fall back to their camera), and the verdict is offered to the site's other
-    devices as it is made. max_distance is in bits of the 64-bit perceptual hash; ttl_s bounds how long a
+    devices as it is made. max_distance is in bits of the 64-bit perceptual hash; min_similarity is the cosine
+    similarity of appearance embeddings that also counts as the same (events that carry one); ttl_s bounds how long a
     verdict, and anything reused from it, stays valid. verify_sample: the share of cache hits the model is
     asked about again, to measure how often reuse is wrong.
     """
 
     scope: Literal["camera", "site"] = "camera"
     max_distance: Annotated[int, Field(ge=0, le=32)] = DEFAULT_MAX_DISTANCE
+    min_similarity: Annotated[float, Field(ge=0.5, le=1.0)] = DEFAULT_MIN_SIMILARITY
     ttl_s: Annotated[int, Field(ge=0, le=30 * 86400)] = 3600
     verify_sample: Annotated[float, Field(ge=0.0, le=1.0)] = 0.05
     offer_site: bool = True

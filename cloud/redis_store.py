@@ -10,7 +10,8 @@ Layout under `<prefix>:`
     events            sorted set of event ids, all scores 0: ids are UUIDv7, so lexicographic = capture time
     events:d:<device> / events:l:<label>   the same, per device and per label
     vd:<id>           the verdict exactly as published (protocol JSON)
-    rules:<bucket>    sorted set, score = expiry ms, member "<phash>|<max_distance>|<created_ms>|<event id>";
+    rules:<bucket>    sorted set, score = expiry ms, member "<phash>|<max_distance>|<created_ms>|<event id>",
+                      then "|<min_similarity>|<embedding, base64>" when the rule has an embedding;
                       a bucket is one (scope key, label, hash algorithm, prompt version)
     nverdicts         count of distinct verdicts
     crops_swept       the event id up to which retention has deleted crops
@@ -21,6 +22,7 @@ the service makes them on its event loop as it does with SQLite, so Redis belong
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
@@ -30,7 +32,7 @@ from urllib.parse import urlparse
 
 from ..shared.config import ConfigError
 from ..shared.protocol import Event, Verdict, encode_verdict
-from ..shared.reuse import Candidate, bucket, distance, expired, nearest, worth_filing
+from ..shared.reuse import Candidate, bucket, candidate, expired, nearest, reach, worth_filing
 from .config import CloudConfig
 from .store import SQLiteStore
 
@@ -125,13 +127,22 @@ def _member(verdict: Verdict) -> tuple[str, str, int] | None:
     rule = verdict.cache
     if rule is None:
         return None
-    member = f"{rule.phash}|{rule.max_distance}|{verdict.created_ms}|{verdict.event_id}"
+    member = _member_text(candidate(rule, verdict.event_id, verdict.created_ms))
     return _bucket(*bucket(rule)), member, verdict.created_ms + rule.ttl_s * 1000
 
 
+def _member_text(c: Candidate) -> str:
+    text = f"{c.phash}|{c.max_distance}|{c.made_ms}|{c.ref}"
+    return text if c.embedding is None else f"{text}|{c.min_similarity!r}|{base64.b64encode(c.embedding).decode()}"
+
+
 def _candidate(member: bytes | str, expires_ms: float) -> Candidate:
-    phash, max_distance, created_ms, event_id = _text(member).split("|")
-    return Candidate(event_id, phash, int(max_distance), int(created_ms), (int(expires_ms) - int(created_ms)) // 1000)
+    phash, max_distance, created_ms, event_id, *seen = _text(member).split("|")
+    ttl_s = (int(expires_ms) - int(created_ms)) // 1000
+    if seen:
+        return Candidate(event_id, phash, int(max_distance), int(created_ms), ttl_s, base64.b64decode(seen[1]),
+                         float(seen[0]))
+    return Candidate(event_id, phash, int(max_distance), int(created_ms), ttl_s)
 
 
 class RedisStore:
@@ -218,15 +229,15 @@ class RedisStore:
         return Verdict.model_validate_json(doc) if doc else None
 
     def lookup(self, *, scope_key: str, label: str, phash: str, phash_alg: str, prompt_version: str,
-               now_ms: int) -> Verdict | None:
-        """The unexpired verdict whose reuse rule matches and whose crop hash is nearest (newest on ties),
-        checked against the shared rule (shared.reuse) exactly as the SQLite store does."""
+               now_ms: int, embedding: bytes | None = None) -> Verdict | None:
+        """The unexpired verdict whose reuse rule reaches this crop, as shared.reuse.best ranks them,
+        checked against the shared rule exactly as the SQLite store does."""
         members = self.client.zrangebyscore(self._k("rules", _bucket(scope_key, label, phash_alg, prompt_version)),
                                             now_ms, "+inf", withscores=True)
-        best = nearest((_candidate(m, expires) for m, expires in members), phash, now_ms)
+        best = nearest((_candidate(m, expires) for m, expires in members), phash, now_ms, embedding=embedding)
         if best is None:
             return None
-        member = f"{best.phash}|{best.max_distance}|{best.made_ms}|{best.ref}"
+        member = _member_text(best)
         verdict = self._seen.get(member) or self.get_verdict(best.ref)
         if verdict is not None and member not in self._seen:
             if len(self._seen) >= _SEEN_MAX:
@@ -236,8 +247,8 @@ class RedisStore:
             self._seen_member[best.ref] = member
         if verdict is None or verdict.cache is None:
             return None
-        if distance(verdict.cache, label, phash, phash_alg) is None or expired(verdict.created_ms, verdict.cache,
-                                                                               now_ms):
+        if reach(verdict.cache, label, phash, phash_alg, embedding) is None or expired(verdict.created_ms,
+                                                                                     verdict.cache, now_ms):
             return None
         return verdict
 

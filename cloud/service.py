@@ -30,7 +30,7 @@ from ..shared.protocol import (
     decode_event,
     encode_verdict,
 )
-from ..shared.reuse import bucket, scope_key
+from ..shared.reuse import bucket, reach, scope_key
 from ..shared.topics import Topics
 from .analysis import Analysis, Backend
 from .claims import ClaimKeeper, Claims, new_owner, open_claims
@@ -419,8 +419,8 @@ class CloudService:
                 self._maybe_check_reuse(event, verdict)
                 return verdict
             flight = bucket(self._rule(event, prompt_version, 0))
-            ahead = self.flights.take_off(event.event_id, flight, event.phash, self.config.reuse.max_distance) \
-                if attempt < 3 else None
+            ahead = self.flights.take_off(event.event_id, flight, event.phash, self.config.reuse.max_distance,
+                                          event.embedding, self.config.reuse.min_similarity) if attempt < 3 else None
             if ahead is not None:
                 await self.flights.wait(ahead, flight, arrived + self.config.scheduler.deadline_s - time.monotonic())
                 continue
@@ -544,13 +544,14 @@ class CloudService:
 
     def _lookup(self, event: Event, key: str, prompt_version: str) -> Verdict | None:
         return self.store.lookup(scope_key=key, label=event.label, phash=event.phash, phash_alg=event.phash_alg,
-                                 prompt_version=prompt_version, now_ms=now_ms())
+                                 prompt_version=prompt_version, now_ms=now_ms(), embedding=event.embedding)
 
     def _rule(self, event: Event, prompt_version: str, ttl_s: int) -> ReuseRule:
         policy = self.config.reuse
         return ReuseRule(scope=policy.scope, device=event.device, camera=event.camera, site=event.site,
                          label=event.label, phash=event.phash, phash_alg=event.phash_alg,
-                         max_distance=policy.max_distance, prompt_version=prompt_version, ttl_s=ttl_s)
+                         max_distance=policy.max_distance, prompt_version=prompt_version, ttl_s=ttl_s,
+                         embedding=event.embedding, min_similarity=policy.min_similarity)
 
     def _reused(self, event: Event, hit: Verdict, arrived: float) -> Verdict:
         """A verdict for this event copied from a cached one. Its fresh rule (this crop's hash) expires
@@ -567,7 +568,9 @@ class CloudService:
                        verdict=hit.verdict, confidence=hit.confidence, description=hit.description,
                        model=hit.model, source="cloud_cache", reused_from=hit.reused_from or hit.event_id,
                        created_ms=created, timings=Timings(total_ms=(time.monotonic() - arrived) * 1000),
-                       cache=rule, facts=hit.facts, model_verdict=hit.model_verdict, checked=hit.checked)
+                       cache=rule, facts=hit.facts, model_verdict=hit.model_verdict, checked=hit.checked,
+                       reused_by=reach(hit.cache, event.label, event.phash, event.phash_alg, event.embedding)
+                       if hit.cache is not None else None)
 
     def _from_model(self, event: Event, analysis: Analysis, prompt_version: str, arrived: float,
                     started: float) -> Verdict:

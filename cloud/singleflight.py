@@ -9,7 +9,8 @@ always sees the earlier (both file before they read), so one of them goes ahead 
 no lock around the model call: look-alikes wait, everything else goes straight on.
 
 Within one process a landing wakes its waiters at once (a future). Across processes the list lives in
-Redis (`<prefix>:flights:<bucket>`, a hash of event id -> "seq|phash|max_distance|deadline_ms") and a waiter
+Redis (`<prefix>:flights:<bucket>`, a hash of event id -> "seq|phash|max_distance|deadline_ms", then
+"|min_similarity|embedding in base64" for an event with an appearance embedding) and a waiter
 looks every POLL_S whether the flight is still listed. A flight whose worker died stays listed until its
 deadline (the scheduler's deadline_s); a waiter never waits past its own event's deadline either way.
 """
@@ -17,12 +18,13 @@ deadline (the scheduler's deadline_s); a waiter never waits past its own event's
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..shared.reuse import Candidate, nearest
+from ..shared.reuse import DEFAULT_MIN_SIMILARITY, Candidate, nearest
 
 POLL_S = 0.05
 
@@ -64,30 +66,34 @@ class SingleFlight:
         digest = hashlib.blake2b("\x00".join(bucket).encode(), digest_size=12).hexdigest()
         return f"{self._prefix}:flights:{digest}"
 
-    def take_off(self, event_id: str, bucket: Bucket, phash: str, max_distance: int) -> str | None:
+    def take_off(self, event_id: str, bucket: Bucket, phash: str, max_distance: int, embedding: bytes | None = None,
+                 min_similarity: float = DEFAULT_MIN_SIMILARITY) -> str | None:
         """File this event's model call; None when it may go ahead, else the id of an earlier look-alike's
         flight to wait for (`wait`), in which case this one is not left filed."""
         self.land(event_id)  # filed before (a withdrawn try): whoever waits for it looks again
         now = _now_ms()
         self._seq += 1
-        mine = _Local(self._seq, bucket, Candidate(event_id, phash, max_distance, now, self._lease_ms // 1000))
+        lease_s = self._lease_ms // 1000
+        mine = _Local(self._seq, bucket, Candidate(event_id, phash, max_distance, now, lease_s, embedding, min_similarity))
         earlier = [f.candidate for f in self._local.values() if f.bucket == bucket and f.seq < mine.seq]
-        ahead = nearest(earlier, phash, now)
+        ahead = nearest(earlier, phash, now, embedding=embedding)
         if ahead is not None:
             return ahead.ref
         self._local[event_id] = mine
         if self._join is None:
             return None
+        looks = "" if embedding is None else f"|{min_similarity!r}|{base64.b64encode(embedding).decode()}"
         seq, flat = self._join(keys=[self._key(bucket), f"{self._prefix}:flights:seq"],
-                               args=[event_id, f"{phash}|{max_distance}|{now + self._lease_ms}"])
+                               args=[event_id, f"{phash}|{max_distance}|{now + self._lease_ms}{looks}"])
         shared = []
         for other, raw in zip(flat[::2], flat[1::2], strict=True):
-            other_seq, other_phash, other_max, deadline = raw.decode().split("|") if isinstance(raw, bytes) \
-                else raw.split("|")
+            other_seq, other_phash, other_max, deadline, *seen = (raw.decode() if isinstance(raw, bytes) else raw).split("|")
             if int(other_seq) < int(seq) and int(deadline) >= now:
                 ref = other.decode() if isinstance(other, bytes) else other
-                shared.append(Candidate(ref, other_phash, int(other_max), now, self._lease_ms // 1000))
-        ahead = nearest(shared, phash, now)
+                shared.append(Candidate(ref, other_phash, int(other_max), now, lease_s,
+                                        base64.b64decode(seen[1]) if seen else None,
+                                        float(seen[0]) if seen else DEFAULT_MIN_SIMILARITY))
+        ahead = nearest(shared, phash, now, embedding=embedding)
         if ahead is None:
             return None
         self.land(event_id)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from ..shared.protocol import Event, Verdict, encode_verdict
-from ..shared.reuse import Candidate, bucket, distance, expired, nearest, worth_filing
+from ..shared.reuse import DEFAULT_MIN_SIMILARITY, Candidate, bucket, expired, nearest, reach, worth_filing
 
 SCHEMA_VERSION = 1
 _BITS64 = (1 << 64) - 1
@@ -48,7 +48,9 @@ CREATE TABLE IF NOT EXISTS rules (
     phash          INTEGER NOT NULL, -- the 64 hash bits as a signed integer, for hamming64()
     max_distance   INTEGER NOT NULL,
     created_ms     INTEGER NOT NULL,
-    expires_ms     INTEGER NOT NULL
+    expires_ms     INTEGER NOT NULL,
+    embedding      BLOB,             -- the crop's appearance embedding (int8), NULL when it had none
+    min_similarity REAL
 );
 CREATE INDEX IF NOT EXISTS rules_lookup ON rules (scope_key, label, phash_alg, prompt_version, expires_ms);
 """
@@ -80,8 +82,9 @@ class Store(Protocol):
     def get_verdict(self, event_id: str) -> Verdict | None: ...
 
     def lookup(self, *, scope_key: str, label: str, phash: str, phash_alg: str, prompt_version: str,
-               now_ms: int) -> Verdict | None:
-        """The unexpired verdict whose reuse rule matches and whose crop hash is nearest (newest on ties)."""
+               now_ms: int, embedding: bytes | None = None) -> Verdict | None:
+        """The unexpired verdict whose reuse rule reaches this crop (its hash, or its embedding when both
+        have one), as shared.reuse.best ranks them."""
         ...
 
     def list_events(self, device: str | None = None, label: str | None = None, limit: int = 50,
@@ -123,6 +126,7 @@ class SQLiteStore:
                 raise StoreError(f"{self.path}: store schema version {version} is newer than this service "
                                  f"understands ({SCHEMA_VERSION}); upgrade edgetriage or use another store_path")
             conn.executescript(_SCHEMA)
+            _add_embedding_columns(conn)
             conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.path}: cannot open the cloud store: {exc} "
@@ -200,15 +204,16 @@ class SQLiteStore:
             return
         source = None
         if verdict.reused_from and verdict.reused_from != verdict.event_id:
-            row = self._conn.execute("SELECT event_id, phash, max_distance, created_ms, expires_ms FROM rules "
-                                     "WHERE event_id = ?", (verdict.reused_from,)).fetchone()
+            row = self._conn.execute(f"SELECT {_CANDIDATE} FROM rules WHERE event_id = ?",
+                                     (verdict.reused_from,)).fetchone()
             source = _candidate(*row) if row is not None else None
         if worth_filing(rule, verdict.event_id, verdict.reused_from, source, verdict.created_ms):
             self._conn.execute(
                 "INSERT INTO rules (event_id, scope_key, label, phash_alg, prompt_version, phash, "
-                "max_distance, created_ms, expires_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "max_distance, created_ms, expires_ms, embedding, min_similarity) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (verdict.event_id, *bucket(rule), _signed64(rule.phash), rule.max_distance,
-                 verdict.created_ms, verdict.created_ms + rule.ttl_s * 1000),
+                 verdict.created_ms, verdict.created_ms + rule.ttl_s * 1000, rule.embedding, rule.min_similarity),
             )
 
     # -- reads -----------------------------------------------------------------------------------------
@@ -218,8 +223,8 @@ class SQLiteStore:
         return Verdict.model_validate_json(row[0]) if row else None
 
     def lookup(self, *, scope_key: str, label: str, phash: str, phash_alg: str, prompt_version: str,
-               now_ms: int) -> Verdict | None:
-        """The unexpired verdict whose reuse rule matches and whose crop hash is nearest (newest on ties).
+               now_ms: int, embedding: bytes | None = None) -> Verdict | None:
+        """The unexpired verdict whose reuse rule reaches this crop, as shared.reuse.best ranks them.
 
         The index range narrows to the unexpired rules filed under this scope key, label, hash algorithm
         and prompt version; shared.reuse picks among them (the device cache and the Redis store call the
@@ -227,11 +232,11 @@ class SQLiteStore:
         """
         with self._lock:
             rows = self._conn.execute(
-                "SELECT event_id, phash, max_distance, created_ms, expires_ms FROM rules "
+                f"SELECT {_CANDIDATE} FROM rules "
                 "WHERE scope_key = ? AND label = ? AND phash_alg = ? AND prompt_version = ? AND expires_ms >= ?",
                 (scope_key, label, phash_alg, prompt_version, now_ms),
             ).fetchall()
-            best = nearest((_candidate(*row) for row in rows), phash, now_ms)
+            best = nearest((_candidate(*row) for row in rows), phash, now_ms, embedding=embedding)
             doc = None if best is None else self._conn.execute(
                 "SELECT doc FROM verdicts WHERE event_id = ?", (best.ref,)).fetchone()
         if doc is None:
@@ -239,7 +244,8 @@ class SQLiteStore:
         verdict = Verdict.model_validate_json(doc[0])
         if verdict.cache is None:
             return None
-        if distance(verdict.cache, label, phash, phash_alg) is None or expired(verdict.created_ms, verdict.cache, now_ms):
+        if reach(verdict.cache, label, phash, phash_alg, embedding) is None or expired(verdict.created_ms,
+                                                                                     verdict.cache, now_ms):
             return None
         return verdict
 
@@ -334,5 +340,19 @@ def _signed64(phash: str) -> int:
     return value - (1 << 64) if value >= 1 << 63 else value
 
 
-def _candidate(event_id: str, phash: int, max_distance: int, created_ms: int, expires_ms: int) -> Candidate:
-    return Candidate(event_id, f"{phash & _BITS64:016x}", max_distance, created_ms, (expires_ms - created_ms) // 1000)
+_CANDIDATE = "event_id, phash, max_distance, created_ms, expires_ms, embedding, min_similarity"
+
+
+def _candidate(event_id: str, phash: int, max_distance: int, created_ms: int, expires_ms: int,
+               embedding: bytes | None, min_similarity: float | None) -> Candidate:
+    return Candidate(event_id, f"{phash & _BITS64:016x}", max_distance, created_ms, (expires_ms - created_ms) // 1000,
+                     bytes(embedding) if embedding is not None else None,
+                     min_similarity if min_similarity is not None else DEFAULT_MIN_SIMILARITY)
+
+
+def _add_embedding_columns(conn: sqlite3.Connection) -> None:
+    """A store made before reuse by embedding gets its two rule columns (NULL: rules reach by hash only)."""
+    have = {row[1] for row in conn.execute("PRAGMA table_info(rules)")}
+    for column, kind in (("embedding", "BLOB"), ("min_similarity", "REAL")):
+        if column not in have:
+            conn.execute(f"ALTER TABLE rules ADD COLUMN {column} {kind}")

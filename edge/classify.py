@@ -19,6 +19,7 @@ from pydantic import Field
 from ..shared.config import Strict
 from ..shared.modelfiles import ModelError, resolve
 from .detect import DetectorConfig, model_key, open_session
+from .embed import embedding_of
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +78,7 @@ class Classification:
     categories: dict[str, float]
     top_index: int
     reliable: bool = True  # the crop was big enough for its names to veto anything (ClassifierConfig.min_side)
+    embedding: bytes | None = None  # edge.embed, from the same run (None: a model without a features output)
 
     @property
     def category(self) -> Category:
@@ -125,6 +127,9 @@ class CropClassifier:
         self.top_k = config.top_k
         self.min_side = config.min_side
         self._input_name = entry["input"]["name"]
+        self._outputs = [entry["outputs"]["logits"]]
+        if "features" in entry["outputs"]:
+            self._outputs.append(entry["outputs"]["features"])
         width, height = entry["input"]["size"]
         self._size = (int(width), int(height))
         self._resize_short = round(min(self._size) * 256 / 224)  # the ImageNet recipe: 256 for a 224 crop
@@ -142,7 +147,7 @@ class CropClassifier:
         return self._model.name
 
     def classify(self, crop_bgr: np.ndarray) -> Classification:
-        (logits,) = self.session.run(None, {self._input_name: self._tensor(crop_bgr)})
+        logits, *features = self.session.run(self._outputs, {self._input_name: self._tensor(crop_bgr)})
         scores = logits[0].astype(np.float64)
         probs = np.exp(scores - scores.max())
         probs /= probs.sum()
@@ -152,7 +157,18 @@ class CropClassifier:
             classes=[(self.labels[i], float(probs[i])) for i in order],
             categories={"person": float(mass[0]), "vehicle": float(mass[1]), "animal": float(mass[2]),
                         "object": float(mass[3])},
-            top_index=int(order[0]), reliable=min(crop_bgr.shape[:2]) >= self.min_side)
+            top_index=int(order[0]), reliable=min(crop_bgr.shape[:2]) >= self.min_side,
+            embedding=embedding_of(features[0][0]) if features else None)
+
+    def embed_jpeg(self, jpeg: bytes) -> bytes | None:
+        """The crop's appearance embedding alone (edge.embed), for a crop nobody asked to classify."""
+        if len(self._outputs) < 2:
+            return None
+        image = cv2.imdecode(np.frombuffer(jpeg, np.uint8), cv2.IMREAD_COLOR)
+        if image is None or image.size == 0:
+            return None
+        (features,) = self.session.run(self._outputs[1:], {self._input_name: self._tensor(image)})
+        return embedding_of(features[0])
 
     def classify_jpeg(self, jpeg: bytes) -> Classification | None:
         image = cv2.imdecode(np.frombuffer(jpeg, np.uint8), cv2.IMREAD_COLOR)

@@ -255,13 +255,15 @@ class VerdictLookup(Protocol):
     """The device verdict cache as the triage uses it (edge.vcache.VerdictCache)."""
 
     def lookup(self, *, device: str, camera: str, site: str | None, label: str, phash: str,
-               phash_alg: str = "dct64", now_ms: int) -> Verdict | None: ...
+               phash_alg: str = "dct64", now_ms: int, embedding: bytes | None = None) -> Verdict | None: ...
 
 
 class Describer(Protocol):
     """The crop classifier as the triage uses it (edge.classify.CropClassifier)."""
 
     def classify_jpeg(self, jpeg: bytes) -> object | None: ...
+
+    def embed_jpeg(self, jpeg: bytes) -> bytes | None: ...
 
 
 class Triage:
@@ -283,8 +285,17 @@ class Triage:
                 and hasattr(ev, "classification") and rules.wants_classes(ev, camera)):
             ev.classification = self.classifier.classify_jpeg(ev.crop_jpeg)  # type: ignore[attr-defined]
         cached = None
+        if rules.escalates(ev, camera) and hasattr(ev, "embedding") and ev.embedding is None:
+            ev.embedding = self._embedding(ev)  # only crops that may leave the device pay for it
         if self.cache is not None and rules.escalates(ev, camera):
             cached = self.cache.lookup(device=self.device, camera=camera, site=self.site, label=ev.label,
                                        phash=ev.phash, phash_alg=getattr(ev, "phash_alg", "dct64"),  # type: ignore[attr-defined]
-                                       now_ms=now_ms)
+                                       now_ms=now_ms, embedding=getattr(ev, "embedding", None))
         return rules.decide(ev, cached, camera=camera, now_ms=now_ms)
+
+    def _embedding(self, ev: ScoredTrack) -> bytes | None:
+        """From the classification already made (same model run), else one run of the classifier."""
+        known = getattr(getattr(ev, "classification", None), "embedding", None)
+        if known is not None or self.classifier is None or not hasattr(ev, "crop_jpeg"):
+            return known
+        return self.classifier.embed_jpeg(ev.crop_jpeg)

@@ -13,7 +13,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from ..shared.protocol import Verdict
-from ..shared.reuse import Candidate, candidate, expired, nearest, rule_key, scope_key, worth_filing
+from ..shared.reuse import Candidate, best, candidate, expired, rule_key, scope_key, worth_filing
 
 _Bucket = tuple[str, str]  # (scope key, label)
 _Key = tuple[str, str, str, str]  # (scope key, label, event id, prompt version)
@@ -28,7 +28,8 @@ class _Entry:
 
 
 class VerdictCache:
-    """LRU-bounded map from (scope, label, verdict) to the cloud's verdict, searched by crop hash."""
+    """LRU-bounded map from (scope, label, verdict) to the cloud's verdict, searched by crop hash and, where
+    both crops have one, appearance embedding."""
 
     def __init__(self, max_entries: int = 1024, max_distance: int | None = None) -> None:
         if max_entries < 1:
@@ -36,6 +37,7 @@ class VerdictCache:
         self.max_entries = max_entries
         self.max_distance = max_distance  # device-side cap on any rule's max_distance
         self.hits = 0
+        self.hits_by = {"hash": 0, "embedding": 0}  # which reuse key answered (shared.reuse.match)
         self.misses = 0
         self.evicted = 0
         self._lru: OrderedDict[_Key, _Entry] = OrderedDict()
@@ -81,8 +83,8 @@ class VerdictCache:
         return True
 
     def lookup(self, *, device: str, camera: str, site: str | None, label: str, phash: str,
-               phash_alg: str = "dct64", now_ms: int) -> Verdict | None:
-        """The verdict shared.reuse.nearest picks among the unexpired ones whose rule covers this crop, or
+               phash_alg: str = "dct64", now_ms: int, embedding: bytes | None = None) -> Verdict | None:
+        """The verdict shared.reuse.best picks among the unexpired ones whose rule covers this crop, or
         None. Camera-scoped and site-scoped verdicts both apply."""
         scopes = [scope_key("camera", device, camera, site)]
         if site:
@@ -101,13 +103,15 @@ class VerdictCache:
         for key, bucket in stale:
             self._lru.pop(key, None)
             self._drop_from_bucket(key, bucket)
-        best = nearest((entry.candidate for _, entry in found.values()), phash, now_ms, cap=self.max_distance)
-        if best is None:
+        chosen = best((entry.candidate for _, entry in found.values()), phash, now_ms, cap=self.max_distance,
+                      embedding=embedding)
+        if chosen is None:
             self.misses += 1
             return None
-        best_key, best_entry = found[best.ref]
+        best_key, best_entry = found[chosen[0].ref]
         self._lru.move_to_end(best_key)
         self.hits += 1
+        self.hits_by[chosen[1].key] += 1
         return best_entry.verdict
 
     def _forget_bucket_except(self, bucket: _Bucket, prompt_version: str) -> None:

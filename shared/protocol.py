@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal
 import msgpack
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from .embedding import Embedding
 from .ids import CAMERA_ID_RE, DEVICE_ID_RE
 
 SCHEMA_VERSION = 1
@@ -31,6 +32,8 @@ MAX_ZONES = 16
 CROP_MARGIN = 0.15  # a device cuts a track's crop around its box grown by this share of its size on each side
 PHASH_ALGS = ("dct64",)
 DEFAULT_MAX_DISTANCE = 8  # bits of the 64-bit hash a reuse rule reaches unless it says otherwise (shared.reuse)
+# cosine similarity of appearance embeddings (shared.embedding) a reuse rule needs unless it says otherwise
+DEFAULT_MIN_SIMILARITY = 0.97
 VERDICTS = ("alert", "benign", "unknown")
 
 Label = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_ .'-]+$")]
@@ -38,6 +41,7 @@ Unit = Annotated[float, Field(ge=0.0, le=1.0)]
 ShortText = Annotated[str, Field(max_length=256)]
 ZoneName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,32}$")]  # as the edge's zone names
 MAX_FACTS = 12
+
 
 
 REJECT_CODES = ("too_large", "encoding", "schema_version", "invalid", "image")
@@ -97,6 +101,9 @@ class Event(_Message):
     local_time: Annotated[str, Field(pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$")] | None = None
     # where the crop was cut, x1, y1, x2, y2 normalised to the frame (None: a sender before it was said)
     crop_box: tuple[Unit, Unit, Unit, Unit] | None = None
+    # Optional: the crop's appearance embedding (edge.embed), a second reuse key (None: reuse by hash only)
+    embedding: Embedding | None = Field(None, repr=False)
+    embedding_alg: Literal["mnv2avg256"] = "mnv2avg256"
 
     model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
 
@@ -110,7 +117,8 @@ class Event(_Message):
 
 class ReuseRule(_Message):
     """Which future events a verdict answers: same scope key, label, prompt version, and a crop whose
-    perceptual hash lies within `max_distance` bits, until `ttl_s` after the verdict was made."""
+    perceptual hash lies within `max_distance` bits or (when both carry one) whose appearance embedding has
+    a cosine similarity of at least `min_similarity`, until `ttl_s` after the verdict was made."""
 
     scope: Literal["camera", "site"] = "camera"
     device: Annotated[str, Field(pattern=DEVICE_ID_RE.pattern)]
@@ -122,6 +130,20 @@ class ReuseRule(_Message):
     max_distance: Annotated[int, Field(ge=0, le=32)] = DEFAULT_MAX_DISTANCE
     prompt_version: Annotated[str, Field(max_length=32)]
     ttl_s: Annotated[int, Field(ge=0, le=30 * 86400)] = 3600
+    # Optional (older clouds send none: the rule reaches by hash only)
+    embedding: Embedding | None = Field(None, repr=False)
+    embedding_alg: Literal["mnv2avg256"] = "mnv2avg256"
+    min_similarity: Annotated[float, Field(ge=0.5, le=1.0)] = DEFAULT_MIN_SIMILARITY
+
+
+class ReusedBy(_Message):
+    """Which key of the cached verdict's rule reached this crop, and how near it was: the hash (`distance`
+    bits, `threshold` its max_distance) or the embedding (`similarity`, `threshold` its min_similarity)."""
+
+    key: Literal["hash", "embedding"]
+    threshold: Annotated[float, Field(ge=0.0, le=64.0)]
+    distance: Annotated[int, Field(ge=0, le=64)]
+    similarity: Annotated[float, Field(ge=-1.0, le=1.0)] | None = None
 
 
 Millis = Annotated[float, Field(ge=0.0, le=86_400_000.0, allow_inf_nan=False)]
@@ -155,6 +177,7 @@ class Verdict(_Message):
     facts: Annotated[list[Annotated[str, Field(max_length=200)]], Field(max_length=MAX_FACTS)] = []
     model_verdict: Literal["alert", "benign", "unknown"] | None = None
     checked: Annotated[str, Field(max_length=200)] | None = None
+    reused_by: ReusedBy | None = None  # optional: for a reused verdict, which reuse key matched
 
     model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
 

@@ -1,10 +1,16 @@
 """When a stored verdict answers a new event: the one rule the device cache and both cloud stores apply.
 
 Everything that decides reuse is here: under which key a rule is filed (scope, label, hash algorithm, prompt
-version), whether it still holds (TTL), how near a crop must be (distance, with an optional device cap),
-which of several matching verdicts wins (nearest, then newest, then the smaller event id), and whether a
-new verdict is worth filing at all. The caches and stores only index candidates by `bucket` and fetch
-them; they call `nearest` to choose and `worth_filing` before they file.
+version), whether it still holds (TTL), how near a crop must be, which of several matching verdicts wins,
+and whether a new verdict is worth filing at all. The caches and stores only index candidates by `bucket`
+and fetch them; they call `best`/`nearest` to choose and `worth_filing` before they file.
+
+Two keys reach a crop (`match`): the 64-bit DCT hash, within `max_distance` bits (exact and near-exact
+copies), or, when both crops carry one, the appearance embedding (edge.embed) with a cosine similarity of
+at least `min_similarity` (the same person a few seconds or a pass later, after the hash has moved on). A
+hash match ranks before an embedding match; then the nearer (fewer bits, higher similarity), the newer,
+the smaller event id, so every cache picks the same one. DEFAULT_MIN_SIMILARITY = 0.97: the study in
+BENCHMARKS.md ("Verdict reuse: appearance embedding") saw no pair of different people above 0.961.
 
 One default for `max_distance`: DEFAULT_MAX_DISTANCE = 8 bits (shared.protocol; the cloud's reuse policy and
 the device's cap use it too). The hash study in BENCHMARKS.md ("Verdict reuse: which perceptual hash"):
@@ -17,11 +23,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import NamedTuple
 
+from .embedding import similarity
 from .phash import hamming
-from .protocol import DEFAULT_MAX_DISTANCE, ReuseRule
+from .protocol import DEFAULT_MAX_DISTANCE, DEFAULT_MIN_SIMILARITY, ReusedBy, ReuseRule
 
-__all__ = ["DEFAULT_MAX_DISTANCE", "Candidate", "bucket", "distance", "expired", "nearest", "rule_key",
-           "scope_key", "would_answer", "worth_filing"]
+__all__ = ["DEFAULT_MAX_DISTANCE", "DEFAULT_MIN_SIMILARITY", "Candidate", "best", "bucket", "distance",
+           "expired", "match", "nearest", "reach", "rule_key", "scope_key", "similarity", "would_answer",
+           "worth_filing"]
 
 
 class Candidate(NamedTuple):
@@ -32,6 +40,8 @@ class Candidate(NamedTuple):
     max_distance: int
     made_ms: int  # when the verdict was made (the device: never later than when it received it)
     ttl_s: int
+    embedding: bytes | None = None
+    min_similarity: float = DEFAULT_MIN_SIMILARITY
 
 
 def scope_key(scope: str, device: str, camera: str, site: str | None) -> str:
@@ -52,7 +62,22 @@ def bucket(rule: ReuseRule) -> tuple[str, str, str, str]:
 
 
 def candidate(rule: ReuseRule, event_id: str, made_ms: int) -> Candidate:
-    return Candidate(event_id, rule.phash, rule.max_distance, made_ms, rule.ttl_s)
+    return Candidate(event_id, rule.phash, rule.max_distance, made_ms, rule.ttl_s, rule.embedding,
+                     rule.min_similarity)
+
+
+def match(c: Candidate, phash: str, embedding: bytes | None, cap: int | None = None) -> ReusedBy | None:
+    """Which key of the candidate's rule reaches this crop: its hash (within max_distance and the device's
+    `cap`), else its embedding (similarity >= min_similarity, both crops having one), else None."""
+    d = hamming(c.phash, phash)
+    if _within(d, c.max_distance, cap):
+        return ReusedBy(key="hash", threshold=c.max_distance, distance=d)
+    if embedding is None or c.embedding is None:
+        return None
+    s = similarity(c.embedding, embedding)
+    if s >= c.min_similarity:
+        return ReusedBy(key="embedding", threshold=c.min_similarity, distance=min(d, 64), similarity=s)
+    return None
 
 
 def expired(made_ms: int, rule: ReuseRule | Candidate, now_ms: int) -> bool:
@@ -65,36 +90,54 @@ def _within(d: int, max_distance: int, cap: int | None) -> bool:
 
 
 def distance(rule: ReuseRule, label: str, phash: str, phash_alg: str, cap: int | None = None) -> int | None:
-    """Hamming distance from the rule's crop to this one, or None when the rule cannot apply (another label
-    or hash, farther than the rule's max_distance or than the device's `cap`)."""
+    """Hamming distance from the rule's crop to this one, or None when the rule's hash cannot apply (another
+    label or hash, farther than the rule's max_distance or than the device's `cap`)."""
     if rule.label != label or rule.phash_alg != phash_alg:
         return None
     d = hamming(rule.phash, phash)
     return d if _within(d, rule.max_distance, cap) else None
 
 
+def reach(rule: ReuseRule, label: str, phash: str, phash_alg: str, embedding: bytes | None = None,
+          cap: int | None = None) -> ReusedBy | None:
+    """How the rule (TTL and scope aside) reaches this crop, or None: same label and hash algorithm, then
+    `match` on the hash or the embedding."""
+    if rule.label != label or rule.phash_alg != phash_alg:
+        return None
+    return match(candidate(rule, "", 0), phash, embedding, cap)
+
+
 def would_answer(rule: ReuseRule, *, scope: str, label: str, phash: str, phash_alg: str,
-                 prompt_version: str) -> bool:
+                 prompt_version: str, embedding: bytes | None = None) -> bool:
     """Would this rule (TTL aside) answer a crop filed under `scope` with this label, hash and prompt?"""
     return (rule_key(rule) == scope and rule.prompt_version == prompt_version
-            and distance(rule, label, phash, phash_alg) is not None)
+            and reach(rule, label, phash, phash_alg, embedding) is not None)
 
 
-def nearest(candidates: Iterable[Candidate], phash: str, now_ms: int, cap: int | None = None) -> Candidate | None:
-    """Of one bucket's candidates, the unexpired one whose rule reaches `phash`: nearest first, then the
-    newest, then the smaller event id (so every cache picks the same one)."""
-    best: tuple[int, int, str] | None = None
-    found: Candidate | None = None
+def best(candidates: Iterable[Candidate], phash: str, now_ms: int, cap: int | None = None,
+         embedding: bytes | None = None) -> tuple[Candidate, ReusedBy] | None:
+    """Of one bucket's candidates, the unexpired one whose rule reaches this crop and how: hash matches
+    before embedding matches, the nearer first, then the newest, then the smaller event id."""
+    top: tuple[int, float, int, str] | None = None
+    found: tuple[Candidate, ReusedBy] | None = None
     for c in candidates:
         if expired(c.made_ms, c, now_ms):
             continue
-        d = hamming(c.phash, phash)
-        if not _within(d, c.max_distance, cap):
+        how = match(c, phash, embedding, cap)
+        if how is None:
             continue
-        rank = (d, -c.made_ms, c.ref)
-        if best is None or rank < best:
-            best, found = rank, c
+        rank = (0, how.distance, -c.made_ms, c.ref) if how.key == "hash" else \
+            (1, -(how.similarity or 0.0), -c.made_ms, c.ref)
+        if top is None or rank < top:
+            top, found = rank, (c, how)
     return found
+
+
+def nearest(candidates: Iterable[Candidate], phash: str, now_ms: int, cap: int | None = None,
+            embedding: bytes | None = None) -> Candidate | None:
+    """The candidate `best` picks, without how it matched."""
+    found = best(candidates, phash, now_ms, cap, embedding)
+    return found[0] if found is not None else None
 
 
 def worth_filing(rule: ReuseRule, event_id: str, reused_from: str | None, source: Candidate | None,
