@@ -11,11 +11,18 @@
     p5_redis_events_per_s, p5_ratio_redis   the same with the Redis store (127.0.0.1:6379, own key prefix,
                       deleted after) and its relay measured again beside it             (goal >= 0.5)
     p5_mosquitto_per_s  for reference: Mosquitto alone, QoS 1 publish -> subscribe (the message crosses once)
-    p6_llm_avoided    the shared clips replayed three times (later passes a few frames later), through the
-                      real edge agent and the cloud: escalations answered without the model (device cache or
-                      cloud cache) / all escalations answered                          (goal >= 0.8)
-    p6_wrong_reuse    of those answered from a cache, the share where the model, asked afterwards about that
-                      very crop, gives another verdict                                 (goal <= 0.02)
+    p6_llm_avoided    the shared clips replayed three times (later passes 3 and 6 frames later), through the
+                      real edge agent and the cloud. A repeat is an escalation (or a device-cache answer in
+                      its place) whose labelled visit (labels.json) was already escalated within the TTL,
+                      in that pass or an earlier one: repeats answered without the model (device cache or
+                      cloud cache) / repeats; the ceiling is 1.0 (bench/repeats.py says how tracks are
+                      matched to visits)                                                 (goal >= 0.9)
+    p6_wrong_reuse    reused verdicts (device or cloud cache) whose model answer was about another labelled
+                      visit and where the model, asked again about the crop, disagrees / reused verdicts
+                                                                                       (goal <= 0.01)
+    p6_reused_other_visit, p6_reuse_disagreed   the two halves of that: reused from another visit
+                      whatever the model says, and the model disagreeing whatever the visit (the old
+                      p6_wrong_reuse); p6_answered_share_old: the old p6_llm_avoided (cache answers / all)
     batch_ratio       verdicts/s of the transformers back-end with batching / one at a time (goal >= 3)
 
 Everything runs on loopback against a Mosquitto of its own on a free port and the real CPU model
@@ -60,6 +67,8 @@ from edgetriage.cloud.service import CloudService  # noqa: E402
 from edgetriage.shared.ids import uuid7  # noqa: E402
 from edgetriage.shared.protocol import Detection, Event, Verdict, decode_verdict, encode_event, encode_verdict  # noqa: E402
 from edgetriage.shared.topics import Topics  # noqa: E402
+from recall import load_labels  # noqa: E402
+from repeats import Repeats  # noqa: E402
 
 DEFAULT_MEDIA = Path(__file__).resolve().parents[1] / "models" / "media"  # clips shipped in the repository
 CLIPS = ("one-by-one-person-detection.mp4", "car-detection.mp4", "face-demographics-walking.gif",
@@ -336,14 +345,15 @@ def _burst(client: Client, topic: str, payloads: list[bytes], expect: int) -> fl
 
 # -- P6 ------------------------------------------------------------------------------------------------
 def bench_replay(broker: Broker, workdir: Path, analyzer: Any, media: Path, quick: bool) -> dict:
-    """The shared clips through the real edge agent, three passes each (the later ones a few frames later,
-    so crops are near-duplicates, not copies), against the cloud."""
+    """The shared clips through the real edge agent, three passes each (the later ones a few frames later),
+    against the cloud; repeats of labelled visits and where their answers came from (bench/repeats.py)."""
     from edgetriage.edge.agent import EdgeAgent
     from edgetriage.edge.config import CameraConfig, EdgeConfig
 
     prefix = f"b{uuid.uuid4().hex[:8]}"
-    cloud = Cloud(cloud_config(broker, workdir, prefix), analyzer)
-    reused: list[tuple[Event, str]] = []  # (the event as the device would send it, the verdict reused)
+    config = cloud_config(broker, workdir, prefix)
+    cloud = Cloud(config, analyzer)
+    repeats = Repeats(load_labels(media), config.reuse.ttl_s)
     clips = [media / c for c in (CLIPS[:1] if quick else CLIPS) if (media / c).exists()]
     max_frames = 450 if quick else None
     totals = {"escalated": 0, "device_cache": 0, "cloud_cache": 0, "llm": 0, "fallback": 0}
@@ -351,16 +361,15 @@ def bench_replay(broker: Broker, workdir: Path, analyzer: Any, media: Path, quic
     try:
         for clip in clips:
             device = f"bench-{clip.stem[:20].lower().replace('_', '-')}"
-            config = EdgeConfig.model_validate({
+            edge = EdgeConfig.model_validate({
                 "device": device, "site": "bench", "mqtt": {"url": broker.url, "prefix": prefix},
                 "state_dir": str(workdir / device), "cameras": [{"id": "cam0", "source": str(clip)}],
                 "budget": {"per_minute": 0, "per_hour": 0}})
 
-            def on_decision(track, decision, event_id, device=device) -> None:
-                if decision.kind == "cached" and decision.verdict is not None:
-                    reused.append((_event_from_track(track, device), decision.verdict.verdict))
+            def on_decision(track, decision, event_id, clip=clip.name, device=device) -> None:
+                repeats.decision(clip, device, track, decision, event_id, device)
 
-            agent = EdgeAgent(config, on_decision=on_decision)
+            agent = EdgeAgent(edge, on_decision=on_decision, on_verdict=repeats.verdict)
             try:
                 for offset in (0, 3, 6):
                     say(f"P6: {clip.name} pass from frame {offset}")
@@ -376,38 +385,21 @@ def bench_replay(broker: Broker, workdir: Path, analyzer: Any, media: Path, quic
                     totals[key] += value
             finally:
                 agent.close()
-        for doc in cloud.store.list_events(limit=100_000):
-            verdict = doc.get("verdict")
-            if verdict and verdict["source"] == "cloud_cache":
-                crop = cloud.store.get_crop(doc["event_id"])
-                reused.append((Event.model_validate({**doc, "crop": crop}), verdict["verdict"]))
     finally:
         cloud.stop()
     answered = totals["device_cache"] + totals["cloud_cache"] + totals["llm"] + totals["fallback"]
-    avoided = (totals["device_cache"] + totals["cloud_cache"]) / answered if answered else float("nan")
-    say(f"P6: {answered} escalations answered ({totals}); asking the model about {len(reused)} reused answers")
-    disagree = 0
-    for start in range(0, len(reused), 8):
-        chunk = reused[start:start + 8]
-        for (_, said), analysis in zip(chunk, analyzer.analyze_batch([e for e, _ in chunk]), strict=True):
-            disagree += analysis.verdict != said
-    return {"p6_llm_avoided": round(avoided, 3), "p6_wrong_reuse": round(disagree / len(reused), 3) if reused else None,
-            "p6_escalations": answered, "p6_reuse_checked": len(reused), "p6_reuse_disagreed": disagree,
-            "p6_counts": totals, "p6_per_clip": per_clip}
+    say(f"P6: {answered} escalations answered ({totals}); asking the model again about every reused crop")
 
+    def ask(events: list[Event]) -> list[str]:
+        return [a.verdict for start in range(0, len(events), 8) for a in analyzer.analyze_batch(events[start:start + 8])]
 
-def _event_from_track(track: Any, device: str) -> Event:
-    """The event a device-cache hit would have sent, had the cache not answered."""
-    def unit(x: float) -> float:
-        return min(1.0, max(0.0, float(x)))
-
-    return Event(event_id=uuid7(), device=device, camera=track.camera, site="bench",
-                 captured_ms=max(0, int(track.captured_ms)), label=track.label, score=unit(track.score),
-                 uncertain=bool(track.uncertain), track_id=max(0, int(track.track_id)),
-                 detections=[Detection(label=d.label, score=unit(d.score), box=tuple(unit(v) for v in d.box))
-                             for d in track.detections[-64:]],
-                 phash=track.phash, phash_alg=track.phash_alg, reason="bench re-check", crop=track.crop_jpeg,
-                 crop_size=tuple(track.crop_size))
+    figures = repeats.figures(ask)
+    say(f"P6: {figures}")
+    return {"p6_llm_avoided": figures["llm_avoided"], "p6_wrong_reuse": figures["wrong_reuse"],
+            "p6_repeats": figures["repeats"], "p6_reused": figures["reused"],
+            "p6_reused_other_visit": figures["other_visit"], "p6_reuse_disagreed": figures["disagreed"],
+            "p6_answered_share_old": round((totals["device_cache"] + totals["cloud_cache"]) / answered, 3)
+            if answered else None, "p6_figures": figures, "p6_counts": totals, "p6_per_clip": per_clip}
 
 
 # -- batching ------------------------------------------------------------------------------------------

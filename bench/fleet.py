@@ -15,6 +15,11 @@
                          with single flight (cloud.singleflight) no crop costs two model calls, so
                          model_calls <= distinct_crops (below it where look-alike crops share one call)
     model_calls_per_distinct_crop  model_calls / distinct_crops                                  (goal 1.0)
+    p6_llm_avoided       P6 as bench/cloud.py defines it (bench/repeats.py), on the 2-worker fleet run: the
+                         events whose labelled visit (labels.json) some device of the site already escalated
+                         answered from the cloud cache / all such repeats                       (goal >= 0.9)
+    p6_wrong_reuse       cloud-cache verdicts whose model answer was about another labelled visit / cloud-cache
+                         verdicts (the model is not asked again here: each one counts)          (goal <= 0.01)
 
 How: the sample clips (models/media) go once through the real edge pipeline (edgetriage.edge.replay), and
 the escalations it makes (real crops, hashes, detections) are kept (cached under ~/.cache/edgetriage/).
@@ -62,9 +67,11 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from brokers import Mosquitto, free_port, wait_port  # noqa: E402 - bench/brokers.py, beside this script
 from edgetriage.shared.ids import uuid7  # noqa: E402
-from edgetriage.shared.protocol import ClassScore, Detection, Event, decode_verdict, encode_event  # noqa: E402
+from edgetriage.shared.protocol import ClassScore, Detection, Event, Verdict, decode_verdict, encode_event  # noqa: E402
 from edgetriage.shared.reuse import scope_key  # noqa: E402
 from edgetriage.shared.topics import Topics  # noqa: E402
+from recall import load_labels  # noqa: E402
+from repeats import Look, Repeats  # noqa: E402
 
 DEFAULT_MEDIA = Path(__file__).resolve().parents[1] / "models" / "media"  # clips shipped in the repository
 CLIPS = ("one-by-one-person-detection.mp4", "face-demographics-walking.gif", "person-bicycle-car-detection.gif")
@@ -100,13 +107,17 @@ class Recorded:
     crop: bytes
     crop_size: tuple[int, int]
     classes: tuple[tuple[str, float], ...]
+    clip: str = ""
+    last_s: float = 0.0  # when in the clip the track was escalated
+    x: float = 0.5  # horizontal centre of its box (labelled visits side by side are told apart by it)
+    embedding: bytes | None = None
 
     def event(self, device: str, camera: str, now_ms: int) -> Event:
         return Event(event_id=uuid7(now_ms), device=device, camera=camera, site=SITE, captured_ms=now_ms,
                      label=self.label, score=self.score, uncertain=self.uncertain, track_id=self.track_id,
                      detections=[Detection(label=lab, score=s, box=box) for lab, s, box in self.detections],
                      phash=self.phash, reason=self.reason, crop=self.crop, crop_size=self.crop_size,
-                     classes=[ClassScore(label=n, score=p) for n, p in self.classes])
+                     classes=[ClassScore(label=n, score=p) for n, p in self.classes], embedding=self.embedding)
 
 
 def _unit(x: float) -> float:
@@ -119,7 +130,7 @@ def record(media: Path, max_frames: int | None, rerecord: bool) -> list[Recorded
     if not clips:
         raise SystemExit(f"no shared clips in {media} (expected {', '.join(CLIPS)}); pass --media DIR")
     key = hashlib.sha256(json.dumps([[c.name, c.stat().st_size, c.stat().st_mtime_ns] for c in clips]
-                                    + [max_frames]).encode()).hexdigest()[:16]
+                                    + [max_frames, "v2: clip, last_s, x, embedding"]).encode()).hexdigest()[:16]
     cached = CACHE_DIR / f"recording-{key}.json"
     if cached.exists() and not rerecord:
         rows = json.loads(cached.read_text())
@@ -150,7 +161,9 @@ def record(media: Path, max_frames: int | None, rerecord: bool) -> list[Recorded
                                         for d in ev.detections[-16:]],
                          "phash": ev.phash, "reason": replayed.decision.reason[:256],
                          "crop": base64.b64encode(ev.crop_jpeg).decode(), "crop_size": list(ev.crop_size),
-                         "classes": [[n[:128], _unit(p)] for n, p in ev.classes[:5]]})
+                         "classes": [[n[:128], _unit(p)] for n, p in ev.classes[:5]],
+                         "clip": clip.name, "last_s": ev.last_ts, "x": (ev.box[0] + ev.box[2]) / 2,
+                         "embedding": base64.b64encode(ev.embedding).decode() if ev.embedding else None})
         say(f"recorded {clip.name}: {result.frames} frames, "
             f"{sum(e.decision.kind == 'escalate' for e in result.events)} escalations")
     CACHE_DIR.mkdir(parents=True, exist_ok=True)
@@ -162,7 +175,9 @@ def _from_row(r: dict[str, Any]) -> Recorded:
     return Recorded(offset_s=float(r["offset_s"]), label=r["label"], score=r["score"], uncertain=r["uncertain"],
                     track_id=r["track_id"], detections=tuple((a, b, tuple(c)) for a, b, c in r["detections"]),
                     phash=r["phash"], reason=r["reason"], crop=base64.b64decode(r["crop"]),
-                    crop_size=tuple(r["crop_size"]), classes=tuple((n, p) for n, p in r["classes"]))
+                    crop_size=tuple(r["crop_size"]), classes=tuple((n, p) for n, p in r["classes"]),
+                    clip=r["clip"], last_s=float(r["last_s"]), x=float(r["x"]),
+                    embedding=base64.b64decode(r["embedding"]) if r["embedding"] else None)
 
 
 # -- infrastructure ------------------------------------------------------------------------------------------
@@ -317,6 +332,7 @@ class Tap:
         self.first: dict[str, float] = {}
         self.copies: dict[str, set[tuple]] = {}
         self.sources: dict[str, str] = {}
+        self.verdicts: dict[str, Verdict] = {}  # the first per event id
         self.offers = 0
         self.client = _client(port, f"fleet-tap-{uuid.uuid4().hex[:6]}", self._on_message, topics.all_verdicts())
 
@@ -329,6 +345,7 @@ class Tap:
                 return
             self.first.setdefault(v.event_id, t)
             self.sources.setdefault(v.event_id, v.source)
+            self.verdicts.setdefault(v.event_id, v)
             self.copies.setdefault(v.event_id, set()).add((v.created_ms, v.description, v.source, v.verdict))
 
     def count(self, ids: set[str]) -> int:
@@ -362,7 +379,8 @@ def burst_schedule(recorded: list[Recorded], devices: int, n: int) -> Schedule:
 
 
 def run_phase(name: str, schedule: Schedule, base: dict, workers: int, clients: list[mqtt.Client],
-              topics: Topics, broker: Broker, workdir: Path, drain_s: float) -> dict[str, Any]:
+              topics: Topics, broker: Broker, workdir: Path, drain_s: float,
+              labels: dict[str, list[tuple[float, float]]] | None = None) -> dict[str, Any]:
     """Start `workers` cloud processes, publish the schedule, wait for the verdicts, stop them; the figures."""
     procs = [Worker(base, workdir, f"{name}-w{k}") for k in range(workers)]
     tap = Tap(broker.port, topics)
@@ -370,6 +388,7 @@ def run_phase(name: str, schedule: Schedule, base: dict, workers: int, clients: 
         for w in procs:
             w.wait_ready()
         sent: dict[str, float] = {}
+        repeats = Repeats(labels or {}, base["reuse"].get("ttl_s", 3600))
         bar = tqdm(total=len(schedule.items), desc=f"{name}: verdicts", unit="ev", file=sys.stderr, leave=False)
         start = time.perf_counter()
         for offset, k, rec, camera in schedule.items:
@@ -379,6 +398,8 @@ def run_phase(name: str, schedule: Schedule, base: dict, workers: int, clients: 
             device = f"fleet-{k:03d}"
             event = rec.event(device, camera, int(time.time() * 1000))
             sent[event.event_id] = time.perf_counter()
+            repeats.add(Look(rec.clip, name, int(time.time() * 1000), rec.offset_s, rec.last_s, rec.x, event.event_id,
+                             event))
             clients[k].publish(topics.events(device), encode_event(event), qos=1)
             if len(sent) % 50 == 0:
                 bar.n = tap.count(list(sent))
@@ -404,6 +425,8 @@ def run_phase(name: str, schedule: Schedule, base: dict, workers: int, clients: 
             hit_ms = [(tap.first[i] - sent[i]) * 1000 for i in ids if tap.sources.get(i) == "cloud_cache"]
             model_ms = [(tap.first[i] - sent[i]) * 1000 for i in ids if tap.sources.get(i) in ("llm", "fallback")]
             offers = tap.offers
+            repeats.verdicts.update({i: tap.verdicts[i] for i in ids if i in tap.verdicts})
+        p6 = repeats.figures()  # no model asked again: every reuse from another visit counts as wrong
         model_verdicts = sum(1 for s in sources if s in ("llm", "fallback"))
         model_calls = sum(s["llm"] + s["fallback"] for s in stats)
         hits = sources.count("cloud_cache")
@@ -422,6 +445,7 @@ def run_phase(name: str, schedule: Schedule, base: dict, workers: int, clients: 
             "per_worker_analysed": [s["llm"] + s["fallback"] for s in stats],
             "redelivered_duplicates": sum(s["duplicates"] for s in stats),
             "model_calls": model_calls, "distinct_crops": len(distinct),
+            "p6_llm_avoided": p6["llm_avoided"], "p6_wrong_reuse": p6["wrong_reuse"], "p6": p6,
         }
         say(f"{name}: {json.dumps(figures)}")
         return figures
@@ -491,7 +515,8 @@ def main() -> int:
                         "reuse": {"scope": "site", "verify_sample": 0.0},
                         **common, "delivery": {**common["delivery"], "redis_prefix": f"{redis_prefix}-{name}"}}
                 say(f"{name}: {devices} devices, {len(fleet.items)} events, {workers} worker(s), real CPU model")
-                runs[name] = run_phase(name, fleet, base, workers, clients, topics, broker, workdir, drain_s)
+                runs[name] = run_phase(name, fleet, base, workers, clients, topics, broker, workdir, drain_s,
+                                       load_labels(args.media))
             before = [s.requests() for s in servers]
             for workers in (1, 2):
                 name = f"scale{workers}"
@@ -531,6 +556,7 @@ def main() -> int:
         "fleet_1_worker": f1, "fleet_2_workers": f2, "scale_1_worker": s1, "scale_2_workers": s2,
         "model_calls": f1["model_calls"] + f2["model_calls"],
         "distinct_crops": f1["distinct_crops"] + f2["distinct_crops"],
+        "p6_llm_avoided": f2["p6_llm_avoided"], "p6_wrong_reuse": f2["p6_wrong_reuse"],
         "model_calls_per_distinct_crop": round((f1["model_calls"] + f2["model_calls"])
                                                / max(1, f1["distinct_crops"] + f2["distinct_crops"]), 3),
         "server_requests": per_server,
