@@ -29,7 +29,7 @@ Everything runs on loopback against a Mosquitto of its own on a free port and th
 (SmolLM2-135M, one thread). `--quick` (< ~2 min): fewer events, one clip, fewer frames. The last stdout
 line is one JSON object with the figures; progress goes to stderr.
 
-    python bench/cloud.py [--quick] [--media DIR]
+    python bench/cloud.py [--quick] [--media DIR] [--skip p4p5,p6,batch] [--min-similarity X]
 """
 
 from __future__ import annotations
@@ -344,14 +344,16 @@ def _burst(client: Client, topic: str, payloads: list[bytes], expect: int) -> fl
 
 
 # -- P6 ------------------------------------------------------------------------------------------------
-def bench_replay(broker: Broker, workdir: Path, analyzer: Any, media: Path, quick: bool) -> dict:
+def bench_replay(broker: Broker, workdir: Path, analyzer: Any, media: Path, quick: bool,
+                 min_similarity: float | None = None) -> dict:
     """The shared clips through the real edge agent, three passes each (the later ones a few frames later),
     against the cloud; repeats of labelled visits and where their answers came from (bench/repeats.py)."""
     from edgetriage.edge.agent import EdgeAgent
     from edgetriage.edge.config import CameraConfig, EdgeConfig
 
     prefix = f"b{uuid.uuid4().hex[:8]}"
-    config = cloud_config(broker, workdir, prefix)
+    reuse = {"verify_sample": 0.0} if min_similarity is None else {"verify_sample": 0.0, "min_similarity": min_similarity}
+    config = cloud_config(broker, workdir, prefix, reuse=reuse)
     cloud = Cloud(config, analyzer)
     repeats = Repeats(load_labels(media), config.reuse.ttl_s)
     clips = [media / c for c in (CLIPS[:1] if quick else CLIPS) if (media / c).exists()]
@@ -429,6 +431,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--media", type=Path, default=DEFAULT_MEDIA,
                         help="folder with the shared clips")
     parser.add_argument("--skip", default="", help="comma-separated parts to leave out: p4p5,p6,batch")
+    parser.add_argument("--min-similarity", type=float, default=None,
+                        help="P6 with this reuse.min_similarity (1.0: reuse by hash alone, as before the embedding)")
     args = parser.parse_args(argv)
     clip = args.media / CLIPS[0]
     if not clip.exists():
@@ -448,7 +452,7 @@ def main(argv: list[str] | None = None) -> int:
             if "p4p5" not in skip:
                 results.update(bench_latency_and_intake(broker, workdir, analyzer, clip, args.quick))
             if "p6" not in skip:
-                results.update(bench_replay(broker, workdir, analyzer, args.media, args.quick))
+                results.update(bench_replay(broker, workdir, analyzer, args.media, args.quick, args.min_similarity))
             if "batch" not in skip:
                 results.update(bench_batching(analyzer, clip, args.quick))
         finally:

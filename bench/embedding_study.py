@@ -128,7 +128,7 @@ def measure(media: Path, quick: bool) -> dict[str, Any]:
     distance = (64 - (bits @ bits.T + (1 - bits) @ (1 - bits).T))[upper]
 
     def rates(matched: np.ndarray) -> dict[str, float]:
-        return {name: round(float(matched[m].mean()), 5) if m.any() else None for name, m in classes.items()}
+        return {name: round(float(matched[m].mean()), 7) if m.any() else None for name, m in classes.items()}
 
     table = {"embedding": {f"{x}": rates(similarity >= x) for x in THRESHOLDS},
              "hash": {f"{x}": rates(distance <= x) for x in HASH_THRESHOLDS},
@@ -169,7 +169,7 @@ def print_tables(result: dict[str, Any]) -> None:
     for key, rows in result["table"].items():
         say(f"\n{key:>28} | " + " | ".join(names))
         for threshold, rates in rows.items():
-            say(f"{threshold:>28} | " + " | ".join(f"{rates[k]:.4f}" if rates[k] is not None else "-" for k in names))
+            say(f"{threshold:>28} | " + " | ".join(f"{rates[k]:.4g}" if rates[k] is not None else "-" for k in names))
     say("\nrepresentation -> true matches at no false match (different people's highest similarity)")
     for name, figures in result["representations"].items():
         say(f"  {name:42} {figures['true_match_at_no_false_match']:.3f} ({figures['different_people_max']:.3f})")

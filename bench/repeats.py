@@ -95,6 +95,7 @@ class Repeats:
         by_event = {look.event_id: look for look in self.looks if look.event_id is not None}
         first_seen: dict[tuple[str, str, int], int] = {}
         repeats = avoided = unanswered = 0
+        per_clip: dict[str, list[int]] = {}  # clip -> [repeats, avoided]
         reused: list[tuple[Look, Verdict]] = []
         for look in self.looks:  # in the order decided
             answer = look.cached if look.cached is not None else self.verdicts.get(look.event_id or "")
@@ -105,6 +106,9 @@ class Repeats:
                 if seen is not None and look.at_ms - seen <= self.ttl_s * 1000:
                     repeats += 1
                     avoided += from_cache
+                    counts = per_clip.setdefault(look.clip, [0, 0])
+                    counts[0] += 1
+                    counts[1] += from_cache
                     unanswered += answer is None
                 else:
                     first_seen[key] = look.at_ms
@@ -123,7 +127,8 @@ class Repeats:
                 "repeats": repeats, "avoided": avoided, "unanswered": unanswered, "looks": len(self.looks),
                 "unlabelled": sum(look.visit is None for look in self.looks), "reused": len(reused),
                 "other_visit": sum(other), "wrong": wrong,
-                "disagreed": sum(disagreed) if said is not None else None}
+                "disagreed": sum(disagreed) if said is not None else None,
+                "per_clip_repeats_avoided": per_clip}
 
 
 def _best_interval(look: Look, visits: list[tuple[float, float]]) -> int | None:
