@@ -13,7 +13,7 @@ import binascii
 from typing import Annotated, Any
 
 import numpy as np
-from pydantic import BeforeValidator, Field, PlainSerializer
+from pydantic import BeforeValidator, Field, PlainSerializer, WithJsonSchema
 
 EMBEDDING_BYTES = 256
 EMBEDDING_ALGS = ("mnv2avg256",)
@@ -30,7 +30,9 @@ def _embedding_in(value: Any) -> Any:
 
 Embedding = Annotated[bytes, BeforeValidator(_embedding_in),
                       PlainSerializer(lambda b: base64.b64encode(b).decode(), return_type=str, when_used="json"),
-                      Field(min_length=EMBEDDING_BYTES, max_length=EMBEDDING_BYTES)]
+                      Field(min_length=EMBEDDING_BYTES, max_length=EMBEDDING_BYTES),
+                      WithJsonSchema({"type": "string", "contentEncoding": "base64", "minLength": 344, "maxLength": 344,
+                                      "description": f"{EMBEDDING_BYTES} int8 values (raw bytes in MessagePack)"})]
 
 
 def similarity(a: bytes, b: bytes) -> float:
