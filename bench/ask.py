@@ -13,6 +13,8 @@ name a site day by its date, e.g. "{D1:%A}" (the weekday of D1), filled in when 
     accuracy_query   query-type questions (count, last, first, list, exists) answered right   (goal >= 0.95)
     route_accuracy   questions that took the route they are labelled with (rules, fast, llm; a first asking
                      the cache answers, the same question having been asked before, by its first route)
+    route_decided_accuracy  the same, a partial answer counted as the llm route the router chose for it (the
+                     LLM path gave up under load: the routing was right, the machine slow)
     without_llm      share of the questions answered without the LLM (first asking; a partial answer,
                      where the LLM path was tried and gave up, does not count)               (goal >= 0.7)
     fast_p50_ms      p50 of answers by a query (routes rules and fast; _p95 too)              (goal <= 50)
@@ -68,8 +70,9 @@ SITE_FILE = HERE / "ask_site.json"
 QUESTION_FILES = (HERE / "ask_questions.jsonl", HERE / "ask_questions_blind.jsonl")
 FRAME_SIZE = (768, 432)  # every clip is shown to a camera at one size, as a real camera would deliver it
 QUERY_KINDS = ("count", "last", "first", "list", "exists")
-BLIND_FIGURES = ("accuracy_query", "route_accuracy", "without_llm", "fast_p50_ms", "llm_p50_ms", "bad_citations",
-                 "citation_recall", "citation_recall_llm", "questions", "query_questions", "open_questions", "partial")
+BLIND_FIGURES = ("accuracy_query", "route_accuracy", "route_decided_accuracy", "without_llm", "fast_p50_ms",
+                 "llm_p50_ms", "bad_citations", "citation_recall", "citation_recall_llm", "questions",
+                 "query_questions", "open_questions", "partial")
 
 
 def say(message: str) -> None:
@@ -206,7 +209,8 @@ def ask_all(asker: Asker, questions: list[dict], rows: list[dict], clock: SiteCl
         taken = answer.get("first_route", route) if route == "cache" else route
         (kind, sel), = q["expect"].items()
         expected = select(rows, sel, clock)
-        record = {"q": q, "route": route, "taken": taken, "partial": bool(answer["partial"]), "latency_ms": answer["latency_ms"],
+        record = {"q": q, "route": route, "taken": taken, "decided": "llm" if answer["partial"] else taken,
+                  "partial": bool(answer["partial"]), "latency_ms": answer["latency_ms"],
                   "cache_ms": again["latency_ms"] if again["route"] == "cache" else None,
                   "bad": sum(1 for event_id in cited if store.get_event(event_id) is None),
                   "query": kind in QUERY_KINDS, "misses": []}
@@ -247,6 +251,7 @@ def score(records: list[dict]) -> dict:
     return {
         "accuracy_query": round(query_right / len(query), 3) if query else None,
         "route_accuracy": round(sum(r["taken"] == r["q"]["route"] for r in records) / n, 3) if n else None,
+        "route_decided_accuracy": round(sum(r["decided"] == r["q"]["route"] for r in records) / n, 3) if n else None,
         "without_llm": round(without_llm / n, 3) if n else None,
         "fast_p50_ms": pct(fast, 0.5), "fast_p95_ms": pct(fast, 0.95),
         "rules_p50_ms": pct(latency["rules"], 0.5), "classifier_p50_ms": pct(latency["fast"], 0.5),
@@ -328,9 +333,9 @@ def main(argv: list[str] | None = None) -> int:
                    seconds=round(time.monotonic() - started, 1))
     for miss in results["misses"]:
         say(f"miss: {miss}")
-    for key in ("accuracy_query", "route_accuracy", "without_llm", "fast_p50_ms", "llm_p50_ms", "cache_p50_ms",
-                "bad_citations", "citation_recall"):
-        say(f"{key:>16} = {results[key]}   (blind set: {results.get(key + '_blind', '-')})")
+    for key in ("accuracy_query", "route_accuracy", "route_decided_accuracy", "without_llm", "fast_p50_ms",
+                "llm_p50_ms", "cache_p50_ms", "bad_citations", "citation_recall"):
+        say(f"{key:>22} = {results[key]}   (blind set: {results.get(key + '_blind', '-')})")
     print(json.dumps(results), flush=True)
     return 0
 
