@@ -3,12 +3,18 @@
 A site (bench/ask_site.json: one device, three cameras, visits at device-local times over two days, in the
 device config's time zone) is replayed from the shared clips through the real edge agent, over a Mosquitto
 of its own, into the real cloud service (its CPU model judges every event). Then the labelled questions
-(bench/ask_questions.jsonl) are asked of the router at the site's `now`, each twice (the second time the
-cache answers). Expected answers are written as selections of events (camera, label, verdict, a local
-time range such as "D1 18:00".."D2 06:00"), evaluated on the stored events independently of the rules.
+(bench/ask_questions.jsonl, and bench/ask_questions_blind.jsonl: a set written before its author read the
+rules, the classifier or the other set, to measure how the router does on phrasings it was not built
+around) are asked of the router at the site's `now`, each twice (the second time the cache answers).
+Expected answers are written as selections of events (camera, label, verdict, zone, a local time range
+such as "D1 18:00".."D2 06:00"), evaluated on the stored events independently of the rules. A question may
+name a site day by its date, e.g. "{D1:%A}" (the weekday of D1), filled in when the bench runs.
 
     accuracy_query   query-type questions (count, last, first, list, exists) answered right   (goal >= 0.95)
-    route_accuracy   questions that took the route they are labelled with (rules, fast, llm)
+    route_accuracy   questions that took the route they are labelled with (rules, fast, llm; a first asking
+                     the cache answers, the same question having been asked before, by its first route)
+    route_decided_accuracy  the same, a partial answer counted as the llm route the router chose for it (the
+                     LLM path gave up under load: the routing was right, the machine slow)
     without_llm      share of the questions answered without the LLM (first asking; a partial answer,
                      where the LLM path was tried and gave up, does not count)               (goal >= 0.7)
     fast_p50_ms      p50 of answers by a query (routes rules and fast; _p95 too)              (goal <= 50)
@@ -19,8 +25,11 @@ time range such as "D1 18:00".."D2 06:00"), evaluated on the stored events indep
     citation_recall  of the ids open questions must cite, the share the answers cite        (goal >= 0.8)
                      (citation_recall_llm: the same over the answers the LLM gave)
 
+Besides these figures over all the questions, the same ones over the blind set alone end in `_blind`
+(`accuracy_query_blind`, `route_accuracy_blind`, `without_llm_blind`, `citation_recall_blind`, ...).
+
 The complexity classifier is trained on cloud/ask/data/complexity_train.jsonl; the bench refuses to run if
-any of its questions is in that file. The router is called in-process (no HTTP), with the site's clock.
+any question of either file is in that file. The router is called in-process (no HTTP), with the site's clock.
 
     python bench/ask.py [--media DIR]
 """
@@ -31,6 +40,7 @@ import argparse
 import asyncio
 import importlib.util
 import json
+import re
 import statistics
 import sys
 import tempfile
@@ -57,9 +67,12 @@ from edgetriage.cloud.config import AnalyzerConfig  # noqa: E402
 from edgetriage.edge.capture import Frame  # noqa: E402
 
 SITE_FILE = HERE / "ask_site.json"
-QUESTIONS_FILE = HERE / "ask_questions.jsonl"
+QUESTION_FILES = (HERE / "ask_questions.jsonl", HERE / "ask_questions_blind.jsonl")
 FRAME_SIZE = (768, 432)  # every clip is shown to a camera at one size, as a real camera would deliver it
 QUERY_KINDS = ("count", "last", "first", "list", "exists")
+BLIND_FIGURES = ("accuracy_query", "route_accuracy", "route_decided_accuracy", "without_llm", "fast_p50_ms",
+                 "llm_p50_ms", "bad_citations", "citation_recall", "citation_recall_llm", "questions",
+                 "query_questions", "open_questions", "partial")
 
 
 def say(message: str) -> None:
@@ -184,64 +197,92 @@ def right(kind: str, expected: list[dict], answer: dict, zone: ZoneInfo) -> bool
 
 
 def ask_all(asker: Asker, questions: list[dict], rows: list[dict], clock: SiteClock, zone: ZoneInfo,
-            store: Any) -> dict:
-    routes_right = query_right = query_total = 0
-    latency: dict[str, list[float]] = {"rules": [], "fast": [], "llm": [], "cache": [], "partial": []}
-    without_llm = bad = cite_hits = cite_total = partial = llm_hits = llm_total = 0
-    misses = []
+            store: Any) -> list[dict]:
+    """Asks every question twice; one record per question of what happened, for score()."""
+    records = []
     for q in questions:
         answer = asyncio.run(asker.ask(q["q"]))
         again = asyncio.run(asker.ask(q["q"]))
-        route = answer["route"]
-        latency["partial" if answer["partial"] else route].append(answer["latency_ms"])
-        if again["route"] == "cache":
-            latency["cache"].append(again["latency_ms"])
-        partial += bool(answer["partial"])
-        without_llm += route != "llm" and not answer["partial"]  # a partial answer spent LLM time: not counted
-        routes_right += route == q["route"]
-        bad += sum(1 for event_id in answer["events"] if store.get_event(event_id) is None)
+        route, cited = answer["route"], set(answer["events"])
+        # a first asking the cache answers (the same question was asked before, in either file) is judged by
+        # the route that answer first took
+        taken = answer.get("first_route", route) if route == "cache" else route
         (kind, sel), = q["expect"].items()
         expected = select(rows, sel, clock)
-        if kind in QUERY_KINDS:
-            query_total += 1
-            ok = right(kind, expected, answer, zone)
-            query_right += ok
-            if not ok:
-                misses.append({"q": q["q"], "expected": kind, "n": len(expected), "got": answer["value"]})
+        record = {"q": q, "route": route, "taken": taken, "decided": "llm" if answer["partial"] else taken,
+                  "partial": bool(answer["partial"]), "latency_ms": answer["latency_ms"],
+                  "cache_ms": again["latency_ms"] if again["route"] == "cache" else None,
+                  "bad": sum(1 for event_id in cited if store.get_event(event_id) is None),
+                  "query": kind in QUERY_KINDS, "misses": []}
+        if record["query"]:
+            record["right"] = right(kind, expected, answer, zone)
+            if not record["right"]:
+                record["misses"].append({"q": q["q"], "expected": kind, "n": len(expected), "got": answer["value"]})
         else:  # cite: the open question's events
             want = {r["event_id"] for r in expected}
-            cite_total += len(want)
-            cite_hits += len(want & set(answer["events"]))
-            if route == "llm":
-                llm_total += len(want)
-                llm_hits += len(want & set(answer["events"]))
-            if want - set(answer["events"]):
-                misses.append({"q": q["q"], "expected_ids": len(want), "cited": len(set(answer["events"]) & want)})
-        if route != q["route"]:
-            misses.append({"q": q["q"], "route": route, "labelled": q["route"]})
+            record.update(want=len(want), hits=len(want & cited))
+            if want - cited:
+                record["misses"].append({"q": q["q"], "expected_ids": len(want), "cited": len(want & cited)})
+        if taken != q["route"]:
+            record["misses"].append({"q": q["q"], "route": taken, "labelled": q["route"]})
+        records.append(record)
         say(f"{route:>5}{'*' if answer['partial'] else ' '} {answer['latency_ms']:8.1f} ms  {q['q']}  ->  "
             f"{answer['answer'][:110]}")
+    return records
+
+
+def score(records: list[dict]) -> dict:
+    """The bench's figures over some of ask_all()'s records."""
+    latency: dict[str, list[float]] = {"rules": [], "fast": [], "llm": [], "cache": [], "partial": []}
+    for r in records:
+        latency["partial" if r["partial"] else r["route"]].append(r["latency_ms"])
+        if r["cache_ms"] is not None:
+            latency["cache"].append(r["cache_ms"])
+    query = [r for r in records if r["query"]]
+    query_right = sum(r["right"] for r in query)
+    cite_total = sum(r["want"] for r in records if not r["query"])
+    cite_hits = sum(r["hits"] for r in records if not r["query"])
+    llm_total = sum(r["want"] for r in records if not r["query"] and r["route"] == "llm")
+    llm_hits = sum(r["hits"] for r in records if not r["query"] and r["route"] == "llm")
+    # a partial answer spent LLM time: not counted as answered without the LLM
+    without_llm = sum(1 for r in records if r["route"] != "llm" and not r["partial"])
     fast = latency["rules"] + latency["fast"]
-    n = len(questions)
+    n = len(records)
     return {
-        "accuracy_query": round(query_right / query_total, 3) if query_total else None,
-        "route_accuracy": round(routes_right / n, 3),
-        "without_llm": round(without_llm / n, 3),
+        "accuracy_query": round(query_right / len(query), 3) if query else None,
+        "route_accuracy": round(sum(r["taken"] == r["q"]["route"] for r in records) / n, 3) if n else None,
+        "route_decided_accuracy": round(sum(r["decided"] == r["q"]["route"] for r in records) / n, 3) if n else None,
+        "without_llm": round(without_llm / n, 3) if n else None,
         "fast_p50_ms": pct(fast, 0.5), "fast_p95_ms": pct(fast, 0.95),
         "rules_p50_ms": pct(latency["rules"], 0.5), "classifier_p50_ms": pct(latency["fast"], 0.5),
         "llm_p50_ms": pct(latency["llm"], 0.5), "llm_p95_ms": pct(latency["llm"], 0.95),
         "cache_p50_ms": pct(latency["cache"], 0.5), "cache_p95_ms": pct(latency["cache"], 0.95),
         "partial_p50_ms": pct(latency["partial"], 0.5),
-        "bad_citations": bad,
+        "bad_citations": sum(r["bad"] for r in records),
         "citation_recall": round(cite_hits / cite_total, 3) if cite_total else None,
         "citation_recall_llm": round(llm_hits / llm_total, 3) if llm_total else None,  # LLM answers only
-        "questions": n, "query_questions": query_total, "open_questions": n - query_total, "partial": partial,
-        "misses": misses,
+        "questions": n, "query_questions": len(query), "open_questions": n - len(query),
+        "partial": sum(r["partial"] for r in records),
+        "misses": [miss for r in records for miss in r["misses"]],
     }
 
 
-def load_questions() -> list[dict]:
-    questions = [json.loads(line) for line in QUESTIONS_FILE.read_text(encoding="utf-8").splitlines() if line.strip()]
+def results_of(records: list[dict]) -> dict:
+    """The figures over every question, and those over the blind set with the suffix `_blind`."""
+    results = score(records)
+    blind = score([r for r in records if r["q"].get("source") == "blind"])
+    results.update({f"{key}_blind": blind[key] for key in BLIND_FIGURES})
+    return results
+
+
+def fill_in(text: str, clock: SiteClock) -> str:
+    """A question's "{D1:%A}" -> the weekday of D1 (any strftime format of D1, D2 or D3)."""
+    return re.sub(r"\{(D[123]):([^}]*)\}", lambda m: clock.days[m.group(1)].strftime(m.group(2)), text)
+
+
+def load_questions(clock: SiteClock) -> list[dict]:
+    questions = [{**q, "q": fill_in(q["q"], clock)} for path in QUESTION_FILES
+                 for q in (json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip())]
     trained = {normalise(json.loads(line)["q"]) for line in TRAIN_FILE.read_text(encoding="utf-8").splitlines()
                if line.strip()}
     overlap = [q["q"] for q in questions if normalise(q["q"]) in trained]
@@ -257,9 +298,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show-events", action="store_true", help="list the stored events on stderr first")
     args = parser.parse_args(argv)
     site = json.loads(SITE_FILE.read_text(encoding="utf-8"))
-    questions = load_questions()
     zone = ZoneInfo(site["device"]["timezone"])
     clock = SiteClock(zone)
+    questions = load_questions(clock)
     started = time.monotonic()
     say("loading the CPU model (SmolLM2-135M, 1 thread)")
     analyzer = build_engine(AnalyzerConfig(threads=1))
@@ -281,7 +322,7 @@ def main(argv: list[str] | None = None) -> int:
                 asker = Asker(cloud.store, AskConfig.model_validate(cloud.service.config.ask.model_dump()),
                               AnalyzerConfig(threads=1), clock_ms=lambda: clock.ms(site["now"]))
                 asyncio.run(asker.warm())
-                results = ask_all(asker, questions, rows, clock, zone, cloud.store)
+                results = results_of(ask_all(asker, questions, rows, clock, zone, cloud.store))
                 figures = asker.figures()
             finally:
                 cloud.stop()
@@ -292,9 +333,9 @@ def main(argv: list[str] | None = None) -> int:
                    seconds=round(time.monotonic() - started, 1))
     for miss in results["misses"]:
         say(f"miss: {miss}")
-    for key in ("accuracy_query", "route_accuracy", "without_llm", "fast_p50_ms", "llm_p50_ms", "cache_p50_ms",
-                "bad_citations", "citation_recall"):
-        say(f"{key:>16} = {results[key]}")
+    for key in ("accuracy_query", "route_accuracy", "route_decided_accuracy", "without_llm", "fast_p50_ms",
+                "llm_p50_ms", "cache_p50_ms", "bad_citations", "citation_recall"):
+        say(f"{key:>22} = {results[key]}   (blind set: {results.get(key + '_blind', '-')})")
     print(json.dumps(results), flush=True)
     return 0
 

@@ -39,6 +39,7 @@ from ..shared.protocol import (
 from ..shared.stats import median
 from ..shared.topics import Topics
 from .budget import EscalationBudget
+from .clock import local_time
 from .capture import Frame, FrameSource
 from .config import CameraConfig, EdgeConfig
 from .delivery import Delivery, OnControl, OnVerdict
@@ -114,7 +115,7 @@ class EdgeAgent:
         self._seen_pipeline: dict[str, tuple[int, int, int, int, int]] = {}
         self._pipeline_gen: dict[str, int] = {cam.id: 0 for cam in config.cameras}
         self._vision_gen = 0  # bumped when the vision settings change; pipelines follow at their next frame
-        self.rules = Rules(config.rules)
+        self.rules = Rules(config.rules, timezone=config.timezone)
         self.cache = VerdictCache(config.cache.max_entries, max_distance=config.cache.default_max_distance)
         self._lock = threading.RLock()
         self._events_topic = self.topics.events(self.device)
@@ -312,7 +313,7 @@ class EdgeAgent:
                 phash=ev.phash, phash_alg=ev.phash_alg, reason=decision.reason[:256],
                 crop=ev.crop_jpeg, crop_size=tuple(ev.crop_size), crop_box=ev.crop_box,
                 classes=[ClassScore(label=name[:128], score=_unit(p)) for name, p in ev.classes[:MAX_CLASSES]],
-                zones=ev.zones[:MAX_ZONES], dwell_s=round(max(0.0, ev.dwell_s), 1), direction=ev.direction, local_time=_local_hhmm(ev.captured_ms, self.config.timezone),
+                zones=ev.zones[:MAX_ZONES], dwell_s=round(max(0.0, ev.dwell_s), 1), direction=ev.direction, local_time=local_time(ev.captured_ms, self.config.timezone)[2],
                 embedding=ev.embedding)
             stored = self.outbox.add(event_id, self._events_topic, encode_event(event), now,
                                      self.config.outbox.priority.get(ev.label, 0))
@@ -358,7 +359,7 @@ class EdgeAgent:
         with self._lock:
             old, self.config = self.config, config
             if config.rules != old.rules:
-                self.rules = Rules(config.rules)
+                self.rules = Rules(config.rules, timezone=config.timezone)
             if config.cache != old.cache:
                 self.cache.max_entries = config.cache.max_entries
                 self.cache.max_distance = config.cache.default_max_distance
@@ -401,14 +402,3 @@ class EdgeAgent:
 
 
 __all__ = ["EdgeAgent", "EdgeStats"]
-
-
-def _local_hhmm(wall_ms: int, timezone: str | None) -> str:
-    """The device's local wall-clock time of a capture, "HH:MM": in the configured zone, else the system's."""
-    seconds = max(0, int(wall_ms)) / 1000
-    if timezone:
-        from datetime import datetime
-        from zoneinfo import ZoneInfo
-
-        return datetime.fromtimestamp(seconds, ZoneInfo(timezone)).strftime("%H:%M")
-    return time.strftime("%H:%M", time.localtime(seconds))

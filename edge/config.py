@@ -136,8 +136,9 @@ class EdgeConfig(Strict):
     daemon: DaemonConfig = Field(default_factory=DaemonConfig)
     remote: RemoteUpdateConfig = Field(default_factory=RemoteUpdateConfig)
     state_dir: str = Field(default_factory=default_state_dir)
-    timezone: str | None = Field(None, description="IANA zone of the device's local time (e.g. Europe/Berlin); "
-                                                   "questions about it read \"today\" in it (cloud [ask] timezones)")
+    timezone: str | None = Field(None, description="IANA zone of the device's local time (e.g. Europe/Berlin): "
+                                                   "rule schedules and events' local_time use it, and questions "
+                                                   "read \"today\" in it (cloud [ask] timezones); unset: the system's")
 
     @field_validator("timezone")
     @classmethod

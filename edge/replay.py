@@ -81,7 +81,7 @@ class Replayer:
         self.config = config
         self.detector = detector if detector is not None else build_detector(config.vision.detector)
         self.stages = stages if stages is not None else build_stages(config.vision)
-        self.rules = Rules(config.rules)
+        self.rules = Rules(config.rules, timezone=config.timezone)
         self.triage = Triage(self.rules, device=config.device, site=config.site, classifier=self.stages.classifier)
 
     def camera_for(self, video: str) -> CameraConfig:

@@ -30,6 +30,7 @@ from typing import Annotated, Literal, Protocol
 from pydantic import Field, field_validator, model_validator
 
 from ..shared.config import Strict
+from .clock import local_time
 from ..shared.protocol import Verdict
 
 DecisionKind = Literal["escalate", "cached", "local", "dropped"]
@@ -41,7 +42,8 @@ _CLOCK = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$|^24:00$")
 
 
 class ScheduleWindow(Strict):
-    """When a rule is active, in the device's local time. `end` before `start` runs past midnight
+    """When a rule is active, in the device's local time (the edge config's `timezone`, else the system's
+    zone). `end` before `start` runs past midnight
     (22:00-06:00 on "fri" covers Friday night into Saturday morning)."""
 
     days: list[Weekday] = list(WEEKDAYS)
@@ -157,8 +159,9 @@ class Decision:
 class Rules:
     """The escalation policy of one device. Keeps the cooldown clocks, so use one instance per device."""
 
-    def __init__(self, config: RulesConfig) -> None:
+    def __init__(self, config: RulesConfig, *, timezone: str | None = None) -> None:
         self.config = config
+        self.timezone = timezone  # schedules read the device's clock in this IANA zone (None: the system's)
         self._overrides = sorted(enumerate(config.overrides), key=lambda item: (-item[1].specificity, item[0]))
         self._base = Rule(_RuleFields(**config.model_dump(exclude={"overrides"})), "*")
         self._effective: dict[tuple[str, frozenset[str]], Rule] = {}
@@ -205,7 +208,7 @@ class Rules:
         camera = camera or getattr(ev, "camera", "")
         rule = self._rule_of(ev, camera)
         now = now_ms if now_ms is not None else int(getattr(ev, "captured_ms", 0) or time.time() * 1000)
-        if rule.schedule and not _scheduled(rule.schedule, now):
+        if rule.schedule and not _scheduled(rule.schedule, now, self.timezone):
             return Decision("local", f"outside the schedule of rule {rule.scope}")
         confirm = ev.label in rule.confirm_labels
         if ev.label not in rule.labels and not confirm:
@@ -238,10 +241,9 @@ class Rules:
         return decision
 
 
-def _scheduled(windows: Sequence[ScheduleWindow], now_ms: int) -> bool:
-    t = time.localtime(now_ms / 1000.0)
-    minute = t.tm_hour * 60 + t.tm_min
-    return any(w.active(t.tm_wday, minute) for w in windows)
+def _scheduled(windows: Sequence[ScheduleWindow], now_ms: int, timezone: str | None) -> bool:
+    weekday, minute, _ = local_time(now_ms, timezone)
+    return any(w.active(weekday, minute) for w in windows)
 
 
 def _vetoed_by(classification: object, min_prob: float) -> tuple[str, float] | None:

@@ -205,6 +205,19 @@ def test_schedule_windows_run_past_midnight():
         ScheduleWindow(start="25:00")
 
 
+def test_schedules_read_the_configured_time_zone_not_the_system_one():
+    """A night rule means night where the camera is: the same instant is 23:30 in Berlin and 17:30 in New York."""
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    instant = int(datetime(2024, 6, 7, 23, 30, tzinfo=ZoneInfo("Europe/Berlin")).timestamp() * 1000)
+    config = RulesConfig(schedule=[ScheduleWindow(days=["fri"], start="22:00", end="06:00")])
+    berlin = Rules(config, timezone="Europe/Berlin").decide(Ev("person", 0.9), None, now_ms=instant)
+    new_york = Rules(config, timezone="America/New_York").decide(Ev("person", 0.9), None, now_ms=instant)
+    assert berlin.kind == "escalate"
+    assert (new_york.kind, new_york.reason) == ("local", "outside the schedule of rule *")
+
+
 def test_overrides_pick_the_most_specific_rule_and_inherit_the_rest():
     config = RulesConfig(min_score=0.4, overrides=[
         {"camera": "yard", "labels": ["person", "car"]},

@@ -7,8 +7,12 @@ they doing", "why", "same person") is a database query and never reaches a model
 Time words, read in the device's zone at the moment of asking (`now`):
     today, yesterday, this morning/afternoon/evening, tonight, last night (18:00 yesterday to 06:00 today),
     yesterday morning/afternoon/evening/night, on <weekday> (the latest one, today included),
-    in the last hour / N minutes / N hours / N days, since 9 | 9am | 9pm | 21:30 (today, or yesterday when
-    that time has not come yet today; "since 9" is 09:00).
+    in the last hour / N minutes / N hours / N days / a couple of hours / half an hour, just now and a few
+    minutes ago (the last half hour), after midnight and the early hours (00:00 to 06:00 today), the day
+    before yesterday, since 9 | 9am | 9pm | 21:30 (today, or yesterday when that time has not come yet today;
+    "since 9" is 09:00, "since 8 this evening" 20:00, "since 10 yesterday" yesterday's 10:00), since
+    yesterday / this morning / last night / <weekday> (from its start to now).
+Typing slips and chat shorthand are spelt out first (spelling.py).
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ import re
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
+
+from .spelling import spell
 
 INTENTS = ("count", "last", "first", "list", "exists")
 LABEL_WORDS = {
@@ -28,26 +34,38 @@ LABEL_WORDS = {
     "cat": ("cat", "cats"),
 }
 VERDICT_WORDS = {"alert": ("alert", "alerts", "alarm", "alarms", "alerted"),
-                 "benign": ("benign", "harmless", "nothing to worry")}
+                 "benign": ("benign", "harmless", "nothing to worry", "false alarm", "false alarms", "false alert",
+                            "false alerts", "false positive", "false positives"),
+                 "unknown": ("unknown verdict", "verdict unknown", "judged unknown", "unclassified",
+                             "not classified", "could not be classified", "couldnt be classified", "undecided",
+                             "inconclusive")}  # the longest phrase found wins: "false alarms" is benign
 _OPEN = re.compile(
     r"\b(doing|do there|did they do|why|describe|description|wearing|wore|wear|look like|looked like|looks like|"
     r"carrying|carried|holding|same|again|came back|come back|coming back|return|returned|suspicious|unusual|"
-    r"strange|odd|tell me about|summar\w*|explain|who|what happened|what was going on|behaviou?r|"
-    r"recogni[sz]e|familiar|worried|worry|should i)\b")
+    r"strange|odd|tell me about|summar\w*|explain|who|what happened|what was going on|behav\w*|"
+    r"recogni[sz]e|familiar|worried|worry|should i|"
+    r"sum up|recap|overview|run ?down|catch me up|fill me in|"  # asking for a summary
+    r"what (set|sets) off|what (triggered|caused)|"  # asking for a cause
+    r"what\b.{0,24}\b(going on|happening|went on)|(were|was|are|is) \w+ up to|"  # what they were doing
+    r"deliver\w*|packages?|parcels?|drop(ped|s)? off|stranger|parked|passing|loiter\w*|linger\w*|waiting)\b|"
+    r"^(was|were|is|are) (it|that|this|these|those|he|she|they)\b")
 _INTENT_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("count", re.compile(r"\b(how many|number of|count|how often|how many times)\b")),
     ("first", re.compile(r"\b(first|earliest)\b")),
     ("last", re.compile(r"\b(last (time|seen|one|event|alert|visit|visitor|person|car)|most recent|latest|"
-                        r"when (was|were|did|is) .*\blast\b|last (\w+ )?(seen|came|showed|appeared|there|visit))")),
+                        r"(when|what time) (was|were|did|is) .*\blast\b|last (\w+ )?(seen|came|showed|appeared|there|visit))")),
     ("list", re.compile(r"^(list|show|give me|display)\b|\b(which|what) (events|alerts|detections)\b|"
                         r"\bshow me\b|\blist (of )?(the )?(events|alerts|all)\b")),
-    ("exists", re.compile(r"^(was|were|is|are|did|has|have|had|any)\b.*\b(any|anyone|anybody|someone|somebody|"
-                          r"anything|something|people|person|car|cars|vehicle|alert|alerts)\b")),
+    ("exists", re.compile(r"^(was|were|is|are|did|does|do|has|have|had|any)\b.*\b(any|anyone|anybody|someone|"
+                          r"somebody|anything|something|activity|movement|motion|events?|detections?|"
+                          + "|".join(w for words in (*LABEL_WORDS.values(), *VERDICT_WORDS.values()) for w in words)
+                          + r")\b|^(anyone|anybody|anything|someone|somebody|something)\b")),
 )
+SYNONYMS = (("back", "rear"), ("rear", "back"))  # words of camera names people swap
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _UNITS_S = {"minute": 60, "min": 60, "hour": 3600, "hr": 3600, "day": 86400}
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "ten": 10,
-            "twelve": 12, "24": 24}
+            "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30, "couple": 2, "couple of": 2, "few": 3}
 _PARTS = {"morning": (6, 12), "afternoon": (12, 18), "evening": (18, 24), "night": (18, 30)}
 
 
@@ -88,22 +106,31 @@ class Query:
 
 def normalise(question: str) -> str:
     """Lower case, one space between words, punctuation dropped (a possessive 's with it: "today's" reads
-    "today"): the cache key and the text every rule reads."""
+    "today"), shorthand and slips spelt out (spelling.py): the cache key and the text every rule reads."""
     text = re.sub(r"['\u2019]s\b", "", question.lower()).replace("'", "").replace("\u2019", "")
     text = re.sub(r"[^a-z0-9:]+", " ", text)
-    return re.sub(r"\s+", " ", text).strip()
+    return spell(re.sub(r"\s+", " ", text).strip())
 
 
 def spoken(identifier: str) -> list[str]:
-    """The ways a camera or device id is written in a sentence: back_door -> back door, backdoor, back_door;
-    cam2 -> cam 2, camera 2."""
+    """The ways a camera or device id is written in a sentence: back_door -> back door, backdoor, back_door,
+    rear door; cam2 -> cam 2, camera 2."""
     base = identifier.lower()
     spaced = re.sub(r"[_-]+", " ", base).strip()
     forms = {base, spaced, spaced.replace(" ", "")}
+    for word, other in SYNONYMS:
+        forms |= {re.sub(rf"\b{word}\b", other, form) for form in list(forms)}
     digits = re.match(r"^(cam|camera)\s*(\d+)$", spaced)
     if digits:
         forms |= {f"cam {digits[2]}", f"camera {digits[2]}", f"cam{digits[2]}", f"camera{digits[2]}"}
     return sorted(forms, key=len, reverse=True)
+
+
+def _form_pattern(form: str) -> re.Pattern[str]:
+    """A camera name as a whole word; one written as one word may be typed as two ("drive way")."""
+    if " " in form or len(form) < 6:
+        return re.compile(rf"\b{re.escape(form)}\b")
+    return re.compile(r"\b" + " ?".join(re.escape(c) for c in form) + r"\b")
 
 
 class Vocabulary:
@@ -119,7 +146,7 @@ class Vocabulary:
         self._device_forms: list[tuple[re.Pattern[str], str]] = []
         for device, camera in sorted(self.cameras):
             for form in spoken(camera):
-                self._camera_forms.append((re.compile(rf"\b{re.escape(form)}\b"), (device, camera)))
+                self._camera_forms.append((_form_pattern(form), (device, camera)))
         for device in sorted({d for d, _ in self.cameras}):
             for form in spoken(device):
                 self._device_forms.append((re.compile(rf"\b{re.escape(form)}\b"), device))
@@ -152,9 +179,12 @@ class Vocabulary:
         return None
 
 
+_VERDICT_PHRASES = sorted(((w, v) for v, words in VERDICT_WORDS.items() for w in words), key=lambda p: -len(p[0]))
+
+
 def verdict_in(text: str) -> str | None:
-    for verdict, words in VERDICT_WORDS.items():
-        if re.search(r"\b(" + "|".join(re.escape(w) for w in words) + r")\b", text):
+    for phrase, verdict in _VERDICT_PHRASES:
+        if re.search(rf"\b{re.escape(phrase)}\b", text):
             return verdict
     return None
 
@@ -210,11 +240,47 @@ def _clock(match: re.Match[str]) -> float | None:
     return hour + minute / 60
 
 
+_SINCE = re.compile(r"\bsince (?P<h>\d{1,2})(?::(?P<m>\d{2}))?(?: ?(?P<ampm>am|pm))?(?: (?:this |in the )?"
+                    r"(?P<part>morning|afternoon|evening|tonight|last night|yesterday))?\b")
+_SPAN = re.compile(r"\b(?:in the |during the |over the |within the )?(?:last|past) (?:(\d+|an?|one|two|three|four|"
+                   r"five|six|ten|twelve|fifteen|twenty|thirty|couple(?: of)?|few) )?(minute|min|hour|hr|day)s?\b")
+_HALF_HOUR = re.compile(r"\b(?:in the |within the )?(?:last|past) half (?:an )?hour\b|\bhalf an hour\b")
+_JUST_NOW = re.compile(r"\bjust now\b|\b(?:a )?(?:few|couple of) minutes ago\b|\ba (?:moment|minute) ago\b")
+_SMALL_HOURS = re.compile(r"\bafter midnight\b|\b(?:early|small|wee) hours\b|\bbefore dawn\b")
+JUST_NOW_S = 1800  # "just now", "a few minutes ago": the last half hour
+
+
 def time_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
-    """The time range a normalised question names, or None when it names none."""
+    """The time range a normalised question names, or None when it names none. "since" before a named range
+    ("since yesterday", "since this morning") keeps its start and runs to now."""
+    window = _named_window(text, zone, now_ms)
+    if window is not None and window.end_ms is not None:
+        named = window.phrase.lower().removeprefix("on ")
+        if re.search(rf"\bsince (on )?{re.escape(named)}\b", text):
+            return Window(window.start_ms, None, f"since {window.phrase.removeprefix('on ')}")
+    return window
+
+
+def _named_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
     now = datetime.fromtimestamp(now_ms / 1000, zone)
     today = now
     yesterday = now - timedelta(days=1)
+    since = _SINCE.search(text)
+    if since and _clock(since) is not None:  # "since 9", "since 9pm", "since 8 this evening", "since 10 yesterday"
+        hour, part = _clock(since), since["part"]
+        if since["ampm"] is None and part in ("afternoon", "evening", "tonight", "last night") and hour < 12:
+            hour += 12
+        day = yesterday if part in ("yesterday", "last night") else today
+        start = _at(day, hour)
+        if start > now and part is None:
+            day, start = yesterday, _at(yesterday, hour)
+        return Window(_ms(start), None, f"since {start.strftime('%H:%M')}" + (" yesterday" if day is yesterday else ""))
+    if re.search(r"\bday before yesterday\b", text):
+        day = now - timedelta(days=2)
+        return Window(_ms(_at(day, 0)), _ms(_at(yesterday, 0)), "the day before yesterday")
+    if _SMALL_HOURS.search(text):  # after midnight: today's small hours
+        end = _at(today, 6)
+        return Window(_ms(_at(today, 0)), None if end > now else _ms(end), "after midnight")
     if re.search(r"\blast night\b|\bovernight\b", text):
         end = _at(today, 6)
         return Window(_ms(_at(yesterday, 18)), None if end > now else _ms(end), "last night")
@@ -230,20 +296,15 @@ def time_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
         return Window(_ms(_at(yesterday, 0)), _ms(_at(today, 0)), "yesterday")
     if re.search(r"\btoday\b|\bso far\b", text):
         return Window(_ms(_at(today, 0)), None, "today")
-    span = re.search(r"\b(?:in the |during the |over the |within the )?(?:last|past) (?:(\d+|an?|one|two|three|"
-                     r"four|five|six|ten|twelve) )?(minute|min|hour|hr|day)s?\b", text)
+    if _HALF_HOUR.search(text):
+        return Window(now_ms - 1_800_000, None, "in the last half hour")
+    if _JUST_NOW.search(text):
+        return Window(now_ms - JUST_NOW_S * 1000, None, "in the last half hour")
+    span = _SPAN.search(text)
     if span and not re.search(r"\blast (minute|hour|day)s? (was|were)\b", text):
         count = int(span[1]) if span[1] and span[1].isdigit() else _NUMBERS.get(span[1] or "a", 1)
         seconds = count * _UNITS_S[span[2]]
         return Window(now_ms - seconds * 1000, None, span[0].strip())
-    since = re.search(r"\bsince (?P<h>\d{1,2})(?::(?P<m>\d{2}))? ?(?P<ampm>am|pm)?\b", text)
-    if since:
-        hour = _clock(since)
-        if hour is not None:
-            start = _at(today, hour)
-            if start > now:
-                start = _at(yesterday, hour)
-            return Window(_ms(start), None, f"since {start.strftime('%H:%M')}")
     for index, name in enumerate(_WEEKDAYS):
         if re.search(rf"\b(on )?{name}\b", text):
             back = (now.weekday() - index) % 7
