@@ -145,3 +145,25 @@ def test_the_triage_embeds_only_tracks_that_may_leave_the_device(look, stages):
     assert triage.decide("door", person, 1).kind == "escalate" and person.embedding == embedding
     triage.decide("door", car, 1)
     assert car.embedding is None
+
+
+def test_the_rule_ranks_a_hash_match_before_an_embedding_match_and_keeps_each_rule_s_threshold():
+    from edgetriage.shared.reuse import Candidate, best
+
+    rng = np.random.RandomState(3)
+    base = rng.randint(0, 128, 256)
+    look = np.clip(base, -127, 127).astype(np.int8).tobytes()
+    near_look = np.clip(base + rng.randint(-10, 11, 256), -127, 127).astype(np.int8).tobytes()
+    s = similarity(look, near_look)
+    assert 0.97 <= s < 1.0
+    by_hash = Candidate("a", "0" * 16, 8, 1_000, 60)
+    by_look = Candidate("b", "f" * 16, 8, 2_000, 60, near_look, 0.97)
+    strict = Candidate("c", "f" * 16, 8, 3_000, 60, near_look, 0.999)
+    found = best([by_look, strict, Candidate("a", "0" * 15 + "7", 8, 1_000, 60)], "0" * 16, 5_000, embedding=look)
+    assert found is not None and found[0].ref == "a" and found[1].key == "hash" and found[1].distance == 3
+    found = best([by_look, strict], "0" * 16, 5_000, embedding=look)
+    assert found is not None and found[0].ref == "b" and found[1].key == "embedding"
+    assert found[1].similarity == s and found[1].threshold == 0.97 and found[1].distance == 64
+    assert best([by_look, strict], "0" * 16, 5_000, embedding=None) is None  # an old event: hash only
+    assert best([by_look], "0" * 16, 2_000 + 61_000, embedding=look) is None  # expired
+    assert best([by_hash], "0" * 15 + "f", 5_000, cap=3) is None  # the device's cap binds the hash only
