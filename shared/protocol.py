@@ -209,7 +209,8 @@ def validation_reason(exc: ValidationError) -> str:
 
 
 def encode_event(event: Event) -> bytes:
-    data = msgpack.packb(event.model_dump(by_alias=True), use_bin_type=True)
+    unset = {"embedding", "embedding_alg"} if event.embedding is None else None  # as a device before them
+    data = msgpack.packb(event.model_dump(by_alias=True, exclude=unset), use_bin_type=True)
     if len(data) > MAX_EVENT_BYTES:
         raise ProtocolError(f"event is {len(data)} bytes, over the {MAX_EVENT_BYTES}-byte limit; send a smaller crop")
     return data
