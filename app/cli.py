@@ -74,7 +74,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     except ImportError:
         pass
     try:
-        from .cloud.store import StoreError
+        from .cloud.storage.store import StoreError
 
         errors.append(StoreError)
     except ImportError:

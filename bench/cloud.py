@@ -55,8 +55,8 @@ from brokers import Mosquitto  # noqa: E402 - bench/brokers.py, beside this scri
 from edgetriage.cloud.analysis import ThreadedBackend  # noqa: E402
 from edgetriage.cloud.analysis.transformers import build_engine  # noqa: E402
 from edgetriage.cloud.config import AnalyzerConfig, CloudConfig  # noqa: E402
-from edgetriage.cloud.redis_store import RedisStore, open_store  # noqa: E402
 from edgetriage.cloud.service import CloudService  # noqa: E402
+from edgetriage.cloud.storage.redis_store import RedisStore, open_store  # noqa: E402
 from edgetriage.shared.ids import uuid7  # noqa: E402
 from edgetriage.shared.protocol import Detection, Event, Verdict, decode_verdict, encode_event, encode_verdict  # noqa: E402
 from edgetriage.shared.topics import Topics  # noqa: E402

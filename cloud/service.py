@@ -33,14 +33,14 @@ from ..shared.protocol import (
 from ..shared.reuse import bucket, scope_key
 from ..shared.topics import Topics
 from .analysis import Analysis, Backend
-from .claims import ClaimKeeper, Claims, new_owner, open_claims
 from .config import CloudConfig
 from .figures import Figures
 from .intake import HitWriter
 from .scheduler import LoadState, Released, Scheduler
 from .servicestats import ServiceStats, Throttled
 from .singleflight import open_flights
-from .store import Retention, Store, StoreError
+from .storage.claims import ClaimKeeper, Claims, new_owner, open_claims
+from .storage.store import Retention, Store, StoreError
 
 log = logging.getLogger("edgetriage.cloud.service")
 

@@ -32,7 +32,9 @@ import pytest
 from conftest import free_port
 from edgetriage.cli import main as cli_main
 from edgetriage.cloud.analysis import build_backend
-from edgetriage.cloud.claims import (
+from edgetriage.cloud.config import CloudConfig, load_cloud_config
+from edgetriage.cloud.service import CloudService
+from edgetriage.cloud.storage.claims import (
     ClaimKeeper,
     RedisClaims,
     SQLiteClaims,
@@ -40,10 +42,8 @@ from edgetriage.cloud.claims import (
     new_owner,
     open_claims,
 )
-from edgetriage.cloud.config import CloudConfig, load_cloud_config
-from edgetriage.cloud.redis_store import RedisStore, connect_redis
-from edgetriage.cloud.service import CloudService
-from edgetriage.cloud.store import SQLiteStore
+from edgetriage.cloud.storage.redis_store import RedisStore, connect_redis
+from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.edge.config import OutboxConfig
 from edgetriage.edge.outbox import Outbox, OutboxError
 from edgetriage.edge.rules import Rules, RulesConfig

@@ -21,11 +21,11 @@ import cv2
 import numpy as np
 import paho.mqtt.client as mqtt
 import pytest
-from edgetriage.cloud.api import build_app, run_api
-from edgetriage.cloud.auth import ApiAuth
 from edgetriage.cloud.config import CloudConfig, HTTPConfig, ReusePolicy
+from edgetriage.cloud.http.api import build_app, run_api
+from edgetriage.cloud.http.auth import ApiAuth
 from edgetriage.cloud.service import CloudService
-from edgetriage.cloud.store import SQLiteStore as Store
+from edgetriage.cloud.storage.store import SQLiteStore as Store
 from edgetriage.shared.config import MQTTConfig
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.phash import hamming
@@ -399,7 +399,7 @@ def test_store_lookup_follows_the_reuse_rule(crops, tmp_path):
 def test_store_refuses_a_file_that_is_not_a_database(tmp_path):
     bad = tmp_path / "cloud.db"
     bad.write_bytes(b"this is not SQLite" * 100)
-    from edgetriage.cloud.store import StoreError
+    from edgetriage.cloud.storage.store import StoreError
 
     with pytest.raises(StoreError, match="cloud.db"):
         Store(bad)

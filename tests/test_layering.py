@@ -125,7 +125,7 @@ def test_one_median_for_the_whole_product():
     assert percentile([1.0, 2.0, 3.0, 4.0], 0.95) == 4.0 and percentile([], 0.5) is None
 
 
-OBSERVERS = ("cloud/figures.py", "cloud/metrics.py", "cloud/ha.py", "cloud/web", "cloud/ask")
+OBSERVERS = ("cloud/figures.py", "cloud/metrics.py", "cloud/ha.py", "cloud/http/web", "cloud/ask")
 
 
 def test_observers_read_the_service_through_its_typed_view():
@@ -153,7 +153,7 @@ def test_the_cloud_service_has_every_member_its_observers_read(tmp_path):
     from edgetriage.cloud.config import CloudConfig
     from edgetriage.cloud.observed import Counted, Listened, ObservedService
     from edgetriage.cloud.service import CloudService
-    from edgetriage.cloud.store import SQLiteStore
+    from edgetriage.cloud.storage.store import SQLiteStore
 
     members = {name for view in (Listened, Counted, ObservedService)
                for name, value in vars(view).items() if isinstance(value, property)}

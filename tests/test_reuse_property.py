@@ -13,8 +13,8 @@ import tempfile
 import uuid
 from pathlib import Path
 
-from edgetriage.cloud.redis_store import RedisStore, connect_redis
-from edgetriage.cloud.store import SQLiteStore
+from edgetriage.cloud.storage.redis_store import RedisStore, connect_redis
+from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.edge.vcache import VerdictCache
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.protocol import ReuseRule, Verdict

@@ -36,17 +36,17 @@ import msgpack
 from aiohttp import web
 from pydantic import ValidationError, field_validator
 
-from ..shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
-from ..shared.modelfiles import bundled_dir
-from ..shared.protocol import VERDICTS, Event, ProtocolError, decode_event, encode_verdict
-from .ask.api import ASKER, add_ask, build_asker
+from ...shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
+from ...shared.modelfiles import bundled_dir
+from ...shared.protocol import VERDICTS, Event, ProtocolError, decode_event, encode_verdict
+from ..ask.api import ASKER, add_ask, build_asker
+from ..config import HTTPConfig
+from ..metrics import add_metrics
+from ..scheduler import OverCapacity, Released
+from ..service import CloudService
+from ..storage.store import Store
 from .auth import ApiAuth, Principal
-from .config import HTTPConfig
-from .metrics import add_metrics
 from .openapi import openapi_document
-from .scheduler import OverCapacity, Released
-from .service import CloudService
-from .store import Store
 from .web import add_page
 
 log = logging.getLogger("edgetriage.cloud.api")

@@ -28,10 +28,10 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlparse
 
-from ..shared.config import ConfigError
-from ..shared.protocol import Event, Verdict, encode_verdict
-from ..shared.reuse import Candidate, bucket, distance, expired, nearest, worth_filing
-from .config import CloudConfig
+from ...shared.config import ConfigError
+from ...shared.protocol import Event, Verdict, encode_verdict
+from ...shared.reuse import Candidate, bucket, distance, expired, nearest, worth_filing
+from ..config import CloudConfig
 from .store import SQLiteStore
 
 try:  # the `cloud` extra; only needed when a Redis URL is configured

@@ -14,7 +14,7 @@ import hmac
 import secrets
 from dataclasses import dataclass
 
-from .config import API_TOKEN_ENV, HTTPConfig
+from ..config import API_TOKEN_ENV, HTTPConfig
 
 
 def _digest(token: str) -> bytes:

@@ -23,8 +23,8 @@ from typing import Any
 
 from aiohttp import web
 
-from ..observed import ObservedService
-from ..store import Store
+from ...observed import ObservedService
+from ...storage.store import Store
 from .access import COOKIE, PageAccess
 from .timeline import Timeline
 
@@ -48,7 +48,7 @@ _SECURITY_HEADERS = {
 
 
 def _static(name: str) -> bytes:
-    return (resources.files("edgetriage.cloud.web") / "static" / name).read_bytes()
+    return (resources.files("edgetriage.cloud.http.web") / "static" / name).read_bytes()
 
 
 def _html(status: int, title: str, message: str) -> web.Response:

@@ -17,8 +17,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from ..shared.protocol import Event, Verdict, encode_verdict
-from ..shared.reuse import Candidate, bucket, distance, expired, nearest, worth_filing
+from ...shared.protocol import Event, Verdict, encode_verdict
+from ...shared.reuse import Candidate, bucket, distance, expired, nearest, worth_filing
 
 SCHEMA_VERSION = 1
 _BITS64 = (1 << 64) - 1
