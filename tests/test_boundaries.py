@@ -760,8 +760,8 @@ def test_a_verdict_is_in_the_store_when_it_is_published(tmp_path, mosquitto, pre
         try:
             assert await service.wait_connected(10)
             topic = Topics(prefix).events("pi-door")
-            first = await service.handle(encode_event(event), topic)
-            again = await service.handle(encode_event(event), topic)  # a re-send: the stored one, published again
+            first = await service.process(encode_event(event), topic)
+            again = await service.process(encode_event(event), topic)  # a re-send: the stored one, published again
             return first, again
         finally:
             await service.stop()

@@ -32,6 +32,7 @@ from edgetriage.shared.phash import hamming
 from edgetriage.shared.protocol import (
     Detection,
     Event,
+    ProtocolError,
     ReuseRule,
     Verdict,
     decode_load_report,
@@ -406,18 +407,19 @@ def test_store_refuses_a_file_that_is_not_a_database(tmp_path):
 
 
 @pytest.mark.slow
-def test_handle_without_a_broker_rejects_and_counts(tmp_path, crops, llm_analyzer):
-    """`handle` is the pipeline without MQTT (the HTTP intake will call it): rejects return None, never
-    raise, store nothing and never reach the model."""
+def test_process_without_a_broker_rejects_and_counts(tmp_path, crops, llm_analyzer):
+    """`process` is the pipeline without MQTT (the HTTP intake calls it): a reject raises ProtocolError with
+    the reason, is counted, stores nothing and never reaches the model."""
     config = CloudConfig(store_path=str(tmp_path / "cloud.db"))
     store = Store(config.store_path)
     service = CloudService(config, llm_analyzer, store)
     topic = Topics(config.mqtt.prefix).events(DEVICE)
 
     async def scenario() -> None:
-        assert await service.handle(b"", topic) is None
-        assert await service.handle(json.dumps({"v": 1}).encode(), topic) is None
-        assert await service.handle(encode_event(_event(crops["first"], 1)), "elsewhere/v1/pi-lab-1/events") is None
+        for payload, on in ((b"", topic), (json.dumps({"v": 1}).encode(), topic),
+                            (encode_event(_event(crops["first"], 1)), "elsewhere/v1/pi-lab-1/events")):
+            with pytest.raises(ProtocolError):
+                await service.process(payload, on)
 
     asyncio.run(scenario())
     assert (service.stats.received, service.stats.rejected) == (3, 3)

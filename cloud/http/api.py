@@ -59,6 +59,7 @@ PENDING = web.AppKey("pending", set)  # POST /v1/events?wait=false still being a
 PRINCIPAL = web.RequestKey("principal", Principal)
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
+MILLIS = "a time in epoch milliseconds"
 THUMBNAIL_PX = 192
 PUBLIC = frozenset({"/healthz", "/metrics", "/openapi.json"})
 SOURCES = ("llm", "cloud_cache", "fallback")
@@ -124,15 +125,17 @@ def _operator(request: web.Request) -> None:
 
 
 # -- parameters ----------------------------------------------------------------------------------------
-def _limit(raw: str | None) -> int:
+def _whole(request: web.Request, name: str, lo: int, hi: int, what: str) -> int | None:
+    """The query parameter `name` as a whole number in lo..hi, None when absent; `what` says what it must be."""
+    raw = request.query.get(name)
     if raw is None:
-        return DEFAULT_LIMIT
+        return None
     try:
         value = int(raw)
     except ValueError:
-        raise BadRequest(f"limit={raw!r} is not a whole number; use 1..{MAX_LIMIT}") from None
-    if not 1 <= value <= MAX_LIMIT:
-        raise BadRequest(f"limit={value} is out of range; use 1..{MAX_LIMIT}")
+        raise BadRequest(f"{name}={raw!r} is not {what}") from None
+    if not lo <= value <= hi:
+        raise BadRequest(f"{name}={value} is out of range: use {what}")
     return value
 
 
@@ -142,19 +145,6 @@ def _optional(request: web.Request, name: str, pattern: re.Pattern | None = None
         return None
     if pattern is not None and not pattern.match(value):
         raise BadRequest(f"{name}={value!r} is not {what}")
-    return value
-
-
-def _millis(request: web.Request, name: str) -> int | None:
-    raw = request.query.get(name)
-    if raw is None:
-        return None
-    try:
-        value = int(raw)
-    except ValueError:
-        raise BadRequest(f"{name}={raw!r} is not a time in epoch milliseconds") from None
-    if not 0 <= value < 1 << 53:
-        raise BadRequest(f"{name}={value} is out of range (epoch milliseconds)")
     return value
 
 
@@ -268,21 +258,21 @@ async def post_event(request: web.Request) -> web.Response:
     try:
         event = decode_event(payload)
     except ProtocolError as exc:
-        service.stats.rejected += 1
+        service.stats.reject(exc.code)
         raise BadRequest(exc.reason) from None
     principal: Principal = request[PRINCIPAL]
     if not principal.is_operator and principal.device != event.device:
         raise Forbidden(f"the token of device {principal.device} may not send events of device {event.device}")
     topic = service.topics.events(event.device)
     if not wait:
-        task = asyncio.get_running_loop().create_task(service.process(payload, topic))
+        task = asyncio.get_running_loop().create_task(service.process(event, topic))
         pending = request.app[PENDING]
         pending.add(task)
         task.add_done_callback(_forget(pending))
         return web.json_response({"event_id": event.event_id, "status": "accepted",
                                   "verdict": f"/v1/verdicts/{event.event_id}"}, status=202)
     try:
-        verdict = await service.process(payload, topic)
+        verdict = await service.process(event, topic)
     except ProtocolError as exc:
         raise BadRequest(exc.reason) from None
     except OverCapacity:  # stored, unanswered: analysed when there is room
@@ -317,10 +307,10 @@ async def list_events(request: web.Request) -> web.Response:
         "camera": _optional(request, "camera", CAMERA_ID_RE, "a camera id ([a-z0-9_-], at most 64)"),
         "verdict": _choice(request, "verdict", VERDICTS),
         "source": _choice(request, "source", SOURCES),
-        "since_ms": _millis(request, "since_ms"),
-        "until_ms": _millis(request, "until_ms"),
+        "since_ms": _whole(request, "since_ms", 0, (1 << 53) - 1, MILLIS),
+        "until_ms": _whole(request, "until_ms", 0, (1 << 53) - 1, MILLIS),
     }
-    limit = _limit(request.query.get("limit"))
+    limit = _whole(request, "limit", 1, MAX_LIMIT, f"a whole number in 1..{MAX_LIMIT}") or DEFAULT_LIMIT
     given = {k: v for k, v in filters.items() if v is not None}
     events = request.app[STORE].list_events(limit=limit, **given)  # optional filters only when used
     headers = {}
