@@ -331,12 +331,21 @@ async def get_event(request: web.Request) -> web.Response:
 
 
 async def get_crop(request: web.Request) -> web.Response:
+    return _crop(request, lambda jpeg: jpeg)
+
+
+async def get_thumbnail(request: web.Request) -> web.Response:
+    return _crop(request, thumbnail)
+
+
+def _crop(request: web.Request, shown: Callable[[bytes], bytes]) -> web.Response:
+    """The event's crop as `shown` makes it (as sent, or a thumbnail)."""
     _operator(request)
     event_id = _event_id(request)
     crop = request.app[STORE].get_crop(event_id)
     if crop is None:
         return _error(404, f"no crop for event {event_id!r}: never stored, or deleted by retention")
-    return web.Response(body=crop, content_type="image/jpeg", headers={"Cache-Control": "private, max-age=86400"})
+    return web.Response(body=shown(crop), content_type="image/jpeg", headers={"Cache-Control": "private, max-age=86400"})
 
 
 def thumbnail(jpeg: bytes, size: int = THUMBNAIL_PX) -> bytes:
@@ -354,16 +363,6 @@ def thumbnail(jpeg: bytes, size: int = THUMBNAIL_PX) -> bytes:
     small = cv2.resize(image, (max(1, round(w * scale)), max(1, round(h * scale))), interpolation=cv2.INTER_AREA)
     ok, data = cv2.imencode(".jpg", small, [cv2.IMWRITE_JPEG_QUALITY, 80])
     return data.tobytes() if ok else jpeg
-
-
-async def get_thumbnail(request: web.Request) -> web.Response:
-    _operator(request)
-    event_id = _event_id(request)
-    crop = request.app[STORE].get_crop(event_id)
-    if crop is None:
-        return _error(404, f"no crop for event {event_id!r}: never stored, or deleted by retention")
-    return web.Response(body=thumbnail(crop), content_type="image/jpeg",
-                        headers={"Cache-Control": "private, max-age=86400"})
 
 
 async def get_verdict(request: web.Request) -> web.Response:
@@ -430,17 +429,12 @@ def build_app(store: Store, service: CloudService | None, models_dir: Path | Non
     app[MODELS] = model_index(models_dir if models_dir is not None else served)
     app.on_shutdown.append(_finish_pending)
     app.on_response_prepare.append(_server_header)
-    router = app.router
-    router.add_get("/healthz", healthz)
-    router.add_get("/openapi.json", openapi)
-    router.add_post("/v1/events", post_event)
-    router.add_get("/v1/events", list_events)
-    router.add_get("/v1/events/{event_id}", get_event)
-    router.add_get("/v1/events/{event_id}/crop", get_crop)
-    router.add_get("/v1/events/{event_id}/thumbnail", get_thumbnail)
-    router.add_get("/v1/verdicts/{event_id}", get_verdict)
-    router.add_get("/v1/stats", get_stats)
-    router.add_get("/v1/models/{sha256}", get_model)
+    app.router.add_post("/v1/events", post_event)
+    for path, handler in (("/healthz", healthz), ("/openapi.json", openapi), ("/v1/events", list_events),
+                          ("/v1/events/{event_id}", get_event), ("/v1/events/{event_id}/crop", get_crop),
+                          ("/v1/events/{event_id}/thumbnail", get_thumbnail), ("/v1/verdicts/{event_id}", get_verdict),
+                          ("/v1/stats", get_stats), ("/v1/models/{sha256}", get_model)):
+        app.router.add_get(path, handler)
     # other modules' routes
     add_metrics(app, service)  # GET /metrics (Prometheus)
     add_page(app, store, service)  # the live page under /ui/
