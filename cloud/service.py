@@ -29,7 +29,7 @@ from .analysis import Analysis, Backend
 from .config import CloudConfig
 from .figures import Figures
 from .housekeeping import Housekeeping, sweep
-from .intake import HitWriter, MQTTIntake
+from .intake import MQTTIntake, TurnBatch
 from .scheduler import LoadState, Outcome, Scheduler
 from .servicestats import ServiceStats, Throttled
 from .singleflight import open_flights
@@ -70,7 +70,8 @@ class CloudService:
         self.cache = VerdictCache(store, config.reuse)
         self.sites = Sites(config.reuse)
         self.flights = open_flights(store, config.scheduler.deadline_s)  # look-alikes wait for one model call
-        self.hits = HitWriter(store)  # the cache hits of one loop turn in one commit
+        self.lookups = TurnBatch(store.lookup_many)  # the cache lookups of one loop turn in one round trip
+        self.hits = TurnBatch(store.put_answered_many)  # the cache hits of one loop turn in one commit
         self._background: set[asyncio.Task] = set()  # reuse checks, housekeeping
         self.reuse_checks = ReuseChecks(config.reuse, self.stats, self._ask_in_background, self._spawn)
         self._stopping = False
@@ -222,8 +223,9 @@ class CloudService:
     async def _answer_from_cache(self, event: Event, received_ms: int, arrived: float) -> tuple[Verdict, bool] | None:
         """A cache hit, decided before anything is written: the event and its verdict stored with the other
         hits of this loop turn in one commit (cloud.intake), then published; no claim. None: no hit, a repeat."""
-        verdict = self.cache.answer(event, self.backend.prompt_version(event), arrived)
-        if verdict is None or not await self.hits.put(event, received_ms, verdict):
+        hit = await self.lookups(self.cache.query(event, self.backend.prompt_version(event)))
+        verdict = self.cache.reused(event, hit, arrived) if hit is not None else None
+        if verdict is None or not await self.hits((event, received_ms, verdict)):
             return None
         self._notify(self.event_listeners, event, received_ms)
         self.reuse_checks.sample(event, verdict)

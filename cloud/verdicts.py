@@ -40,10 +40,14 @@ class VerdictCache:
     def scope_key(self, event: Event) -> str:
         return scope_key(self.policy.scope, event.device, event.camera, event.site)
 
+    def query(self, event: Event, prompt_version: str) -> dict[str, Any]:
+        """The store's lookup keywords for this event now (Store.lookup, Store.lookup_many)."""
+        return {"scope_key": self.scope_key(event), "label": event.label, "phash": event.phash,
+                "phash_alg": event.phash_alg, "prompt_version": prompt_version, "now_ms": now_ms()}
+
     def lookup(self, event: Event, prompt_version: str) -> Verdict | None:
         """The stored verdict whose rule reaches this event, or None."""
-        return self.store.lookup(scope_key=self.scope_key(event), label=event.label, phash=event.phash,
-                                 phash_alg=event.phash_alg, prompt_version=prompt_version, now_ms=now_ms())
+        return self.store.lookup(**self.query(event, prompt_version))
 
     def answer(self, event: Event, prompt_version: str, arrived: float) -> Verdict | None:
         """The cache's verdict for this event (a copy of the stored one), or None: the model must answer."""
@@ -67,11 +71,12 @@ class VerdictCache:
             ttl_s = min(self.policy.ttl_s, left_s)
             if ttl_s > 0:
                 rule = self.rule(event, hit.cache.prompt_version, ttl_s)
-        return Verdict(event_id=event.event_id, device=event.device, camera=event.camera, label=event.label,
-                       verdict=hit.verdict, confidence=hit.confidence, description=hit.description,
-                       model=hit.model, source="cloud_cache", reused_from=hit.reused_from or hit.event_id,
-                       created_ms=created, timings=Timings(total_ms=(time.monotonic() - arrived) * 1000),
-                       cache=rule, facts=hit.facts, model_verdict=hit.model_verdict, checked=hit.checked)
+        # a copy, not a new model: every field comes from a valid verdict or a valid event (no validation
+        # again per hit); the answer itself (verdict, confidence, description, model, facts, ...) is the hit's
+        return hit.model_copy(update={
+            "event_id": event.event_id, "device": event.device, "camera": event.camera, "label": event.label,
+            "source": "cloud_cache", "reused_from": hit.reused_from or hit.event_id, "created_ms": created,
+            "timings": Timings(total_ms=(time.monotonic() - arrived) * 1000), "cache": rule})
 
     def from_model(self, event: Event, analysis: Analysis, prompt_version: str, model: str, arrived: float,
                    started: float) -> Verdict:

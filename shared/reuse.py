@@ -21,7 +21,7 @@ from .phash import hamming
 from .protocol import DEFAULT_MAX_DISTANCE, ReuseRule
 
 __all__ = ["DEFAULT_MAX_DISTANCE", "Candidate", "bucket", "distance", "expired", "nearest", "rule_key",
-           "scope_key", "would_answer", "worth_filing"]
+           "scope_key", "still_answers", "would_answer", "worth_filing"]
 
 
 class Candidate(NamedTuple):
@@ -78,6 +78,13 @@ def would_answer(rule: ReuseRule, *, scope: str, label: str, phash: str, phash_a
     """Would this rule (TTL aside) answer a crop filed under `scope` with this label, hash and prompt?"""
     return (rule_key(rule) == scope and rule.prompt_version == prompt_version
             and distance(rule, label, phash, phash_alg) is not None)
+
+
+def still_answers(rule: ReuseRule | None, made_ms: int, label: str, phash: str, phash_alg: str, now_ms: int) -> bool:
+    """The winner of `nearest`, checked once more by its own rule as it was published (the stores call this
+    on the verdict they fetched): it has one, it reaches this crop, and it has not expired."""
+    return rule is not None and distance(rule, label, phash, phash_alg) is not None \
+        and not expired(made_ms, rule, now_ms)
 
 
 def nearest(candidates: Iterable[Candidate], phash: str, now_ms: int, cap: int | None = None) -> Candidate | None:

@@ -11,9 +11,9 @@ and the service's figures, model files for devices, health, metrics and its own 
     GET  /v1/models/{sha256}          a model file a remote config announced
     GET  /healthz, /metrics           public (probes and scrapers)
     GET  /openapi.json                public: this API's OpenAPI 3.1 document
-    /ui/...                           the operator's page (cloud.web; its own one-time link and cookie)
+    /ui/...                           the operator's page (cloud.http.web; its own one-time link and cookie)
 
-Every /v1 route needs `Authorization: Bearer <token>` (cloud.auth): the operator's token opens all; a device
+Every /v1 route needs `Authorization: Bearer <token>` (cloud.http.auth): the operator's token opens all; a device
 token only POST /v1/events for its own device, its own verdicts and model files. Every answer is JSON, errors
 included ({"error": "<what was wrong and what to do>", "status": <code>}). Bodies are bounded by
 [http] max_body_bytes. Loopback by default. Extra routes go in through `build_app(extras=...)`.
