@@ -75,7 +75,7 @@ class _NoModel:
         raise RuntimeError("a cache hit reached the model")
 
 
-def run(redis: bool, hits: int, bursts: int) -> None:
+def run(redis: bool, hits: int, bursts: int, dump: Path | None = None) -> None:
     bench = _load_bench()
     from edgetriage.cloud.analysis import Analysis
     from edgetriage.shared.protocol import encode_event
@@ -126,6 +126,8 @@ def run(redis: bool, hits: int, bursts: int) -> None:
     for name, us in cpu_us.items():
         print(f"| {name} | {us:.0f} |")
     stats = pstats.Stats(profiler)
+    if dump is not None:
+        stats.dump_stats(dump)
     total = max(s[3] for s in stats.stats.values())  # type: ignore[attr-defined]
     print(f"\n| event loop, by stage (cProfile, CPU time), {store} store | share |\n|---|---|")
     shown = 0.0
@@ -146,8 +148,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--redis", action="store_true", help="the Redis store (127.0.0.1:6379) instead of SQLite")
     parser.add_argument("--hits", type=int, default=1000, help="cache hits per burst")
     parser.add_argument("--bursts", type=int, default=3)
+    parser.add_argument("--dump", type=Path, help="also write the loop thread's cProfile stats here (pstats)")
     args = parser.parse_args(argv)
-    run(args.redis, args.hits, args.bursts)
+    run(args.redis, args.hits, args.bursts, args.dump)
     return 0
 
 
