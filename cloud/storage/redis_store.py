@@ -234,11 +234,11 @@ class RedisStore:
         bests = [nearest((_candidate(m, expires) for m, expires in members), q["phash"], q["now_ms"])
                  for q, members in zip(queries, pipe.execute(), strict=True)]
         members = [f"{b.phash}|{b.max_distance}|{b.made_ms}|{b.ref}" if b is not None else "" for b in bests]
+        if len(self._seen) + len(queries) > _SEEN_MAX:  # make room first: what this call needs stays
+            self._seen.clear()
+            self._seen_member.clear()
         unread = {b.ref: m for b, m in zip(bests, members, strict=True) if b is not None and m not in self._seen}
         if unread:
-            if len(self._seen) + len(unread) > _SEEN_MAX:
-                self._seen.clear()
-                self._seen_member.clear()
             for (ref, member), doc in zip(unread.items(), self.client.mget([self._k("vd", r) for r in unread]),
                                           strict=True):
                 if doc:
