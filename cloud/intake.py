@@ -1,8 +1,7 @@
-"""The MQTT intake, and the cache-hit writes of one event-loop turn stored in one commit.
+"""The MQTT intake, and the store calls of one event-loop turn made as one (cache lookups, cache-hit writes).
 
 `MQTTIntake`: paho's network thread only queues each message for the event loop, waking it once for all that
-arrived meanwhile (one wake-up per batch, not per message, which is most of a burst's hand-off cost); there every message is
-answered as a task of its own (the service's `_answer`) and acknowledged to the broker once its claim or its
+arrived meanwhile (one wake-up per batch, not per message); there every message is answered as a task of its own (the service's `_answer`) and acknowledged to the broker once its claim or its
 verdict is stored, never before; a message that cannot be accepted is counted, logged (throttled) and
 acknowledged, so it is not redelivered; one that could not be answered stays unacknowledged.
 
