@@ -6,6 +6,8 @@ import argparse
 import logging
 import os
 import sys
+from collections.abc import Callable
+from typing import Any
 
 EXIT_USAGE = 2
 
@@ -74,7 +76,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     except ImportError:
         pass
     try:
-        from .cloud.store import StoreError
+        from .cloud.storage.store import StoreError
 
         errors.append(StoreError)
     except ImportError:
@@ -224,12 +226,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     edge = sub.add_parser("edge", help="the device agent")
     esub = edge.add_subparsers(dest="edge_command", required=True)
-    run = esub.add_parser("run", help="run the agent until stopped")
-    run.add_argument("--config", help="edge TOML config (default: built-in defaults)")
-    run.set_defaults(func=cmd_edge_run)
-    check = esub.add_parser("check-config", help="validate an edge config and exit")
-    check.add_argument("--config", help="edge TOML config")
-    check.set_defaults(func=cmd_edge_check)
+    _run_and_check(esub, "edge", "run the agent until stopped", cmd_edge_run, cmd_edge_check)
     replay = esub.add_parser("replay", help="the vision pipeline and decisions on recorded clips, offline")
     replay.add_argument("videos", nargs="+", metavar="VIDEO", help="video files (mp4, gif, anything OpenCV reads)")
     replay.add_argument("--config", help="edge TOML config (default: built-in defaults)")
@@ -239,9 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     cloud = sub.add_parser("cloud", help="the cloud service")
     csub = cloud.add_subparsers(dest="cloud_command", required=True)
-    crun = csub.add_parser("run", help="run the service until stopped")
-    crun.add_argument("--config", help="cloud TOML config (default: built-in defaults)")
-    crun.set_defaults(func=cmd_cloud_run)
+    _run_and_check(csub, "cloud", "run the service until stopped", cmd_cloud_run, cmd_cloud_check)
     push = csub.add_parser("push-config", help="publish a device's remote configuration (retained)")
     push.add_argument("--device", required=True, help="device id")
     push.add_argument("file", nargs="?", help="TOML (or .json) with the sections to change, version, [model]")
@@ -252,14 +247,21 @@ def build_parser() -> argparse.ArgumentParser:
                       help="wait up to S seconds for the device to report the version applied or refused")
     push.add_argument("--clear", action="store_true", help="remove the remote config: back to the device's file")
     push.set_defaults(func=cmd_cloud_push_config)
-    ccheck = csub.add_parser("check-config", help="validate a cloud config and exit")
-    ccheck.add_argument("--config", help="cloud TOML config")
-    ccheck.set_defaults(func=cmd_cloud_check)
 
     from .ask import add_parser as add_ask_parser
 
     add_ask_parser(sub)  # edgetriage ask "QUESTION"
     return parser
+
+
+def _run_and_check(sub: Any, side: str, run_help: str, run: Callable[..., int], check: Callable[..., int]) -> None:
+    """`edgetriage <side> run` and `edgetriage <side> check-config`, each with --config."""
+    cmd = sub.add_parser("run", help=run_help)
+    cmd.add_argument("--config", help=f"{side} TOML config (default: built-in defaults)")
+    cmd.set_defaults(func=run)
+    cmd = sub.add_parser("check-config", help=f"validate a{'n' if side == 'edge' else ''} {side} config and exit")
+    cmd.add_argument("--config", help=f"{side} TOML config")
+    cmd.set_defaults(func=check)
 
 
 def main(argv: list[str] | None = None) -> int:

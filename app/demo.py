@@ -59,10 +59,10 @@ class CloudThread:
         self.loop.run_forever()
 
     async def _start(self) -> None:
-        from .cloud.api import build_app, run_api
+        from .cloud.http.api import build_app, run_api
+        from .cloud.http.web.routes import TIMELINE
         from .cloud.service import CloudService
-        from .cloud.store import SQLiteStore
-        from .cloud.web.routes import TIMELINE
+        from .cloud.storage.store import SQLiteStore
 
         store = SQLiteStore(self.config.store_path)
         self.service = CloudService(self.config, self.analyzer, store)
@@ -74,7 +74,7 @@ class CloudThread:
             self.ha.attach(self.service)
             self.ha.start()
         await self.service.start()
-        from .cloud.auth import ApiAuth
+        from .cloud.http.auth import ApiAuth
 
         self.auth = ApiAuth(None)  # a fresh token for this demo run, shown once on stderr
         self.app = build_app(store, self.service, auth=self.auth)
@@ -96,7 +96,7 @@ class CloudThread:
         return asyncio.run_coroutine_threadsafe(run(), self.loop).result(timeout)
 
     def page_link(self) -> str:
-        from .cloud.web import page_link
+        from .cloud.http.web import page_link
 
         return self.call(page_link, self.app, self.base_url)
 
@@ -124,7 +124,7 @@ class CloudThread:
 def _device_feed(cloud: CloudThread, agent_ref: list, device: str):
     """The edge agent's hooks that show its decisions on the page: the cloud never sees what the device
     answered itself (device cache, local, dropped), and only the device knows the latency a user feels."""
-    from .cloud.web import DeviceDecision
+    from .cloud.http.web import DeviceDecision
 
     timeline = cloud.timeline
     figures = cloud.service.figures

@@ -487,7 +487,7 @@ def main() -> int:
     recorded = record(args.media, 600 if quick else None, args.rerecord)
     if not recorded:
         raise SystemExit("the edge pipeline escalated nothing on the shared clips; nothing to replay")
-    from edgetriage.cloud.redis_store import RedisStore, connect_redis
+    from edgetriage.cloud.storage.redis_store import RedisStore, connect_redis
 
     redis_prefix = f"bench-fleet-{uuid.uuid4().hex[:8]}"
     prefix = f"fleet{uuid.uuid4().hex[:6]}"

@@ -45,8 +45,8 @@ MODULES: dict[str, str] = {
                      "tests/test_edge_cascade.py::test_overrides_pick_the_most_specific_rule_and_inherit_the_rest "
                      "tests/test_edge_cascade.py::test_confirmation_dwell_cooldown_and_uncertain_flag "
                      "tests/test_edge_cascade.py::test_classifier_vetoes_an_uncertain_person_that_is_the_tv",
-    "cloud/claims.py": f"{_FAST} tests/test_faults.py::test_claims_are_exclusive_until_their_lease_runs_out",
-    "cloud/store.py": f"{_FAST} tests/test_store.py",
+    "cloud/storage/claims.py": f"{_FAST} tests/test_faults.py::test_claims_are_exclusive_until_their_lease_runs_out",
+    "cloud/storage/store.py": f"{_FAST} tests/test_store.py",
 }
 
 # The bugs issue 18 found surviving the fast tests: (what, file, original, planted, tests that must fail).
@@ -84,9 +84,9 @@ PLANTED: list[tuple[str, str, str, str, list[str]]] = [
      ["tests/test_edge_daemon.py::test_resends_do_not_spend_the_budget"]),
     ("the cloud config accepts unknown keys", "shared/config.py", 'extra="forbid"', 'extra="ignore"',
      ["tests/test_boundaries.py::test_cloud_config_refuses_unknown_keys_by_name"]),
-    ("SQLite store: TTL ends a millisecond early", "cloud/store.py", "r.expires_ms >= ?", "r.expires_ms > ?",
+    ("SQLite store: TTL ends a millisecond early", "cloud/storage/store.py", "r.expires_ms >= ?", "r.expires_ms > ?",
      ["tests/test_boundaries.py"]),
-    ("Redis store: TTL ends a millisecond early", "cloud/redis_store.py", "now_ms, \"+inf\")", "now_ms + 1, \"+inf\")",
+    ("Redis store: TTL ends a millisecond early", "cloud/storage/redis_store.py", "now_ms, \"+inf\")", "now_ms + 1, \"+inf\")",
      ["tests/test_boundaries.py"]),
 ]
 

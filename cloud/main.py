@@ -14,13 +14,13 @@ import sys
 from pathlib import Path
 
 from .analysis import Backend, build_backend
-from .api import build_app, run_api
-from .auth import ApiAuth
 from .config import CloudConfig
 from .ha import HomeAssistantBridge, known_cameras
-from .redis_store import open_store
+from .http.api import build_app, run_api
+from .http.auth import ApiAuth
+from .http.web import page_link
 from .service import CloudService
-from .web import page_link
+from .storage.redis_store import open_store
 
 log = logging.getLogger("edgetriage.cloud")
 

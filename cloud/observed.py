@@ -1,5 +1,5 @@
 """What the observers read of the cloud service, as typed read-only views: the figures (cloud.figures),
-/metrics (cloud.metrics), the page (cloud.web), questions (cloud.ask) and the Home Assistant bridge
+/metrics (cloud.metrics), the page (cloud.http.web), questions (cloud.ask) and the Home Assistant bridge
 (cloud.ha). An observer reads these and adds itself to the listener lists; it never changes the service.
 
 `CloudService` is the one implementation; the views name exactly what is read, so a change to the service

@@ -10,6 +10,7 @@ from collections import deque
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from ..shared.protocol import Verdict
 from ..shared.stats import median, percentile
 
 LATENCY_WINDOW = 4096  # recent samples kept per latency series
@@ -51,6 +52,28 @@ class ServiceStats:
         if key not in self.__dataclass_fields__:
             raise KeyError(key)
         return getattr(self, key)
+
+    def reject(self, code: str) -> None:
+        """A message that could not be accepted, by ProtocolError.code."""
+        self.rejected += 1
+        self.rejected_by[code] = self.rejected_by.get(code, 0) + 1
+
+    def count(self, verdict: Verdict, total_ms: float) -> None:
+        """A new verdict stored, `total_ms` after its event arrived."""
+        if verdict.source == "cloud_cache":
+            self.cache_hits += 1
+            self.light_ms.append(total_ms)
+        else:
+            if verdict.source == "llm":
+                self.llm += 1
+                self.overrides += verdict.checked is not None
+                self.llm_ms.append(verdict.timings.analyze_ms)
+                self.sched_ms.append(verdict.timings.queue_ms)
+            else:
+                self.fallback += 1
+            self.queue_ms.append(verdict.timings.queue_ms)
+            self.analyze_ms.append(verdict.timings.analyze_ms)
+        self.total_ms.append(total_ms)
 
     def snapshot(self) -> dict[str, Any]:
         """Counters plus n/p50/p95/max per latency series, ready for JSON."""

@@ -129,7 +129,7 @@ class SingleFlight:
 
 def open_flights(store: object, lease_s: float) -> SingleFlight:
     """Flights shared through Redis when the store is in Redis (several workers), else this process's own."""
-    from .redis_store import RedisStore
+    from .storage.redis_store import RedisStore
 
     if isinstance(store, RedisStore):
         return SingleFlight(store.client, store.prefix, lease_s)

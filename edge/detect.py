@@ -130,35 +130,49 @@ def _crop(image: np.ndarray, region: Region | None) -> tuple[np.ndarray, tuple[f
     return image[y1:y2, x1:x2], (x1 / w, y1 / h, (x2 - x1) / w, (y2 - y1) / h)
 
 
-class SSDLiteDetector:
-    """The TF Object Detection API SSD graph (manifest family `ssd_tfod`): uint8 NHWC RGB in, NMS done in
-    the graph, outputs `[ymin, xmin, ymax, xmax]` boxes with scores sorted high to low."""
+class _OnnxDetector:
+    """What both detector families share: the manifest entry checked against `family`, the ONNX session,
+    the input size and the score threshold."""
 
-    family = "ssd_tfod"
+    family = ""
+    kind = ""  # what the error says the model is not
 
     def __init__(self, config: DetectorConfig, model: ModelFile | None = None):
         self._model = model or resolve(model_key(config))
         entry = self._model.entry
         if entry.get("family") != self.family:
-            raise ModelError(f"model {self._model.name!r} is a {entry.get('family')!r} model, not an SSD "
-                             "detector (family 'ssd_tfod'); choose a detector from models/manifest.json")
+            raise ModelError(f"model {self._model.name!r} is a {entry.get('family')!r} model, not {self.kind} "
+                             f"(family {self.family!r}); choose a detector from models/manifest.json")
+        self._entry = entry
         self._min_score = config.min_score
         width, height = entry["input"]["size"]
         self.input_size = (int(width), int(height))
         self._input_name = entry["input"]["name"]
-        outputs = entry["outputs"]
-        self._output_names = [outputs["count"], outputs["boxes"], outputs["scores"], outputs["classes"]]
-        self._labels = {int(k): v for k, v in entry.get("labels", {}).items()}
-        self._letterbox = config.fit == "letterbox"
         self.session = open_session(self._model, config.threads, config.providers, config.spin)
         self.providers: list[str] = self.session.get_providers()
-        # Buffers reused for every image of the same size: resize target and the NHWC RGB tensor.
-        self._tensor = np.full((1, height, width, 3), 127, np.uint8)
         self._shape: tuple[int, ...] | None = None
 
     @property
     def model_name(self) -> str:
         return self._model.name
+
+
+class SSDLiteDetector(_OnnxDetector):
+    """The TF Object Detection API SSD graph (manifest family `ssd_tfod`): uint8 NHWC RGB in, NMS done in
+    the graph, outputs `[ymin, xmin, ymax, xmax]` boxes with scores sorted high to low."""
+
+    family = "ssd_tfod"
+    kind = "an SSD detector"
+
+    def __init__(self, config: DetectorConfig, model: ModelFile | None = None):
+        super().__init__(config, model)
+        outputs = self._entry["outputs"]
+        self._output_names = [outputs["count"], outputs["boxes"], outputs["scores"], outputs["classes"]]
+        self._labels = {int(k): v for k, v in self._entry.get("labels", {}).items()}
+        self._letterbox = config.fit == "letterbox"
+        # Buffers reused for every image of the same size: resize target and the NHWC RGB tensor.
+        width, height = self.input_size
+        self._tensor = np.full((1, height, width, 3), 127, np.uint8)
 
     def _layout(self, shape: tuple[int, ...]) -> None:
         """Where the image goes inside the model input, and how to map boxes back to the image."""
@@ -209,37 +223,25 @@ class SSDLiteDetector:
         return found
 
 
-class YoloxDetector:
+class YoloxDetector(_OnnxDetector):
     """YOLOX exported with `decode_in_inference=False` (manifest family `yolox`): float32 NCHW BGR 0..255
     letterboxed at the top-left on a 114 canvas; output `[1, N, 5 + classes]` grid rows, decoded here
     (cx = (tx + gx)·s, w = exp(tw)·s; score = obj · cls) with class-aware NMS."""
 
     family = "yolox"
+    kind = "a YOLOX detector"
 
     def __init__(self, config: DetectorConfig, model: ModelFile | None = None):
-        self._model = model or resolve(model_key(config))
-        entry = self._model.entry
-        if entry.get("family") != self.family:
-            raise ModelError(f"model {self._model.name!r} is a {entry.get('family')!r} model, not a YOLOX "
-                             "detector (family 'yolox'); choose a detector from models/manifest.json")
-        self._min_score = config.min_score
+        super().__init__(config, model)
+        entry = self._entry
         self._nms_iou = config.nms_iou
-        width, height = entry["input"]["size"]
-        self.input_size = (int(width), int(height))
-        self._input_name = entry["input"]["name"]
         self._output_name = entry["outputs"]["raw"]
         self._labels = self._model.labels
         self._pad = float(entry.get("pad_value", 114))
-        self.session = open_session(self._model, config.threads, config.providers, config.spin)
-        self.providers: list[str] = self.session.get_providers()
+        width, height = self.input_size
         self._tensor = np.full((1, 3, height, width), self._pad, np.float32)
         self._hwc = np.full((height, width, 3), int(self._pad), np.uint8)
         self._cells, self._strides = yolox.grid(width, height, entry.get("strides", (8, 16, 32)))
-        self._shape: tuple[int, ...] | None = None
-
-    @property
-    def model_name(self) -> str:
-        return self._model.name
 
     def _layout(self, shape: tuple[int, ...]) -> None:
         in_w, in_h = self.input_size

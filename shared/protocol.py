@@ -291,7 +291,7 @@ def decode_event(data: bytes) -> Event:
 
 
 def encode_verdict(verdict: Verdict) -> bytes:
-    data = json.dumps(verdict.model_dump(by_alias=True, mode="json"), separators=(",", ":")).encode()
+    data = verdict.__pydantic_serializer__.to_json(verdict, by_alias=True)  # compact JSON, in one step
     if len(data) > MAX_VERDICT_BYTES:
         raise ProtocolError(f"verdict is {len(data)} bytes, over the {MAX_VERDICT_BYTES}-byte limit")
     return data

@@ -28,8 +28,8 @@ from .phash import hamming
 from .protocol import DEFAULT_MAX_DISTANCE, DEFAULT_MIN_SIMILARITY, ReusedBy, ReuseRule
 
 __all__ = ["DEFAULT_MAX_DISTANCE", "DEFAULT_MIN_SIMILARITY", "Candidate", "best", "bucket", "distance",
-           "expired", "match", "nearest", "reach", "rule_key", "scope_key", "similarity", "would_answer",
-           "worth_filing"]
+           "expired", "match", "nearest", "reach", "rule_key", "scope_key", "similarity", "still_answers",
+           "would_answer", "worth_filing"]
 
 
 class Candidate(NamedTuple):
@@ -112,6 +112,14 @@ def would_answer(rule: ReuseRule, *, scope: str, label: str, phash: str, phash_a
     """Would this rule (TTL aside) answer a crop filed under `scope` with this label, hash and prompt?"""
     return (rule_key(rule) == scope and rule.prompt_version == prompt_version
             and reach(rule, label, phash, phash_alg, embedding) is not None)
+
+
+def still_answers(rule: ReuseRule | None, made_ms: int, label: str, phash: str, phash_alg: str, now_ms: int,
+                  embedding: bytes | None = None) -> bool:
+    """The winner of `best`, checked once more by its own rule as it was published (the stores call this on
+    the verdict they fetched): it has one, it reaches this crop (by hash or embedding), and it has not expired."""
+    return rule is not None and reach(rule, label, phash, phash_alg, embedding) is not None \
+        and not expired(made_ms, rule, now_ms)
 
 
 def best(candidates: Iterable[Candidate], phash: str, now_ms: int, cap: int | None = None,

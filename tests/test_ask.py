@@ -23,15 +23,15 @@ import requests
 import test_openai_backend
 from conftest import free_port
 from edgetriage.cloud.analysis import build_backend
-from edgetriage.cloud.api import build_app, run_api
 from edgetriage.cloud.ask.config import AskConfig
 from edgetriage.cloud.ask.guard import AskError
 from edgetriage.cloud.ask.router import Asker, cite
 from edgetriage.cloud.ask.rules import Vocabulary, normalise, time_window
-from edgetriage.cloud.auth import ApiAuth
 from edgetriage.cloud.config import AnalyzerConfig, CloudConfig
+from edgetriage.cloud.http.api import build_app, run_api
+from edgetriage.cloud.http.auth import ApiAuth
 from edgetriage.cloud.service import CloudService
-from edgetriage.cloud.store import SQLiteStore
+from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.protocol import Detection, Event, Verdict
 
@@ -422,7 +422,7 @@ def test_edgetriage_ask_on_the_command_line(api):
 
 
 def test_the_live_page_asks_with_its_session_and_shows_route_events_and_figures(api, store):
-    from edgetriage.cloud.web import page_link
+    from edgetriage.cloud.http.web import page_link
 
     assert requests.post(f"{api.base}/ui/ask", json={"question": "When was the last alert?"}, timeout=30).status_code == 401
     browser = requests.Session()
@@ -446,7 +446,7 @@ def test_the_rules_answer_from_redis_as_from_sqlite():
     """The service may keep its events in Redis (several processes): the questions read them there alike."""
     import uuid
 
-    from edgetriage.cloud.redis_store import RedisStore, connect_redis
+    from edgetriage.cloud.storage.redis_store import RedisStore, connect_redis
 
     prefix = f"test-ask-{uuid.uuid4().hex[:8]}"
     store = RedisStore(connect_redis("redis://127.0.0.1:6379/0"), prefix)

@@ -31,8 +31,10 @@ import cv2
 import pytest
 from conftest import free_port
 from edgetriage.cli import main as cli_main
-from edgetriage.cloud.analysis import build_backend
-from edgetriage.cloud.claims import (
+from edgetriage.cloud.analysis import Analysis, build_backend
+from edgetriage.cloud.config import CloudConfig, load_cloud_config
+from edgetriage.cloud.service import CloudService
+from edgetriage.cloud.storage.claims import (
     ClaimKeeper,
     RedisClaims,
     SQLiteClaims,
@@ -40,10 +42,8 @@ from edgetriage.cloud.claims import (
     new_owner,
     open_claims,
 )
-from edgetriage.cloud.config import CloudConfig, load_cloud_config
-from edgetriage.cloud.redis_store import RedisStore, connect_redis
-from edgetriage.cloud.service import CloudService
-from edgetriage.cloud.store import SQLiteStore
+from edgetriage.cloud.storage.redis_store import RedisStore, connect_redis
+from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.edge.config import OutboxConfig
 from edgetriage.edge.outbox import Outbox, OutboxError
 from edgetriage.edge.rules import Rules, RulesConfig
@@ -723,16 +723,21 @@ def test_cloud_config_refuses_unknown_keys_by_name(tmp_path, capsys):
 
 
 # -- a verdict is stored before it is published -------------------------------------------------------------
-def test_a_verdict_is_in_the_store_when_it_is_published(tmp_path, mosquitto, prefix, clip_one_by_one, monkeypatch):
-    """Checked from inside the publish call itself: whatever the broker (and so the device) is handed, the
-    store already answers for, so a crash right after publishing cannot lose a verdict a device acted on.
-    No model is asked: the fleet's token budget is 0, so the verdict is the explicit fallback."""
-    cap = cv2.VideoCapture(str(clip_one_by_one))
+def _visitor_crop(clip) -> bytes:
+    """The JPEG crop of the spot where the first visitor stands, 12 s into the one-by-one clip."""
+    cap = cv2.VideoCapture(str(clip))
     cap.set(cv2.CAP_PROP_POS_MSEC, 12_000)
     ok, frame = cap.read()
     cap.release()
     assert ok
-    crop = cv2.imencode(".jpg", frame[0:400, 370:560])[1].tobytes()
+    return cv2.imencode(".jpg", frame[0:400, 370:560])[1].tobytes()
+
+
+def test_a_verdict_is_in_the_store_when_it_is_published(tmp_path, mosquitto, prefix, clip_one_by_one, monkeypatch):
+    """Checked from inside the publish call itself: whatever the broker (and so the device) is handed, the
+    store already answers for, so a crash right after publishing cannot lose a verdict a device acted on.
+    No model is asked: the fleet's token budget is 0, so the verdict is the explicit fallback."""
+    crop = _visitor_crop(clip_one_by_one)
     t = int(time.time() * 1000)
     event = Event(event_id=uuid7(t), device="pi-door", camera="porch", captured_ms=t, label="person", score=0.6,
                   uncertain=True, track_id=1, detections=[Detection(label="person", score=0.6, box=(0.5, 0, 0.7, 0.9))],
@@ -760,8 +765,8 @@ def test_a_verdict_is_in_the_store_when_it_is_published(tmp_path, mosquitto, pre
         try:
             assert await service.wait_connected(10)
             topic = Topics(prefix).events("pi-door")
-            first = await service.handle(encode_event(event), topic)
-            again = await service.handle(encode_event(event), topic)  # a re-send: the stored one, published again
+            first = await service.process(encode_event(event), topic)
+            again = await service.process(encode_event(event), topic)  # a re-send: the stored one, published again
             return first, again
         finally:
             await service.stop()
@@ -772,3 +777,60 @@ def test_a_verdict_is_in_the_store_when_it_is_published(tmp_path, mosquitto, pre
     assert first is not None and first.verdict == "unknown" and again == first
     assert seen == [(first, first), (first, first)]
     assert service.stats.published == 2
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "redis"])
+def test_cache_hits_are_in_the_store_when_they_are_published(kind, tmp_path, mosquitto, prefix, redis_prefix,
+                                                             clip_one_by_one, monkeypatch):
+    """A burst of cache hits, answered together (one lookup round, one write per loop turn): each hit's event
+    and verdict are in the store already when its verdict is handed to the broker, seen from inside the
+    publish call, so a crash right after publishing loses nothing a device was told."""
+    crop = _visitor_crop(clip_one_by_one)
+
+    def event(n: int) -> Event:
+        t = int(time.time() * 1000)
+        phash = f"{int(BASE, 16) ^ (1 << (n % 64)) if n else int(BASE, 16):016x}"  # 1 bit from the first
+        return Event(event_id=uuid7(t), device="pi-door", camera="porch", captured_ms=t, label="person", score=0.6,
+                     uncertain=True, track_id=n, detections=[Detection(label="person", score=0.6, box=(0.5, 0, 0.7, 0.9))],
+                     phash=phash, reason="detector unsure", crop=crop, crop_size=(190, 400))
+
+    config = CloudConfig.model_validate({
+        "mqtt": {"url": mosquitto.url, "prefix": prefix, "client_id": f"{prefix}-cloud"},
+        "store_path": str(tmp_path / "cloud.db"), "http": {"port": 0}, "reuse": {"verify_sample": 0.0},
+        "analyzer": {"backend": "openai", "openai": {"base_urls": [f"http://127.0.0.1:{free_port()}/v1"]}},
+        "scheduler": {"budget": {"fleet_tokens_per_hour": 0}}})
+    store = SQLiteStore(config.store_path) if kind == "sqlite" else RedisStore(connect_redis(REDIS_URL), redis_prefix)
+    seen: list[tuple[str, bool, Verdict | None]] = []
+    publish = MQTTLink.publish
+
+    def publish_and_look(link, topic, payload, *args, **kwargs):
+        if topic.endswith("/verdicts"):
+            published = decode_verdict(payload)
+            seen.append((published.event_id, store.get_event(published.event_id) is not None,
+                         store.get_verdict(published.event_id)))
+        return publish(link, topic, payload, *args, **kwargs)
+
+    monkeypatch.setattr(MQTTLink, "publish", publish_and_look)
+    service = CloudService(config, build_backend(config.analyzer), store)
+    first = event(0)
+    analysis = Analysis(verdict="benign", confidence=0.8, description="a visitor", model="m",
+                        prompt_version=service.backend.prompt_version(first), analyze_ms=1.0)
+    store.put_verdict(service.cache.from_model(first, analysis, analysis.prompt_version, "m", time.monotonic(),
+                                               time.monotonic()))
+    hits = [event(n) for n in range(1, 21)]
+
+    async def scenario() -> list[Verdict]:
+        await service.start()
+        try:
+            assert await service.wait_connected(10)
+            topic = Topics(prefix).events("pi-door")
+            return await asyncio.gather(*(service.process(encode_event(e), topic) for e in hits))
+        finally:
+            await service.stop()
+            await service.backend.close()
+
+    verdicts = asyncio.run(scenario())
+    assert [v.source for v in verdicts] == ["cloud_cache"] * len(hits)
+    assert service.lookups.batches < len(hits) and service.hits.batches < len(hits)  # answered together
+    assert sorted(seen, key=lambda s: s[0]) == sorted(((v.event_id, True, v) for v in verdicts), key=lambda s: s[0])
+    store.close()

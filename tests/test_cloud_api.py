@@ -26,11 +26,11 @@ import pytest
 import requests
 from conftest import free_port
 from edgetriage.cloud.analysis import build_backend
-from edgetriage.cloud.api import build_app, run_api
-from edgetriage.cloud.auth import ApiAuth
 from edgetriage.cloud.config import CloudConfig
+from edgetriage.cloud.http.api import build_app, run_api
+from edgetriage.cloud.http.auth import ApiAuth
 from edgetriage.cloud.service import CloudService
-from edgetriage.cloud.store import SQLiteStore
+from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.modelfiles import bundled_dir, manifest, sha256_of
 from edgetriage.shared.protocol import Detection, Event, ReuseRule, Verdict, encode_event

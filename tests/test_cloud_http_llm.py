@@ -14,11 +14,11 @@ import cv2
 import pytest
 import requests
 from conftest import free_port
-from edgetriage.cloud.api import build_app, run_api
-from edgetriage.cloud.auth import ApiAuth
 from edgetriage.cloud.config import CloudConfig
+from edgetriage.cloud.http.api import build_app, run_api
+from edgetriage.cloud.http.auth import ApiAuth
 from edgetriage.cloud.service import CloudService
-from edgetriage.cloud.store import SQLiteStore
+from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.edge.crops import phash_dct64
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.protocol import Detection, Event, Verdict

@@ -21,17 +21,18 @@ import cv2
 import numpy as np
 import paho.mqtt.client as mqtt
 import pytest
-from edgetriage.cloud.api import build_app, run_api
-from edgetriage.cloud.auth import ApiAuth
 from edgetriage.cloud.config import CloudConfig, HTTPConfig, ReusePolicy
+from edgetriage.cloud.http.api import build_app, run_api
+from edgetriage.cloud.http.auth import ApiAuth
 from edgetriage.cloud.service import CloudService
-from edgetriage.cloud.store import SQLiteStore as Store
+from edgetriage.cloud.storage.store import SQLiteStore as Store
 from edgetriage.shared.config import MQTTConfig
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.phash import hamming
 from edgetriage.shared.protocol import (
     Detection,
     Event,
+    ProtocolError,
     ReuseRule,
     Verdict,
     decode_load_report,
@@ -399,25 +400,26 @@ def test_store_lookup_follows_the_reuse_rule(crops, tmp_path):
 def test_store_refuses_a_file_that_is_not_a_database(tmp_path):
     bad = tmp_path / "cloud.db"
     bad.write_bytes(b"this is not SQLite" * 100)
-    from edgetriage.cloud.store import StoreError
+    from edgetriage.cloud.storage.store import StoreError
 
     with pytest.raises(StoreError, match="cloud.db"):
         Store(bad)
 
 
 @pytest.mark.slow
-def test_handle_without_a_broker_rejects_and_counts(tmp_path, crops, llm_analyzer):
-    """`handle` is the pipeline without MQTT (the HTTP intake will call it): rejects return None, never
-    raise, store nothing and never reach the model."""
+def test_process_without_a_broker_rejects_and_counts(tmp_path, crops, llm_analyzer):
+    """`process` is the pipeline without MQTT (the HTTP intake calls it): a reject raises ProtocolError with
+    the reason, is counted, stores nothing and never reaches the model."""
     config = CloudConfig(store_path=str(tmp_path / "cloud.db"))
     store = Store(config.store_path)
     service = CloudService(config, llm_analyzer, store)
     topic = Topics(config.mqtt.prefix).events(DEVICE)
 
     async def scenario() -> None:
-        assert await service.handle(b"", topic) is None
-        assert await service.handle(json.dumps({"v": 1}).encode(), topic) is None
-        assert await service.handle(encode_event(_event(crops["first"], 1)), "elsewhere/v1/pi-lab-1/events") is None
+        for payload, on in ((b"", topic), (json.dumps({"v": 1}).encode(), topic),
+                            (encode_event(_event(crops["first"], 1)), "elsewhere/v1/pi-lab-1/events")):
+            with pytest.raises(ProtocolError):
+                await service.process(payload, on)
 
     asyncio.run(scenario())
     assert (service.stats.received, service.stats.rejected) == (3, 3)

@@ -12,7 +12,7 @@ import msgpack
 import numpy as np
 import pytest
 from conftest import MEDIA
-from edgetriage.cloud.store import SQLiteStore
+from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.edge.crops import crop_box, encode_jpeg, phash_dct64
 from edgetriage.edge.embed import embedding_of
 from edgetriage.edge.rules import Rules, RulesConfig, Triage

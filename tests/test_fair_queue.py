@@ -11,7 +11,7 @@ import time
 from edgetriage.cloud.config import CloudConfig, SchedulerConfig
 from edgetriage.cloud.scheduler import OverCapacity, Scheduler
 from edgetriage.cloud.service import CloudService
-from edgetriage.cloud.store import SQLiteStore
+from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.shared.mqtt import Incoming, MQTTLink
 from edgetriage.shared.protocol import decode_verdict, encode_event
 from edgetriage.shared.topics import Topics
@@ -117,8 +117,8 @@ def test_over_capacity_an_http_event_is_accepted_to_wait_and_answered_later(mosq
     model's, is there later."""
     import aiohttp
     from brokers import free_port
-    from edgetriage.cloud.api import build_app, run_api
-    from edgetriage.cloud.auth import ApiAuth
+    from edgetriage.cloud.http.api import build_app, run_api
+    from edgetriage.cloud.http.auth import ApiAuth
 
     async def scenario() -> None:
         config = CloudConfig.model_validate({

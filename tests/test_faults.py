@@ -30,11 +30,11 @@ import cv2
 import pytest
 from conftest import Mosquitto, free_port
 from edgetriage.cloud.analysis import ThreadedBackend
-from edgetriage.cloud.claims import RedisClaims, SQLiteClaims
 from edgetriage.cloud.config import CloudConfig
-from edgetriage.cloud.redis_store import RedisStore, connect_redis
 from edgetriage.cloud.service import CloudService
-from edgetriage.cloud.store import SQLiteStore
+from edgetriage.cloud.storage.claims import RedisClaims, SQLiteClaims
+from edgetriage.cloud.storage.redis_store import RedisStore, connect_redis
+from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.edge.crops import phash_dct64
 from edgetriage.edge.outbox import Outbox
 from edgetriage.shared.config import MQTTConfig

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import free_port
 from edgetriage.cli import main as cli_main
-from edgetriage.shared.protocol import encode_event
+from edgetriage.shared.protocol import ProtocolError, encode_event
 from test_cloud_api import DEVICE_TOKEN, OPERATOR, _event, _json_body, api, crops  # noqa: F401 - fixtures
 
 # -- an event id belongs to its device ----------------------------------------------------------------------
@@ -31,7 +31,8 @@ def test_another_devices_event_id_is_refused_on_every_path(api, crops):  # noqa:
     assert api.get(f"/v1/verdicts/{garage.event_id}", token=DEVICE_TOKEN).status_code == 404
     # the MQTT intake (the same code path a message on pi-door's own events topic takes): refused, no verdict
     topic = api.service.topics.events("pi-door")
-    assert api.call(api.service.handle(encode_event(borrowed), topic)) is None
+    with pytest.raises(ProtocolError, match="another device"):
+        api.call(api.service.process(encode_event(borrowed), topic))
     assert api.service.stats.rejected_by.get("invalid", 0) >= 2
     assert api.get(f"/v1/verdicts/{garage.event_id}").json() == stored  # pi-garage's verdict untouched
 

@@ -16,8 +16,8 @@ import pytest
 from conftest import CLOUD
 from edgetriage.cloud.config import CloudConfig
 from edgetriage.cloud.ha import HomeAssistantBridge
-from edgetriage.cloud.redis_store import RedisStore, connect_redis
 from edgetriage.cloud.service import CloudService
+from edgetriage.cloud.storage.redis_store import RedisStore, connect_redis
 from edgetriage.shared.mqtt import Incoming, MQTTLink, tls_context
 from edgetriage.shared.protocol import decode_verdict, encode_event
 from edgetriage.shared.topics import Topics

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from edgetriage.cloud.http.web.boxes import boxes_in_crop, event_boxes
 from edgetriage.cloud.push import _await_state, config_message
 from edgetriage.cloud.scheduler import LoadState
-from edgetriage.cloud.web.boxes import boxes_in_crop, event_boxes
 from edgetriage.edge.budget import SpendingPolicy
 from edgetriage.edge.capture import FrameSource
 from edgetriage.edge.config import EdgeConfig

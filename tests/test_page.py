@@ -422,10 +422,10 @@ async def _sse(response, count: int, timeout: float = 10.0) -> list[dict]:
 
 
 async def _page_server_checks(clip: Path, store_path: Path) -> None:
-    from edgetriage.cloud.api import build_app, run_api
-    from edgetriage.cloud.store import SQLiteStore
-    from edgetriage.cloud.web import DeviceDecision, page_link
-    from edgetriage.cloud.web.routes import TIMELINE
+    from edgetriage.cloud.http.api import build_app, run_api
+    from edgetriage.cloud.http.web import DeviceDecision, page_link
+    from edgetriage.cloud.http.web.routes import TIMELINE
+    from edgetriage.cloud.storage.store import SQLiteStore
 
     store = SQLiteStore(store_path)
     app = build_app(store, None)
@@ -533,7 +533,7 @@ def test_page_server_access_stream_resume_and_figures(clip_one_by_one, tmp_path)
 
 
 def test_a_page_that_falls_behind_is_cut_off_not_waited_for():
-    from edgetriage.cloud.web.timeline import LISTENER_QUEUE, Listener
+    from edgetriage.cloud.http.web.timeline import LISTENER_QUEUE, Listener
 
     async def run() -> None:
         listener = Listener()

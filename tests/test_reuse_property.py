@@ -16,8 +16,8 @@ import uuid
 from pathlib import Path
 
 import numpy as np
-from edgetriage.cloud.redis_store import RedisStore, connect_redis
-from edgetriage.cloud.store import SQLiteStore
+from edgetriage.cloud.storage.redis_store import RedisStore, connect_redis
+from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.edge.vcache import VerdictCache
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.protocol import ReuseRule, Verdict

@@ -19,8 +19,8 @@ import cv2
 import pytest
 from conftest import CLOUD, DEPLOY
 from edgetriage.cloud.config import CloudConfig
-from edgetriage.cloud.redis_store import RedisStore, connect_redis
 from edgetriage.cloud.service import CloudService
+from edgetriage.cloud.storage.redis_store import RedisStore, connect_redis
 from edgetriage.shared.config import ConfigError, MQTTConfig, TLSConfig
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.mqtt import Incoming, MQTTLink, tls_context

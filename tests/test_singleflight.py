@@ -7,8 +7,8 @@ import asyncio
 import time
 import uuid
 
-from edgetriage.cloud.redis_store import RedisStore, connect_redis
 from edgetriage.cloud.singleflight import SingleFlight
+from edgetriage.cloud.storage.redis_store import RedisStore, connect_redis
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 BUCKET = ("site:shop", "person", "dct64", "p1")

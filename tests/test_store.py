@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import cv2
 import pytest
-from edgetriage.cloud.store import Retention, SQLiteStore, Store, StoreError
+from edgetriage.cloud.storage.store import Retention, SQLiteStore, Store, StoreError
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.protocol import Detection, Event, ReuseRule, Verdict
 
@@ -237,7 +237,7 @@ def test_a_file_it_cannot_use_is_named_with_what_to_do(tmp_path):
 def test_a_cache_hit_stores_its_event_and_verdict_in_one_write_or_not_at_all(store, crop):
     """put_answered (the hit path): both rows at once, the near-copy rule applied as put_verdict applies it;
     a repeated event id writes nothing and says so. The Redis store does the same in one script."""
-    from edgetriage.cloud.redis_store import RedisStore, connect_redis
+    from edgetriage.cloud.storage.redis_store import RedisStore, connect_redis
 
     redis = RedisStore(connect_redis("redis://127.0.0.1:6379/0"), f"test-store-{uuid7(T0)[-8:]}")
     try:

@@ -159,7 +159,7 @@ def _exposed_metric_names(tmp_path: Path) -> set[str]:
     from edgetriage.cloud.config import CloudConfig
     from edgetriage.cloud.metrics import CloudMetrics
     from edgetriage.cloud.service import CloudService
-    from edgetriage.cloud.store import SQLiteStore
+    from edgetriage.cloud.storage.store import SQLiteStore
     from edgetriage.edge.metrics import CameraSnapshot, DeviceSnapshot, EdgeMetrics
     from prometheus_client import generate_latest
     from prometheus_client.parser import text_string_to_metric_families

@@ -19,10 +19,10 @@ from typing import Any
 
 from aiohttp import web
 
+from ..http.web.access import COOKIE
+from ..http.web.routes import ACCESS
 from ..observed import ObservedService
-from ..store import Store
-from ..web.access import COOKIE
-from ..web.routes import ACCESS
+from ..storage.store import Store
 from .guard import AskError
 from .router import Asker
 

@@ -1,4 +1,4 @@
-"""POST /v1/ask in the API's OpenAPI document (cloud.openapi adds it to its paths)."""
+"""POST /v1/ask in the API's OpenAPI document (cloud.http.openapi adds it to its paths)."""
 
 from __future__ import annotations
 

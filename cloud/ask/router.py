@@ -30,7 +30,7 @@ from ...shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
 from ...shared.stats import median as _median
 from ..config import AnalyzerConfig
 from ..observed import Listened
-from ..store import Store
+from ..storage.store import Store
 from .cache import AnswerCache, Coverage
 from .complexity import ComplexityModel
 from .config import AskConfig

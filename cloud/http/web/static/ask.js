@@ -3,14 +3,7 @@
 "use strict";
 
 (function () {
-  const $ = (id) => document.getElementById(id);
-  const el = (tag, cls, text) => {
-    const node = document.createElement(tag);
-    if (cls) node.className = cls;
-    if (text !== undefined && text !== null) node.textContent = String(text);
-    return node;
-  };
-  const ms = (v) => (v === null || v === undefined ? "—" : v >= 1000 ? (v / 1000).toFixed(2) + " s" : v.toFixed(v < 10 ? 1 : 0) + " ms");
+  const { $, el, fmtMs: ms } = window.edgetriageDom;
 
   function figures(f) {
     const box = $("ask-figures");

@@ -8,8 +8,8 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-from ...shared.stats import median, percentile
-from ..figures import Answers, latency_model
+from ....shared.stats import median, percentile
+from ...figures import Answers, latency_model
 from .entries import CACHE_SOURCES, MODEL_SOURCES, Entry, round_or_none
 
 CameraKey = tuple[str, str]  # (device, camera)

@@ -9,19 +9,12 @@
   const filters = { device: "", camera: "", label: "", verdict: "" };
   let history = [];
 
-  const $ = (id) => document.getElementById(id);
-  const el = (tag, cls, text) => {
-    const node = document.createElement(tag);
-    if (cls) node.className = cls;
-    if (text !== undefined && text !== null) node.textContent = String(text);
-    return node;
-  };
+  const { $, el, fmtMs } = window.edgetriageDom;
   const svg = (tag, attrs) => {
     const node = document.createElementNS("http://www.w3.org/2000/svg", tag);
     for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, v);
     return node;
   };
-  const fmtMs = (v) => (v === null || v === undefined ? "—" : v >= 1000 ? (v / 1000).toFixed(2) + " s" : v.toFixed(v < 10 ? 1 : 0) + " ms");
   const fmtPct = (v) => (v === null || v === undefined ? "—" : Math.round(v * 100) + "%");
   const fmtNum = (v) => (v === null || v === undefined ? "—" : String(v));
   const clock = (ms) => new Date(ms).toLocaleTimeString([], { hour12: false });

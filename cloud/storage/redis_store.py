@@ -1,6 +1,6 @@
 """The cloud store in Redis, for several service processes on one MQTT 5 shared subscription.
 
-Same contract as the SQLite store (cloud.store): the seen event ids (`put_event` answers False for an id
+Same contract as the SQLite store (storage.store): the seen event ids (`put_event` answers False for an id
 already stored, atomically, whichever worker asks first), the verdicts (stored before they are published),
 and the reuse rules the verdict cache searches. Every key starts with one prefix, so several deployments
 (or test runs) can share one Redis and one can be deleted without touching the others (`delete_all`).
@@ -30,10 +30,10 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlparse
 
-from ..shared.config import ConfigError
-from ..shared.protocol import Event, Verdict, encode_verdict
-from ..shared.reuse import Candidate, bucket, candidate, expired, nearest, reach, worth_filing
-from .config import CloudConfig
+from ...shared.config import ConfigError
+from ...shared.protocol import Event, Verdict, encode_verdict
+from ...shared.reuse import Candidate, bucket, candidate, nearest, still_answers, worth_filing
+from ..config import CloudConfig
 from .store import SQLiteStore
 
 try:  # the `cloud` extra; only needed when a Redis URL is configured
@@ -168,7 +168,7 @@ class RedisStore:
     # -- writes ----------------------------------------------------------------------------------------
     def put_event(self, event: Event, received_ms: int) -> bool:
         """Record an event; False when its event_id is already stored (by this worker or any other)."""
-        doc = json.dumps(event.model_dump(mode="json", by_alias=True, exclude={"crop"}), separators=(",", ":"))
+        doc = event.model_dump_json(by_alias=True, exclude={"crop"})
         keys = [self._k("ev", event.event_id), self._k("events"), self._k("events", "d", event.device),
                 self._k("events", "l", event.label)]
         return bool(self._put_event(keys=keys, args=[doc, received_ms, event.device, event.label, event.crop,
@@ -214,7 +214,7 @@ class RedisStore:
             source_doc = None if known is not None or not source_id else self.client.get(self._k("vd", source_id))
             source = self._filed_source(verdict, known if known is not None else source_doc, now)
             new = _member(verdict)
-            doc = json.dumps(event.model_dump(mode="json", by_alias=True, exclude={"crop"}), separators=(",", ":"))
+            doc = event.model_dump_json(by_alias=True, exclude={"crop"})
             keys = [self._k("ev", event.event_id), self._k("events"), self._k("events", "d", event.device),
                     self._k("events", "l", event.label), self._k("vd", verdict.event_id), self._k("nverdicts"),
                     self._k("rules", new[0]) if new else "", self._k("rules", source[0]) if source else ""]
@@ -231,26 +231,33 @@ class RedisStore:
     def lookup(self, *, scope_key: str, label: str, phash: str, phash_alg: str, prompt_version: str,
                now_ms: int, embedding: bytes | None = None) -> Verdict | None:
         """The unexpired verdict whose reuse rule reaches this crop, as shared.reuse.best ranks them,
-        checked against the shared rule exactly as the SQLite store does."""
-        members = self.client.zrangebyscore(self._k("rules", _bucket(scope_key, label, phash_alg, prompt_version)),
-                                            now_ms, "+inf", withscores=True)
-        best = nearest((_candidate(m, expires) for m, expires in members), phash, now_ms, embedding=embedding)
-        if best is None:
-            return None
-        member = _member_text(best)
-        verdict = self._seen.get(member) or self.get_verdict(best.ref)
-        if verdict is not None and member not in self._seen:
-            if len(self._seen) >= _SEEN_MAX:
-                self._seen.clear()
-                self._seen_member.clear()
-            self._seen[member] = verdict
-            self._seen_member[best.ref] = member
-        if verdict is None or verdict.cache is None:
-            return None
-        if reach(verdict.cache, label, phash, phash_alg, embedding) is None or expired(verdict.created_ms,
-                                                                                     verdict.cache, now_ms):
-            return None
-        return verdict
+        checked against the shared rule (shared.reuse) exactly as the SQLite store does."""
+        return self.lookup_many([{"scope_key": scope_key, "label": label, "phash": phash, "phash_alg": phash_alg,
+                                  "prompt_version": prompt_version, "now_ms": now_ms, "embedding": embedding}])[0]
+
+    def lookup_many(self, queries: list[dict[str, Any]]) -> list[Verdict | None]:
+        """`lookup` for several events (each a dict of its keywords): one round trip for all their index
+        ranges, and one more only for verdicts not read before."""
+        pipe = self.client.pipeline(transaction=False)
+        for q in queries:
+            pipe.zrangebyscore(self._k("rules", _bucket(q["scope_key"], q["label"], q["phash_alg"], q["prompt_version"])),
+                               q["now_ms"], "+inf", withscores=True)
+        bests = [nearest((_candidate(m, expires) for m, expires in members), q["phash"], q["now_ms"],
+                         embedding=q.get("embedding")) for q, members in zip(queries, pipe.execute(), strict=True)]
+        members = [_member_text(b) if b is not None else "" for b in bests]
+        if len(self._seen) + len(queries) > _SEEN_MAX:  # make room first: what this call needs stays
+            self._seen.clear()
+            self._seen_member.clear()
+        unread = {b.ref: m for b, m in zip(bests, members, strict=True) if b is not None and m not in self._seen}
+        if unread:
+            for (ref, member), doc in zip(unread.items(), self.client.mget([self._k("vd", r) for r in unread]),
+                                          strict=True):
+                if doc:
+                    self._seen[member] = Verdict.model_validate_json(doc)
+                    self._seen_member[ref] = member
+        found = [self._seen.get(member) if member else None for member in members]
+        return [v if v is not None and still_answers(v.cache, v.created_ms, q["label"], q["phash"], q["phash_alg"],
+                                                     q["now_ms"], q.get("embedding")) else None for v, q in zip(found, queries, strict=True)]
 
     def list_events(self, device: str | None = None, label: str | None = None, limit: int = 50,
                     before: str | None = None, *, camera: str | None = None, verdict: str | None = None,

@@ -4,7 +4,7 @@
 Tokens are compared as SHA-256 digests with `hmac.compare_digest`, against every known token on every
 request (no early exit), so neither the comparison nor the lookup tells an attacker how close a guess was.
 A service started without a configured token makes up a random one: the API is then closed to everyone
-but the browser page's one-time link (cloud.web), never open.
+but the browser page's one-time link (cloud.http.web), never open.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import hmac
 import secrets
 from dataclasses import dataclass
 
-from .config import API_TOKEN_ENV, HTTPConfig
+from ..config import API_TOKEN_ENV, HTTPConfig
 
 
 def _digest(token: str) -> bytes:

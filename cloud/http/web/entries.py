@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...shared.protocol import Verdict
+from ....shared.protocol import Verdict
 from .boxes import Box
 
 CACHE_SOURCES = ("device_cache", "cloud_cache")

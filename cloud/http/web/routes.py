@@ -23,8 +23,8 @@ from typing import Any
 
 from aiohttp import web
 
-from ..observed import ObservedService
-from ..store import Store
+from ...observed import ObservedService
+from ...storage.store import Store
 from .access import COOKIE, PageAccess
 from .timeline import Timeline
 
@@ -35,7 +35,7 @@ ACCESS = web.AppKey("page_access", PageAccess)
 PAGE_STORE = web.AppKey("page_store", Store)
 HEARTBEAT_S = 15.0  # a comment line this often keeps proxies from closing an idle stream
 RETRY_MS = 2000  # how soon a browser reconnects a dropped stream
-STATIC = {"app.js": "text/javascript", "ask.js": "text/javascript", "style.css": "text/css",
+STATIC = {"dom.js": "text/javascript", "app.js": "text/javascript", "ask.js": "text/javascript", "style.css": "text/css",
           "index.html": "text/html"}
 _ENTRY_ID_RE = re.compile(r"^[0-9a-z~_-]{1,200}$")
 _SECURITY_HEADERS = {
@@ -48,7 +48,7 @@ _SECURITY_HEADERS = {
 
 
 def _static(name: str) -> bytes:
-    return (resources.files("edgetriage.cloud.web") / "static" / name).read_bytes()
+    return (resources.files("edgetriage.cloud.http.web") / "static" / name).read_bytes()
 
 
 def _html(status: int, title: str, message: str) -> web.Response:

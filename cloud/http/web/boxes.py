@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ...shared.protocol import CROP_MARGIN, crop_region
+from ....shared.protocol import CROP_MARGIN, crop_region
 
 # The device crops a track's best box grown by this share of its size on each side (the shared default);
 # used to place boxes on crops of events that do not say where they were cut (no `crop_box`).

@@ -1,7 +1,7 @@
 """Durable record of what the service received and answered, and the index the verdict cache searches.
 
 `Store` is the interface the service and the API use; `SQLiteStore` is the default (one process), and
-cloud.redis_store has the one several processes share. SQLiteStore keeps everything in one SQLite file in WAL mode with synchronous=NORMAL: a commit survives a process crash (not necessarily a
+storage.redis_store has the one several processes share. SQLiteStore keeps everything in one SQLite file in WAL mode with synchronous=NORMAL: a commit survives a process crash (not necessarily a
 power cut), readers never block the writer, and a commit costs well under a millisecond, so the service
 can store a verdict before it publishes it without slowing the message path. One connection, guarded by
 a lock, so the store may be called from any thread.
@@ -17,11 +17,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from ..shared.protocol import Event, Verdict, encode_verdict
-from ..shared.reuse import DEFAULT_MIN_SIMILARITY, Candidate, bucket, expired, nearest, reach, worth_filing
+from ...shared.protocol import Event, Verdict, encode_verdict
+from ...shared.reuse import DEFAULT_MIN_SIMILARITY, Candidate, bucket, nearest, still_answers, worth_filing
 
 SCHEMA_VERSION = 1
 _BITS64 = (1 << 64) - 1
+_SEEN_MAX = 4096
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
     event_id    TEXT PRIMARY KEY,
@@ -79,12 +80,21 @@ class Store(Protocol):
         """`put_event` and `put_verdict` at once, all or nothing: False, nothing written, for a repeat."""
         ...
 
+    def put_answered_many(self, items: list[tuple[Event, int, Verdict]]) -> list[bool]:
+        """`put_answered` for several events in one transaction (or pipeline), one answer each."""
+        ...
+
     def get_verdict(self, event_id: str) -> Verdict | None: ...
 
     def lookup(self, *, scope_key: str, label: str, phash: str, phash_alg: str, prompt_version: str,
                now_ms: int, embedding: bytes | None = None) -> Verdict | None:
         """The unexpired verdict whose reuse rule reaches this crop (its hash, or its embedding when both
         have one), as shared.reuse.best ranks them."""
+        ...
+
+    def lookup_many(self, queries: list[dict[str, Any]]) -> list[Verdict | None]:
+        """`lookup` for several events (each a dict of its keywords), one answer each, in one round trip
+        where the store is across a network."""
         ...
 
     def list_events(self, device: str | None = None, label: str | None = None, limit: int = 50,
@@ -136,6 +146,8 @@ class SQLiteStore:
                              "(check the path and its permissions, or set store_path)") from None
         self._conn = conn
         self._lock = threading.Lock()
+        # the verdicts lookups found, parsed once: event id -> (made ms, verdict); dropped when one is filed again
+        self._seen: dict[str, tuple[int, Verdict]] = {}
 
     def close(self) -> None:
         with self._lock:
@@ -156,7 +168,7 @@ class SQLiteStore:
     # -- writes ----------------------------------------------------------------------------------------
     def put_event(self, event: Event, received_ms: int) -> bool:
         """Record an event; False when its event_id is already stored (a redelivery or a retry)."""
-        doc = json.dumps(event.model_dump(mode="json", by_alias=True, exclude={"crop"}), separators=(",", ":"))
+        doc = event.model_dump_json(by_alias=True, exclude={"crop"})
         with self._lock, self._written(f"event {event.event_id}"):
             cur = self._conn.execute(
                 "INSERT OR IGNORE INTO events (event_id, device, camera, label, received_ms, doc, crop) "
@@ -182,8 +194,7 @@ class SQLiteStore:
         with self._lock, self._written(f"{len(items)} answered event(s)"), self._conn:
             self._conn.execute("BEGIN")
             for event, received_ms, verdict in items:
-                doc = json.dumps(event.model_dump(mode="json", by_alias=True, exclude={"crop"}),
-                                 separators=(",", ":"))
+                doc = event.model_dump_json(by_alias=True, exclude={"crop"})
                 new = self._conn.execute(
                     "INSERT OR IGNORE INTO events (event_id, device, camera, label, received_ms, doc, crop) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -196,6 +207,7 @@ class SQLiteStore:
 
     def _file_verdict(self, verdict: Verdict) -> None:
         """Inside a transaction: the verdict, and its rule unless shared.reuse.worth_filing says otherwise."""
+        self._seen.pop(verdict.event_id, None)
         self._conn.execute("INSERT OR REPLACE INTO verdicts (event_id, created_ms, doc) VALUES (?, ?, ?)",
                            (verdict.event_id, verdict.created_ms, encode_verdict(verdict).decode()))
         self._conn.execute("DELETE FROM rules WHERE event_id = ?", (verdict.event_id,))
@@ -230,23 +242,39 @@ class SQLiteStore:
         and prompt version; shared.reuse picks among them (the device cache and the Redis store call the
         same function) and the winner's own rule is checked once more as it was published.
         """
+        return self.lookup_many([{"scope_key": scope_key, "label": label, "phash": phash, "phash_alg": phash_alg,
+                                  "prompt_version": prompt_version, "now_ms": now_ms, "embedding": embedding}])[0]
+
+    def lookup_many(self, queries: list[dict[str, Any]]) -> list[Verdict | None]:
+        """`lookup` for several events (each a dict of its keywords), one answer each; the events of one
+        bucket share one index range read (a burst of look-alikes reads it once)."""
+        ranges: dict[tuple[str, str, str, str], list[Candidate]] = {}
+        since = min((q["now_ms"] for q in queries), default=0)
+        found: list[Verdict | None] = []
         with self._lock:
-            rows = self._conn.execute(
-                f"SELECT {_CANDIDATE} FROM rules "
-                "WHERE scope_key = ? AND label = ? AND phash_alg = ? AND prompt_version = ? AND expires_ms >= ?",
-                (scope_key, label, phash_alg, prompt_version, now_ms),
-            ).fetchall()
-            best = nearest((_candidate(*row) for row in rows), phash, now_ms, embedding=embedding)
-            doc = None if best is None else self._conn.execute(
-                "SELECT doc FROM verdicts WHERE event_id = ?", (best.ref,)).fetchone()
+            for q in queries:
+                key = (q["scope_key"], q["label"], q["phash_alg"], q["prompt_version"])
+                if key not in ranges:
+                    ranges[key] = [_candidate(*row) for row in self._conn.execute(
+                        f"SELECT {_CANDIDATE} FROM rules WHERE scope_key = ? "
+                        "AND label = ? AND phash_alg = ? AND prompt_version = ? AND expires_ms >= ?", (*key, since))]
+                best = nearest(ranges[key], q["phash"], q["now_ms"], embedding=q.get("embedding"))
+                found.append(None if best is None else self._verdict_of(best))
+        return [v if v is not None and still_answers(v.cache, v.created_ms, q["label"], q["phash"], q["phash_alg"],
+                                                     q["now_ms"], q.get("embedding")) else None for v, q in zip(found, queries, strict=True)]
+
+    def _verdict_of(self, best: Candidate) -> Verdict | None:
+        """The verdict of a filed rule, parsed once (the lock is held)."""
+        known = self._seen.get(best.ref)
+        if known is not None and known[0] == best.made_ms:
+            return known[1]
+        doc = self._conn.execute("SELECT doc FROM verdicts WHERE event_id = ?", (best.ref,)).fetchone()
         if doc is None:
             return None
         verdict = Verdict.model_validate_json(doc[0])
-        if verdict.cache is None:
-            return None
-        if reach(verdict.cache, label, phash, phash_alg, embedding) is None or expired(verdict.created_ms,
-                                                                                     verdict.cache, now_ms):
-            return None
+        if len(self._seen) >= _SEEN_MAX:
+            self._seen.clear()
+        self._seen[best.ref] = (best.made_ms, verdict)
         return verdict
 
     def list_events(self, device: str | None = None, label: str | None = None, limit: int = 50,

@@ -11,9 +11,9 @@ and the service's figures, model files for devices, health, metrics and its own 
     GET  /v1/models/{sha256}          a model file a remote config announced
     GET  /healthz, /metrics           public (probes and scrapers)
     GET  /openapi.json                public: this API's OpenAPI 3.1 document
-    /ui/...                           the operator's page (cloud.web; its own one-time link and cookie)
+    /ui/...                           the operator's page (cloud.http.web; its own one-time link and cookie)
 
-Every /v1 route needs `Authorization: Bearer <token>` (cloud.auth): the operator's token opens all; a device
+Every /v1 route needs `Authorization: Bearer <token>` (cloud.http.auth): the operator's token opens all; a device
 token only POST /v1/events for its own device, its own verdicts and model files. Every answer is JSON, errors
 included ({"error": "<what was wrong and what to do>", "status": <code>}). Bodies are bounded by
 [http] max_body_bytes. Loopback by default. Extra routes go in through `build_app(extras=...)`.
@@ -36,17 +36,17 @@ import msgpack
 from aiohttp import web
 from pydantic import ValidationError, field_validator
 
-from ..shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
-from ..shared.modelfiles import bundled_dir
-from ..shared.protocol import VERDICTS, Event, ProtocolError, decode_event, encode_verdict
-from .ask.api import ASKER, add_ask, build_asker
+from ...shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
+from ...shared.modelfiles import bundled_dir
+from ...shared.protocol import VERDICTS, Event, ProtocolError, decode_event, encode_verdict
+from ..ask.api import ASKER, add_ask, build_asker
+from ..config import HTTPConfig
+from ..metrics import add_metrics
+from ..scheduler import OverCapacity, Released
+from ..service import CloudService
+from ..storage.store import Store
 from .auth import ApiAuth, Principal
-from .config import HTTPConfig
-from .metrics import add_metrics
 from .openapi import openapi_document
-from .scheduler import OverCapacity, Released
-from .service import CloudService
-from .store import Store
 from .web import add_page
 
 log = logging.getLogger("edgetriage.cloud.api")
@@ -59,6 +59,7 @@ PENDING = web.AppKey("pending", set)  # POST /v1/events?wait=false still being a
 PRINCIPAL = web.RequestKey("principal", Principal)
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
+MILLIS = "a time in epoch milliseconds"
 THUMBNAIL_PX = 192
 PUBLIC = frozenset({"/healthz", "/metrics", "/openapi.json"})
 SOURCES = ("llm", "cloud_cache", "fallback")
@@ -124,15 +125,17 @@ def _operator(request: web.Request) -> None:
 
 
 # -- parameters ----------------------------------------------------------------------------------------
-def _limit(raw: str | None) -> int:
+def _whole(request: web.Request, name: str, lo: int, hi: int, what: str) -> int | None:
+    """The query parameter `name` as a whole number in lo..hi, None when absent; `what` says what it must be."""
+    raw = request.query.get(name)
     if raw is None:
-        return DEFAULT_LIMIT
+        return None
     try:
         value = int(raw)
     except ValueError:
-        raise BadRequest(f"limit={raw!r} is not a whole number; use 1..{MAX_LIMIT}") from None
-    if not 1 <= value <= MAX_LIMIT:
-        raise BadRequest(f"limit={value} is out of range; use 1..{MAX_LIMIT}")
+        raise BadRequest(f"{name}={raw!r} is not {what}") from None
+    if not lo <= value <= hi:
+        raise BadRequest(f"{name}={value} is out of range: use {what}")
     return value
 
 
@@ -142,19 +145,6 @@ def _optional(request: web.Request, name: str, pattern: re.Pattern | None = None
         return None
     if pattern is not None and not pattern.match(value):
         raise BadRequest(f"{name}={value!r} is not {what}")
-    return value
-
-
-def _millis(request: web.Request, name: str) -> int | None:
-    raw = request.query.get(name)
-    if raw is None:
-        return None
-    try:
-        value = int(raw)
-    except ValueError:
-        raise BadRequest(f"{name}={raw!r} is not a time in epoch milliseconds") from None
-    if not 0 <= value < 1 << 53:
-        raise BadRequest(f"{name}={value} is out of range (epoch milliseconds)")
     return value
 
 
@@ -268,21 +258,21 @@ async def post_event(request: web.Request) -> web.Response:
     try:
         event = decode_event(payload)
     except ProtocolError as exc:
-        service.stats.rejected += 1
+        service.stats.reject(exc.code)
         raise BadRequest(exc.reason) from None
     principal: Principal = request[PRINCIPAL]
     if not principal.is_operator and principal.device != event.device:
         raise Forbidden(f"the token of device {principal.device} may not send events of device {event.device}")
     topic = service.topics.events(event.device)
     if not wait:
-        task = asyncio.get_running_loop().create_task(service.process(payload, topic))
+        task = asyncio.get_running_loop().create_task(service.process(event, topic))
         pending = request.app[PENDING]
         pending.add(task)
         task.add_done_callback(_forget(pending))
         return web.json_response({"event_id": event.event_id, "status": "accepted",
                                   "verdict": f"/v1/verdicts/{event.event_id}"}, status=202)
     try:
-        verdict = await service.process(payload, topic)
+        verdict = await service.process(event, topic)
     except ProtocolError as exc:
         raise BadRequest(exc.reason) from None
     except OverCapacity:  # stored, unanswered: analysed when there is room
@@ -317,10 +307,10 @@ async def list_events(request: web.Request) -> web.Response:
         "camera": _optional(request, "camera", CAMERA_ID_RE, "a camera id ([a-z0-9_-], at most 64)"),
         "verdict": _choice(request, "verdict", VERDICTS),
         "source": _choice(request, "source", SOURCES),
-        "since_ms": _millis(request, "since_ms"),
-        "until_ms": _millis(request, "until_ms"),
+        "since_ms": _whole(request, "since_ms", 0, (1 << 53) - 1, MILLIS),
+        "until_ms": _whole(request, "until_ms", 0, (1 << 53) - 1, MILLIS),
     }
-    limit = _limit(request.query.get("limit"))
+    limit = _whole(request, "limit", 1, MAX_LIMIT, f"a whole number in 1..{MAX_LIMIT}") or DEFAULT_LIMIT
     given = {k: v for k, v in filters.items() if v is not None}
     events = request.app[STORE].list_events(limit=limit, **given)  # optional filters only when used
     headers = {}
@@ -341,12 +331,21 @@ async def get_event(request: web.Request) -> web.Response:
 
 
 async def get_crop(request: web.Request) -> web.Response:
+    return _crop(request, lambda jpeg: jpeg)
+
+
+async def get_thumbnail(request: web.Request) -> web.Response:
+    return _crop(request, thumbnail)
+
+
+def _crop(request: web.Request, shown: Callable[[bytes], bytes]) -> web.Response:
+    """The event's crop as `shown` makes it (as sent, or a thumbnail)."""
     _operator(request)
     event_id = _event_id(request)
     crop = request.app[STORE].get_crop(event_id)
     if crop is None:
         return _error(404, f"no crop for event {event_id!r}: never stored, or deleted by retention")
-    return web.Response(body=crop, content_type="image/jpeg", headers={"Cache-Control": "private, max-age=86400"})
+    return web.Response(body=shown(crop), content_type="image/jpeg", headers={"Cache-Control": "private, max-age=86400"})
 
 
 def thumbnail(jpeg: bytes, size: int = THUMBNAIL_PX) -> bytes:
@@ -364,16 +363,6 @@ def thumbnail(jpeg: bytes, size: int = THUMBNAIL_PX) -> bytes:
     small = cv2.resize(image, (max(1, round(w * scale)), max(1, round(h * scale))), interpolation=cv2.INTER_AREA)
     ok, data = cv2.imencode(".jpg", small, [cv2.IMWRITE_JPEG_QUALITY, 80])
     return data.tobytes() if ok else jpeg
-
-
-async def get_thumbnail(request: web.Request) -> web.Response:
-    _operator(request)
-    event_id = _event_id(request)
-    crop = request.app[STORE].get_crop(event_id)
-    if crop is None:
-        return _error(404, f"no crop for event {event_id!r}: never stored, or deleted by retention")
-    return web.Response(body=thumbnail(crop), content_type="image/jpeg",
-                        headers={"Cache-Control": "private, max-age=86400"})
 
 
 async def get_verdict(request: web.Request) -> web.Response:
@@ -440,17 +429,12 @@ def build_app(store: Store, service: CloudService | None, models_dir: Path | Non
     app[MODELS] = model_index(models_dir if models_dir is not None else served)
     app.on_shutdown.append(_finish_pending)
     app.on_response_prepare.append(_server_header)
-    router = app.router
-    router.add_get("/healthz", healthz)
-    router.add_get("/openapi.json", openapi)
-    router.add_post("/v1/events", post_event)
-    router.add_get("/v1/events", list_events)
-    router.add_get("/v1/events/{event_id}", get_event)
-    router.add_get("/v1/events/{event_id}/crop", get_crop)
-    router.add_get("/v1/events/{event_id}/thumbnail", get_thumbnail)
-    router.add_get("/v1/verdicts/{event_id}", get_verdict)
-    router.add_get("/v1/stats", get_stats)
-    router.add_get("/v1/models/{sha256}", get_model)
+    app.router.add_post("/v1/events", post_event)
+    for path, handler in (("/healthz", healthz), ("/openapi.json", openapi), ("/v1/events", list_events),
+                          ("/v1/events/{event_id}", get_event), ("/v1/events/{event_id}/crop", get_crop),
+                          ("/v1/events/{event_id}/thumbnail", get_thumbnail), ("/v1/verdicts/{event_id}", get_verdict),
+                          ("/v1/stats", get_stats), ("/v1/models/{sha256}", get_model)):
+        app.router.add_get(path, handler)
     # other modules' routes
     add_metrics(app, service)  # GET /metrics (Prometheus)
     add_page(app, store, service)  # the live page under /ui/

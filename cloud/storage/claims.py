@@ -29,7 +29,7 @@ from .store import StoreError
 if TYPE_CHECKING:
     import redis
 
-    from .config import CloudConfig
+    from ..config import CloudConfig
 
 log = logging.getLogger("edgetriage.cloud.claims")
 

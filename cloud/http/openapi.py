@@ -9,8 +9,8 @@ import copy
 from functools import cache
 from typing import Any
 
-from ..shared.protocol import MAX_EVENT_BYTES, VERDICTS, Event, Verdict
-from .ask.openapi import ask_path
+from ...shared.protocol import MAX_EVENT_BYTES, VERDICTS, Event, Verdict
+from ..ask.openapi import ask_path
 
 _REF = "#/components/schemas/{model}"
 EVENT_ID = {"type": "string", "pattern": "^[0-9a-f-]{1,36}$"}

@@ -18,7 +18,7 @@ from collections import OrderedDict, deque
 from collections.abc import Callable
 from typing import Any
 
-from ...shared.protocol import Event, Verdict
+from ....shared.protocol import Event, Verdict
 from .boxes import boxes_in_crop, crop_region, event_boxes
 from .entries import MODEL_SOURCES, DeviceDecision, Entry, now_ms, wall_time
 from .panel import CameraCounts, camera_rows, panel_figures
