@@ -35,7 +35,7 @@ from .capture import Frame
 from .classify import Classification, CropClassifier
 from .crops import Box, cut, encode_jpeg, phash_dct64
 from .detect import Det, Detector, Region, build_detector
-from .looks import LookPlanner
+from .looks import CONFIRM_CLOSER, CONFIRM_ZOOM, LookPlanner
 from .motion import FULL_BRIGHTNESS, MotionGate, detection_regions, frame_pixels, patch_difference
 from .resolve import OBJECT, OTHER_EXPLAINS_MIN, check_rider, overlaps, resolve, zoom_side
 from .track import MOTION, IoUTracker, Track, direction_of, inside_fraction
@@ -115,8 +115,9 @@ class VisionPipeline:
         self._last_pts = float("-inf")
         self._last_detect_pts = float("-inf")
         self._last_whole_pts = float("-inf")
-        self._zoomed_pts = float("-inf")  # pts of the last look at regions
         self._last_frame: Frame | None = None  # for the closer looks made when the stream ends
+        self._looked_pts = float("-inf")  # the frame of the squares in _looked (frame pixels)
+        self._looked: list[Region] = []
         self._region_side = config.motion.region_min_side or max(getattr(detector, "input_size", (300, 300)))
         self.stats = PipelineStats()
 
@@ -139,10 +140,13 @@ class VisionPipeline:
         if motion.run_detector:
             self._look(frame, motion.reason, motion.regions, whole=start)
         if start:
-            self.stats.start_looks += 1
-            if self._last_detect_pts != pts:  # off the gate's schedule, which stays as if this look never was
+            if self._last_whole_pts == pts:  # the gate's own look took the whole frame
+                self._looks.start_looked(pts)
+            elif self._looks.start_due(pts):  # off the gate's schedule, which stays as if this look never was
+                self.stats.start_looks += 1
+                self._looks.start_looked(pts)
                 self._detect(frame, None, [], paced=False)
-        self._confirm(frame, motion.regions)
+        self._confirm(frame)
         self._hold_present(pts)
         self._gate.update_scene([track.box for track in self._tracker.tracks])
         self._end(self._tracker.expire(pts), out)
@@ -195,27 +199,35 @@ class VisionPipeline:
                                       cfg.motion.max_regions)
         self._detect(frame, looks, blobs)
 
-    def _confirm(self, frame: Frame, blob_px: list[Region]) -> None:
+    def _confirm(self, frame: Frame) -> None:
         """Look again, closer, at the tracks the detector found, has not confirmed yet and did not find on
-        this frame (a few looks spread over about a second, see edge/looks.py). A tentative track that moves
-        is the motion looks' job (they look at it at once); these looks are for the ones that do not."""
+        this frame, moving or not (a few looks spread over about a second, see edge/looks.py): this frame's
+        look, if there was one, saw them no closer than before."""
         pts = frame.pts_s
-        if self._zoomed_pts == pts:
-            return
         h, w = frame.image.shape[:2]
         tentative = [t for t in self._tracker.tracks if t.label in self._track_labels and t.hits >= 1
-                     and not self._confirmed(t, self._memory[t.track_id])
-                     and not any(overlaps(t.box, (b[0] / w, b[1] / h, b[2] / w, b[3] / h)) for b in blob_px)]
-        due = self._looks.confirm_due(tentative, pts)
+                     and not self._confirmed(t, self._memory[t.track_id])]
+        due = [t for t in self._looks.confirm_due(tentative, pts) if self._closer(t, pts, w, h)]
         if not due:
             return
         self._looks.confirming(due, pts)
         self.stats.confirm_looks += 1
         # grown to the tracks they touch: a square must not cut through someone (a partial box misleads the tracker)
         boxes = self._with_tracks([frame_pixels(track.predict(pts), w, h) for track in due], w, h)
-        side = min(zoom_side(self._detector, px) for px in boxes)  # the closest look any of them needs
+        # the closest look any of them needs, at most CONFIRM_ZOOM times the detector's input
+        side = min(zoom_side(self._detector, px, CONFIRM_ZOOM) for px in boxes)
         # squares that overlap are merged (one look, no duplicates); too many: the whole frame
         self._detect(frame, detection_regions(boxes, w, h, side, self._config.motion.max_regions), [], paced=False)
+
+    def _closer(self, track: Track, pts: float, w: int, h: int) -> bool:
+        """Whether a confirmation look would see the track at least CONFIRM_CLOSER times closer than this
+        frame's looks at it (none: yes). A look as close as the one that just missed it is a wasted call."""
+        if self._looked_pts != pts:
+            return True
+        px = frame_pixels(track.predict(pts), w, h)
+        cx, cy = (px[0] + px[2]) // 2, (px[1] + px[3]) // 2
+        seen = [max(r[2] - r[0], r[3] - r[1]) for r in self._looked if r[0] <= cx < r[2] and r[1] <= cy < r[3]]
+        return not seen or min(seen) >= CONFIRM_CLOSER * zoom_side(self._detector, px, CONFIRM_ZOOM)
 
     def _detect(self, frame: Frame, looks: list[Region] | None, blobs: list[tuple[float, float, float, float]],
                 paced: bool = True) -> None:
@@ -234,8 +246,10 @@ class VisionPipeline:
             found = [d for region in looks for d in self._detector.detect(image, region)]
             self.stats.detector_calls += len(looks)
             self.stats.region_looks += len(looks)
-            self._zoomed_pts = pts
         self.stats.detect_ms.add((time.perf_counter() - t0) * 1000.0)
+        if self._looked_pts != pts:
+            self._looked_pts, self._looked = pts, []
+        self._looked += looks or [(0, 0, image.shape[1], image.shape[0])]
         self.stats.frames_detected += 1
         if paced:
             self._last_detect_pts = pts
@@ -300,8 +314,9 @@ class VisionPipeline:
                 continue
             if not (track.motion_only or track.hits >= min_hits or track.label == OBJECT
                     or self._memory[track.track_id].resolved):
-                if share >= 0.6:  # looked at on every frame while it is new; then like a thing moving on
-                    return 0.0 if self._looks.new(track, self._last_pts) else cfg.moving_interval_s
+                if share >= 0.6:  # while it is new as often as confirmation looks come; then like a thing moving on
+                    return (min(self._looks.confirm_spacing_s, cfg.moving_interval_s)
+                            if self._looks.new(track, self._last_pts) else cfg.moving_interval_s)
                 continue
             due = max(due, self._looks.still_due(track, cfg.tracked_interval_s, self._last_pts, self._last_detect_pts) if share >= 0.6
                       else min(cfg.moving_interval_s, cfg.tracked_interval_s))

@@ -114,11 +114,11 @@ def rider(pipe: VisionPipeline, ridden: Track, frame: Frame) -> TrackEvent | Non
     return pipe._emit(track, memory, frame.pts_s)
 
 
-def zoom_side(detector: object, px: Region) -> int:
-    """Side of the square a closer look takes around a blob: 2.5x the blob, at least a quarter of the model
+def zoom_side(detector: object, px: Region, max_zoom: int = 4) -> int:
+    """Side of the square a closer look takes around a blob: 2.5x the blob, at least 1/max_zoom of the model
     input (up to 4x zoom on a speck), at most the input (never shrink what the model could see whole)."""
     size = max(getattr(detector, "input_size", (300, 300)))
-    return int(min(max(2.5 * max(px[2] - px[0], px[3] - px[1]), size // 4), size))
+    return int(min(max(2.5 * max(px[2] - px[0], px[3] - px[1]), size // max_zoom), size))
 
 
 def overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:

@@ -168,13 +168,22 @@ class IoUTracker:
             unmatched = set(range(len(dets)))
             if self._tracks:
                 iou = iou_matrix(self._predicted(pts_s), np.array([d.box for d in dets], dtype=np.float64))
+                motion = np.array([t.label == MOTION for t in self._tracks])
                 for ti, t in enumerate(self._tracks):  # a label never changes once a detection gave it
                     if t.label != MOTION:
                         for di, d in enumerate(dets):
                             if d.label != t.label:
                                 iou[ti, di] = 0.0
-                pairs = _greedy(iou, self._config.iou_threshold)
+                # the tracks a detection named first (a blob-only track beside one is often its own motion),
+                # then the motion tracks for what is left
+                pairs = _greedy(np.where(motion[:, None], 0.0, iou), self._config.iou_threshold)
                 pairs += self._near(pts_s, dets, {ti for ti, _ in pairs}, {di for _, di in pairs})
+                taken_t, taken_d = {ti for ti, _ in pairs}, {di for _, di in pairs}
+                rest = iou.copy()
+                rest[~motion, :] = 0.0
+                rest[list(taken_t), :] = 0.0
+                rest[:, list(taken_d)] = 0.0
+                pairs += _greedy(rest, self._config.iou_threshold)
                 for ti, di in pairs:
                     track, det = self._tracks[ti], dets[di]
                     if track.label == MOTION:
