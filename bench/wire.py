@@ -43,7 +43,6 @@ import paho.mqtt.client as mqtt
 from brokers import Mosquitto, free_port
 from edgetriage.edge.capture import FrameSource
 from edgetriage.edge.config import CameraConfig, EdgeConfig
-from edgetriage.shared.ids import uuid7
 from edgetriage.shared.protocol import Verdict, decode_event, encode_verdict
 from edgetriage.shared.topics import Topics
 

@@ -35,15 +35,16 @@ from .capture import Frame
 from .classify import Classification, CropClassifier
 from .crops import Box, cut, encode_jpeg, phash_dct64
 from .detect import Det, Detector, Region, build_detector
-from .looks import CONFIRM_CLOSER, CONFIRM_ZOOM, LookPlanner
-from .motion import FULL_BRIGHTNESS, MotionGate, detection_regions, frame_pixels, patch_difference
-from .resolve import OBJECT, OTHER_EXPLAINS_MIN, check_rider, overlaps, resolve, zoom_side
+from .looks import LookPlanner
+from .motion import FULL_BRIGHTNESS, MotionGate, detection_regions, patch_difference
+from .resolve import OBJECT, OTHER_EXPLAINS_MIN, check_rider, confirm, overlaps, resolve
 from .track import MOTION, IoUTracker, Track, direction_of, inside_fraction
 from .vision import PipelineOutput, TrackEvent, VisionConfig
 from .vision_stats import PipelineStats
 from .zones import CameraGeometry
 
 MAX_SCORES_KEPT = 1024  # per track, for the median; a person standing for hours must not grow memory
+BEST_MARGIN = 0.05  # a track's best crop is replaced by a hit scoring this much higher
 HOLD_EVERY_S = 0.25  # how often a track the detector did not see is checked for presence
 # the hold thresholds are grey levels of a scene at least this bright; in a darker one (night) a person differs
 # from the wall behind them by proportionally fewer, so the thresholds scale down with the brightness
@@ -55,11 +56,13 @@ class _TrackMemory:
     """What the pipeline remembers about one track besides the tracker's geometry."""
 
     scores: deque[float] = field(default_factory=lambda: deque(maxlen=MAX_SCORES_KEPT))
-    best_score: float = -1.0
+    best_score: float = -1.0  # the score of the best crop's hit
+    top_score: float = 0.0  # the highest score of any hit (the best crop's may be up to BEST_MARGIN lower)
     best_box: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
     best_dets: list[Det] = field(default_factory=list)
     best_wall_ms: int = 0
     best_crop: tuple[np.ndarray, Box] | None = None  # copy of the best crop and where it was cut, until emitted
+    best_paced: bool = False  # the best crop is from one of the gate's own looks (see _observe)
     appearance: np.ndarray | None = None  # gate patch under the box at the last hit
     zone_since: dict[str, float] = field(default_factory=dict)  # zone -> pts first seen standing in it
     resolved: bool = False  # a motion track the pipeline has looked at closely
@@ -146,7 +149,7 @@ class VisionPipeline:
                 self.stats.start_looks += 1
                 self._looks.start_looked(pts)
                 self._detect(frame, None, [], paced=False)
-        self._confirm(frame)
+        confirm(self, frame)  # closer looks at what the detector found and has not confirmed
         self._hold_present(pts)
         self._gate.update_scene([track.box for track in self._tracker.tracks])
         self._end(self._tracker.expire(pts), out)
@@ -199,36 +202,6 @@ class VisionPipeline:
                                       cfg.motion.max_regions)
         self._detect(frame, looks, blobs)
 
-    def _confirm(self, frame: Frame) -> None:
-        """Look again, closer, at the tracks the detector found, has not confirmed yet and did not find on
-        this frame, moving or not (a few looks spread over about a second, see edge/looks.py): this frame's
-        look, if there was one, saw them no closer than before."""
-        pts = frame.pts_s
-        h, w = frame.image.shape[:2]
-        tentative = [t for t in self._tracker.tracks if t.label in self._track_labels and t.hits >= 1
-                     and not self._confirmed(t, self._memory[t.track_id])]
-        due = [t for t in self._looks.confirm_due(tentative, pts) if self._closer(t, pts, w, h)]
-        if not due:
-            return
-        self._looks.confirming(due, pts)
-        self.stats.confirm_looks += 1
-        # grown to the tracks they touch: a square must not cut through someone (a partial box misleads the tracker)
-        boxes = self._with_tracks([frame_pixels(track.predict(pts), w, h) for track in due], w, h)
-        # the closest look any of them needs, at most CONFIRM_ZOOM times the detector's input
-        side = min(zoom_side(self._detector, px, CONFIRM_ZOOM) for px in boxes)
-        # squares that overlap are merged (one look, no duplicates); too many: the whole frame
-        self._detect(frame, detection_regions(boxes, w, h, side, self._config.motion.max_regions), [], paced=False)
-
-    def _closer(self, track: Track, pts: float, w: int, h: int) -> bool:
-        """Whether a confirmation look would see the track at least CONFIRM_CLOSER times closer than this
-        frame's looks at it (none: yes). A look as close as the one that just missed it is a wasted call."""
-        if self._looked_pts != pts:
-            return True
-        px = frame_pixels(track.predict(pts), w, h)
-        cx, cy = (px[0] + px[2]) // 2, (px[1] + px[3]) // 2
-        seen = [max(r[2] - r[0], r[3] - r[1]) for r in self._looked if r[0] <= cx < r[2] and r[1] <= cy < r[3]]
-        return not seen or min(seen) >= CONFIRM_CLOSER * zoom_side(self._detector, px, CONFIRM_ZOOM)
-
     def _detect(self, frame: Frame, looks: list[Region] | None, blobs: list[tuple[float, float, float, float]],
                 paced: bool = True) -> None:
         """The detector on the whole frame (`looks` None) or on those regions; its finds and the motion
@@ -276,7 +249,7 @@ class VisionPipeline:
                 memory.source = "motion"
                 self.stats.motion_tracks += 1
         for track, det in update.matched:
-            self._observe(self._memory[track.track_id], track, det, tracked, frame)
+            self._observe(self._memory[track.track_id], track, det, tracked, frame, paced)
             self._looks.looked(track, before.get(track.track_id), pts)
         if update.started and self._config.tracker.hold_min_presence > 0.0:
             least = self._hold_scale() * self._config.tracker.hold_min_presence
@@ -335,11 +308,20 @@ class VisionPipeline:
             grown.append((bx1, by1, bx2, by2))
         return grown
 
-    def _observe(self, memory: _TrackMemory, track: Track, det: Det, dets: list[Det], frame: Frame) -> None:
+    def _observe(self, memory: _TrackMemory, track: Track, det: Det, dets: list[Det], frame: Frame,
+                 paced: bool = True) -> None:
+        """A hit. The best crop comes from the gate's own looks once one has found the track (`paced`): they
+        fall on the same frames in two runs over the same scene (a replay from a few frames later, the demo's
+        second pass), so the crops match and a verdict is reused; a closer look's higher score would pick
+        a frame that depends on where the run started. A clearly better score only (BEST_MARGIN) replaces
+        it: the same frame scores a few hundredths apart when looked at through another square."""
         memory.scores.append(det.score)
         memory.appearance = self._gate.patch(det.box)
         self._note_zones(memory, det.box, frame.pts_s)
-        if memory.event is None and det.score > memory.best_score:
+        memory.top_score = max(memory.top_score, det.score)
+        better = det.score > memory.best_score + BEST_MARGIN or (paced and not memory.best_paced)
+        if memory.event is None and better and (paced or not memory.best_paced):
+            memory.best_paced = paced
             memory.best_score = det.score
             memory.best_box = det.box
             memory.best_dets = dets[:MAX_DETECTIONS]
@@ -446,9 +428,10 @@ class VisionPipeline:
         assert memory.best_crop is not None  # every confirmed track has a hit or a resolution: both set it
         crop, crop_at = memory.best_crop
         jpeg, size = encode_jpeg(crop, self._config.crop_max_side)
-        uncertain = memory.uncertain or (track.label == "person" and memory.best_score < self._config.uncertain_below)
+        score = max(memory.best_score, memory.top_score, 0.0)
+        uncertain = memory.uncertain or (track.label == "person" and score < self._config.uncertain_below)
         event = TrackEvent(
-            camera=self.camera, track_id=track.track_id, label=track.label, score=max(memory.best_score, 0.0),
+            camera=self.camera, track_id=track.track_id, label=track.label, score=score,
             median_score=float(median(memory.scores, None) or 0.0),
             uncertain=uncertain, first_ts=track.first_ts, last_ts=track.last_seen_ts,
             captured_ms=memory.best_wall_ms, box=memory.best_box, detections=memory.best_dets, crop_jpeg=jpeg,

@@ -10,6 +10,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from conftest import MEDIA
 from edgetriage.cli import main as cli_main
 from edgetriage.edge.capture import Frame, FrameSource
 from edgetriage.edge.config import EdgeConfig
@@ -18,8 +19,6 @@ from edgetriage.edge.motion import MotionConfig, MotionGate
 from edgetriage.edge.pipeline import TrackEvent, VisionConfig, VisionPipeline
 from edgetriage.edge.replay import Replayer
 from edgetriage.edge.track import Track
-
-from conftest import MEDIA
 
 FULLY_IN_S = 24.0  # visitor 2 of the one-by-one clip stands at the table, back to the camera (bench/hard_cases.py)
 
