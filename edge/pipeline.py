@@ -38,7 +38,7 @@ from .detect import Det, Detector, Region, build_detector
 from .looks import LookPlanner
 from .motion import FULL_BRIGHTNESS, MotionGate, detection_regions, patch_difference
 from .resolve import OBJECT, OTHER_EXPLAINS_MIN, check_rider, confirm, overlaps, resolve
-from .track import MOTION, IoUTracker, Track, direction_of, inside_fraction
+from .track import MOTION, IoUTracker, Track, direction_of, inside_fraction, leaving
 from .vision import PipelineOutput, TrackEvent, VisionConfig
 from .vision_stats import PipelineStats
 from .zones import CameraGeometry
@@ -404,12 +404,13 @@ class VisionPipeline:
             memory = self._memory.pop(track.track_id)
             self._looks.ended(track)
             if memory.event is None:
-                if not self._confirmed(track, memory):
+                left = _left(track, memory, self._track_labels, self._config.tracker.min_hits)
+                if not (self._confirmed(track, memory) or left):
                     if stream_end and track.label in self._track_labels and memory.best_crop is not None:
                         self.stats.tentative += 1  # seen, too few times: shown, never an event
                         out.tentative.append(self._event(track, memory, track.last_seen_ts))
                     continue
-                if not stream_end and track.last_seen_ts - track.first_ts < short:
+                if not (stream_end or left) and track.last_seen_ts - track.first_ts < short:
                     continue  # too short: a flicker, dropped silently
                 out.new_events.append(self._emit(track, memory, track.last_seen_ts))
             event = memory.event
@@ -439,6 +440,15 @@ class VisionPipeline:
             dwell_s=_dwell(track, memory, pts), source=memory.source, classification=memory.classification,
             direction=direction_of(memory.first_box, track.box))
         return event
+
+
+def _left(track: Track, memory: _TrackMemory, labels: frozenset[str], min_hits: int) -> bool:
+    """Exit evidence: a tentative track one hit short of `min_hits` whose box, against a frame edge, moved
+    towards that edge since it was first seen (edge.track.leaving). The object left the picture, which is why
+    the looks stopped finding it: not a flicker (a flicker does not walk out of the frame)."""
+    if track.label not in labels or memory.resolved or track.hits < min_hits - 1 or memory.first_box is None:
+        return False
+    return leaving(memory.first_box, track.box)
 
 
 def _dwell(track: Track, memory: _TrackMemory, pts: float) -> float:

@@ -339,3 +339,17 @@ def direction_of(first: Box | None, last: Box) -> str | None:
     if abs(sideways) >= DIRECTION_MIN_SHIFT:
         return "right" if sideways > 0 else "left"
     return "still"
+
+
+EXIT_MIN_SHIFT = 0.05  # of its size: how far a box's far side must move towards the edge it is against
+
+
+def leaving(first: Box, last: Box) -> bool:
+    """Whether the box was walking out of the picture: `last` is against a frame edge and its far side (the
+    one away from that edge) moved towards the edge since `first` by EXIT_MIN_SHIFT of its size or more."""
+    w = max(last[2] - last[0], first[2] - first[0], 1e-6)
+    h = max(last[3] - last[1], first[3] - first[1], 1e-6)
+    return ((last[1] <= _EDGE and first[3] - last[3] >= EXIT_MIN_SHIFT * h)
+            or (last[3] >= 1 - _EDGE and last[1] - first[1] >= EXIT_MIN_SHIFT * h)
+            or (last[0] <= _EDGE and first[2] - last[2] >= EXIT_MIN_SHIFT * w)
+            or (last[2] >= 1 - _EDGE and last[0] - first[0] >= EXIT_MIN_SHIFT * w))

@@ -229,3 +229,30 @@ def test_a_detection_continues_the_track_it_named_not_the_motion_beside_it():
     update = tracker.update(0.6, [Det("person", 0.3, (0.36, 0.0, 0.40, 0.09))])
     assert [(t.track_id, t.hits) for t, _ in update.matched] == [(person.track_id, 2)] and not update.started
     assert blob.label == MOTION
+
+
+def test_exit_evidence_walking_out_of_the_picture_not_standing_at_its_edge():
+    from edgetriage.edge.track import leaving
+
+    first = (0.33, 0.0, 0.37, 0.13)  # against the top edge, 13 % of the frame tall
+    assert leaving(first, (0.34, 0.0, 0.38, 0.11))  # its feet came up: going out through the top
+    assert not leaving(first, (0.33, 0.0, 0.37, 0.129))  # the same box, a pixel's jitter
+    assert not leaving(first, (0.33, 0.0, 0.37, 0.16))  # coming in
+    assert not leaving((0.40, 0.30, 0.50, 0.60), (0.35, 0.30, 0.45, 0.60))  # moving, but inside the picture
+    assert leaving((0.90, 0.4, 0.99, 0.7), (0.95, 0.4, 1.0, 0.7))  # out through the right edge
+
+
+def test_a_person_seen_twice_as_he_leaves_through_the_edge_is_an_event(tmp_path, detector, stages):
+    # the parking lot as a 3 s, 10 fps GIF (a motion-triggered clip): the pedestrian at the top is seen on his
+    # first two frames and then walks out of the picture; one hit short of min_hits, he is an event because
+    # he left, while the two frames of someone standing inside the picture stay tentative (the blip above)
+    animation = cv2.Animation()
+    animation.frames = [f.image for f in at_fps(PARKING_LOT, 10.0, 3.0)]
+    animation.durations = [100] * len(animation.frames)
+    gif = tmp_path / "lot.gif"
+    assert cv2.imwriteanimation(str(gif), animation)
+    replayer = Replayer(EdgeConfig(), detector=detector, stages=stages)
+    result = replayer.run(str(gif), FrameSource(str(gif)))
+    found = pedestrians([e.event for e in result.events])
+    assert len(found) == 1, [(e.event.label, e.event.box, e.event.first_ts, e.event.hits) for e in result.events]
+    assert found[0].uncertain and [e.decision.kind for e in result.events if e.event is found[0]] == ["escalate"]
