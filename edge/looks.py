@@ -5,14 +5,17 @@ already in view when a stream starts are seen:
 - the start of a stream (agent start, reconnect, a new file): the detector looks at the whole frame every
   `start_every_s` of the first `start_look_s`, so everyone already there is confirmed, moving or not;
 - a tentative track (the detector saw it, not yet confirmed) that this frame's look missed or that no look
-  saw: looked at again, closer (a square around it scaled up to the detector's input, at least twice the
-  detail of a whole-frame look at a small frame), motion or not, up to `confirm_looks` times spread over
-  `confirm_within_s` after the detector first found it, until it is confirmed. The people a whole frame loses
-  are the small ones (far away, or a low-resolution camera), and a closer look is what finds them again: on
-  the shared clips' smallest person (17x33 px of a 480x270 GIF) YOLOX-Nano scores 0-0.57 on the whole frame
-  and 0.6-0.8 at 2x on most frames of his second in view (4x is worse: too few pixels blown up). Motion on a
-  new track is also looked at on every frame during that time (`new`); then it is looked at like anything
-  moving, and waits for motion and keyframes like anything else;
+  saw: looked at again, closer, motion or not, up to `confirm_looks` times spread over `confirm_within_s`
+  after the detector first found it, until it is confirmed. The look is a square around it, 2.5x its size,
+  scaled to the detector's input but blown up at most CONFIRM_ZOOM (2x), and it is made only where it sees
+  the track at least CONFIRM_CLOSER (1.5x) closer than the look that just missed it. The people a whole
+  frame loses are the small ones (far away, or a low-resolution camera), and a closer look is what finds
+  them again: on his nine frames 0-0.64 s, the shared clips' smallest person (17x33 px in a 480x270 GIF)
+  scores 0.45, 0.57, then nothing on the whole frame, 0.81, 0.79, 0.60, -, -, -, 0.64, 0.64, 0.27 at 2x,
+  and 0.54, 0.45, 0.76, -, -, -, -, 0.39, 0.53 at 4x (blowing a few pixels up further does not help). Motion on
+  a new track is looked at as often as these looks come (`confirm_spacing_s`); then like anything moving;
+- a track one hit short of confirmation whose box walked out through a frame edge is not a flicker: the
+  pipeline makes it an event when it ends (`edge.track.leaving`, "exit evidence");
 - a confirmed object standing still: the longer the looks have found it where it was, the longer the next
   one may wait, doubling from the pipeline's `tracked_interval_s` up to `still_interval_s`, as long as the
   presence check keeps its track alive in between (it is looked at before the track would end unseen). This
