@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import re
 import socket
 import sys
 import tempfile
@@ -51,6 +50,7 @@ JPEG_QUALITY = 80
 VISITS_PER_HOUR = 10
 PACKET_KINDS = {1: "connect", 4: "puback", 8: "subscribe", 10: "unsubscribe", 12: "pingreq", 14: "disconnect"}
 PINGREQ_BYTES = 2
+CAMERA = "door"
 
 
 class PacketCounter:
@@ -202,8 +202,10 @@ def measure_wire(clips: list[Path], labels: dict[str, list[tuple[float, float]]]
         broker = Mosquitto(None, Path(tmp) / "broker").start()
         relay = CountingRelay(broker.port, counter)
         responder = Responder(broker.port, topics)
+        # one camera (the state message lists it), its source each clip in turn
         device = config.model_copy(update={
-            "device": "wire-1", "state_dir": Path(tmp) / "state", "cameras": [],
+            "device": "wire-1", "state_dir": Path(tmp) / "state",
+            "cameras": [CameraConfig(id=CAMERA, source=str(clips[0]))],
             "mqtt": config.mqtt.model_copy(update={"url": f"mqtt://127.0.0.1:{relay.port}"})})
         daemon = None
         try:
@@ -214,7 +216,7 @@ def measure_wire(clips: list[Path], labels: dict[str, list[tuple[float, float]]]
             interval = device.daemon.state_interval_s
             jpeg_bytes, seconds, visits = 0, 0.0, 0
             for clip in clips:
-                camera = CameraConfig(id=re.sub(r"[^a-z0-9_-]", "-", clip.stem.lower())[:64], source=str(clip))
+                camera = CameraConfig(id=CAMERA, source=str(clip))
                 daemon.publish_state()
                 agent.run_source(camera, max_frames=limit)
                 size, duration = jpeg_stream(clip, limit)
