@@ -195,6 +195,11 @@ class VisionPipeline:
             self.stats.frames_followed += 1
             self._tracker.update(pts, [], blobs, start_motion=False)
             return
+        # the whole picture changed (exposure, a light, a big car darkening it): motion says nothing about
+        # where, so the whole frame is looked at as often as things moving on are, not on every frame
+        if lighting and pts - self._last_detect_pts < cfg.moving_interval_s - 1e-6:
+            self.stats.frames_followed += 1
+            return
         looks: list[Region] | None = None
         keyframe = pts - self._last_whole_pts >= cfg.motion.keyframe_interval_s - 1e-6
         if reason == "motion" and blobs and not keyframe and not whole:
@@ -310,17 +315,12 @@ class VisionPipeline:
 
     def _observe(self, memory: _TrackMemory, track: Track, det: Det, dets: list[Det], frame: Frame,
                  paced: bool = True) -> None:
-        """A hit. The best crop comes from the gate's own looks once one has found the track (`paced`): they
-        fall on the same frames in two runs over the same scene (a replay from a few frames later, the demo's
-        second pass), so the crops match and a verdict is reused; a closer look's higher score would pick
-        a frame that depends on where the run started. A clearly better score only (BEST_MARGIN) replaces
-        it: the same frame scores a few hundredths apart when looked at through another square."""
+        """A hit; it may give the track's best crop (`_better_crop`)."""
         memory.scores.append(det.score)
         memory.appearance = self._gate.patch(det.box)
         self._note_zones(memory, det.box, frame.pts_s)
         memory.top_score = max(memory.top_score, det.score)
-        better = det.score > memory.best_score + BEST_MARGIN or (paced and not memory.best_paced)
-        if memory.event is None and better and (paced or not memory.best_paced):
+        if memory.event is None and _better_crop(memory, det.score, paced):
             memory.best_paced = paced
             memory.best_score = det.score
             memory.best_box = det.box
@@ -440,6 +440,17 @@ class VisionPipeline:
             dwell_s=_dwell(track, memory, pts), source=memory.source, classification=memory.classification,
             direction=direction_of(memory.first_box, track.box))
         return event
+
+
+def _better_crop(memory: _TrackMemory, score: float, paced: bool) -> bool:
+    """Whether a hit replaces the track's best crop. The gate's own looks (`paced`) give it once one has
+    found the track: they fall on the same frames in two runs over one scene (a replay from a few frames
+    later, the demo's second pass), so the crops match and a verdict is reused, where a closer look's higher
+    score would pick a frame that depends on where the run started. Only a clearly better score
+    (BEST_MARGIN) replaces it: the same frame scores a few hundredths apart through another square."""
+    if paced != memory.best_paced:
+        return paced
+    return score > memory.best_score + BEST_MARGIN
 
 
 def _left(track: Track, memory: _TrackMemory, labels: frozenset[str], min_hits: int) -> bool:
