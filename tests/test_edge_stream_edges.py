@@ -256,3 +256,17 @@ def test_a_person_seen_twice_as_he_leaves_through_the_edge_is_an_event(tmp_path,
     found = pedestrians([e.event for e in result.events])
     assert len(found) == 1, [(e.event.label, e.event.box, e.event.first_ts, e.event.hits) for e in result.events]
     assert found[0].uncertain and [e.decision.kind for e in result.events if e.event is found[0]] == ["escalate"]
+
+
+def test_a_lighting_change_is_looked_at_a_few_times_a_second_not_on_every_frame(detector, stages, standing):
+    # the whole picture flickers between two exposures for 3 s at 10 fps: motion everywhere, so the gate
+    # cannot say where to look; the whole frame is looked at every moving_interval_s (0.25 s: 12 looks in
+    # 3 s, besides the start-up and confirmation looks), not on all 30 frames, and the person standing there
+    # is an event from the first frame
+    dim = (standing * 0.6).astype(np.uint8)
+    frames = [Frame(i, i / 10.0, 1_700_000_000_000 + 100 * i, standing if i % 2 else dim) for i in range(30)]
+    pipeline = VisionPipeline("door", VisionConfig(), detector, stages=stages)
+    emitted, _ = run(pipeline, frames)
+    assert any(e.label == "person" and e.first_ts == 0.0 for _, e in emitted)
+    stats = pipeline.stats
+    assert stats.frames_followed >= 10 and stats.frames_detected <= 12 + 5, stats.as_dict()
