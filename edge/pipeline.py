@@ -8,7 +8,8 @@ The cascade, cheapest first:
    `tracked_interval_s` (the tracker follows the blobs in between), so a person walking around a room costs
    a few detector calls a second, not one per frame;
 3. otherwise the detector looks at squares around the blobs scaled up to its input (the whole frame on the
-   first frame, on periodic keyframes, or when the blobs cover most of it);
+   first frame, on periodic keyframes, or when the blobs cover most of it; when one blob is most of the
+   picture, a lighting change that says nothing about where, at most every `moving_interval_s`);
 4. a blob nothing explains, that persists (`uncertain_after_s`), is *resolved*: the verifier (a second
    detector, if configured) and the classifier look at it. A person they find is a person; something they
    name (a car, a dog) is that; anything else becomes `label="person", uncertain=True` for the rules
