@@ -25,6 +25,10 @@ same machine load (decoding is never timed):
                     hard_cases_reference (reference person intervals of those clips an event overlaps) and
                     hard_cases_escalations_person_free (the road clip derived the same ways; goal 0). Not
                     part of p2: p2 stays over the four shared clips.
+    p3_bytes_ratio  bytes the device publishes for the clips (the real daemon through a counting relay, MQTT
+                    overhead included) / the same clips as a 5 fps JPEG stream at quality 80 (goal <= 1/200), and
+                    p3_bytes_ratio_10_per_hour, the same for a camera with 10 visits an hour (bench/wire.py says
+                    how it is extrapolated)
     rss_mb          peak RSS of `edgetriage edge replay` with the INT8 detector, in its own process
                                                                                              (goal <= 250)
     clips           per-clip figures
@@ -33,7 +37,7 @@ Without --quick it also compares detector arrangements (recall per millisecond; 
 perceptual hashes for verdict reuse (`hashes`). Progress goes to stderr; the last stdout line is one JSON
 object.
 
-    python bench/edge.py [--quick] [--media DIR] [--skip rss,arrangements,hashes,hard_cases]
+    python bench/edge.py [--quick] [--media DIR] [--skip rss,arrangements,hashes,hard_cases,wire]
 """
 
 from __future__ import annotations
@@ -422,7 +426,7 @@ def main() -> int:
                         help="folder with the clips and labels.json (default: models/media)")
     parser.add_argument("--config", help="edge TOML config for the gated pipeline (default: built-in defaults)")
     parser.add_argument("--skip", default="",
-                        help="comma-separated parts to leave out: rss,arrangements,hashes,hard_cases")
+                        help="comma-separated parts to leave out: rss,arrangements,hashes,hard_cases,wire")
     args = parser.parse_args()
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
     if args.quick:
@@ -500,6 +504,10 @@ def main() -> int:
         results.update(run_hard_cases(media, lambda: Replayer(config, detector=replayer.detector,
                                                               stages=replayer.stages),
                                       reference, HARD_QUICK_FRAMES if args.quick else None, log))
+    if "wire" not in skip:
+        from wire import measure_wire
+
+        results.update(measure_wire(clips, labels, config, limit, log))
     if "rss" not in skip:
         # the longest clip with people (a busy camera) in a full run, the short road clip with --quick
         name = "car-detection.mp4" if args.quick else "one-by-one-person-detection.mp4"

@@ -8,7 +8,8 @@ The cascade, cheapest first:
    `tracked_interval_s` (the tracker follows the blobs in between), so a person walking around a room costs
    a few detector calls a second, not one per frame;
 3. otherwise the detector looks at squares around the blobs scaled up to its input (the whole frame on the
-   first frame, on periodic keyframes, or when the blobs cover most of it);
+   first frame, on periodic keyframes, or when the blobs cover most of it; when one blob is most of the
+   picture, a lighting change that says nothing about where, at most every `moving_interval_s`);
 4. a blob nothing explains, that persists (`uncertain_after_s`), is *resolved*: the verifier (a second
    detector, if configured) and the classifier look at it. A person they find is a person; something they
    name (a car, a dog) is that; anything else becomes `label="person", uncertain=True` for the rules
@@ -36,14 +37,15 @@ from .classify import Classification, CropClassifier
 from .crops import Box, cut, encode_jpeg, phash_dct64
 from .detect import Det, Detector, Region, build_detector
 from .looks import LookPlanner
-from .motion import FULL_BRIGHTNESS, MotionGate, detection_regions, frame_pixels, patch_difference
-from .resolve import OBJECT, OTHER_EXPLAINS_MIN, check_rider, overlaps, resolve, zoom_side
-from .track import MOTION, IoUTracker, Track, direction_of, inside_fraction
+from .motion import FULL_BRIGHTNESS, MotionGate, detection_regions, patch_difference
+from .resolve import OBJECT, OTHER_EXPLAINS_MIN, check_rider, confirm, overlaps, resolve
+from .track import MOTION, IoUTracker, Track, direction_of, inside_fraction, leaving
 from .vision import PipelineOutput, TrackEvent, VisionConfig
 from .vision_stats import PipelineStats
 from .zones import CameraGeometry
 
 MAX_SCORES_KEPT = 1024  # per track, for the median; a person standing for hours must not grow memory
+BEST_MARGIN = 0.05  # a track's best crop is replaced by a hit scoring this much higher
 HOLD_EVERY_S = 0.25  # how often a track the detector did not see is checked for presence
 # the hold thresholds are grey levels of a scene at least this bright; in a darker one (night) a person differs
 # from the wall behind them by proportionally fewer, so the thresholds scale down with the brightness
@@ -55,11 +57,13 @@ class _TrackMemory:
     """What the pipeline remembers about one track besides the tracker's geometry."""
 
     scores: deque[float] = field(default_factory=lambda: deque(maxlen=MAX_SCORES_KEPT))
-    best_score: float = -1.0
+    best_score: float = -1.0  # the score of the best crop's hit
+    top_score: float = 0.0  # the highest score of any hit (the best crop's may be up to BEST_MARGIN lower)
     best_box: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
     best_dets: list[Det] = field(default_factory=list)
     best_wall_ms: int = 0
     best_crop: tuple[np.ndarray, Box] | None = None  # copy of the best crop and where it was cut, until emitted
+    best_paced: bool = False  # the best crop is from one of the gate's own looks (see _observe)
     appearance: np.ndarray | None = None  # gate patch under the box at the last hit
     zone_since: dict[str, float] = field(default_factory=dict)  # zone -> pts first seen standing in it
     resolved: bool = False  # a motion track the pipeline has looked at closely
@@ -115,8 +119,9 @@ class VisionPipeline:
         self._last_pts = float("-inf")
         self._last_detect_pts = float("-inf")
         self._last_whole_pts = float("-inf")
-        self._zoomed_pts = float("-inf")  # pts of the last look at regions
         self._last_frame: Frame | None = None  # for the closer looks made when the stream ends
+        self._looked_pts = float("-inf")  # the frame of the squares in _looked (frame pixels)
+        self._looked: list[Region] = []
         self._region_side = config.motion.region_min_side or max(getattr(detector, "input_size", (300, 300)))
         self.stats = PipelineStats()
 
@@ -139,10 +144,13 @@ class VisionPipeline:
         if motion.run_detector:
             self._look(frame, motion.reason, motion.regions, whole=start)
         if start:
-            self.stats.start_looks += 1
-            if self._last_detect_pts != pts:  # off the gate's schedule, which stays as if this look never was
+            if self._last_whole_pts == pts:  # the gate's own look took the whole frame
+                self._looks.start_looked(pts)
+            elif self._looks.start_due(pts):  # off the gate's schedule, which stays as if this look never was
+                self.stats.start_looks += 1
+                self._looks.start_looked(pts)
                 self._detect(frame, None, [], paced=False)
-        self._confirm(frame, motion.regions)
+        confirm(self, frame)  # closer looks at what the detector found and has not confirmed
         self._hold_present(pts)
         self._gate.update_scene([track.box for track in self._tracker.tracks])
         self._end(self._tracker.expire(pts), out)
@@ -188,34 +196,17 @@ class VisionPipeline:
             self.stats.frames_followed += 1
             self._tracker.update(pts, [], blobs, start_motion=False)
             return
+        # the whole picture changed (exposure, a light, a big car darkening it): motion says nothing about
+        # where, so the whole frame is looked at as often as things moving on are, not on every frame
+        if lighting and pts - self._last_detect_pts < cfg.moving_interval_s - 1e-6:
+            self.stats.frames_followed += 1
+            return
         looks: list[Region] | None = None
         keyframe = pts - self._last_whole_pts >= cfg.motion.keyframe_interval_s - 1e-6
         if reason == "motion" and blobs and not keyframe and not whole:
             looks = detection_regions(self._with_tracks(blob_px, w, h), w, h, self._region_side,
                                       cfg.motion.max_regions)
         self._detect(frame, looks, blobs)
-
-    def _confirm(self, frame: Frame, blob_px: list[Region]) -> None:
-        """Look again, closer, at the tracks the detector found, has not confirmed yet and did not find on
-        this frame (a few looks spread over about a second, see edge/looks.py). A tentative track that moves
-        is the motion looks' job (they look at it at once); these looks are for the ones that do not."""
-        pts = frame.pts_s
-        if self._zoomed_pts == pts:
-            return
-        h, w = frame.image.shape[:2]
-        tentative = [t for t in self._tracker.tracks if t.label in self._track_labels and t.hits >= 1
-                     and not self._confirmed(t, self._memory[t.track_id])
-                     and not any(overlaps(t.box, (b[0] / w, b[1] / h, b[2] / w, b[3] / h)) for b in blob_px)]
-        due = self._looks.confirm_due(tentative, pts)
-        if not due:
-            return
-        self._looks.confirming(due, pts)
-        self.stats.confirm_looks += 1
-        # grown to the tracks they touch: a square must not cut through someone (a partial box misleads the tracker)
-        boxes = self._with_tracks([frame_pixels(track.predict(pts), w, h) for track in due], w, h)
-        side = min(zoom_side(self._detector, px) for px in boxes)  # the closest look any of them needs
-        # squares that overlap are merged (one look, no duplicates); too many: the whole frame
-        self._detect(frame, detection_regions(boxes, w, h, side, self._config.motion.max_regions), [], paced=False)
 
     def _detect(self, frame: Frame, looks: list[Region] | None, blobs: list[tuple[float, float, float, float]],
                 paced: bool = True) -> None:
@@ -234,8 +225,10 @@ class VisionPipeline:
             found = [d for region in looks for d in self._detector.detect(image, region)]
             self.stats.detector_calls += len(looks)
             self.stats.region_looks += len(looks)
-            self._zoomed_pts = pts
         self.stats.detect_ms.add((time.perf_counter() - t0) * 1000.0)
+        if self._looked_pts != pts:
+            self._looked_pts, self._looked = pts, []
+        self._looked += looks or [(0, 0, image.shape[1], image.shape[0])]
         self.stats.frames_detected += 1
         if paced:
             self._last_detect_pts = pts
@@ -262,7 +255,7 @@ class VisionPipeline:
                 memory.source = "motion"
                 self.stats.motion_tracks += 1
         for track, det in update.matched:
-            self._observe(self._memory[track.track_id], track, det, tracked, frame)
+            self._observe(self._memory[track.track_id], track, det, tracked, frame, paced)
             self._looks.looked(track, before.get(track.track_id), pts)
         if update.started and self._config.tracker.hold_min_presence > 0.0:
             least = self._hold_scale() * self._config.tracker.hold_min_presence
@@ -300,8 +293,9 @@ class VisionPipeline:
                 continue
             if not (track.motion_only or track.hits >= min_hits or track.label == OBJECT
                     or self._memory[track.track_id].resolved):
-                if share >= 0.6:  # looked at on every frame while it is new; then like a thing moving on
-                    return 0.0 if self._looks.new(track, self._last_pts) else cfg.moving_interval_s
+                if share >= 0.6:  # while it is new as often as confirmation looks come; then like a thing moving on
+                    return (min(self._looks.confirm_spacing_s, cfg.moving_interval_s)
+                            if self._looks.new(track, self._last_pts) else cfg.moving_interval_s)
                 continue
             due = max(due, self._looks.still_due(track, cfg.tracked_interval_s, self._last_pts, self._last_detect_pts) if share >= 0.6
                       else min(cfg.moving_interval_s, cfg.tracked_interval_s))
@@ -320,11 +314,15 @@ class VisionPipeline:
             grown.append((bx1, by1, bx2, by2))
         return grown
 
-    def _observe(self, memory: _TrackMemory, track: Track, det: Det, dets: list[Det], frame: Frame) -> None:
+    def _observe(self, memory: _TrackMemory, track: Track, det: Det, dets: list[Det], frame: Frame,
+                 paced: bool = True) -> None:
+        """A hit; it may give the track's best crop (`_better_crop`)."""
         memory.scores.append(det.score)
         memory.appearance = self._gate.patch(det.box)
         self._note_zones(memory, det.box, frame.pts_s)
-        if memory.event is None and det.score > memory.best_score:
+        memory.top_score = max(memory.top_score, det.score)
+        if memory.event is None and _better_crop(memory, det.score, paced):
+            memory.best_paced = paced
             memory.best_score = det.score
             memory.best_box = det.box
             memory.best_dets = dets[:MAX_DETECTIONS]
@@ -407,12 +405,13 @@ class VisionPipeline:
             memory = self._memory.pop(track.track_id)
             self._looks.ended(track)
             if memory.event is None:
-                if not self._confirmed(track, memory):
+                left = _left(track, memory, self._track_labels, self._config.tracker.min_hits)
+                if not (self._confirmed(track, memory) or left):
                     if stream_end and track.label in self._track_labels and memory.best_crop is not None:
                         self.stats.tentative += 1  # seen, too few times: shown, never an event
                         out.tentative.append(self._event(track, memory, track.last_seen_ts))
                     continue
-                if not stream_end and track.last_seen_ts - track.first_ts < short:
+                if not (stream_end or left) and track.last_seen_ts - track.first_ts < short:
                     continue  # too short: a flicker, dropped silently
                 out.new_events.append(self._emit(track, memory, track.last_seen_ts))
             event = memory.event
@@ -431,9 +430,10 @@ class VisionPipeline:
         assert memory.best_crop is not None  # every confirmed track has a hit or a resolution: both set it
         crop, crop_at = memory.best_crop
         jpeg, size = encode_jpeg(crop, self._config.crop_max_side)
-        uncertain = memory.uncertain or (track.label == "person" and memory.best_score < self._config.uncertain_below)
+        score = max(memory.best_score, memory.top_score, 0.0)
+        uncertain = memory.uncertain or (track.label == "person" and score < self._config.uncertain_below)
         event = TrackEvent(
-            camera=self.camera, track_id=track.track_id, label=track.label, score=max(memory.best_score, 0.0),
+            camera=self.camera, track_id=track.track_id, label=track.label, score=score,
             median_score=float(median(memory.scores, None) or 0.0),
             uncertain=uncertain, first_ts=track.first_ts, last_ts=track.last_seen_ts,
             captured_ms=memory.best_wall_ms, box=memory.best_box, detections=memory.best_dets, crop_jpeg=jpeg,
@@ -441,6 +441,26 @@ class VisionPipeline:
             dwell_s=_dwell(track, memory, pts), source=memory.source, classification=memory.classification,
             direction=direction_of(memory.first_box, track.box))
         return event
+
+
+def _better_crop(memory: _TrackMemory, score: float, paced: bool) -> bool:
+    """Whether a hit replaces the track's best crop. The gate's own looks (`paced`) give it once one has
+    found the track: they fall on the same frames in two runs over one scene (a replay from a few frames
+    later, the demo's second pass), so the crops match and a verdict is reused, where a closer look's higher
+    score would pick a frame that depends on where the run started. Only a clearly better score
+    (BEST_MARGIN) replaces it: the same frame scores a few hundredths apart through another square."""
+    if paced != memory.best_paced:
+        return paced
+    return score > memory.best_score + BEST_MARGIN
+
+
+def _left(track: Track, memory: _TrackMemory, labels: frozenset[str], min_hits: int) -> bool:
+    """Exit evidence: a tentative track one hit short of `min_hits` whose box, against a frame edge, moved
+    towards that edge since it was first seen (edge.track.leaving). The object left the picture, which is why
+    the looks stopped finding it: not a flicker (a flicker does not walk out of the frame)."""
+    if track.label not in labels or memory.resolved or track.hits < min_hits - 1 or memory.first_box is None:
+        return False
+    return leaving(memory.first_box, track.box)
 
 
 def _dwell(track: Track, memory: _TrackMemory, pts: float) -> float:

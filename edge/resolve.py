@@ -1,6 +1,7 @@
-"""The closer looks the vision pipeline takes at what motion alone found: resolving a persistent motion track
-nothing explained (the verifier's zoomed look, then the classifier), and looking for the rider of a bicycle,
-motorcycle or horse the detector named. Functions of one camera's `VisionPipeline`, on its thread."""
+"""The closer looks the vision pipeline takes: confirming what the detector found once (edge/looks.py says
+when), resolving a persistent motion track nothing explained (the verifier's zoomed look, then the
+classifier), and looking for the rider of a bicycle, motorcycle or horse the detector named. Functions of one
+camera's `VisionPipeline`, on its thread."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from ..shared.protocol import MAX_DETECTIONS
 from .capture import Frame
 from .crops import cut
 from .detect import Region
-from .motion import detection_regions
+from .looks import CONFIRM_CLOSER, CONFIRM_ZOOM
+from .motion import detection_regions, frame_pixels
 from .track import Track
 from .vision import TrackEvent
 
@@ -22,6 +24,38 @@ if TYPE_CHECKING:
 OTHER_EXPLAINS_MIN = 0.4  # an untracked label explains a motion blob from this score on
 OBJECT = "object"  # what untracked labels and motion noise are tracked as; never an event
 RIDDEN = frozenset({"bicycle", "motorcycle", "horse"})  # someone is usually on it: look for a rider
+
+
+def confirm(pipe: VisionPipeline, frame: Frame) -> None:
+    """Look again, closer, at the tracks the detector found, has not confirmed yet and did not find on this
+    frame, moving or not (a few looks spread over about a second, see edge/looks.py), where the look would
+    see them CONFIRM_CLOSER times closer than this frame's looks did."""
+    pts = frame.pts_s
+    h, w = frame.image.shape[:2]
+    tentative = [t for t in pipe.tracks if t.label in pipe._track_labels and t.hits >= 1
+                 and not pipe._confirmed(t, pipe._memory[t.track_id])]
+    due = [t for t in pipe._looks.confirm_due(tentative, pts) if _closer(pipe, t, pts, w, h)]
+    if not due:
+        return
+    pipe._looks.confirming(due, pts)
+    pipe.stats.confirm_looks += 1
+    # grown to the tracks they touch: a square must not cut through someone (a partial box misleads the tracker)
+    boxes = pipe._with_tracks([frame_pixels(track.predict(pts), w, h) for track in due], w, h)
+    # the closest look any of them needs, at most CONFIRM_ZOOM times the detector's input
+    side = min(zoom_side(pipe._detector, px, CONFIRM_ZOOM) for px in boxes)
+    # squares that overlap are merged (one look, no duplicates); too many: the whole frame
+    pipe._detect(frame, detection_regions(boxes, w, h, side, pipe._config.motion.max_regions), [], paced=False)
+
+
+def _closer(pipe: VisionPipeline, track: Track, pts: float, w: int, h: int) -> bool:
+    """Whether a confirmation look would see the track at least CONFIRM_CLOSER times closer than this frame's
+    looks at it (none: yes). A look as close as the one that just missed it is a wasted call."""
+    if pipe._looked_pts != pts:
+        return True
+    px = frame_pixels(track.predict(pts), w, h)
+    cx, cy = (px[0] + px[2]) // 2, (px[1] + px[3]) // 2
+    seen = [max(r[2] - r[0], r[3] - r[1]) for r in pipe._looked if r[0] <= cx < r[2] and r[1] <= cy < r[3]]
+    return not seen or min(seen) >= CONFIRM_CLOSER * zoom_side(pipe._detector, px, CONFIRM_ZOOM)
 
 
 def resolve(pipe: VisionPipeline, track: Track, memory: _TrackMemory, frame: Frame) -> None:
@@ -114,11 +148,11 @@ def rider(pipe: VisionPipeline, ridden: Track, frame: Frame) -> TrackEvent | Non
     return pipe._emit(track, memory, frame.pts_s)
 
 
-def zoom_side(detector: object, px: Region) -> int:
-    """Side of the square a closer look takes around a blob: 2.5x the blob, at least a quarter of the model
+def zoom_side(detector: object, px: Region, max_zoom: int = 4) -> int:
+    """Side of the square a closer look takes around a blob: 2.5x the blob, at least 1/max_zoom of the model
     input (up to 4x zoom on a speck), at most the input (never shrink what the model could see whole)."""
     size = max(getattr(detector, "input_size", (300, 300)))
-    return int(min(max(2.5 * max(px[2] - px[0], px[3] - px[1]), size // 4), size))
+    return int(min(max(2.5 * max(px[2] - px[0], px[3] - px[1]), size // max_zoom), size))
 
 
 def overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
@@ -131,4 +165,5 @@ def overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float,
     return ix * iy >= smaller / 3.0
 
 
-__all__ = ["OBJECT", "OTHER_EXPLAINS_MIN", "RIDDEN", "check_rider", "overlaps", "resolve", "rider", "zoom_side"]
+__all__ = ["OBJECT", "OTHER_EXPLAINS_MIN", "RIDDEN", "check_rider", "confirm", "overlaps", "resolve", "rider",
+           "zoom_side"]

@@ -168,13 +168,22 @@ class IoUTracker:
             unmatched = set(range(len(dets)))
             if self._tracks:
                 iou = iou_matrix(self._predicted(pts_s), np.array([d.box for d in dets], dtype=np.float64))
+                motion = np.array([t.label == MOTION for t in self._tracks])
                 for ti, t in enumerate(self._tracks):  # a label never changes once a detection gave it
                     if t.label != MOTION:
                         for di, d in enumerate(dets):
                             if d.label != t.label:
                                 iou[ti, di] = 0.0
-                pairs = _greedy(iou, self._config.iou_threshold)
+                # the tracks a detection named first (a blob-only track beside one is often its own motion),
+                # then the motion tracks for what is left
+                pairs = _greedy(np.where(motion[:, None], 0.0, iou), self._config.iou_threshold)
                 pairs += self._near(pts_s, dets, {ti for ti, _ in pairs}, {di for _, di in pairs})
+                taken_t, taken_d = {ti for ti, _ in pairs}, {di for _, di in pairs}
+                rest = iou.copy()
+                rest[~motion, :] = 0.0
+                rest[list(taken_t), :] = 0.0
+                rest[:, list(taken_d)] = 0.0
+                pairs += _greedy(rest, self._config.iou_threshold)
                 for ti, di in pairs:
                     track, det = self._tracks[ti], dets[di]
                     if track.label == MOTION:
@@ -330,3 +339,17 @@ def direction_of(first: Box | None, last: Box) -> str | None:
     if abs(sideways) >= DIRECTION_MIN_SHIFT:
         return "right" if sideways > 0 else "left"
     return "still"
+
+
+EXIT_MIN_SHIFT = 0.05  # of its size: how far a box's far side must move towards the edge it is against
+
+
+def leaving(first: Box, last: Box) -> bool:
+    """Whether the box was walking out of the picture: `last` is against a frame edge and its far side (the
+    one away from that edge) moved towards the edge since `first` by EXIT_MIN_SHIFT of its size or more."""
+    w = max(last[2] - last[0], first[2] - first[0], 1e-6)
+    h = max(last[3] - last[1], first[3] - first[1], 1e-6)
+    return ((last[1] <= _EDGE and first[3] - last[3] >= EXIT_MIN_SHIFT * h)
+            or (last[3] >= 1 - _EDGE and last[1] - first[1] >= EXIT_MIN_SHIFT * h)
+            or (last[0] <= _EDGE and first[2] - last[2] >= EXIT_MIN_SHIFT * w)
+            or (last[2] >= 1 - _EDGE and last[0] - first[0] >= EXIT_MIN_SHIFT * w))
