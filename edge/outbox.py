@@ -28,6 +28,7 @@ notifications reach it via the agent's queue, never from paho's network thread.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sqlite3
@@ -358,8 +359,5 @@ class Outbox:
             return self._db.execute("SELECT COUNT(*) FROM outbox").fetchone()[0]
 
     def close(self) -> None:
-        with self._lock:
-            try:
-                self._db.close()
-            except sqlite3.Error:
-                pass
+        with self._lock, contextlib.suppress(sqlite3.Error):
+            self._db.close()

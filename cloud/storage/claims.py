@@ -14,6 +14,7 @@ Times are the callers' wall clock in ms; leases are short (seconds), so clocks o
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sqlite3
@@ -154,11 +155,8 @@ class SQLiteClaims:
             self._db.execute("DELETE FROM claims WHERE event_id = ? AND expires_ms < ?", (event_id, _now_ms()))
 
     def close(self) -> None:
-        with self._lock:
-            try:
-                self._db.close()
-            except sqlite3.Error:
-                pass
+        with self._lock, contextlib.suppress(sqlite3.Error):
+            self._db.close()
 
 
 # KEYS[1] claim key, KEYS[2] expiry index; ARGV owner, lease ms, expiry ms, event id
