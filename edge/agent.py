@@ -39,8 +39,8 @@ from ..shared.protocol import (
 from ..shared.stats import median
 from ..shared.topics import Topics
 from .budget import EscalationBudget
-from .clock import local_time
 from .capture import Frame, FrameSource
+from .clock import local_time
 from .config import CameraConfig, EdgeConfig
 from .delivery import Delivery, OnControl, OnVerdict
 from .detect import Det, Detector, Region, build_detector

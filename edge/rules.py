@@ -30,8 +30,8 @@ from typing import Annotated, Literal, Protocol
 from pydantic import Field, field_validator, model_validator
 
 from ..shared.config import Strict
-from .clock import local_time
 from ..shared.protocol import Verdict
+from .clock import local_time
 
 DecisionKind = Literal["escalate", "cached", "local", "dropped"]
 Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
