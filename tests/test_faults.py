@@ -407,7 +407,7 @@ def test_broker_killed_mid_stream_every_verdict_reaches_the_device_once(tmp_path
     entry."""
     n = 6
     broker = _persistent_broker(tmp_path)
-    cloud = cloud_factory(_cloud_config(tmp_path, broker, prefix, reuse={"max_distance": 0}), max_batch=1)
+    cloud = cloud_factory(_cloud_config(tmp_path, broker, prefix, reuse={"max_distance": 0, "min_similarity": 1.0}), max_batch=1)
     device = Device(_device_config(tmp_path, broker.port, prefix, verdict_timeout_s=20.0), crops)
     try:
         first = device.submit(n // 2)
@@ -441,7 +441,7 @@ def test_agent_killed_mid_stream_outbox_replays_nothing_lost(tmp_path, prefix, c
     """SIGKILL the device while events wait for their verdicts; the broker publishes its will; a new agent
     on the same outbox and session gets every missing verdict."""
     n = 6
-    cloud = cloud_factory(_cloud_config(tmp_path, mosquitto, prefix, reuse={"max_distance": 0}), max_batch=1)
+    cloud = cloud_factory(_cloud_config(tmp_path, mosquitto, prefix, reuse={"max_distance": 0, "min_similarity": 1.0}), max_batch=1)
     status: list[bytes] = []
     watcher = MQTTLink(MQTTConfig(url=mosquitto.url, prefix=prefix), f"{prefix}-watch",
                        on_message=lambda m: status.append(m.payload))
@@ -483,7 +483,7 @@ def test_service_killed_mid_analysis_nothing_lost_nothing_analysed_twice(tmp_pat
     n = 4
     cloud_cfg = {"mqtt": {"url": mosquitto.url, "prefix": prefix, "client_id": f"{prefix}-cloud"},
                  "store_path": str(tmp_path / "cloud" / "cloud.db"),
-                 "analyzer": {"max_batch": 1}, "reuse": {"max_distance": 0},
+                 "analyzer": {"max_batch": 1}, "reuse": {"max_distance": 0, "min_similarity": 1.0},
                  "delivery": {"claim_lease_s": 3.0}}
     tap = VerdictTap(mosquitto, prefix)
     first = CloudProcess(cloud_cfg, tmp_path, "cloud-a")
@@ -610,7 +610,7 @@ def test_two_workers_on_one_shared_subscription_analyse_each_event_once(tmp_path
     n = 4
     redis_prefix = f"test-faults-{uuid.uuid4().hex[:8]}"
     base = {"mqtt": {"url": mosquitto.url, "prefix": prefix}, "group": f"g{uuid.uuid4().hex[:6]}",
-            "analyzer": {"max_batch": 1}, "reuse": {"max_distance": 0},
+            "analyzer": {"max_batch": 1}, "reuse": {"max_distance": 0, "min_similarity": 1.0},
             "delivery": {"shared": True, "redis_url": REDIS_URL, "redis_prefix": redis_prefix, "claim_lease_s": 5.0}}
     index = json.loads(crops.read_text())["visitors"][:n]
     now = int(time.time() * 1000)
