@@ -493,7 +493,7 @@ def test_overload_is_announced_and_cleared_a_full_queue_makes_events_wait_not_fa
         url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1"
         config = _config(mosquitto, prefix, tmp_path, analyzer={"backend": "openai", "openai": {"base_urls": [url]}},
                          scheduler={"queue_size": 3, "overload_depth": 2, "clear_depth": 0, "concurrency": 1,
-                                    "deadline_s": 8.0, "batch_wait_ms": 0, "load_refresh_s": 1.0,
+                                    "deadline_s": 5.0, "batch_wait_ms": 0, "load_refresh_s": 1.0,
                                     "priorities": [{"tier": 0, "camera": "door"}]})
         store = Store(config.store_path)
         backend = build_backend(config.analyzer)
@@ -513,6 +513,10 @@ def test_overload_is_announced_and_cleared_a_full_queue_makes_events_wait_not_fa
             events = [ev(i) for i in range(1, 5)]  # far apart: the cache never answers one with another
             device.publish(DEVICE, encode_event(events[0]))
             await _until(lambda: service.scheduler.in_flight == 1)
+            # the others come 2 s later, so their deadlines (from arrival) leave time to release the model
+            # after the first one's runs out; arriving together, the next one dispatched would meet its own
+            # deadline within the few ms the test takes to release
+            await asyncio.sleep(2.0)
             for event in events[1:]:
                 device.publish(DEVICE, encode_event(event))
             load, _ = await watcher.next()
@@ -526,9 +530,9 @@ def test_overload_is_announced_and_cleared_a_full_queue_makes_events_wait_not_fa
             device.publish(DEVICE, encode_event(urgent))
             await _until(lambda: service.scheduler.stats.shed == 1)
             # over capacity, nothing is answered: the first verdict is the model's non-answer at its deadline
-            first = decode_verdict((await device.next_verdict(15))[1])
+            first = decode_verdict((await device.next_verdict(10))[1])
             assert first.event_id == events[0].event_id and first.source == "fallback"
-            assert "did not answer within the deadline of 8 s" in first.description
+            assert "did not answer within the deadline of 5 s" in first.description
             assert store.get_verdict(waiting.event_id) is None and store.get_verdict(events[-1].event_id) is None
 
             release.set()  # the model answers from now on: everything that waited is analysed, late
