@@ -12,12 +12,21 @@ the picture can decide. Reported side by side with what a constant answer would 
   crops get a calibration fitted on the other clips only);
 - p50_ms: median verdict latency (translator + model + check, one event at a time).
 
-    python bench/verdicts.py            # the whole set (77 crops; ~5 min on a quiet 2-core machine)
+With --shifted, the same crops also as a camera would send them under eight shifts (verdict_shifts.py: night,
+small, jpeg30, blur, upper, lower, mirrored, bright), judged in batches (one model answer per distinct prompt,
+so their latency is not reported): agreement and recall per shift next to the clean figures, and the ECE of
+the leave-one-clip-out calibration over clean and shifted crops together.
+
+    python bench/verdicts.py            # the whole set (89 crops; ~5 min on a quiet 2-core machine)
     python bench/verdicts.py --fit      # also refit the shipped calibration (cloud/analysis/calibration.json)
     python bench/verdicts.py --every 4  # every 4th crop, for a quick look
+    python bench/verdicts.py --every 4 --shifted --shift-every 2 --fit   # what calibration.json is fitted on
+    python bench/verdicts.py --shifted --views sent   # the translator's single look of before, for comparison
 
 Last stdout line: one JSON object with `agreement`, `recall`, `majority_share`, `ece`, `overrides`,
-`agreement_model`, `p50_ms`, `crops`.
+`agreement_model`, `p50_ms`, `crops`; with --shifted also `shift_agreement` ({shift: {agreement, recall}},
+"clean" included), `shift_min` (the lowest agreement of them), `shift_benign_min` (the lowest benign recall),
+`ece_shifted` and `shifted_crops`.
 """
 
 from __future__ import annotations
@@ -117,7 +126,8 @@ def main(argv: list[str] | None = None) -> int:
                         "(with --shifted: on the clean and the shifted crops)")
     parser.add_argument("--shifted", action="store_true", help="also judge every crop under each shift "
                         "(verdict_shifts.py: night, small, jpeg30, blur, upper, lower, mirrored, bright)")
-    parser.add_argument("--shift-every", type=int, default=1, help="of the crops taken, shift every n-th")
+    parser.add_argument("--shift-every", type=int, default=1, help="shift every n-th crop of the whole set "
+                        "(whatever --every takes for the clean figures)")
     parser.add_argument("--shifts", default=",".join(SHIFTS), help="which shifts, comma-separated")
     parser.add_argument("--views", default=",".join(VIEWS), help="the translator's views of a crop "
                         f"(comma-separated, of {', '.join(VIEWS)}; 'sent' alone is the single look of before)")
@@ -134,7 +144,8 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         parser.error(str(exc))
     engine = build_engine(config, translator)
-    crops = build(engine.translator.look)[:: max(1, args.every)]
+    labelled = build(engine.translator.look)
+    crops = labelled[:: max(1, args.every)]
     counts = Counter(c.expected for c in crops)
     say(f"{len(crops)} crops: {dict(counts)}; model {engine.name}, loaded in {time.monotonic() - started:.1f} s")
     engine.analyze(event_for(crops[0]))  # the template's prefix cache is built once per process, not timed
@@ -147,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         say_row(number, crop, analysis, ms)
     shifted_rows: dict[str, list[dict]] = {}
     engine.memo = {}  # shifted crops often read alike ("Person: no."): one answer per distinct prompt
-    for name, shifted_crops in shifted_sets(crops[:: max(1, args.shift_every)], names).items():
+    for name, shifted_crops in shifted_sets(labelled[:: max(1, args.shift_every)], names).items():
         t0 = time.monotonic()
         say(f"-- {name}: {len(shifted_crops)} crops (wrong verdicts listed)")
         shifted_rows[name] = judge_shifted(engine, shifted_crops, config.max_batch)
