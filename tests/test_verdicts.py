@@ -100,7 +100,7 @@ def test_the_most_specific_policy_goes_into_the_prompt_and_its_version(translato
     assert prompt.messages[-1]["content"].endswith(prompt.facts.sentences()[-1])  # the facts stay last
     versions = {builder.version(event), builder.version(_event(crops["person"], camera="yard")),
                 builder.version(_event(crops["person"])), plain.version(event)}
-    assert len(versions) == 4 and plain.version(event) == "person-2"  # no verdict reused across policies
+    assert len(versions) == 4 and plain.version(event) == "person-3"  # no verdict reused across policies
     assert all(len(v) <= 32 for v in versions) and builder.version(event) == prompt.version
     assert versioned("x" * 32, "p") != versioned("x" * 32, "q")
     with pytest.raises(ValueError):
