@@ -6,11 +6,11 @@ reason about (hybrid inference: the translator reads the picture, the model deci
   in it (bag, bicycle, dog, car...).
 - The label's score is the best of four views of the crop (`VIEWS`), because the crops a camera sends are
   rarely the clean ones a detector learnt from: as sent; mirrored (a person is symmetric, a detector is not
-  quite); bordered: inside a grey border as wide as the crop (a crop cut tight, or cut to half a body, fills the input
-  far beyond the size of the people the detector learnt; at half size it is a person among surroundings
-  again); and normalised: sensor noise smoothed (non-local means) and the exposure brought to mid-grey (a
-  night crop, a blown-out one). Measured on shifted crops (bench/verdicts.py --shifted); none of the views
-  finds a person in an empty scene. Other objects come from the crop as sent.
+  quite); bordered, inside a grey border as wide as the crop (a crop cut tight, or cut to half a body, fills
+  the input far beyond the size of the people the detector learnt; at half size it is a person among
+  surroundings again); and normalised: sensor noise smoothed (non-local means) and the exposure brought to
+  mid-grey (a night crop, a blown-out one). Measured on shifted crops (bench/verdicts.py --shifted); none of
+  the views finds a person in an empty scene. Other objects come from the crop as sent.
 - How good the picture is (`picture_flags`: dark, blown out, soft), for the confidence: a poor picture makes
   the closer look itself less sure.
 - Dominant colours of the upper and lower body of the person found (pixel statistics, nothing learnt).
@@ -18,7 +18,8 @@ reason about (hybrid inference: the translator reads the picture, the model deci
   long (zones, dwell, direction, local time), when it sends them.
 - ImageNet's top class stays a weak hint: it names what the crop looks like, never the subject.
 
-Runs after a cache miss only; ~0.2 s on one core (four detector passes and the denoising). Thread-safe (onnxruntime sessions are).
+Runs after a cache miss only; about 9x the single look it was (four detector passes and the denoising; a few
+tenths of a second on one core). Thread-safe (onnxruntime sessions are).
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ CLIPPED_SHARE = 0.2  # share of blown-out pixels (>= 250) above which it counts 
 SOFT_EDGES = 100.0  # Laplacian variance at 128 px high below which a picture with contrast counts as soft
 SOFT_CONTRAST = 25.0
 MID_GREY = 110.0  # the normalised view's mean luma
+
+Box = tuple[float, float, float, float]  # x1, y1, x2, y2, normalised
 
 
 @dataclass(frozen=True)
@@ -175,10 +178,10 @@ class Translator:
         self.describer = describer if describer is not None else CropDescriber(threads=threads, top_k=1)
 
     def best_view(self, image: np.ndarray, label: str, found: list | None = None
-                  ) -> tuple[float, tuple[float, float, float, float] | None, str | None]:
+                  ) -> tuple[float, Box | None, str | None]:
         """(best score of `label` over the VIEWS, its box in the crop's coordinates, the view); `found`: the
         look at the crop as sent, when already taken."""
-        best: tuple[float, tuple[float, float, float, float] | None, str | None] = (0.0, None, None)
+        best: tuple[float, Box | None, str | None] = (0.0, None, None)
         for name, view, unmap in _views(image, self.views):
             seen = found if name == VIEWS[0] and found is not None else self.look(view)
             for what, score, box in seen:
@@ -219,9 +222,6 @@ class Translator:
         return Facts(event.label, round(score, 3), box, label in self.labels, tuple(objects[:MAX_OBJECTS]),
                      upper=upper, lower=lower, hint=hints[0][0] if hints else None, picture=picture_flags(image),
                      view=view, **device)
-
-
-Box = tuple[float, float, float, float]
 
 
 def _views(image: np.ndarray, views: tuple[str, ...]):
