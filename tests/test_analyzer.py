@@ -142,7 +142,7 @@ def test_prompt_version_is_stable_and_per_label(engine, person_crop):
     event = _event(person_crop)
     first = engine.prompt_version(event)
     assert first == engine.prompt_version(event) == build_engine(AnalyzerConfig()).prompt_version(event)
-    assert first == "person-2"  # the version line of cloud/prompts/person.txt
+    assert first == "person-3"  # the version line of cloud/prompts/person.txt
     assert engine.prompt_version(_event(person_crop, label="bicycle")) == "default-2"
     assert engine.prompt_version(_event(person_crop, label="fire hydrant")) == "default-2"
 

@@ -125,7 +125,7 @@ def test_real_server_answers_and_least_loaded_spreads_requests(transformers_serv
     for analysis in results:
         _assert_valid(analysis)
         assert analysis.error is None, (analysis.error, analysis.extra.get("raw"))
-        assert analysis.prompt_version == "person-2" and analysis.extra["seen_source"] == "ImageNet"
+        assert analysis.prompt_version == "person-3" and analysis.extra["seen_source"] == "ImageNet"
         assert analysis.extra["prompt_tokens"] > 100 and analysis.extra["new_tokens"] > 0  # the server's usage
     assert sorted(a.extra["endpoint"] for a in results) == sorted(urls)
     assert [ep.requests for ep in backend.endpoints] == [1, 1]
@@ -218,7 +218,7 @@ def test_service_answers_through_the_openai_backend(transformers_serve, model_di
 
     verdict, reused = asyncio.run(scenario())
     assert verdict.source == "llm" and verdict.model == str(model_dir)[-128:] and verdict.verdict in VERDICTS
-    assert verdict.cache is not None and verdict.cache.prompt_version == "person-2"
+    assert verdict.cache is not None and verdict.cache.prompt_version == "person-3"
     assert (reused.source, reused.reused_from, reused.verdict) == ("cloud_cache", first.event_id, verdict.verdict)
     assert store.get_verdict(first.event_id) == verdict
     store.close()

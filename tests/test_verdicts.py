@@ -100,7 +100,7 @@ def test_the_most_specific_policy_goes_into_the_prompt_and_its_version(translato
     assert prompt.messages[-1]["content"].endswith(prompt.facts.sentences()[-1])  # the facts stay last
     versions = {builder.version(event), builder.version(_event(crops["person"], camera="yard")),
                 builder.version(_event(crops["person"])), plain.version(event)}
-    assert len(versions) == 4 and plain.version(event) == "person-2"  # no verdict reused across policies
+    assert len(versions) == 4 and plain.version(event) == "person-3"  # no verdict reused across policies
     assert all(len(v) <= 32 for v in versions) and builder.version(event) == prompt.version
     assert versioned("x" * 32, "p") != versioned("x" * 32, "q")
     with pytest.raises(ValueError):
@@ -168,7 +168,7 @@ def test_calibration_fits_and_ece_measures():
     assert confidences[0] > confidences[1] and confidences[2] > confidences[3]  # not a constant
     assert ece([1.0, 1.0], [True, True]) == 0.0 and abs(ece([0.9, 0.9], [True, False]) - 0.4) < 1e-9
     shipped = Calibration.load()
-    assert len(shipped.weights) == 4 and 0.0 < shipped.confidence([1.0, 2.0, 2.0, 0.0]) < 1.0
+    assert len(shipped.weights) == len(rows[0]) and 0.0 < shipped.confidence([1.0, 2.0, 2.0, 0.0, 0.0]) < 1.0
 
 
 def test_a_broken_calibration_file_is_refused(tmp_path):

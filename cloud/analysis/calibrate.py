@@ -4,7 +4,9 @@ calibration.json; the bench reports its ECE leave-one-clip-out, on crops of clip
 
 Features of a final verdict v: the model's own probability of v (its verdict distribution; a server's stated
 confidence), how strongly the closer look agrees with v (the label's score for alert, one minus it for
-benign), and whether the check overruled the model.
+benign), whether the check overruled the model, and whether the picture is poor (dark, blown out or soft:
+translator.picture_flags), where the closer look itself is less to be trusted. A fit made before a feature
+existed weighs it 0.
 """
 
 from __future__ import annotations
@@ -32,14 +34,16 @@ def evidence_score(facts: Facts | None) -> float | None:
     return facts.label_score
 
 
-def features(verdict: str, verdict_p: dict[str, float], score: float | None, overruled: bool) -> list[float]:
-    """[1, logit(model's p of the verdict), logit(evidence for it), overruled]; `score` from evidence_score."""
+def features(verdict: str, verdict_p: dict[str, float], score: float | None, overruled: bool,
+             picture: tuple[str, ...] | list[str] = ()) -> list[float]:
+    """[1, logit(model's p of the verdict), logit(evidence for it), overruled, poor picture]; `score` from
+    evidence_score, `picture` the translator's picture flags."""
     p = verdict_p.get(verdict, 0.0)
     if score is None or verdict == "unknown":
         evidence = 0.5
     else:
         evidence = score if verdict == "alert" else 1.0 - score
-    return [1.0, _logit(p), _logit(evidence), 1.0 if overruled else 0.0]
+    return [1.0, _logit(p), _logit(evidence), 1.0 if overruled else 0.0, 1.0 if picture else 0.0]
 
 
 @dataclass(frozen=True)
@@ -47,7 +51,8 @@ class Calibration:
     weights: tuple[float, ...]
 
     def confidence(self, x: list[float]) -> float:
-        z = sum(w * v for w, v in zip(self.weights, x, strict=True))
+        weights = self.weights + (0.0,) * (len(x) - len(self.weights))  # a feature newer than the fit: 0
+        z = sum(w * v for w, v in zip(weights, x, strict=True))
         return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
     @classmethod

@@ -122,7 +122,7 @@ def judged(answer: Answer, prompt: Prompt, verdict_p: dict[str, float] | None, c
     extra.update(model_confidence=answer.confidence, verdict_p={k: round(v, 3) for k, v in verdict_p.items()})
     extra["evidence_score"] = evidence_score(facts)
     confidence = calibration.confidence(features(verdict, verdict_p, extra["evidence_score"],
-                                                 ruling.reason is not None))
+                                                 ruling.reason is not None, facts.picture if facts else ()))
     return Analysis(verdict=verdict, confidence=round(confidence, 3), description=description, model=name[:128],
                     prompt_version=prompt.version, analyze_ms=(time.perf_counter() - started) * 1000,
                     extra=extra, facts=tuple(facts.sentences()) if facts is not None else (),

@@ -215,6 +215,9 @@ class Prompt:
         if self.facts is not None:
             out["facts"] = self.facts.sentences()
             out["person_score"] = self.facts.label_score
+            out["picture"] = list(self.facts.picture)
+            if self.facts.view is not None:
+                out["view"] = self.facts.view
         if self.policy:
             out["policy"] = self.policy
         return out

@@ -171,6 +171,10 @@ class TransformersEngine:
         self.calibration = calibration or Calibration.load()
         self.name = runtime.name
         self.max_batch = config.max_batch
+        # Answers by prompt (tokens with facts, tokens without): greedy decoding gives one prompt one answer,
+        # so a caller judging many crops that read alike may keep them (bench/verdicts.py --shifted does).
+        # None: every event is answered afresh, as the service does.
+        self.memo: dict[tuple[tuple[int, ...], tuple[int, ...]], _Generated] | None = None
 
     def prompt_version(self, event: Event) -> str:
         return self.builder.version(event)
@@ -207,7 +211,7 @@ class TransformersEngine:
 
     def _run_group(self, rows: list[_Row], started: float) -> list[Analysis]:
         try:
-            outputs, timed_out, gen_s, cached = self._generate(rows)
+            outputs, timed_out, gen_s, cached = self._generate_remembered(rows)
         except Exception as exc:  # model trouble must not reach the caller
             log.warning("analysis failed: %s: %s", type(exc).__name__, exc)
             return [self._fallback(row.event, f"{type(exc).__name__}: {exc}", started, row.prompt.extra())
@@ -221,6 +225,21 @@ class TransformersEngine:
                          raw=out.text[:300], batch=len(rows))
             results.append(self._interpret(row, out, timed_out, extra, started))
         return results
+
+    def _generate_remembered(self, rows: list[_Row]) -> tuple[list[_Generated], bool, float, int]:
+        """_generate, through `memo` when there is one: only prompts not answered before are generated."""
+        if self.memo is None:
+            return self._generate(rows)
+        keys = [(tuple(r.ids), tuple(r.anchor or ())) for r in rows]
+        fresh = {key: row for key, row in zip(keys, rows, strict=True) if key not in self.memo}
+        timed_out, gen_s, cached = False, 0.0, 0
+        answers = {key: self.memo[key] for key in keys if key in self.memo}
+        if fresh:
+            outputs, timed_out, gen_s, cached = self._generate(list(fresh.values()))
+            answers.update(zip(fresh, outputs, strict=True))
+            if not timed_out:
+                self.memo.update(zip(fresh, outputs, strict=True))
+        return [answers[key] for key in keys], timed_out, gen_s, cached
 
     def _generate(self, rows: list[_Row]) -> tuple[list[_Generated], bool, float, int]:
         """(outputs, timed out, seconds, prefix tokens taken from the cache)."""
