@@ -14,7 +14,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 
-from ..shared.config import MQTTConfig, Strict, load_config
+from ..shared.config import MQTTConfig, Strict, load_config, secret
 from ..shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
 from ..shared.protocol import DEFAULT_MAX_DISTANCE, DEFAULT_MIN_SIMILARITY
 from .ask.config import AskConfig
@@ -50,10 +50,7 @@ class HTTPConfig(Strict):
     models_dir: str | None = Field(None, description="extra model files served by GET /v1/models/{sha256}")
 
     def secret_token(self) -> str | None:
-        env = os.environ.get(API_TOKEN_ENV)
-        if env:
-            return env
-        return self.token.get_secret_value() if self.token else None
+        return secret(API_TOKEN_ENV, self.token)
 
 
 class ReusePolicy(Strict):

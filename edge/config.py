@@ -29,7 +29,7 @@ from typing import Annotated
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 
-from ..shared.config import MQTTConfig, Strict, load_config
+from ..shared.config import MQTTConfig, Strict, load_config, secret
 from ..shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
 from ..shared.modelfiles import bundled_clip
 from ..shared.protocol import DEFAULT_MAX_DISTANCE
@@ -116,10 +116,7 @@ class RemoteUpdateConfig(Strict):
         return value.rstrip("/")
 
     def secret_token(self) -> str | None:
-        env = os.environ.get(DEVICE_TOKEN_ENV)
-        if env:
-            return env
-        return self.api_token.get_secret_value() if self.api_token else None
+        return secret(DEVICE_TOKEN_ENV, self.api_token)
 
 
 class EdgeConfig(Strict):

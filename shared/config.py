@@ -61,10 +61,12 @@ class MQTTConfig(Strict):
         return parsed.port or (8883 if parsed.scheme == "mqtts" else 1883)
 
     def secret_password(self) -> str | None:
-        env = os.environ.get("EDGETRIAGE_MQTT_PASSWORD")
-        if env:
-            return env
-        return self.password.get_secret_value() if self.password else None
+        return secret("EDGETRIAGE_MQTT_PASSWORD", self.password)
+
+
+def secret(env: str, configured: SecretStr | None) -> str | None:
+    """A secret: the environment variable `env` when set and not empty, else the configured value (if any)."""
+    return os.environ.get(env) or (configured.get_secret_value() if configured else None)
 
 
 def _explain(exc: ValidationError, source: str) -> str:
