@@ -77,6 +77,19 @@ def clip_one_by_one() -> Path:
 
 
 @pytest.fixture(scope="session")
+def visitor_jpeg(clip_one_by_one) -> bytes:
+    """The JPEG crop of the spot where the first visitor stands, 12 s into the one-by-one clip."""
+    import cv2
+
+    cap = cv2.VideoCapture(str(clip_one_by_one))
+    cap.set(cv2.CAP_PROP_POS_MSEC, 12_000)
+    ok, frame = cap.read()
+    cap.release()
+    assert ok
+    return cv2.imencode(".jpg", frame[0:400, 370:560])[1].tobytes()
+
+
+@pytest.fixture(scope="session")
 def llm_analyzer():
     """The real CPU back-end (SmolLM2-135M via transformers, on a thread of its own), loaded once for the
     whole session; its blocking engine is `.engine`."""

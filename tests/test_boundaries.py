@@ -27,7 +27,6 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-import cv2
 import pytest
 from conftest import free_port
 from edgetriage.cli import main as cli_main
@@ -723,21 +722,11 @@ def test_cloud_config_refuses_unknown_keys_by_name(tmp_path, capsys):
 
 
 # -- a verdict is stored before it is published -------------------------------------------------------------
-def _visitor_crop(clip) -> bytes:
-    """The JPEG crop of the spot where the first visitor stands, 12 s into the one-by-one clip."""
-    cap = cv2.VideoCapture(str(clip))
-    cap.set(cv2.CAP_PROP_POS_MSEC, 12_000)
-    ok, frame = cap.read()
-    cap.release()
-    assert ok
-    return cv2.imencode(".jpg", frame[0:400, 370:560])[1].tobytes()
-
-
-def test_a_verdict_is_in_the_store_when_it_is_published(tmp_path, mosquitto, prefix, clip_one_by_one, monkeypatch):
+def test_a_verdict_is_in_the_store_when_it_is_published(tmp_path, mosquitto, prefix, visitor_jpeg, monkeypatch):
     """Checked from inside the publish call itself: whatever the broker (and so the device) is handed, the
     store already answers for, so a crash right after publishing cannot lose a verdict a device acted on.
     No model is asked: the fleet's token budget is 0, so the verdict is the explicit fallback."""
-    crop = _visitor_crop(clip_one_by_one)
+    crop = visitor_jpeg
     t = int(time.time() * 1000)
     event = Event(event_id=uuid7(t), device="pi-door", camera="porch", captured_ms=t, label="person", score=0.6,
                   uncertain=True, track_id=1, detections=[Detection(label="person", score=0.6, box=(0.5, 0, 0.7, 0.9))],
@@ -781,11 +770,11 @@ def test_a_verdict_is_in_the_store_when_it_is_published(tmp_path, mosquitto, pre
 
 @pytest.mark.parametrize("kind", ["sqlite", "redis"])
 def test_cache_hits_are_in_the_store_when_they_are_published(kind, tmp_path, mosquitto, prefix, redis_prefix,
-                                                             clip_one_by_one, monkeypatch):
+                                                             visitor_jpeg, monkeypatch):
     """A burst of cache hits, answered together (one lookup round, one write per loop turn): each hit's event
     and verdict are in the store already when its verdict is handed to the broker, seen from inside the
     publish call, so a crash right after publishing loses nothing a device was told."""
-    crop = _visitor_crop(clip_one_by_one)
+    crop = visitor_jpeg
 
     def event(n: int) -> Event:
         t = int(time.time() * 1000)

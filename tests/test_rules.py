@@ -7,7 +7,6 @@ import dataclasses
 import time
 from dataclasses import dataclass
 
-import cv2
 import pytest
 from edgetriage.edge.classify import Classification, ClassifierConfig, CropClassifier
 from edgetriage.edge.rules import RuleOverride, Rules, RulesConfig, ScheduleWindow, Triage
@@ -192,33 +191,23 @@ def test_what_the_triage_asks_of_the_rules():
     assert not rules.is_uncertain(Track("person", 0.5)) and not rules.is_uncertain(Track("person", 0.19))
 
 
-@pytest.fixture(scope="module")
-def person_jpeg(clip_one_by_one) -> bytes:
-    cap = cv2.VideoCapture(str(clip_one_by_one))
-    cap.set(cv2.CAP_PROP_POS_MSEC, 12_000)
-    ok, frame = cap.read()
-    cap.release()
-    assert ok
-    return cv2.imencode(".jpg", frame[0:400, 370:560])[1].tobytes()
-
-
-def test_triage_classifies_only_what_may_escalate_and_asks_the_cache_only_then(person_jpeg):
+def test_triage_classifies_only_what_may_escalate_and_asks_the_cache_only_then(visitor_jpeg):
     classifier = CropClassifier(ClassifierConfig())
     cache = VerdictCache(16)
     assert cache.add(_verdict(), T0)
     rules = Rules(RulesConfig.model_validate({"labels": ["person"],
                                               "overrides": [{"camera": "quiet", "classify": False}]}))
     triage = Triage(rules, device="edge-1", cache=cache, classifier=classifier)
-    ev = Track("person", 0.9, crop_jpeg=person_jpeg)
+    ev = Track("person", 0.9, crop_jpeg=visitor_jpeg)
     d = triage.decide("front", ev, T0 + 1)
     assert d.kind == "cached" and isinstance(ev.classification, Classification) and cache.hits == 1
-    car = Track("car", 0.9, crop_jpeg=person_jpeg)
+    car = Track("car", 0.9, crop_jpeg=visitor_jpeg)
     assert triage.decide("front", car, T0 + 1).kind == "local"
     assert car.classification is None and (cache.hits, cache.misses) == (1, 0)  # neither was asked
-    quiet = Track("person", 0.9, camera="quiet", crop_jpeg=person_jpeg)
+    quiet = Track("person", 0.9, camera="quiet", crop_jpeg=visitor_jpeg)
     triage.decide("quiet", quiet, T0 + 1)
     assert quiet.classification is None
-    other_hash = Track("person", 0.9, crop_jpeg=person_jpeg, phash_alg="other")
+    other_hash = Track("person", 0.9, crop_jpeg=visitor_jpeg, phash_alg="other")
     assert triage.decide("front", other_hash, T0 + 1).kind == "escalate" and cache.misses == 2
 
 
@@ -283,13 +272,13 @@ def test_the_schedule_reads_hours_and_minutes_of_local_time():
     assert kinds == {(9, 29): "local", (9, 31): "escalate", (17, 44): "escalate", (17, 45): "local"}
 
 
-def test_triage_keeps_a_classification_it_was_given_and_defaults_the_hash_algorithm(person_jpeg):
+def test_triage_keeps_a_classification_it_was_given_and_defaults_the_hash_algorithm(visitor_jpeg):
     classifier = CropClassifier(ClassifierConfig())
     cache = VerdictCache(16)
     assert cache.add(_verdict(), T0)
     triage = Triage(Rules(RulesConfig()), device="edge-1", cache=cache, classifier=classifier)
     given = _cat(person=0.9)
-    ev = Track("person", 0.9, crop_jpeg=person_jpeg, classification=given)
+    ev = Track("person", 0.9, crop_jpeg=visitor_jpeg, classification=given)
     triage.decide("front", ev, T0)
     assert ev.classification is given  # classified once, upstream: not again
     assert triage.decide("front", Bare("person", 0.9), T0).kind == "cached"  # no phash_alg: dct64
