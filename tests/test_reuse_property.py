@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import tempfile
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -42,6 +44,20 @@ files = st.tuples(st.just("file"), st.integers(0, 15_000), st.sampled_from(("per
                   st.sampled_from((0.9, 0.97, 0.99)))
 finds = st.tuples(st.just("find"), st.integers(0, 15_000), st.sampled_from(("person", "car")), crops)
 histories = st.lists(st.one_of(files, finds), min_size=1, max_size=40)
+
+
+@contextmanager
+def _stores() -> Iterator[tuple[SQLiteStore, RedisStore]]:
+    """A fresh SQLite store in a temporary directory and a Redis store under its own key prefix, removed after."""
+    with tempfile.TemporaryDirectory() as tmp:
+        sqlite = SQLiteStore(Path(tmp) / "cloud.db")
+        redis = RedisStore(connect_redis(REDIS_URL), f"test-reuse-prop-{uuid.uuid4().hex[:10]}")
+        try:
+            yield sqlite, redis
+        finally:
+            redis.delete_all()
+            redis.close()
+            sqlite.close()
 
 
 def _hash(crop: tuple[int, list[int]]) -> str:
@@ -77,82 +93,61 @@ def _verdict(now: int, label: str, phash: str, max_distance: int, ttl_s: int, so
 @given(histories)
 def test_device_cache_sqlite_and_redis_pick_the_same_verdict(history):
     device = VerdictCache(100_000)
-    with tempfile.TemporaryDirectory() as tmp:
-        sqlite = SQLiteStore(Path(tmp) / "cloud.db")
-        redis = RedisStore(connect_redis(REDIS_URL), f"test-reuse-prop-{uuid.uuid4().hex[:10]}")
-        try:
-            now = T0
-            filed: list[Verdict] = []
-            for op in history:
-                now += op[1]
-                label, phash, embedding = op[2], _hash(op[3]), _embedding(op[3])
-                if op[0] == "file":
-                    _, _, _, _, max_distance, ttl_s, reuse_of, min_similarity = op
-                    source = filed[reuse_of % len(filed)] if reuse_of is not None and filed else None
-                    if source is not None and source.created_ms + source.cache.ttl_s * 1000 <= now:
-                        source = None  # expired: the service would have asked the model
-                    verdict = _verdict(now, label, phash, max_distance, ttl_s, source, embedding, min_similarity)
-                    filed.append(verdict)
-                    device.add(verdict, now)
-                    sqlite.put_verdict(verdict)
-                    redis.put_verdict(verdict)
-                    continue
-                answers = []
-                for store in (sqlite, redis):
-                    hit = store.lookup(scope_key=scope_key("camera", "edge-1", "door", None), label=label,
-                                       phash=phash, phash_alg="dct64", prompt_version=PROMPT, now_ms=now,
-                                       embedding=embedding)
-                    answers.append(hit.event_id if hit else None)
-                hit = device.lookup(device="edge-1", camera="door", site=None, label=label, phash=phash,
-                                    now_ms=now, embedding=embedding)
+    with _stores() as (sqlite, redis):
+        now = T0
+        filed: list[Verdict] = []
+        for op in history:
+            now += op[1]
+            label, phash, embedding = op[2], _hash(op[3]), _embedding(op[3])
+            if op[0] == "file":
+                _, _, _, _, max_distance, ttl_s, reuse_of, min_similarity = op
+                source = filed[reuse_of % len(filed)] if reuse_of is not None and filed else None
+                if source is not None and source.created_ms + source.cache.ttl_s * 1000 <= now:
+                    source = None  # expired: the service would have asked the model
+                verdict = _verdict(now, label, phash, max_distance, ttl_s, source, embedding, min_similarity)
+                filed.append(verdict)
+                device.add(verdict, now)
+                sqlite.put_verdict(verdict)
+                redis.put_verdict(verdict)
+                continue
+            answers = []
+            for store in (sqlite, redis):
+                hit = store.lookup(scope_key=scope_key("camera", "edge-1", "door", None), label=label,
+                                   phash=phash, phash_alg="dct64", prompt_version=PROMPT, now_ms=now,
+                                   embedding=embedding)
                 answers.append(hit.event_id if hit else None)
-                assert answers[0] == answers[1] == answers[2], (answers, phash, now)
-        finally:
-            redis.delete_all()
-            redis.close()
-            sqlite.close()
+            hit = device.lookup(device="edge-1", camera="door", site=None, label=label, phash=phash,
+                                now_ms=now, embedding=embedding)
+            answers.append(hit.event_id if hit else None)
+            assert answers[0] == answers[1] == answers[2], (answers, phash, now)
 
 
 def test_the_property_sees_near_copies_left_unfiled_and_reuse_that_answers():
     """The history above can express what the property is about: a near copy left unfiled everywhere."""
     device = VerdictCache(16)
-    with tempfile.TemporaryDirectory() as tmp:
-        sqlite = SQLiteStore(Path(tmp) / "cloud.db")
-        redis = RedisStore(connect_redis(REDIS_URL), f"test-reuse-prop-{uuid.uuid4().hex[:10]}")
-        try:
-            source = _verdict(T0, "person", _hash((0, [], None)), 8, 60, None)
-            near = _verdict(T0 + 1, "person", _hash((0, [1, 2], None)), 8, 60, source)
-            assert device.add(source, T0) and not device.add(near, T0 + 1)  # 2 bits <= 8 // 2: not filed
-            for store in (sqlite, redis):
-                store.put_verdict(source)
-                store.put_verdict(near)
-                hit = store.lookup(scope_key=scope_key("camera", "edge-1", "door", None), label="person",
-                                   phash=_hash((0, [1, 2], None)), phash_alg="dct64", prompt_version=PROMPT, now_ms=T0 + 2)
-                assert hit is not None and hit.event_id == source.event_id  # the source answers, not its copy
-        finally:
-            redis.delete_all()
-            redis.close()
-            sqlite.close()
+    with _stores() as (sqlite, redis):
+        source = _verdict(T0, "person", _hash((0, [], None)), 8, 60, None)
+        near = _verdict(T0 + 1, "person", _hash((0, [1, 2], None)), 8, 60, source)
+        assert device.add(source, T0) and not device.add(near, T0 + 1)  # 2 bits <= 8 // 2: not filed
+        for store in (sqlite, redis):
+            store.put_verdict(source)
+            store.put_verdict(near)
+            hit = store.lookup(scope_key=scope_key("camera", "edge-1", "door", None), label="person",
+                               phash=_hash((0, [1, 2], None)), phash_alg="dct64", prompt_version=PROMPT, now_ms=T0 + 2)
+            assert hit is not None and hit.event_id == source.event_id  # the source answers, not its copy
 
 
 def test_the_property_sees_a_far_hash_answered_by_embedding_alone():
     """The history above can express reuse by embedding: a crop 30 bits away whose embedding is near."""
     device = VerdictCache(16)
-    with tempfile.TemporaryDirectory() as tmp:
-        sqlite = SQLiteStore(Path(tmp) / "cloud.db")
-        redis = RedisStore(connect_redis(REDIS_URL), f"test-reuse-prop-{uuid.uuid4().hex[:10]}")
-        try:
-            source = _verdict(T0, "person", _hash((0, [], None)), 8, 60, None, _embedding((0, [], (0, 0, 0))))
-            device.add(source, T0)
-            far, near_look, other_look = _hash((1, [], None)), _embedding((0, [], (0, 1, 1))), _embedding((0, [], (0, 2, 1)))
-            for look, expected in ((near_look, source.event_id), (other_look, None), (None, None)):
-                hits = [store.lookup(scope_key=scope_key("camera", "edge-1", "door", None), label="person",
-                                     phash=far, phash_alg="dct64", prompt_version=PROMPT, now_ms=T0 + 2, embedding=look)
-                        for store in (sqlite, redis) if store.put_verdict(source) is None]
-                hits.append(device.lookup(device="edge-1", camera="door", site=None, label="person", phash=far,
-                                          now_ms=T0 + 2, embedding=look))
-                assert [h.event_id if h else None for h in hits] == [expected] * 3
-        finally:
-            redis.delete_all()
-            redis.close()
-            sqlite.close()
+    with _stores() as (sqlite, redis):
+        source = _verdict(T0, "person", _hash((0, [], None)), 8, 60, None, _embedding((0, [], (0, 0, 0))))
+        device.add(source, T0)
+        far, near_look, other_look = _hash((1, [], None)), _embedding((0, [], (0, 1, 1))), _embedding((0, [], (0, 2, 1)))
+        for look, expected in ((near_look, source.event_id), (other_look, None), (None, None)):
+            hits = [store.lookup(scope_key=scope_key("camera", "edge-1", "door", None), label="person",
+                                 phash=far, phash_alg="dct64", prompt_version=PROMPT, now_ms=T0 + 2, embedding=look)
+                    for store in (sqlite, redis) if store.put_verdict(source) is None]
+            hits.append(device.lookup(device="edge-1", camera="door", site=None, label="person", phash=far,
+                                      now_ms=T0 + 2, embedding=look))
+            assert [h.event_id if h else None for h in hits] == [expected] * 3
