@@ -77,8 +77,8 @@ def clip_one_by_one() -> Path:
 
 
 @pytest.fixture(scope="session")
-def visitor_jpeg(clip_one_by_one) -> bytes:
-    """The JPEG crop of the spot where the first visitor stands, 12 s into the one-by-one clip."""
+def visitor_crop(clip_one_by_one):
+    """The pixels (BGR) of the spot where the first visitor stands, 12 s into the one-by-one clip."""
     import cv2
 
     cap = cv2.VideoCapture(str(clip_one_by_one))
@@ -86,7 +86,15 @@ def visitor_jpeg(clip_one_by_one) -> bytes:
     ok, frame = cap.read()
     cap.release()
     assert ok
-    return cv2.imencode(".jpg", frame[0:400, 370:560])[1].tobytes()
+    return frame[0:400, 370:560]
+
+
+@pytest.fixture(scope="session")
+def visitor_jpeg(visitor_crop) -> bytes:
+    """That crop as a JPEG (OpenCV's default quality)."""
+    import cv2
+
+    return cv2.imencode(".jpg", visitor_crop)[1].tobytes()
 
 
 @pytest.fixture(scope="session")

@@ -38,13 +38,8 @@ def _event(jpeg: bytes, size: tuple[int, int], phash: str, n: int) -> dict:
 
 
 @pytest.mark.slow
-def test_an_event_posted_over_http_gets_the_models_verdict(tmp_path, llm_analyzer, clip_one_by_one):
-    cap = cv2.VideoCapture(str(clip_one_by_one))
-    cap.set(cv2.CAP_PROP_POS_MSEC, 12_000)
-    ok, frame = cap.read()
-    cap.release()
-    assert ok
-    crop = frame[0:400, 370:560]
+def test_an_event_posted_over_http_gets_the_models_verdict(tmp_path, llm_analyzer, visitor_crop):
+    crop = visitor_crop
     jpeg = cv2.imencode(".jpg", crop, [cv2.IMWRITE_JPEG_QUALITY, 85])[1].tobytes()
     phash = phash_dct64(crop)
     size = (crop.shape[1], crop.shape[0])

@@ -29,14 +29,9 @@ from hypothesis import strategies as st
 
 
 @pytest.fixture(scope="module")
-def jpeg(clip_one_by_one) -> tuple[bytes, tuple[int, int]]:
+def jpeg(visitor_crop) -> tuple[bytes, tuple[int, int]]:
     """A real crop: the first visitor in the sample clip, as the device would send it."""
-    cap = cv2.VideoCapture(str(clip_one_by_one))
-    cap.set(cv2.CAP_PROP_POS_MSEC, 12_000)
-    ok, frame = cap.read()
-    cap.release()
-    assert ok
-    crop = frame[0:400, 370:560]
+    crop = visitor_crop
     ok, data = cv2.imencode(".jpg", crop, [cv2.IMWRITE_JPEG_QUALITY, 85])
     assert ok
     return data.tobytes(), (crop.shape[1], crop.shape[0])

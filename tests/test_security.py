@@ -218,15 +218,10 @@ def test_tls_settings_that_cannot_work_are_config_errors(secure, tmp_path):
 
 # -- the whole path under the shipped config ------------------------------------------------------------------
 @pytest.mark.slow
-def test_event_and_verdict_round_trip_under_tls_and_acl(secure, llm_analyzer, clip_one_by_one, tmp_path):
+def test_event_and_verdict_round_trip_under_tls_and_acl(secure, llm_analyzer, visitor_crop, tmp_path):
     """A real event from device A through the cloud service (its own certificate, on the shared subscription
     with Redis) and back to A only; device B sees nothing of it."""
-    cap = cv2.VideoCapture(str(clip_one_by_one))
-    cap.set(cv2.CAP_PROP_POS_MSEC, 12_000)
-    ok, frame = cap.read()
-    cap.release()
-    assert ok
-    crop = frame[0:400, 370:560]
+    crop = visitor_crop
     jpeg = cv2.imencode(".jpg", crop, [cv2.IMWRITE_JPEG_QUALITY, 85])[1].tobytes()
     now = int(time.time() * 1000)
     event = Event(event_id=uuid7(now), device="cam-a", camera="door", captured_ms=now, label="person", score=0.4,

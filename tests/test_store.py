@@ -8,7 +8,6 @@ import sqlite3
 import threading
 from collections.abc import Iterator
 
-import cv2
 import pytest
 from edgetriage.cloud.storage.store import Retention, SQLiteStore, Store, StoreError
 from edgetriage.shared.ids import uuid7
@@ -21,14 +20,8 @@ APART = ["0000000000000000", "ffffffffffffffff", "00000000ffffffff"]  # 32 bits 
 
 
 @pytest.fixture(scope="module")
-def crop(clip_one_by_one) -> tuple[bytes, tuple[int, int]]:
-    cap = cv2.VideoCapture(str(clip_one_by_one))
-    cap.set(cv2.CAP_PROP_POS_MSEC, 12_000)
-    ok, frame = cap.read()
-    cap.release()
-    assert ok
-    part = frame[0:400, 370:560]
-    return cv2.imencode(".jpg", part)[1].tobytes(), (part.shape[1], part.shape[0])
+def crop(visitor_jpeg, visitor_crop) -> tuple[bytes, tuple[int, int]]:
+    return visitor_jpeg, (visitor_crop.shape[1], visitor_crop.shape[0])
 
 
 @pytest.fixture
