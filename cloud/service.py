@@ -94,8 +94,17 @@ class CloudService:
         return self._link is not None and self._link.connected.is_set()
 
     @property
+    def mqtt_subscribed(self) -> bool:
+        """The broker granted the intake's subscriptions on this connection: events published now reach us."""
+        return self._link is not None and self._link.subscribed.is_set()
+
+    @property
     def mqtt_error(self) -> str:
-        return self._link.last_error if self._link is not None else ""
+        if self._link is None:
+            return ""
+        if self._link.refused_subscriptions:
+            return f"the broker refused the subscription to {', '.join(self._link.refused_subscriptions)}"
+        return self._link.last_error
 
     @property
     def accepting(self) -> bool:

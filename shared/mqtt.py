@@ -18,6 +18,10 @@ Delivery semantics the owners rely on:
 - With `manual_ack` (MQTT 5 only) an incoming message is acknowledged when the owner calls `ack()`, once per
   message; an ack for a message of an earlier connection is skipped, because message ids are reused across
   connections and the broker redelivers such a message anyway.
+- `subscribed` is set once the broker has granted every subscription of the current connection (SUBACK),
+  not merely when it accepted the connection: messages published before that reach no subscriber. A refused
+  subscription (a broker ACL, MQTT 5 reason code >= 0x80; 0x80 in 3.1.1) is logged as an error naming the
+  filter and keeps `subscribed` clear, so a health check says why nothing arrives.
 - `receive_maximum` (MQTT 5) caps how many unacknowledged messages the broker sends us at once: the
   intake's flow control.
 - Shared subscriptions (`$share/<group>/<filter>`) are matched here (`topic_matches`); paho's own
@@ -195,6 +199,8 @@ class MQTTLink:
         self.backoff_min_s = backoff_min_s
         self.backoff_max_s = backoff_max_s
         self.connected = threading.Event()
+        self.subscribed = threading.Event()  # every subscription of this connection granted (see module doc)
+        self.refused_subscriptions: list[str] = []  # filters the broker refused on this connection
         self.generation = 0  # connections made so far; Incoming.generation says which one delivered
         self.reconnects = 0
         self.refused = 0  # publishes the broker refused with a PUBACK reason code
@@ -206,6 +212,7 @@ class MQTTLink:
         self._closing = threading.Event()  # stop() asked for a clean DISCONNECT
         self._thread: threading.Thread | None = None
         self._subscriptions: list[tuple[str, int]] = []
+        self._unanswered: dict[int, str] = {}  # SUBSCRIBE mid -> filter, until its SUBACK
         self._lock = threading.Lock()
 
         if self.v5:
@@ -226,6 +233,7 @@ class MQTTLink:
         client.on_disconnect = self._handle_disconnect
         client.on_message = self._handle_message
         client.on_publish = self._handle_publish
+        client.on_subscribe = self._handle_subscribe
         # paho writes from the caller's thread unless an external loop says it watches for writability; we
         # say so, and our own loop (select on the socket and on paho's wake-up pipe) does every write
         client.on_socket_register_write = _network_thread_writes
@@ -321,7 +329,14 @@ class MQTTLink:
             if (topic, qos) not in self._subscriptions:
                 self._subscriptions.append((topic, qos))
         if self.connected.is_set():
-            self.client.subscribe(topic, qos)
+            self._send_subscribe(self.client, topic, qos)
+
+    def _send_subscribe(self, client: mqtt.Client, topic: str, qos: int) -> None:
+        with self._lock:
+            self.subscribed.clear()
+            rc, mid = client.subscribe(topic, qos)
+            if rc == mqtt.MQTT_ERR_SUCCESS and mid is not None:
+                self._unanswered[mid] = topic
 
     def publish(self, topic: str, payload: bytes, qos: int = 1, retain: bool = False) -> int | None:
         """Queue a publish; returns its mid, or None when not connected. Its PUBACK arrives via
@@ -358,8 +373,12 @@ class MQTTLink:
                 pass
         with self._lock:
             subs = list(self._subscriptions)
+            self._unanswered.clear()
+            self.refused_subscriptions = []
+            if not subs:
+                self.subscribed.set()
         for topic, qos in subs:
-            client.subscribe(topic, qos)
+            self._send_subscribe(client, topic, qos)
         self.generation += 1
         self.last_error = ""
         self.connected.set()
@@ -368,6 +387,7 @@ class MQTTLink:
     def _handle_disconnect(self, client, userdata, flags, reason_code, properties) -> None:
         was = self.connected.is_set()
         self.connected.clear()
+        self.subscribed.clear()
         if was:
             self._guard(self._on_disconnected, str(reason_code))
 
@@ -395,6 +415,21 @@ class MQTTLink:
                 log.exception("MQTT callback failed")
             return
         self._guard(self._on_published, mid)
+
+    def _handle_subscribe(self, client, userdata, mid, reason_codes, properties) -> None:
+        with self._lock:
+            topic = self._unanswered.pop(mid, None)
+            if topic is None:  # a SUBACK of an earlier connection
+                return
+            refused = [code for code in reason_codes if getattr(code, "is_failure", False)]
+            if refused:
+                self.refused_subscriptions.append(topic)
+            elif not self._unanswered and not self.refused_subscriptions:
+                self.subscribed.set()
+        if refused:
+            log.error("the MQTT broker refused the subscription to %s: %s; nothing published there reaches "
+                      "this client (check the broker's ACL for %s)", topic, _reason_text(refused[0]),
+                      self.client_id)
 
     def _warn_refused(self, mid: int, reason: str) -> None:
         """One warning per REFUSED_WARN_S at most, with how many refusals it stands for (an ACL that refuses

@@ -239,6 +239,7 @@ async def _check_api(store: Store, service: CloudService, first: Event, near: Ev
             async with http.get(f"{base}/healthz") as r:
                 health = await r.json()
                 assert r.status == 200 and health["status"] == "ok" and health["mqtt_connected"] is True
+                assert health["mqtt_subscribed"] is True and "mqtt_error" not in health
                 assert health["stats"]["llm"] == 3 and health["stats"]["rejected"] == 2
 
             async with http.get(f"{base}/v1/events") as r:

@@ -6,6 +6,9 @@ a certificate or password gets nothing; credentials never reach the log."""
 from __future__ import annotations
 
 import asyncio
+import getpass
+import glob
+import json
 import logging
 import queue
 import secrets
@@ -17,7 +20,7 @@ import uuid
 
 import cv2
 import pytest
-from conftest import CLOUD, DEPLOY
+from conftest import CLOUD, DEPLOY, Mosquitto, free_port
 from edgetriage.cloud.config import CloudConfig
 from edgetriage.cloud.service import CloudService
 from edgetriage.cloud.storage.redis_store import RedisStore, connect_redis
@@ -125,6 +128,41 @@ def test_device_cannot_read_another_devices_verdicts(secure):
     finally:
         for c in (a, b, cloud):
             c.close()
+
+
+def test_a_refused_subscription_is_named_and_the_link_never_says_ready(tmp_path, caplog):
+    """A subscription the broker refuses at SUBACK would otherwise be silence: no message ever, no error.
+    Mosquitto's dynamic-security plugin refuses one (as EMQX and HiveMQ ACLs do; the acl_file plugin grants
+    every subscription and filters on delivery): its admin user, as set up here, may subscribe to $CONTROL and $SYS only."""
+    plugin = next(iter(glob.glob("/usr/lib/*/mosquitto_dynamic_security.so")), None)
+    assert plugin, "Debian's mosquitto package ships the dynamic-security plugin"
+    config = tmp_path / "dynsec.json"
+    subprocess.run(["mosquitto_ctrl", "dynsec", "init", str(config), "admin", "admin-pw"], check=True,
+                   capture_output=True)
+    settings = json.loads(config.read_text())  # the admin role may subscribe to "#": take that away
+    for role in settings["roles"]:
+        role["acls"] = [a for a in role["acls"] if (a["acltype"], a["topic"]) != ("subscribePattern", "#")]
+    config.write_text(json.dumps(settings))
+    port = free_port()
+    broker = Mosquitto(port, tmp_path / "broker", config_text=(
+        f"listener {port} 127.0.0.1\nallow_anonymous false\nplugin {plugin}\nplugin_opt_config_file {config}\n"
+        f"user {getpass.getuser()}\nlog_dest stderr\nlog_type error\n")).start()  # user: may read tmp_path
+    caplog.set_level(logging.ERROR, logger="edgetriage.mqtt")
+    mqtt = MQTTConfig(url=broker.url, username="admin", password="admin-pw")
+    allowed = _connected(Client(mqtt, "allowed", ("$CONTROL/dynamic-security/v1/response",)))
+    refused = _connected(Client(mqtt, "refused", ("$CONTROL/dynamic-security/v1/response", TOPICS.verdicts("cam-b"))))
+    try:
+        assert allowed.link.subscribed.wait(5), "a granted subscription sets `subscribed`"
+        deadline = time.monotonic() + 5
+        while not refused.link.refused_subscriptions and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert refused.link.refused_subscriptions == [TOPICS.verdicts("cam-b")]
+        assert not refused.link.subscribed.is_set()
+        assert f"refused the subscription to {TOPICS.verdicts('cam-b')}: Not authorized" in caplog.text
+    finally:
+        refused.close()
+        allowed.close()
+        broker.stop()
 
 
 def test_last_will_and_clean_offline_under_the_acl(secure):

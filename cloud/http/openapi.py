@@ -115,7 +115,11 @@ def _schemas() -> dict[str, Any]:
                         "alpha", "L_light_ms", "L_llm_ms", "L_sched_ms", "L_total_ms", "measured_total_p50_ms", "U",
                         "hit_rate", "wrong_reuse_rate"]}}}
     out["Health"] = {"type": "object", "required": ["status", "mqtt_connected"],
-                     "properties": {"status": {"const": "ok"}, "mqtt_connected": {"type": "boolean"}}}
+                     "properties": {"status": {"const": "ok"}, "mqtt_connected": {"type": "boolean"},
+                                    "mqtt_subscribed": {"type": "boolean", "description":
+                                                        "the broker granted the intake's subscriptions: "
+                                                        "events published now reach the service"},
+                                    "mqtt_error": {"type": "string"}}}
     return out
 
 
