@@ -359,7 +359,7 @@ class EdgeAgent:
         with self._lock:
             old, self.config = self.config, config
             if config.rules != old.rules:
-                self.rules = Rules(config.rules, timezone=config.timezone)
+                self.rules = self.rules.successor(config.rules, timezone=config.timezone)
             if config.cache != old.cache:
                 self.cache.max_entries = config.cache.max_entries
                 self.cache.max_distance = config.cache.default_max_distance

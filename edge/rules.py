@@ -167,6 +167,14 @@ class Rules:
         self._effective: dict[tuple[str, frozenset[str]], Rule] = {}
         self._last_escalated: dict[tuple[str, str, str], int] = {}  # (camera, rule scope, label) -> ms
 
+    def successor(self, config: RulesConfig, *, timezone: str | None = None) -> Rules:
+        """New settings (a remote rules change, a reload) that keep this device's escalation clocks: a person
+        escalated a minute ago stays in their cooldown, under the new cooldown length, while their scope (camera,
+        zone rule, label) still exists; a changed cooldown applies at once."""
+        rules = Rules(config, timezone=timezone)
+        rules._last_escalated = dict(self._last_escalated)
+        return rules
+
     def rule_for(self, camera: str, zones: Iterable[str] = ()) -> Rule:
         """The settings that apply to an object of this camera standing in these zones."""
         key = (camera, frozenset(zones))

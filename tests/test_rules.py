@@ -105,6 +105,16 @@ def test_without_a_time_the_tracks_own_capture_time_runs_the_cooldown():
     assert (d.kind, d.reason) == ("dropped", "cooldown: person escalated 4 s ago")
 
 
+def test_new_settings_keep_the_cooldown_clocks():
+    """A remote rules change must not let everyone escalated a moment ago be escalated again."""
+    rules = Rules(RulesConfig(cooldown_s=60, min_score=0.3))
+    assert rules.decide(Track("person", 0.9), None, now_ms=T0).kind == "escalate"
+    changed = rules.successor(RulesConfig(cooldown_s=30, min_score=0.5))
+    d = changed.decide(Track("person", 0.9), None, now_ms=T0 + 20_000)
+    assert (d.kind, d.reason) == ("dropped", "cooldown: person escalated 20 s ago")
+    assert changed.decide(Track("person", 0.9), None, now_ms=T0 + 31_000).kind == "escalate"  # the new length
+
+
 def test_schedule_clock_edges():
     for good in ("00:00", "09:30", "19:59", "20:00", "23:59", "24:00"):
         assert ScheduleWindow(start=good).start == good
