@@ -48,7 +48,8 @@ def reduce(features: np.ndarray) -> np.ndarray:
     return _int8(features.reshape(len(features), -1, 5).mean(2))
 
 
-def judged(similarity: np.ndarray, classes: dict[str, np.ndarray], gate: np.ndarray | None = None) -> dict[str, Any]:
+def judged(similarity: np.ndarray, classes: dict[str, np.ndarray],
+           gate: np.ndarray | None = None) -> dict[str, Any]:
     """The threshold no different-people pair reaches (plus MARGIN) and the same-person shares above it."""
     allowed = np.ones_like(similarity, bool) if gate is None else gate
     different = classes["different people"] & allowed
@@ -75,7 +76,8 @@ class Inputs:
     def squashed(self, bgr: np.ndarray) -> np.ndarray:
         c = self.classifier
         rgb = cv2.cvtColor(cv2.resize(bgr, c._size, interpolation=cv2.INTER_LINEAR), cv2.COLOR_BGR2RGB)
-        return np.ascontiguousarray((rgb.astype(np.float32) * c._gain + c._bias).transpose(2, 0, 1)[np.newaxis])
+        normalised = rgb.astype(np.float32) * c._gain + c._bias
+        return np.ascontiguousarray(normalised.transpose(2, 0, 1)[np.newaxis])
 
     def padded(self, bgr: np.ndarray, aspect: float) -> np.ndarray:
         """The crop centred on a canvas of width:height `aspect` filled with the ImageNet mean."""
@@ -140,7 +142,7 @@ def measure(media: Path, quick: bool) -> dict[str, Any]:
     similarities: dict[str, np.ndarray] = {}
     for name, prepare in inputs.ways().items():
         plain = np.stack([inputs.features(prepare(image)) for image in images])
-        mirrored = np.stack([inputs.features(prepare(np.ascontiguousarray(image[:, ::-1]))) for image in images])
+        mirrored = np.stack([inputs.features(prepare(np.ascontiguousarray(im[:, ::-1]))) for im in images])
         for label, features in ((name, plain), (f"{name} + flip", (plain + mirrored) / 2)):
             similarities[label] = np.round(_cosines(reduce(features))[upper], 4)
             out[label] = judged(similarities[label], classes)
@@ -155,7 +157,8 @@ def measure(media: Path, quick: bool) -> dict[str, Any]:
         if session is not None:
             maps = [session.run(["map"], {classifier._input_name: classifier._tensor(i)})[0][0] for i in images]
             for name, pool in POOLS.items():
-                out[name] = judged(np.round(_cosines(reduce(np.stack([pool(m) for m in maps])))[upper], 4), classes)
+                pooled = reduce(np.stack([pool(m) for m in maps]))
+                out[name] = judged(np.round(_cosines(pooled)[upper], 4), classes)
     return {"crops": len(rows), "margin": MARGIN, "ways": out}
 
 

@@ -94,9 +94,13 @@ def _int8(vectors: np.ndarray) -> np.ndarray:
     return np.round(vectors / np.abs(vectors).max(axis=1, keepdims=True) * 127).astype(np.float32)
 
 
-def study_crops(media: Path, quick: bool) -> tuple[list[tuple[str, int, float, int]], list[np.ndarray]]:
-    """(clip, visit, t, variant) and the BGR image the device's JPEG decodes to, for every crop and variant."""
-    rows: list[tuple[str, int, float, int]] = []
+Row = tuple[str, int, float, int]  # clip, visit, t, variant
+Pairs = tuple[np.ndarray, np.ndarray]  # the upper triangle's indices: every pair once
+
+
+def study_crops(media: Path, quick: bool) -> tuple[list[Row], list[np.ndarray]]:
+    """A Row and the BGR image the device's JPEG decodes to, for every crop and variant."""
+    rows: list[Row] = []
     images: list[np.ndarray] = []
     for clip, visit, t, crop in visit_crops(media, load_labels(media), 1.0 if quick else 3.0):
         for k, image in enumerate(variants(crop)):
@@ -107,7 +111,7 @@ def study_crops(media: Path, quick: bool) -> tuple[list[tuple[str, int, float, i
     return rows, images
 
 
-def pair_classes(rows: list[tuple[str, int, float, int]]) -> tuple[tuple[np.ndarray, np.ndarray], dict[str, np.ndarray]]:
+def pair_classes(rows: list[Row]) -> tuple[Pairs, dict[str, np.ndarray]]:
     """The upper-triangle pair indices and, per class of pairs (module docstring), a mask over them."""
     n = len(rows)
     clip = np.array([r[0] for r in rows])

@@ -146,8 +146,8 @@ def _nearest(look: Look, earlier: list[Look]) -> dict[str, Any]:
     mine = look.event
     cosines = [similarity(mine.embedding, e.event.embedding) for e in earlier
                if mine.embedding is not None and e.event.embedding is not None]
-    return {"clip": look.clip, "visit": look.visit, "first_s": round(look.first_ts, 2), "crop": list(mine.crop_size),
-            "nearest_similarity": max(cosines, default=None),
+    return {"clip": look.clip, "visit": look.visit, "first_s": round(look.first_ts, 2),
+            "crop": list(mine.crop_size), "nearest_similarity": max(cosines, default=None),
             "nearest_bits": min((hamming(mine.phash, e.event.phash) for e in earlier), default=None)}
 
 
