@@ -94,20 +94,25 @@ def _int8(vectors: np.ndarray) -> np.ndarray:
     return np.round(vectors / np.abs(vectors).max(axis=1, keepdims=True) * 127).astype(np.float32)
 
 
-def measure(media: Path, quick: bool) -> dict[str, Any]:
-    labels = load_labels(media)
-    classifier = CropClassifier(ClassifierConfig())  # the device's default: INT8 MobileNetV2
-    rows: list[tuple[str, int, float, int]] = []  # clip, visit, t, variant
-    features, hashes = [], []
-    for clip, visit, t, crop in visit_crops(media, labels, 1.0 if quick else 3.0):
+Row = tuple[str, int, float, int]  # clip, visit, t, variant
+Pairs = tuple[np.ndarray, np.ndarray]  # the upper triangle's indices: every pair once
+
+
+def study_crops(media: Path, quick: bool) -> tuple[list[Row], list[np.ndarray]]:
+    """A Row and the BGR image the device's JPEG decodes to, for every crop and variant."""
+    rows: list[Row] = []
+    images: list[np.ndarray] = []
+    for clip, visit, t, crop in visit_crops(media, load_labels(media), 1.0 if quick else 3.0):
         for k, image in enumerate(variants(crop)):
             jpeg, _ = encode_jpeg(np.ascontiguousarray(image))
-            seen = cv2.imdecode(np.frombuffer(jpeg, np.uint8), cv2.IMREAD_COLOR)
-            _, feats = classifier.session.run(classifier._outputs, {classifier._input_name: classifier._tensor(seen)})
-            features.append(feats[0])
-            hashes.append(int(phash_dct64(seen), 16))
+            images.append(cv2.imdecode(np.frombuffer(jpeg, np.uint8), cv2.IMREAD_COLOR))
             rows.append((clip, visit, t, k))
     say(f"{len(rows) // len(VARIANTS)} crops, {len(rows)} with their variants")
+    return rows, images
+
+
+def pair_classes(rows: list[Row]) -> tuple[Pairs, dict[str, np.ndarray]]:
+    """The upper-triangle pair indices and, per class of pairs (module docstring), a mask over them."""
     n = len(rows)
     clip = np.array([r[0] for r in rows])
     visit = np.array([r[1] for r in rows])
@@ -118,9 +123,21 @@ def measure(media: Path, quick: bool) -> dict[str, Any]:
     as_cut = ((variant[:, None] == 0) & (variant[None] == 0))[upper]
     apart = np.abs(t[:, None] - t[None])[upper]
     towards = (clip == "face-demographics-walking.gif")[upper[0]]
-    classes = {"same, <=1 s apart": same & as_cut & (apart <= 1.0), "same, any time": same & as_cut,
-               "same, variants": same & ~as_cut, "walking towards": same & as_cut & towards,
-               "different people": ~same}
+    return upper, {"same, <=1 s apart": same & as_cut & (apart <= 1.0), "same, any time": same & as_cut,
+                   "same, variants": same & ~as_cut, "walking towards": same & as_cut & towards,
+                   "different people": ~same}
+
+
+def measure(media: Path, quick: bool) -> dict[str, Any]:
+    classifier = CropClassifier(ClassifierConfig())  # the device's default: INT8 MobileNetV2
+    rows, images = study_crops(media, quick)
+    features, hashes = [], []
+    for seen in images:
+        _, feats = classifier.session.run(classifier._outputs, {classifier._input_name: classifier._tensor(seen)})
+        features.append(feats[0])
+        hashes.append(int(phash_dct64(seen), 16))
+    n = len(rows)
+    upper, classes = pair_classes(rows)
     feats = np.stack(features).astype(np.float32)
     embeddings = np.stack([np.frombuffer(embedding_of(f), np.int8) for f in feats]).astype(np.float32)
     similarity = np.round(_cosines(embeddings)[upper], 4)  # as shared.embedding.similarity rounds

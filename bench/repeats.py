@@ -19,6 +19,9 @@ same person, replayed).
                     than the one reused (all other_visit looks when nobody asked the model), / reused
     disagreed       reused looks, of any visit, where the model asked again disagrees (the figure P6 used to
                     call wrong reuse: how consistent the model is with itself, more than whether reuse erred)
+    missed          each repeat the model had to answer, with the nearest any earlier look at its visit came
+                    (highest cosine of the embeddings, fewest hash bits): what any reuse key filed for that
+                    visit, the model's answers and every reuse of them, could at best have matched
 """
 
 from __future__ import annotations
@@ -29,7 +32,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from edgetriage.shared.embedding import similarity
 from edgetriage.shared.ids import uuid7
+from edgetriage.shared.phash import hamming
 from edgetriage.shared.protocol import Detection, Event, Verdict
 
 SLACK_S = 1.0
@@ -94,6 +99,8 @@ class Repeats:
         self._assign_visits()
         by_event = {look.event_id: look for look in self.looks if look.event_id is not None}
         first_seen: dict[tuple[str, str, int], int] = {}
+        earlier: dict[tuple[str, str, int], list[Look]] = {}
+        missed: list[dict[str, Any]] = []
         repeats = avoided = unanswered = 0
         per_clip: dict[str, list[int]] = {}  # clip -> [repeats, avoided]
         reused: list[tuple[Look, Verdict]] = []
@@ -110,8 +117,11 @@ class Repeats:
                     counts[0] += 1
                     counts[1] += from_cache
                     unanswered += answer is None
+                    if not from_cache:
+                        missed.append(_nearest(look, earlier[key]))
                 else:
                     first_seen[key] = look.at_ms
+                earlier.setdefault(key, []).append(look)
             if from_cache and answer is not None:
                 reused.append((look, answer))
         other = []
@@ -128,7 +138,17 @@ class Repeats:
                 "unlabelled": sum(look.visit is None for look in self.looks), "reused": len(reused),
                 "other_visit": sum(other), "wrong": wrong,
                 "disagreed": sum(disagreed) if said is not None else None,
-                "per_clip_repeats_avoided": per_clip}
+                "per_clip_repeats_avoided": per_clip, "missed": missed}
+
+
+def _nearest(look: Look, earlier: list[Look]) -> dict[str, Any]:
+    """A repeat the model answered, and how near the earlier looks at its visit came to its crop."""
+    mine = look.event
+    cosines = [similarity(mine.embedding, e.event.embedding) for e in earlier
+               if mine.embedding is not None and e.event.embedding is not None]
+    return {"clip": look.clip, "visit": look.visit, "first_s": round(look.first_ts, 2),
+            "crop": list(mine.crop_size), "nearest_similarity": max(cosines, default=None),
+            "nearest_bits": min((hamming(mine.phash, e.event.phash) for e in earlier), default=None)}
 
 
 def _best_interval(look: Look, visits: list[tuple[float, float]]) -> int | None:
