@@ -38,7 +38,7 @@ from .crops import Box, cut, encode_jpeg, phash_dct64
 from .detect import Det, Detector, Region, build_detector
 from .looks import LookPlanner
 from .motion import FULL_BRIGHTNESS, MotionGate, detection_regions, patch_difference
-from .resolve import OBJECT, OTHER_EXPLAINS_MIN, check_rider, confirm, overlaps, resolve
+from .resolve import OBJECT, OTHER_EXPLAINS_MIN, check_rider, confirm, look_closer, overlaps, resolve
 from .track import MOTION, IoUTracker, Track, direction_of, inside_fraction, leaving
 from .vision import PipelineOutput, TrackEvent, VisionConfig
 from .vision_stats import PipelineStats
@@ -151,6 +151,7 @@ class VisionPipeline:
                 self._looks.start_looked(pts)
                 self._detect(frame, None, [], paced=False)
         confirm(self, frame)  # closer looks at what the detector found and has not confirmed
+        look_closer(self, frame)  # motion a whole-frame look started a track on, closer
         self._hold_present(pts)
         self._gate.update_scene([track.box for track in self._tracker.tracks])
         self._end(self._tracker.expire(pts), out)

@@ -47,15 +47,38 @@ def confirm(pipe: VisionPipeline, frame: Frame) -> None:
     pipe._detect(frame, detection_regions(boxes, w, h, side, pipe._config.motion.max_regions), [], paced=False)
 
 
+def look_closer(pipe: VisionPipeline, frame: Frame) -> None:
+    """A region look at the motion this frame's look started tracks on when that look was the whole frame
+    (a stream's first second, a keyframe) and the region look a motion frame makes would see it at least
+    CONFIRM_CLOSER times closer. Such a blob was "looked at" only at the detail of the whole picture, and a
+    motion-only track is then left to the tracker until it is resolved (`uncertain_after_s`): a small, dim
+    person the whole frame cannot score walks out before that. Once per track, off the gate's schedule."""
+    pts = frame.pts_s
+    h, w = frame.image.shape[:2]
+    side = min(pipe._region_side, w, h)  # the square a motion look takes
+    due = [frame_pixels(t.box, w, h) for t in pipe.tracks if t.motion_only and t.first_ts == pts]
+    due = [px for px in due if (_seen(pipe, px, pts) or 0) >= CONFIRM_CLOSER * side]
+    looks = detection_regions(due, w, h, side, pipe._config.motion.max_regions) if due else None
+    if looks is not None:  # too many for regions: the whole frame this frame already had is all there is
+        pipe.stats.closer_looks += 1
+        pipe._detect(frame, looks, [], paced=False)
+
+
+def _seen(pipe: VisionPipeline, px: Region, pts: float) -> int | None:
+    """The side of the closest look this frame took at the middle of a box (frame pixels; None: no look)."""
+    if pipe._looked_pts != pts:
+        return None
+    cx, cy = (px[0] + px[2]) // 2, (px[1] + px[3]) // 2
+    return min((max(r[2] - r[0], r[3] - r[1]) for r in pipe._looked if r[0] <= cx < r[2] and r[1] <= cy < r[3]),
+               default=None)
+
+
 def _closer(pipe: VisionPipeline, track: Track, pts: float, w: int, h: int) -> bool:
     """Whether a confirmation look would see the track at least CONFIRM_CLOSER times closer than this frame's
     looks at it (none: yes). A look as close as the one that just missed it is a wasted call."""
-    if pipe._looked_pts != pts:
-        return True
     px = frame_pixels(track.predict(pts), w, h)
-    cx, cy = (px[0] + px[2]) // 2, (px[1] + px[3]) // 2
-    seen = [max(r[2] - r[0], r[3] - r[1]) for r in pipe._looked if r[0] <= cx < r[2] and r[1] <= cy < r[3]]
-    return not seen or min(seen) >= CONFIRM_CLOSER * zoom_side(pipe._detector, px, CONFIRM_ZOOM)
+    seen = _seen(pipe, px, pts)
+    return seen is None or seen >= CONFIRM_CLOSER * zoom_side(pipe._detector, px, CONFIRM_ZOOM)
 
 
 def resolve(pipe: VisionPipeline, track: Track, memory: _TrackMemory, frame: Frame) -> None:
@@ -165,5 +188,5 @@ def overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float,
     return ix * iy >= smaller / 3.0
 
 
-__all__ = ["OBJECT", "OTHER_EXPLAINS_MIN", "RIDDEN", "check_rider", "confirm", "overlaps", "resolve", "rider",
-           "zoom_side"]
+__all__ = ["OBJECT", "OTHER_EXPLAINS_MIN", "RIDDEN", "check_rider", "confirm", "look_closer", "overlaps", "resolve",
+           "rider", "zoom_side"]
