@@ -35,50 +35,47 @@ def confirm(pipe: VisionPipeline, frame: Frame) -> None:
     tentative = [t for t in pipe.tracks if t.label in pipe._track_labels and t.hits >= 1
                  and not pipe._confirmed(t, pipe._memory[t.track_id])]
     due = [t for t in pipe._looks.confirm_due(tentative, pts) if _closer(pipe, t, pts, w, h)]
-    if not due:
-        return
-    pipe._looks.confirming(due, pts)
-    pipe.stats.confirm_looks += 1
-    # grown to the tracks they touch: a square must not cut through someone (a partial box misleads the tracker)
-    boxes = pipe._with_tracks([frame_pixels(track.predict(pts), w, h) for track in due], w, h)
-    # the closest look any of them needs, at most CONFIRM_ZOOM times the detector's input
-    side = min(zoom_side(pipe._detector, px, CONFIRM_ZOOM) for px in boxes)
-    # squares that overlap are merged (one look, no duplicates); too many: the whole frame
-    pipe._detect(frame, detection_regions(boxes, w, h, side, pipe._config.motion.max_regions), [], paced=False)
+    if due:
+        pipe._looks.confirming(due, pts)
+        pipe.stats.confirm_looks += 1
+        _look_around(pipe, frame, due)
 
 
 def look_closer(pipe: VisionPipeline, frame: Frame) -> None:
-    """A region look at the motion this frame's look started tracks on when that look was the whole frame
-    (a stream's first second, a keyframe) and the region look a motion frame makes would see it at least
-    CONFIRM_CLOSER times closer. Such a blob was "looked at" only at the detail of the whole picture, and a
-    motion-only track is then left to the tracker until it is resolved (`uncertain_after_s`): a small, dim
-    person the whole frame cannot score walks out before that. Once per track, off the gate's schedule."""
+    """Motion this frame's look started a track on, explaining nothing of it, looked at once more, as closely
+    as a confirmation look, where that is CONFIRM_CLOSER times closer than this frame's look: in practice
+    where that look was the whole frame (a stream's first second, a keyframe). A motion-only track is left to
+    the tracker until it is resolved (`uncertain_after_s`), so a small person the whole frame cannot score (far
+    away, or dim and noisy at night) would walk out before anything looked at them at the detail that finds
+    them. Once per track, off the gate's schedule; a motion frame's own region look is not repeated."""
     pts = frame.pts_s
     h, w = frame.image.shape[:2]
-    side = min(pipe._region_side, w, h)  # the square a motion look takes
-    due = [frame_pixels(t.box, w, h) for t in pipe.tracks if t.motion_only and t.first_ts == pts]
-    due = [px for px in due if (_seen(pipe, px, pts) or 0) >= CONFIRM_CLOSER * side]
-    looks = detection_regions(due, w, h, side, pipe._config.motion.max_regions) if due else None
-    if looks is not None:  # too many for regions: the whole frame this frame already had is all there is
+    due = [t for t in pipe.tracks if t.motion_only and t.first_ts == pts and _closer(pipe, t, pts, w, h)]
+    if due:
         pipe.stats.closer_looks += 1
-        pipe._detect(frame, looks, [], paced=False)
+        _look_around(pipe, frame, due)
 
 
-def _seen(pipe: VisionPipeline, px: Region, pts: float) -> int | None:
-    """The side of the closest look this frame took at the middle of a box (frame pixels; None: no look)."""
-    if pipe._looked_pts != pts:
-        return None
-    cx, cy = (px[0] + px[2]) // 2, (px[1] + px[3]) // 2
-    return min((max(r[2] - r[0], r[3] - r[1]) for r in pipe._looked if r[0] <= cx < r[2] and r[1] <= cy < r[3]),
-               default=None)
+def _look_around(pipe: VisionPipeline, frame: Frame, tracks: list[Track]) -> None:
+    """One look, off the gate's schedule, at squares around the tracks, CONFIRM_ZOOM times the detector's input
+    at most (squares that overlap merged; too many: the whole frame)."""
+    pts = frame.pts_s
+    h, w = frame.image.shape[:2]
+    # grown to the tracks they touch: a square must not cut through someone (a partial box misleads the tracker)
+    boxes = pipe._with_tracks([frame_pixels(track.predict(pts), w, h) for track in tracks], w, h)
+    side = min(zoom_side(pipe._detector, px, CONFIRM_ZOOM) for px in boxes)  # the closest look any of them needs
+    pipe._detect(frame, detection_regions(boxes, w, h, side, pipe._config.motion.max_regions), [], paced=False)
 
 
 def _closer(pipe: VisionPipeline, track: Track, pts: float, w: int, h: int) -> bool:
-    """Whether a confirmation look would see the track at least CONFIRM_CLOSER times closer than this frame's
-    looks at it (none: yes). A look as close as the one that just missed it is a wasted call."""
+    """Whether a look around the track (`_look_around`) would see it at least CONFIRM_CLOSER times closer than
+    this frame's looks at it (none: yes). A look as close as the one that just missed it is a wasted call."""
+    if pipe._looked_pts != pts:
+        return True
     px = frame_pixels(track.predict(pts), w, h)
-    seen = _seen(pipe, px, pts)
-    return seen is None or seen >= CONFIRM_CLOSER * zoom_side(pipe._detector, px, CONFIRM_ZOOM)
+    cx, cy = (px[0] + px[2]) // 2, (px[1] + px[3]) // 2
+    seen = [max(r[2] - r[0], r[3] - r[1]) for r in pipe._looked if r[0] <= cx < r[2] and r[1] <= cy < r[3]]
+    return not seen or min(seen) >= CONFIRM_CLOSER * zoom_side(pipe._detector, px, CONFIRM_ZOOM)
 
 
 def resolve(pipe: VisionPipeline, track: Track, memory: _TrackMemory, frame: Frame) -> None:
