@@ -149,12 +149,16 @@ class MotionGate:
     def threshold(self) -> float:
         """The grey-level change that counts as motion on the last checked frame: the configured one scaled
         down with the scene's brightness (a dim person changes few levels), but at least NOISE_SIGMAS times
-        the measured noise (and MIN_LEVELS). A fixed floor would have to guess the noise, which depends on the
+        the measured noise (and MIN_LEVELS), up to the configured threshold again: a dark scene never asks more
+        change of a thing than a well-lit one. A fixed floor would have to guess the noise, which depends on the
         sensor, its gain, the compression and how much the gate's downscale averages away (a 1080p frame
         shrunk 12x keeps a quarter of the noise a 480-wide one shrunk 3x keeps); measured, a dark scene
         from a clean sensor keeps a dim person's motion, and a noisy one still ignores its noise."""
-        signal = self._config.threshold * min(1.0, self.brightness() / FULL_BRIGHTNESS)
-        return max(signal, NOISE_SIGMAS * self.noise(), MIN_LEVELS)
+        full = float(self._config.threshold)
+        signal = full * min(1.0, self.brightness() / FULL_BRIGHTNESS)
+        if signal >= full:  # a well-lit scene: the configured threshold, as before (and no noise to measure)
+            return full
+        return max(signal, min(NOISE_SIGMAS * self.noise(), full), MIN_LEVELS)
 
     def noise(self) -> float:
         """Standard deviation (grey levels) of the last checked frame's difference from the background where
