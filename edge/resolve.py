@@ -14,7 +14,7 @@ from .capture import Frame
 from .crops import cut
 from .detect import Region
 from .looks import CONFIRM_CLOSER, CONFIRM_ZOOM
-from .motion import detection_regions, frame_pixels
+from .motion import FULL_BRIGHTNESS, detection_regions, frame_pixels
 from .track import Track
 from .vision import TrackEvent
 
@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 OTHER_EXPLAINS_MIN = 0.4  # an untracked label explains a motion blob from this score on
 OBJECT = "object"  # what untracked labels and motion noise are tracked as; never an event
 RIDDEN = frozenset({"bicycle", "motorcycle", "horse"})  # someone is usually on it: look for a rider
+# a dark scene (night, an unlit room): a mean grey level under half of what the motion gate calls well lit, so a
+# thing there differs from its background by under half the grey levels it would by day (see look_closer)
+DARK_BRIGHTNESS = FULL_BRIGHTNESS / 2
 
 
 def confirm(pipe: VisionPipeline, frame: Frame) -> None:
@@ -42,12 +45,18 @@ def confirm(pipe: VisionPipeline, frame: Frame) -> None:
 
 
 def look_closer(pipe: VisionPipeline, frame: Frame) -> None:
-    """Motion this frame's look started a track on, explaining nothing of it, looked at once more, as closely
-    as a confirmation look, where that is CONFIRM_CLOSER times closer than this frame's look: in practice
-    where that look was the whole frame (a stream's first second, a keyframe). A motion-only track is left to
-    the tracker until it is resolved (`uncertain_after_s`), so a small person the whole frame cannot score (far
-    away, or dim and noisy at night) would walk out before anything looked at them at the detail that finds
-    them. Once per track, off the gate's schedule; a motion frame's own region look is not repeated."""
+    """In a dark scene, motion this frame's look started a track on, explaining nothing of it, looked at once
+    more, as closely as a confirmation look, where that is CONFIRM_CLOSER times closer than this frame's look:
+    in practice where that look was the whole frame (a stream's first second, a keyframe). A motion-only track
+    is left to the tracker until it is resolved (`uncertain_after_s`), so a small person the whole frame
+    cannot score would walk out before anything looked at them at the detail that finds them. Only under
+    DARK_BRIGHTNESS: the darkness takes the contrast the whole frame's look needs (the parking lot's pedestrian
+    scores 0.45-0.57 on the whole frame by day, 0 on every frame at a mean luma of 36, 0.4-0.7 in this look),
+    while in a lit scene what the whole frame does not name is mostly what no look names (cars from above, a
+    car's shadow darkening the road): there the look costs calls and finds nobody. Once per track, off the
+    gate's schedule; a motion frame's own region look is not repeated."""
+    if pipe._gate.brightness() >= DARK_BRIGHTNESS:
+        return
     pts = frame.pts_s
     h, w = frame.image.shape[:2]
     due = [t for t in pipe.tracks if t.motion_only and t.first_ts == pts and _closer(pipe, t, pts, w, h)]

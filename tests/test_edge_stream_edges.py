@@ -209,14 +209,10 @@ def test_a_small_person_seen_once_on_the_whole_frame_is_confirmed_by_closer_look
     assert len(found) == 1, [(e.label, e.box, e.first_ts, e.hits) for _, e in emitted]
     assert found[0].hits >= 3 and pipeline.stats.confirm_looks >= 2 and not pedestrians(tentative)
 
-    # without the confirmation looks only the closer look at his new motion (made once, the whole frame having
-    # explained nothing of it) sees him again: two hits, short of min_hits, an event only because he walked
-    # out through the top edge (exit evidence)
+    # without the closer looks he stays a tentative line
     pipeline = VisionPipeline("lot", VisionConfig(looks=LookConfig(confirm_looks=0)), detector, stages=stages)
     emitted, tentative = run(pipeline, frames)
-    found = pedestrians([e for _, e in emitted])
-    assert len(found) == 1 and found[0].hits == 2 and pipeline.stats.closer_looks == 1, found
-    assert pipeline.stats.confirm_looks == 0 and not pedestrians(tentative)
+    assert not pedestrians([e for _, e in emitted]) and len(pedestrians(tentative)) == 1
 
 
 def test_a_detection_continues_the_track_it_named_not_the_motion_beside_it():

@@ -95,3 +95,14 @@ def test_the_dim_pedestrian_is_an_event_at_night(detector, stages, lot, seed):
     events += pipeline.finish().new_events
     assert len(pedestrian_events(events)) == 1, [(e.label, e.box, e.first_ts, e.hits) for e in events]
     assert pipeline.stats.closer_looks >= 1
+
+
+def test_no_closer_looks_at_new_motion_in_daylight(detector, stages, lot):
+    # the same clip by day: the whole frame scores him itself, and what it does not name in a well-lit scene
+    # is mostly what no look names, so the dark scene's extra look is not made (it would cost calls by day)
+    pipeline = VisionPipeline("lot", VisionConfig(), detector, stages=stages)
+    events = []
+    for frame in lot:
+        events += pipeline.process(frame).new_events
+    events += pipeline.finish().new_events
+    assert pipeline.stats.closer_looks == 0 and len(pedestrian_events(events)) == 1
