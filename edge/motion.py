@@ -38,7 +38,8 @@ NOISE_SIGMAS = 5.0
 # ... nor under this many grey levels: a uint8 picture is rounded to 1, the background model is not
 MIN_LEVELS = 2.0
 # the noise is measured on every NOISE_STEP-th pixel of every NOISE_STEP-th row: the blur makes neighbours
-# alike anyway, and a quarter of the pixels is 20x cheaper to take the median of than all of them
+# alike anyway, and the middle of a quarter of the pixels (partitioned, not sorted) takes ~12 us a frame where
+# np.median of all 14,400 takes ~280 us
 NOISE_STEP = 2
 GAUSS_MAD = 0.6745  # median |x| of a zero-mean Gaussian, in standard deviations
 
