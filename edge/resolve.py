@@ -51,7 +51,7 @@ def look_closer(pipe: VisionPipeline, frame: Frame) -> None:
     is left to the tracker until it is resolved (`uncertain_after_s`), so a small person the whole frame
     cannot score would walk out before anything looked at them at the detail that finds them. Only under
     DARK_BRIGHTNESS: the darkness takes the contrast the whole frame's look needs (the parking lot's pedestrian
-    scores 0.45-0.57 on the whole frame by day, 0 on every frame at a mean luma of 36, 0.4-0.7 in this look),
+    scores 0.45-0.57 on the whole frame by day, 0 on every frame at a mean luma of 36, 0.3-0.7 in this look),
     while in a lit scene what the whole frame does not name is mostly what no look names (cars from above, a
     car's shadow darkening the road): there the look costs calls and finds nobody. Once per track, off the
     gate's schedule; a motion frame's own region look is not repeated."""
