@@ -29,10 +29,19 @@ from .detect import Region
 PATCH_SIZE = (12, 24)  # (w, h) of appearance patches: enough to tell a person from the wall behind them
 ALPHA_PERIOD_S = 0.1  # the adaptation rates are per this much stream time (one frame at 10 fps), whatever the rate
 # the threshold is a grey-level change in a scene at least this bright; in a darker one (night) the same thing
-# moving changes proportionally fewer levels, so the threshold scales down with it, to MIN_DIM of itself at most
-# (sensor noise does not get darker: below that, noise would be motion)
+# moving changes proportionally fewer levels, so the threshold scales down with it, as far as the noise allows:
 FULL_BRIGHTNESS = 100.0
-MIN_DIM = 0.5
+# never under this many standard deviations of the frame's measured noise (`MotionGate.noise`): a Gaussian
+# pixel passes 5 sigma once in 1.7 million, so the ~14,000 pixels of the gate's working frame pass
+# `min_area_frac` of them by noise practically never, whatever the sensor, its gain or the frame size
+NOISE_SIGMAS = 5.0
+# ... nor under this many grey levels: a uint8 picture is rounded to 1, the background model is not
+MIN_LEVELS = 2.0
+# the noise is measured on every NOISE_STEP-th pixel of every NOISE_STEP-th row: the blur makes neighbours
+# alike anyway, and the middle of a quarter of the pixels (partitioned, not sorted) takes ~12 us a frame where
+# np.median of all 14,400 takes ~280 us
+NOISE_STEP = 2
+GAUSS_MAD = 0.6745  # median |x| of a zero-mean Gaussian, in standard deviations
 
 
 class MotionConfig(Strict):
@@ -98,6 +107,9 @@ class MotionGate:
         self._scene = np.empty((small_h, small_w), np.float32)
         self._scene_mask = np.empty((small_h, small_w), np.uint8)
         self._diff = np.empty((small_h, small_w), np.uint8)
+        sampled = ((small_h + NOISE_STEP - 1) // NOISE_STEP, (small_w + NOISE_STEP - 1) // NOISE_STEP)
+        self._blur_f = np.empty(sampled, np.float32)
+        self._noise_diff = np.empty(sampled, np.float32)
         self._mask = np.empty((small_h, small_w), np.uint8)
         self._min_pixels = max(1, round(self._config.min_area_frac * small_w * small_h))
         self._ignore = self._mask_of(small_w, small_h) if self._mask_of is not None else None
@@ -121,8 +133,7 @@ class MotionGate:
 
         cv2.convertScaleAbs(self._background, dst=self._background_u8)
         cv2.absdiff(self._blur, self._background_u8, dst=self._diff)
-        dim = max(MIN_DIM, min(1.0, self.brightness() / FULL_BRIGHTNESS))
-        cv2.threshold(self._diff, self._config.threshold * dim, 255, cv2.THRESH_BINARY, dst=self._mask)
+        cv2.threshold(self._diff, self.threshold(), 255, cv2.THRESH_BINARY, dst=self._mask)
         if self._ignore is not None:
             cv2.bitwise_and(self._mask, self._ignore, dst=self._mask)
         moving = cv2.countNonZero(self._mask)
@@ -135,6 +146,34 @@ class MotionGate:
             self._last_run_pts = frame.pts_s
             return MotionResult(True, "keyframe")
         return MotionResult(False, "still")
+
+    def threshold(self) -> float:
+        """The grey-level change that counts as motion on the last checked frame: the configured one scaled
+        down with the scene's brightness (a dim person changes few levels), but at least NOISE_SIGMAS times
+        the measured noise (and MIN_LEVELS), up to the configured threshold again: a dark scene never asks more
+        change of a thing than a well-lit one. A fixed floor would have to guess the noise, which depends on the
+        sensor, its gain, the compression and how much the gate's downscale averages away (a 1080p frame
+        shrunk 12x keeps a quarter of the noise a 480-wide one shrunk 3x keeps); measured, a dark scene
+        from a clean sensor keeps a dim person's motion, and a noisy one still ignores its noise."""
+        full = float(self._config.threshold)
+        signal = full * min(1.0, self.brightness() / FULL_BRIGHTNESS)
+        if signal >= full:  # a well-lit scene: the configured threshold, as before (and no noise to measure)
+            return full
+        return max(signal, min(NOISE_SIGMAS * self.noise(), full), MIN_LEVELS)
+
+    def noise(self) -> float:
+        """Standard deviation (grey levels) of the last checked frame's difference from the background where
+        nothing moves, estimated robustly: the median absolute difference over GAUSS_MAD. The median is the
+        noise's as long as less than half the picture moves; when more does (a light, a camera move) it is
+        higher and so is the threshold, which is when motion says least about where to look."""
+        if self._shape is None:
+            return 0.0
+        step = NOISE_STEP
+        np.copyto(self._blur_f, self._blur[::step, ::step])
+        cv2.absdiff(self._blur_f, self._background[::step, ::step], dst=self._noise_diff)
+        flat = self._noise_diff.reshape(-1)
+        middle = flat.size // 2
+        return float(np.partition(flat, middle)[middle]) / GAUSS_MAD
 
     def _downscale(self, image: np.ndarray) -> None:
         """Frame -> self._grey at the gate's working size."""

@@ -38,7 +38,7 @@ from .crops import Box, cut, encode_jpeg, phash_dct64
 from .detect import Det, Detector, Region, build_detector
 from .looks import LookPlanner
 from .motion import FULL_BRIGHTNESS, MotionGate, detection_regions, patch_difference
-from .resolve import OBJECT, OTHER_EXPLAINS_MIN, check_rider, confirm, overlaps, resolve
+from .resolve import OBJECT, OTHER_EXPLAINS_MIN, check_rider, confirm, look_closer, overlaps, resolve
 from .track import MOTION, IoUTracker, Track, direction_of, inside_fraction, leaving
 from .vision import PipelineOutput, TrackEvent, VisionConfig
 from .vision_stats import PipelineStats
@@ -77,7 +77,7 @@ class _TrackMemory:
     uncertain: bool = False
     classification: Classification | None = None
     source: Literal["detector", "motion"] = "detector"
-    first_box: Box | None = None  # where it was first seen, for its direction of travel
+    first_box: Box | None = None  # where it was first seen (detected), for its direction of travel
     event: TrackEvent | None = None
 
 
@@ -151,6 +151,7 @@ class VisionPipeline:
                 self._looks.start_looked(pts)
                 self._detect(frame, None, [], paced=False)
         confirm(self, frame)  # closer looks at what the detector found and has not confirmed
+        look_closer(self, frame)  # new motion a whole-frame look explained nothing of, closer
         self._hold_present(pts)
         self._gate.update_scene([track.box for track in self._tracker.tracks])
         self._end(self._tracker.expire(pts), out)
@@ -317,6 +318,8 @@ class VisionPipeline:
     def _observe(self, memory: _TrackMemory, track: Track, det: Det, dets: list[Det], frame: Frame,
                  paced: bool = True) -> None:
         """A hit; it may give the track's best crop (`_better_crop`)."""
+        if track.hits == 1:  # where the detector first saw it (a blob box, grown and trailing, is not comparable)
+            memory.first_box = det.box
         memory.scores.append(det.score)
         memory.appearance = self._gate.patch(det.box)
         self._note_zones(memory, det.box, frame.pts_s)

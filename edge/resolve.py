@@ -14,7 +14,7 @@ from .capture import Frame
 from .crops import cut
 from .detect import Region
 from .looks import CONFIRM_CLOSER, CONFIRM_ZOOM
-from .motion import detection_regions, frame_pixels
+from .motion import FULL_BRIGHTNESS, detection_regions, frame_pixels
 from .track import Track
 from .vision import TrackEvent
 
@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 OTHER_EXPLAINS_MIN = 0.4  # an untracked label explains a motion blob from this score on
 OBJECT = "object"  # what untracked labels and motion noise are tracked as; never an event
 RIDDEN = frozenset({"bicycle", "motorcycle", "horse"})  # someone is usually on it: look for a rider
+# a dark scene (night, an unlit room): a mean grey level under half of what the motion gate calls well lit, so a
+# thing there differs from its background by under half the grey levels it would by day (see look_closer)
+DARK_BRIGHTNESS = FULL_BRIGHTNESS / 2
 
 
 def confirm(pipe: VisionPipeline, frame: Frame) -> None:
@@ -35,21 +38,47 @@ def confirm(pipe: VisionPipeline, frame: Frame) -> None:
     tentative = [t for t in pipe.tracks if t.label in pipe._track_labels and t.hits >= 1
                  and not pipe._confirmed(t, pipe._memory[t.track_id])]
     due = [t for t in pipe._looks.confirm_due(tentative, pts) if _closer(pipe, t, pts, w, h)]
-    if not due:
+    if due:
+        pipe._looks.confirming(due, pts)
+        pipe.stats.confirm_looks += 1
+        _look_around(pipe, frame, due)
+
+
+def look_closer(pipe: VisionPipeline, frame: Frame) -> None:
+    """In a dark scene, motion this frame's look started a track on, explaining nothing of it, looked at once
+    more, as closely as a confirmation look, where that is CONFIRM_CLOSER times closer than this frame's look:
+    in practice where that look was the whole frame (a stream's first second, a keyframe). A motion-only track
+    is left to the tracker until it is resolved (`uncertain_after_s`), so a small person the whole frame
+    cannot score would walk out before anything looked at them at the detail that finds them. Only under
+    DARK_BRIGHTNESS: the darkness takes the contrast the whole frame's look needs (the parking lot's pedestrian
+    scores 0.45-0.57 on the whole frame by day, 0 on every frame at a mean luma of 36, 0.3-0.7 in this look),
+    while in a lit scene what the whole frame does not name is mostly what no look names (cars from above, a
+    car's shadow darkening the road): there the look costs calls and finds nobody. Once per track, off the
+    gate's schedule; a motion frame's own region look is not repeated."""
+    if pipe._gate.brightness() >= DARK_BRIGHTNESS:
         return
-    pipe._looks.confirming(due, pts)
-    pipe.stats.confirm_looks += 1
+    pts = frame.pts_s
+    h, w = frame.image.shape[:2]
+    due = [t for t in pipe.tracks if t.motion_only and t.first_ts == pts and _closer(pipe, t, pts, w, h)]
+    if due:
+        pipe.stats.closer_looks += 1
+        _look_around(pipe, frame, due)
+
+
+def _look_around(pipe: VisionPipeline, frame: Frame, tracks: list[Track]) -> None:
+    """One look, off the gate's schedule, at squares around the tracks, CONFIRM_ZOOM times the detector's input
+    at most (squares that overlap merged; too many: the whole frame)."""
+    pts = frame.pts_s
+    h, w = frame.image.shape[:2]
     # grown to the tracks they touch: a square must not cut through someone (a partial box misleads the tracker)
-    boxes = pipe._with_tracks([frame_pixels(track.predict(pts), w, h) for track in due], w, h)
-    # the closest look any of them needs, at most CONFIRM_ZOOM times the detector's input
-    side = min(zoom_side(pipe._detector, px, CONFIRM_ZOOM) for px in boxes)
-    # squares that overlap are merged (one look, no duplicates); too many: the whole frame
+    boxes = pipe._with_tracks([frame_pixels(track.predict(pts), w, h) for track in tracks], w, h)
+    side = min(zoom_side(pipe._detector, px, CONFIRM_ZOOM) for px in boxes)  # the closest look any of them needs
     pipe._detect(frame, detection_regions(boxes, w, h, side, pipe._config.motion.max_regions), [], paced=False)
 
 
 def _closer(pipe: VisionPipeline, track: Track, pts: float, w: int, h: int) -> bool:
-    """Whether a confirmation look would see the track at least CONFIRM_CLOSER times closer than this frame's
-    looks at it (none: yes). A look as close as the one that just missed it is a wasted call."""
+    """Whether a look around the track (`_look_around`) would see it at least CONFIRM_CLOSER times closer than
+    this frame's looks at it (none: yes). A look as close as the one that just missed it is a wasted call."""
     if pipe._looked_pts != pts:
         return True
     px = frame_pixels(track.predict(pts), w, h)
@@ -165,5 +194,5 @@ def overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float,
     return ix * iy >= smaller / 3.0
 
 
-__all__ = ["OBJECT", "OTHER_EXPLAINS_MIN", "RIDDEN", "check_rider", "confirm", "overlaps", "resolve", "rider",
-           "zoom_side"]
+__all__ = ["OBJECT", "OTHER_EXPLAINS_MIN", "RIDDEN", "check_rider", "confirm", "look_closer", "overlaps", "resolve",
+           "rider", "zoom_side"]

@@ -44,6 +44,7 @@ class PipelineStats:
     frames_followed: int = 0  # motion frames left to the tracker (all motion belonged to tracked objects)
     start_looks: int = 0  # frames looked at whole because the stream had just started
     confirm_looks: int = 0  # looks at tentative tracks that motion did not ask for
+    closer_looks: int = 0  # region looks at new motion tracks a whole-frame look explained nothing of
     verifier_calls: int = 0
     classifier_calls: int = 0
     motion_tracks: int = 0  # unexplained motion that started a track
@@ -62,7 +63,8 @@ class PipelineStats:
         return {"frames_read": self.frames_read, "frames_detected": self.frames_detected,
                 "detector_calls": self.detector_calls, "region_looks": self.region_looks,
                 "frames_followed": self.frames_followed, "start_looks": self.start_looks,
-                "confirm_looks": self.confirm_looks, "verifier_calls": self.verifier_calls,
+                "confirm_looks": self.confirm_looks, "closer_looks": self.closer_looks,
+                "verifier_calls": self.verifier_calls,
                 "classifier_calls": self.classifier_calls, "motion_tracks": self.motion_tracks,
                 "resolved": dict(self.resolved),
                 "gated_fraction": round(self.gated_fraction, 4), "tracks": self.tracks, "events": self.events,
