@@ -27,7 +27,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any, Generic, Protocol, TypeVar
 
 from ..shared.mqtt import Incoming, MQTTLink
-from ..shared.protocol import Event, ProtocolError, Verdict
+from ..shared.protocol import Event, ProtocolError, Verdict, encode_verdict
 from .scheduler import Released
 from .servicestats import ServiceStats, Throttled
 from .storage.store import StoreError
@@ -164,7 +164,7 @@ class CacheHits:
     publishes it and says whether it was. `prompt_version` names the prompt an event would be asked with."""
 
     def __init__(self, cache: VerdictCache, prompt_version: Callable[[Event], str],
-                 answered: Callable[[Arrival, Verdict], bool]) -> None:
+                 answered: Callable[[Arrival, Verdict, bytes], bool]) -> None:
         self._cache = cache
         self._prompt_version = prompt_version
         self._answered = answered
@@ -176,16 +176,20 @@ class CacheHits:
         found = cache.store.lookup_many([cache.query(event, self._prompt_version(event)) for event, _, _ in arrivals])
         verdicts = [cache.reused(event, hit, at) if hit is not None else None
                     for (event, _, at), hit in zip(arrivals, found, strict=True)]
-        hits = [(event, received_ms, verdict) for (event, received_ms, _), verdict in zip(arrivals, verdicts, strict=True)
-                if verdict is not None]
-        if not hits:
+        placed = [i for i, verdict in enumerate(verdicts) if verdict is not None]
+        if not placed:
             return [None] * len(arrivals)
-        new = iter(cache.store.put_answered_many(hits))  # committed: only now may any of them be published
+        hits = [(arrivals[i][0], arrivals[i][1], verdicts[i], encode_verdict(verdicts[i]))  # encoded once
+                for i in placed]
+        new = cache.store.put_answered_many(hits)  # committed: only now may any of them be published
         self.turns += 1
         self.stored += len(hits)
         # a hit whose event id was stored already (a redelivery, a repeat in this very turn) is not new: None
-        return [(verdict, self._answered(arrival, verdict)) if verdict is not None and next(new) else None
-                for arrival, verdict in zip(arrivals, verdicts, strict=True)]
+        answers: list[Answered | None] = [None] * len(arrivals)
+        for i, (_, _, verdict, published), stored in zip(placed, hits, new, strict=True):
+            if stored:
+                answers[i] = verdict, self._answered(arrivals[i], verdict, published)
+        return answers
 
 
 class TurnBatch(Generic[T, R]):

@@ -219,15 +219,15 @@ class CloudService:
         published (cloud.intake.CacheHits); None for each event `answer_rest` must answer."""
         return self.cache_hits(arrivals)
 
-    def _hit_answered(self, arrival: Arrival, verdict: Verdict) -> bool:
+    def _hit_answered(self, arrival: Arrival, verdict: Verdict, published: bytes) -> bool:
         """A cache hit stored with its event: listeners told, counted, published; True once published."""
         event, received_ms, arrived = arrival
         self._notify(self.event_listeners, event, received_ms)
         self.reuse_checks.sample(event, verdict)
         self.stats.count(verdict, (time.monotonic() - arrived) * 1000)
-        published = self._publish(verdict)
+        sent = self._publish(verdict, published)
         self._notify(self.verdict_listeners, verdict)
-        return published
+        return sent
 
     async def answer_rest(self, arrival: Arrival,
                           on_claimed: Callable[[], None] | None = None) -> tuple[Verdict | None, bool]:
@@ -385,12 +385,14 @@ class CloudService:
         return sweep(self.store, self.config.retention, now)
 
     # -- output ----------------------------------------------------------------------------------------
-    def _publish(self, verdict: Verdict) -> bool:
-        """Hand the verdict to the broker (QoS 1, not retained); False when there is no connection."""
+    def _publish(self, verdict: Verdict, payload: bytes | None = None) -> bool:
+        """Hand the verdict to the broker (QoS 1, not retained), as `payload` when it is encoded already;
+        False when there is no connection."""
         link = self._link
         if link is None:
             return False  # not started: a caller without MQTT (`process`) answers the sender itself
-        mid = link.publish(self.topics.verdicts(verdict.device), encode_verdict(verdict), qos=1, retain=False)
+        mid = link.publish(self.topics.verdicts(verdict.device), payload or encode_verdict(verdict), qos=1,
+                           retain=False)
         if mid is None:
             self.stats.unpublished += 1
             return False

@@ -80,8 +80,9 @@ class Store(Protocol):
         """`put_event` and `put_verdict` at once, all or nothing: False, nothing written, for a repeat."""
         ...
 
-    def put_answered_many(self, items: list[tuple[Event, int, Verdict]]) -> list[bool]:
-        """`put_answered` for several events in one transaction (or pipeline), one answer each."""
+    def put_answered_many(self, items: list[tuple[Event, int, Verdict, bytes]]) -> list[bool]:
+        """`put_answered` for several events in one transaction (or pipeline), one answer each; each verdict
+        comes with its document as it is published (encode_verdict), which is stored as it is."""
         ...
 
     def get_verdict(self, event_id: str) -> Verdict | None: ...
@@ -181,19 +182,21 @@ class SQLiteStore:
         """Record (or replace) the verdict for an event, and file its reuse rule where lookup finds it."""
         with self._lock, self._written(f"the verdict for {verdict.event_id}"), self._conn:
             self._conn.execute("BEGIN")
-            self._file_verdict(verdict)
+            self._file_verdict(verdict, encode_verdict(verdict), {})
 
     def put_answered(self, event: Event, received_ms: int, verdict: Verdict) -> bool:
         """A new event and its verdict in one transaction (a cache hit: one commit, nothing else written);
         False, with nothing written, when the event id is already stored."""
-        return self.put_answered_many([(event, received_ms, verdict)])[0]
+        return self.put_answered_many([(event, received_ms, verdict, encode_verdict(verdict))])[0]
 
-    def put_answered_many(self, items: list[tuple[Event, int, Verdict]]) -> list[bool]:
-        """`put_answered` for several hits in one commit (cloud.intake); one answer each."""
+    def put_answered_many(self, items: list[tuple[Event, int, Verdict, bytes]]) -> list[bool]:
+        """`put_answered` for several hits in one commit (cloud.intake); one answer each. The hits of one
+        call reuse verdicts stored before it, so each source rule is read once per call."""
         out = []
+        sources: dict[str, Candidate | None] = {}
         with self._lock, self._written(f"{len(items)} answered event(s)"), self._conn:
             self._conn.execute("BEGIN")
-            for event, received_ms, verdict in items:
+            for event, received_ms, verdict, published in items:
                 doc = event.model_dump_json(by_alias=True, exclude={"crop"})
                 new = self._conn.execute(
                     "INSERT OR IGNORE INTO events (event_id, device, camera, label, received_ms, doc, crop) "
@@ -201,24 +204,28 @@ class SQLiteStore:
                     (event.event_id, event.device, event.camera, event.label, received_ms, doc, event.crop),
                 ).rowcount == 1
                 if new:
-                    self._file_verdict(verdict)
+                    self._file_verdict(verdict, published, sources)
                 out.append(new)
         return out
 
-    def _file_verdict(self, verdict: Verdict) -> None:
-        """Inside a transaction: the verdict, and its rule unless shared.reuse.worth_filing says otherwise."""
+    def _file_verdict(self, verdict: Verdict, published: bytes, sources: dict[str, Candidate | None]) -> None:
+        """Inside a transaction: the verdict (`published`: its document as published), and its rule unless
+        shared.reuse.worth_filing says otherwise. `sources`: the source rules read so far in this
+        transaction, by event id (the verdicts it reuses were stored before it began)."""
         self._seen.pop(verdict.event_id, None)
         self._conn.execute("INSERT OR REPLACE INTO verdicts (event_id, created_ms, doc) VALUES (?, ?, ?)",
-                           (verdict.event_id, verdict.created_ms, encode_verdict(verdict).decode()))
+                           (verdict.event_id, verdict.created_ms, published.decode()))
         self._conn.execute("DELETE FROM rules WHERE event_id = ?", (verdict.event_id,))
         rule = verdict.cache
         if rule is None:
             return
         source = None
         if verdict.reused_from and verdict.reused_from != verdict.event_id:
-            row = self._conn.execute(f"SELECT {_CANDIDATE} FROM rules WHERE event_id = ?",
-                                     (verdict.reused_from,)).fetchone()
-            source = _candidate(*row) if row is not None else None
+            if verdict.reused_from not in sources:
+                row = self._conn.execute(f"SELECT {_CANDIDATE} FROM rules WHERE event_id = ?",
+                                         (verdict.reused_from,)).fetchone()
+                sources[verdict.reused_from] = _candidate(*row) if row is not None else None
+            source = sources[verdict.reused_from]
         if worth_filing(rule, verdict.event_id, verdict.reused_from, source, verdict.created_ms):
             self._conn.execute(
                 "INSERT INTO rules (event_id, scope_key, label, phash_alg, prompt_version, phash, "
