@@ -56,14 +56,11 @@ class VerdictCache:
         return self.reused(event, hit, arrived) if hit is not None else None
 
     def rule(self, event: Event, prompt_version: str, ttl_s: int) -> ReuseRule:
-        return ReuseRule(**self._rule_fields(event, prompt_version, ttl_s))
-
-    def _rule_fields(self, event: Event, prompt_version: str, ttl_s: int) -> dict[str, Any]:
         policy = self.policy
-        return {"scope": policy.scope, "device": event.device, "camera": event.camera, "site": event.site,
-                "label": event.label, "phash": event.phash, "phash_alg": event.phash_alg,
-                "max_distance": policy.max_distance, "prompt_version": prompt_version, "ttl_s": ttl_s,
-                "embedding": event.embedding, "min_similarity": policy.min_similarity}
+        return ReuseRule(scope=policy.scope, device=event.device, camera=event.camera, site=event.site,
+                         label=event.label, phash=event.phash, phash_alg=event.phash_alg,
+                         max_distance=policy.max_distance, prompt_version=prompt_version, ttl_s=ttl_s,
+                         embedding=event.embedding, min_similarity=policy.min_similarity)
 
     def reused(self, event: Event, hit: Verdict, arrived: float) -> Verdict:
         """A verdict for this event copied from a cached one. Its fresh rule (this crop's hash) expires
@@ -74,14 +71,14 @@ class VerdictCache:
         if hit.cache is not None:
             left_s = (hit.created_ms + hit.cache.ttl_s * 1000 - created) // 1000
             ttl_s = min(self.policy.ttl_s, left_s)
-            if ttl_s > 0:  # every field from a valid event, the policy, and the valid rule it shortens
-                rule = ReuseRule.model_construct(**self._rule_fields(event, hit.cache.prompt_version, ttl_s))
+            if ttl_s > 0:
+                rule = self.rule(event, hit.cache.prompt_version, ttl_s)
         # a copy, not a new model: every field comes from a valid verdict or a valid event (no validation
         # again per hit); the answer itself (verdict, confidence, description, model, facts, ...) is the hit's
         return hit.model_copy(update={
             "event_id": event.event_id, "device": event.device, "camera": event.camera, "label": event.label,
             "source": "cloud_cache", "reused_from": hit.reused_from or hit.event_id, "created_ms": created,
-            "timings": Timings.model_construct(total_ms=(time.monotonic() - arrived) * 1000), "cache": rule,
+            "timings": Timings(total_ms=(time.monotonic() - arrived) * 1000), "cache": rule,
             "reused_by": reach(hit.cache, event.label, event.phash, event.phash_alg, event.embedding)
             if hit.cache is not None else None})
 
