@@ -113,7 +113,7 @@ def run(redis: bool, hits: int, bursts: int, dump: Path | None = None) -> None:
             burst(bursts)
             cloud.call(_in_loop(profiler.disable))
             assert service.stats.llm == 0 and service.stats.cache_hits == hits * (bursts + 1), service.stats
-            per_turn = service.cache_hits.stored / max(1, service.cache_hits.turns)
+            per_turn = service.answer_hits.stored / max(1, service.answer_hits.turns)
         finally:
             device.close()
             cloud.stop()

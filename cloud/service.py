@@ -32,7 +32,7 @@ from .analysis import Analysis, Backend
 from .config import CloudConfig
 from .figures import Figures
 from .housekeeping import Housekeeping, sweep
-from .intake import Answered, Arrival, CacheHits, MQTTIntake, TurnBatch
+from .intake import Arrival, CacheHits, MQTTIntake, TurnBatch
 from .scheduler import LoadState, Outcome, Scheduler
 from .servicestats import ServiceStats, Throttled
 from .singleflight import open_flights
@@ -73,8 +73,8 @@ class CloudService:
         self.cache = VerdictCache(store, config.reuse)
         self.sites = Sites(config.reuse)
         self.flights = open_flights(store, config.scheduler.deadline_s)  # look-alikes wait for one model call
-        # the cache hits of one loop turn: one lookup call, one commit (cloud.intake); HTTP callers gathered too
-        self.cache_hits = CacheHits(self.cache, lambda event: self.backend.prompt_version(event), self._hit_answered)
+        # a turn's cache hits: decided before anything is written, one commit, then published (intake.CacheHits)
+        self.answer_hits = CacheHits(self.cache, lambda event: self.backend.prompt_version(event), self._hit_answered)
         self._hits_of_turn = TurnBatch(self.answer_hits)
         self._background: set[asyncio.Task] = set()  # reuse checks, housekeeping
         self.reuse_checks = ReuseChecks(config.reuse, self.stats, self._ask_in_background, self._spawn)
@@ -214,11 +214,6 @@ class CloudService:
                                 "a device publishes only on its own topic")
         return event
 
-    def answer_hits(self, arrivals: list[Arrival]) -> list[Answered | None]:
-        """The cache hits among these events, decided before anything is written, stored in one commit, then
-        published (cloud.intake.CacheHits); None for each event `answer_rest` must answer."""
-        return self.cache_hits(arrivals)
-
     def _hit_answered(self, arrival: Arrival, verdict: Verdict, published: bytes) -> bool:
         """A cache hit stored with its event: listeners told, counted, published; True once published."""
         event, received_ms, arrived = arrival
@@ -231,11 +226,10 @@ class CloudService:
 
     async def answer_rest(self, arrival: Arrival,
                           on_claimed: Callable[[], None] | None = None) -> tuple[Verdict | None, bool]:
-        """(verdict, published) for an event the cache did not answer as it arrived: a repeat is answered
-        with its stored verdict, a new one is stored and claimed first. With `on_claimed` (MQTT intake) it is
-        called once the event's claim is stored, and an event another live worker holds is left to it:
-        (None, True). Without it, the verdict is waited for. Raises ProtocolError for an event id that
-        belongs to another device."""
+        """(verdict, published) for an event the cache did not answer on arrival: a repeat gets its stored
+        verdict, a new one is stored and claimed first. With `on_claimed` (MQTT intake) it is called once the
+        claim is stored, and an event another live worker holds is left to it: (None, True). Without it, the
+        verdict is waited for. ProtocolError for an event id that belongs to another device."""
         event, received_ms, arrived = arrival
         if not self.store.put_event(event, received_ms):
             self.stats.duplicates += 1

@@ -854,8 +854,8 @@ def test_cache_hits_are_in_the_store_when_they_are_published(kind, via, tmp_path
 
     verdicts = asyncio.run(scenario())
     assert [v.source for v in verdicts] == ["cloud_cache"] * len(hits)
-    assert 1 <= service.cache_hits.turns < len(hits) and service.cache_hits.stored == len(hits)  # answered together
+    assert 1 <= service.answer_hits.turns < len(hits) and service.answer_hits.stored == len(hits)  # answered together
     if via == "mqtt":  # the whole burst in one turn: all published (stored before) before any acknowledgement
-        assert service.cache_hits.turns == 1 and acked == [len(hits)] * len(hits)
+        assert service.answer_hits.turns == 1 and acked == [len(hits)] * len(hits)
     assert sorted(seen, key=lambda s: s[0]) == sorted(((v.event_id, True, v) for v in verdicts), key=lambda s: s[0])
     store.close()

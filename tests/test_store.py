@@ -5,8 +5,8 @@ filters at their exact edges, retention, and a clear error for a file it cannot 
 from __future__ import annotations
 
 import sqlite3
-import time
 import threading
+import time
 from collections.abc import Iterator
 
 import pytest
