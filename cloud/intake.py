@@ -109,6 +109,8 @@ class MQTTIntake:
             except ProtocolError as exc:
                 self._rejected(msg, exc)
                 link.ack(msg.mid, generation=msg.generation)
+            except Exception:  # noqa: BLE001 - keep serving the others; this one stays unacknowledged
+                log.exception("could not accept the message on %s; it stays unacknowledged", msg.topic)
         answers = self._hits([arrival for _, arrival in accepted])
         for (msg, arrival), answer in zip(accepted, answers, strict=True):
             if answer is None:
