@@ -1,17 +1,20 @@
-"""The MQTT intake, and the store calls of one event-loop turn made as one (cache lookups, cache-hit writes).
+"""The MQTT intake, and the cache hits of one event-loop turn answered together.
 
 `MQTTIntake`: paho's network thread only queues each message for the event loop, waking it once for all that
-arrived meanwhile (one wake-up per batch, not per message); there every message is answered as a task of its own (the service's `_answer`) and acknowledged to the broker once its claim or its
-verdict is stored, never before; a message that cannot be accepted is counted, logged (throttled) and
-acknowledged, so it is not redelivered; one that could not be answered stays unacknowledged.
+arrived meanwhile (one wake-up per batch, not per message). There the batch is answered as one: every message
+decoded and validated once, the cache hits among them answered at once (`CacheHits`), and only the others
+(events the model must answer, repeats, events another worker holds) become a task each (the service's
+`answer_rest`). A message is acknowledged to the broker once its claim or its verdict is stored, never before;
+one that cannot be accepted is counted, logged (throttled) and acknowledged, so it is not redelivered; one
+that could not be answered stays unacknowledged.
 
-`TurnBatch`: a burst of cache hits arrives as many tasks that become ready in the same turn of the event loop.
-Their store calls are queued, and the first of a turn schedules one call for all of them on the next turn:
-the service looks all of a turn's events up in the verdict cache at once (`Store.lookup_many`: one Redis
-round trip, not one per event), and stores all of a turn's hits at once (`Store.put_answered_many`: one SQLite
-transaction or one Redis pipeline). Each hit has its event and verdict stored before its verdict is published
-(nothing a device was told may be missing after a crash); a failed write fails every hit of that batch, none
-of which was published or acknowledged.
+`CacheHits`: a burst of cache hits arrives as many messages in one turn of the event loop. Their lookups are
+one store call (`Store.lookup_many`: one Redis round trip, one SQLite index range per bucket) and their writes
+another (`Store.put_answered_many`: one SQLite transaction or one Redis pipeline), with no task or future per
+hit. Each hit's event and verdict are stored before its verdict is published (nothing a device was told may
+be missing after a crash); a hit is decided before anything is written and takes no claim. A failed lookup
+or write leaves the whole turn to the one-at-a-time path, with nothing of it published or acknowledged.
+`TurnBatch` gathers the calls of callers that each answer one event (the HTTP intake) into one such call.
 """
 
 from __future__ import annotations
@@ -20,31 +23,45 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, Generic, TypeVar
+from collections.abc import Callable, Coroutine
+from typing import Any, Generic, Protocol, TypeVar
 
 from ..shared.mqtt import Incoming, MQTTLink
-from ..shared.protocol import ProtocolError, Verdict
+from ..shared.protocol import Event, ProtocolError, Verdict, encode_verdict
 from .scheduler import Released
 from .servicestats import ServiceStats, Throttled
 from .storage.store import StoreError
+from .verdicts import VerdictCache, now_ms
 
 log = logging.getLogger("edgetriage.cloud.service")
 T = TypeVar("T")
 R = TypeVar("R")
 
-# (payload, topic, arrived, on_claimed) -> (verdict, published): the service's one answering path
-Answer = Callable[[bytes, str, float, Callable[[], None]], Awaitable[tuple[Verdict | None, bool]]]
+Arrival = tuple[Event, int, float]  # the event, when it was received (ms, wall clock), when it arrived (monotonic)
+Answered = tuple[Verdict, bool]  # a verdict given, and whether it was published
+
+
+class Answering(Protocol):
+    """The service as the intake sees it."""
+
+    def accept(self, message: bytes | Event, topic: str) -> Event:
+        """The event, decoded and validated once (counted as received); raises ProtocolError."""
+
+    def answer_hits(self, arrivals: list[Arrival]) -> list[Answered | None]:
+        """The cache hits among these events answered (`CacheHits`); None for each that needs `answer_rest`."""
+
+    async def answer_rest(self, arrival: Arrival, on_claimed: Callable[[], None]) -> tuple[Verdict | None, bool]:
+        """(verdict, published) for an event the cache did not answer; `on_claimed` once its claim is stored."""
 
 
 class MQTTIntake:
-    """Messages from `link` to `answer`, one task each (`track` runs it where `stop` drains it). Accepts
-    messages between `open` and `close`; a message arriving after `close` stays unacknowledged, so the broker
-    redelivers it to the next session."""
+    """Messages from `link` to `service`, a turn's cache hits at once and a task for each other message (`track`
+    runs it where `stop` drains it). Accepts messages between `open` and `close`; a message arriving after
+    `close` stays unacknowledged, so the broker redelivers it to the next session."""
 
-    def __init__(self, answer: Answer, track: Callable[[Coroutine[Any, Any, None]], None], stats: ServiceStats,
+    def __init__(self, service: Answering, track: Callable[[Coroutine[Any, Any, None]], None], stats: ServiceStats,
                  warn: Throttled) -> None:
-        self._answer = answer
+        self._service = service
         self._track = track
         self.stats = stats
         self._warn = warn
@@ -76,16 +93,48 @@ class MQTTIntake:
             pass
 
     def _drain(self) -> None:
+        """Everything that arrived since the last turn: decoded, its cache hits answered and acknowledged, the
+        rest handed on as a task each."""
         with self._lock:
             arrived, self._arrived = self._arrived, []
             self._woken = False
         link = self._link
         if link is None:  # stopping: unacknowledged, redelivered to the next session
             return
+        received_ms = now_ms()
+        accepted: list[tuple[Incoming, Arrival]] = []
         for msg, at in arrived:
-            self._track(self._consume(link, msg, at))
+            try:
+                accepted.append((msg, (self._service.accept(msg.payload, msg.topic), received_ms, at)))
+            except ProtocolError as exc:
+                self._rejected(msg, exc)
+                link.ack(msg.mid, generation=msg.generation)
+            except Exception:  # noqa: BLE001 - keep serving the others; this one stays unacknowledged
+                log.exception("could not accept the message on %s; it stays unacknowledged", msg.topic)
+        answers = self._hits([arrival for _, arrival in accepted])
+        for (msg, arrival), answer in zip(accepted, answers, strict=True):
+            if answer is None:
+                self._track(self._consume(link, msg, arrival))
+            elif answer[1]:
+                link.ack(msg.mid, generation=msg.generation)
 
-    async def _consume(self, link: MQTTLink, msg: Incoming, arrived: float) -> None:
+    def _hits(self, arrivals: list[Arrival]) -> list[Answered | None]:
+        """The turn's cache hits; on a failed lookup or write none (nothing was published or acknowledged):
+        every event then takes the one-at-a-time path, which stores or leaves it unacknowledged on its own."""
+        try:
+            return self._service.answer_hits(arrivals)
+        except StoreError as exc:
+            self._warn.warning("%s", exc)
+        except Exception:  # noqa: BLE001 - keep serving; the events go the one-at-a-time way
+            log.exception("could not answer %d event(s) from the cache together", len(arrivals))
+        return [None] * len(arrivals)
+
+    def _rejected(self, msg: Incoming, exc: ProtocolError) -> None:
+        """Nothing to answer: counted and logged; the caller acknowledges it, so it is not redelivered."""
+        self.stats.reject(exc.code)
+        self._warn.warning("rejected a message on %s: %s", msg.topic, exc.reason)
+
+    async def _consume(self, link: MQTTLink, msg: Incoming, arrival: Arrival) -> None:
         acked = False
 
         def ack() -> None:  # once per message: the claim or the verdict is stored, the broker may forget it
@@ -95,11 +144,10 @@ class MQTTIntake:
                 link.ack(msg.mid, generation=msg.generation)
 
         try:
-            _, published = await self._answer(msg.payload, msg.topic, arrived, ack)
-        except ProtocolError as exc:
-            self.stats.reject(exc.code)
-            self._warn.warning("rejected a message on %s: %s", msg.topic, exc.reason)
-            published = True  # nothing to answer; acknowledge so it is not redelivered
+            _, published = await self._service.answer_rest(arrival, ack)
+        except ProtocolError as exc:  # e.g. its event id is another device's
+            self._rejected(msg, exc)
+            published = True
         except Released:  # stopping before the model got to it: left for the broker or the next worker
             return
         except StoreError as exc:  # e.g. its disk is full: one line; unacknowledged (or claimed), so not lost
@@ -110,6 +158,40 @@ class MQTTIntake:
             return
         if published:
             ack()
+
+
+class CacheHits:
+    """The cache hits among one turn's events: looked up in one store call, the hits' events and verdicts
+    written in one more (`answered` before `publish` for every hit), then each handed to `answered`, which
+    publishes it and says whether it was. `prompt_version` names the prompt an event would be asked with."""
+
+    def __init__(self, cache: VerdictCache, prompt_version: Callable[[Event], str],
+                 answered: Callable[[Arrival, Verdict, bytes], bool]) -> None:
+        self._cache = cache
+        self._prompt_version = prompt_version
+        self._answered = answered
+        self.turns = 0  # calls that stored hits, and the hits they stored: how much was answered together
+        self.stored = 0
+
+    def __call__(self, arrivals: list[Arrival]) -> list[Answered | None]:
+        cache = self._cache
+        found = cache.store.lookup_many([cache.query(event, self._prompt_version(event)) for event, _, _ in arrivals])
+        verdicts = [cache.reused(event, hit, at) if hit is not None else None
+                    for (event, _, at), hit in zip(arrivals, found, strict=True)]
+        placed = [i for i, verdict in enumerate(verdicts) if verdict is not None]
+        if not placed:
+            return [None] * len(arrivals)
+        hits = [(arrivals[i][0], arrivals[i][1], verdicts[i], encode_verdict(verdicts[i]))  # encoded once
+                for i in placed]
+        new = cache.store.put_answered_many(hits)  # committed: only now may any of them be published
+        self.turns += 1
+        self.stored += len(hits)
+        # a hit whose event id was stored already (a redelivery, a repeat in this very turn) is not new: None
+        answers: list[Answered | None] = [None] * len(arrivals)
+        for i, (_, _, verdict, published), stored in zip(placed, hits, new, strict=True):
+            if stored:
+                answers[i] = verdict, self._answered(arrivals[i], verdict, published)
+        return answers
 
 
 class TurnBatch(Generic[T, R]):

@@ -9,8 +9,11 @@ over from the store (cloud.takeover). A repeated event id is answered with the s
 again to completion, and a verdict is stored before it is published. With MQTT 3.1.1 (the demo's embedded
 broker) paho acknowledges on receipt; claims and the take-over still apply.
 
-One path answers every event, `_answer`: the MQTT intake calls it with a callback that acknowledges the
-message once its claim is stored; `process` (the HTTP intake, tests) calls it and waits for the verdict.
+Every event takes one path: decoded and validated once (`accept`); the cache hits of one loop turn answered
+together, before anything is written, in one commit, then published (`answer_hits`, cloud.intake.CacheHits);
+every other event stored, claimed and answered on its own (`answer_rest`). The MQTT intake hands a turn's
+messages to `answer_hits` at once and acknowledges each message once its verdict or claim is stored;
+`process` (the HTTP intake, tests) answers one event and waits for its verdict.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from .analysis import Analysis, Backend
 from .config import CloudConfig
 from .figures import Figures
 from .housekeeping import Housekeeping, sweep
-from .intake import MQTTIntake, TurnBatch
+from .intake import Arrival, CacheHits, MQTTIntake, TurnBatch
 from .scheduler import LoadState, Outcome, Scheduler
 from .servicestats import ServiceStats, Throttled
 from .singleflight import open_flights
@@ -70,8 +73,9 @@ class CloudService:
         self.cache = VerdictCache(store, config.reuse)
         self.sites = Sites(config.reuse)
         self.flights = open_flights(store, config.scheduler.deadline_s)  # look-alikes wait for one model call
-        self.lookups = TurnBatch(store.lookup_many)  # the cache lookups of one loop turn in one round trip
-        self.hits = TurnBatch(store.put_answered_many)  # the cache hits of one loop turn in one commit
+        # a turn's cache hits: decided before anything is written, one commit, then published (intake.CacheHits)
+        self.answer_hits = CacheHits(self.cache, lambda event: self.backend.prompt_version(event), self._hit_answered)
+        self._hits_of_turn = TurnBatch(self.answer_hits)
         self._background: set[asyncio.Task] = set()  # reuse checks, housekeeping
         self.reuse_checks = ReuseChecks(config.reuse, self.stats, self._ask_in_background, self._spawn)
         self._stopping = False
@@ -86,7 +90,7 @@ class CloudService:
         self._keeper: ClaimKeeper | None = None
         self._claim_task: asyncio.Task | None = None
         self._warn = Throttled(log)
-        self.intake = MQTTIntake(self._answer, self._track, self.stats, self._warn)
+        self.intake = MQTTIntake(self, self._track, self.stats, self._warn)
 
     # -- lifecycle -------------------------------------------------------------------------------------
     @property
@@ -191,17 +195,42 @@ class CloudService:
         assert verdict is not None  # without on_claimed, _answer waits for a verdict made elsewhere
         return verdict
 
-    async def _answer(self, message: bytes | Event, topic: str, arrived: float,
-                      on_claimed: Callable[[], None] | None = None) -> tuple[Verdict | None, bool]:
-        """(verdict, published). Raises ProtocolError for a message that cannot be accepted. With
-        `on_claimed` (MQTT intake) it is called once the event's claim is stored, and an event another live
-        worker holds is left to it: (None, True). Without it, the verdict is waited for."""
-        received_ms = now_ms()
+    async def _answer(self, message: bytes | Event, topic: str, arrived: float) -> tuple[Verdict | None, bool]:
+        """(verdict, published) for one event, its cache hit answered with those of other callers in the same
+        loop turn. Raises ProtocolError for a message that cannot be accepted."""
+        arrival = (self.accept(message, topic), now_ms(), arrived)
+        answered = await self._hits_of_turn(arrival)
+        return answered if answered is not None else await self.answer_rest(arrival)
+
+    def accept(self, message: bytes | Event, topic: str) -> Event:
+        """The event, decoded and validated once; ProtocolError when it is not one or came on another's topic."""
         self.stats.received += 1
-        event = self._accepted(message, topic)
-        answered = await self._answer_from_cache(event, received_ms, arrived)
-        if answered is not None:
-            return answered
+        parsed = self.topics.parse(topic)
+        if parsed is None or parsed[1] != "events":
+            raise ProtocolError(f"topic {topic!r} is not <prefix>/v1/<device>/events under {self.topics.prefix!r}")
+        event = message if isinstance(message, Event) else decode_event(message)
+        if event.device != parsed[0]:
+            raise ProtocolError(f"event is from device {event.device!r} but came on the topic of {parsed[0]!r}; "
+                                "a device publishes only on its own topic")
+        return event
+
+    def _hit_answered(self, arrival: Arrival, verdict: Verdict, published: bytes) -> bool:
+        """A cache hit stored with its event: listeners told, counted, published; True once published."""
+        event, received_ms, arrived = arrival
+        self._notify(self.event_listeners, event, received_ms)
+        self.reuse_checks.sample(event, verdict)
+        self.stats.count(verdict, (time.monotonic() - arrived) * 1000)
+        sent = self._publish(verdict, published)
+        self._notify(self.verdict_listeners, verdict)
+        return sent
+
+    async def answer_rest(self, arrival: Arrival,
+                          on_claimed: Callable[[], None] | None = None) -> tuple[Verdict | None, bool]:
+        """(verdict, published) for an event the cache did not answer on arrival: a repeat gets its stored
+        verdict, a new one is stored and claimed first. With `on_claimed` (MQTT intake) it is called once the
+        claim is stored, and an event another live worker holds is left to it: (None, True). Without it, the
+        verdict is waited for. ProtocolError for an event id that belongs to another device."""
+        event, received_ms, arrived = arrival
         if not self.store.put_event(event, received_ms):
             self.stats.duplicates += 1
             stored = self.store.get_event(event.event_id)  # an event id belongs to its device, on every path
@@ -217,31 +246,6 @@ class CloudService:
                       event.track_id, event.reason, extra=_trace(event.event_id, event.device, event.camera))
             self._notify(self.event_listeners, event, received_ms)
         return await self._answer_claimed(event, arrived, on_claimed)
-
-    def _accepted(self, message: bytes | Event, topic: str) -> Event:
-        """The event, decoded and validated once; ProtocolError when it is not one or came on another's topic."""
-        parsed = self.topics.parse(topic)
-        if parsed is None or parsed[1] != "events":
-            raise ProtocolError(f"topic {topic!r} is not <prefix>/v1/<device>/events under {self.topics.prefix!r}")
-        event = message if isinstance(message, Event) else decode_event(message)
-        if event.device != parsed[0]:
-            raise ProtocolError(f"event is from device {event.device!r} but came on the topic of {parsed[0]!r}; "
-                                "a device publishes only on its own topic")
-        return event
-
-    async def _answer_from_cache(self, event: Event, received_ms: int, arrived: float) -> tuple[Verdict, bool] | None:
-        """A cache hit, decided before anything is written: the event and its verdict stored with the other
-        hits of this loop turn in one commit (cloud.intake), then published; no claim. None: no hit, a repeat."""
-        hit = await self.lookups(self.cache.query(event, self.backend.prompt_version(event)))
-        verdict = self.cache.reused(event, hit, arrived) if hit is not None else None
-        if verdict is None or not await self.hits((event, received_ms, verdict)):
-            return None
-        self._notify(self.event_listeners, event, received_ms)
-        self.reuse_checks.sample(event, verdict)
-        self.stats.count(verdict, (time.monotonic() - arrived) * 1000)
-        published = self._publish(verdict)
-        self._notify(self.verdict_listeners, verdict)
-        return verdict, published
 
     async def _answer_claimed(self, event: Event, arrived: float,
                               on_claimed: Callable[[], None] | None) -> tuple[Verdict | None, bool]:
@@ -375,12 +379,14 @@ class CloudService:
         return sweep(self.store, self.config.retention, now)
 
     # -- output ----------------------------------------------------------------------------------------
-    def _publish(self, verdict: Verdict) -> bool:
-        """Hand the verdict to the broker (QoS 1, not retained); False when there is no connection."""
+    def _publish(self, verdict: Verdict, payload: bytes | None = None) -> bool:
+        """Hand the verdict to the broker (QoS 1, not retained), as `payload` when it is encoded already;
+        False when there is no connection."""
         link = self._link
         if link is None:
             return False  # not started: a caller without MQTT (`process`) answers the sender itself
-        mid = link.publish(self.topics.verdicts(verdict.device), encode_verdict(verdict), qos=1, retain=False)
+        mid = link.publish(self.topics.verdicts(verdict.device), payload or encode_verdict(verdict), qos=1,
+                           retain=False)
         if mid is None:
             self.stats.unpublished += 1
             return False

@@ -56,11 +56,16 @@ class VerdictCache:
         return self.reused(event, hit, arrived) if hit is not None else None
 
     def rule(self, event: Event, prompt_version: str, ttl_s: int) -> ReuseRule:
+        return ReuseRule(**self._rule_fields(event, prompt_version, ttl_s))
+
+    def _rule_fields(self, event: Event, prompt_version: str, ttl_s: int) -> dict[str, Any]:
+        """Every field of a rule but embedding_alg: the policy's, and the event's (validated with the same
+        constraints as the rule's)."""
         policy = self.policy
-        return ReuseRule(scope=policy.scope, device=event.device, camera=event.camera, site=event.site,
-                         label=event.label, phash=event.phash, phash_alg=event.phash_alg,
-                         max_distance=policy.max_distance, prompt_version=prompt_version, ttl_s=ttl_s,
-                         embedding=event.embedding, min_similarity=policy.min_similarity)
+        return {"scope": policy.scope, "device": event.device, "camera": event.camera, "site": event.site,
+                "label": event.label, "phash": event.phash, "phash_alg": event.phash_alg,
+                "max_distance": policy.max_distance, "prompt_version": prompt_version, "ttl_s": ttl_s,
+                "embedding": event.embedding, "min_similarity": policy.min_similarity}
 
     def reused(self, event: Event, hit: Verdict, arrived: float) -> Verdict:
         """A verdict for this event copied from a cached one. Its fresh rule (this crop's hash) expires
@@ -71,8 +76,8 @@ class VerdictCache:
         if hit.cache is not None:
             left_s = (hit.created_ms + hit.cache.ttl_s * 1000 - created) // 1000
             ttl_s = min(self.policy.ttl_s, left_s)
-            if ttl_s > 0:
-                rule = self.rule(event, hit.cache.prompt_version, ttl_s)
+            if ttl_s > 0:  # the hit's rule with every field replaced by valid values: no validation again
+                rule = hit.cache.model_copy(update=self._rule_fields(event, hit.cache.prompt_version, ttl_s))
         # a copy, not a new model: every field comes from a valid verdict or a valid event (no validation
         # again per hit); the answer itself (verdict, confidence, description, model, facts, ...) is the hit's
         return hit.model_copy(update={

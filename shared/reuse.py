@@ -69,15 +69,27 @@ def candidate(rule: ReuseRule, event_id: str, made_ms: int) -> Candidate:
 def match(c: Candidate, phash: str, embedding: bytes | None, cap: int | None = None) -> ReusedBy | None:
     """Which key of the candidate's rule reaches this crop: its hash (within max_distance and the device's
     `cap`), else its embedding (similarity >= min_similarity, both crops having one), else None."""
+    how = _reached(c, phash, embedding, cap)
+    return _reused_by(c, how) if how is not None else None
+
+
+def _reached(c: Candidate, phash: str, embedding: bytes | None, cap: int | None) -> tuple[int, int, float] | None:
+    """`match` as plain values, for ranking many candidates without a message each: (0 for the hash or 1 for
+    the embedding, distance in bits, similarity or 0.0), or None."""
     d = hamming(c.phash, phash)
     if _within(d, c.max_distance, cap):
-        return ReusedBy(key="hash", threshold=c.max_distance, distance=d)
+        return 0, d, 0.0
     if embedding is None or c.embedding is None:
         return None
     s = similarity(c.embedding, embedding)
-    if s >= c.min_similarity:
-        return ReusedBy(key="embedding", threshold=c.min_similarity, distance=min(d, 64), similarity=s)
-    return None
+    return (1, min(d, 64), s) if s >= c.min_similarity else None
+
+
+def _reused_by(c: Candidate | ReuseRule, how: tuple[int, int, float]) -> ReusedBy:
+    key, d, s = how
+    if key == 0:
+        return ReusedBy(key="hash", threshold=c.max_distance, distance=d)
+    return ReusedBy(key="embedding", threshold=c.min_similarity, distance=d, similarity=s)
 
 
 def expired(made_ms: int, rule: ReuseRule | Candidate, now_ms: int) -> bool:
@@ -102,9 +114,15 @@ def reach(rule: ReuseRule, label: str, phash: str, phash_alg: str, embedding: by
           cap: int | None = None) -> ReusedBy | None:
     """How the rule (TTL and scope aside) reaches this crop, or None: same label and hash algorithm, then
     `match` on the hash or the embedding."""
+    how = _rule_reached(rule, label, phash, phash_alg, embedding, cap)
+    return _reused_by(rule, how) if how is not None else None
+
+
+def _rule_reached(rule: ReuseRule, label: str, phash: str, phash_alg: str, embedding: bytes | None,
+                  cap: int | None) -> tuple[int, int, float] | None:
     if rule.label != label or rule.phash_alg != phash_alg:
         return None
-    return match(candidate(rule, "", 0), phash, embedding, cap)
+    return _reached(candidate(rule, "", 0), phash, embedding, cap)
 
 
 def would_answer(rule: ReuseRule, *, scope: str, label: str, phash: str, phash_alg: str,
@@ -118,7 +136,7 @@ def still_answers(rule: ReuseRule | None, made_ms: int, label: str, phash: str, 
                   embedding: bytes | None = None) -> bool:
     """The winner of `best`, checked once more by its own rule as it was published (the stores call this on
     the verdict they fetched): it has one, it reaches this crop (by hash or embedding), and it has not expired."""
-    return rule is not None and reach(rule, label, phash, phash_alg, embedding) is not None \
+    return rule is not None and _rule_reached(rule, label, phash, phash_alg, embedding, None) is not None \
         and not expired(made_ms, rule, now_ms)
 
 
@@ -126,16 +144,21 @@ def best(candidates: Iterable[Candidate], phash: str, now_ms: int, cap: int | No
          embedding: bytes | None = None) -> tuple[Candidate, ReusedBy] | None:
     """Of one bucket's candidates, the unexpired one whose rule reaches this crop and how: hash matches
     before embedding matches, the nearer first, then the newest, then the smaller event id."""
+    found = _best(candidates, phash, now_ms, cap, embedding)
+    return (found[0], _reused_by(*found)) if found is not None else None
+
+
+def _best(candidates: Iterable[Candidate], phash: str, now_ms: int, cap: int | None,
+          embedding: bytes | None) -> tuple[Candidate, tuple[int, int, float]] | None:
     top: tuple[int, float, int, str] | None = None
-    found: tuple[Candidate, ReusedBy] | None = None
+    found: tuple[Candidate, tuple[int, int, float]] | None = None
     for c in candidates:
         if expired(c.made_ms, c, now_ms):
             continue
-        how = match(c, phash, embedding, cap)
+        how = _reached(c, phash, embedding, cap)
         if how is None:
             continue
-        rank = (0, how.distance, -c.made_ms, c.ref) if how.key == "hash" else \
-            (1, -(how.similarity or 0.0), -c.made_ms, c.ref)
+        rank = (0, how[1], -c.made_ms, c.ref) if how[0] == 0 else (1, -how[2], -c.made_ms, c.ref)
         if top is None or rank < top:
             top, found = rank, (c, how)
     return found
@@ -144,7 +167,7 @@ def best(candidates: Iterable[Candidate], phash: str, now_ms: int, cap: int | No
 def nearest(candidates: Iterable[Candidate], phash: str, now_ms: int, cap: int | None = None,
             embedding: bytes | None = None) -> Candidate | None:
     """The candidate `best` picks, without how it matched."""
-    found = best(candidates, phash, now_ms, cap, embedding)
+    found = _best(candidates, phash, now_ms, cap, embedding)
     return found[0] if found is not None else None
 
 

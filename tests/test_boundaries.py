@@ -768,12 +768,15 @@ def test_a_verdict_is_in_the_store_when_it_is_published(tmp_path, mosquitto, pre
     assert service.stats.published == 2
 
 
+@pytest.mark.parametrize("via", ["http", "mqtt"])
 @pytest.mark.parametrize("kind", ["sqlite", "redis"])
-def test_cache_hits_are_in_the_store_when_they_are_published(kind, tmp_path, mosquitto, prefix, redis_prefix,
+def test_cache_hits_are_in_the_store_when_they_are_published(kind, via, tmp_path, mosquitto, prefix, redis_prefix,
                                                              visitor_jpeg, monkeypatch):
-    """A burst of cache hits, answered together (one lookup round, one write per loop turn): each hit's event
-    and verdict are in the store already when its verdict is handed to the broker, seen from inside the
-    publish call, so a crash right after publishing loses nothing a device was told."""
+    """A burst of cache hits, answered together (one lookup call, one write per loop turn), whether they come
+    as concurrent `process` calls (the HTTP intake) or as MQTT messages that arrived during one loop turn:
+    each hit's event and verdict are in the store already when its verdict is handed to the broker, seen from
+    inside the publish call, so a crash right after publishing loses nothing a device was told; and each MQTT
+    message is acknowledged only after that."""
     crop = visitor_jpeg
 
     def event(n: int) -> Event:
@@ -808,11 +811,42 @@ def test_cache_hits_are_in_the_store_when_they_are_published(kind, tmp_path, mos
                                                time.monotonic()))
     hits = [event(n) for n in range(1, 21)]
 
+    acked: list[int] = []
+    ack = MQTTLink.ack
+
+    def ack_and_look(link, mid, *args, **kwargs):
+        acked.append(len(seen))  # how many verdicts had been published when this message was acknowledged
+        return ack(link, mid, *args, **kwargs)
+
+    monkeypatch.setattr(MQTTLink, "ack", ack_and_look)
+    topic = Topics(prefix).events("pi-door")
+
+    async def over_mqtt() -> list[Verdict]:
+        device = MQTTLink(config.mqtt, f"{prefix}-device")
+        device.subscribe(Topics(prefix).verdicts("pi-door"))
+        device.start()
+        try:
+            assert await asyncio.to_thread(device.wait_connected, 10)
+            await asyncio.sleep(0.3)  # the service's subscription is live
+            for e in hits:
+                assert device.publish(topic, encode_event(e)) is not None
+            deadline = time.monotonic() + 10
+            while len(service.intake._arrived) < len(hits):  # the loop held: they all arrive during one turn
+                assert time.monotonic() < deadline, "the events did not reach the service"
+                time.sleep(0.01)
+            while len(acked) < len(hits):
+                assert time.monotonic() < deadline + 10, "not every event was acknowledged"
+                await asyncio.sleep(0.01)
+            return [v for _, _, v in seen]
+        finally:
+            await asyncio.to_thread(device.stop)
+
     async def scenario() -> list[Verdict]:
         await service.start()
         try:
             assert await service.wait_connected(10)
-            topic = Topics(prefix).events("pi-door")
+            if via == "mqtt":
+                return await over_mqtt()
             return await asyncio.gather(*(service.process(encode_event(e), topic) for e in hits))
         finally:
             await service.stop()
@@ -820,6 +854,8 @@ def test_cache_hits_are_in_the_store_when_they_are_published(kind, tmp_path, mos
 
     verdicts = asyncio.run(scenario())
     assert [v.source for v in verdicts] == ["cloud_cache"] * len(hits)
-    assert service.lookups.batches < len(hits) and service.hits.batches < len(hits)  # answered together
+    assert 1 <= service.answer_hits.turns < len(hits) and service.answer_hits.stored == len(hits)  # answered together
+    if via == "mqtt":  # the whole burst in one turn: all published (stored before) before any acknowledgement
+        assert service.answer_hits.turns == 1 and acked == [len(hits)] * len(hits)
     assert sorted(seen, key=lambda s: s[0]) == sorted(((v.event_id, True, v) for v in verdicts), key=lambda s: s[0])
     store.close()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -247,3 +248,23 @@ def test_a_cache_hit_stores_its_event_and_verdict_in_one_write_or_not_at_all(sto
             assert s.get_verdict(hit.event_id) == reused and s.counts() == {"events": 1, "verdicts": 2}
     finally:
         redis.delete_all()
+
+
+def test_the_wal_is_copied_into_the_file_by_its_own_thread(tmp_path, crop):
+    """The writer never checkpoints (the event loop must not copy pages and sync the file inside a commit), so
+    only the store's checkpoint thread can bring the crops of 300 commits from the WAL into the database file;
+    and a store closed afterwards leaves no WAL behind."""
+    path = tmp_path / "cloud.db"
+    s = SQLiteStore(path)
+    try:
+        events = [_event(crop, n) for n in range(300)]
+        for n, event in enumerate(events):
+            assert s.put_event(event, T0 + n)
+        deadline = time.monotonic() + 10
+        while path.stat().st_size < 300 * len(crop[0]):
+            assert time.monotonic() < deadline, "the crops never reached the database file"
+            time.sleep(0.05)
+        assert s.get_crop(events[-1].event_id) == crop[0]
+    finally:
+        s.close()
+    assert not (tmp_path / "cloud.db-wal").exists()

@@ -202,12 +202,12 @@ class RedisStore:
     def put_answered(self, event: Event, received_ms: int, verdict: Verdict) -> bool:
         """A new event and its verdict in one script (a cache hit: one write round trip); False, with nothing
         written, when the event id is already stored."""
-        return self.put_answered_many([(event, received_ms, verdict)])[0]
+        return self.put_answered_many([(event, received_ms, verdict, encode_verdict(verdict))])[0]
 
-    def put_answered_many(self, items: list[tuple[Event, int, Verdict]]) -> list[bool]:
+    def put_answered_many(self, items: list[tuple[Event, int, Verdict, bytes]]) -> list[bool]:
         """`put_answered` for several hits in one pipeline (cloud.intake): one script each, one round trip."""
         pipe = self.client.pipeline(transaction=False)
-        for event, received_ms, verdict in items:
+        for event, received_ms, verdict, published in items:
             now = verdict.created_ms
             source_id = verdict.reused_from if verdict.reused_from != verdict.event_id else None
             known = self._seen.get(self._seen_member.get(source_id or "", ""))
@@ -219,7 +219,7 @@ class RedisStore:
                     self._k("events", "l", event.label), self._k("vd", verdict.event_id), self._k("nverdicts"),
                     self._k("rules", new[0]) if new else "", self._k("rules", source[0]) if source else ""]
             self._put_answered(keys=keys, client=pipe, args=[
-                doc, received_ms, event.device, event.label, event.crop, event.event_id, encode_verdict(verdict),
+                doc, received_ms, event.device, event.label, event.crop, event.event_id, published,
                 new[1] if new else "", new[2] if new else 0, now, source[1] if source else ""])
         return [bool(r) for r in pipe.execute()]
 
@@ -237,13 +237,18 @@ class RedisStore:
 
     def lookup_many(self, queries: list[dict[str, Any]]) -> list[Verdict | None]:
         """`lookup` for several events (each a dict of its keywords): one round trip for all their index
-        ranges, and one more only for verdicts not read before."""
+        ranges (one per bucket: a burst of look-alikes reads it once), and one more only for verdicts not read
+        before."""
+        keys = [(q["scope_key"], q["label"], q["phash_alg"], q["prompt_version"]) for q in queries]
+        ranges = dict.fromkeys(keys)
+        since = min((q["now_ms"] for q in queries), default=0)
         pipe = self.client.pipeline(transaction=False)
-        for q in queries:
-            pipe.zrangebyscore(self._k("rules", _bucket(q["scope_key"], q["label"], q["phash_alg"], q["prompt_version"])),
-                               q["now_ms"], "+inf", withscores=True)
-        bests = [nearest((_candidate(m, expires) for m, expires in members), q["phash"], q["now_ms"],
-                         embedding=q.get("embedding")) for q, members in zip(queries, pipe.execute(), strict=True)]
+        for key in ranges:
+            pipe.zrangebyscore(self._k("rules", _bucket(*key)), since, "+inf", withscores=True)
+        for key, members in zip(ranges, pipe.execute(), strict=True):
+            ranges[key] = [_candidate(m, expires) for m, expires in members]
+        bests = [nearest(ranges[key], q["phash"], q["now_ms"], embedding=q.get("embedding"))
+                 for key, q in zip(keys, queries, strict=True)]
         members = [_member_text(b) if b is not None else "" for b in bests]
         if len(self._seen) + len(queries) > _SEEN_MAX:  # make room first: what this call needs stays
             self._seen.clear()

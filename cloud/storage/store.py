@@ -4,12 +4,15 @@
 storage.redis_store has the one several processes share. SQLiteStore keeps everything in one SQLite file in WAL mode with synchronous=NORMAL: a commit survives a process crash (not necessarily a
 power cut), readers never block the writer, and a commit costs well under a millisecond, so the service
 can store a verdict before it publishes it without slowing the message path. One connection, guarded by
-a lock, so the store may be called from any thread.
+a lock, so the store may be called from any thread; the WAL is copied into the database file by a thread
+of its own (`Checkpoints`), never inside a commit on the event loop.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -19,6 +22,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from ...shared.protocol import Event, Verdict, encode_verdict
 from ...shared.reuse import DEFAULT_MIN_SIMILARITY, Candidate, bucket, nearest, still_answers, worth_filing
+
+log = logging.getLogger("edgetriage.cloud.store")
 
 SCHEMA_VERSION = 1
 _BITS64 = (1 << 64) - 1
@@ -80,8 +85,9 @@ class Store(Protocol):
         """`put_event` and `put_verdict` at once, all or nothing: False, nothing written, for a repeat."""
         ...
 
-    def put_answered_many(self, items: list[tuple[Event, int, Verdict]]) -> list[bool]:
-        """`put_answered` for several events in one transaction (or pipeline), one answer each."""
+    def put_answered_many(self, items: list[tuple[Event, int, Verdict, bytes]]) -> list[bool]:
+        """`put_answered` for several events in one transaction (or pipeline), one answer each; each verdict
+        comes with its document as it is published (encode_verdict), which is stored as it is."""
         ...
 
     def get_verdict(self, event_id: str) -> Verdict | None: ...
@@ -120,6 +126,51 @@ class Retention(Protocol):
     def sweep(self, crops_before_ms: int | None, events_before_ms: int | None) -> tuple[int, int]: ...
 
 
+class Checkpoints:
+    """Copies the WAL's committed pages into the database file on a thread of its own, with a connection of
+    its own, at most every `interval_s` after a commit. SQLite would otherwise do it inside the commit that
+    takes the WAL past 1,000 pages (4 MB: every ~250 cache hits with their crops), copying them and syncing
+    the file twice on the event loop. Its checkpoints are PASSIVE (they never wait for the writer), so under
+    a steady stream of commits the WAL is never found fully copied and cannot start over; past `bound_bytes`
+    one RESTART checkpoint waits for the writer and lets it start over (the writer waits for it once)."""
+
+    def __init__(self, path: Path, interval_s: float = 0.2, bound_bytes: int = 64 << 20) -> None:
+        self._wal = f"{path}-wal"
+        self._interval_s = interval_s
+        self._bound = bound_bytes
+        self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._conn.execute("PRAGMA busy_timeout=5000")
+        self._wake = threading.Event()
+        self._closed = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"checkpoint-{path.name}", daemon=True)
+        self._thread.start()
+
+    def committed(self) -> None:
+        self._wake.set()
+
+    def close(self) -> None:
+        self._closed.set()
+        self._wake.set()
+        self._thread.join()
+        self._conn.close()
+
+    def _run(self) -> None:
+        while True:
+            self._wake.wait()
+            if self._closed.is_set():
+                return
+            self._wake.clear()
+            try:
+                big = os.path.getsize(self._wal) > self._bound
+            except OSError:  # no WAL file (yet)
+                big = False
+            try:
+                self._conn.execute(f"PRAGMA wal_checkpoint({'RESTART' if big else 'PASSIVE'})").fetchone()
+            except sqlite3.DatabaseError as exc:  # e.g. a full disk: the WAL keeps the data; tried again later
+                log.warning("cannot copy the WAL into %s: %s", self._wal[:-4], exc)
+            self._closed.wait(self._interval_s)
+
+
 class SQLiteStore:
     """The default store: one SQLite file (see the module docstring)."""
 
@@ -131,6 +182,7 @@ class SQLiteStore:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA busy_timeout=5000")
+            conn.execute("PRAGMA wal_autocheckpoint=0")  # Checkpoints does it, off the event loop
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             if version not in (0, SCHEMA_VERSION):
                 raise StoreError(f"{self.path}: store schema version {version} is newer than this service "
@@ -138,6 +190,7 @@ class SQLiteStore:
             conn.executescript(_SCHEMA)
             _add_embedding_columns(conn)
             conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            self._checkpoints = Checkpoints(self.path)
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.path}: cannot open the cloud store: {exc} "
                              "(check the path and its permissions, or set store_path)") from None
@@ -150,15 +203,18 @@ class SQLiteStore:
         self._seen: dict[str, tuple[int, Verdict]] = {}
 
     def close(self) -> None:
+        self._checkpoints.close()  # first: the last connection closed copies what is left and removes the WAL
         with self._lock:
             self._conn.close()
 
     @contextmanager
     def _written(self, what: str) -> Iterator[None]:
         """A write that fails (a full disk, a file gone bad) as StoreError saying so in one line; nothing of
-        it is kept, and the caller acknowledges nothing it could not store."""
+        it is kept, and the caller acknowledges nothing it could not store. Once written, the WAL is due
+        to be copied into the file (`Checkpoints`)."""
         try:
             yield
+            self._checkpoints.committed()
         except sqlite3.IntegrityError:
             raise
         except sqlite3.DatabaseError as exc:
@@ -181,19 +237,21 @@ class SQLiteStore:
         """Record (or replace) the verdict for an event, and file its reuse rule where lookup finds it."""
         with self._lock, self._written(f"the verdict for {verdict.event_id}"), self._conn:
             self._conn.execute("BEGIN")
-            self._file_verdict(verdict)
+            self._file_verdict(verdict, encode_verdict(verdict), {})
 
     def put_answered(self, event: Event, received_ms: int, verdict: Verdict) -> bool:
         """A new event and its verdict in one transaction (a cache hit: one commit, nothing else written);
         False, with nothing written, when the event id is already stored."""
-        return self.put_answered_many([(event, received_ms, verdict)])[0]
+        return self.put_answered_many([(event, received_ms, verdict, encode_verdict(verdict))])[0]
 
-    def put_answered_many(self, items: list[tuple[Event, int, Verdict]]) -> list[bool]:
-        """`put_answered` for several hits in one commit (cloud.intake); one answer each."""
+    def put_answered_many(self, items: list[tuple[Event, int, Verdict, bytes]]) -> list[bool]:
+        """`put_answered` for several hits in one commit (cloud.intake); one answer each. The hits of one
+        call reuse verdicts stored before it, so each source rule is read once per call."""
         out = []
+        sources: dict[str, Candidate | None] = {}
         with self._lock, self._written(f"{len(items)} answered event(s)"), self._conn:
             self._conn.execute("BEGIN")
-            for event, received_ms, verdict in items:
+            for event, received_ms, verdict, published in items:
                 doc = event.model_dump_json(by_alias=True, exclude={"crop"})
                 new = self._conn.execute(
                     "INSERT OR IGNORE INTO events (event_id, device, camera, label, received_ms, doc, crop) "
@@ -201,24 +259,28 @@ class SQLiteStore:
                     (event.event_id, event.device, event.camera, event.label, received_ms, doc, event.crop),
                 ).rowcount == 1
                 if new:
-                    self._file_verdict(verdict)
+                    self._file_verdict(verdict, published, sources)
                 out.append(new)
         return out
 
-    def _file_verdict(self, verdict: Verdict) -> None:
-        """Inside a transaction: the verdict, and its rule unless shared.reuse.worth_filing says otherwise."""
+    def _file_verdict(self, verdict: Verdict, published: bytes, sources: dict[str, Candidate | None]) -> None:
+        """Inside a transaction: the verdict (`published`: its document as published), and its rule unless
+        shared.reuse.worth_filing says otherwise. `sources`: the source rules read so far in this
+        transaction, by event id (the verdicts it reuses were stored before it began)."""
         self._seen.pop(verdict.event_id, None)
         self._conn.execute("INSERT OR REPLACE INTO verdicts (event_id, created_ms, doc) VALUES (?, ?, ?)",
-                           (verdict.event_id, verdict.created_ms, encode_verdict(verdict).decode()))
+                           (verdict.event_id, verdict.created_ms, published.decode()))
         self._conn.execute("DELETE FROM rules WHERE event_id = ?", (verdict.event_id,))
         rule = verdict.cache
         if rule is None:
             return
         source = None
         if verdict.reused_from and verdict.reused_from != verdict.event_id:
-            row = self._conn.execute(f"SELECT {_CANDIDATE} FROM rules WHERE event_id = ?",
-                                     (verdict.reused_from,)).fetchone()
-            source = _candidate(*row) if row is not None else None
+            if verdict.reused_from not in sources:
+                row = self._conn.execute(f"SELECT {_CANDIDATE} FROM rules WHERE event_id = ?",
+                                         (verdict.reused_from,)).fetchone()
+                sources[verdict.reused_from] = _candidate(*row) if row is not None else None
+            source = sources[verdict.reused_from]
         if worth_filing(rule, verdict.event_id, verdict.reused_from, source, verdict.created_ms):
             self._conn.execute(
                 "INSERT INTO rules (event_id, scope_key, label, phash_alg, prompt_version, phash, "
