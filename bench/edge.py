@@ -20,8 +20,10 @@ same machine load (decoding is never timed):
                     counts for one visit; overlap within 1 s, the labels' own resolution)    (goal >= 0.95)
     escalations_person_free  person escalations on the clips labels.json says have no person (goal 0)
     hard_cases      case -> recall of labelled visits on clips derived from the shared ones (cut mid-visit,
-                    a frozen person, 5 fps, a 3 s GIF, night, standing still 20 s; bench/hard_cases.py and
-                    bench/hard_cases.json), with hard_cases_min (the worst case; goal >= 0.95),
+                    a frozen person, 5 fps, a 3 s GIF, night, standing still 20 s, and camera conditions:
+                    people half as tall, shake, overexposed, JPEG quality 20, a 9:16 portrait cut, rain;
+                    bench/hard_cases.py and bench/hard_cases.json), with hard_cases_min (the worst case;
+                    goal >= 0.95),
                     hard_cases_reference (reference person intervals of those clips an event overlaps) and
                     hard_cases_escalations_person_free (the road clip derived the same ways; goal 0). Not
                     part of p2: p2 stays over the four shared clips.
