@@ -36,6 +36,7 @@ from .capture import Frame
 from .classify import Classification, CropClassifier
 from .crops import Box, cut, encode_jpeg, phash_dct64
 from .detect import Det, Detector, Region, build_detector
+from .gallery import LookSampler
 from .looks import LookPlanner
 from .motion import FULL_BRIGHTNESS, MotionGate, detection_regions, patch_difference
 from .resolve import OBJECT, OTHER_EXPLAINS_MIN, check_rider, confirm, overlaps, resolve
@@ -114,6 +115,7 @@ class VisionPipeline:
         self._gate = MotionGate(config.motion, self._geometry.motion_mask if self._geometry.masks else None)
         self._tracker = IoUTracker(config.tracker)
         self._looks = LookPlanner(config.looks, config.tracker.max_missed_s)
+        self._gallery = LookSampler(camera, config.gallery, config.crop_margin)  # edge/gallery.py
         self._memory: dict[int, _TrackMemory] = {}
         self._track_labels = frozenset(config.track_labels)
         self._last_pts = float("-inf")
@@ -160,6 +162,7 @@ class VisionPipeline:
             if memory.event is None and self._ready(track, memory, pts):
                 new_events.append(self._emit(track, memory, pts))
                 check_rider(self, track, memory, frame, new_events)
+        out.looks = self._gallery.take()
         return out
 
     def finish(self) -> PipelineOutput:
@@ -175,6 +178,7 @@ class VisionPipeline:
         self._end(self._tracker.end_all(), out, stream_end=True)
         self._last_pts = float("-inf")
         self._restart()
+        out.looks = self._gallery.take()
         return out
 
     def _restart(self) -> None:
@@ -247,6 +251,7 @@ class VisionPipeline:
                 # "kite" the next): it explains its motion and is followed, but is never an event
                 tracked.append(Det(OBJECT, d.score, d.box))
         before = {track.track_id: track.box for track in self._tracker.tracks}
+        predicted = {track.track_id: track.predict(pts) for track in self._tracker.tracks}
         update = self._tracker.update(pts, tracked, blobs, start_motion=cfg.uncertain_regions)
         for track in update.started:
             memory = self._memory[track.track_id] = _TrackMemory(first_box=track.box)
@@ -257,6 +262,9 @@ class VisionPipeline:
         for track, det in update.matched:
             self._observe(self._memory[track.track_id], track, det, tracked, frame, paced)
             self._looks.looked(track, before.get(track.track_id), pts)
+            if track.label in self._track_labels:  # a look for the gallery (a new track's: its own box)
+                self._gallery.offer(track.track_id, track.label, self._memory[track.track_id].event is not None, det,
+                                    predicted.get(track.track_id, det.box), tracked, image, pts)
         if update.started and self._config.tracker.hold_min_presence > 0.0:
             least = self._hold_scale() * self._config.tracker.hold_min_presence
             for track in update.started:
@@ -419,10 +427,13 @@ class VisionPipeline:
             event.last_ts = track.last_seen_ts
             event.hits = track.hits
             out.ended.append(event)
+        for track in tracks:
+            self._gallery.ended(track.track_id)
 
     def _emit(self, track: Track, memory: _TrackMemory, pts: float) -> TrackEvent:
         event = memory.event = self._event(track, memory, pts)
         memory.best_crop = None
+        self._gallery.emitted(track.track_id)
         self.stats.events += 1
         return event
 
