@@ -30,9 +30,10 @@ from pydantic import Field
 
 from ..shared.config import Strict
 from ..shared.reuse import continues
+from .capture import Frame
 from .crops import cut, encode_jpeg, phash_dct64
 from .detect import Det
-from .track import iou_matrix
+from .track import Track, iou_matrix
 
 log = logging.getLogger(__name__)
 
@@ -64,49 +65,51 @@ class TrackLook:
 
 
 @dataclass(slots=True)
-class _Sampled:
+class LookState:
+    """What the sampler keeps of one track (in the pipeline's memory of it, so it goes when the track does)."""
+
     count: int = 0
     last_pts: float = float("-inf")
-    held: list[TrackLook] = field(default_factory=list)  # sampled before the track was emitted
+    held: list[TrackLook] = field(default_factory=list)  # sampled before the track's event was out
+
+
+class _Memory(Protocol):
+    looks: LookState
+    event: object | None  # the track's event, once emitted
 
 
 class LookSampler:
-    """The pipeline's half: picks a track's looks from its detector hits; `take()` hands them on as they
-    come once the track's event is out (the looks before it, at its emission)."""
+    """The pipeline's half: picks a track's looks from its detector hits and hands them on as they come once
+    the track's event is out (the ones before, at its emission)."""
 
-    def __init__(self, camera: str, config: GalleryConfig, crop_margin: float) -> None:
+    def __init__(self, camera: str, config: GalleryConfig, crop_margin: float, labels: frozenset[str]) -> None:
         self.camera = camera
         self.config = config
         self.crop_margin = crop_margin
-        self._tracks: dict[int, _Sampled] = {}
+        self.labels = labels  # the labels that make events; other tracks have no looks worth keeping
         self._out: list[TrackLook] = []
 
-    def offer(self, track_id: int, label: str, emitted: bool, det: Det, predicted: Box, dets: list[Det],
-              image: np.ndarray, pts: float) -> None:
-        """A hit of a track (`predicted`: where the tracker expected it on this frame)."""
-        cfg = self.config
-        state = self._tracks.setdefault(track_id, _Sampled())
-        if (cfg.max_looks == 0 or state.count >= cfg.max_looks or pts - state.last_pts < cfg.every_s - 1e-6
-                or det.label != label or not _unambiguous(det, predicted, dets, cfg.min_iou)):
+    def sink(self) -> list[TrackLook]:
+        """A new list for the looks handed on from now: the `looks` of the pipeline's output being made."""
+        self._out = []
+        return self._out
+
+    def offer(self, memory: _Memory, track: Track, det: Det, predicted: Box, dets: list[Det], frame: Frame) -> None:
+        """A hit of a track (`predicted`: the box the tracker matched it against, where it expected it)."""
+        cfg, state = self.config, memory.looks
+        if (cfg.max_looks == 0 or state.count >= cfg.max_looks or frame.pts_s - state.last_pts < cfg.every_s - 1e-6
+                or track.label not in self.labels or det.label != track.label
+                or not _unambiguous(det, predicted, dets, cfg.min_iou)):
             return
         state.count += 1
-        state.last_pts = pts
-        look = TrackLook(self.camera, track_id, pts, cut(image, det.box, self.crop_margin)[0])
-        (self._out if emitted else state.held).append(look)
+        state.last_pts = frame.pts_s
+        look = TrackLook(self.camera, track.track_id, frame.pts_s, cut(frame.image, det.box, self.crop_margin)[0])
+        (self._out if memory.event is not None else state.held).append(look)
 
-    def emitted(self, track_id: int) -> None:
+    def emitted(self, state: LookState) -> None:
         """The track's event is out: its looks so far follow it."""
-        state = self._tracks.get(track_id)
-        if state is not None:
-            self._out += state.held
-            state.held = []
-
-    def ended(self, track_id: int) -> None:
-        self._tracks.pop(track_id, None)
-
-    def take(self) -> list[TrackLook]:
-        out, self._out = self._out, []
-        return out
+        self._out += state.held
+        state.held = []
 
 
 def _unambiguous(det: Det, predicted: Box, dets: list[Det], min_iou: float) -> bool:

@@ -36,7 +36,7 @@ from .capture import Frame
 from .classify import Classification, CropClassifier
 from .crops import Box, cut, encode_jpeg, phash_dct64
 from .detect import Det, Detector, Region, build_detector
-from .gallery import LookSampler
+from .gallery import LookSampler, LookState
 from .looks import LookPlanner
 from .motion import FULL_BRIGHTNESS, MotionGate, detection_regions, patch_difference
 from .resolve import OBJECT, OTHER_EXPLAINS_MIN, check_rider, confirm, overlaps, resolve
@@ -80,6 +80,7 @@ class _TrackMemory:
     source: Literal["detector", "motion"] = "detector"
     first_box: Box | None = None  # where it was first seen, for its direction of travel
     event: TrackEvent | None = None
+    looks: LookState = field(default_factory=LookState)  # its looks for the gallery (edge/gallery.py)
 
 
 @dataclass
@@ -115,9 +116,9 @@ class VisionPipeline:
         self._gate = MotionGate(config.motion, self._geometry.motion_mask if self._geometry.masks else None)
         self._tracker = IoUTracker(config.tracker)
         self._looks = LookPlanner(config.looks, config.tracker.max_missed_s)
-        self._gallery = LookSampler(camera, config.gallery, config.crop_margin)  # edge/gallery.py
         self._memory: dict[int, _TrackMemory] = {}
         self._track_labels = frozenset(config.track_labels)
+        self._gallery = LookSampler(camera, config.gallery, config.crop_margin, self._track_labels)
         self._last_pts = float("-inf")
         self._last_detect_pts = float("-inf")
         self._last_whole_pts = float("-inf")
@@ -134,7 +135,7 @@ class VisionPipeline:
     def process(self, frame: Frame) -> PipelineOutput:
         self.stats.frames_read += 1
         pts = frame.pts_s
-        out = PipelineOutput([], [])
+        out = PipelineOutput([], [], looks=self._gallery.sink())
         new_events = out.new_events
         if pts < self._last_pts:  # the source restarted (reconnect, replay): its tracks cannot continue
             self._end(self._tracker.end_all(), out, stream_end=True)
@@ -162,13 +163,12 @@ class VisionPipeline:
             if memory.event is None and self._ready(track, memory, pts):
                 new_events.append(self._emit(track, memory, pts))
                 check_rider(self, track, memory, frame, new_events)
-        out.looks = self._gallery.take()
         return out
 
     def finish(self) -> PipelineOutput:
         """End of stream: every live track ends now; confirmed ones not yet emitted are emitted first,
         tentative ones (the detector saw them, too few times) come back in `tentative`."""
-        out = PipelineOutput([], [])
+        out = PipelineOutput([], [], looks=self._gallery.sink())
         if self._last_frame is not None:  # a bike confirmed just before the end: its rider is looked for too
             for track in list(self._tracker.tracks):
                 memory = self._memory[track.track_id]
@@ -178,7 +178,6 @@ class VisionPipeline:
         self._end(self._tracker.end_all(), out, stream_end=True)
         self._last_pts = float("-inf")
         self._restart()
-        out.looks = self._gallery.take()
         return out
 
     def _restart(self) -> None:
@@ -251,7 +250,6 @@ class VisionPipeline:
                 # "kite" the next): it explains its motion and is followed, but is never an event
                 tracked.append(Det(OBJECT, d.score, d.box))
         before = {track.track_id: track.box for track in self._tracker.tracks}
-        predicted = {track.track_id: track.predict(pts) for track in self._tracker.tracks}
         update = self._tracker.update(pts, tracked, blobs, start_motion=cfg.uncertain_regions)
         for track in update.started:
             memory = self._memory[track.track_id] = _TrackMemory(first_box=track.box)
@@ -262,9 +260,8 @@ class VisionPipeline:
         for track, det in update.matched:
             self._observe(self._memory[track.track_id], track, det, tracked, frame, paced)
             self._looks.looked(track, before.get(track.track_id), pts)
-            if track.label in self._track_labels:  # a look for the gallery (a new track's: its own box)
-                self._gallery.offer(track.track_id, track.label, self._memory[track.track_id].event is not None, det,
-                                    predicted.get(track.track_id, det.box), tracked, image, pts)
+            self._gallery.offer(self._memory[track.track_id], track, det,
+                                update.expected.get(track.track_id, det.box), tracked, frame)
         if update.started and self._config.tracker.hold_min_presence > 0.0:
             least = self._hold_scale() * self._config.tracker.hold_min_presence
             for track in update.started:
@@ -427,13 +424,11 @@ class VisionPipeline:
             event.last_ts = track.last_seen_ts
             event.hits = track.hits
             out.ended.append(event)
-        for track in tracks:
-            self._gallery.ended(track.track_id)
 
     def _emit(self, track: Track, memory: _TrackMemory, pts: float) -> TrackEvent:
         event = memory.event = self._event(track, memory, pts)
         memory.best_crop = None
-        self._gallery.emitted(track.track_id)
+        self._gallery.emitted(memory.looks)
         self.stats.events += 1
         return event
 

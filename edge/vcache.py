@@ -18,8 +18,17 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from ..shared.protocol import Verdict
-from ..shared.reuse import (Candidate, best, candidate, expired, further_key, novel, rule_key, scope_key,
-                            worth_filing)
+from ..shared.reuse import (
+    Candidate,
+    best,
+    candidate,
+    expired,
+    further_key,
+    novel,
+    rule_key,
+    scope_key,
+    worth_filing,
+)
 
 MAX_PENDING = 64  # verdicts awaited with looks to file under them (the oldest go first)
 
