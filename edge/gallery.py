@@ -127,6 +127,8 @@ class Embedder(Protocol):
 class GalleryCache(Protocol):
     def add_key(self, event_id: str, phash: str, embedding: bytes | None, now_ms: int, max_keys: int) -> bool: ...
 
+    def knows(self, event_id: str, phash: str, embedding: bytes | None = None) -> bool: ...
+
 
 @dataclass(slots=True)
 class _Decided:
@@ -157,6 +159,9 @@ class TrackGallery:
             decided = self._tracks.get((look.camera, look.track_id))
             if decided is None or config.max_looks == 0:
                 continue
+            phash = phash_dct64(look.crop)
+            if self.cache.knows(decided.event_id, phash):
+                continue  # its hash is already a key's: not worth the classifier run
             embedding = None
             if embedder is not None:
                 embedding = embedder.embed_jpeg(encode_jpeg(look.crop, crop_max_side)[0])
@@ -167,7 +172,7 @@ class TrackGallery:
                 continue
             if embedding is not None:
                 decided.keys.append(embedding)
-            if self.cache.add_key(decided.event_id, phash_dct64(look.crop), embedding, now_ms, config.max_looks):
+            if self.cache.add_key(decided.event_id, phash, embedding, now_ms, config.max_looks):
                 self.filed += 1
 
     def ended(self, camera: str, track_id: int) -> None:

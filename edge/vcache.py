@@ -119,11 +119,19 @@ class VerdictCache:
                 self._pending.popitem(last=False)
             return True
         entry = self._lru[key]
-        if (len(entry.keys) >= max_keys or expired(entry.made_ms, entry.candidate, now_ms)
-                or not novel([entry.candidate, *entry.keys], phash, embedding, self.max_distance)):
+        if len(entry.keys) >= max_keys or expired(entry.made_ms, entry.candidate, now_ms) \
+                or self.knows(event_id, phash, embedding):
             return False
         entry.keys.append(further_key(entry.candidate, phash, embedding))
         return True
+
+    def knows(self, event_id: str, phash: str, embedding: bytes | None = None) -> bool:
+        """A key of verdict `event_id` (filed) already reaches this look: it is worth no other."""
+        key = self._by_id.get(event_id)
+        if key is None:
+            return False
+        entry = self._lru[key]
+        return not novel([entry.candidate, *entry.keys], phash, embedding, self.max_distance)
 
     def _file_pending(self, event_id: str, key: _Key | None, now_ms: int) -> None:
         """The looks that waited for verdict `event_id`, filed under the entry `key` that answers for it."""

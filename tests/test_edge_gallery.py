@@ -177,3 +177,28 @@ def test_further_keys_never_outlive_the_verdict(stages):
     assert _lookup(cache, "f0f0f0f0f0f0f0f0", None, now + 60_001) is None
     cache.add_key(verdict.event_id, "ff00ff00ff00ff00", None, now + 60_001, 4)  # gone: waits for a verdict
     assert _lookup(cache, "ff00ff00ff00ff00", None, now + 60_001) is None and len(cache) == 0
+
+
+def test_looks_wait_for_their_verdict_and_follow_the_one_that_answers_for_it():
+    """Looks filed before the verdict arrived are filed when it does; a verdict not filed because the one it
+    was reused from answers for it (a near copy) hands its looks to that one."""
+    now = int(time.time() * 1000)
+    cache = VerdictCache(16)
+    first = _verdict("0f0f0f0f0f0f0f0f", now)
+    assert cache.add_key(first.event_id, "f0f0f0f0f0f0f0f0", None, now, 4)  # its verdict is not here yet
+    assert _lookup(cache, "f0f0f0f0f0f0f0f0", None, now) is None
+    cache.add(first, now)
+    assert _lookup(cache, "f0f0f0f0f0f0f0f0", None, now) == first and cache.hits_further == 1
+
+    copy = _verdict("0f0f0f0f0f0f0f0e", now + 1).model_copy(update={"reused_from": first.event_id})
+    assert cache.add_key(copy.event_id, "ff00ff00ff00ff00", None, now, 4)
+    assert not cache.add(copy, now + 1)  # a near copy of its source: not filed ...
+    assert _lookup(cache, "ff00ff00ff00ff00", None, now + 1) == first  # ... its look is the source's key
+    assert not cache._pending
+
+
+def test_gallery_settings_are_validated():
+    assert EdgeConfig.model_validate({"vision": {"gallery": {"max_looks": 0}}}).vision.gallery.max_looks == 0
+    for bad in ({"max_looks": -1}, {"every_s": -0.1}, {"min_iou": 0.0}, {"min_similarity": 1.5}, {"keys": 3}):
+        with pytest.raises(ValueError):
+            EdgeConfig.model_validate({"vision": {"gallery": bad}})
