@@ -164,8 +164,12 @@ def worth_filing(rule: ReuseRule, event_id: str, reused_from: str | None, source
 
 def further_key(c: Candidate, phash: str, embedding: bytes | None) -> Candidate:
     """Another key of the same verdict: another look of the track it answered. Same verdict (`ref`), same
-    thresholds, same `made_ms` and TTL: the key lives exactly as long as the verdict it points to."""
-    return c._replace(phash=phash, embedding=embedding)
+    `made_ms` and TTL (the key lives exactly as long as the verdict it points to), same embedding threshold;
+    its hash reaches near copies only, within half the rule's distance (as `worth_filing` counts a near copy).
+    Each key is another chance for a hash collision between two people (the embedding had none in any study):
+    at the full distance a gallery of 8 keys matched 4.4x as many pairs of different people as one key, at
+    half of it no more, for most of the gain (bench/gallery_study.py, BENCHMARKS.md "Track gallery")."""
+    return c._replace(phash=phash, embedding=embedding, max_distance=c.max_distance // 2)
 
 
 def novel(keys: Iterable[Candidate], phash: str, embedding: bytes | None, cap: int | None = None) -> bool:
