@@ -72,6 +72,7 @@ class VerdictCache:
         """File a received verdict; False when it carries no reuse rule, has expired, answers with a
         prompt older than one already seen for its scope and label, or is a near copy of the verdict it
         was reused from (shared.reuse.worth_filing)."""
+        waiting = self._pending.pop(verdict.event_id, [])  # looks of its track that waited for it
         rule = verdict.cache
         if rule is None:
             return False
@@ -81,7 +82,7 @@ class VerdictCache:
         source_key = self._by_id.get(verdict.reused_from or "")
         source = self._lru[source_key].candidate if source_key is not None else None
         if not worth_filing(rule, verdict.event_id, verdict.reused_from, source, now_ms):
-            self._file_pending(verdict.event_id, source_key, now_ms)  # the source answers for it: its looks too
+            self._file_looks(source_key, waiting, now_ms)  # the source answers for it: its track's looks too
             return False
         bucket = (rule_key(rule), rule.label)
         newest = self._prompt.get(bucket)
@@ -101,7 +102,7 @@ class VerdictCache:
             old_key, old = self._lru.popitem(last=False)
             self._drop_from_bucket(old_key, old.bucket)
             self.evicted += 1
-        self._file_pending(verdict.event_id, self._by_id.get(verdict.event_id), now_ms)
+        self._file_looks(self._by_id.get(verdict.event_id), waiting, now_ms)
         return True
 
     def add_key(self, event_id: str, phash: str, embedding: bytes | None, now_ms: int, max_keys: int) -> bool:
@@ -133,13 +134,11 @@ class VerdictCache:
         entry = self._lru[key]
         return not novel([entry.candidate, *entry.keys], phash, embedding, self.max_distance)
 
-    def _file_pending(self, event_id: str, key: _Key | None, now_ms: int) -> None:
-        """The looks that waited for verdict `event_id`, filed under the entry `key` that answers for it."""
-        waiting = self._pending.pop(event_id, [])
-        if key is None:
-            return
-        for phash, embedding, max_keys in waiting:
-            self.add_key(key[2], phash, embedding, now_ms, max_keys)
+    def _file_looks(self, key: _Key | None, waiting: list[tuple[str, bytes | None, int]], now_ms: int) -> None:
+        """Looks that waited for a verdict, filed under the entry `key` that answers for it (None: none does)."""
+        if key is not None:
+            for phash, embedding, max_keys in waiting:
+                self.add_key(key[2], phash, embedding, now_ms, max_keys)
 
     def lookup(self, *, device: str, camera: str, site: str | None, label: str, phash: str,
                phash_alg: str = "dct64", now_ms: int, embedding: bytes | None = None) -> Verdict | None:

@@ -196,6 +196,10 @@ def test_looks_wait_for_their_verdict_and_follow_the_one_that_answers_for_it():
     assert _lookup(cache, "ff00ff00ff00ff00", None, now + 1) == first  # ... its look is the source's key
     assert not cache._pending
 
+    unreusable = _verdict("00ff00ff00ff00ff", now).model_copy(update={"cache": None})
+    assert cache.add_key(unreusable.event_id, "0ff00ff00ff00ff0", None, now, 4)
+    assert not cache.add(unreusable, now) and not cache._pending  # nothing to file them under: they go
+
 
 def test_gallery_settings_are_validated():
     assert EdgeConfig.model_validate({"vision": {"gallery": {"max_looks": 0}}}).vision.gallery.max_looks == 0
