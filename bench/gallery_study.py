@@ -12,6 +12,10 @@ further key's within 4 (shared.reuse.further_key), or cosine >= 0.97.
 Crops: bench/embedding_study.py's (the detector's best person box, three looks a second inside each labelled
 visit, cut and JPEG-encoded as the device sends them).
 
+Cost (`look_vs_detect`): what the agent spends on one look (JPEG, embedding, hash) against one call of the
+default detector on a whole frame, timed alternately in one run on the looks the pipeline samples from the
+walking GIF.
+
     python bench/gallery_study.py [--quick] [--gap 1.0] [--media DIR]
 
 The last stdout line is one JSON object.
@@ -22,12 +26,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
+from edgetriage.edge.capture import FrameSource
 from edgetriage.edge.classify import ClassifierConfig, CropClassifier
-from edgetriage.edge.crops import phash_dct64
+from edgetriage.edge.crops import encode_jpeg, phash_dct64
+from edgetriage.edge.detect import build_detector
 from edgetriage.edge.gallery import GalleryConfig
+from edgetriage.edge.pipeline import VisionPipeline, build_stages
 from edgetriage.edge.vision import VisionConfig
 from edgetriage.shared.reuse import (
     DEFAULT_MAX_DISTANCE,
@@ -101,6 +109,29 @@ def measure(all_crops: list[Crop], gap: float, config: GalleryConfig) -> dict[st
     return {"gap_s": gap, "max_looks": config.max_looks, "every_s": config.every_s, **counts, **rate}
 
 
+def look_vs_detect(media: Path, rounds: int = 3) -> dict[str, float]:
+    """Milliseconds per look filed and per detector call, measured alternately, and their ratio."""
+    config = VisionConfig()
+    detector, stages = build_detector(config.detector), build_stages(config)
+    pipeline = VisionPipeline("cam0", config, detector, stages=stages)
+    looks, images = [], []
+    for frame in FrameSource(str(media / "face-demographics-walking.gif")):
+        images.append(frame.image)
+        looks += pipeline.process(frame).looks
+    looks += pipeline.finish().looks
+    look_s = detect_s = 0.0
+    for _ in range(rounds):
+        for look, image in zip(looks, images, strict=False):
+            t0 = time.perf_counter()
+            stages.classifier.embed_jpeg(encode_jpeg(look.crop, config.crop_max_side)[0])
+            phash_dct64(look.crop)
+            t1 = time.perf_counter()
+            detector.detect(image)
+            look_s, detect_s = look_s + t1 - t0, detect_s + time.perf_counter() - t1
+    return {"looks": len(looks), "look_ms": round(look_s * 1000 / (rounds * len(looks)), 1),
+            "detect_ms": round(detect_s * 1000 / (rounds * len(looks)), 1), "look_over_detect": round(look_s / detect_s, 3)}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one look a second instead of three")
@@ -108,9 +139,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--media", type=Path, default=DEFAULT_MEDIA, help="folder with the shared clips")
     args = parser.parse_args(argv)
     result = measure(crops(args.media, args.quick), args.gap, GalleryConfig())
+    result["cost"] = look_vs_detect(args.media)
     say(f"same person, another moment: one key {result['same_one_key_rate']}, gallery "
         f"{result['same_gallery_rate']} of {result['same_pairs']} pairs; different people: one key "
         f"{result['different_one_key']}, gallery {result['different_gallery']} of {result['different_pairs']}")
+    say(f"one look filed: {result['cost']['look_ms']} ms, one detector call {result['cost']['detect_ms']} ms")
     print(json.dumps(result), flush=True)
     return 0
 
