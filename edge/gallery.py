@@ -31,7 +31,7 @@ from pydantic import Field
 from ..shared.config import Strict
 from ..shared.reuse import continues
 from .capture import Frame
-from .crops import cut, encode_jpeg, phash_dct64
+from .crops import cut, encode_jpeg, phash_dct64, shrink
 from .detect import Det
 from .track import Track, iou_matrix
 
@@ -78,14 +78,22 @@ class _Memory(Protocol):
     event: object | None  # the track's event, once emitted
 
 
+class _Vision(Protocol):  # the VisionConfig settings the sampler reads
+    gallery: GalleryConfig
+    crop_margin: float
+    crop_max_side: int
+
+
 class LookSampler:
     """The pipeline's half: picks a track's looks from its detector hits and hands them on as they come once
-    the track's event is out (the ones before, at its emission)."""
+    the track's event is out (the ones before, at its emission). A look is kept at most crop_max_side on its
+    longer side, as the event's crop is sent: a close-up on a 4K camera must not hold megabytes per look."""
 
-    def __init__(self, camera: str, config: GalleryConfig, crop_margin: float, labels: frozenset[str]) -> None:
+    def __init__(self, camera: str, vision: _Vision, labels: frozenset[str]) -> None:
         self.camera = camera
-        self.config = config
-        self.crop_margin = crop_margin
+        self.config = vision.gallery
+        self.crop_margin = vision.crop_margin
+        self.max_side = vision.crop_max_side
         self.labels = labels  # the labels that make events; other tracks have no looks worth keeping
         self._out: list[TrackLook] = []
 
@@ -103,7 +111,8 @@ class LookSampler:
             return
         state.count += 1
         state.last_pts = frame.pts_s
-        look = TrackLook(self.camera, track.track_id, frame.pts_s, cut(frame.image, det.box, self.crop_margin)[0])
+        crop = shrink(cut(frame.image, det.box, self.crop_margin)[0], self.max_side)
+        look = TrackLook(self.camera, track.track_id, frame.pts_s, crop)
         (self._out if memory.event is not None else state.held).append(look)
 
     def emitted(self, state: LookState) -> None:

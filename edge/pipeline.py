@@ -118,7 +118,7 @@ class VisionPipeline:
         self._looks = LookPlanner(config.looks, config.tracker.max_missed_s)
         self._memory: dict[int, _TrackMemory] = {}
         self._track_labels = frozenset(config.track_labels)
-        self._gallery = LookSampler(camera, config.gallery, config.crop_margin, self._track_labels)
+        self._gallery = LookSampler(camera, config, self._track_labels)
         self._last_pts = float("-inf")
         self._last_detect_pts = float("-inf")
         self._last_whole_pts = float("-inf")

@@ -95,6 +95,8 @@ def test_the_gallery_is_bounded(detector, stages):
         times = [look.pts_s for look in looks if look.track_id == track]
         assert len(times) <= 3 and all(b - a >= 0.3 - 1e-6 for a, b in zip(times, times[1:], strict=False))
     assert all(look.crop.base is None for look in looks)  # copies: the frame's buffer may be reused
+    small = _looks(detector, stages, WALKING, config.model_copy(update={"crop_max_side": 64}))[1]
+    assert small and all(max(look.crop.shape[:2]) <= 64 for look in small)  # kept as small as the event's crop
 
     # keys per verdict and looks waiting for their verdict are bounded too
     cache = VerdictCache(16)
@@ -129,7 +131,7 @@ def test_a_look_of_another_person_is_not_filed(detector, stages):
     frame = next(iter(FrameSource(str(WALKING), start_frame=6)))
     people = [d for d in detector.detect(frame.image) if d.label == "person" and d.score >= config.min_score]
     assert len(people) == 2
-    sampler = LookSampler("cam0", config.gallery, config.crop_margin, frozenset({"person"}))
+    sampler = LookSampler("cam0", config, frozenset({"person"}))
     mine, theirs = people
     track = Track(1, "person", mine.box, 0.0, 0.0, 0.0)
     memory = SimpleNamespace(looks=LookState(), event=object())  # a track whose event is out
