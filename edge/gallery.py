@@ -3,9 +3,11 @@
 A verdict is filed in the device cache (edge.vcache) under the one crop that was escalated, so a second
 visit is answered only if its first look resembles that one moment of the first visit's walk. The tracker
 already knows that every look of one track is the same person: this module samples a track's looks over its
-life (`LookSampler`, on the vision pipeline's detector hits) and files the novel ones as further keys of the
-track's verdict (`TrackGallery`, on the agent): same verdict, same event id, same `made_ms`, so a key never
-outlives the verdict's TTL, and shared.reuse still decides who may reuse what.
+life (`LookSampler`, on the vision pipeline's detector hits; the looks before its event is out are held and
+handed on with it, since the escalated crop is one moment of that window) and files the novel ones as further
+keys of the track's verdict (`TrackGallery`, on the agent): same verdict, same event id, same `made_ms`, so a
+key never outlives the verdict's TTL, and shared.reuse still decides who may reuse what (`further_key`: a
+further key's hash reaches near copies only).
 
 Cost: a copy of a small crop at most every `every_s` of stream time and at most `max_looks` per track
 (memory bounded per track); the hash and the embedding (one classifier run) only for tracks whose decision
@@ -46,11 +48,14 @@ class GalleryConfig(Strict):
     """`[vision.gallery]`: the looks of a track kept as further reuse keys of its verdict."""
 
     max_looks: Annotated[int, Field(ge=0, le=32)] = 8  # looks sampled per track, and keys per verdict; 0: off
-    # at most one look per this much stream time: a moving person is looked at every moving_interval_s
-    # (0.25 s), so this takes every other look or so and spreads the keys over the walk
+    # at most one look per this much stream time: 0.2 takes every look the pipeline makes of a moving person
+    # (one per moving_interval_s, 0.25 s), so 8 cover the track's first 1.75 s, the emit_after_s window its
+    # escalated crop is chosen from, where a later visit's crop comes from too (BENCHMARKS.md "Track gallery")
     every_s: Annotated[float, Field(ge=0.0, le=60.0)] = 0.2
     min_iou: Annotated[float, Field(gt=0.0, le=1.0)] = 0.5  # the detection against the track's predicted box
-    # a look's embedding against the track's keys so far; same person over a walk: 0.90-1.0 (BENCHMARKS.md)
+    # a look's embedding against the nearest of the track's keys so far: a guard against a switch to something
+    # else entirely (in the walking GIF a person's looks reach 0.86-1.0 of their own nearest key, while the
+    # other walker's come to 0.82-0.89: look-alikes are the geometry's to refuse, not this)
     min_similarity: Annotated[float, Field(ge=0.0, le=1.0)] = 0.85
 
 
