@@ -44,6 +44,7 @@ from .clock import local_time
 from .config import CameraConfig, EdgeConfig
 from .delivery import Delivery, OnControl, OnVerdict
 from .detect import Det, Detector, Region, build_detector
+from .gallery import TrackGallery
 from .outbox import Outbox, OutboxError
 from .pipeline import PipelineOutput, Stages, TrackEvent, VisionPipeline, build_stages
 from .rules import Decision, Rules, Triage
@@ -117,6 +118,7 @@ class EdgeAgent:
         self._vision_gen = 0  # bumped when the vision settings change; pipelines follow at their next frame
         self.rules = Rules(config.rules, timezone=config.timezone)
         self.cache = VerdictCache(config.cache.max_entries, max_distance=config.cache.default_max_distance)
+        self.gallery = TrackGallery(self.cache)  # a decided track's other looks as keys of its verdict
         self._lock = threading.RLock()
         self._events_topic = self.topics.events(self.device)
         self.delivery = Delivery(config, self.stats, self.cache, self._lock, on_verdict=on_verdict,
@@ -241,6 +243,11 @@ class EdgeAgent:
             self._sync_vision_stats(camera_id, pipeline)
             for ev in out.new_events:
                 self._decide(camera_id, ev)
+            if out.looks:
+                vision = self.config.vision
+                self.gallery.file(out.looks, vision.gallery, vision.crop_max_side, self.stages.classifier, _now_ms())
+            for ev in out.ended:
+                self.gallery.ended(camera_id, ev.track_id)
 
     def _sync_vision_stats(self, camera_id: str, pipeline: VisionPipeline) -> None:
         ps = pipeline.stats
@@ -281,6 +288,9 @@ class EdgeAgent:
             event_id, decision = self._escalate(camera_id, ev, decision, now)
             if event_id is not None:
                 self.spending.after_escalate(event_id, ev.score, now)
+        answered_by = event_id if decision.kind == "escalate" else \
+            decision.verdict.event_id if decision.kind == "cached" and decision.verdict is not None else None
+        self.gallery.decided(camera_id, ev.track_id, answered_by, ev.embedding)
         if decision.kind == "escalate":
             self.stats.escalated += 1
         elif decision.kind == "cached":

@@ -33,18 +33,23 @@ def cut(image: np.ndarray, box_norm: Box, margin: float = CROP_MARGIN) -> tuple[
     return crop_box(image, box_norm, margin).copy(), crop_region(box_norm, margin)
 
 
+def shrink(crop: np.ndarray, max_side: int) -> np.ndarray:
+    """The crop scaled so its longer side is at most `max_side` (itself when it already is)."""
+    h, w = crop.shape[:2]
+    longest = max(h, w)
+    if longest <= max_side:
+        return crop
+    scale = max_side / longest
+    return cv2.resize(crop, (max(1, round(w * scale)), max(1, round(h * scale))), interpolation=cv2.INTER_AREA)
+
+
 def encode_jpeg(crop: np.ndarray, max_side: int = 320, quality: int = 85) -> tuple[bytes, tuple[int, int]]:
     """JPEG bytes of the crop scaled so its longer side is at most `max_side`, and the encoded (w, h).
     Quality steps down if an unusually busy crop would not fit the event size limit."""
     if crop.size == 0:
         raise ValueError("cannot encode an empty crop")
+    crop = shrink(crop, max_side)
     h, w = crop.shape[:2]
-    longest = max(h, w)
-    if longest > max_side:
-        scale = max_side / longest
-        size = (max(1, round(w * scale)), max(1, round(h * scale)))
-        crop = cv2.resize(crop, size, interpolation=cv2.INTER_AREA)
-        w, h = size
     while True:
         ok, buf = cv2.imencode(".jpg", crop, [cv2.IMWRITE_JPEG_QUALITY, quality])
         if not ok:

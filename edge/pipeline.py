@@ -36,6 +36,7 @@ from .capture import Frame
 from .classify import Classification, CropClassifier
 from .crops import Box, cut, encode_jpeg, phash_dct64
 from .detect import Det, Detector, Region, build_detector
+from .gallery import LookSampler, LookState
 from .looks import LookPlanner
 from .motion import FULL_BRIGHTNESS, MotionGate, detection_regions, patch_difference
 from .resolve import OBJECT, OTHER_EXPLAINS_MIN, check_rider, confirm, look_closer, overlaps, resolve
@@ -79,6 +80,7 @@ class _TrackMemory:
     source: Literal["detector", "motion"] = "detector"
     first_box: Box | None = None  # where it was first seen (detected), for its direction of travel
     event: TrackEvent | None = None
+    looks: LookState = field(default_factory=LookState)  # its looks for the gallery (edge/gallery.py)
 
 
 @dataclass
@@ -116,6 +118,7 @@ class VisionPipeline:
         self._looks = LookPlanner(config.looks, config.tracker.max_missed_s)
         self._memory: dict[int, _TrackMemory] = {}
         self._track_labels = frozenset(config.track_labels)
+        self._gallery = LookSampler(camera, config, self._track_labels)
         self._last_pts = float("-inf")
         self._last_detect_pts = float("-inf")
         self._last_whole_pts = float("-inf")
@@ -132,7 +135,7 @@ class VisionPipeline:
     def process(self, frame: Frame) -> PipelineOutput:
         self.stats.frames_read += 1
         pts = frame.pts_s
-        out = PipelineOutput([], [])
+        out = PipelineOutput([], [], looks=self._gallery.sink())
         new_events = out.new_events
         if pts < self._last_pts:  # the source restarted (reconnect, replay): its tracks cannot continue
             self._end(self._tracker.end_all(), out, stream_end=True)
@@ -166,7 +169,7 @@ class VisionPipeline:
     def finish(self) -> PipelineOutput:
         """End of stream: every live track ends now; confirmed ones not yet emitted are emitted first,
         tentative ones (the detector saw them, too few times) come back in `tentative`."""
-        out = PipelineOutput([], [])
+        out = PipelineOutput([], [], looks=self._gallery.sink())
         if self._last_frame is not None:  # a bike confirmed just before the end: its rider is looked for too
             for track in list(self._tracker.tracks):
                 memory = self._memory[track.track_id]
@@ -258,6 +261,8 @@ class VisionPipeline:
         for track, det in update.matched:
             self._observe(self._memory[track.track_id], track, det, tracked, frame, paced)
             self._looks.looked(track, before.get(track.track_id), pts)
+            self._gallery.offer(self._memory[track.track_id], track, det,
+                                update.expected.get(track.track_id, det.box), tracked, frame)
         if update.started and self._config.tracker.hold_min_presence > 0.0:
             least = self._hold_scale() * self._config.tracker.hold_min_presence
             for track in update.started:
@@ -426,6 +431,7 @@ class VisionPipeline:
     def _emit(self, track: Track, memory: _TrackMemory, pts: float) -> TrackEvent:
         event = memory.event = self._event(track, memory, pts)
         memory.best_crop = None
+        self._gallery.emitted(memory.looks)
         self.stats.events += 1
         return event
 

@@ -85,6 +85,7 @@ class Track:
 class TrackUpdate:
     matched: list[tuple[Track, Det]] = field(default_factory=list)  # includes the tracks started now
     started: list[Track] = field(default_factory=list)  # detection and motion tracks started now
+    expected: dict[int, Box] = field(default_factory=dict)  # track id -> the predicted box a detection matched
 
 
 def iou_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -167,7 +168,8 @@ class IoUTracker:
         if dets:
             unmatched = set(range(len(dets)))
             if self._tracks:
-                iou = iou_matrix(self._predicted(pts_s), np.array([d.box for d in dets], dtype=np.float64))
+                predicted = self._predicted(pts_s)
+                iou = iou_matrix(predicted, np.array([d.box for d in dets], dtype=np.float64))
                 motion = np.array([t.label == MOTION for t in self._tracks])
                 for ti, t in enumerate(self._tracks):  # a label never changes once a detection gave it
                     if t.label != MOTION:
@@ -193,6 +195,7 @@ class IoUTracker:
                     hit.add(id(track))
                     unmatched.discard(di)
                     result.matched.append((track, det))
+                    result.expected[track.track_id] = tuple(float(v) for v in predicted[ti])  # type: ignore[assignment]
             for di in sorted(unmatched):
                 d = dets[di]
                 track = self._start(d.label, d.box, pts_s, hits=1)

@@ -5,15 +5,32 @@ reused, the device only applies the rule (shared.reuse, the same code the cloud 
 entry count with least-recently-used eviction, so a busy camera cannot grow it without limit. When a newer
 prompt version shows up for a scope and label, answers from older prompts for it are forgotten: a prompt
 change is how the cloud says "the old answers are no longer what I would say".
+
+A verdict may carry further keys besides its own crop: other looks of the track it answered (edge.gallery,
+`add_key`), at most `max_keys` per verdict, each only when none of the verdict's keys reaches it already.
+They share the verdict's entry (its TTL, eviction and prompt) and answer with the same verdict. Looks of a
+track whose verdict has not arrived yet wait (`MAX_PENDING` verdicts) and are filed when it does.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..shared.protocol import Verdict
-from ..shared.reuse import Candidate, best, candidate, expired, rule_key, scope_key, worth_filing
+from ..shared.reuse import (
+    Candidate,
+    best,
+    candidate,
+    expired,
+    further_key,
+    novel,
+    rule_key,
+    scope_key,
+    worth_filing,
+)
+
+MAX_PENDING = 64  # verdicts awaited with looks to file under them (the oldest go first)
 
 _Bucket = tuple[str, str]  # (scope key, label)
 _Key = tuple[str, str, str, str]  # (scope key, label, event id, prompt version)
@@ -25,6 +42,7 @@ class _Entry:
     verdict: Verdict
     made_ms: int  # when the verdict was made, never later than when this device received it
     candidate: Candidate
+    keys: list[Candidate] = field(default_factory=list)  # further keys: other looks of the same track
 
 
 class VerdictCache:
@@ -38,8 +56,10 @@ class VerdictCache:
         self.max_distance = max_distance  # device-side cap on any rule's max_distance
         self.hits = 0
         self.hits_by = {"hash": 0, "embedding": 0}  # which reuse key answered (shared.reuse.match)
+        self.hits_further = 0  # of the hits, those by a further key (another look of the track)
         self.misses = 0
         self.evicted = 0
+        self._pending: OrderedDict[str, list[tuple[str, bytes | None, int]]] = OrderedDict()
         self._lru: OrderedDict[_Key, _Entry] = OrderedDict()
         self._buckets: dict[_Bucket, dict[_Key, _Entry]] = {}
         self._by_id: dict[str, _Key] = {}
@@ -52,6 +72,7 @@ class VerdictCache:
         """File a received verdict; False when it carries no reuse rule, has expired, answers with a
         prompt older than one already seen for its scope and label, or is a near copy of the verdict it
         was reused from (shared.reuse.worth_filing)."""
+        waiting = self._pending.pop(verdict.event_id, [])  # looks of its track that waited for it
         rule = verdict.cache
         if rule is None:
             return False
@@ -61,6 +82,7 @@ class VerdictCache:
         source_key = self._by_id.get(verdict.reused_from or "")
         source = self._lru[source_key].candidate if source_key is not None else None
         if not worth_filing(rule, verdict.event_id, verdict.reused_from, source, now_ms):
+            self._file_looks(source_key, waiting, now_ms)  # the source answers for it: its track's looks too
             return False
         bucket = (rule_key(rule), rule.label)
         newest = self._prompt.get(bucket)
@@ -80,7 +102,43 @@ class VerdictCache:
             old_key, old = self._lru.popitem(last=False)
             self._drop_from_bucket(old_key, old.bucket)
             self.evicted += 1
+        self._file_looks(self._by_id.get(verdict.event_id), waiting, now_ms)
         return True
+
+    def add_key(self, event_id: str, phash: str, embedding: bytes | None, now_ms: int, max_keys: int) -> bool:
+        """Another look of the track verdict `event_id` answered, as a further key of that verdict: filed when
+        none of its keys reaches the look already (shared.reuse.novel) and it has fewer than `max_keys`
+        further keys; kept until the verdict arrives when it has not (True: filed or kept)."""
+        key = self._by_id.get(event_id)
+        if key is None:
+            waiting = self._pending.setdefault(event_id, [])
+            self._pending.move_to_end(event_id)
+            if len(waiting) >= max_keys:
+                return False
+            waiting.append((phash, embedding, max_keys))
+            while len(self._pending) > MAX_PENDING:
+                self._pending.popitem(last=False)
+            return True
+        entry = self._lru[key]
+        if len(entry.keys) >= max_keys or expired(entry.made_ms, entry.candidate, now_ms) \
+                or self.knows(event_id, phash, embedding):
+            return False
+        entry.keys.append(further_key(entry.candidate, phash, embedding))
+        return True
+
+    def knows(self, event_id: str, phash: str, embedding: bytes | None = None) -> bool:
+        """A key of verdict `event_id` (filed) already reaches this look: it is worth no other."""
+        key = self._by_id.get(event_id)
+        if key is None:
+            return False
+        entry = self._lru[key]
+        return not novel([entry.candidate, *entry.keys], phash, embedding, self.max_distance)
+
+    def _file_looks(self, key: _Key | None, waiting: list[tuple[str, bytes | None, int]], now_ms: int) -> None:
+        """Looks that waited for a verdict, filed under the entry `key` that answers for it (None: none does)."""
+        if key is not None:
+            for phash, embedding, max_keys in waiting:
+                self.add_key(key[2], phash, embedding, now_ms, max_keys)
 
     def lookup(self, *, device: str, camera: str, site: str | None, label: str, phash: str,
                phash_alg: str = "dct64", now_ms: int, embedding: bytes | None = None) -> Verdict | None:
@@ -103,8 +161,8 @@ class VerdictCache:
         for key, bucket in stale:
             self._lru.pop(key, None)
             self._drop_from_bucket(key, bucket)
-        chosen = best((entry.candidate for _, entry in found.values()), phash, now_ms, cap=self.max_distance,
-                      embedding=embedding)
+        chosen = best((c for _, entry in found.values() for c in (entry.candidate, *entry.keys)), phash, now_ms,
+                      cap=self.max_distance, embedding=embedding)
         if chosen is None:
             self.misses += 1
             return None
@@ -112,6 +170,7 @@ class VerdictCache:
         self._lru.move_to_end(best_key)
         self.hits += 1
         self.hits_by[chosen[1].key] += 1
+        self.hits_further += chosen[0] is not best_entry.candidate
         return best_entry.verdict
 
     def _forget_bucket_except(self, bucket: _Bucket, prompt_version: str) -> None:

@@ -12,6 +12,7 @@ from ..shared.config import Strict
 from ..shared.protocol import CROP_MARGIN
 from .classify import Classification, ClassifierConfig
 from .detect import Det, DetectorConfig
+from .gallery import GalleryConfig, TrackLook
 from .looks import LookConfig
 from .motion import MotionConfig
 from .track import TrackerConfig
@@ -30,6 +31,7 @@ class VisionConfig(Strict):
     classifier: ClassifierConfig | None = Field(default_factory=ClassifierConfig)
     tracker: TrackerConfig = Field(default_factory=TrackerConfig)
     looks: LookConfig = Field(default_factory=LookConfig)  # looks motion does not ask for (edge/looks.py)
+    gallery: GalleryConfig = Field(default_factory=GalleryConfig)  # a track's looks as reuse keys (edge/gallery.py)
     track_labels: list[str] = Field(default_factory=lambda: list(DEFAULT_TRACK_LABELS))
     min_score: Annotated[float, Field(ge=0.0, le=1.0)] = 0.2  # detections under this are not tracked
     uncertain_below: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5  # best person score under this -> uncertain
@@ -89,3 +91,5 @@ class PipelineOutput:
     ended: list[TrackEvent]  # a track emitted only when it ends appears in both lists of the same output
     # tracks the stream ended on before they were confirmed: shown by replay, never events, never escalated
     tentative: list[TrackEvent] = field(default_factory=list)
+    # looks of tracks sampled for the gallery (edge/gallery.py), each once its track's event is out
+    looks: list[TrackLook] = field(default_factory=list)

@@ -9,7 +9,10 @@ Two keys reach a crop (`match`): the 64-bit DCT hash, within `max_distance` bits
 copies), or, when both crops carry one, the appearance embedding (edge.embed) with a cosine similarity of
 at least `min_similarity` (the same person a few seconds or a pass later, after the hash has moved on). A
 hash match ranks before an embedding match; then the nearer (fewer bits, higher similarity), the newer,
-the smaller event id, so every cache picks the same one. DEFAULT_MIN_SIMILARITY = 0.97: the study in
+the smaller event id, so every cache picks the same one. The device may give a verdict further keys, other
+looks of the track it answered (edge.gallery): `further_key` makes one (same verdict, thresholds and
+`made_ms`, so it never outlives the verdict), `novel` says whether a look is worth one, `continues` whether a
+look still belongs to its track. DEFAULT_MIN_SIMILARITY = 0.97: the study in
 BENCHMARKS.md ("Verdict reuse: appearance embedding") saw no pair of different people above 0.961.
 
 One default for `max_distance`: DEFAULT_MAX_DISTANCE = 8 bits (shared.protocol; the cloud's reuse policy and
@@ -27,9 +30,9 @@ from .embedding import similarity
 from .phash import hamming
 from .protocol import DEFAULT_MAX_DISTANCE, DEFAULT_MIN_SIMILARITY, ReusedBy, ReuseRule
 
-__all__ = ["DEFAULT_MAX_DISTANCE", "DEFAULT_MIN_SIMILARITY", "Candidate", "best", "bucket", "distance",
-           "expired", "match", "nearest", "reach", "rule_key", "scope_key", "similarity", "still_answers",
-           "would_answer", "worth_filing"]
+__all__ = ["DEFAULT_MAX_DISTANCE", "DEFAULT_MIN_SIMILARITY", "Candidate", "best", "bucket", "continues",
+           "distance", "expired", "further_key", "match", "nearest", "novel", "reach", "rule_key", "scope_key",
+           "similarity", "still_answers", "would_answer", "worth_filing"]
 
 
 class Candidate(NamedTuple):
@@ -180,3 +183,29 @@ def worth_filing(rule: ReuseRule, event_id: str, reused_from: str | None, source
     if reused_from is None or reused_from == event_id or source is None or expired(source.made_ms, source, now_ms):
         return True
     return hamming(source.phash, rule.phash) > source.max_distance // 2
+
+
+def further_key(c: Candidate, phash: str, embedding: bytes | None) -> Candidate:
+    """Another key of the same verdict: another look of the track it answered. Same verdict (`ref`), same
+    `made_ms` and TTL (the key lives exactly as long as the verdict it points to), same embedding threshold;
+    its hash reaches near copies only, within half the rule's distance (as `worth_filing` counts a near copy).
+    Each key is another chance for a hash collision between two people (the embedding had none in any study):
+    at the full distance a gallery of 8 keys matched 4.4x as many pairs of different people as one key, at
+    half of it no more, for most of the gain (bench/gallery_study.py, BENCHMARKS.md "Track gallery")."""
+    return c._replace(phash=phash, embedding=embedding, max_distance=c.max_distance // 2)
+
+
+def novel(keys: Iterable[Candidate], phash: str, embedding: bytes | None, cap: int | None = None) -> bool:
+    """A look no key of the verdict already reaches (`match`): only such a look is worth another key."""
+    return all(match(c, phash, embedding, cap) is None for c in keys)
+
+
+def continues(keys: Iterable[bytes], embedding: bytes | None, min_similarity: float) -> bool:
+    """Does a look still show the track's subject? Its embedding is at least `min_similarity` to one of the
+    track's crops so far. Without two embeddings to compare, the tracker's word (the detection overlapping
+    the predicted box) is all there is. A guard against a tracker's ID switch to someone else entirely, not a
+    match: two people dressed alike come closer (0.961) than this threshold asks."""
+    known = list(keys)
+    if embedding is None or not known:
+        return True
+    return max(similarity(k, embedding) for k in known) >= min_similarity
