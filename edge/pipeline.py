@@ -40,7 +40,7 @@ from .gallery import LookSampler, LookState
 from .looks import LookPlanner
 from .motion import FULL_BRIGHTNESS, MotionGate, detection_regions, patch_difference
 from .resolve import OBJECT, OTHER_EXPLAINS_MIN, check_rider, confirm, look_closer, overlaps, resolve
-from .track import MOTION, IoUTracker, Track, direction_of, inside_fraction, leaving
+from .track import MOTION, IoUTracker, Track, direction_of, inside_fraction, leaving, with_tracks
 from .vision import PipelineOutput, TrackEvent, VisionConfig
 from .vision_stats import PipelineStats
 from .zones import CameraGeometry
@@ -208,7 +208,7 @@ class VisionPipeline:
         looks: list[Region] | None = None
         keyframe = pts - self._last_whole_pts >= cfg.motion.keyframe_interval_s - 1e-6
         if reason == "motion" and blobs and not keyframe and not whole:
-            looks = detection_regions(self._with_tracks(blob_px, w, h), w, h, self._region_side,
+            looks = detection_regions(with_tracks(blob_px, self._tracker.tracks, self._last_pts, w, h), w, h, self._region_side,
                                       cfg.motion.max_regions)
         self._detect(frame, looks, blobs)
 
@@ -306,19 +306,6 @@ class VisionPipeline:
             due = max(due, self._looks.still_due(track, cfg.tracked_interval_s, self._last_pts, self._last_detect_pts) if share >= 0.6
                       else min(cfg.moving_interval_s, cfg.tracked_interval_s))
         return due
-
-    def _with_tracks(self, blob_px: list[Region], w: int, h: int) -> list[Region]:
-        """Blobs grown to the boxes of the tracks they touch, so a region holds the whole object whose
-        arm moved, not just the arm."""
-        grown = []
-        for bx1, by1, bx2, by2 in blob_px:
-            for track in self._tracker.tracks:
-                x1, y1, x2, y2 = track.predict(self._last_pts)
-                tx1, ty1, tx2, ty2 = int(x1 * w), int(y1 * h), int(np.ceil(x2 * w)), int(np.ceil(y2 * h))
-                if tx1 < bx2 and bx1 < tx2 and ty1 < by2 and by1 < ty2:
-                    bx1, by1, bx2, by2 = min(bx1, tx1), min(by1, ty1), max(bx2, tx2), max(by2, ty2)
-            grown.append((bx1, by1, bx2, by2))
-        return grown
 
     def _observe(self, memory: _TrackMemory, track: Track, det: Det, dets: list[Det], frame: Frame,
                  paced: bool = True) -> None:

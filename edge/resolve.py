@@ -15,7 +15,7 @@ from .crops import cut
 from .detect import Region
 from .looks import CONFIRM_CLOSER, CONFIRM_ZOOM
 from .motion import FULL_BRIGHTNESS, detection_regions, frame_pixels
-from .track import Track
+from .track import Track, with_tracks
 from .vision import TrackEvent
 
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ def _look_around(pipe: VisionPipeline, frame: Frame, tracks: list[Track]) -> Non
     pts = frame.pts_s
     h, w = frame.image.shape[:2]
     # grown to the tracks they touch: a square must not cut through someone (a partial box misleads the tracker)
-    boxes = pipe._with_tracks([frame_pixels(track.predict(pts), w, h) for track in tracks], w, h)
+    boxes = with_tracks([frame_pixels(track.predict(pts), w, h) for track in tracks], pipe.tracks, pipe._last_pts, w, h)
     side = min(zoom_side(pipe._detector, px, CONFIRM_ZOOM) for px in boxes)  # the closest look any of them needs
     pipe._detect(frame, detection_regions(boxes, w, h, side, pipe._config.motion.max_regions), [], paced=False)
 

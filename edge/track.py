@@ -24,7 +24,7 @@ import numpy as np
 from pydantic import Field
 
 from ..shared.config import Strict
-from .detect import Det
+from .detect import Det, Region
 
 Box = tuple[float, float, float, float]
 MOTION = "motion"  # label of a track only motion has seen so far
@@ -356,3 +356,17 @@ def leaving(first: Box, last: Box) -> bool:
             or (last[3] >= 1 - _EDGE and last[1] - first[1] >= EXIT_MIN_SHIFT * h)
             or (last[0] <= _EDGE and first[2] - last[2] >= EXIT_MIN_SHIFT * w)
             or (last[2] >= 1 - _EDGE and last[0] - first[0] >= EXIT_MIN_SHIFT * w))
+
+
+def with_tracks(blob_px: list[Region], tracks: list[Track], pts: float, w: int, h: int) -> list[Region]:
+    """Blobs (frame pixels) grown to the boxes the tracks they touch should have at `pts`, so a region holds
+    the whole object whose arm moved, not just the arm."""
+    grown = []
+    for bx1, by1, bx2, by2 in blob_px:
+        for track in tracks:
+            x1, y1, x2, y2 = track.predict(pts)
+            tx1, ty1, tx2, ty2 = int(x1 * w), int(y1 * h), int(np.ceil(x2 * w)), int(np.ceil(y2 * h))
+            if tx1 < bx2 and bx1 < tx2 and ty1 < by2 and by1 < ty2:
+                bx1, by1, bx2, by2 = min(bx1, tx1), min(by1, ty1), max(bx2, tx2), max(by2, ty2)
+        grown.append((bx1, by1, bx2, by2))
+    return grown
