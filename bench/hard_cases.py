@@ -187,7 +187,8 @@ def _night(image: np.ndarray) -> np.ndarray:
     luma = float(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY).mean())
     dark = cv2.convertScaleAbs(image, alpha=min(1.0, NIGHT_LUMA / max(luma, 1.0)))
     noise = np.empty(image.shape, np.int16)
-    cv2.randn(noise, 0.0, NIGHT_SIGMA)  # seeded by render(): the same noise on every run
+    # one sigma per channel: OpenCV reads a bare scalar as (sigma, 0, 0, 0), i.e. noise in blue only
+    cv2.randn(noise, (0.0,) * 3, (NIGHT_SIGMA,) * 3)  # seeded by render(): the same noise on every run
     return cv2.add(dark.astype(np.int16), noise, dtype=cv2.CV_8U)
 
 
