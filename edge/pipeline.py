@@ -32,11 +32,11 @@ import numpy as np
 
 from ..shared.protocol import MAX_DETECTIONS
 from ..shared.stats import median
+from . import lowlight
 from .capture import Frame
 from .classify import Classification, CropClassifier
 from .crops import Box, cut, encode_jpeg, phash_dct64
 from .detect import Det, Detector, Region, build_detector
-from . import lowlight
 from .looks import LookPlanner
 from .lowlight import DARK_BRIGHTNESS
 from .motion import FULL_BRIGHTNESS, MotionGate, detection_regions, patch_difference

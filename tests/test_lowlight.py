@@ -8,11 +8,17 @@ import cv2
 import numpy as np
 import pytest
 from edgetriage.edge import lowlight
+from edgetriage.edge.capture import Frame, FrameSource
 from edgetriage.edge.pipeline import VisionConfig, VisionPipeline
-from test_motion_noise import NIGHT_LUMA, lot, night_frames, pedestrian_events  # noqa: F401 (lot: the fixture)
+from test_motion_noise import NIGHT_LUMA, PARKING_LOT, night_frames, pedestrian_events
 
 HIM = (74, 0, 282, 208)  # the 2x square a closer look takes around his middle (178, 12) in the 480x270 frame
 LUMA_WEIGHTS = np.array([0.114, 0.587, 0.299])  # B, G, R in OpenCV's grey
+
+
+@pytest.fixture(scope="module")
+def lot() -> list[Frame]:
+    return list(FrameSource(str(PARKING_LOT)))
 
 
 def his_best(dets) -> float:
