@@ -4,12 +4,12 @@ At night a camera raises its gain and its pictures carry sensor noise of several
 look at the whole frame shrinks the picture to the detector's input, which averages that noise away; a closer
 look (a 2x square around something small) enlarges it, and YOLOX-Nano then reads grain where a small person
 is: the parking lot's pedestrian, 17x33 px at a mean luma of 36 under sigma-10 noise, scores 0 at every zoom,
-and 0.7-0.8 on half his frames once the 208-px square is denoised (BENCHMARKS.md, "Night, honest noise").
+and 0.6-0.8 on half his frames once the 208-px square is denoised (BENCHMARKS.md, "Night, honest noise").
 
 The filter is OpenCV's non-local means, whose strength is the noise measured on the square itself
-(Immerkaer's estimator: one 3x3 filter and a mean, no parameter to tune per camera). A Gaussian or median blur
-matched to the same noise, or a bilateral filter, took away as much of him as of the grain (measured: none
-lifted him over 0.3 on more than one frame). Only in a dark scene and only where the look enlarges: by day, or
+(Immerkaer's estimator: one 3x3 filter and a mean, no parameter to tune per camera). A Gaussian or median
+blur, a bilateral filter, brightening (gain, CLAHE) or the mean of the last frames (he walks: it smears him)
+took away as much of him as of the grain: none lifted him over 0.3 on more than one frame. Only in a dark scene and only where the look enlarges: by day, or
 when the square is shrunk to the input, the detector sees the frame exactly as before.
 """
 
@@ -27,10 +27,10 @@ from .motion import FULL_BRIGHTNESS
 # thing there differs from its background by under half the grey levels it would by day
 DARK_BRIGHTNESS = FULL_BRIGHTNESS / 2
 # non-local means strength in standard deviations of the measured noise: patches differing by about this much
-# are averaged. 1.0 left the grain (he scored <= 0.24); 1.5 and 2.0 both found him, 1.5 keeps more detail
+# are averaged. 1.0 left the grain (with 3-px patches: <= 0.24); 1.5 and 2.0 both found him, 1.5 at half the time
 NLM_STRENGTH = 1.5
-NLM_TEMPLATE = 5  # compared patches, px (3: ~2x quicker, he scored under 0.3 on two thirds of the frames found)
-NLM_SEARCH = 11  # where similar patches are looked for, px (21: ~8x slower, no better)
+NLM_TEMPLATE = 5  # compared patches, px (3: ~2x quicker, half as many of his frames scored over 0.3)
+NLM_SEARCH = 11  # where similar patches are looked for, px (21, with 7-px patches: ~8x slower, one frame more)
 # Immerkaer (1996): the 3x3 kernel below cancels any locally planar picture, leaving 6x the noise's scale
 _LAPLACE_PAIR = np.array([[1, -2, 1], [-2, 4, -2], [1, -2, 1]], np.float32)
 _IMMERKAER_SCALE = math.sqrt(math.pi / 2.0) / 6.0
