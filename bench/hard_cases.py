@@ -5,7 +5,8 @@ GIFs; the road clip for the person-free checks), listed with their expected visi
     frozen_3s        the first frame where visitor k is fully in (hand-checked), repeated 3 s at 10 fps
     fps_5            the whole clip at 5 fps
     gif_3s           a 3 s GIF at 10 fps (one-by-one: from each visit's start, as a motion-triggered clip)
-    night            the whole clip darkened to a mean luma of 36/255, Gaussian sensor noise sigma 10 added
+    night            the whole clip darkened to a mean luma of 36/255, Gaussian sensor noise sigma 10 added to
+                     every channel
     still_20s        from 1 s before visitor k walks in to the frame where they are fully in, that frame
                      then repeated for 20 s
 
