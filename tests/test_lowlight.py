@@ -72,3 +72,17 @@ def test_the_dim_pedestrian_is_an_event_at_night_under_sigma_10(detector, stages
         events += pipeline.finish().new_events
         found += len(pedestrian_events(events)) == 1
     assert found >= 4
+
+
+def test_the_benchs_night_noise_is_on_every_channel():
+    # bench/hard_cases.py's night case: sigma 10 on each of B, G and R (a bare scalar sigma to cv2.randn fills
+    # the first channel only), the same draw on every run
+    import hard_cases
+
+    grey = np.full((270, 480, 3), 200, np.uint8)
+    cv2.setRNGSeed(12)
+    first = hard_cases._night(grey)
+    cv2.setRNGSeed(12)
+    assert np.array_equal(first, hard_cases._night(grey))
+    spread = first.reshape(-1, 3).astype(np.float64).std(axis=0)
+    assert spread == pytest.approx([hard_cases.NIGHT_SIGMA] * 3, rel=0.05)
