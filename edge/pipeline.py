@@ -211,10 +211,6 @@ class VisionPipeline:
                                       cfg.motion.max_regions)
         self._detect(frame, looks, blobs)
 
-    def _dark(self) -> bool:
-        """Whether the scene is dark (edge/lowlight.py): its closer looks see denoised pixels."""
-        return self._gate.brightness() < DARK_BRIGHTNESS
-
     def _detect(self, frame: Frame, looks: list[Region] | None, blobs: list[tuple[float, float, float, float]],
                 paced: bool = True) -> None:
         """The detector on the whole frame (`looks` None) or on those regions; its finds and the motion
@@ -229,7 +225,7 @@ class VisionPipeline:
                 self._last_whole_pts = pts
             self.stats.detector_calls += 1
         else:
-            dark = self._dark()
+            dark = self._gate.brightness() < DARK_BRIGHTNESS  # closer looks see denoised pixels there
             found = [d for region in looks for d in lowlight.look(self._detector, image, region, dark)]
             self.stats.detector_calls += len(looks)
             self.stats.region_looks += len(looks)

@@ -14,6 +14,7 @@ from .capture import Frame
 from .crops import cut
 from .detect import Region
 from .looks import CONFIRM_CLOSER, CONFIRM_ZOOM
+from .lowlight import DARK_BRIGHTNESS
 from .motion import detection_regions, frame_pixels
 from .track import Track
 from .vision import TrackEvent
@@ -52,7 +53,7 @@ def look_closer(pipe: VisionPipeline, frame: Frame) -> None:
     while in a lit scene what the whole frame does not name is mostly what no look names (cars from above, a
     car's shadow darkening the road): there the look costs calls and finds nobody. Once per track, off the
     gate's schedule; a motion frame's own region look is not repeated."""
-    if not pipe._dark():
+    if pipe._gate.brightness() >= DARK_BRIGHTNESS:
         return
     pts = frame.pts_s
     h, w = frame.image.shape[:2]
