@@ -9,8 +9,9 @@ and 0.6-0.8 on half his frames once the 208-px square is denoised (BENCHMARKS.md
 The filter is OpenCV's non-local means, whose strength is the noise measured on the square itself
 (Immerkaer's estimator: one 3x3 filter and a mean, no parameter to tune per camera). A Gaussian or median
 blur, a bilateral filter, brightening (gain, CLAHE) or the mean of the last frames (he walks: it smears him)
-took away as much of him as of the grain: none lifted him over 0.3 on more than one frame. Only in a dark scene and only where the look enlarges: by day, or
-when the square is shrunk to the input, the detector sees the frame exactly as before.
+took away as much of him as of the grain: none lifted him over 0.3 on more than one frame. Only in a dark
+scene and only where the look enlarges at least 1.5x: by day, or when the square is about the input's size or
+larger, the detector sees the frame as before.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import cv2
 import numpy as np
 
 from .detect import Det, Detector, Region, region_pixels
+from .looks import CONFIRM_CLOSER
 from .motion import FULL_BRIGHTNESS
 
 # a dark scene (night, an unlit room): a mean grey level under half of what the motion gate calls well lit, so a
@@ -54,9 +56,11 @@ def denoise(image: np.ndarray) -> np.ndarray:
 
 
 def enlarges(detector: Detector, region: Region) -> bool:
-    """Whether a look at `region` scales it up to the detector's input (magnifying the noise with it)."""
+    """Whether a look at `region` scales it up to the detector's input at least CONFIRM_CLOSER times (what the
+    pipeline counts as a closer look), magnifying the noise with it. A square nearly the input's size is hardly
+    magnified, and denoising it costs several detector calls (415 px: ~175 ms against a 35-ms look)."""
     size = max(getattr(detector, "input_size", (300, 300)))
-    return max(region[2] - region[0], region[3] - region[1]) < size
+    return CONFIRM_CLOSER * max(region[2] - region[0], region[3] - region[1]) <= size
 
 
 def detect_denoised(detector: Detector, image: np.ndarray, region: Region) -> list[Det]:
