@@ -5,7 +5,8 @@ GIFs; the road clip for the person-free checks), listed with their expected visi
     frozen_3s        the first frame where visitor k is fully in (hand-checked), repeated 3 s at 10 fps
     fps_5            the whole clip at 5 fps
     gif_3s           a 3 s GIF at 10 fps (one-by-one: from each visit's start, as a motion-triggered clip)
-    night            the whole clip darkened to a mean luma of 36/255, Gaussian sensor noise sigma 10 added
+    night            the whole clip darkened to a mean luma of 36/255, Gaussian sensor noise sigma 10 added to
+                     every channel
     still_20s        from 1 s before visitor k walks in to the frame where they are fully in, that frame
                      then repeated for 20 s
 
@@ -281,7 +282,8 @@ def _night(image: np.ndarray) -> np.ndarray:
     luma = float(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY).mean())
     dark = cv2.convertScaleAbs(image, alpha=min(1.0, NIGHT_LUMA / max(luma, 1.0)))
     noise = np.empty(image.shape, np.int16)
-    cv2.randn(noise, 0.0, NIGHT_SIGMA)  # seeded by render(): the same noise on every run
+    # one sigma per channel: OpenCV reads a bare scalar as (sigma, 0, 0, 0), i.e. noise in blue only
+    cv2.randn(noise, (0.0,) * 3, (NIGHT_SIGMA,) * 3)  # seeded by render(): the same noise on every run
     return cv2.add(dark.astype(np.int16), noise, dtype=cv2.CV_8U)
 
 

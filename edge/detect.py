@@ -118,7 +118,7 @@ def open_session(model: ModelFile, threads: int, providers: list[str], spin: boo
                          "check the onnxruntime version (>= 1.16) or restore the shipped file") from None
 
 
-def _crop(image: np.ndarray, region: Region | None) -> tuple[np.ndarray, tuple[float, float, float, float]]:
+def region_pixels(image: np.ndarray, region: Region | None) -> tuple[np.ndarray, tuple[float, float, float, float]]:
     """The pixels to look at and the map from region-normalised to frame-normalised coordinates
     (x_frame = ox + x * sx)."""
     if region is None:
@@ -192,7 +192,7 @@ class SSDLiteDetector(_OnnxDetector):
         self._shape = shape
 
     def detect(self, image_bgr: np.ndarray, region: Region | None = None) -> list[Det]:
-        image, (rx, ry, rw, rh) = _crop(image_bgr, region)
+        image, (rx, ry, rw, rh) = region_pixels(image_bgr, region)
         if image.shape != self._shape:
             self._layout(image.shape)
         cv2.resize(image, (self._resized.shape[1], self._resized.shape[0]), dst=self._resized,
@@ -254,7 +254,7 @@ class YoloxDetector(_OnnxDetector):
         self._shape = shape
 
     def detect(self, image_bgr: np.ndarray, region: Region | None = None) -> list[Det]:
-        image, (rx, ry, rw, rh) = _crop(image_bgr, region)
+        image, (rx, ry, rw, rh) = region_pixels(image_bgr, region)
         if image.shape != self._shape:
             self._layout(image.shape)
         resized = cv2.resize(image, self._fit, dst=self._target, interpolation=cv2.INTER_LINEAR)

@@ -32,12 +32,14 @@ import numpy as np
 
 from ..shared.protocol import MAX_DETECTIONS
 from ..shared.stats import median
+from . import lowlight
 from .capture import Frame
 from .classify import Classification, CropClassifier
 from .crops import Box, cut, encode_jpeg, phash_dct64
 from .detect import Det, Detector, Region, build_detector
 from .gallery import LookSampler, LookState
 from .looks import LookPlanner
+from .lowlight import DARK_BRIGHTNESS
 from .motion import FULL_BRIGHTNESS, MotionGate, detection_regions, patch_difference
 from .resolve import OBJECT, OTHER_EXPLAINS_MIN, check_rider, confirm, look_closer, overlaps, resolve
 from .track import MOTION, IoUTracker, Track, direction_of, inside_fraction, leaving, with_tracks
@@ -226,7 +228,8 @@ class VisionPipeline:
                 self._last_whole_pts = pts
             self.stats.detector_calls += 1
         else:
-            found = [d for region in looks for d in self._detector.detect(image, region)]
+            dark = self._gate.brightness() < DARK_BRIGHTNESS  # closer looks see denoised pixels there
+            found = [d for region in looks for d in lowlight.look(self._detector, image, region, dark)]
             self.stats.detector_calls += len(looks)
             self.stats.region_looks += len(looks)
         self.stats.detect_ms.add((time.perf_counter() - t0) * 1000.0)

@@ -14,7 +14,8 @@ from .capture import Frame
 from .crops import cut
 from .detect import Region
 from .looks import CONFIRM_CLOSER, CONFIRM_ZOOM
-from .motion import FULL_BRIGHTNESS, detection_regions, frame_pixels
+from .lowlight import DARK_BRIGHTNESS
+from .motion import detection_regions, frame_pixels
 from .track import Track, with_tracks
 from .vision import TrackEvent
 
@@ -24,9 +25,6 @@ if TYPE_CHECKING:
 OTHER_EXPLAINS_MIN = 0.4  # an untracked label explains a motion blob from this score on
 OBJECT = "object"  # what untracked labels and motion noise are tracked as; never an event
 RIDDEN = frozenset({"bicycle", "motorcycle", "horse"})  # someone is usually on it: look for a rider
-# a dark scene (night, an unlit room): a mean grey level under half of what the motion gate calls well lit, so a
-# thing there differs from its background by under half the grey levels it would by day (see look_closer)
-DARK_BRIGHTNESS = FULL_BRIGHTNESS / 2
 
 
 def confirm(pipe: VisionPipeline, frame: Frame) -> None:
