@@ -24,6 +24,8 @@
                       whatever the model says, and the model disagreeing whatever the visit (the old
                       p6_wrong_reuse); p6_answered_share_old: the old p6_llm_avoided (cache answers / all)
     batch_ratio       verdicts/s of the transformers back-end with batching / one at a time (goal >= 3)
+    batch_ratio_contexts  the same with every event in a context of its own (zone, stay): no measured lean
+                      is shared between events, one at a time or in the batch
 
 Everything runs on loopback against a Mosquitto of its own on a free port and the real CPU model
 (SmolLM2-135M, one thread). `--quick` (< ~2 min): fewer events, one clip, fewer frames. The last stdout
@@ -414,18 +416,33 @@ def bench_batching(analyzer: Any, clip: Path, quick: bool) -> dict:
     events = [make_event(c, n=i) for i, c in enumerate(crops)]
     analyzer.analyze(events[0])  # the template's prefix cache is built once per process, not timed
     analyzer.max_batch = max(analyzer.max_batch, size)
-    say(f"batch: {size} events one at a time")
+    results = _one_vs_batch(analyzer, events, "", forget=False)
+    # The same crops, each with a context of its own (zone and stay), so that no event shares the model's
+    # measured lean with another: each one-at-a-time event measures its own, the batch measures all in one pass.
+    zones = ("door", "yard", "drive", "hall")
+    varied = [e.model_copy(update={"zones": [zones[i % 4]], "dwell_s": float(3 + 7 * i)}) for i, e in enumerate(events)]
+    results.update(_one_vs_batch(analyzer, varied, "_contexts", forget=True))
+    return results
+
+
+def _one_vs_batch(analyzer: Any, events: list[Event], suffix: str, forget: bool) -> dict:
+    leans = analyzer.runtime.leans
+    say(f"batch{suffix}: {len(events)} events one at a time")
+    if forget:
+        leans.clear()
     t0 = time.perf_counter()
     single = [analyzer.analyze(e) for e in events]
     one_s = time.perf_counter() - t0
-    say(f"batch: the same {size} events in one batch")
+    say(f"batch{suffix}: the same {len(events)} events in one batch")
+    if forget:
+        leans.clear()
     t0 = time.perf_counter()
     batched = analyzer.analyze_batch(events)
     batch_s = time.perf_counter() - t0
     same = sum(a.verdict == b.verdict for a, b in zip(single, batched, strict=True))
-    return {"batch_ratio": round(one_s / batch_s, 2), "batch_single_s": round(one_s, 2),
-            "batch_batched_s": round(batch_s, 2), "batch_size": len(events), "batch_same_verdicts": same,
-            "batch_errors": sum(a.error is not None for a in single + batched)}
+    return {f"batch_ratio{suffix}": round(one_s / batch_s, 2), f"batch_single_s{suffix}": round(one_s, 2),
+            f"batch_batched_s{suffix}": round(batch_s, 2), f"batch_size{suffix}": len(events),
+            f"batch_same_verdicts{suffix}": same, f"batch_errors{suffix}": sum(a.error is not None for a in single + batched)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -463,7 +480,7 @@ def main(argv: list[str] | None = None) -> int:
     results["seconds"] = round(time.monotonic() - started, 1)
     for key in ("p4_hit_p50_ms", "p4_llm_p50_ms", "p4_ratio", "p5_events_per_s", "p5_relay_per_s", "p5_ratio",
                 "p5_redis_events_per_s", "p5_ratio_redis",
-                "p6_llm_avoided", "p6_wrong_reuse", "batch_ratio"):
+                "p6_llm_avoided", "p6_wrong_reuse", "batch_ratio", "batch_ratio_contexts"):
         if key in results:
             say(f"{key:>20} = {results[key]}")
     print(json.dumps(results, default=lambda o: o.tolist() if isinstance(o, np.ndarray) else str(o)), flush=True)

@@ -117,6 +117,30 @@ def test_batch_answers_each_event(engine, person_crop, empty_crop):
     assert results[1].facts[-1] == "Dog: no."
 
 
+def test_a_batch_answers_as_each_event_alone(engine, person_crop, empty_crop):
+    """The batched path (one anchor pass for all rows, a static cache shared by the rows) must give every event
+    the answer it gets alone, context and all; a lean measured before is the lean measured again."""
+    events = []
+    for n, (crop, zone, dwell) in enumerate([(person_crop, "door", 4.0), (empty_crop, "yard", 31.0),
+                                             (person_crop, "yard", 120.0), (empty_crop, "door", 4.0)]):
+        events.append(_event(crop, uncertain=bool(n % 2)).model_copy(update={"zones": [zone], "dwell_s": dwell}))
+    engine.runtime.leans.clear()
+    batched = engine.analyze_batch(events)
+    assert len(engine.runtime.leans) == 3  # three contexts (the first and last share one), one pass
+    alone = []
+    for event in events:
+        engine.runtime.leans.clear()
+        alone.append(engine.analyze(event))
+    again = engine.analyze(events[0])  # its lean now comes from the memo
+    assert [a.facts[0] for a in batched] == ["Zone: door.", "Zone: yard.", "Zone: yard.", "Zone: door."]
+    for b, a in zip(batched, alone, strict=True):
+        assert b.error is None and a.error is None
+        assert (b.verdict, b.extra["raw"]) == (a.verdict, a.extra["raw"])
+        assert b.confidence == pytest.approx(a.confidence, abs=0.01)
+    assert (again.verdict, again.extra["raw"]) == (alone[0].verdict, alone[0].extra["raw"])
+    assert again.confidence == pytest.approx(alone[0].confidence, abs=1e-6)
+
+
 def test_concurrent_callers_each_get_their_answer(engine, person_crop, empty_crop):
     from concurrent.futures import ThreadPoolExecutor
 
