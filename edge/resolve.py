@@ -17,7 +17,7 @@ from .looks import CONFIRM_CLOSER, CONFIRM_ZOOM
 from .lowlight import DARK_BRIGHTNESS
 from .motion import detection_regions, frame_pixels
 from .track import Track, with_tracks
-from .vision import TrackEvent
+from .vision import TrackEvent, VisionConfig
 
 if TYPE_CHECKING:
     from .pipeline import VisionPipeline, _TrackMemory
@@ -120,7 +120,7 @@ def resolve(pipe: VisionPipeline, track: Track, memory: _TrackMemory, frame: Fra
             named = memory.classification.names_other_than_person(cfg.veto_min_prob)
         if named is not None and named[0] != OBJECT:
             (label, score), uncertain, how = named, False, "classified"
-        elif evidence >= cfg.uncertain_min_score and named is None:
+        elif evidence >= cfg.uncertain_min_score and named is None and _classifier_may_see_person(memory, cfg):
             how = "uncertain"
         else:
             label, uncertain, how = OBJECT, False, "noise"
@@ -137,6 +137,13 @@ def resolve(pipe: VisionPipeline, track: Track, memory: _TrackMemory, frame: Fra
     memory.best_crop = crop, crop_at
     memory.scores.append(score)
     pipe.stats.resolved[how] = pipe.stats.resolved.get(how, 0) + 1
+
+
+def _classifier_may_see_person(memory: _TrackMemory, cfg: VisionConfig) -> bool:
+    """Whether the classifier leaves room for a person on the crop: no classifier, a crop too small for it
+    to judge, or at least `uncertain_min_person_mass` of its probability on what people wear and carry."""
+    c = memory.classification
+    return c is None or not c.reliable or c.categories["person"] >= cfg.uncertain_min_person_mass
 
 
 def check_rider(pipe: VisionPipeline, track: Track, memory: _TrackMemory, frame: Frame,

@@ -38,6 +38,10 @@ class VisionConfig(Strict):
     # a motion region is an uncertain person only with at least this person score somewhere in it (a
     # faint box the tracker ignores): motion with no sign of a person at all is a car, a shadow, a ghost
     uncertain_min_score: Annotated[float, Field(ge=0.0, le=1.0)] = 0.1
+    # ... and only while the classifier, on a crop big enough to judge (`min_side`), gives a person at least
+    # this much of its probability (what a person wears or carries): faint boxes alone are what noise, rain
+    # and cars from above make; two models that each barely see a person are not one that does (0: off)
+    uncertain_min_person_mass: Annotated[float, Field(ge=0.0, le=1.0)] = 0.3
     uncertain_regions: bool = True  # persistent unexplained motion becomes a track (edge/pipeline.py, step 4)
     uncertain_after_s: Annotated[float, Field(ge=0.0)] = 1.0
     # a motion region the classifier gives this much vehicle/animal probability is named, not uncertain
