@@ -22,7 +22,6 @@ free-text token (1-5 s per token here). The answer format is tiny, so a purpose-
 
 from __future__ import annotations
 
-import copy
 import json
 import logging
 import math
@@ -158,7 +157,8 @@ class _Runtime:
         return out
 
     def _leans(self, anchors: list[tuple[int, ...]], prefix: _Prefix | None) -> list[dict[str, float]]:
-        """One forward pass over the anchors' tails after the prefix (left-padded, positions as if unpadded)."""
+        """One forward pass over the anchors' tails after the prefix (left-padded, positions as if unpadded), on
+        the same kind of cache as generate()."""
         import torch
 
         head = len(prefix.ids) if prefix is not None else 0
@@ -168,14 +168,10 @@ class _Runtime:
         attention = torch.tensor([[1] * head + [0] * (width - len(t)) + [1] * len(t) for t in tails],
                                  dtype=torch.long)
         positions = (attention.cumsum(-1) - 1).clamp(min=0)[:, head:]
-        cache = None
-        if prefix is not None:
-            cache = copy.deepcopy(prefix.cache)
-            if len(tails) > 1:
-                cache.batch_repeat_interleave(len(tails))
+        cache = self.static_cache(prefix, len(tails), head + width)
         with torch.inference_mode():
             logits = self.model(input_ids=input_ids, attention_mask=attention, position_ids=positions,
-                                cache=cache, use_cache=cache is not None).logits
+                                cache=cache, use_cache=True).logits
         leans = []
         for row in range(len(tails)):
             p = verdict_probabilities(self.index, logits[row, -1])
