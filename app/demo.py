@@ -165,13 +165,21 @@ def _wait_for_ctrl_c() -> None:
 
 
 def run_demo(args: argparse.Namespace) -> int:
+    from .edge.capture import CaptureError
+    from .edge.preflight import probe_video
     from .shared.broker_check import check_broker
     from .shared.config import MQTTConfig, validate_config
     from .shared.modelfiles import bundled_clip
+    from .shared.ports import check_port_free
 
     clip = Path(args.clip) if args.clip else bundled_clip()
-    if not clip.is_file():
-        raise FileNotFoundError(f"clip {clip} not found")
+    try:  # before anything slow: a missing file or one that is no video is one line, not a run that fails late
+        probe_video(str(clip))
+    except CaptureError as exc:
+        raise CaptureError(f"{'--clip' if args.clip else 'the bundled clip'}: {exc}") from None
+    if args.http_port:
+        check_port_free("127.0.0.1", args.http_port, what="the demo's API and page",
+                        fix="give --http-port a free port, or leave it out (a free one is picked)")
 
     broker = None
     if args.broker:

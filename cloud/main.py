@@ -11,8 +11,10 @@ import logging
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 
+from ..shared.version import package_version
 from .analysis import Backend, build_backend
 from .config import CloudConfig
 from .ha import HomeAssistantBridge, known_cameras
@@ -41,22 +43,31 @@ def show_page_link(link: str, keep_in: Path | None = None) -> None:
         fd = os.open(keep_in, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as f:
             f.write(link + "\n")
-        log.warning("live page: a one-time link is in %s (readable by this service's user only)", keep_in)
+        log.info("live page: a one-time link is in %s (readable by this service's user only)", keep_in)
     except OSError as exc:
         log.warning("live page: could not write the one-time link to %s (%s); start on a terminal to see it",
                     keep_in, exc.strerror or exc)
 
 
-async def serve(config: CloudConfig, *, backend: Backend | None = None, stop: asyncio.Event | None = None) -> None:
-    """Until SIGTERM/SIGINT (or `stop`). `backend`: the model to use instead of the configured one (tests)."""
+async def serve(config: CloudConfig, *, backend: Backend | None = None, stop: asyncio.Event | None = None,
+                config_file: str | None = None) -> None:
+    """Until SIGTERM/SIGINT (or `stop`). `backend`: the model to use instead of the configured one (tests);
+    `config_file`: where `config` came from, for the start-up line."""
     loop = asyncio.get_running_loop()
     if stop is None:
         stop = asyncio.Event()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
     store = open_store(config)  # SQLite, or Redis when delivery.redis_url is set; first: it fails fast
+    log.info("edgetriage %s cloud service: config %s; broker %s (prefix %s); store %s", package_version(),
+             config_file or "none (defaults)", config.mqtt.url, config.mqtt.prefix,
+             "Redis" if config.delivery.redis_url else config.store_path)
     if backend is None:
+        started = time.monotonic()
+        log.info("loading the analyzer (%s, %s)", config.analyzer.backend,
+                 config.analyzer.model_path or "the default model, SmolLM2-135M")
         backend = await loop.run_in_executor(None, build_backend, config.analyzer)
+        log.info("analyzer %s ready in %.1f s", backend.name, time.monotonic() - started)
     service = CloudService(config, backend, store)
     ha = None
     if config.homeassistant.enabled:
@@ -71,13 +82,13 @@ async def serve(config: CloudConfig, *, backend: Backend | None = None, stop: as
         app = build_app(store, service, auth=auth)
         runner = await run_api(app, config.http.host, config.http.port)
         base = f"http://{config.http.host}:{config.http.port}"
-        log.warning("API on %s", base)
+        log.info("API on %s", base)
         show_page_link(page_link(app, base), Path(config.store_path).parent / "page-link")
         if auth.generated:
             log.warning("no API token configured: /v1 is closed; %s", auth.hint())
-    log.warning("cloud service running; broker %s, prefix %s", config.mqtt.url, config.mqtt.prefix)
+    log.info("cloud service running; broker %s, prefix %s", config.mqtt.url, config.mqtt.prefix)
     await stop.wait()
-    log.warning("stopping: finishing in-flight work")
+    log.info("stopping: finishing in-flight work")
     await service.stop()
     if ha is not None:
         await ha.stop()

@@ -51,6 +51,14 @@ def _trace(event_id: str, device: str, camera: str) -> dict[str, str]:
     return {"event_id": event_id, "device": device, "camera": camera}
 
 
+
+def _log_verdict(verdict: Verdict, published: bool) -> None:
+    """One info line per verdict made (model or cache): the cloud's half of an event's story."""
+    log.info("%s/%s event %s: verdict %s (%.2f) from %s in %.0f ms%s", verdict.device, verdict.camera,
+             verdict.event_id, verdict.verdict, verdict.confidence, verdict.source, verdict.timings.total_ms,
+             "" if published else " (not published: no broker connection)",
+             extra=_trace(verdict.event_id, verdict.device, verdict.camera))
+
 class CloudService:
     """Answers every escalated event exactly once per event id, reusing verdicts where the rule allows.
 
@@ -221,6 +229,7 @@ class CloudService:
         self.reuse_checks.sample(event, verdict)
         self.stats.count(verdict, (time.monotonic() - arrived) * 1000)
         sent = self._publish(verdict, published)
+        _log_verdict(verdict, sent)
         self._notify(self.verdict_listeners, verdict)
         return sent
 
@@ -288,9 +297,7 @@ class CloudService:
                 keeper.abandon(event.event_id)
         self.stats.count(verdict, (time.monotonic() - arrived) * 1000)
         published = self._publish(verdict)
-        log.debug("verdict %s (%.2f) from %s in %.0f ms%s", verdict.verdict, verdict.confidence, verdict.source,
-                  verdict.timings.total_ms, "" if published else " (not published: no broker connection)",
-                  extra=_trace(verdict.event_id, verdict.device, verdict.camera))
+        _log_verdict(verdict, published)
         self._notify(self.verdict_listeners, verdict)
         return verdict, published
 

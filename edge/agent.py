@@ -300,8 +300,9 @@ class EdgeAgent:
             self.stats.local += 1
         else:
             self.stats.dropped += 1
-        log.debug("decision %s: %s %.2f track %d (%s)", decision.kind, ev.label, ev.score, ev.track_id,
-                  decision.reason, extra={"event_id": event_id, "device": self.device, "camera": camera_id})
+        log.info("camera %s track %d: %s %.2f: %s (%s)%s", camera_id, ev.track_id, ev.label, ev.score, decision.kind,
+                 decision.reason, f" as event {event_id}" if event_id else "",
+                 extra={"event_id": event_id, "device": self.device, "camera": camera_id})
         if self.on_decision is not None:
             try:
                 self.on_decision(ev, decision, event_id)

@@ -33,6 +33,15 @@ class Frame:
     image: np.ndarray  # BGR uint8, H x W x 3
 
 
+def redact(source: str) -> str:
+    """A camera URL without its password, for messages others may read."""
+    if "://" in source and "@" in source.split("://", 1)[1].split("/", 1)[0]:
+        scheme, rest = source.split("://", 1)
+        creds, host = rest.split("@", 1)
+        return f"{scheme}://{creds.split(':', 1)[0]}:***@{host}"
+    return source
+
+
 def _describe(source: str | int) -> str:
     if isinstance(source, int) or (isinstance(source, str) and source.isdigit()):
         return f"camera {int(source)}"

@@ -36,8 +36,10 @@ from ..shared.protocol import (
     encode_device_state,
 )
 from ..shared.topics import Topics
+from ..shared.version import package_version
 from .agent import EdgeAgent
 from .capture import CaptureError, FrameSource
+from .capture import redact as _redact
 from .config import CameraConfig, EdgeConfig, load_edge_config
 from .metrics import CameraSnapshot, DeviceSnapshot, EdgeMetrics
 from .remote import (
@@ -84,8 +86,9 @@ class RateMeter:
 class CameraWorker:
     """One camera on a thread of its own: open, read, hand every frame to the agent; when the source is
     lost, wait a random delay of up to reconnect_min_s * 2^n (capped at reconnect_max_s) and open it again.
-    A file that reaches its end is "ended" and not reopened; a file that is missing is retried like a lost
-    stream (it may be on a mount that comes back)."""
+    A file that reaches its end is "ended" and not reopened. A file source is checked before the daemon starts
+    (edge.preflight: missing or not a video is a config error); one that goes missing later (a remote config,
+    a mount) is retried like a lost stream."""
 
     def __init__(self, camera: CameraConfig, agent: EdgeAgent, *, on_change: Callable[[], None],
                  rng: random.Random | None = None) -> None:
@@ -183,6 +186,8 @@ class CameraWorker:
         self.busy_since = time.monotonic()
         try:
             source.open()
+            log.info("camera %s: %s open, %dx%d at %g fps", cam.id, _redact(str(cam.source)), source.width,
+                     source.height, source.fps)
             self._set_state("streaming")
             pace = cam.realtime and not source.live
             t0: float | None = None
@@ -372,7 +377,7 @@ class EdgeDaemon:
             return
         if not msg.payload:  # the retained config was cleared: back to the device's own file
             if self.config_source == "remote":
-                log.warning("remote config cleared; back to %s", "the device's own file")
+                log.info("remote config cleared; back to the device's own file")
                 self._apply(self.file_config, None, "file", "file")
                 self.files.clear()
             return
@@ -406,7 +411,7 @@ class EdgeDaemon:
         self.config_version, self.config_source = version, source
         self.config_applied_ms = _now_ms()
         self.config_refused = None
-        log.warning("config %s (%s) applied", version, source)
+        log.info("config %s (%s) applied", version, source)
         self._changed.set()
 
     def _restart_camera(self, camera: CameraConfig) -> None:
@@ -483,15 +488,6 @@ class EdgeDaemon:
             watchdog_healthy=self.healthy)
 
 
-def _redact(source: str) -> str:
-    """A camera URL without its password, for messages others may read."""
-    if "://" in source and "@" in source.split("://", 1)[1].split("/", 1)[0]:
-        scheme, rest = source.split("://", 1)
-        creds, host = rest.split("@", 1)
-        return f"{scheme}://{creds.split(':', 1)[0]}:***@{host}"
-    return source
-
-
 def run_daemon(config_path: str | None, env: Mapping[str, str] | None = None) -> int:
     """`edgetriage edge run`: until SIGTERM or SIGINT; exit status 0 after a clean stop."""
     config = load_edge_config(config_path)
@@ -502,6 +498,10 @@ def run_daemon(config_path: str | None, env: Mapping[str, str] | None = None) ->
     except (ImportError, AttributeError):
         pass
     daemon = EdgeDaemon(config, notifier=SystemdNotifier.from_env(os.environ if env is None else env))
+    log.info("edgetriage %s edge agent %s: config %s; broker %s (prefix %s); cameras %s; detector %s",
+             package_version(), config.device, config_path, config.mqtt.url, config.mqtt.prefix,
+             ", ".join(f"{w.camera.id} ({_redact(w.camera.source)})" for w in daemon.workers.values()),
+             daemon.model_name or config.vision.detector.model)
 
     def _stop(signum: int, frame: object) -> None:
         daemon.request_stop()

@@ -176,7 +176,7 @@ class Delivery:
             self._requeue(now)
         self.dirty = True
         if self.stats.connects > 1:
-            log.info("MQTT connected again (session %s)", "kept" if session_present else "new")
+            log.warning("MQTT connected again (session %s)", "kept" if session_present else "new")
 
     def _requeue(self, now: int) -> None:
         n = self.outbox.requeue_sent()
@@ -255,9 +255,9 @@ class Delivery:
             self.stats.verdicts_duplicate += 1
             return
         latency = self._latency_ms(eid, now)
-        log.debug("verdict %s (%.2f) from %s, %s ms after escalation", verdict.verdict, verdict.confidence,
-                  verdict.source, "?" if latency is None else f"{latency:.0f}",
-                  extra={"event_id": eid, "device": verdict.device, "camera": verdict.camera})
+        log.info("camera %s event %s: verdict %s (%.2f) from %s, %s ms after escalation", verdict.camera, eid,
+                 verdict.verdict, verdict.confidence, verdict.source, "?" if latency is None else f"{latency:.0f}",
+                 extra={"event_id": eid, "device": verdict.device, "camera": verdict.camera})
         if completed:
             source = verdict.source
             if source == "llm":

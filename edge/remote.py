@@ -451,7 +451,7 @@ class ModelLoader:
                 self.files.save_running_model(loaded.spec.model)
                 if self.model_refused is not None and self.model_refused["sha256"] == loaded.sha256:
                     self.model_refused = None
-                log.warning("detector now runs model %s (%s…)", loaded.name, loaded.sha256[:12])
+                log.info("detector now runs model %s (%s…)", loaded.name, loaded.sha256[:12])
             self._on_change()
             if self.wanted != self.running and self.wanted != loaded.spec and self.wanted is not None:
                 self._start(self.wanted)

@@ -208,6 +208,7 @@ class MQTTLink:
         self._attempt = 0
         self._refused = False
         self._refused_warned = -REFUSED_WARN_S
+        self._lost_at: float | None = None  # when an established connection was lost (owners without on_disconnected)
         self._stop = threading.Event()
         self._closing = threading.Event()  # stop() asked for a clean DISCONNECT
         self._thread: threading.Thread | None = None
@@ -381,6 +382,10 @@ class MQTTLink:
             self._send_subscribe(client, topic, qos)
         self.generation += 1
         self.last_error = ""
+        if self._lost_at is not None:
+            log.warning("MQTT connection %s to %s:%d back after %.0f s", self.client_id, self.config.host,
+                        self.config.port, time.monotonic() - self._lost_at)
+            self._lost_at = None
         self.connected.set()
         self._guard(self._on_connected, bool(flags.session_present))
 
@@ -388,6 +393,10 @@ class MQTTLink:
         was = self.connected.is_set()
         self.connected.clear()
         self.subscribed.clear()
+        if was and self._on_disconnected is None and not self._closing.is_set():  # an owner that listens says it
+            self._lost_at = time.monotonic()
+            log.warning("MQTT connection %s to %s:%d lost (%s); reconnecting with backoff", self.client_id,
+                        self.config.host, self.config.port, reason_code)
         if was:
             self._guard(self._on_disconnected, str(reason_code))
 
