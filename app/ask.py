@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import sys
+import textwrap
 import urllib.error
 import urllib.request
 
@@ -80,11 +81,18 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub) -> None:
-    ask_cmd = sub.add_parser("ask", help="ask the cloud API a question about the events, in words "
-                                         f"(${API_URL_ENV}, ${API_TOKEN_ENV})")
+    ask_cmd = sub.add_parser(
+        "ask", help=f"ask the cloud API a question about the events, in words (${API_URL_ENV}, ${API_TOKEN_ENV})",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=textwrap.fill(f"Asks the cloud service a question about the stored events and prints the "
+                                  f"answer with the events it cites. The API comes from ${API_URL_ENV} (default "
+                                  f"{DEFAULT_URL}), the token from ${API_TOKEN_ENV} (the cloud's [http] token). "
+                                  "Works from the device too: standard library only.", 100),
+        epilog='example:\n  EDGETRIAGE_API_TOKEN=... edgetriage ask "was anyone at the door after 5 pm?" --camera door')
     ask_cmd.add_argument("question", help='e.g. "How many people came to the porch today?"')
-    ask_cmd.add_argument("--camera", help="only this camera")
-    ask_cmd.add_argument("--device", help="only this device")
-    ask_cmd.add_argument("--since", help="only events captured since: epoch ms or ISO 8601 with offset")
-    ask_cmd.add_argument("--json", action="store_true", help="print the API's JSON answer")
+    ask_cmd.add_argument("--camera", help="only this camera (default: all)")
+    ask_cmd.add_argument("--device", help="only this device (default: all)")
+    ask_cmd.add_argument("--since", help="only events captured since: epoch ms or ISO 8601 with offset "
+                         "(default: none)")
+    ask_cmd.add_argument("--json", action="store_true", help="print the API's JSON answer instead of words")
     ask_cmd.set_defaults(func=cmd_ask)

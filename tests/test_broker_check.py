@@ -46,8 +46,9 @@ def test_demo_with_an_unreachable_broker_fails_before_loading_the_model():
 def test_run_with_an_unreachable_broker_is_one_line_and_exit_2(side, tmp_path):
     url = f"mqtt://127.0.0.1:{free_port()}"
     config = tmp_path / f"{side}.toml"
-    where = (f'device = "porch-1"\nstate_dir = "{tmp_path / "state"}"\n' if side == "edge"
-             else f'store_path = "{tmp_path / "cloud.db"}"\n')
+    where = (f'device = "porch-1"\nstate_dir = "{tmp_path / "state"}"\n[[cameras]]\nid = "porch"\nsource = "0"\n'
+             f'[daemon]\nmetrics_port = {free_port()}\n' if side == "edge"
+             else f'store_path = "{tmp_path / "cloud.db"}"\n[http]\nport = {free_port()}\n')
     config.write_text(f'{where}[mqtt]\nurl = "{url}"\n')
     result, took = _run(side, "run", "--config", str(config))
     line = _one_error_line(result, url)
