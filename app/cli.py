@@ -234,7 +234,7 @@ def _command(sub: Any, name: str, summary: str, what: str, example: str) -> argp
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="edgetriage", description=__doc__,
+    parser = argparse.ArgumentParser(prog="edgetriage", description=__doc__, epilog="example:\n  edgetriage demo",
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.set_defaults(log_level=logging.WARNING)  # the services (edge run, cloud run) log at info
     parser.add_argument("-v", "--verbose", action="count", default=0,
@@ -300,7 +300,7 @@ def build_parser() -> argparse.ArgumentParser:
                      "decoded, the metrics port) and prints what it checked and where the broker password comes "
                      "from. Exit status 2 with one line per problem.",
                      "edgetriage edge check-config --config /etc/edgetriage/edge.toml")
-    check.add_argument("--config", metavar="FILE", help="the device's TOML config")
+    check.add_argument("--config", metavar="FILE", help="the device's TOML config (no default: a device names its cameras)")
     check.set_defaults(func=cmd_edge_check)
     replay = _command(esub, "replay", "run the vision pipeline and decisions on recorded clips, offline",
                       "Runs each video through the same pipeline and rules as `edge run`, without a broker or "
