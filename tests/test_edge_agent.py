@@ -20,7 +20,7 @@ from edgetriage.edge.config import CameraConfig, EdgeConfig, RulesConfig, load_e
 from edgetriage.edge.rules import Rules
 from edgetriage.edge.vcache import VerdictCache
 from edgetriage.shared.config import ConfigError
-from edgetriage.shared.ids import uuid7
+from edgetriage.shared.ids import uuid7, uuid7_ms
 from edgetriage.shared.protocol import Event, ReuseRule, Verdict, decode_event, encode_verdict
 from edgetriage.shared.topics import Topics
 from paho.mqtt.enums import CallbackAPIVersion
@@ -159,7 +159,8 @@ def test_escalated_event_reaches_the_broker_and_its_verdict_completes_it(tmp_pat
         assert (event.device, event.camera, event.track_id, event.label) == ("edge-t1", "door", ev.track_id, "person")
         assert event.crop == ev.crop_jpeg and event.phash == ev.phash and event.reason == decision.reason
         assert event.crop_box is not None and event.crop_box == pytest.approx(ev.crop_box)  # where it was cut
-        assert event.captured_ms == ev.captured_ms and len(event.detections) >= 1
+        # the track's time, never later than the decision (uuid7 carries it): a clip read fast runs ahead
+        assert event.captured_ms == min(ev.captured_ms, uuid7_ms(event.event_id)) and len(event.detections) >= 1
 
         # the device announces itself
         assert _retained(mosquitto.port, Topics(prefix).status("edge-t1")) == b"online"
