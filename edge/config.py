@@ -1,5 +1,6 @@
 """The device's one configuration schema (TOML). Every key has a default that works on a development machine:
-the bundled clip as the camera, a broker on localhost, state under $EDGETRIAGE_STATE or ./var.
+a broker on localhost, state under $EDGETRIAGE_STATE or ./var, the bundled clip as the camera for code and
+tests; `edge run` and `check-config` want the file to name its `[[cameras]]`, each with a source (edge.preflight).
 
     device = "edge-1"
     [[cameras]]
