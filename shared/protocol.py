@@ -44,7 +44,7 @@ MAX_FACTS = 12
 
 
 
-REJECT_CODES = ("too_large", "encoding", "schema_version", "invalid", "image")
+REJECT_CODES = ("too_large", "encoding", "schema_version", "invalid", "image", "site")
 
 
 class ProtocolError(ValueError):
