@@ -94,7 +94,8 @@ class Sites:
 
 class CloudKeys:
     """The perceptual hash and appearance embedding the cloud computes from an event's crop, for the events
-    whose verdicts may reach other devices. The model is loaded on the first embedding asked for."""
+    whose verdicts may reach other devices. With site scope the model is loaded at once, in the background,
+    so the first cache miss does not wait for it."""
 
     def __init__(self, policy: ReusePolicy, model: str = APPEARANCE_MODEL) -> None:
         self.policy = policy
@@ -102,6 +103,8 @@ class CloudKeys:
         self._appearance: Appearance | None = None
         self._unavailable = False
         self._lock = threading.Lock()
+        if policy.scope == "site":
+            threading.Thread(target=self._load, name="appearance-load", daemon=True).start()
 
     def crosses_devices(self, event: Event) -> bool:
         """Whether this event's verdict, and the verdicts it may be answered with, reach other devices."""
