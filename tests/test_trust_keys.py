@@ -12,6 +12,7 @@ test's own that tells an empty doorway (benign) from a person (alert) by the cro
 from __future__ import annotations
 
 import asyncio
+import base64
 import queue
 import threading
 import time
@@ -24,8 +25,12 @@ import cv2
 import numpy as np
 import paho.mqtt.client as mqtt
 import pytest
+import requests
+from conftest import free_port
 from edgetriage.cloud.analysis import Analysis
 from edgetriage.cloud.config import CloudConfig, HTTPConfig
+from edgetriage.cloud.http.api import build_app, run_api
+from edgetriage.cloud.http.auth import ApiAuth
 from edgetriage.cloud.service import CloudService
 from edgetriage.cloud.storage.redis_store import RedisStore, connect_redis
 from edgetriage.cloud.storage.store import SQLiteStore
@@ -244,6 +249,44 @@ def test_a_site_claim_the_configuration_does_not_make_is_refused_and_acknowledge
         assert again.stats.received == 0
 
     _run(again, store, redelivered)
+
+
+def test_over_http_a_site_claim_is_a_400_with_the_reason(tmp_path, person, blank):
+    """The HTTP intake (a device token, a real port) refuses the same claim the same way, and stores nothing."""
+    config = CloudConfig(store_path=str(tmp_path / "cloud.db"), http=HTTPConfig(port=0),
+                         reuse={"scope": "site", "sites": {"home": ["dev-b"]}})
+    store = SQLiteStore(config.store_path)
+    service = CloudService(config, ByLook(), store)
+    loop = asyncio.new_event_loop()
+    port = free_port()
+    runner = loop.run_until_complete(run_api(build_app(store, service, auth=ApiAuth("op", {"dev-a": "tok-a"})),
+                                             "127.0.0.1", port))
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    try:
+        claim = _event("dev-a", blank, phash_dct64(person[0]))
+        body = {**claim.model_dump(mode="json", by_alias=True, exclude={"crop"}),
+                "crop": base64.b64encode(claim.crop).decode()}
+        answer = requests.post(f"http://127.0.0.1:{port}/v1/events", json=body, timeout=30,
+                               headers={"Authorization": "Bearer tok-a"})
+        assert answer.status_code == 400 and "names site 'home'" in answer.text, answer.text
+        assert store.get_event(claim.event_id) is None and service.stats.rejected_by == {"site": 1}
+        mine = _event("dev-a", blank, "0123456789abcdef", site=None, n=1)
+        body = {**mine.model_dump(mode="json", by_alias=True, exclude={"crop"}),
+                "crop": base64.b64encode(mine.crop).decode()}
+        answer = requests.post(f"http://127.0.0.1:{port}/v1/events", json=body, timeout=30,
+                               headers={"Authorization": "Bearer tok-a"})
+        assert answer.status_code == 200 and answer.json()["cache"]["site"] is None  # in no site: its own
+    finally:
+        async def down() -> None:
+            await service.stop()
+            await runner.cleanup()
+
+        asyncio.run_coroutine_threadsafe(down(), loop).result(30)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        loop.close()
+        store.close()
 
 
 @pytest.mark.parametrize("redis", [False, True], ids=["sqlite", "redis"])
