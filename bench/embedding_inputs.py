@@ -44,7 +44,7 @@ COLOUR_GATES = (40.0, 20.0, 10.0)
 
 
 def reduce(features: np.ndarray) -> np.ndarray:
-    """As edge.embed: groups of 5 consecutive channels averaged, scaled to int8."""
+    """As shared.embedding: groups of 5 consecutive channels averaged, scaled to int8."""
     return _int8(features.reshape(len(features), -1, 5).mean(2))
 
 
@@ -90,7 +90,7 @@ class Inputs:
         return canvas
 
     def ways(self) -> dict[str, Callable[[np.ndarray], np.ndarray]]:
-        return {"centre 224 (shipped)": self.classifier._tensor, "squash": self.squashed,
+        return {"centre 224 (shipped)": self.classifier._input.tensor, "squash": self.squashed,
                 "letterbox": lambda bgr: self.squashed(self.padded(bgr, 1.0)),
                 "pad to 1:2, squash": lambda bgr: self.squashed(self.padded(bgr, 0.5))}
 
@@ -155,7 +155,7 @@ def measure(media: Path, quick: bool) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="edgetriage-embedding-inputs-") as tmp:
         session = map_session(classifier, Path(tmp))
         if session is not None:
-            maps = [session.run(["map"], {classifier._input_name: classifier._tensor(i)})[0][0] for i in images]
+            maps = [session.run(["map"], {classifier._input_name: classifier._input.tensor(i)})[0][0] for i in images]
             for name, pool in POOLS.items():
                 pooled = reduce(np.stack([pool(m) for m in maps]))
                 out[name] = judged(np.round(_cosines(pooled)[upper], 4), classes)

@@ -1,5 +1,5 @@
 """Which reuse key recognises the same person: the 64-bit DCT hash against the appearance embedding
-(edge.embed), measured on crops of the labelled visits of the shared clips, and the threshold chosen.
+(shared.embedding), measured on crops of the labelled visits of the shared clips, and the threshold chosen.
 
 Crops: the YOLOX-nano person detection with the best score, three looks a second, inside each visit of
 labels.json (0.5 s in from either end), cut with the device's margin and JPEG-encoded as the device sends
@@ -38,7 +38,7 @@ from edgetriage.edge.capture import FrameSource
 from edgetriage.edge.classify import ClassifierConfig, CropClassifier
 from edgetriage.edge.crops import crop_box, encode_jpeg, phash_dct64
 from edgetriage.edge.detect import DetectorConfig, build_detector
-from edgetriage.edge.embed import embedding_of
+from edgetriage.shared.embedding import embedding_of
 from edgetriage.shared.protocol import CROP_MARGIN, DEFAULT_MAX_DISTANCE, DEFAULT_MIN_SIMILARITY
 from recall import load_labels
 

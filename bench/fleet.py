@@ -512,7 +512,9 @@ def main() -> int:
                 name = f"fleet{workers}"
                 base = {"mqtt": {"url": broker.url, "prefix": prefix}, "group": f"g{uuid.uuid4().hex[:6]}",
                         "analyzer": {"backend": "transformers", "threads": 1, "max_batch": 8},
-                        "reuse": {"scope": "site", "verify_sample": 0.0},
+                        # the site's devices as the operator lists them: the cloud takes no device's word for it
+                        "reuse": {"scope": "site", "verify_sample": 0.0,
+                                  "sites": {SITE: [f"fleet-{k:03d}" for k in range(devices)]}},
                         **common, "delivery": {**common["delivery"], "redis_prefix": f"{redis_prefix}-{name}"}}
                 say(f"{name}: {devices} devices, {len(fleet.items)} events, {workers} worker(s), real CPU model")
                 runs[name] = run_phase(name, fleet, base, workers, clients, topics, broker, workdir, drain_s,

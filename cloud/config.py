@@ -57,8 +57,8 @@ class ReusePolicy(Strict):
     """Which later events a model verdict may answer without asking the model again.
 
     scope "camera": only events from the same device and camera; "site": any camera of any device of the same
-    site (events without a site fall back to their camera), and the verdict is offered to the site's other
-    devices as it is made. max_distance is in bits of the 64-bit perceptual hash; min_similarity is the cosine
+    site as `sites` lists them (devices no site lists fall back to their camera), by the keys the cloud computes
+    from the crop itself, and the verdict is offered to the site's other devices as it is made. max_distance is in bits of the 64-bit perceptual hash; min_similarity is the cosine
     similarity of appearance embeddings that also counts as the same (events that carry one); ttl_s bounds how long a
     verdict, and anything reused from it, stays valid. verify_sample: the share of cache hits the model is
     asked about again, to measure how often reuse is wrong.
@@ -71,7 +71,8 @@ class ReusePolicy(Strict):
     verify_sample: Annotated[float, Field(ge=0.0, le=1.0)] = 0.05
     offer_site: bool = True
     sites: dict[DeviceId, list[DeviceId]] = Field(
-        default_factory=dict, description="site -> its devices, besides those learnt from their events")
+        default_factory=dict, description="site -> its devices: the only word on which device is in which site "
+                                          "(an event naming another site is refused, cloud.trust)")
 
 
 class OpenAIConfig(Strict):

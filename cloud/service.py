@@ -39,7 +39,8 @@ from .singleflight import open_flights
 from .storage.claims import ClaimKeeper, Claims, new_owner, open_claims
 from .storage.store import Store
 from .takeover import TakeOver
-from .verdicts import ReuseChecks, Sites, VerdictCache, now_ms
+from .trust import Trust
+from .verdicts import ReuseChecks, VerdictCache, now_ms
 
 log = logging.getLogger("edgetriage.cloud.service")
 
@@ -79,7 +80,7 @@ class CloudService:
         self.figures = Figures(self)
         self.stats = ServiceStats()
         self.cache = VerdictCache(store, config.reuse)
-        self.sites = Sites(config.reuse)
+        self.trust = Trust(config.reuse)  # an event's site and the keys that reach other devices: the cloud's
         self.flights = open_flights(store, config.scheduler.deadline_s)  # look-alikes wait for one model call
         # a turn's cache hits: decided before anything is written, one commit, then published (intake.CacheHits)
         self.answer_hits = CacheHits(self.cache, lambda event: self.backend.prompt_version(event), self._hit_answered)
@@ -87,7 +88,7 @@ class CloudService:
         self._background: set[asyncio.Task] = set()  # reuse checks, housekeeping
         self.reuse_checks = ReuseChecks(config.reuse, self.stats, self._ask_in_background, self._spawn)
         self._stopping = False
-        self.event_listeners: list[Callable[[Event, int], None]] = [self.sites.learn]
+        self.event_listeners: list[Callable[[Event, int], None]] = []
         self.verdict_listeners: list[Callable[[Verdict], None]] = [on_verdict] if on_verdict is not None else []
         self.verdict_listeners.append(self._offer_to_site)
         self.topics = Topics(config.mqtt.prefix)
@@ -211,7 +212,7 @@ class CloudService:
         return answered if answered is not None else await self.answer_rest(arrival)
 
     def accept(self, message: bytes | Event, topic: str) -> Event:
-        """The event, decoded and validated once; ProtocolError when it is not one or came on another's topic."""
+        """The event, decoded and validated once, admitted by cloud.trust; ProtocolError when it is not one."""
         self.stats.received += 1
         parsed = self.topics.parse(topic)
         if parsed is None or parsed[1] != "events":
@@ -220,7 +221,7 @@ class CloudService:
         if event.device != parsed[0]:
             raise ProtocolError(f"event is from device {event.device!r} but came on the topic of {parsed[0]!r}; "
                                 "a device publishes only on its own topic")
-        return event
+        return self.trust.admit(event)
 
     def _hit_answered(self, arrival: Arrival, verdict: Verdict, published: bytes) -> bool:
         """A cache hit stored with its event: listeners told, counted, published; True once published."""
@@ -275,7 +276,7 @@ class CloudService:
         self._inflight[event.event_id] = future
         stored = False
         try:
-            verdict = await self._decide(event, arrived)
+            verdict = await self._decide(await self.trust.embedded(event), arrived)
             if not keeper.still_held(event.event_id):  # our lease ran out and another worker took over
                 self.stats.claims_lost += 1
                 self._warn.warning("discarded the verdict for %s: its claim ran out during the analysis",
@@ -363,9 +364,9 @@ class CloudService:
         return await self.scheduler.submit(event, background=True)
 
     def _offer_to_site(self, verdict: Verdict) -> None:
-        """A new site-wide model verdict, offered to the site's other devices (cloud.verdicts.Sites)."""
+        """A new site-wide model verdict, offered to the site's other devices (cloud.trust.Sites)."""
         link = self._link
-        for offer in self.sites.offers(verdict) if link is not None else ():
+        for offer in self.trust.sites.offers(verdict) if link is not None else ():
             if link.publish(self.topics.verdicts(offer.device), encode_verdict(offer), qos=1) is not None:
                 self.stats.site_offers += 1
 

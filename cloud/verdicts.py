@@ -1,6 +1,7 @@
 """The verdicts the cloud service gives, and the rule each carries: a cache hit's (a stored verdict copied for a
 look-alike), the model's (its answer made safe for the wire), the offers of a new site-wide verdict to
-the site's other devices, and the sample of cache hits the model is asked about again.
+the site's other devices, and the sample of cache hits the model is asked about again. A verdict made for one
+device reaches another (a cache hit, an offer) only as `foreign` makes it: the answer, none of the facts.
 
 Which stored verdict may answer an event is shared.reuse's rule; the store fetches by it. This module only
 fills in a verdict's rule and makes the copies, so the service's pipeline reads as a sequence of steps.
@@ -79,7 +80,10 @@ class VerdictCache:
             if ttl_s > 0:  # the hit's rule with every field replaced by valid values: no validation again
                 rule = hit.cache.model_copy(update=self._rule_fields(event, hit.cache.prompt_version, ttl_s))
         # a copy, not a new model: every field comes from a valid verdict or a valid event (no validation
-        # again per hit); the answer itself (verdict, confidence, description, model, facts, ...) is the hit's
+        # again per hit); the answer itself (verdict, confidence, description, model, facts, ...) is the hit's,
+        # without what was seen at another device
+        if hit.device != event.device:
+            hit = foreign(hit)
         return hit.model_copy(update={
             "event_id": event.event_id, "device": event.device, "camera": event.camera, "label": event.label,
             "source": "cloud_cache", "reused_from": hit.reused_from or hit.event_id, "created_ms": created,
@@ -112,32 +116,23 @@ class VerdictCache:
                        model_verdict=analysis.model_verdict, checked=analysis.checked and analysis.checked[:200])
 
 
-class Sites:
-    """Which devices belong to which site (configured in reuse.sites, or learnt from their events), and the
-    offers a new site-wide model verdict makes to the site's other devices."""
+def site_offers(policy: ReusePolicy, devices: list[str], verdict: Verdict) -> list[Verdict]:
+    """A new model verdict whose rule covers the whole site goes to the site's other `devices` too (the
+    operator's list, cloud.trust.Sites), so they never ask about the same thing. The offer is addressed to
+    each device (device = the recipient), keeps the original event_id, with reused_from = event_id marking it
+    as an offer, not an answer, and carries what decides reuse only (`foreign`)."""
+    rule = verdict.cache
+    if not policy.offer_site or verdict.source != "llm" or rule is None or rule.scope != "site" or not rule.site:
+        return []
+    return [foreign(verdict).model_copy(update={"device": device, "source": "cloud_cache",
+                                                "reused_from": verdict.event_id})
+            for device in devices if device != verdict.device]
 
-    def __init__(self, policy: ReusePolicy) -> None:
-        self.policy = policy
-        self._devices: dict[str, set[str]] = {site: set(devices) for site, devices in policy.sites.items()}
 
-    def learn(self, event: Event, received_ms: int) -> None:
-        """An event listener: its device belongs to its site."""
-        if event.site:
-            self._devices.setdefault(event.site, set()).add(event.device)
-
-    def devices(self, site: str) -> list[str]:
-        return sorted(self._devices.get(site, ()))
-
-    def offers(self, verdict: Verdict) -> list[Verdict]:
-        """A new model verdict whose rule covers the whole site goes to the site's other devices too, so they
-        never ask about the same thing. The offer is addressed to each device (device = the recipient) and
-        keeps the original event_id, with reused_from = event_id marking it as an offer, not an answer."""
-        rule = verdict.cache
-        if not self.policy.offer_site or verdict.source != "llm" or rule is None or rule.scope != "site" \
-                or not rule.site:
-            return []
-        return [verdict.model_copy(update={"device": device, "source": "cloud_cache", "reused_from": verdict.event_id})
-                for device in self.devices(rule.site) if device != verdict.device]
+def foreign(verdict: Verdict) -> Verdict:
+    """A verdict as another device may see it: the answer and its rule, without what was seen at the device it
+    was made for (its facts: zones, times, dwell; the description and the check that may repeat them)."""
+    return verdict.model_copy(update={"description": "", "facts": [], "checked": None, "timings": Timings()})
 
 
 class ReuseChecks:

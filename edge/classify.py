@@ -12,19 +12,18 @@ import logging
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
-import cv2
 import numpy as np
 from pydantic import Field
 
 from ..shared.config import Strict
+from ..shared.cropkeys import Appearance, ImagenetInput, decode_jpeg
+from ..shared.embedding import embedding_of
 from ..shared.modelfiles import ModelError, resolve
 from .detect import DetectorConfig, model_key, open_session
-from .embed import embedding_of
 
 log = logging.getLogger(__name__)
 
 Category = Literal["person", "vehicle", "animal", "object"]
-MAX_ASPECT = 4.0  # longer crops are trimmed to this ratio around their centre before resizing
 
 # ImageNet-1k indices (torchvision order) grouped by what matters to a camera.
 _WORN = frozenset({
@@ -78,7 +77,7 @@ class Classification:
     categories: dict[str, float]
     top_index: int
     reliable: bool = True  # the crop was big enough for its names to veto anything (ClassifierConfig.min_side)
-    embedding: bytes | None = None  # edge.embed, from the same run (None: a model without a features output)
+    embedding: bytes | None = None  # shared.embedding, from the same run (None: a model without a features output)
 
     @property
     def category(self) -> Category:
@@ -130,15 +129,10 @@ class CropClassifier:
         self._outputs = [entry["outputs"]["logits"]]
         if "features" in entry["outputs"]:
             self._outputs.append(entry["outputs"]["features"])
-        width, height = entry["input"]["size"]
-        self._size = (int(width), int(height))
-        self._resize_short = round(min(self._size) * 256 / 224)  # the ImageNet recipe: 256 for a 224 crop
-        mean = np.asarray(entry["mean"], np.float32) * 255.0
-        std = np.asarray(entry["std"], np.float32) * 255.0
-        # one multiply-add per pixel: (x - mean) / std == x * (1/std) - mean/std
-        self._gain = (1.0 / std).reshape(1, 1, 3).astype(np.float32)
-        self._bias = (-mean / std).reshape(1, 1, 3).astype(np.float32)
+        self._input = ImagenetInput(entry)
         self.session = open_session(self._model, config.threads, config.providers)
+        # the embedding alone, for a crop nobody asked to classify: the same session and recipe (shared.cropkeys)
+        self._appearance = Appearance(self._model, self.session) if len(self._outputs) > 1 else None
         self._groups = np.array([("person", "vehicle", "animal", "object").index(category_of(i))
                                  for i in range(len(self.labels))])
 
@@ -147,7 +141,7 @@ class CropClassifier:
         return self._model.name
 
     def classify(self, crop_bgr: np.ndarray) -> Classification:
-        logits, *features = self.session.run(self._outputs, {self._input_name: self._tensor(crop_bgr)})
+        logits, *features = self.session.run(self._outputs, {self._input_name: self._input.tensor(crop_bgr)})
         scores = logits[0].astype(np.float64)
         probs = np.exp(scores - scores.max())
         probs /= probs.sum()
@@ -161,36 +155,9 @@ class CropClassifier:
             embedding=embedding_of(features[0][0]) if features else None)
 
     def embed_jpeg(self, jpeg: bytes) -> bytes | None:
-        """The crop's appearance embedding alone (edge.embed), for a crop nobody asked to classify."""
-        if len(self._outputs) < 2:
-            return None
-        image = cv2.imdecode(np.frombuffer(jpeg, np.uint8), cv2.IMREAD_COLOR)
-        if image is None or image.size == 0:
-            return None
-        (features,) = self.session.run(self._outputs[1:], {self._input_name: self._tensor(image)})
-        return embedding_of(features[0])
+        """The crop's appearance embedding alone (shared.embedding), for a crop nobody asked to classify."""
+        return self._appearance.embed_jpeg(jpeg) if self._appearance is not None else None
 
     def classify_jpeg(self, jpeg: bytes) -> Classification | None:
-        image = cv2.imdecode(np.frombuffer(jpeg, np.uint8), cv2.IMREAD_COLOR)
-        if image is None or image.size == 0:
-            return None
-        return self.classify(image)
-
-    def _tensor(self, bgr: np.ndarray) -> np.ndarray:
-        """Short side to 256, centre 224x224, RGB, normalised, NCHW."""
-        h, w = bgr.shape[:2]
-        if max(h, w) > MAX_ASPECT * min(h, w):
-            keep = int(MAX_ASPECT * min(h, w))
-            if h > w:
-                bgr = bgr[(h - keep) // 2:(h - keep) // 2 + keep]
-            else:
-                bgr = bgr[:, (w - keep) // 2:(w - keep) // 2 + keep]
-            h, w = bgr.shape[:2]
-        size_w, size_h = self._size
-        scale = self._resize_short / min(h, w)
-        new_w, new_h = max(size_w, round(w * scale)), max(size_h, round(h * scale))
-        resized = cv2.resize(bgr, (new_w, new_h), interpolation=cv2.INTER_LINEAR)
-        top, left = (new_h - size_h) // 2, (new_w - size_w) // 2
-        rgb = cv2.cvtColor(resized[top:top + size_h, left:left + size_w], cv2.COLOR_BGR2RGB)
-        normalised = rgb.astype(np.float32) * self._gain + self._bias
-        return np.ascontiguousarray(normalised.transpose(2, 0, 1)[np.newaxis])
+        image = decode_jpeg(jpeg)
+        return self.classify(image) if image is not None else None

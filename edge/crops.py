@@ -6,9 +6,12 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
+from ..shared.cropkeys import phash_dct64
 from ..shared.protocol import CROP_MARGIN, crop_region
 
 Box = tuple[float, float, float, float]
+
+__all__ = ["Box", "crop_box", "cut", "encode_jpeg", "phash_dct64", "shrink"]
 
 MAX_JPEG_BYTES = 192 * 1024  # leaves room in the 256 KiB event for the rest of the message
 
@@ -57,16 +60,3 @@ def encode_jpeg(crop: np.ndarray, max_side: int = 320, quality: int = 85) -> tup
         if buf.size <= MAX_JPEG_BYTES or quality <= 30:
             return buf.tobytes(), (w, h)
         quality -= 15
-
-
-def phash_dct64(crop: np.ndarray) -> str:
-    """64-bit DCT perceptual hash as 16 lower-case hex digits: grey, 32x32, 2-D DCT, the top-left 8x8
-    coefficients each compared with the median of the 63 non-DC ones; bit order row-major, first bit most
-    significant. Small changes of pose, light or JPEG noise flip few bits; another scene flips about half."""
-    if crop.size == 0:
-        raise ValueError("cannot hash an empty crop")
-    grey = cv2.cvtColor(crop, cv2.COLOR_BGR2GRAY) if crop.ndim == 3 else crop
-    small = cv2.resize(grey, (32, 32), interpolation=cv2.INTER_AREA).astype(np.float32)
-    low = cv2.dct(small)[:8, :8].ravel()
-    bits = low > np.median(low[1:])
-    return np.packbits(bits).tobytes().hex()

@@ -1,5 +1,5 @@
 """Object detection on one frame or one region of it: the seam every detector back-end fits (`Detector`),
-the ONNX Runtime session they share (`open_session`), and the two model families the product ships:
+the ONNX Runtime session they share (`open_session`, shared.onnx), and the two model families the product ships:
 
 - `ssd_tfod`: the TF Object Detection API SSDLite person detector (uint8 RGB in, NMS in the graph);
 - `yolox`: YOLOX-Nano, COCO-80 (float BGR letterboxed top-left in, raw grid out, decoded and NMS'd here).
@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, Protocol
+from typing import Annotated, Literal, Protocol
 
 import cv2
 import numpy as np
@@ -23,6 +23,7 @@ from pydantic import Field
 from ..shared import yolox
 from ..shared.config import Strict
 from ..shared.modelfiles import ModelError, ModelFile, manifest, resolve
+from ..shared.onnx import open_session
 
 log = logging.getLogger(__name__)
 
@@ -71,17 +72,6 @@ class Detector(Protocol):
     def detect(self, image_bgr: np.ndarray, region: Region | None = None) -> list[Det]: ...
 
 
-def usable_providers(requested: list[str], available: list[str]) -> list[str]:
-    """The requested providers this onnxruntime build has, in order, with CPU last; a missing one is
-    named in a warning so an operator who asked for an NPU knows the CPU is doing the work."""
-    usable = [p for p in requested if p in available and p != "CPUExecutionProvider"]
-    missing = [p for p in requested if p not in available]
-    if missing:
-        log.warning("onnxruntime here has no %s (available: %s); using %s", ", ".join(missing),
-                    ", ".join(available), ", ".join([*usable, "CPUExecutionProvider"]))
-    return [*usable, "CPUExecutionProvider"]
-
-
 def model_key(config: DetectorConfig) -> str:
     """The manifest key or path `config` names, with the INT8 variant swapped in when asked for."""
     if config.precision == "fp32":
@@ -96,26 +86,6 @@ def model_key(config: DetectorConfig) -> str:
                              "set precision = \"fp32\" or choose another model")
         return key
     return config.model  # a file path: its manifest entry says what precision it is
-
-
-def open_session(model: ModelFile, threads: int, providers: list[str], spin: bool = False) -> Any:
-    """An onnxruntime session with explicit thread counts (the default grabs every core, which starves
-    the capture and the other cameras on a Pi) and the usable providers."""
-    import onnxruntime as ort  # the edge extra; imported here so config-only users need no runtime
-
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
-    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    options.log_severity_level = 3
-    options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spin else "0")
-    chosen = usable_providers(providers, ort.get_available_providers())
-    try:
-        return ort.InferenceSession(str(model.path), options, providers=chosen)
-    except Exception as exc:  # onnxruntime raises its own exception types for unloadable graphs
-        raise ModelError(f"model {model.name!r}: onnxruntime cannot load {model.path}: {exc}; "
-                         "check the onnxruntime version (>= 1.16) or restore the shipped file") from None
 
 
 def region_pixels(image: np.ndarray, region: Region | None) -> tuple[np.ndarray, tuple[float, float, float, float]]:

@@ -81,7 +81,7 @@ class TrackEvent:
     classification: Classification | None = None  # set by the pipeline or, where a rule asks, the agent
     crop_box: tuple[float, float, float, float] | None = None  # where crop_jpeg was cut, frame-normalised
     direction: str | None = None  # its way across the picture up to emission (edge.track.direction_of)
-    embedding: bytes | None = None  # appearance embedding (edge.embed), set by the triage when it may escalate
+    embedding: bytes | None = None  # appearance embedding (shared.embedding), set by the triage when it may escalate
 
     @property
     def classes(self) -> list[tuple[str, float]]:

@@ -44,7 +44,7 @@ MAX_FACTS = 12
 
 
 
-REJECT_CODES = ("too_large", "encoding", "schema_version", "invalid", "image")
+REJECT_CODES = ("too_large", "encoding", "schema_version", "invalid", "image", "site")
 
 
 class ProtocolError(ValueError):
@@ -101,7 +101,7 @@ class Event(_Message):
     local_time: Annotated[str, Field(pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$")] | None = None
     # where the crop was cut, x1, y1, x2, y2 normalised to the frame (None: a sender before it was said)
     crop_box: tuple[Unit, Unit, Unit, Unit] | None = None
-    # Optional: the crop's appearance embedding (edge.embed), a second reuse key (None: reuse by hash only)
+    # Optional: the crop's appearance embedding (shared.embedding), a second reuse key (None: reuse by hash only)
     embedding: Embedding | None = Field(None, repr=False)
     embedding_alg: Literal["mnv2avg256"] = "mnv2avg256"
 

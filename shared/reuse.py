@@ -6,7 +6,7 @@ and whether a new verdict is worth filing at all. The caches and stores only ind
 and fetch them; they call `best`/`nearest` to choose and `worth_filing` before they file.
 
 Two keys reach a crop (`match`): the 64-bit DCT hash, within `max_distance` bits (exact and near-exact
-copies), or, when both crops carry one, the appearance embedding (edge.embed) with a cosine similarity of
+copies), or, when both crops carry one, the appearance embedding (shared.embedding) with a cosine similarity of
 at least `min_similarity` (the same person a few seconds or a pass later, after the hash has moved on). A
 hash match ranks before an embedding match; then the nearer (fewer bits, higher similarity), the newer,
 the smaller event id, so every cache picks the same one. The device may give a verdict further keys, other

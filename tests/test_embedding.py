@@ -14,10 +14,9 @@ import pytest
 from conftest import MEDIA
 from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.edge.crops import crop_box, encode_jpeg, phash_dct64
-from edgetriage.edge.embed import embedding_of
 from edgetriage.edge.rules import Rules, RulesConfig, Triage
 from edgetriage.edge.vcache import VerdictCache
-from edgetriage.shared.embedding import EMBEDDING_BYTES, similarity
+from edgetriage.shared.embedding import EMBEDDING_BYTES, embedding_of, similarity
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.phash import hamming
 from edgetriage.shared.protocol import (

@@ -1,6 +1,6 @@
 """Expose MobileNetV2's pooled features as a second output, `features` [N, 1280] float32 (the input of the
 final Gemm: global average pool of the last 1x1 conv, ReLU6), beside `logits`. One run of the classifier
-then gives the device both the ImageNet classes and the appearance embedding (edge.embed), and onnxruntime
+then gives the device both the ImageNet classes and the appearance embedding (shared.embedding), and onnxruntime
 on the device needs no graph editing. Nothing else changes: logits are bit-identical.
 
 Usage: python add_features_output.py model.onnx [...]   (in place; a model that has the output is left as is)
