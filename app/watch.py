@@ -2,8 +2,8 @@
 
 It decodes the binary topics itself (events are MessagePack with a JPEG crop) and never prints bytes:
 
-    14:42:10  porch-pi/cam0  person 0.90  escalated  #3f9a1c  new track (zones door; left)
-    14:42:13  porch-pi/cam0  person       alert 0.80 (llm)  #3f9a1c  A person standing near the door
+    14:42:10  porch-pi/cam0  person 0.41  escalated  #3f9a1c  uncertain score 0.41 (zones door; left)
+    14:42:13  porch-pi/cam0  person  alert 0.80 (llm)  #3f9a1c  A person standing near the door
 
 The broker comes from a config's [mqtt] section (a cloud or a device TOML: url, prefix, username, tls) and the
 environment (EDGETRIAGE_MQTT_USERNAME, EDGETRIAGE_MQTT_PASSWORD), as for the other commands; `--broker`
