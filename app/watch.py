@@ -24,6 +24,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any, TextIO
 
+from .shared.broker_check import BrokerUnreachable, check_broker
 from .shared.config import ConfigError, MQTTConfig, validate_config
 from .shared.mqtt import Incoming, MQTTLink
 from .shared.protocol import Event, ProtocolError, Verdict, decode_event, decode_verdict
@@ -116,6 +117,17 @@ def _mqtt(args: argparse.Namespace) -> MQTTConfig:
     return validate_config(MQTTConfig, data, args.config or "--broker/--prefix")
 
 
+def _wait_subscribed(link: MQTTLink, timeout_s: float = 30.0) -> None:
+    """Until the broker granted every subscription; a refused one is a user's error (the login's ACL)."""
+    deadline = time.monotonic() + timeout_s
+    while not link.subscribed.is_set() and not link.refused_subscriptions and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if link.refused_subscriptions:
+        raise BrokerUnreachable(f"the broker refused the subscription to {', '.join(link.refused_subscriptions)}: "
+                                "this login may not read it (with deploy/mosquitto's ACL, use the cloud's "
+                                "certificate on the cloud's listener)")
+
+
 def watch(mqtt: MQTTConfig, *, device: str | None = None, as_json: bool = False, count: int = 0,
           seconds: float = 0.0, out: TextIO = sys.stdout, ready: Callable[[], None] | None = None) -> int:
     """Print lines until Ctrl-C, `count` lines or `seconds`; returns how many were printed."""
@@ -129,7 +141,8 @@ def watch(mqtt: MQTTConfig, *, device: str | None = None, as_json: bool = False,
     printed = 0
     deadline = time.monotonic() + seconds if seconds else None
     try:
-        if ready is not None and link.subscribed.wait(30):
+        _wait_subscribed(link)
+        if ready is not None:
             ready()
         while (not count or printed < count) and (deadline is None or time.monotonic() < deadline):
             try:
@@ -146,12 +159,15 @@ def watch(mqtt: MQTTConfig, *, device: str | None = None, as_json: bool = False,
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
-    from .shared.broker_check import check_broker
-
     mqtt = _mqtt(args)
-    check_broker(mqtt, where=f"[mqtt] url in {args.config}" if args.config and not args.broker else "--broker")
-    ready = (lambda: print(f"watching {mqtt.url} ({mqtt.prefix}/{VERSION}/{args.device or '+'}/...); Ctrl-C "
-                           "stops", file=sys.stderr, flush=True))
+    where = "--broker" if args.broker else f"[mqtt] url in {args.config}" if args.config else \
+        "the default url; give --broker URL or --config FILE"
+    check_broker(mqtt, where=where)
+
+    def ready() -> None:
+        print(f"watching {mqtt.url} ({mqtt.prefix}/{VERSION}/{args.device or '+'}/...); Ctrl-C stops", file=sys.stderr,
+              flush=True)
+
     watch(mqtt, device=args.device, as_json=args.json, count=args.count, seconds=args.seconds, ready=ready)
     return 0
 

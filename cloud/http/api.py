@@ -5,7 +5,7 @@ and the service's figures, model files for devices, health, metrics and its own 
     GET  /v1/events                   events newest first; filters, paging by `before` (Link: rel="next")
     GET  /v1/events/{id}              one event and its verdict
     GET  /v1/events/{id}/thumbnail    the crop, scaled to fit 192 px; /crop: the crop as sent
-    GET  /v1/verdicts/{id}            the verdict, exactly as published on MQTT
+    GET  /v1/verdicts/{id}            the verdict as the device got it (JSON, the whole reuse rule)
     GET  /v1/stats                    alpha, L_light, L_llm, L_sched, L_total vs measured, U, hit rate, ...
     POST /v1/ask                      a question in words about the events (cloud.ask)
     POST /v1/page-link                a fresh one-time link to the live page (operator only)
