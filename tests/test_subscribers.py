@@ -99,10 +99,10 @@ def test_subscriber_topics_carry_small_json_and_the_device_gets_the_whole_verdic
     watch.client.loop_stop()
 
 
-def _watch(url: str, prefix: str, *extra: str) -> tuple[subprocess.Popen, threading.Event]:
-    proc = subprocess.Popen([sys.executable, "-m", "edgetriage", "watch", "--broker", url, "--prefix", prefix,
-                             "--count", "2", "--seconds", "30", *extra], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+def _watch(*args: str) -> tuple[subprocess.Popen, threading.Event]:
+    """`edgetriage watch ARGS --count 2`, and an event set once it says it is watching (subscribed)."""
+    proc = subprocess.Popen([sys.executable, "-m", "edgetriage", "watch", *args, "--count", "2", "--seconds", "40"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     ready = threading.Event()
 
     def wait_ready() -> None:
@@ -115,8 +115,8 @@ def _watch(url: str, prefix: str, *extra: str) -> tuple[subprocess.Popen, thread
 
 
 def test_watch_prints_an_event_and_its_verdict_in_words(mosquitto, prefix, cloud):
-    plain, plain_ready = _watch(mosquitto.url, prefix)
-    as_json, json_ready = _watch(mosquitto.url, prefix, "--json")
+    plain, plain_ready = _watch("--broker", mosquitto.url, "--prefix", prefix)
+    as_json, json_ready = _watch("--broker", mosquitto.url, "--prefix", prefix, "--json")
     try:
         assert plain_ready.wait(20) and json_ready.wait(20), "watch never said it was watching"
         event = _event(seed=5)
@@ -142,6 +142,53 @@ def test_watch_prints_an_event_and_its_verdict_in_words(mosquitto, prefix, cloud
     assert records[0]["event_id"] == records[1]["event_id"] == event.event_id
     assert records[0]["crop_bytes"] == len(event.crop) and "crop" not in records[0] and "embedding" not in records[0]
     assert records[1]["verdict"] == "benign" and "embedding" not in jout
+
+
+@pytest.mark.faults
+def test_watch_reads_the_shipped_broker_with_the_clouds_certificate(secure, tmp_path):
+    """The shipped ACL and TLS: `watch --config cloud.toml` (the cloud's [mqtt] section) reads the events and
+    verdicts of every device."""
+    import asyncio
+
+    from conftest import CLOUD
+    from edgetriage.cloud.main import serve
+    from edgetriage.shared.mqtt import MQTTLink
+
+    shipped = secure.mqtt(CLOUD)
+    tls = "\n".join(f'{k} = "{getattr(shipped.tls, k)}"' for k in ("ca_file", "cert_file", "key_file"))
+    toml = tmp_path / "cloud.toml"
+    toml.write_text(f'store_path = "{tmp_path / "cloud.db"}"\n[http]\nport = {free_port()}\n'
+                    f'[mqtt]\nurl = "{shipped.url}"\n[mqtt.tls]\n{tls}\n')
+    config = CloudConfig.model_validate({"mqtt": shipped.model_dump(mode="json", exclude_none=True),
+                                         "store_path": str(tmp_path / "cloud.db"), "http": {"port": free_port()}})
+    proc, ready = _watch("--config", str(toml))
+    device = MQTTLink(secure.mqtt("cam-a"), "cam-a")
+    device.start()
+    event = noise_events("cam-a", 1, seed=11)[0]
+
+    async def scenario() -> None:
+        stop = asyncio.Event()
+        task = asyncio.create_task(serve(config, backend=FixedDelayModel(0.05, 1), stop=stop))
+        try:
+            assert await asyncio.to_thread(device.wait_connected, 10), device.last_error
+            assert await asyncio.to_thread(ready.wait, 20), "watch never said it was watching"
+            await asyncio.sleep(2.0)  # the service connects and subscribes
+            assert device.publish(Topics("edgetriage").events("cam-a"), encode_event(event)) is not None
+            await asyncio.to_thread(proc.wait, 40)
+        finally:
+            stop.set()
+            await asyncio.wait_for(task, 60)
+
+    try:
+        asyncio.run(scenario())
+        out = proc.stdout.read()
+    finally:
+        device.stop()
+        if proc.poll() is None:
+            proc.kill()
+    lines = out.splitlines()
+    assert proc.returncode == 0 and len(lines) == 2, out
+    assert "cam-a/door" in lines[0] and "escalated" in lines[0] and "benign 0.80" in lines[1], lines
 
 
 def _page_link(base: str, token: str | None) -> subprocess.CompletedProcess:
