@@ -42,8 +42,9 @@ import paho.mqtt.client as mqtt
 from brokers import Mosquitto, free_port
 from edgetriage.edge.capture import FrameSource
 from edgetriage.edge.config import CameraConfig, EdgeConfig
-from edgetriage.shared.protocol import Verdict, decode_event, encode_verdict
+from edgetriage.shared.protocol import Verdict, decode_event
 from edgetriage.shared.topics import Topics
+from edgetriage.shared.verdict_forms import encode_device_verdict
 
 JPEG_FPS = 5.0
 JPEG_QUALITY = 80
@@ -169,7 +170,7 @@ class Responder:
         verdict = Verdict(event_id=event.event_id, device=event.device, camera=event.camera, label=event.label,
                           verdict="benign", confidence=0.9, description="someone known", model="bench",
                           created_ms=int(time.time() * 1000))
-        client.publish(self._topics.verdicts(event.device), encode_verdict(verdict), qos=1)
+        client.publish(self._topics.answers(event.device), encode_device_verdict(verdict), qos=1)
         self.answered += 1
 
     def close(self) -> None:

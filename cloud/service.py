@@ -25,9 +25,10 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from ..shared.mqtt import MQTTLink, shared_subscription
-from ..shared.protocol import Event, ProtocolError, Verdict, decode_event, encode_verdict
+from ..shared.protocol import Event, ProtocolError, Verdict, decode_event
 from ..shared.reuse import bucket
 from ..shared.topics import Topics
+from ..shared.verdict_forms import encode_device_verdict, encode_public_verdict
 from .analysis import Analysis, Backend
 from .config import CloudConfig
 from .figures import Figures
@@ -229,7 +230,7 @@ class CloudService:
         self._notify(self.event_listeners, event, received_ms)
         self.reuse_checks.sample(event, verdict)
         self.stats.count(verdict, (time.monotonic() - arrived) * 1000)
-        sent = self._publish(verdict, published)
+        sent = self._publish(verdict)
         _log_verdict(verdict, sent)
         self._notify(self.verdict_listeners, verdict)
         return sent
@@ -367,7 +368,7 @@ class CloudService:
         """A new site-wide model verdict, offered to the site's other devices (cloud.trust.Sites)."""
         link = self._link
         for offer in self.trust.sites.offers(verdict) if link is not None else ():
-            if link.publish(self.topics.verdicts(offer.device), encode_verdict(offer), qos=1) is not None:
+            if link.publish(self.topics.answers(offer.device), encode_device_verdict(offer), qos=1) is not None:
                 self.stats.site_offers += 1
 
     # -- overload and housekeeping ---------------------------------------------------------------------
@@ -387,17 +388,18 @@ class CloudService:
         return sweep(self.store, self.config.retention, now)
 
     # -- output ----------------------------------------------------------------------------------------
-    def _publish(self, verdict: Verdict, payload: bytes | None = None) -> bool:
-        """Hand the verdict to the broker (QoS 1, not retained), as `payload` when it is encoded already;
-        False when there is no connection."""
+    def _publish(self, verdict: Verdict) -> bool:
+        """Hand the verdict to the broker (QoS 1, not retained) in both its forms (shared.verdict_forms): the
+        device's on its `answers` topic, the subscribers' readable JSON on `verdicts`; False when there is no
+        connection."""
         link = self._link
         if link is None:
             return False  # not started: a caller without MQTT (`process`) answers the sender itself
-        mid = link.publish(self.topics.verdicts(verdict.device), payload or encode_verdict(verdict), qos=1,
-                           retain=False)
+        mid = link.publish(self.topics.answers(verdict.device), encode_device_verdict(verdict), qos=1, retain=False)
         if mid is None:
             self.stats.unpublished += 1
             return False
+        link.publish(self.topics.verdicts(verdict.device), encode_public_verdict(verdict), qos=1, retain=False)
         self.stats.published += 1
         return True
 

@@ -2,8 +2,9 @@
 
 Escalated events are stored in the outbox before anything is sent, so a crash, a power cut or a missing broker
 costs a delay, never an event. What leaves the outbox is metered by the spending policy (edge.budget: the
-escalation budget, held while the cloud says it is overloaded). Verdicts complete their outbox entries, fill
-the device's verdict cache and are timed from escalation to arrival.
+escalation budget, held while the cloud says it is overloaded). Verdicts (MessagePack, on the device's own
+`answers` topic: the subscribers' JSON on `verdicts` lacks the embedding the cache reuses by) complete their
+outbox entries, fill the device's verdict cache and are timed from escalation to arrival.
 
 Threads: paho's network thread only puts (kind, value) tuples on a queue; everything else happens on the
 thread that calls `pump()` or `wait_and_pump()`, under the agent's lock.
@@ -21,8 +22,9 @@ from typing import Any
 
 from ..shared.ids import uuid7_ms
 from ..shared.mqtt import Incoming, MQTTLink, Will
-from ..shared.protocol import ProtocolError, Verdict, decode_verdict
+from ..shared.protocol import ProtocolError, Verdict
 from ..shared.topics import OFFLINE, ONLINE, Topics
+from ..shared.verdict_forms import decode_device_verdict
 from .budget import SpendingPolicy
 from .config import EdgeConfig
 from .outbox import Outbox
@@ -68,7 +70,7 @@ class Delivery:
 
         topics = Topics(config.mqtt.prefix)
         self._status_topic = topics.status(self.device)
-        self._verdict_topic = topics.verdicts(self.device)
+        self._verdict_topic = topics.answers(self.device)  # the device's form: the whole reuse rule (not `verdicts`)
         self._load_topic = topics.cloud_load()
         self.link = MQTTLink(
             config.mqtt,
@@ -230,7 +232,7 @@ class Delivery:
                     log.exception("handling a message on %s failed", msg.topic)
             return
         try:
-            verdict = decode_verdict(msg.payload)
+            verdict = decode_device_verdict(msg.payload)
         except ProtocolError as exc:
             self.stats.verdicts_invalid += 1
             log.warning("ignored a message on %s: %s", msg.topic, exc.reason)

@@ -1,7 +1,8 @@
 """MQTT topics of protocol v1, all under one configurable prefix.
 
     <prefix>/v1/<device>/events     device -> cloud, MessagePack event, QoS 1
-    <prefix>/v1/<device>/verdicts   cloud -> device (and any subscriber), JSON verdict, QoS 1
+    <prefix>/v1/<device>/verdicts   cloud -> any subscriber, readable JSON verdict (no embedding), QoS 1
+    <prefix>/v1/<device>/answers    cloud -> that device only, MessagePack verdict with its whole reuse rule, QoS 1
     <prefix>/v1/<device>/status     retained plain "online" / "offline" (also the last will)
     <prefix>/v1/<device>/state      device -> anyone, retained JSON: cameras, applied config version, refusals
     <prefix>/v1/<device>/config     cloud -> device, retained JSON: remote configuration and model announcement
@@ -13,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 VERSION = "v1"
-KINDS = ("events", "verdicts", "status", "state", "config")
+KINDS = ("events", "verdicts", "answers", "status", "state", "config")
 CLOUD = "_cloud"  # the pseudo-device of messages from the cloud to every device (never a device id)
 ONLINE = b"online"
 OFFLINE = b"offline"
@@ -28,6 +29,10 @@ class Topics:
 
     def verdicts(self, device: str) -> str:
         return f"{self.prefix}/{VERSION}/{device}/verdicts"
+
+    def answers(self, device: str) -> str:
+        """The device's own copy of its verdicts and site offers (shared.verdict_forms): binary, for devices."""
+        return f"{self.prefix}/{VERSION}/{device}/answers"
 
     def status(self, device: str) -> str:
         return f"{self.prefix}/{VERSION}/{device}/status"

@@ -50,9 +50,10 @@ from edgetriage.edge.vcache import VerdictCache
 from edgetriage.shared.config import ConfigError
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.mqtt import MQTTLink
-from edgetriage.shared.protocol import Detection, Event, ReuseRule, Verdict, decode_verdict, encode_event
+from edgetriage.shared.protocol import Detection, Event, ReuseRule, Verdict, encode_event
 from edgetriage.shared.reuse import distance, expired, rule_key, scope_key
 from edgetriage.shared.topics import Topics
+from edgetriage.shared.verdict_forms import decode_device_verdict
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 T0 = 1_700_000_000_000
@@ -741,8 +742,8 @@ def test_a_verdict_is_in_the_store_when_it_is_published(tmp_path, mosquitto, pre
     publish = MQTTLink.publish
 
     def publish_and_look(link, topic, payload, *args, **kwargs):
-        if topic.endswith("/verdicts"):
-            published = decode_verdict(payload)
+        if topic.endswith("/answers"):  # what the device acts on
+            published = decode_device_verdict(payload)
             seen.append((published, store.get_verdict(published.event_id)))
         return publish(link, topic, payload, *args, **kwargs)
 
@@ -796,8 +797,8 @@ def test_cache_hits_are_in_the_store_when_they_are_published(kind, via, tmp_path
     publish = MQTTLink.publish
 
     def publish_and_look(link, topic, payload, *args, **kwargs):
-        if topic.endswith("/verdicts"):
-            published = decode_verdict(payload)
+        if topic.endswith("/answers"):  # what the device acts on
+            published = decode_device_verdict(payload)
             seen.append((published.event_id, store.get_event(published.event_id) is not None,
                          store.get_verdict(published.event_id)))
         return publish(link, topic, payload, *args, **kwargs)

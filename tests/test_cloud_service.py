@@ -41,6 +41,7 @@ from edgetriage.shared.protocol import (
 )
 from edgetriage.shared.reuse import scope_key
 from edgetriage.shared.topics import Topics
+from edgetriage.shared.verdict_forms import decode_device_verdict
 from paho.mqtt.enums import CallbackAPIVersion
 
 BOX = (370, 0, 560, 400)  # x1, y1, x2, y2 in the 768x432 frame: where each visitor stands
@@ -101,7 +102,7 @@ def _event(crop: tuple[bytes, tuple[int, int], str], n: int, *, phash: str | Non
 class DeviceClient:
     """What a device (or any subscriber) sees: a paho client publishing events and collecting verdicts."""
 
-    def __init__(self, url: str, prefix: str, protocol: int = mqtt.MQTTv5) -> None:
+    def __init__(self, url: str, prefix: str, protocol: int = mqtt.MQTTv5, kind: str = "verdicts") -> None:
         parsed = urlparse(url)
         self.topics = Topics(prefix)
         self.verdicts: queue.Queue[tuple[str, bytes]] = queue.Queue()
@@ -109,7 +110,7 @@ class DeviceClient:
         client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"dev-{uuid.uuid4().hex[:8]}", protocol=protocol)
         client.on_message = lambda c, u, m: self.verdicts.put((m.topic, bytes(m.payload)))
         client.on_subscribe = lambda *a: ready.set()
-        client.on_connect = lambda c, u, f, rc, p: c.subscribe(self.topics.all_verdicts(), 1)
+        client.on_connect = lambda c, u, f, rc, p: c.subscribe(f"{prefix}/v1/+/{kind}", 1)
         client.connect(parsed.hostname, parsed.port)
         client.loop_start()
         assert ready.wait(10), "test client could not subscribe"
@@ -639,14 +640,14 @@ def test_site_verdicts_are_offered_to_the_other_devices_and_reuse_is_checked(mos
     async def scenario() -> None:
         await service.start()
         assert await service.wait_connected(10)
-        device = DeviceClient(mosquitto.url, prefix)
+        device = DeviceClient(mosquitto.url, prefix, kind="answers")  # what devices read: offers come only there
         try:
             device.publish(DEVICE, encode_event(original))
             got = {}
             for _ in range(2):
                 topic, raw = await device.next_verdict()
-                got[topic] = decode_verdict(raw)
-            answer, offer = got[f"{prefix}/v1/{DEVICE}/verdicts"], got[f"{prefix}/v1/pi-lab-2/verdicts"]
+                got[topic] = decode_device_verdict(raw)
+            answer, offer = got[f"{prefix}/v1/{DEVICE}/answers"], got[f"{prefix}/v1/pi-lab-2/answers"]
             assert answer.source == "llm" and answer.cache.scope == "site" and answer.cache.site == "lab"
             assert (offer.device, offer.event_id, offer.reused_from, offer.source) == (
                 "pi-lab-2", original.event_id, original.event_id, "cloud_cache")
@@ -654,7 +655,7 @@ def test_site_verdicts_are_offered_to_the_other_devices_and_reuse_is_checked(mos
             assert service.stats.site_offers == 1
 
             device.publish("pi-lab-2", encode_event(look_alike))
-            reused = decode_verdict((await device.next_verdict(30))[1])
+            reused = decode_device_verdict((await device.next_verdict(30))[1])
             assert (reused.device, reused.source, reused.reused_from) == ("pi-lab-2", "cloud_cache", original.event_id)
             await _until(lambda: service.stats.reuse_checked == 1, timeout=120)
             assert service.stats.reuse_disagreed == 0  # the same crop: the model says what the cache said

@@ -21,8 +21,9 @@ from edgetriage.edge.rules import Rules
 from edgetriage.edge.vcache import VerdictCache
 from edgetriage.shared.config import ConfigError
 from edgetriage.shared.ids import uuid7, uuid7_ms
-from edgetriage.shared.protocol import Event, ReuseRule, Verdict, decode_event, encode_verdict
+from edgetriage.shared.protocol import Event, ReuseRule, Verdict, decode_event
 from edgetriage.shared.topics import Topics
+from edgetriage.shared.verdict_forms import encode_device_verdict
 from paho.mqtt.enums import CallbackAPIVersion
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
@@ -72,7 +73,7 @@ class CloudPeer:
             cache=ReuseRule(device=event.device, camera=event.camera, label=event.label, phash=event.phash,
                             prompt_version=PROMPT, max_distance=10, ttl_s=3600),
         )
-        self.client.publish(self.topics.verdicts(event.device), encode_verdict(verdict), qos=1)
+        self.client.publish(self.topics.answers(event.device), encode_device_verdict(verdict), qos=1)
 
     def ids(self) -> list[str]:
         with self._lock:
@@ -167,7 +168,7 @@ def test_escalated_event_reaches_the_broker_and_its_verdict_completes_it(tmp_pat
 
         # a garbage verdict is counted, not fatal; a repeat is counted per event id; a verdict for an event
         # answered elsewhere (not in this outbox) is still cached
-        peer.client.publish(Topics(prefix).verdicts("edge-t1"), b'{"v": 1, "event_id": 3}', qos=1)
+        peer.client.publish(Topics(prefix).answers("edge-t1"), b'\x82\xa1v\x01\xa8event_id\x03', qos=1)
         peer.answer(event)
         other = event.model_copy(update={"event_id": uuid7(), "phash": "0123456789abcdef"})
         peer.answer(other)

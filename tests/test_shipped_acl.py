@@ -16,8 +16,9 @@ from conftest import CLOUD
 from edgetriage.cloud.config import CloudConfig
 from edgetriage.cloud.main import serve
 from edgetriage.shared.mqtt import Incoming, MQTTLink
-from edgetriage.shared.protocol import decode_verdict, encode_event
+from edgetriage.shared.protocol import encode_event
 from edgetriage.shared.topics import Topics
+from edgetriage.shared.verdict_forms import decode_device_verdict
 from fixed_model import FixedDelayModel, noise_events
 
 pytestmark = pytest.mark.faults
@@ -57,7 +58,7 @@ def test_the_cloud_gets_no_refusal_from_the_shipped_acl(make, secure, tmp_path, 
     home_assistant.start()
     verdicts: queue.Queue[Incoming] = queue.Queue()
     device = MQTTLink(secure.mqtt("cam-a"), "cam-a", on_message=verdicts.put)
-    device.subscribe(TOPICS.verdicts("cam-a"), 1)
+    device.subscribe(TOPICS.answers("cam-a"), 1)  # what a device reads
     device.start()
     events = noise_events("cam-a", 5)
 
@@ -71,7 +72,7 @@ def test_the_cloud_gets_no_refusal_from_the_shipped_acl(make, secure, tmp_path, 
             assert device.publish(TOPICS.status("cam-a"), b"online", retain=True) is not None
             for event in events:
                 assert device.publish(TOPICS.events("cam-a"), encode_event(event)) is not None
-            got = [decode_verdict((await asyncio.to_thread(verdicts.get, True, 30)).payload) for _ in events]
+            got = [decode_device_verdict((await asyncio.to_thread(verdicts.get, True, 30)).payload) for _ in events]
             assert {v.event_id for v in got} == {e.event_id for e in events}
             assert home_assistant.publish("homeassistant/status", b"online") is not None  # HA says it is back
             await asyncio.sleep(2.0)

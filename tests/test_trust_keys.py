@@ -47,10 +47,10 @@ from edgetriage.shared.protocol import (
     Event,
     ProtocolError,
     Verdict,
-    decode_verdict,
     encode_event,
 )
 from edgetriage.shared.topics import Topics
+from edgetriage.shared.verdict_forms import decode_device_verdict
 from paho.mqtt.enums import CallbackAPIVersion
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
@@ -127,7 +127,7 @@ def _event(device: str, jpeg: bytes, phash: str, *, site: str | None = "home", c
 
 
 class Listener:
-    """A subscriber to some devices' verdict topics (what those devices are sent), and a publisher of events."""
+    """A subscriber to some devices' answers topics (what those devices are sent), and a publisher of events."""
 
     def __init__(self, url: str, prefix: str, devices: Sequence[str]) -> None:
         parsed = urlparse(url)
@@ -136,9 +136,9 @@ class Listener:
         ready = threading.Event()
         client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"t-{uuid.uuid4().hex[:8]}",
                              protocol=mqtt.MQTTv5)
-        client.on_message = lambda c, u, m: self.got.put((m.topic.split("/")[-2], decode_verdict(m.payload)))
+        client.on_message = lambda c, u, m: self.got.put((m.topic.split("/")[-2], decode_device_verdict(m.payload)))
         client.on_subscribe = lambda *a: ready.set()
-        client.on_connect = lambda c, u, f, rc, p: c.subscribe([(self.topics.verdicts(d), 1) for d in devices])
+        client.on_connect = lambda c, u, f, rc, p: c.subscribe([(self.topics.answers(d), 1) for d in devices])
         client.connect(parsed.hostname, parsed.port)
         client.loop_start()
         assert ready.wait(10), "test client could not subscribe"

@@ -5,9 +5,10 @@ and the service's figures, model files for devices, health, metrics and its own 
     GET  /v1/events                   events newest first; filters, paging by `before` (Link: rel="next")
     GET  /v1/events/{id}              one event and its verdict
     GET  /v1/events/{id}/thumbnail    the crop, scaled to fit 192 px; /crop: the crop as sent
-    GET  /v1/verdicts/{id}            the verdict, exactly as published on MQTT
+    GET  /v1/verdicts/{id}            the verdict as the device got it (JSON, the whole reuse rule)
     GET  /v1/stats                    alpha, L_light, L_llm, L_sched, L_total vs measured, U, hit rate, ...
     POST /v1/ask                      a question in words about the events (cloud.ask)
+    POST /v1/page-link                a fresh one-time link to the live page (operator only)
     GET  /v1/models/{sha256}          a model file a remote config announced
     GET  /healthz, /metrics           public (probes and scrapers)
     GET  /openapi.json                public: this API's OpenAPI 3.1 document
@@ -47,7 +48,7 @@ from ..service import CloudService
 from ..storage.store import Store
 from .auth import ApiAuth, Principal
 from .openapi import openapi_document
-from .web import add_page
+from .web import add_page, post_page_link
 
 log = logging.getLogger("edgetriage.cloud.api")
 
@@ -375,6 +376,11 @@ async def get_verdict(request: web.Request) -> web.Response:
     return web.Response(body=encode_verdict(verdict), content_type="application/json")
 
 
+async def page_link(request: web.Request) -> web.Response:
+    _operator(request)  # a link to the page is the operator's, never a device's
+    return await post_page_link(request)
+
+
 async def get_stats(request: web.Request) -> web.Response:
     _operator(request)
     body = _service(request).figures.snapshot()
@@ -431,6 +437,7 @@ def build_app(store: Store, service: CloudService | None, models_dir: Path | Non
     app.on_shutdown.append(_finish_pending)
     app.on_response_prepare.append(_server_header)
     app.router.add_post("/v1/events", post_event)
+    app.router.add_post("/v1/page-link", page_link)
     for path, handler in (("/healthz", healthz), ("/openapi.json", openapi), ("/v1/events", list_events),
                           ("/v1/events/{event_id}", get_event), ("/v1/events/{event_id}/crop", get_crop),
                           ("/v1/events/{event_id}/thumbnail", get_thumbnail), ("/v1/verdicts/{event_id}", get_verdict),

@@ -210,6 +210,13 @@ def _document() -> dict[str, Any]:
                     "schema": {"type": "string", "format": "binary"}}}}, **ERRORS,
                     "404": _error("No model with that sha256 is served here.")}}},
             "/v1/ask": ask_path(ERRORS, _error),
+            "/v1/page-link": {"post": {
+                "summary": "A fresh one-time link to the live page (operator token only)", "operationId": "pageLink",
+                "responses": {"200": _json({"type": "object", "required": ["path", "link", "expires_s"], "properties": {
+                    "path": {"type": "string", "description": "/ui/?ticket=...; join it to the API's address"},
+                    "link": {"type": "string", "description": "the path on the address this request came to"},
+                    "expires_s": {"type": "integer", "description": "unused, it stops working after this"}}},
+                    "A link that works once: spent by the sign-in that reaches the page."), **ERRORS}}},
         },
     }
 

@@ -2,6 +2,12 @@
 session cookie (HttpOnly, SameSite=Strict), so the secret never stays in the address bar, the history or a
 Referer header, and page scripts cannot read the session.
 
+A ticket is spent by a successful sign-in only: exchanging it gives a session that stays pending (and the
+ticket valid) until the browser comes back with its cookie. A load that fails on the way (the answer lost,
+the cookie refused, a link previewer fetching it) leaves the link working; the first session that is used
+spends the ticket and ends the other pending ones. `edgetriage cloud page-link` (POST /v1/page-link) mints
+a fresh link at any time.
+
 Tickets and sessions are kept as SHA-256 digests: a lookup by digest leaks nothing about a valid token
 through its timing, and a memory dump holds nothing a browser could present.
 """
@@ -33,6 +39,7 @@ class PageAccess:
         self.session_ttl_s = session_ttl_s
         self._tickets: OrderedDict[bytes, float] = OrderedDict()  # digest -> expiry (monotonic)
         self._sessions: OrderedDict[bytes, float] = OrderedDict()
+        self._pending: OrderedDict[bytes, bytes] = OrderedDict()  # session digest -> its ticket's digest
 
     def issue_ticket(self) -> str:
         """A new one-time ticket for a link such as /ui/?ticket=..., valid for `ticket_ttl_s`."""
@@ -43,14 +50,17 @@ class PageAccess:
         return ticket
 
     def redeem(self, ticket: str) -> str | None:
-        """The session token for a valid, unused ticket (which is used up by this call), else None."""
-        expiry = self._tickets.pop(_digest(ticket), None)
+        """A pending session token for a valid, unspent ticket, else None. The ticket stays valid until one
+        of its sessions is first used (`valid`): only a sign-in that reached the page spends it."""
+        key = _digest(ticket)
+        expiry = self._tickets.get(key)
         if expiry is None or expiry < time.monotonic():
+            self._tickets.pop(key, None)
             return None
         session = secrets.token_urlsafe(32)
-        self._sessions[_digest(session)] = time.monotonic() + self.session_ttl_s
-        while len(self._sessions) > MAX_SESSIONS:
-            self._sessions.popitem(last=False)
+        self._pending[_digest(session)] = key
+        while len(self._pending) > MAX_SESSIONS:
+            self._pending.popitem(last=False)
         return session
 
     def valid(self, session: str | None) -> bool:
@@ -59,8 +69,21 @@ class PageAccess:
         key = _digest(session)
         expiry = self._sessions.get(key)
         if expiry is None:
-            return False
+            return self._sign_in(key)
         if expiry < time.monotonic():
             del self._sessions[key]
             return False
+        return True
+
+    def _sign_in(self, key: bytes) -> bool:
+        """A pending session's first use: its ticket is spent (if no other session spent it first)."""
+        ticket = self._pending.pop(key, None)
+        expiry = self._tickets.pop(ticket, None) if ticket is not None else None
+        if expiry is None or expiry < time.monotonic():
+            return False
+        for other in [k for k, t in self._pending.items() if t == ticket]:
+            del self._pending[other]
+        self._sessions[key] = time.monotonic() + self.session_ttl_s
+        while len(self._sessions) > MAX_SESSIONS:
+            self._sessions.popitem(last=False)
         return True

@@ -79,9 +79,8 @@ async def index(request: web.Request) -> web.StreamResponse:
             if _signed_in(request):
                 raise web.HTTPSeeOther("./")
             return _html(403, "This page link is used up",
-                         "A page link works once, for a few minutes. Use the newest link the service printed, "
-                         "or restart it (<code>edgetriage demo --serve</code> / <code>edgetriage cloud run</code>) "
-                         "for a fresh one.")
+                         "A page link works once, for a few minutes. Get a fresh one with "
+                         "<code>edgetriage cloud page-link</code> (it needs the API token).")
         response = web.HTTPSeeOther("./")
         response.set_cookie(COOKIE, session, max_age=int(access.session_ttl_s), path="/ui/", httponly=True,
                             samesite="Strict", secure=request.secure)
@@ -216,3 +215,11 @@ def add_page(app: web.Application, store: Store, service: ObservedService | None
 def page_link(app: web.Application, base_url: str) -> str:
     """A fresh one-time link to the page, e.g. for the service to print at start."""
     return f"{base_url.rstrip('/')}/ui/?ticket={app[ACCESS].issue_ticket()}"
+
+
+async def post_page_link(request: web.Request) -> web.Response:
+    """POST /v1/page-link (the operator's token; the API's middleware checks it): a fresh one-time link."""
+    access = request.app[ACCESS]
+    path = f"/ui/?ticket={access.issue_ticket()}"
+    return web.json_response({"path": path, "link": f"{request.url.origin()}{path}",
+                              "expires_s": int(access.ticket_ttl_s)})
