@@ -109,7 +109,8 @@ class VerdictCache:
                        verdict=verdict, confidence=confidence, description=description[:300],
                        model=(analysis.model or model)[:128], source="fallback" if fallback else "llm",
                        created_ms=now_ms(), timings=timings, cache=rule, facts=[f[:200] for f in analysis.facts[:12]],
-                       model_verdict=analysis.model_verdict, checked=analysis.checked and analysis.checked[:200])
+                       model_verdict=analysis.model_verdict, checked=analysis.checked and analysis.checked[:200],
+                       corrected=list(analysis.corrected))
 
 
 class Sites:
