@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 
 from ...shared.protocol import CORRECTED_KINDS as KINDS
-from .translator import MIN_OBJECT, Facts
+from .translator import MIN_OBJECT, Facts, clothing
 
 FAINT = 0.10  # the facts' sentence says "faint" from here, "yes" from MIN_OBJECT (Facts.sentences)
 
@@ -214,8 +214,7 @@ def from_facts(facts: Facts, verdict: str) -> str:
     label = facts.label
     others = " and ".join(f"{_article(name)} {name}" for name, _ in facts.objects)
     if seen(facts) or (not facts.label_known and verdict == "alert"):
-        colours = f" in {_article(facts.upper)} {facts.upper} top and {facts.lower} bottom" \
-            if facts.upper and facts.lower else ""
+        colours = clothing(facts.upper, facts.lower).removeprefix(",")
         who = f"{_article(label).capitalize()} {label}{colours}" + (f", with {others}" if others else "")
     elif facts.label_known and facts.label_score >= FAINT:
         who = f"A faint shape, no {label} clearly seen" + (f"; {others}" if others else "")
