@@ -43,6 +43,9 @@ _SHADES = ("dark", "light", "bright", "pale")  # colour words only in front of a
 _GARMENTS = ("top", "shirt", "t-shirt", "jacket", "coat", "hoodie", "sweater", "jumper", "cardigan", "vest",
              "dress", "bottom", "trousers", "pants", "jeans", "skirt", "shorts", "clothes", "clothing", "outfit",
              "uniform", "hat", "cap", "shoes", "sweatshirt", "blouse", "leggings")
+_UPPER = {"top", "shirt", "t-shirt", "jacket", "coat", "hoodie", "sweater", "jumper", "cardigan", "vest",
+          "blouse", "sweatshirt"}
+_LOWER = {"bottom", "trouser", "trousers", "pant", "pants", "jean", "jeans", "skirt", "short", "shorts", "legging"}
 _PLACES = ("door", "doorway", "entrance", "entry", "exit", "gate", "porch", "patio", "pool", "yard", "backyard",
            "garden", "driveway", "garage", "street", "road", "parking", "lot", "shop", "store", "kitchen", "hall",
            "hallway", "corridor", "lobby", "stairs", "staircase", "balcony", "fence", "sidewalk", "pavement",
@@ -99,17 +102,27 @@ def _affirmed(text: str, label: str) -> bool:
     return any(w in names or (w.endswith("s") and w[:-1] in names) for w in _words(kept))
 
 
-def _colours_said(text: str) -> set[str]:
+def _colours_said(text: str, facts: Facts) -> set[str]:
+    """Colours the description gives that the facts do not: any colour they lack, and a colour given to a
+    garment the facts give another ("a red top" where the top is blue)."""
     words = _words(text)
-    said = {_COLOURS[w] for w in words if w in _COLOURS}
-    for a, b in zip(words, words[1:], strict=False):
-        if a in _SHADES and (b in _GARMENTS or b.rstrip("s") in _GARMENTS):
-            said.add(a)  # "a dark top" is a colour the translator names; "a light top" one it never does
-    return said
-
-
-def _facts_colours(facts: Facts) -> set[str]:
-    return {c for c in (facts.upper, facts.lower) if c}
+    upper, lower = facts.upper, facts.lower
+    known = {c for c in (upper, lower) if c}
+    wrong = set()
+    for i, word in enumerate(words):
+        nxt = words[i + 1].removesuffix("s") if i + 1 < len(words) else ""
+        if word in _COLOURS:
+            colour = _COLOURS[word]
+        elif word in _SHADES and nxt in _GARMENTS:
+            colour = word  # "a dark top" is a colour the translator names; "a light top" one it never does
+        else:
+            continue
+        garment = next((w.removesuffix("s") for w in words[i + 1:i + 3] if w.removesuffix("s") in _GARMENTS), None)
+        if colour not in known:
+            wrong.add(word)
+        elif (garment in _UPPER and colour != upper) or (garment in _LOWER and colour != lower):
+            wrong.add(f"{word} {garment}")
+    return wrong
 
 
 def _objects_said(text: str, facts: Facts) -> set[str]:
@@ -197,7 +210,7 @@ def contradictions(description: str, facts: Facts, verdict: str) -> dict[str, li
             found["person"] = {f"no {label}"}
         elif verdict != "alert" and facts.label_score < MIN_OBJECT and _affirmed(text, label):
             found["person"] = {label}
-    found["colour"] = _colours_said(text) - _facts_colours(facts)
+    found["colour"] = _colours_said(text, facts)
     found["object"] = _objects_said(text, facts)
     found["zone"] = _places_said(text, facts)
     found["time"] = _times_said(text, facts)
