@@ -323,7 +323,7 @@ class EdgeAgent:
                 phash=ev.phash, phash_alg=ev.phash_alg, reason=decision.reason[:256],
                 crop=ev.crop_jpeg, crop_size=tuple(ev.crop_size), crop_box=ev.crop_box,
                 classes=[ClassScore(label=name[:128], score=_unit(p)) for name, p in ev.classes[:MAX_CLASSES]],
-                zones=ev.zones[:MAX_ZONES], dwell_s=round(max(0.0, ev.dwell_s), 1), direction=ev.direction, local_time=local_time(ev.captured_ms, self.config.timezone)[2],
+                zones=ev.zones[:MAX_ZONES], dwell_s=round(max(0.0, ev.dwell_s), 1), direction=ev.direction, local_time=local_time(min(int(ev.captured_ms), now), self.config.timezone)[2],
                 embedding=ev.embedding)
             stored = self.outbox.add(event_id, self._events_topic, encode_event(event), now,
                                      self.config.outbox.priority.get(ev.label, 0))

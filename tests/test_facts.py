@@ -186,3 +186,36 @@ def test_real_crops_get_the_colours_the_visitors_wear_even_in_warm_light(transla
         facts = _translated(translator, jpeg)
         assert facts.label_score >= 0.3
         assert facts.upper in top and facts.lower in bottom, (frame, facts.upper, facts.lower)
+
+
+# -- the event's time is the card's ------------------------------------------------------------------------
+def test_an_event_s_local_time_is_never_ahead_of_the_device_s_clock_and_is_the_card_s(tmp_path, mosquitto,
+                                                                                       detector, clip_one_by_one):
+    """A file source stamps frames ahead of the clock when read faster than real time (the demo): the event's
+    local time, which its facts and description give, is the clock's then, and the card shows that time."""
+    from datetime import UTC, datetime
+
+    from edgetriage.cloud.http.web.timeline import Timeline
+    from edgetriage.edge.agent import EdgeAgent
+    from edgetriage.edge.config import EdgeConfig
+    from edgetriage.edge.vision import TrackEvent
+    from edgetriage.shared.protocol import decode_event
+
+    config = EdgeConfig.model_validate({"device": "pi-facts", "mqtt": {"url": mosquitto.url, "prefix": "facts"},
+                                        "state_dir": str(tmp_path), "cameras": [{"id": "door"}], "timezone": "UTC"})
+    agent = EdgeAgent(config, detector=detector)
+    try:
+        before = datetime.now(UTC).strftime("%H:%M")
+        ahead = int(time.time() * 1000) + 3_600_000
+        ev = TrackEvent(camera="door", track_id=1, label="person", score=0.45, median_score=0.45, uncertain=True,
+                        first_ts=0.0, last_ts=1.0, captured_ms=ahead, box=(0.48, 0.02, 0.69, 0.93), detections=[],
+                        crop_jpeg=clip_crop(clip_one_by_one, 120, BOX), crop_size=(160, 390), phash="8f3a6b1c2d4e5f60")
+        decision, event_id = agent.decide("door", ev)
+        assert decision.kind == "escalate" and event_id is not None
+        event = decode_event(agent.outbox.get(event_id).payload)
+    finally:
+        agent.close()
+    assert event.local_time in (before, datetime.now(UTC).strftime("%H:%M"))
+    timeline = Timeline()
+    timeline.add_event(event)
+    assert timeline.entries()[-1].as_json()["local_time"] == event.local_time
