@@ -219,3 +219,63 @@ def test_an_event_s_local_time_is_never_ahead_of_the_device_s_clock_and_is_the_c
     timeline = Timeline()
     timeline.add_event(event)
     assert timeline.entries()[-1].as_json()["local_time"] == event.local_time
+
+
+def test_the_issue_s_card_through_the_service_is_corrected_counted_and_reused_only_corrected(tmp_path,
+                                                                                             clip_one_by_one):
+    """A model server that answers the issue's words ("No person; only the background.", benign) on a visitor:
+    the service publishes the facts' verdict and words, counts the correction on /metrics, and the cache's
+    answer to the same crop again is the corrected verdict."""
+    import asyncio
+    import json
+
+    from aiohttp import web
+    from conftest import free_port
+    from edgetriage.cloud.analysis import build_backend
+    from edgetriage.cloud.config import CloudConfig
+    from edgetriage.cloud.metrics import CloudMetrics
+    from edgetriage.cloud.service import CloudService
+    from edgetriage.cloud.storage.store import SQLiteStore
+
+    crop = clip_crop(clip_one_by_one, 120, BOX)
+
+    def event() -> Event:
+        x1, y1, x2, y2 = BOX
+        return Event(event_id=uuid7(), device="pi-door", camera="hall", captured_ms=int(time.time() * 1000),
+                     label="person", score=0.45, uncertain=True, track_id=1,
+                     detections=[Detection(label="person", score=0.45, box=(x1 / 768, y1 / 432, x2 / 768, y2 / 432))],
+                     phash="8f3a6b1c2d4e5f60", reason="score in the uncertain band", crop=crop)
+
+    async def chat(request: web.Request) -> web.Response:
+        answer = {"verdict": "benign", "description": "No person; only the background.", "confidence": 0.7}
+        return web.json_response({"choices": [{"message": {"content": json.dumps(answer)}}]})
+
+    async def scenario():
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", chat)
+        runner = web.AppRunner(app)
+        await runner.setup()
+        port = free_port()
+        await web.TCPSite(runner, "127.0.0.1", port).start()
+        config = CloudConfig.model_validate({"store_path": str(tmp_path / "cloud.db"), "analyzer": {
+            "backend": "openai", "openai": {"base_urls": [f"http://127.0.0.1:{port}/v1"], "model": "m"}}})
+        store = SQLiteStore(config.store_path)
+        service = CloudService(config, build_backend(config.analyzer), store)
+        try:
+            topic = service.topics.events("pi-door")
+            first = await service.process(event(), topic)
+            again = await service.process(event(), topic)
+            return first, again, CloudMetrics().render(service)
+        finally:
+            await service.stop()
+            await service.backend.close()
+            await runner.cleanup()
+            store.close()
+
+    first, again, metrics = asyncio.run(scenario())
+    assert first.source == "llm" and first.facts[-1].startswith("Person: yes")
+    assert (first.model_verdict, first.verdict) == ("benign", "alert") and first.checked.startswith("sure:")
+    assert first.description.startswith("A person") and first.corrected == ["person"]
+    assert 'edgetriage_cloud_descriptions_corrected_total{kind="person"} 1' in metrics
+    assert 'edgetriage_cloud_verdicts_overruled_total 1' in metrics
+    assert again.source == "cloud_cache" and (again.verdict, again.description) == (first.verdict, first.description)
