@@ -93,7 +93,7 @@ def judged(answer: Answer, prompt: Prompt, verdict_p: dict[str, float] | None, c
             extra["model_description"] = description
             description = from_facts(facts, verdict)
         if said and checked is None:
-            checked = "description: " + "; ".join(f"{kind} {', '.join(what)}" for kind, what in said.items())[:160] \
+            checked = "description: " + "; ".join(f"{kind} {', '.join(what)}" for kind, what in said.items())[:140] \
                 + " not in the facts, replaced by their words"
     if verdict_p is None:  # a server's answer: its stated confidence is all there is of its own belief
         verdict_p = {answer.verdict: answer.confidence}
