@@ -186,12 +186,15 @@ def test_a_broken_calibration_file_is_refused(tmp_path):
 @pytest.mark.slow
 def test_the_model_s_verdict_follows_the_picture_not_the_device_s_score(llm_analyzer, crops):
     engine = llm_analyzer.engine
-    person, empty, person_sure, empty_at_night = engine.analyze_batch([
-        _event(crops["person"]), _event(crops["empty"]), _event(crops["person"], score=0.95),
-        _event(crops["empty"], zones=["door"], dwell_s=40.0, local_time="23:10")])
-    for analysis in (person, empty, person_sure, empty_at_night):
+    events = [_event(crops["person"]), _event(crops["empty"]), _event(crops["person"], score=0.95),
+              _event(crops["empty"], zones=["door"], dwell_s=40.0, local_time="23:10")]
+    person, empty, person_sure, empty_at_night = analyses = engine.analyze_batch(events)
+    for event, analysis in zip(events, analyses, strict=True):
         assert analysis.error is None, analysis.error
-        assert analysis.checked is None, analysis.checked  # the model's own answer, not the check's
+        assert analysis.verdict == analysis.model_verdict, analysis.checked  # the model's own verdict
+        # its description stands only where it says what the facts say; otherwise it is the facts' own words
+        assert analysis.checked is None or analysis.checked.startswith("description:"), analysis.checked
+        assert contradictions(analysis.description, engine.translator.translate(event), analysis.verdict) == {}
         assert 0.5 <= analysis.confidence <= 1.0
         assert set(analysis.extra["verdict_p"]) == {"alert", "benign", "unknown"}
     assert (person.model_verdict, person.verdict) == ("alert", "alert")
