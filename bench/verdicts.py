@@ -8,6 +8,7 @@ the picture can decide. Reported side by side with what a constant answer would 
 - agreement: final verdicts equal to the labels; recall per class; majority_share: the share of the most
   common verdict (a constant answer shows as 1.0);
 - agreement_model: the model's own answers before the check; overrides: the share the check overruled;
+  corrected: the share whose description said more than the facts and was replaced by their words;
 - ece: expected calibration error of the confidence (10 bins), calibrated leave-one-clip-out (each clip's
   crops get a calibration fitted on the other clips only);
 - p50_ms: median verdict latency (translator + model + check, one event at a time).
@@ -23,7 +24,7 @@ the leave-one-clip-out calibration over clean and shifted crops together.
     python bench/verdicts.py --every 4 --shifted --shift-every 2 --fit   # what calibration.json is fitted on
     python bench/verdicts.py --shifted --views sent   # the translator's single look of before, for comparison
 
-Last stdout line: one JSON object with `agreement`, `recall`, `majority_share`, `ece`, `overrides`,
+Last stdout line: one JSON object with `agreement`, `recall`, `majority_share`, `ece`, `overrides`, `corrected`,
 `agreement_model`, `p50_ms`, `crops`; with --shifted also `shift_agreement` ({shift: {agreement, recall}},
 "clean" included), `shift_min` (the lowest agreement of them), `shift_benign_min` (the lowest benign recall),
 `ece_shifted` and `shifted_crops`.
@@ -82,10 +83,11 @@ def leave_one_clip_out(rows: list[dict]) -> list[float]:
 
 def row_for(crop, analysis, ms: float) -> dict:
     verdict_p = analysis.extra.get("verdict_p") or {}
-    x = features(analysis.verdict, verdict_p, analysis.extra.get("evidence_score"), analysis.checked is not None,
+    overruled = analysis.checked is not None and analysis.verdict != analysis.model_verdict
+    x = features(analysis.verdict, verdict_p, analysis.extra.get("evidence_score"), overruled,
                  analysis.extra.get("picture") or ())
     return {"clip": crop.clip, "expected": crop.expected, "verdict": analysis.verdict,
-            "model": analysis.model_verdict, "checked": analysis.checked, "ms": ms, "x": x,
+            "model": analysis.model_verdict, "overruled": overruled, "corrected": list(analysis.corrected), "ms": ms, "x": x,
             "correct": analysis.verdict == crop.expected, "shipped": analysis.confidence,
             "score": analysis.extra.get("person_score")}
 
@@ -168,13 +170,15 @@ def main(argv: list[str] | None = None) -> int:
     agreement, recall = clean["agreement"], clean["recall"]
     agreement_model = sum(r["model"] == r["expected"] for r in rows) / n
     majority_share = Counter(r["verdict"] for r in rows).most_common(1)[0][1] / n
-    overrides = sum(r["checked"] is not None for r in rows) / n
+    overrides = sum(r["overruled"] for r in rows) / n
+    corrected = sum(bool(r["corrected"]) for r in rows) / n
     every = rows + [r for name in shifted_rows for r in shifted_rows[name]]
     held_out = leave_one_clip_out(every)
     error = ece(held_out[:n], [r["correct"] for r in rows])
     constant = max(counts.values()) / n
     say(f"agreement {agreement:.3f} (a constant answer: {constant:.3f}); the model alone {agreement_model:.3f}; "
-        f"recall {recall}; most common verdict {majority_share:.3f} of all; overruled by the check {overrides:.3f}")
+        f"recall {recall}; most common verdict {majority_share:.3f} of all; overruled by the check {overrides:.3f}; "
+        f"descriptions replaced by the facts' words {corrected:.3f}")
     if shifted_rows:
         say(f"ECE leave-one-clip-out fitted on the clean crops only: "
             f"{ece(leave_one_clip_out(rows), [r['correct'] for r in rows]):.3f}")
@@ -191,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         Calibration.load()  # the shipped file must stay readable
     result = {"agreement": agreement, "recall": recall, "majority_share": round(majority_share, 3),
-              "ece": round(error, 3), "overrides": round(overrides, 3), "agreement_model": round(agreement_model, 3),
+              "ece": round(error, 3), "overrides": round(overrides, 3), "corrected": round(corrected, 3), "agreement_model": round(agreement_model, 3),
               "p50_ms": round(statistics.median(r["ms"] for r in rows), 1), "crops": n}
     if shifted_rows:
         table = {"clean": clean} | {name: agreement_of(r) for name, r in shifted_rows.items()}

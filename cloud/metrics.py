@@ -28,7 +28,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..shared.protocol import Verdict
+from ..shared.protocol import CORRECTED_KINDS, Verdict
 from .observed import Counted, Listened, ObservedService
 from .servicestats import ServiceStats
 
@@ -164,6 +164,10 @@ class CloudMetrics:
         out.counter("edgetriage_cloud_verdicts_overruled_total",
                     "Model verdicts the consistency check overruled (the verdict says why in `checked`).",
                     stats.overrides)
+        out.counter("edgetriage_cloud_descriptions_corrected_total",
+                    "Model descriptions that said more than the facts (by kind: person, colour, object, zone, "
+                    "time, dwell, direction), replaced by the facts' own words.",
+                    [({"kind": k}, stats.corrected.get(k, 0)) for k in CORRECTED_KINDS])
         out.counter("edgetriage_cloud_verdicts_published_total", "Verdicts handed to the broker.",
                     stats.published)
         out.counter("edgetriage_cloud_verdicts_unpublished_total",

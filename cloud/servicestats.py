@@ -30,6 +30,7 @@ class ServiceStats:
     cache_hits: int = 0
     llm: int = 0
     overrides: int = 0  # model verdicts the consistency check overruled (cloud.analysis.check)
+    corrected: dict[str, int] = field(default_factory=dict)  # model descriptions replaced by the facts', by kind
     fallback: int = 0
     published: int = 0
     unpublished: int = 0  # stored but not handed to the broker (disconnected); the redelivery republishes it
@@ -66,7 +67,9 @@ class ServiceStats:
         else:
             if verdict.source == "llm":
                 self.llm += 1
-                self.overrides += verdict.checked is not None
+                self.overrides += verdict.checked is not None and verdict.verdict != verdict.model_verdict
+                for kind in verdict.corrected:
+                    self.corrected[kind] = self.corrected.get(kind, 0) + 1
                 self.llm_ms.append(verdict.timings.analyze_ms)
                 self.sched_ms.append(verdict.timings.queue_ms)
             else:

@@ -113,7 +113,8 @@ class VerdictCache:
                        verdict=verdict, confidence=confidence, description=description[:300],
                        model=(analysis.model or model)[:128], source="fallback" if fallback else "llm",
                        created_ms=now_ms(), timings=timings, cache=rule, facts=[f[:200] for f in analysis.facts[:12]],
-                       model_verdict=analysis.model_verdict, checked=analysis.checked and analysis.checked[:200])
+                       model_verdict=analysis.model_verdict, checked=analysis.checked and analysis.checked[:200],
+                       corrected=list(analysis.corrected))
 
 
 def site_offers(policy: ReusePolicy, devices: list[str], verdict: Verdict) -> list[Verdict]:
@@ -132,7 +133,8 @@ def site_offers(policy: ReusePolicy, devices: list[str], verdict: Verdict) -> li
 def foreign(verdict: Verdict) -> Verdict:
     """A verdict as another device may see it: the answer and its rule, without what was seen at the device it
     was made for (its facts: zones, times, dwell; the description and the check that may repeat them)."""
-    return verdict.model_copy(update={"description": "", "facts": [], "checked": None, "timings": Timings()})
+    return verdict.model_copy(update={"description": "", "facts": [], "checked": None, "corrected": [],
+                                     "timings": Timings()})
 
 
 class ReuseChecks:

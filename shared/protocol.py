@@ -155,6 +155,10 @@ class Timings(_Message):
     total_ms: Millis = 0.0
 
 
+CORRECTED_KINDS = ("person", "colour", "object", "zone", "time", "dwell", "direction")
+CorrectedKind = Literal["person", "colour", "object", "zone", "time", "dwell", "direction"]
+
+
 class Verdict(_Message):
     """The cloud's answer to one event, readable by any MQTT subscriber."""
 
@@ -177,6 +181,8 @@ class Verdict(_Message):
     facts: Annotated[list[Annotated[str, Field(max_length=200)]], Field(max_length=MAX_FACTS)] = []
     model_verdict: Literal["alert", "benign", "unknown"] | None = None
     checked: Annotated[str, Field(max_length=200)] | None = None
+    # optional: what the check found in the model's description beyond the facts and replaced by their words
+    corrected: Annotated[list[CorrectedKind], Field(max_length=len(CORRECTED_KINDS))] = []
     reused_by: ReusedBy | None = None  # optional: for a reused verdict, which reuse key matched
 
     model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)

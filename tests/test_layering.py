@@ -106,8 +106,8 @@ def test_one_median_for_the_whole_product():
                         isinstance(node.value, ast.Name) and node.value.id in ("statistics", "np", "numpy"):
                     others.append(f"{rel}: {node.value.id}.median")
     # pixel statistics, not figures anyone reads: the perceptual hash's threshold (a median of DCT
-    # coefficients) and the translator's brightness of a colour region
-    assert sorted(others) == ["cloud/analysis/translator.py: np.median", "shared/cropkeys.py: np.median"], others
+    # coefficients)
+    assert sorted(others) == ["shared/cropkeys.py: np.median"], others
     assert median([]) is None and median([1.0, 2.0, 3.0, 4.0]) == 2.5 and median([1.23456], 1) == 1.2
     assert percentile([1.0, 2.0, 3.0, 4.0], 0.95) == 4.0 and percentile([], 0.5) is None
 

@@ -308,11 +308,16 @@ def test_vision_models_get_the_crop_facts_and_policy_and_their_answers_are_check
 
     monkeypatch.setenv("ET_TEST_KEY", "sk-test-123")
     person, person_benign, empty = asyncio.run(scenario())
-    assert (person.verdict, person.checked, person.error) == ("alert", None, None)
+    assert (person.verdict, person.model_verdict, person.error) == ("alert", "alert", None)
+    # "at a table": an object the facts do not name, replaced by their words and said so (the verdict stands)
+    assert person.corrected == ("object",) and person.checked.startswith("description: object table")
+    assert person.description.startswith("A person") and "table" not in person.description
     assert 0.5 < person.confidence <= 1.0 and person.confidence != 0.8  # calibrated, not the number as written
     assert person.prompt_version.startswith("person-vision-2+")  # the policy is part of the version
     # a policy may make a person benign: the "sure" row does not overrule it here
-    assert (person_benign.verdict, person_benign.model_verdict, person_benign.checked) == ("benign", "benign", None)
+    assert (person_benign.verdict, person_benign.model_verdict) == ("benign", "benign")
+    assert person_benign.checked.startswith("description:")  # the verdict stands, the description is the facts'
+    assert person_benign.description.startswith("A person")  # a person still, whatever the policy makes of one
     # the server's alert on an empty scene is overruled by the evidence, and says so
     assert (empty.verdict, empty.model_verdict) == ("benign", "alert")
     assert empty.checked.startswith("absent:") and "person" not in empty.description.lower().replace("no person", "")

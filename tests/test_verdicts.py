@@ -10,7 +10,8 @@ import pytest
 from conftest import clip_crop
 from edgetriage.cloud.analysis.answer import Answer
 from edgetriage.cloud.analysis.calibrate import Calibration, ece, features, fit
-from edgetriage.cloud.analysis.check import ABSENT, SURE, invented, judged, rule
+from edgetriage.cloud.analysis.check import ABSENT, SURE, judged, rule
+from edgetriage.cloud.analysis.describe import contradictions
 from edgetriage.cloud.analysis.prompt import PromptBook, PromptBuilder, policy_for, versioned
 from edgetriage.cloud.analysis.translator import Facts, Translator, colour_name
 from edgetriage.cloud.config import AnalyzerConfig, PolicyConfig
@@ -119,8 +120,10 @@ def _facts(score: float, known: bool = True, decoded: bool = True) -> Facts:
     ("benign", 0.9, "people are fine", "benign", None),  # a policy may make a real person benign
     ("unknown", 0.9, None, "alert", "sure-unknown"),
     ("unknown", 0.02, None, "benign", "absent-unknown"),
-    ("alert", 0.3, None, "alert", None),  # between ABSENT and SURE the model's answer stands
-    ("benign", 0.3, None, "benign", None),
+    ("alert", 0.2, None, "alert", None),  # faint (between ABSENT and MIN_OBJECT): the model's answer stands
+    ("benign", 0.2, None, "benign", None),
+    ("benign", 0.3, None, "alert", "seen"),  # the facts say "Person: yes": without a policy, not benign
+    ("benign", 0.3, "people are fine", "benign", None),
     ("alert", 0.95, None, "alert", None),
     ("benign", 0.0, None, "benign", None),
 ])
@@ -153,11 +156,11 @@ def test_an_overruled_answer_says_why_and_keeps_the_model_s_verdict(translator, 
 
 def test_a_description_may_name_only_what_the_facts_name():
     facts = Facts("person", 0.9, None, True, (("backpack", 0.6),), upper="dark", lower="blue")
-    assert invented("A person in a dark top with a backpack.", facts, "alert") == set()
-    assert invented("A person holding a knife next to a dog.", facts, "alert") == {"knife", "dog"}
+    assert contradictions("A person in a dark top with a backpack.", facts, "alert") == {}
+    assert contradictions("A person holding a knife next to a dog.", facts, "alert") == {"object": ["dog", "knife"]}
     empty = Facts("person", 0.0, None, True)
-    assert invented("No person, only the background.", empty, "benign") == set()
-    assert invented("A person in a grey top.", empty, "benign") == {"person"}
+    assert contradictions("No person, only the background.", empty, "benign") == {}
+    assert contradictions("A person in a grey top.", empty, "benign") == {"person": ["person"], "colour": ["grey"]}
 
 
 # -- calibration ----------------------------------------------------------------------------------------
@@ -183,12 +186,15 @@ def test_a_broken_calibration_file_is_refused(tmp_path):
 @pytest.mark.slow
 def test_the_model_s_verdict_follows_the_picture_not_the_device_s_score(llm_analyzer, crops):
     engine = llm_analyzer.engine
-    person, empty, person_sure, empty_at_night = engine.analyze_batch([
-        _event(crops["person"]), _event(crops["empty"]), _event(crops["person"], score=0.95),
-        _event(crops["empty"], zones=["door"], dwell_s=40.0, local_time="23:10")])
-    for analysis in (person, empty, person_sure, empty_at_night):
+    events = [_event(crops["person"]), _event(crops["empty"]), _event(crops["person"], score=0.95),
+              _event(crops["empty"], zones=["door"], dwell_s=40.0, local_time="23:10")]
+    person, empty, person_sure, empty_at_night = analyses = engine.analyze_batch(events)
+    for event, analysis in zip(events, analyses, strict=True):
         assert analysis.error is None, analysis.error
-        assert analysis.checked is None, analysis.checked  # the model's own answer, not the check's
+        assert analysis.verdict == analysis.model_verdict, analysis.checked  # the model's own verdict
+        # its description stands only where it says what the facts say; otherwise it is the facts' own words
+        assert analysis.checked is None or analysis.checked.startswith("description:"), analysis.checked
+        assert contradictions(analysis.description, engine.translator.translate(event), analysis.verdict) == {}
         assert 0.5 <= analysis.confidence <= 1.0
         assert set(analysis.extra["verdict_p"]) == {"alert", "benign", "unknown"}
     assert (person.model_verdict, person.verdict) == ("alert", "alert")

@@ -34,7 +34,8 @@ class Analysis:
     extra: dict = field(default_factory=dict)
     facts: tuple[str, ...] = ()  # the translator's facts, as the model read them
     model_verdict: str | None = None  # the model's own verdict, before the check
-    checked: str | None = None  # why the check overruled the model (None: it did not)
+    checked: str | None = None  # why the check overruled the model or replaced its description (None: neither)
+    corrected: tuple[str, ...] = ()  # what the check found in the description beyond the facts (describe.KINDS)
 
 
 @runtime_checkable

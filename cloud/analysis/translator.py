@@ -17,7 +17,8 @@ reason about (hybrid inference: the translator reads the picture, the model deci
   clear find on a good picture. Other objects come from the crop as sent.
 - How good the picture is (`picture_flags`: dark, blown out, soft), for the confidence: a poor picture makes
   the closer look itself less sure.
-- Dominant colours of the upper and lower body of the person found (pixel statistics, nothing learnt).
+- The colours of the upper and lower body of the person found (colours.py: pixel statistics, nothing learnt;
+  none where the pixels cannot tell).
 - From the event: how many people the device's detections hold, and what the device knows of where and how
   long (zones, dwell, direction, local time), when it sends them.
 - ImageNet's top class stays a weak hint: it names what the crop looks like, never the subject.
@@ -37,6 +38,7 @@ import numpy as np
 from ...shared import yolox
 from ...shared.modelfiles import ModelFile, resolve
 from ...shared.protocol import Event
+from .colours import body_colours, colour_name  # noqa: F401  (colour_name: re-exported, its old home)
 from .imagenet import CropDescriber
 
 log = logging.getLogger(__name__)
@@ -106,9 +108,7 @@ class Facts:
             out.append(f"{name}: unknown to the detector; it looks like {_article(self.hint or 'thing')} "
                        f"{self.hint or 'thing'}" + (f", with {others}." if others else "."))
         elif self.label_score >= MIN_OBJECT:
-            colours = f", in {_article(self.upper)} {self.upper} top and {self.lower} bottom" \
-                if self.upper and self.lower else ""
-            out.append(f"{name}: yes{colours}" + (f", with {others}." if others else "."))
+            out.append(f"{name}: yes{clothing(self.upper, self.lower)}" + (f", with {others}." if others else "."))
         elif self.label_score >= 0.1:
             out.append(f"{name}: faint" + (f", with {others}." if others else "."))
         else:
@@ -123,34 +123,18 @@ class Facts:
         return {w for name in names for w in name.lower().split()}
 
 
-_COLOURS = (  # hue ranges on OpenCV's 0..180 scale
-    (0, 8, "red"), (8, 20, "orange"), (20, 33, "yellow"), (33, 85, "green"), (85, 130, "blue"),
-    (130, 160, "purple"), (160, 181, "red"))
-
-
 def _article(word: str | None) -> str:
     return "an" if word and word[0].lower() in "aeiou" else "a"
 
 
-def colour_name(bgr_pixels: np.ndarray) -> str | None:
-    """The colour most pixels of a region have, in plain words; None for an empty region."""
-    if bgr_pixels.size == 0:
-        return None
-    hsv = cv2.cvtColor(bgr_pixels.reshape(-1, 1, 3), cv2.COLOR_BGR2HSV).reshape(-1, 3).astype(np.int32)
-    h, s, v = hsv[:, 0], hsv[:, 1], hsv[:, 2]
-    names = np.where(v < 60, 0, np.where(s < 50, np.where(v > 190, 2, 1), 3))  # dark, grey, white, colourful
-    counts = np.bincount(names, minlength=4)
-    kind = int(counts.argmax())
-    if kind < 3:
-        return ("dark", "grey", "white")[kind]
-    hues = h[names == 3]
-    votes = {name: 0 for _, _, name in _COLOURS}
-    for lo, hi, name in _COLOURS:
-        votes[name] += int(((hues >= lo) & (hues < hi)).sum())
-    best = max(votes, key=votes.__getitem__)
-    if best == "orange" and np.median(v[names == 3]) < 150:
-        return "brown"
-    return best
+def clothing(upper: str | None, lower: str | None) -> str:
+    """", in a grey top and blue bottom" from what is known of them ("" when neither is)."""
+    parts = [f"{_article(upper)} {upper} top" if upper else "", f"{lower} bottom" if lower else ""]
+    if upper and lower:
+        return f", in {parts[0]} and {parts[1]}"
+    if upper or lower:
+        return f", in {parts[0] or _article(lower) + ' ' + parts[1]}"
+    return ""
 
 
 class Translator:
@@ -227,7 +211,7 @@ class Translator:
                 objects.append((name, round(s, 2)))
         upper = lower = None
         if label == "person" and box is not None and score >= MIN_OBJECT:
-            upper, lower = _body_colours(image, box)
+            upper, lower = body_colours(image, box)
         hints = self.describer.describe(event.crop)
         return Facts(event.label, round(score, 3), box, label in self.labels, tuple(objects[:MAX_OBJECTS]),
                      upper=upper, lower=lower, hint=hints[0][0] if hints else None, picture=flags,
@@ -302,15 +286,3 @@ def _decode(jpeg: bytes) -> np.ndarray | None:
         keep = int(MAX_ASPECT * min(h, w))
         image = image[(h - keep) // 2:(h + keep) // 2] if h > w else image[:, (w - keep) // 2:(w + keep) // 2]
     return image
-
-
-def _body_colours(image: np.ndarray, box: tuple[float, float, float, float]) -> tuple[str | None, str | None]:
-    """Upper body (20-50 % of the box height) and lower body (55-90 %), the middle half of its width."""
-    h, w = image.shape[:2]
-    x1, y1, x2, y2 = box[0] * w, box[1] * h, box[2] * w, box[3] * h
-    left, right = int(x1 + 0.25 * (x2 - x1)), int(x2 - 0.25 * (x2 - x1))
-
-    def band(top: float, bottom: float) -> np.ndarray:
-        return image[int(y1 + top * (y2 - y1)):int(y1 + bottom * (y2 - y1)), left:right]
-
-    return colour_name(band(0.2, 0.5)), colour_name(band(0.55, 0.9))

@@ -61,6 +61,7 @@ class Entry:
     seq: int = 0
     updated_ms: int = 0
     at_ms: int = 0  # the card's time: the capture, but never later than it reached us (see wall_time)
+    local_time: str | None = None  # the event's own local time (HH:MM on the device's clock), the card's time
 
     @property
     def outcome(self) -> str:
@@ -87,7 +88,7 @@ class Entry:
     def as_json(self) -> dict[str, Any]:
         return {"id": self.id, "seq": self.seq, "device": self.device, "camera": self.camera, "label": self.label,
                 "score": round(self.score, 3), "uncertain": self.uncertain, "captured_ms": self.captured_ms,
-                "at_ms": self.at_ms,
+                "at_ms": self.at_ms, "local_time": self.local_time,
                 "track_id": self.track_id, "reason": self.reason, "decision": self.decision,
                 "outcome": self.outcome, "path": self.path(), "verdict": self.verdict,
                 "confidence": None if self.confidence is None else round(self.confidence, 3),

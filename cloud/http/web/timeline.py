@@ -134,6 +134,7 @@ class Timeline:
                           score=event.score, uncertain=event.uncertain, captured_ms=event.captured_ms,
                           reason=event.reason, track_id=event.track_id,
                           at_ms=wall_time(event.captured_ms, received_ms))
+        entry.local_time = event.local_time  # the time its facts and description give
         dets = [(d.label, d.score, tuple(d.box)) for d in event.detections]
         if not entry.boxes:
             entry.boxes = event_boxes(event.label, event.score, dets, region=event.crop_box)

@@ -75,7 +75,10 @@
     const info = el("div", "info");
     const row = el("div", "row1");
     row.appendChild(el("span", "where", e.camera + " @ " + e.device));
-    row.appendChild(el("span", "when", clock(e.at_ms) + (e.track_id !== null ? " · track " + e.track_id : "")));
+    // the event's own local time where it has one: the time its facts and description give
+    const when = el("span", "when", (e.local_time || clock(e.at_ms)) + (e.track_id !== null ? " · track " + e.track_id : ""));
+    if (e.local_time) when.title = "device's local time; here " + clock(e.at_ms);
+    row.appendChild(when);
     row.appendChild(el("span", "verdict " + verdictClass(e), verdictText(e)));
     info.appendChild(row);
     info.appendChild(pathNode(e));
