@@ -191,6 +191,11 @@ def cmd_cloud_check(args: argparse.Namespace) -> int:
     config = load_cloud_config(args.config)
     print(f"{args.config or 'defaults'}: OK (broker {config.mqtt.url}, store {config.store_path})")
     print(_mqtt_note(config.mqtt))
+    if config.analyzer.policies:
+        from .cloud.analysis.gate import PolicyBook
+
+        for line in PolicyBook(config.analyzer.policies).report():
+            print(line)
     return 0
 
 

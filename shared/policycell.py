@@ -10,10 +10,12 @@ did not read is None and is not compared. A fact the event did not send reads as
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Annotated, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
+DAY = 1440
 Bound = Annotated[float, Field(ge=-1.0, le=1e9, allow_inf_nan=False)]
 
 
@@ -71,4 +73,18 @@ def inside(inputs: PolicyInputs | None, facts: EventFacts | None) -> bool:
     return inputs.people is None or inputs.people[0] <= facts.people < inputs.people[1]
 
 
-__all__ = ["EventFacts", "PolicyInputs", "inside", "zone_word"]
+def weekday_of(captured_ms: int, local_time: str | None) -> int:
+    """The device's local weekday (0 Monday), from the UTC instant and its local "HH:MM": the offset is
+    rounded to 15 minutes and taken in (-12 h, +12 h]. 7 without a local time."""
+    if local_time is None:
+        return 7
+    utc = datetime.fromtimestamp(captured_ms / 1000, UTC)
+    local_min = int(local_time[:2]) * 60 + int(local_time[3:])
+    offset = (local_min - (utc.hour * 60 + utc.minute)) % DAY
+    offset = round(offset / 15) * 15 % DAY
+    if offset > DAY // 2:
+        offset -= DAY
+    return datetime.fromtimestamp(captured_ms / 1000 + offset * 60, UTC).weekday()
+
+
+__all__ = ["EventFacts", "PolicyInputs", "inside", "weekday_of", "zone_word"]

@@ -25,11 +25,9 @@ Conditions (`Cond.kind`), all read at the device's local time and from the cloud
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
-from ...shared.policycell import EventFacts, PolicyInputs
+from ...shared.policycell import DAY, EventFacts, PolicyInputs
 
-DAY = 1440
 NIGHT = (22 * 60, 6 * 60)  # "night": 22:00-06:00
 DAYTIME = (6 * 60, 22 * 60)
 WEEKDAY_NAMES = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
@@ -172,6 +170,8 @@ def _raw(cond: Cond, seen: Seen) -> bool | None:
         return bool(seen.objects & set(v))  # type: ignore[call-overload]
     if kind == "all":
         return _all(v, seen)  # type: ignore[arg-type]
+    if kind == "place":
+        return True  # the camera itself: the policy is only applied to its events
     return None  # "words": only the model can tell
 
 
@@ -235,20 +235,6 @@ def _cell(value: float, cuts: list) -> tuple:
     return (cuts[-2], cuts[-1])
 
 
-def weekday_of(captured_ms: int, local_time: str | None) -> int:
-    """The device's local weekday (0 Monday), from the UTC instant and its local "HH:MM": the offset is
-    rounded to 15 minutes and taken in (-12 h, +12 h]. 7 without a local time."""
-    if local_time is None:
-        return 7
-    utc = datetime.fromtimestamp(captured_ms / 1000, UTC)
-    local_min = int(local_time[:2]) * 60 + int(local_time[3:])
-    offset = (local_min - (utc.hour * 60 + utc.minute)) % DAY
-    offset = round(offset / 15) * 15 % DAY
-    if offset > DAY // 2:
-        offset -= DAY
-    return datetime.fromtimestamp(captured_ms / 1000 + offset * 60, UTC).weekday()
-
-
 def _hm(minute: int) -> str:
     return f"{minute // 60 % 24:02d}:{minute % 60:02d}"
 
@@ -283,6 +269,8 @@ def _cond_words(kind: str, v: object) -> str:
         return f"bottom = {v}"
     if kind == "carries":
         return "carries " + " or ".join(v)  # type: ignore[call-overload]
+    if kind == "place":
+        return f"camera = {v}"
     if kind == "all":
         return " and ".join(c.words() for c in v)  # type: ignore[attr-defined]
     if kind == "direction":
@@ -292,4 +280,4 @@ def _cond_words(kind: str, v: object) -> str:
     return f"{kind} = {v}"
 
 
-__all__ = ["Clause", "Cond", "Decision", "Policy", "Seen", "evaluate", "inputs", "weekday_of"]
+__all__ = ["Clause", "Cond", "Decision", "Policy", "Seen", "evaluate", "inputs"]

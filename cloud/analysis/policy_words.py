@@ -65,9 +65,12 @@ _ROLES = ("customers", "customer", "family", "guests", "guest", "staff", "reside
           "counts", "count", "means", "mean")
 
 
-def compile_policy(text: str, zones: tuple[str, ...] = ()) -> Policy:
+def compile_policy(text: str, zones: tuple[str, ...] = (), camera: str | None = None) -> Policy:
     """The policy these words say; `zones`: the zone names the cloud knows for the camera (config), read as
-    zone names wherever they stand in the words."""
+    zone names wherever they stand in the words; `camera`: the camera the policy is for ("in the shop" on
+    camera "shop" is the camera itself, not a zone in it)."""
+    global _PLACE
+    _PLACE = _zw(camera) if camera else None
     norm = _normalise(text)
     opening = _first_window(norm)
     clauses: list[Clause] = []
@@ -259,6 +262,9 @@ _ZONE_TAIL = {"is", "are", "after", "before", "between", "from", "during", "at",
               "entering", "leaving", "to", "until", "till", "not", "but", "otherwise", "only", "alert", "fine"}
 
 
+_PLACE: str | None = None  # the camera of the policy being compiled (compile_policy)
+
+
 def _zone(words: str, negated: bool) -> Cond | None:
     parts = words.split()
     if len(parts) > 1 and parts[1] in _ZONE_TAIL | _STOP | set(_ROLES):
@@ -267,6 +273,8 @@ def _zone(words: str, negated: bool) -> Cond | None:
     if not name or name in _NOT_ZONES or name.split()[0] in _STOP or name.split()[0] in _ROLES or \
             name.split()[0] in _CARRIED or re.fullmatch(r"\d.*", name):
         return None
+    if name == _PLACE and not negated:
+        return Cond("place", name)
     return Cond("zone", name, negated)
 
 
