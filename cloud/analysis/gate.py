@@ -47,13 +47,13 @@ class PolicyBook:
         self.compiled: dict[str, Policy] = {}
         for entry in self.entries:
             known = tuple(e.zone for e in self.entries if e.zone and (e.camera in (None, entry.camera)))
-            self.compiled.setdefault(entry.text, compile_policy(entry.text, known, entry.camera))
+            self.compiled.setdefault(self._key(entry.camera, entry.text), compile_policy(entry.text, known, entry.camera))
 
     def report(self) -> list[str]:
         """Each policy with its compiled form in plain words and the parts no rule read (check-config)."""
         lines = []
         for i, entry in enumerate(self.entries, 1):
-            policy = self.compiled[entry.text]
+            policy = self.compiled[self._key(entry.camera, entry.text)]
             where = ", ".join(f"{k} {v}" for k, v in (("camera", entry.camera), ("zone", entry.zone)) if v)
             lines.append(f"policy {i} ({where or 'everywhere'}): \"{entry.text}\"")
             lines.append(f"  compiled: {policy.plain()}")
@@ -66,14 +66,20 @@ class PolicyBook:
 
     def for_event(self, event: Event) -> Policy | None:
         text = policy_for(self.entries, event.camera, event.zones)
-        return self.compiled.get(text) if text is not None else None
+        if text is None:
+            return None
+        return self.compiled.get(self._key(event.camera, text)) or self.compiled.get(self._key(None, text))
+
+    @staticmethod
+    def _key(camera: str | None, text: str) -> str:
+        return f"{camera or ''}\x00{text}"
 
     def known_zones(self, camera: str) -> set[str]:
         """The zones the cloud knows for a camera: named by its policy entries or read in their words."""
         names = {zone_word(e.zone) for e in self.entries if e.zone and e.camera in (None, camera)}
         for entry in self.entries:
             if entry.camera in (None, camera):
-                names.update(self.compiled[entry.text].zones())
+                names.update(self.compiled[self._key(entry.camera, entry.text)].zones())
         return names
 
 
