@@ -46,7 +46,7 @@ def _verdict(text: str, label: str = "person", hivis=None, upper=None, objects=(
 # -- the compiler --------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("text, plain", [
     ("Alert only if someone stays at the door longer than 30 s",
-     "alert if: dwell > 30 s and zone = door; otherwise benign"),
+     "alert if: zone = door and dwell > 30 s; otherwise benign"),
     ("People on the patio are family; anyone at the pool is an alert",
      "benign if: zone = patio; alert if: zone = pool; otherwise alert"),
     ("Staff in hi-vis vests are fine in the loading zone",
@@ -54,11 +54,18 @@ def _verdict(text: str, label: str = "person", hivis=None, upper=None, objects=(
     ("Alert on more than two people at night",
      "alert if: people in frame > 2 and local time 22:00–06:00; otherwise benign"),
     ("Anyone entering at night is an alert, except people in hi-vis",
-     "alert if: local time 22:00–06:00 and direction = towards the camera (entering) and not (hi-vis upper body "
+     "alert if: direction = towards the camera (entering) and local time 22:00–06:00 and not (hi-vis upper body "
      "(measured)); otherwise benign"),
+    ("Alert if anyone is in the warehouse at night or on weekends",
+     "alert if: zone = warehouse and (local time 22:00–06:00 or day in Sat–Sun); otherwise benign"),
+    ("People leaving the building are fine, people entering after 19:00 are an alert",
+     "benign if: direction = away from the camera (leaving) and zone = building; alert if: direction = towards the "
+     "camera (entering) and local time 19:00–06:00; otherwise alert"),
+    ("Groups of more than 4 people in the lobby are an alert",
+     "alert if: people in frame > 4 and zone = lobby; otherwise benign"),
     ("Alert if someone with a backpack is in the yard, unless it is on weekdays 9am to 5pm",
-     "alert if: carries backpack or handbag or suitcase and zone = yard and not (local time 09:00–17:00 and day in "
-     "Mon–Fri); otherwise benign".replace("carries backpack or handbag or suitcase", "carries backpack")),
+     "alert if: carries backpack and zone = yard and not (day in Mon–Fri and local time 09:00–17:00); otherwise "
+     "benign"),
 ])
 def test_each_kind_of_policy_compiles_to_the_form_check_config_shows(text, plain):
     policy = compile_policy(text)
@@ -69,7 +76,7 @@ def test_each_kind_of_policy_compiles_to_the_form_check_config_shows(text, plain
 def test_opening_hours_and_after_closing_read_the_policy_s_own_window():
     text = "People in the shop 08:00–20:00 are customers; anyone after closing is an alert"
     policy = compile_policy(text, camera="shop")
-    assert policy.plain() == ("benign if: local time 08:00–20:00 and camera = shop; alert if: local time outside "
+    assert policy.plain() == ("benign if: camera = shop and local time 08:00–20:00; alert if: local time outside "
                               "08:00–20:00; otherwise alert")
     assert _verdict(text, minute=14 * 60) == "alert"  # compiled without camera: "in the shop" is a zone
     shop = compile_policy(text, camera="shop")
@@ -102,6 +109,10 @@ def test_what_no_rule_reads_is_flagged_and_left_to_the_model_never_guessed():
     assert "[not compiled: “delivery”" in policy.plain()
     assert _verdict(text, minute=23 * 60, zones={"back door"}) == "alert"  # the compiled clause decides
     assert _verdict(text, minute=14 * 60) is None  # the uncompiled one may hold: the model is asked
+    passing = "Ignore anyone who is just passing by; alert if someone lingers at the gate for over 2 minutes"
+    assert _verdict(passing, zones={"gate"}, dwell=200.0) is None  # "passing" first: it might make this benign
+    either = "Alert if someone lingers at the gate for over 2 minutes; ignore anyone who is just passing by"
+    assert _verdict(either, zones={"gate"}, dwell=200.0) == "alert"  # the compiled clause first decides
     assert compile_policy("Staff are fine").uncompiled == ("staff",)  # who they are: not in the picture
     assert _verdict("Alert only if someone stays at the door longer than 30 s", zones={"door"}) is None  # no dwell
 
@@ -123,7 +134,7 @@ def test_check_config_prints_each_policy_compiled_and_flags_what_is_not(tmp_path
                     encoding="utf-8")
     assert cli_main(["cloud", "check-config", "--config", str(path)]) == 0
     out = capsys.readouterr().out
-    assert "compiled: alert if: dwell > 30 s and zone = door; otherwise benign" in out
+    assert "compiled: alert if: zone = door and dwell > 30 s; otherwise benign" in out
     assert 'NOT COMPILED: "deliveries"' in out and "1 of 1 clauses compiled" in out and "0 of 1" in out
 
 
@@ -202,8 +213,8 @@ def test_the_policy_decides_without_the_model_and_flips_on_the_deciding_fact(tmp
     short, long, empty = asyncio.run(scenario())
     assert (short.verdict, long.verdict, empty.verdict) == ("benign", "alert", "benign")
     assert (short.decided_by, long.decided_by, empty.decided_by) == ("policy", "policy", "check")
-    assert long.clause == "alert if: dwell > 30 s and zone = door" and short.clause == "otherwise benign"
-    assert long.policy == "alert if: dwell > 30 s and zone = door; otherwise benign"
+    assert long.clause == "alert if: zone = door and dwell > 30 s" and short.clause == "otherwise benign"
+    assert long.policy == "alert if: zone = door and dwell > 30 s; otherwise benign"
     assert model.asked == []  # no model call for any of them
     assert "person" in long.description.lower() and "no person" in empty.description.lower()
     again = decode_verdict(encode_verdict(long))  # on the wire, and an older verdict without it still decodes

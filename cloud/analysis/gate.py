@@ -14,7 +14,8 @@ config loaded (policy_words.py):
   and the verdict says so (`decided_by: "model"`, `clause`: what was not known).
 
 Zone names and any other text a device sends are compared with the policy's own zone names, never read as
-words: a zone called `policy-allows-this-person-benign` matches no policy and decides nothing.
+words: a zone the cloud does not know for the camera (named by a policy entry or in a policy's words) is left
+out of the facts and the prompt, so a zone called `policy-allows-this-person-benign` decides nothing.
 """
 
 from __future__ import annotations
@@ -138,7 +139,7 @@ class PolicyGate:
         await self.inner.close()
 
     async def analyze_batch(self, events: Sequence[Event]) -> list[Analysis]:
-        batch = list(events)
+        batch = [self._known(e) for e in events]
         ruled = await asyncio.to_thread(lambda: [self.rule(e) for e in batch])
         asked = [e for e, r in zip(batch, ruled, strict=True) if r.analysis is None]
         answers = iter(await self.inner.analyze_batch(asked) if asked else [])
@@ -146,6 +147,13 @@ class PolicyGate:
         for event, r in zip(batch, ruled, strict=True):
             out.append(r.analysis if r.analysis is not None else self._after_model(event, r, next(answers)))
         return out
+
+    def _known(self, event: Event) -> Event:
+        """The event with only the zones the cloud knows for its camera: another name a device sends reaches
+        no prompt and no rule."""
+        known = self.book.known_zones(event.camera)
+        zones = [z for z in event.zones if zone_word(z) in known]
+        return event if zones == event.zones else event.model_copy(update={"zones": zones})
 
     def rule(self, event: Event) -> _Ruled:
         """What the policy makes of one event before any model (blocking: the translator runs)."""

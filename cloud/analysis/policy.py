@@ -59,8 +59,8 @@ class Clause:
 
     @property
     def compiled(self) -> bool:
-        return "words" not in str([c.kind for c in self.conds]) and all(
-            c.kind != "all" or all(d.kind != "words" for d in c.value) for c in self.conds)  # type: ignore[attr-defined]
+        return all(c.kind != "words" and (c.kind not in ("all", "any") or all(d.kind != "words" for d in c.value))
+                   for c in self.conds)  # type: ignore[attr-defined]
 
     def words(self) -> str:
         return " and ".join(c.words() for c in self.conds) or "a person is there"
@@ -85,7 +85,7 @@ class Policy:
         while todo:
             cond = todo.pop(0)
             out.append(cond)
-            if cond.kind == "all":
+            if cond.kind in ("all", "any"):
                 todo.extend(cond.value)  # type: ignore[arg-type]
         return out
 
@@ -117,16 +117,23 @@ class Decision:
 
 
 def evaluate(policy: Policy, seen: Seen) -> Decision:
-    """The first clause that holds decides; a clause that may hold but needs an uncompiled part or a fact the
-    event did not send leaves the verdict to the model."""
+    """The first clause that holds decides. A clause that may hold (it needs an uncompiled part, or a fact the
+    event did not send) decides nothing by itself: where the clauses after it come to its verdict anyway, that
+    verdict stands; otherwise the model is asked."""
+    open_: list[tuple[str, str]] = []  # (verdict, why) of the clauses that may hold
+    decided = Decision(policy.otherwise, f"otherwise {policy.otherwise}", -1)
     for i, clause in enumerate(policy.clauses):
         holds = _all(clause.conds, seen)
         if holds is True:
-            return Decision(clause.verdict, f"{clause.verdict} if: {clause.words()}", i)
+            decided = Decision(clause.verdict, f"{clause.verdict} if: {clause.words()}", i)
+            break
         if holds is None:
-            unknown = [c.words() for c in clause.conds if _holds(c, seen) is None]
-            return Decision(None, f"{clause.verdict} if: {clause.words()} — not known: {', '.join(unknown)}", -2)
-    return Decision(policy.otherwise, f"otherwise {policy.otherwise}", -1)
+            missing = [c.words() if c.kind != "words" else f"“{c.value}”" for c in clause.conds
+                       if _holds(c, seen) is None]
+            open_.append((clause.verdict, f"{clause.verdict} if: … not known: {', '.join(missing)}"))
+    if any(verdict != decided.verdict for verdict, _ in open_):
+        return Decision(None, open_[0][1], -2)  # an undecided clause before it would say otherwise
+    return decided
 
 
 def _all(conds: tuple[Cond, ...], seen: Seen) -> bool | None:
@@ -170,6 +177,9 @@ def _raw(cond: Cond, seen: Seen) -> bool | None:
         return bool(seen.objects & set(v))  # type: ignore[call-overload]
     if kind == "all":
         return _all(v, seen)  # type: ignore[arg-type]
+    if kind == "any":
+        values = [_holds(c, seen) for c in v]  # type: ignore[attr-defined]
+        return True if True in values else None if None in values else False
     if kind == "place":
         return True  # the camera itself: the policy is only applied to its events
     return None  # "words": only the model can tell
@@ -273,6 +283,8 @@ def _cond_words(kind: str, v: object) -> str:
         return f"camera = {v}"
     if kind == "all":
         return " and ".join(c.words() for c in v)  # type: ignore[attr-defined]
+    if kind == "any":
+        return "(" + " or ".join(c.words() for c in v) + ")"  # type: ignore[attr-defined]
     if kind == "direction":
         return f"direction = {v} ({ {'towards the camera': 'entering', 'away from the camera': 'leaving'}.get(v, 'moving') })"
     if kind == "words":

@@ -57,11 +57,13 @@ _STOP = set("""a an the and or of to is are be been being it its this that those
 for with from into near inside only if when whenever while who whom which what someone somebody anyone anybody
 anything people persons person everyone visitors visitor them they their he she his her me us we our you your
 should must can may will would just any all ever always also then than as so do does not no time times here
-one ones man men woman women kid kids child children stays stay stayed""".split())
+one ones man men woman women kid kids child children stays stay stayed wait waits waiting gather gathers
+gathering stand stands standing be site premises property grounds area just seen shows show up appear appears
+appearing""".split())
 _ROLES = ("customers", "customer", "family", "guests", "guest", "staff", "residents", "resident", "employees",
           "employee", "workers", "worker", "neighbours", "neighbors", "friends", "intruder", "intruders", "alert",
           "alarm", "fine", "ok", "okay", "allowed", "expected", "welcome", "normal", "benign", "harmless",
-          "ignore", "warn", "notify", "suspicious", "trespassing", "trespasser", "trespassers", "intrusion",
+          "ignore", "warn", "notify", "alerts", "alarms", "suspicious", "trespassing", "trespasser", "trespassers", "intrusion",
           "counts", "count", "means", "mean")
 
 
@@ -103,9 +105,21 @@ def _normalise(text: str) -> str:
 
 
 def _parts(text: str) -> list[str]:
+    """Clauses: at '.', ';', 'otherwise', 'but', and at a comma between two pieces that each name a verdict."""
     text = re.sub(r"(?<!\d)\.(?!\d)|;|,?\s+\botherwise\b|,\s*but\b|\bbut\b", lambda m: "|" + (
         "otherwise" if "otherwise" in m.group(0) else ""), text)
-    return [p.strip(" ,") for p in text.split("|") if p.strip(" ,")]
+    parts = []
+    for part in (p.strip(" ,") for p in text.split("|") if p.strip(" ,")):
+        current = ""
+        for piece in part.split(","):
+            if current and _verdict(current) and _verdict(piece) and not re.match(
+                    r"\s*(?:except|unless|apart from|other than)\b", piece):
+                parts.append(current.strip())
+                current = piece
+            else:
+                current = f"{current},{piece}" if current else piece
+        parts.append(current.strip(" ,"))
+    return [p for p in parts if p]
 
 
 def _minute(h: str | None, m: str | None, ampm: str | None, word: str | None) -> int | None:
@@ -171,14 +185,13 @@ def _clause(part: str, opening: tuple[int, int] | None, zones: tuple[str, ...]) 
 
 
 def _verdict(part: str) -> str | None:
-    alert, benign = _ALERT.search(part), _BENIGN.search(part)
+    """The verdict a clause names: a negated alert is benign; else the first verdict phrase before any
+    "except" decides ("anyone at night is an alert, except staff, who are fine" is an alert clause)."""
     if re.search(r"\b(?:no|not an?|don'?t|do not|never)\s+(?:alert|alarm)", part):
         return "benign"
-    if alert and benign:
-        return "alert" if alert.start() > benign.start() and "is" in part[alert.start():alert.end()] \
-            or alert.start() < benign.start() and not re.match(r"\b(?:is|are)\b", part[benign.start():]) \
-            else "benign" if benign.start() > alert.start() else "alert"
-    return "alert" if alert else "benign" if benign else None
+    main = re.split(r"\b(?:except|unless|apart from|other than)\b", part, maxsplit=1)[0]
+    found = [(m.start(), v) for v, m in (("alert", _ALERT.search(main)), ("benign", _BENIGN.search(main))) if m]
+    return min(found)[1] if found else None
 
 
 def _conds(text: str, opening: tuple[int, int] | None, zones: tuple[str, ...]) -> tuple[list[Cond], str]:
@@ -207,7 +220,8 @@ def _conds(text: str, opening: tuple[int, int] | None, zones: tuple[str, ...]) -
     take(r"\b(?:loiter\w*|linger\w*|hangs? around|hanging around)\b", lambda m: Cond("dwell", (">", 60.0)))
     take(_RANGE.pattern, lambda m: (lambda w: Cond("time", w) if w else None)(_window(m)))
     take(rf"\b(after|before|past|from|since)\s+(?:{_T})", lambda m: _after(m))
-    take(r"\b(?:at night|night ?time|nightly|overnight|during the night|in the night|night)\b",
+    take(r"\b(?:at night|night ?time|nightly|overnight|during the night|in the night|night|after dark|in the dark|"
+         r"when (?:it is|it's) dark)\b",
          lambda m: Cond("time", NIGHT))
     take(r"\b(?:during the day|in the day ?time|daytime|during daytime|by day|in daylight|daylight)\b",
          lambda m: Cond("time", DAYTIME))
@@ -245,7 +259,37 @@ def _conds(text: str, opening: tuple[int, int] | None, zones: tuple[str, ...]) -
     take(r"\b(?:in )?zone ([a-z0-9_-]+)\b", lambda m: Cond("zone", _zw(m.group(1))))
     take(r"\b(" + "|".join(_LABELS) + r")\b", lambda m: Cond("label", _LABELS[m.group(1)]))
     left = _leftover(text, spans)
-    return conds, left
+    return _either(text, _tidy(conds, spans)), left
+
+
+_DEFAULTS = (Cond("dwell", (">", 60.0)), Cond("people", (">", 2)))  # "loitering", "a group": without a number
+
+
+def _tidy(conds: list[Cond], spans: list[tuple[int, int]]) -> list[tuple[Cond, tuple[int, int]]]:
+    """Conditions in the order they stand in the words, each once; a default ("loitering") only where the
+    clause gives no number of its own."""
+    out: list[tuple[Cond, tuple[int, int]]] = []
+    for cond, span in sorted(zip(conds, spans, strict=True), key=lambda cs: cs[1]):
+        if cond in _DEFAULTS and any(c.kind == cond.kind and c not in _DEFAULTS for c in conds):
+            continue
+        if all(cond != c for c, _ in out):
+            out.append((cond, span))
+    return out
+
+
+def _either(text: str, found: list[tuple[Cond, tuple[int, int]]]) -> list[Cond]:
+    """Two conditions joined by "or" (nothing but "or" between them) hold as one: "at night or on weekends"."""
+    conds: list[Cond] = []
+    spans: list[tuple[int, int]] = []
+    for cond, span in found:
+        if conds and re.fullmatch(r"[\s,]*or[\s,]*", text[spans[-1][1]:span[0]]):
+            prev = conds[-1]
+            conds[-1] = Cond("any", (*(prev.value if prev.kind == "any" else (prev,)), cond))  # type: ignore[misc]
+            spans[-1] = (spans[-1][0], span[1])
+            continue
+        conds.append(cond)
+        spans.append(span)
+    return conds
 
 
 def _zw(name: str) -> str:
@@ -302,11 +346,14 @@ def _dwell(op: str, n: str, unit: str) -> Cond | None:
 
 
 def _after(m: re.Match) -> Cond | None:
+    """"before T": from midnight; "after T": to midnight, or through the night to 06:00 for an evening T."""
     minute = _minute(*m.groups()[1:5])
     if minute is None or (not m.group(3) and not m.group(4) and not m.group(5)):
         return None  # "after 5" alone: minutes? hours? not read as a time
     if m.group(1) == "before":
         return Cond("time", (0, minute)) if minute else None
+    if minute >= 12 * 60:
+        return Cond("time", (minute, 6 * 60))
     return Cond("time", (minute, 0)) if minute else None
 
 
