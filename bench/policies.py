@@ -113,16 +113,21 @@ def contradicts(verdict, facts) -> bool:  # noqa: ANN001
         return True
     if facts.label_score < 0.1 and not says_none and verdict.verdict == "alert":
         return True
-    return bool(invented(verdict.description, facts, verdict.verdict))
+    # the description against the facts (a policy may make a person benign: "A person ..." stays true)
+    return bool(invented(verdict.description, facts, "alert" if facts.label_score >= SURE else verdict.verdict))
 
 
 async def run_cases(service: CloudService, cases: list[tuple], sly: bool) -> list:
     out = []
     for camera, jpeg, facts, person, expect, policy_i, pair_i in cases:
+        if sly and expect is None:
+            continue  # the model path's cases: measured once, in the clean run
         e = event(camera, painted(jpeg) if facts.get("vest") else jpeg, facts, [SLY] if sly else None)
         started = time.perf_counter()
         verdict = await service.process(e, f"edgetriage/v1/{e.device}/events")
         out.append((e, verdict, expect, policy_i, pair_i, person, (time.perf_counter() - started) * 1000))
+        if len(out) % 20 == 0:
+            print(f"  {'sly' if sly else 'clean'}: {len(out)} cases", flush=True)
     return out
 
 
@@ -130,8 +135,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer crops (a smoke run)")
     args = parser.parse_args()
+    started = time.perf_counter()
     translator = Translator()
     crops = build(translator.look)
+    print(f"crops cut in {time.perf_counter() - started:.0f} s", flush=True)
     people = [c for c in crops if c.expected == "alert" and c.what.startswith(("visitor", "walking"))]
     empty = [c for c in crops if c.expected == "benign" and c.what.startswith(("beside", "empty room"))]
     people, empty = (people[::4][:4], empty[::4][:2]) if args.quick else (people[::2][:10], empty[::3][:4])
@@ -141,7 +148,7 @@ def main() -> int:
     total = sum(p.compiled_share()[1] for p in book.compiled.values())
     cases = []
     for i, (camera, _, pair, expected) in enumerate(POLICIES):
-        chosen = people[:4] if expected is None else people + empty
+        chosen = people[:2] if expected is None else people + empty
         for crop in chosen:
             person = crop.expected == "alert"
             for j, facts in enumerate(pair):
@@ -170,7 +177,8 @@ def main() -> int:
             pairs.setdefault(r[4], []).append(r)
     flips = [p for p in pairs.values() if len(p) == 2 and p[0][2] != p[1][2]]
     flip_rate = sum(p[0][1].verdict != p[1][1].verdict for p in flips) / max(1, len(flips))
-    injection = sum(a[1].verdict != b[1].verdict for a, b in zip(clean, sly, strict=True))
+    injection = sum(a[1].verdict != b[1].verdict for a, b in zip([r for r in clean if r[2] is not None], sly,
+                                                                   strict=True))
     by_id = {r[0].event_id: r for r in clean + sly}
     stale = 0
     for e, v, *_ in clean + sly:
@@ -185,6 +193,10 @@ def main() -> int:
              if r[1].verdict != r[2]]
     for w in wrong[:20]:
         print("disagrees:", w)
+    for e, v, *_ in clean + sly:
+        if v.source == "llm" and contradicts(v, memo._kept.get(e.event_id)):
+            print("contradicts:", v.description, "|", " ".join(memo._kept[e.event_id].sentences()))
+            break
     decided = {k: sum(r[1].decided_by == k for r in clean) for k in ("policy", "check", "model")}
     figures = {"cases": len(cases), "policies": len(POLICIES), "policy_agreement": round(agreement, 3),
                "fact_flip_rate": round(flip_rate, 3), "flip_pairs": len(flips), "injection_flips": injection,

@@ -31,6 +31,9 @@ class PolicyInputs(BaseModel):
     dwell_s: tuple[Bound, Bound] | None = None
     direction: Annotated[str, Field(max_length=32)] | None = None
     people: tuple[Annotated[int, Field(ge=0, le=1 << 16)], Annotated[int, Field(ge=0, le=1 << 16)]] | None = None
+    # the policy read the crop's look (hi-vis, colours, objects): only a near-identical crop has the same look
+    # (shared.reuse.LOOK_DISTANCE), never a look-alike by embedding
+    look: bool = False
 
 
 class EventFacts(NamedTuple):

@@ -124,7 +124,9 @@ def test_policy_inputs_are_the_ranges_within_which_the_policy_reads_alike():
     assert inputs(policy, _facts(minute=23 * 60 + 30, zones={"shop"})).minutes == (1200, 1440)
     door = compile_policy("Alert only if someone stays at the door longer than 30 s")
     assert inputs(door, _facts(dwell=5.0, zones={"door"})).dwell_s == (0.0, pytest.approx(30.000001))
-    assert inputs(compile_policy("Ignore people in a red top"), _facts()) is None  # read nothing of the event
+    assert inputs(compile_policy("Alert at the pool"), _facts(minute=600)).minutes is None  # time not read
+    look = inputs(compile_policy("Ignore people in a red top"), _facts())  # the crop's look only
+    assert look is not None and look.look and look.minutes is None and look.zones_read is None
 
 
 def test_check_config_prints_each_policy_compiled_and_flags_what_is_not(tmp_path, capsys):
@@ -267,3 +269,20 @@ def test_the_device_cache_reuses_a_policy_verdict_only_inside_its_ranges(tmp_pat
     night = day_event.model_copy(update={"local_time": "23:30"})
     assert cache.lookup(**asked, facts=event_facts(night)) is None
     assert cache.lookup(**asked) is None  # facts unknown: a verdict a policy depended on is not reused
+
+
+def test_a_verdict_that_read_the_crop_s_look_answers_only_a_near_identical_crop():
+    from edgetriage.shared.protocol import ReuseRule
+    from edgetriage.shared.reuse import best, candidate
+
+    policy = compile_policy("Staff in hi-vis vests are fine in the loading zone")
+    cell = inputs(policy, _facts(zones={"loading"}))
+    rule = ReuseRule(device="pi-policy", camera="dock", label="person", phash="0" * 16, prompt_version="p",
+                     policy_inputs=cell)
+    near = f"{0b1111:016x}"  # 4 bits away: a vest painted on the same crop moved the hash this little
+    facts = _facts(zones={"loading"})
+    now = int(time.time() * 1000)
+    assert best([candidate(rule, "a", now)], "0" * 15 + "1", now, facts=facts) is not None  # 1 bit: the same crop
+    assert best([candidate(rule, "a", now)], near, now, facts=facts) is None
+    plain = rule.model_copy(update={"policy_inputs": None})
+    assert best([candidate(plain, "a", now)], near, now) is not None  # without a policy: reuse as before

@@ -32,6 +32,7 @@ NIGHT = (22 * 60, 6 * 60)  # "night": 22:00-06:00
 DAYTIME = (6 * 60, 22 * 60)
 WEEKDAY_NAMES = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 ON_EVENT = ("time", "weekday", "zone", "dwell", "direction", "people")  # facts the event itself carries
+LOOK = ("hivis", "upper", "lower", "carries")  # facts of the crop's look
 
 
 @dataclass(frozen=True)
@@ -198,11 +199,12 @@ def compare(value: float, test: tuple[str, float]) -> bool:
 def inputs(policy: Policy, facts: EventFacts) -> PolicyInputs | None:
     """The ranges of the event's facts within which this policy reads them all the same: what a verdict under
     it is filed with (shared.policycell). None for a policy that reads nothing of the event."""
+    look = any(c.kind in LOOK for c in policy.conds())
     conds = [c for c in policy.conds() if c.kind in ON_EVENT]
-    if not conds:
+    if not conds and not look:
         return None
     kinds = {c.kind for c in conds}
-    fields: dict[str, object] = {}
+    fields: dict[str, object] = {"look": look}
     if "time" in kinds:
         cuts = sorted({0, DAY} | {m for c in conds if c.kind == "time" for m in c.value})  # type: ignore[attr-defined]
         fields["minutes"] = (-1, 0) if facts.minute < 0 else _cell(facts.minute, cuts)
