@@ -259,7 +259,7 @@ def test_reuse_is_refused_across_a_policy_input_sqlite_and_redis(tmp_path, crops
 def test_the_device_cache_reuses_a_policy_verdict_only_inside_its_ranges(tmp_path, crops, translator):
     service, _ = _service(tmp_path, translator)
     day_event = _event(crops["person"], camera="shop", local_time="14:00")
-    day = asyncio.run(service.process(day_event, TOPIC))
+    day = decode_verdict(encode_verdict(asyncio.run(service.process(day_event, TOPIC))))  # as the device gets it
     assert day.cache is not None and day.cache.policy_inputs is not None
     cache = DeviceCache()
     assert cache.add(day, int(time.time() * 1000))
