@@ -8,8 +8,8 @@ config loaded (policy_words.py):
 - no sure person is there (the detector's score for the label < check.ABSENT): benign, decided by the check,
   as the check table would have made any answer of the model;
 - a sure person (>= check.SURE): the policy decides what a person there means; the model is not asked;
-- a faint one: the policy decides where its verdict is benign either way; otherwise the model says whether
-  someone is there, and the policy's verdict for a person stands on a yes (the model's own answer otherwise);
+- a faint one: the policy decides where its verdict is benign either way; where it says alert for a person
+  there, the model says whether someone is (its alert or benign stands);
 - a clause that may hold but needs an uncompiled part, or a fact the event did not send: the model is asked,
   and the verdict says so (`decided_by: "model"`, `clause`: what was not known).
 
@@ -112,7 +112,6 @@ class _Ruled:
     analysis: Analysis | None  # None: the model is asked
     policy: Policy | None
     clause: str | None
-    person_verdict: str | None = None  # for a faint person: the policy's verdict if someone is there
 
 
 class PolicyGate:
@@ -175,8 +174,8 @@ class PolicyGate:
         if score >= SURE or decision.verdict == "benign":
             return _Ruled(self._made(event, policy, facts, decision.verdict, "policy", decision.clause, started,
                                      round(max(score, 1.0 - score), 3)), policy, decision.clause)
-        return _Ruled(None, policy, f"{decision.clause}, if someone is there (faint: {score:.2f})",
-                      person_verdict=decision.verdict)
+        # a faint shape, and the policy says alert for a person there: whether one is there is the model's to say
+        return _Ruled(None, policy, f"{decision.clause}, if someone is there (faint: {score:.2f})")
 
     def _seen(self, event: Event, facts: Facts) -> Seen:
         wearing = hivis(event.crop, facts.label_box) if facts.label_score >= ABSENT else None
@@ -193,14 +192,12 @@ class PolicyGate:
                         extra={"person_score": facts.label_score})
 
     def _after_model(self, event: Event, ruled: _Ruled, answer: Analysis) -> Analysis:
-        """The model's answer with the policy's part: for a faint person the policy's verdict stands on a yes."""
+        """The model's answer with the policy's part: what it was asked for (`clause`) and the policy inputs."""
         if answer.error is not None or ruled.policy is None:
             return answer
         policy = ruled.policy
-        verdict, by = answer.verdict, answer.decided_by or ("check" if answer.checked else "model")
-        if ruled.person_verdict is not None and verdict == "alert":
-            verdict = ruled.person_verdict
-        return replace(answer, verdict=verdict, decided_by=by, policy=policy.plain(), clause=ruled.clause,
+        by = answer.decided_by or ("check" if answer.checked else "model")
+        return replace(answer, decided_by=by, policy=policy.plain(), clause=ruled.clause,
                        prompt_version=self.prompt_version(event),
                        policy_inputs=inputs(policy, event_facts(event)))
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 
+from ...shared.policycell import zone_word
 from .policy import DAYTIME, NIGHT, Clause, Cond, Policy
 
 _NUM = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
@@ -71,8 +72,7 @@ def compile_policy(text: str, zones: tuple[str, ...] = (), camera: str | None = 
     """The policy these words say; `zones`: the zone names the cloud knows for the camera (config), read as
     zone names wherever they stand in the words; `camera`: the camera the policy is for ("in the shop" on
     camera "shop" is the camera itself, not a zone in it)."""
-    global _PLACE
-    _PLACE = _zw(camera) if camera else None
+    place = zone_word(camera) if camera else None
     norm = _normalise(text)
     opening = _first_window(norm)
     clauses: list[Clause] = []
@@ -84,7 +84,7 @@ def compile_policy(text: str, zones: tuple[str, ...] = (), camera: str | None = 
         if other:
             otherwise = "alert" if re.match(r"alert|alarm|intrud", other.group(1)) else "benign"
             continue
-        clause, left = _clause(part, opening, zones)
+        clause, left = _clause(part, opening, zones, place)
         if clause is None:
             if left:
                 uncompiled.append(left)
@@ -154,18 +154,17 @@ def _window(match: re.Match) -> tuple[int, int] | None:
     start, end = _minute(*g[:4]), _minute(*g[4:8])
     if start is None or end is None or start == end:
         return None
-    if g[2] is None and g[6] is not None and g[6].startswith("p") and start < 12 * 60 <= end:
-        pass  # "8 to 8pm" reads 08:00-20:00 as written
     return start, end
 
 
-def _clause(part: str, opening: tuple[int, int] | None, zones: tuple[str, ...]) -> tuple[Clause | None, str]:
+def _clause(part: str, opening: tuple[int, int] | None, zones: tuple[str, ...],
+            place: str | None) -> tuple[Clause | None, str]:
     """One clause and the words of it no rule read ("" when all were)."""
     verdict = _verdict(part)
     main, exception = (re.split(r"\b(?:except|unless|apart from|other than)\b", part, maxsplit=1) + [""])[:2]
-    conds, left = _conds(main, opening, zones)
+    conds, left = _conds(main, opening, zones, place)
     if exception:
-        more, left2 = _conds(exception, opening, zones)
+        more, left2 = _conds(exception, opening, zones, place)
         if len(more) == 1:
             conds.append(Cond(more[0].kind, more[0].value, not more[0].negated))
         elif more:
@@ -194,7 +193,8 @@ def _verdict(part: str) -> str | None:
     return min(found)[1] if found else None
 
 
-def _conds(text: str, opening: tuple[int, int] | None, zones: tuple[str, ...]) -> tuple[list[Cond], str]:
+def _conds(text: str, opening: tuple[int, int] | None, zones: tuple[str, ...],
+           place: str | None) -> tuple[list[Cond], str]:
     conds: list[Cond] = []
     spans: list[tuple[int, int]] = []
 
@@ -247,16 +247,14 @@ def _conds(text: str, opening: tuple[int, int] | None, zones: tuple[str, ...]) -
     take(r"\b(?:with|carrying|holding|pushing|walking|riding|on) (?:an? |their |a big |a large )?(" +
          "|".join(_CARRIED) + r")s?\b", lambda m: Cond("carries", _CARRIED[m.group(1)]))
     for zone in sorted(zones, key=len, reverse=True):  # the names the cloud knows for the camera, as written
-        from ...shared.policycell import zone_word
-
         word = zone_word(zone)
         take(rf"\b(not (?:in|at|on) (?:the )?|outside (?:of )?(?:the )?|away from (?:the )?)?"
              rf"{re.escape(word)}(?: zone| area)?\b", lambda m, w=word: Cond("zone", w, bool(m.group(1))))
     take(r"\b(not (?:in|at|on|near|by) |outside (?:of )?|away from )?(?:in|at|on|near|by|inside|into|around|"
          r"through|of|within)? ?(?:the|their|our|my) ([a-z][a-z0-9_-]*(?: (?!(?:" + "|".join(sorted(_ZONE_TAIL | _STOP))
          + r")\b)[a-z][a-z0-9_-]*)?)\b",
-         lambda m: _zone(m.group(2), bool(m.group(1))))
-    take(r"\b(?:in )?zone ([a-z0-9_-]+)\b", lambda m: Cond("zone", _zw(m.group(1))))
+         lambda m: _zone(m.group(2), bool(m.group(1)), place))
+    take(r"\b(?:in )?zone ([a-z0-9_-]+)\b", lambda m: Cond("zone", zone_word(m.group(1))))
     take(r"\b(" + "|".join(_LABELS) + r")\b", lambda m: Cond("label", _LABELS[m.group(1)]))
     left = _leftover(text, spans)
     return _either(text, _tidy(conds, spans)), left
@@ -292,12 +290,6 @@ def _either(text: str, found: list[tuple[Cond, tuple[int, int]]]) -> list[Cond]:
     return conds
 
 
-def _zw(name: str) -> str:
-    from ...shared.policycell import zone_word
-
-    return zone_word(name)
-
-
 _NOT_ZONES = {"day", "daytime", "night", "evening", "morning", "afternoon", "weekend", "weekends", "week",
               "camera", "picture", "frame", "policy", "rest", "same", "time", "hours", "shop hours", "closing"}
 _ZONE_TAIL = {"is", "are", "after", "before", "between", "from", "during", "at", "for", "and", "or", "with",
@@ -306,18 +298,17 @@ _ZONE_TAIL = {"is", "are", "after", "before", "between", "from", "during", "at",
               "entering", "leaving", "to", "until", "till", "not", "but", "otherwise", "only", "alert", "fine"}
 
 
-_PLACE: str | None = None  # the camera of the policy being compiled (compile_policy)
-
-
-def _zone(words: str, negated: bool) -> Cond | None:
+def _zone(words: str, negated: bool, place: str | None) -> Cond | None:
+    """A zone named after a preposition and "the", unless the words are a time, a person, an object...; the
+    policy's own camera named as a place ("in the shop" on camera shop) is the camera itself."""
     parts = words.split()
     if len(parts) > 1 and parts[1] in _ZONE_TAIL | _STOP | set(_ROLES):
         parts = parts[:1]
-    name = _zw(" ".join(parts))
+    name = zone_word(" ".join(parts))
     if not name or name in _NOT_ZONES or name.split()[0] in _STOP or name.split()[0] in _ROLES or \
             name.split()[0] in _CARRIED or re.fullmatch(r"\d.*", name):
         return None
-    if name == _PLACE and not negated:
+    if name == place and not negated:
         return Cond("place", name)
     return Cond("zone", name, negated)
 
