@@ -151,7 +151,7 @@ def main() -> int:
         chosen = people[:2] if expected is None else people + empty
         for crop in chosen:
             person = crop.expected == "alert"
-            for j, facts in enumerate(pair):
+            for facts in pair:
                 expect = None if expected is None else (expected(facts) if person else "benign")
                 cases.append((camera, crop.jpeg, facts, person, expect, i, (i, crop.jpeg[-16:], crop.what)))
     config = AnalyzerConfig(policies=entries, threads=2)
