@@ -222,6 +222,11 @@ def cmd_cloud_check(args: argparse.Namespace) -> int:
         print(f"note: {exc}; `cloud run` refuses to start while it is taken (fine if the running service "
               "holds it)")
     print(f"not checked here: the broker {config.mqtt.url} and the store (cloud run checks both first)")
+    if config.analyzer.policies:
+        from .cloud.analysis.gate import PolicyBook
+
+        for line in PolicyBook(config.analyzer.policies).report():
+            print(line)
     return 0
 
 

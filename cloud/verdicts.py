@@ -109,12 +109,17 @@ class VerdictCache:
         timings = Timings(queue_ms=(started - arrived) * 1000, analyze_ms=analyze_ms, total_ms=(done - arrived) * 1000)
         fallback = error is not None
         rule = None if fallback else self.rule(event, analysis.prompt_version or prompt_version, self.policy.ttl_s)
+        if rule is not None and analysis.policy_inputs is not None:
+            rule = rule.model_copy(update={"policy_inputs": analysis.policy_inputs})
+        decided = None if fallback else analysis.decided_by or ("check" if analysis.checked else "model")
         return Verdict(event_id=event.event_id, device=event.device, camera=event.camera, label=event.label,
                        verdict=verdict, confidence=confidence, description=description[:300],
                        model=(analysis.model or model)[:128], source="fallback" if fallback else "llm",
                        created_ms=now_ms(), timings=timings, cache=rule, facts=[f[:200] for f in analysis.facts[:12]],
                        model_verdict=analysis.model_verdict, checked=analysis.checked and analysis.checked[:200],
-                       corrected=list(analysis.corrected))
+                       corrected=list(analysis.corrected),
+                       decided_by=decided, policy=analysis.policy and analysis.policy[:300],
+                       clause=analysis.clause and analysis.clause[:200])
 
 
 def site_offers(policy: ReusePolicy, devices: list[str], verdict: Verdict) -> list[Verdict]:

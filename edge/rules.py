@@ -30,7 +30,9 @@ from typing import Annotated, Literal, Protocol
 from pydantic import Field, field_validator, model_validator
 
 from ..shared.config import Strict
-from ..shared.protocol import Verdict
+from ..shared.policycell import EventFacts, zone_word
+from ..shared.protocol import MAX_DETECTIONS, MAX_ZONES, Verdict
+from ..shared.reuse import PEOPLE_MIN
 from .clock import local_time
 
 DecisionKind = Literal["escalate", "cached", "local", "dropped"]
@@ -265,7 +267,8 @@ class VerdictLookup(Protocol):
     """The device verdict cache as the triage uses it (edge.vcache.VerdictCache)."""
 
     def lookup(self, *, device: str, camera: str, site: str | None, label: str, phash: str,
-               phash_alg: str = "dct64", now_ms: int, embedding: bytes | None = None) -> Verdict | None: ...
+               phash_alg: str = "dct64", now_ms: int, embedding: bytes | None = None,
+               facts: EventFacts | None = None) -> Verdict | None: ...
 
 
 class Describer(Protocol):
@@ -300,8 +303,20 @@ class Triage:
         if self.cache is not None and rules.escalates(ev, camera):
             cached = self.cache.lookup(device=self.device, camera=camera, site=self.site, label=ev.label,
                                        phash=ev.phash, phash_alg=getattr(ev, "phash_alg", "dct64"),  # type: ignore[attr-defined]
-                                       now_ms=now_ms, embedding=getattr(ev, "embedding", None))
+                                       now_ms=now_ms, embedding=getattr(ev, "embedding", None),
+                                       facts=self._facts(ev))
         return rules.decide(ev, cached, camera=camera, now_ms=now_ms)
+
+    def _facts(self, ev: ScoredTrack) -> EventFacts:
+        """What the event will say of when, where and how long, as a cached verdict's policy inputs read it
+        (shared.reuse.event_facts on the cloud's side)."""
+        weekday, minute, _ = local_time(int(getattr(ev, "captured_ms", 0)), self.rules.timezone)
+        dwell = getattr(ev, "dwell_s", None)
+        people = sum(1 for d in getattr(ev, "detections", ())[-MAX_DETECTIONS:]
+                     if d.label == "person" and d.score >= PEOPLE_MIN)
+        return EventFacts(minute, weekday, frozenset(zone_word(z) for z in getattr(ev, "zones", ())[:MAX_ZONES]),
+                          -1.0 if dwell is None else round(max(0.0, dwell), 1), getattr(ev, "direction", None) or "",
+                          people)
 
     def _embedding(self, ev: ScoredTrack) -> bytes | None:
         """From the classification already made (same model run), else one run of the classifier."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
+from ..shared.policycell import EventFacts
 from ..shared.protocol import Verdict
 from ..shared.reuse import (
     Candidate,
@@ -25,6 +26,7 @@ from ..shared.reuse import (
     expired,
     further_key,
     novel,
+    prompt_base,
     rule_key,
     scope_key,
     worth_filing,
@@ -86,11 +88,12 @@ class VerdictCache:
             return False
         bucket = (rule_key(rule), rule.label)
         newest = self._prompt.get(bucket)
+        prompt = prompt_base(rule.prompt_version)  # verdicts of other policy inputs are no older answers
         if newest is None or verdict.created_ms >= newest[0]:
-            if newest is not None and newest[1] != rule.prompt_version:
-                self._forget_bucket_except(bucket, rule.prompt_version)
-            self._prompt[bucket] = (verdict.created_ms, rule.prompt_version)
-        elif newest[1] != rule.prompt_version:
+            if newest is not None and newest[1] != prompt:
+                self._forget_bucket_except(bucket, prompt)
+            self._prompt[bucket] = (verdict.created_ms, prompt)
+        elif newest[1] != prompt:
             return False
         key = (bucket[0], bucket[1], verdict.event_id, rule.prompt_version)
         entry = _Entry(bucket, verdict, made_ms, candidate(rule, verdict.event_id, made_ms))
@@ -141,9 +144,11 @@ class VerdictCache:
                 self.add_key(key[2], phash, embedding, now_ms, max_keys)
 
     def lookup(self, *, device: str, camera: str, site: str | None, label: str, phash: str,
-               phash_alg: str = "dct64", now_ms: int, embedding: bytes | None = None) -> Verdict | None:
+               phash_alg: str = "dct64", now_ms: int, embedding: bytes | None = None,
+               facts: EventFacts | None = None) -> Verdict | None:
         """The verdict shared.reuse.best picks among the unexpired ones whose rule covers this crop, or
-        None. Camera-scoped and site-scoped verdicts both apply."""
+        None. Camera-scoped and site-scoped verdicts both apply; one whose policy read facts of its event
+        only where `facts` (this event's) fall in the same ranges."""
         scopes = [scope_key("camera", device, camera, site)]
         if site:
             scopes.append(scope_key("site", device, camera, site))
@@ -162,7 +167,7 @@ class VerdictCache:
             self._lru.pop(key, None)
             self._drop_from_bucket(key, bucket)
         chosen = best((c for _, entry in found.values() for c in (entry.candidate, *entry.keys)), phash, now_ms,
-                      cap=self.max_distance, embedding=embedding)
+                      cap=self.max_distance, embedding=embedding, facts=facts)
         if chosen is None:
             self.misses += 1
             return None
@@ -174,7 +179,7 @@ class VerdictCache:
         return best_entry.verdict
 
     def _forget_bucket_except(self, bucket: _Bucket, prompt_version: str) -> None:
-        for key in [k for k in self._buckets.get(bucket, {}) if k[3] != prompt_version]:
+        for key in [k for k in self._buckets.get(bucket, {}) if prompt_base(k[3]) != prompt_version]:
             self._lru.pop(key, None)
             self._drop_from_bucket(key, bucket)
 

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .embedding import Embedding
 from .ids import CAMERA_ID_RE, DEVICE_ID_RE
+from .policycell import PolicyInputs
 
 SCHEMA_VERSION = 1
 MAX_EVENT_BYTES = 256 * 1024
@@ -134,6 +135,7 @@ class ReuseRule(_Message):
     embedding: Embedding | None = Field(None, repr=False)
     embedding_alg: Literal["mnv2avg256"] = "mnv2avg256"
     min_similarity: Annotated[float, Field(ge=0.5, le=1.0)] = DEFAULT_MIN_SIMILARITY
+    policy_inputs: PolicyInputs | None = None  # optional: the ranges of the facts a policy read (shared.policycell)
 
 
 class ReusedBy(_Message):
@@ -184,6 +186,11 @@ class Verdict(_Message):
     # optional: what the check found in the model's description beyond the facts and replaced by their words
     corrected: Annotated[list[CorrectedKind], Field(max_length=len(CORRECTED_KINDS))] = []
     reused_by: ReusedBy | None = None  # optional: for a reused verdict, which reuse key matched
+    # Optional (older clouds send none): what decided (the compiled policy, the model, or the check table over
+    # the model), the policy in its compiled form, and the clause that decided
+    decided_by: Literal["policy", "model", "check"] | None = None
+    policy: Annotated[str, Field(max_length=300)] | None = None
+    clause: Annotated[str, Field(max_length=200)] | None = None
 
     model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
 

@@ -23,16 +23,22 @@ at 8 bits 80 % of crops of one person 0.3-1 s apart match and 0.02 % of differen
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 from typing import NamedTuple
 
 from .embedding import similarity
 from .phash import hamming
-from .protocol import DEFAULT_MAX_DISTANCE, DEFAULT_MIN_SIMILARITY, ReusedBy, ReuseRule
+from .policycell import EventFacts, PolicyInputs, inside, weekday_of, zone_word
+from .protocol import DEFAULT_MAX_DISTANCE, DEFAULT_MIN_SIMILARITY, Event, ReusedBy, ReuseRule
+
+PEOPLE_MIN = 0.30  # a device's person detection at or above this counts as a person in the frame
+LOOK_DISTANCE = 2  # bits: how near a crop must be to reuse a verdict whose policy read the crop's look
+CELL_MARK = "@"  # in a prompt version, what follows names the policy inputs' ranges (`with_inputs`)
 
 __all__ = ["DEFAULT_MAX_DISTANCE", "DEFAULT_MIN_SIMILARITY", "Candidate", "best", "bucket", "continues",
            "distance", "expired", "further_key", "match", "nearest", "novel", "reach", "rule_key", "scope_key",
-           "similarity", "still_answers", "would_answer", "worth_filing"]
+           "similarity", "still_answers", "would_answer", "worth_filing", "event_facts", "with_inputs", "prompt_base"]
 
 
 class Candidate(NamedTuple):
@@ -45,6 +51,7 @@ class Candidate(NamedTuple):
     ttl_s: int
     embedding: bytes | None = None
     min_similarity: float = DEFAULT_MIN_SIMILARITY
+    inputs: PolicyInputs | None = None  # the ranges of the facts the verdict's policy read (None: it read none)
 
 
 def scope_key(scope: str, device: str, camera: str, site: str | None) -> str:
@@ -66,7 +73,7 @@ def bucket(rule: ReuseRule) -> tuple[str, str, str, str]:
 
 def candidate(rule: ReuseRule, event_id: str, made_ms: int) -> Candidate:
     return Candidate(event_id, rule.phash, rule.max_distance, made_ms, rule.ttl_s, rule.embedding,
-                     rule.min_similarity)
+                     rule.min_similarity, rule.policy_inputs)
 
 
 def match(c: Candidate, phash: str, embedding: bytes | None, cap: int | None = None) -> ReusedBy | None:
@@ -80,6 +87,8 @@ def _reached(c: Candidate, phash: str, embedding: bytes | None, cap: int | None)
     """`match` as plain values, for ranking many candidates without a message each: (0 for the hash or 1 for
     the embedding, distance in bits, similarity or 0.0), or None."""
     d = hamming(c.phash, phash)
+    if c.inputs is not None and c.inputs.look:  # a vest put on moves the hash by a few bits only
+        return (0, d, 0.0) if _within(d, min(c.max_distance, LOOK_DISTANCE), cap) else None
     if _within(d, c.max_distance, cap):
         return 0, d, 0.0
     if embedding is None or c.embedding is None:
@@ -144,19 +153,21 @@ def still_answers(rule: ReuseRule | None, made_ms: int, label: str, phash: str, 
 
 
 def best(candidates: Iterable[Candidate], phash: str, now_ms: int, cap: int | None = None,
-         embedding: bytes | None = None) -> tuple[Candidate, ReusedBy] | None:
+         embedding: bytes | None = None, facts: EventFacts | None = None) -> tuple[Candidate, ReusedBy] | None:
     """Of one bucket's candidates, the unexpired one whose rule reaches this crop and how: hash matches
-    before embedding matches, the nearer first, then the newest, then the smaller event id."""
-    found = _best(candidates, phash, now_ms, cap, embedding)
+    before embedding matches, the nearer first, then the newest, then the smaller event id. A candidate whose
+    policy read facts of its event answers only where `facts` (this event's, `event_facts`) fall in the same
+    ranges (shared.policycell.inside); without `facts`, never."""
+    found = _best(candidates, phash, now_ms, cap, embedding, facts)
     return (found[0], _reused_by(*found)) if found is not None else None
 
 
 def _best(candidates: Iterable[Candidate], phash: str, now_ms: int, cap: int | None,
-          embedding: bytes | None) -> tuple[Candidate, tuple[int, int, float]] | None:
+          embedding: bytes | None, facts: EventFacts | None = None) -> tuple[Candidate, tuple[int, int, float]] | None:
     top: tuple[int, float, int, str] | None = None
     found: tuple[Candidate, tuple[int, int, float]] | None = None
     for c in candidates:
-        if expired(c.made_ms, c, now_ms):
+        if expired(c.made_ms, c, now_ms) or not inside(c.inputs, facts):
             continue
         how = _reached(c, phash, embedding, cap)
         if how is None:
@@ -168,9 +179,9 @@ def _best(candidates: Iterable[Candidate], phash: str, now_ms: int, cap: int | N
 
 
 def nearest(candidates: Iterable[Candidate], phash: str, now_ms: int, cap: int | None = None,
-            embedding: bytes | None = None) -> Candidate | None:
+            embedding: bytes | None = None, facts: EventFacts | None = None) -> Candidate | None:
     """The candidate `best` picks, without how it matched."""
-    found = _best(candidates, phash, now_ms, cap, embedding)
+    found = _best(candidates, phash, now_ms, cap, embedding, facts)
     return found[0] if found is not None else None
 
 
@@ -209,3 +220,28 @@ def continues(keys: Iterable[bytes], embedding: bytes | None, min_similarity: fl
     if embedding is None or not known:
         return True
     return max(similarity(k, embedding) for k in known) >= min_similarity
+
+
+def event_facts(event: Event) -> EventFacts:
+    """What an event says of when, where and how long, as a policy reads it (the cloud's compiled policy and
+    a device checking a filed verdict's policy inputs read the same)."""
+    minute = int(event.local_time[:2]) * 60 + int(event.local_time[3:]) if event.local_time else -1
+    people = sum(1 for d in event.detections if d.label == "person" and d.score >= PEOPLE_MIN)
+    return EventFacts(minute, weekday_of(event.captured_ms, event.local_time),
+                      frozenset(zone_word(z) for z in event.zones),
+                      -1.0 if event.dwell_s is None else float(event.dwell_s), event.direction or "", people)
+
+
+def with_inputs(prompt_version: str, inputs: PolicyInputs | None) -> str:
+    """A prompt version with the policy inputs' ranges folded in (<= 32 characters): the cloud stores bucket
+    by it, so a verdict is found only by events in the same ranges. Unchanged where no policy read anything."""
+    if inputs is None:
+        return prompt_version
+    digest = hashlib.sha256(inputs.model_dump_json().encode()).hexdigest()[:6]
+    return f"{prompt_base(prompt_version)[:25]}{CELL_MARK}{digest}"
+
+
+def prompt_base(prompt_version: str) -> str:
+    """A prompt version without its policy inputs: what a device compares to tell a new prompt from an old one
+    (verdicts of other ranges under the same prompt are no older answers)."""
+    return prompt_version.split(CELL_MARK, 1)[0]

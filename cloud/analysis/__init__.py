@@ -21,23 +21,36 @@ from .prompt import PromptBook, PromptBuilder
 __all__ = ["Analysis", "Backend", "ThreadedBackend", "build_backend", "fallback"]
 
 
-def _builder(config: AnalyzerConfig, vision: bool) -> PromptBuilder:
-    from .translator import Translator
-
-    return PromptBuilder(PromptBook(config.prompts_dir), Translator(), vision=vision, policies=config.policies)
+def _builder(config: AnalyzerConfig, vision: bool, translator) -> PromptBuilder:  # noqa: ANN001
+    return PromptBuilder(PromptBook(config.prompts_dir), translator, vision=vision, policies=config.policies)
 
 
 def build_backend(config: AnalyzerConfig) -> Backend:
-    """The back-end the config asks for, ready to answer. Blocking (loads models); raises ConfigError or
-    LLMError with a message a user can act on."""
+    """The back-end the config asks for, ready to answer, behind the operator's compiled policies where there
+    are any (gate.py). Blocking (loads models); raises ConfigError or LLMError with a message a user can act on."""
+    from .translator import Translator
+
+    translator = Translator()
+    if config.policies:
+        from .gate import Remembered
+
+        translator = Remembered(translator)  # type: ignore[assignment]
+    backend: Backend
     if config.backend == "openai":
         from .openai import OpenAIBackend
 
-        return OpenAIBackend(config, _builder(config, config.openai.vision))
-    if config.backend == "vllm":
+        backend = OpenAIBackend(config, _builder(config, config.openai.vision, translator))
+    elif config.backend == "vllm":
         from .vllm import VLLMBackend
 
-        return VLLMBackend(config, _builder(config, config.vllm.vision))
-    from .transformers import build_transformers_backend
+        backend = VLLMBackend(config, _builder(config, config.vllm.vision, translator))
+    else:
+        from .base import ThreadedBackend
+        from .transformers import build_engine
 
-    return build_transformers_backend(config)
+        backend = ThreadedBackend(build_engine(config, translator), config.max_batch)  # type: ignore[arg-type]
+    if config.policies:
+        from .gate import PolicyBook, PolicyGate
+
+        backend = PolicyGate(backend, PolicyBook(config.policies), translator)
+    return backend

@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from ...shared.policycell import PolicyInputs
 from ...shared.protocol import Event
 
 FALLBACK_DESCRIPTION = "no usable answer from the model"
@@ -36,6 +37,10 @@ class Analysis:
     model_verdict: str | None = None  # the model's own verdict, before the check
     checked: str | None = None  # why the check overruled the model or replaced its description (None: neither)
     corrected: tuple[str, ...] = ()  # what the check found in the description beyond the facts (describe.KINDS)
+    decided_by: str | None = None  # "policy" | "model" | "check"; None: the model's, or the check's if `checked`
+    policy: str | None = None  # the operator's policy for the event, compiled, in plain words (policy.Policy.plain)
+    clause: str | None = None  # the clause of it that decided, or why the model was asked
+    policy_inputs: PolicyInputs | None = None  # the ranges of the event's facts the policy read (reuse)
 
 
 @runtime_checkable

@@ -56,6 +56,9 @@ class Entry:
     reused_from: str | None = None
     facts: list[str] = field(default_factory=list)  # what the cloud's closer look told the model
     checked: str | None = None  # why the evidence overruled the model, if it did
+    decided_by: str | None = None  # policy | model | check
+    policy: str | None = None  # the operator's policy, compiled, in plain words
+    clause: str | None = None  # the clause of it that decided
     boxes: list[dict] = field(default_factory=list)
     thumb: bool = False
     seq: int = 0
@@ -95,6 +98,7 @@ class Entry:
                 "description": self.description, "source": self.source, "model": self.model,
                 "latency_ms": round_or_none(self.latency_ms), "cloud_ms": round_or_none(self.cloud_ms),
                 "reused_from": self.reused_from, "facts": self.facts, "checked": self.checked, "boxes": self.boxes,
+                "decided_by": self.decided_by, "policy": self.policy, "clause": self.clause,
                 "thumb": f"thumbs/{self.id}.jpg" if self.thumb else None}
 
 

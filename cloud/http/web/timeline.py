@@ -205,6 +205,7 @@ class Timeline:
         if d.decision == "cached" and d.cached is not None:
             entry.verdict, entry.confidence = d.cached.verdict, d.cached.confidence
             entry.description, entry.model = d.cached.description, d.cached.model
+            entry.decided_by, entry.policy, entry.clause = d.cached.decided_by, d.cached.policy, d.cached.clause
             entry.reused_from = d.cached.reused_from or d.cached.event_id
             entry.source = "device_cache"
             entry.latency_ms = d.decided_ms
@@ -232,6 +233,7 @@ class Timeline:
         entry.description, entry.model = verdict.description, verdict.model
         entry.source, entry.reused_from = verdict.source, verdict.reused_from
         entry.facts, entry.checked = list(verdict.facts), verdict.checked
+        entry.decided_by, entry.policy, entry.clause = verdict.decided_by, verdict.policy, verdict.clause
         entry.cloud_ms = verdict.timings.total_ms
         entry.queue_ms = verdict.timings.queue_ms if verdict.source in MODEL_SOURCES else None
         entry.analyze_ms = verdict.timings.analyze_ms if verdict.source in MODEL_SOURCES else None

@@ -88,6 +88,11 @@
     info.appendChild(desc);
     if (e.facts && e.facts.length) info.appendChild(el("div", "facts", "facts: " + e.facts.join(" ")));
     if (e.checked) info.appendChild(el("div", "checked", "overruled by the check: " + e.checked));
+    if (e.policy) {  // the compiled policy beside the verdict, and which clause decided
+      const line = el("div", "policy", "policy: " + e.policy);
+      line.appendChild(el("b", null, " · decided by " + (e.decided_by || "model") + (e.clause ? ": " + e.clause : "")));
+      info.appendChild(line);
+    }
     const meta = [];
     if (e.latency_ms !== null) meta.push("verdict in " + fmtMs(e.latency_ms));
     if (e.model) meta.push(e.model);
