@@ -75,7 +75,7 @@ def colour_of(facts: str, colour: str, garment: str | None) -> bool:
     """A colour said of a garment: "grey top", "grey and white jacket", "top in grey", "grey top and blue"."""
     shades = "|".join(COLOURS[colour])
     kinds = [g for g, kind in GARMENTS.items() if garment is None or kind == garment]
-    clothes = "|".join(re.escape(g) for g in sorted(kinds, key=len, reverse=True))
+    clothes = "|".join(re.escape(g) + "s?" for g in sorted(kinds, key=len, reverse=True))
     before = rf" (?:{shades})(?: (?:and|or|with|\w+ish|light|dark|bright|pale) \w+)?(?: \w+)? (?:{clothes}) "
     after = rf" (?:{clothes}) (?:in|of|and) (?:a |an )?(?:\w+ )?(?:{shades}) "
     return bool(re.search(before, facts) or re.search(after, facts))
@@ -94,7 +94,7 @@ def look_in(text: str) -> Look | None:
                 continue
             tail = found[1] or ""
             kind = next((GARMENTS[g] for g in sorted(GARMENTS, key=len, reverse=True)
-                         if tail == g or tail.startswith(g + " ")), None)
+                         if re.match(rf"{g}s?( |$)", tail)), None)
             worn = re.match(rf" {_WEAR} ", found[0]) is not None and not re.match(r" in the (dark|light) ", found[0])
             if kind is None and (not worn or name in ("dark", "light")):
                 continue  # "a red car", "white van", "in the dark": not clothing

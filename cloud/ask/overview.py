@@ -105,7 +105,8 @@ def unusual_text(facts: Sequence[EventFact], usual: Sequence[EventFact], zone: Z
     named = "; ".join(f"{f.when(zone)}, {f.label} on {f.camera}: {', '.join(why[f.event_id])}"
                       for f in odd[:NAMED_MAX])
     more = f"; and {len(odd) - NAMED_MAX} more" if len(odd) > NAMED_MAX else ""
-    parts = ([f"{len(odd)} of {len(facts)} events stand out{scope}: {named}{more}."] if odd else
+    stand = (f"{len(odd)} of {len(facts)} events stand out" if len(facts) > 1 else "The one event stands out")
+    parts = ([f"{stand}{scope}: {named}{more}."] if odd else
              [f"No single event stands out{scope} among {len(facts)}."])
     if busier:
         parts.append("; ".join(busier).capitalize() + ".")

@@ -135,7 +135,8 @@ def _duration(facts: Sequence[EventFact], query: Query, zone: ZoneInfo, route: s
     if len(stays) == 1:
         one = stays[0]
         return Answer(f"The {_things(query.label, query.verdict, 1)}{scope} stayed at least {_length(total)} "
-                      f"({one.when(zone)} on {one.camera}).", route, ids, value=round(total, 1))
+                      f"({one.when(zone)}" + ("" if query.cameras else f" on {one.camera}") + ").", route, ids,
+                      value=round(total, 1))
     each = "; ".join(f"{f.when(zone)} on {f.camera} {_length(f.dwell_s)}" for f in stays[:LIST_MAX])
     more = f"; and {len(stays) - LIST_MAX} more" if len(stays) > LIST_MAX else ""
     return Answer(f"{len(stays)} {_things(query.label, query.verdict, 2)}{scope} stayed at least "
