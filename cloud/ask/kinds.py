@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import re
 
-DURATION = re.compile(r"\b(?:for )?how long\b(?! ago)(?! since)|\bhow much time\b|\bduration\b|"
+DURATION = re.compile(r"\b(?:for )?how long\b(?! ago)(?! since)|\bhow much time\b|\bduration\b|\bdwell\w*\b|"
+                      r"\bhow many (?:seconds|minutes|hours)\b(?! ago)|"
                       r"\b(?:length|time) of (?:the |their |his |her )?(?:stay|visit)\b")
 UNUSUAL = re.compile(r"\b(?:unusual|out of the ordinary|strange|odd|weird|abnormal|anomal\w*|irregular|"
                      r"stand(?:s)? out|stood out|out of place|unexpected|different from usual|"

@@ -172,6 +172,8 @@ def intent_of(text: str) -> str | None:
     kind = kind_of(text)
     if kind is not None:
         return kind
+    if re.search(r"\bhow (?:long|many (?:seconds|minutes|hours|days)) ago\b", text):
+        return "last"
     for intent, pattern in _INTENT_RULES:
         if pattern.search(text):
             return intent

@@ -29,7 +29,7 @@ NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5
            "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20,
            "thirty": 30, "forty": 40, "forty five": 45, "fifty": 50, "couple": 2, "couple of": 2, "few": 3,
            "several": 3}
-PARTS = {"morning": (6, 12), "afternoon": (12, 18), "evening": (18, 24), "night": (18, 30), "lunchtime": (12, 14),
+PARTS = {"morning": (6, 12), "afternoon": (12, 18), "evening": (18, 24), "night": (18, 30), "lunchtime": (12, 14), "dark": (18, 30),
          "overnight": (22, 30)}
 JUST_NOW_S = 1800  # "just now", "a few minutes ago": the last half hour
 AROUND_H = 0.5  # "around 3": half an hour either side
@@ -66,8 +66,9 @@ def _upto(start: datetime, end: datetime, now: datetime, phrase: str) -> Window:
 
 
 # -- clock times ---------------------------------------------------------------------------------------
-_HOUR = (r"(?:(?P<{n}h>\d{{1,2}})(?::(?P<{n}m>\d{{2}}))?(?: ?(?P<{n}ampm>am|pm|a m|p m|oclock|o clock))?"
-         r"|(?P<{n}word>noon|midday|midnight))")
+_HOUR_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
+_HOUR = (r"(?:(?P<{n}h>\d{{1,2}}|" + "|".join(_HOUR_WORDS).replace("{", "") + r")(?::(?P<{n}m>\d{{2}}))?(?: ?(?P<{n}ampm>am|pm|a m|p m|oclock|o clock))?"
+         r"|(?P<{n}word>noon|midday|midnight|lunch ?time|lunch))")
 _NOT_A_TIME = r"(?!\s*(?:minutes?|mins?|hours?|hrs?|days?|weeks?|people|persons?|cars?|events?|alerts?|times?|s\b))"
 _AFTER = re.compile(r"\b(?:after|later than|past|from)\s+" + _HOUR.format(n="a") + _NOT_A_TIME + r"\b")
 _BEFORE = re.compile(r"\b(?:before|until|till|til|up to|earlier than|by)\s+" + _HOUR.format(n="b") + _NOT_A_TIME
@@ -83,7 +84,9 @@ def _hour(match: re.Match[str], n: str, context: str | None) -> float | None:
     word = match[f"{n}word"]
     if word:
         return 24.0 if word == "midnight" else 12.0
-    hour, minute, half = int(match[f"{n}h"]), int(match[f"{n}m"] or 0), (match[f"{n}ampm"] or "").replace(" ", "")
+    said = match[f"{n}h"]
+    hour = int(said) if said.isdigit() else _HOUR_WORDS.index(said) + 1
+    minute, half = int(match[f"{n}m"] or 0), (match[f"{n}ampm"] or "").replace(" ", "")
     if hour > 23 or minute > 59:
         return None
     if half == "pm" and hour < 12:
@@ -105,6 +108,8 @@ def _clock_range(text: str, context: str | None) -> tuple[float | None, float | 
         start, end = _hour(between, "a", context), _hour(between, "b", context)
         if start is None or end is None:
             return None
+        if between["aampm"] is None and between["aword"] is None and start < 12 and start + 12 < end:
+            start += 12  # "between 8 and 10 pm": 20:00
         if end <= start and end + 12 <= 24 and between["bampm"] is None and between["bword"] is None:
             end += 12  # "between 9 and 5": 17:00
         elif end <= start:
@@ -122,8 +127,8 @@ def _clock_range(text: str, context: str | None) -> tuple[float | None, float | 
     if before and end is not None:
         return None, end, f"before {_hhmm(end)}"
     around = _AROUND.search(text)
-    if around and (around["ah"] is None or around["aampm"] or around["am"] or re.search(r"\b(around|about|circa)\b",
-                                                                                          around[0])):
+    if around and (around["ah"] is None or around["aampm"] or around["am"] or context is not None
+                   or re.search(r"\b(around|about|circa)\b", around[0])):
         hour = _hour(around, "a", context)
         if hour is not None:
             return hour - AROUND_H, hour + AROUND_H, f"around {_hhmm(hour % 24)}"
@@ -174,6 +179,8 @@ def _day_of(text: str, now: datetime) -> tuple[datetime, str] | None:
 
 
 def _part_of(text: str) -> str | None:
+    if re.search(r"\bafter dark\b|\bwhen it was dark\b|\bin the dark\b", text):
+        return "dark"
     if re.search(r"\bovernight\b|\bthrough the night\b", text):
         return "overnight"
     if re.search(r"\b(?:last|during the|in the|at|yesterday|\w+day) night\b|\btonight\b", text):
@@ -206,6 +213,10 @@ def _named_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
         if start > now and part is None:
             day, start = yesterday, _at(yesterday, hour)
         return Window(_ms(start), None, f"since {start.strftime('%H:%M')}" + (" yesterday" if day is yesterday else ""))
+    named_since = re.search(r"\bsince (noon|midday|lunch ?time|lunch|midnight)\b", text)
+    if named_since:
+        start = _at(now, 0 if named_since[1] == "midnight" else 12)
+        return Window(_ms(start), None, f"since {start.strftime('%H:%M')}")
     if _HALF_HOUR.search(text):
         return Window(now_ms - 1_800_000, None, "in the last half hour")
     if _JUST_NOW.search(text):
@@ -228,6 +239,8 @@ def _named_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
     day, phrase = found or (now, "today")
     if part in ("night", "overnight") and phrase == "today" and re.search(r"\b(last night|overnight)\b", text):
         day, phrase = yesterday, ("last night" if part == "night" else "overnight")
+    elif part == "dark":
+        phrase = "after dark" if phrase == "today" else f"{phrase} after dark"
     elif part is not None and phrase == "today":
         phrase = "tonight" if "tonight" in text else f"this {part}"
     elif part is not None:
@@ -237,7 +250,7 @@ def _named_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
         start, end = _at(day, lo), _at(day, hi)
     else:
         start, end = _at(day, 0), _at(day + timedelta(days=1), 0)
-    clock = _clock_range(text, part if part != "overnight" else "night")
+    clock = _clock_range(text, part if part not in ("overnight", "dark") else "night")
     if clock is not None:
         start, end, phrase = _narrow(day, start, end, clock, phrase)
         if start >= end:
@@ -256,10 +269,11 @@ def _narrow(day: datetime, start: datetime, end: datetime, clock: tuple[float | 
             moment += timedelta(days=1)
         return moment
 
-    if lo is not None and hi is not None:
+    if lo is not None and hi is not None:  # "between 5 and 7", "around 3": the hours said, the part only hints
+        start -= timedelta(hours=6)
         a = first(lo)
-        b = a + timedelta(hours=hi - lo)
-    elif lo is not None:
+        return a, a + timedelta(hours=hi - lo), f"{phrase} {said}"
+    if lo is not None:
         a, b = first(lo), end
     else:
         a, b = start, first(hi)
