@@ -111,14 +111,13 @@ def _span_ms(query: Query, facts: Sequence[EventFact]) -> int | None:
 
 
 def _none_described(intent: str, looked: Sequence[EventFact], query: Query, route: str) -> Answer:
-    """A look no stored description says: none, out of how many looked at (never everyone)."""
+    """A look no stored description says: none, out of how many were looked at (never everyone)."""
     n = len(looked)
-    noun = _things(query.label, query.verdict, 2)
-    of = f"none of the {n} {_things(query.label, query.verdict, n)}{scope_phrase(query.with_scope(look=None))}"
-    text = f"{of} is described {query.look.said}."
-    value = {"count": 0, "exists": False, "list": [], "duration": None}.get(intent)
-    lead = {"count": f"0 {noun} {query.look.said}: ", "exists": "No, ", "list": f"No {noun} {query.look.said}: "}
-    return Answer(lead.get(intent, f"No {noun} {query.look.said}: ") + text, route, [], value=value)
+    among = (f"none of the {n} {_things(query.label, query.verdict, n)}"
+             f"{scope_phrase(query.with_scope(look=None))} is described {query.look.said}")
+    lead = {"exists": "No, ", "count": "0: "}.get(intent, "None: ")
+    value = {"count": 0, "exists": False, "list": []}.get(intent)
+    return Answer(f"{lead}{among}.", route, [], value=value)
 
 
 def _duration(facts: Sequence[EventFact], query: Query, zone: ZoneInfo, route: str, scope: str) -> Answer:
