@@ -15,11 +15,11 @@ Each answer cites the events it names; when nothing stands out it cites the even
 
 from __future__ import annotations
 
-import statistics
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from zoneinfo import ZoneInfo
 
+from ...shared.stats import median
 from .facts import EventFact
 
 PLURAL = {"person": "people", "bus": "buses"}
@@ -57,7 +57,7 @@ def standouts(facts: Sequence[EventFact], usual: Sequence[EventFact], zone: Zone
             if sum(f.label == fact.label for f in others) < 0.1 * len(others):
                 why[fact.event_id].append(f"a {fact.label}, rare on {fact.camera}")
             stays = [f.dwell_s for f in others if f.dwell_s is not None]
-            if fact.dwell_s is not None and stays and fact.dwell_s > max(10.0, 3 * statistics.median(stays)):
+            if fact.dwell_s is not None and stays and fact.dwell_s > max(10.0, 3 * (median(stays) or 0.0)):
                 why[fact.event_id].append(f"stayed {fact.dwell_s:.0f} s, long for {fact.camera}")
             if fact.verdict == "alert" and sum(f.verdict == "alert" for f in others) < 0.5 * len(others):
                 why[fact.event_id].append("judged an alert")
