@@ -144,3 +144,11 @@ def test_what_the_store_cannot_say_is_said_in_one_sentence(store):
     answer = ask(store, "what was the number plate of the car on the driveway?")
     assert answer["route"] == "rules" and answer["events"] == [] and not answer["partial"]
     assert answer["answer"].count(".") == 1 and "number plates" in answer["answer"]
+
+
+def test_alerts_and_what_was_not_an_alert_are_told_apart(store):
+    benign = ids_where(store, lambda r: r["verdict"]["verdict"] == "benign")
+    alerts = ids_where(store, lambda r: r["verdict"]["verdict"] == "alert")
+    assert set(ask(store, "how many events were not alerts?")["events"]) == benign
+    assert set(ask(store, "how many false alarms were there?")["events"]) == benign
+    assert set(ask(store, "how many real alarms were there?")["events"]) == alerts

@@ -162,6 +162,10 @@ _VERDICT_PHRASES = sorted(((w, v) for v, words in VERDICT_WORDS.items() for w in
 
 
 def verdict_in(text: str) -> str | None:
+    if re.search(r"\b(?:not|never|non) (?:an? |the )?(?:real )?(?:alert|alarm)(?:s|ed)?\b|\bnon alerts?\b", text):
+        return "benign"  # "events that were not alerts"
+    if re.search(r"\breal (?:alert|alarm)s?\b", text):
+        return "alert"  # "real alarms", not the false ones
     for phrase, verdict in _VERDICT_PHRASES:
         if re.search(rf"\b{re.escape(phrase)}\b", text):
             return verdict
