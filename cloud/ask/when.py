@@ -69,7 +69,7 @@ def _upto(start: datetime, end: datetime, now: datetime, phrase: str) -> Window:
 _HOUR_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
 _HOUR = (r"(?:(?P<{n}h>\d{{1,2}}|" + "|".join(_HOUR_WORDS).replace("{", "") + r")(?::(?P<{n}m>\d{{2}}))?(?: ?(?P<{n}ampm>am|pm|a m|p m|oclock|o clock))?"
          r"|(?P<{n}word>noon|midday|midnight|lunch ?time|lunch))")
-_NOT_A_TIME = r"(?!\s*(?:minutes?|mins?|hours?|hrs?|days?|weeks?|people|persons?|cars?|events?|alerts?|times?|s\b))"
+_NOT_A_TIME = r"(?!\s*(?:minutes?|mins?|hours?|hrs?|days?|weeks?|people|persons?|cars?|events?|alerts?|times?|cameras?|cams?|visits?|visitors?|bikes?|dogs?|of|s\b))"
 _AFTER = re.compile(r"\b(?:after|later than|past|from)\s+" + _HOUR.format(n="a") + _NOT_A_TIME + r"\b")
 _BEFORE = re.compile(r"\b(?:before|until|till|til|up to|earlier than|by)\s+" + _HOUR.format(n="b") + _NOT_A_TIME
                      + r"\b")
