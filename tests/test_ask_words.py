@@ -134,10 +134,13 @@ def test_anything_unusual_is_answered_from_the_events_with_citations(store):
     answer = ask(store, "anything unusual?")  # no text model at all
     assert answer["route"] == "rules" and not answer["partial"] and answer["latency_ms"] < 1000
     night = ids_where(store, lambda r: r["captured_ms"] == at(4, 3, 10))
-    assert night <= set(answer["events"]) and "03:10" in answer["answer"] and "Partial" not in answer["answer"]
+    assert night <= set(answer["value"]) <= set(answer["events"])  # what stands out, cited first
+    assert answer["events"][:len(answer["value"])] == answer["value"]
+    assert "03:10" in answer["answer"] and "Partial" not in answer["answer"]
     assert all(store.get_event(i) is not None for i in answer["events"])
     quiet = ask(store, "anything unusual on wednesday?")  # the usual hours and numbers: nothing stands out
     assert quiet["answer"].startswith("Nothing out of the ordinary") and len(quiet["events"]) == 3
+    assert quiet["value"] == []
 
 
 def test_what_the_store_cannot_say_is_said_in_one_sentence(store):

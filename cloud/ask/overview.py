@@ -10,7 +10,7 @@ when the language model could not give one. What stands out is what differs from
     count   a camera with at least twice its usual number of events for a range this long (and 3 or more)
 
 "Usual" is every stored event of the same cameras the question covers (its scan, without its time range).
-Each answer cites the events it names; when nothing stands out it cites the events it looked at.
+Each answer cites the events it names first, then the others it looked at (the answer rests on them too).
 """
 
 from __future__ import annotations
@@ -86,13 +86,14 @@ def _busier(facts: Sequence[EventFact], usual: Sequence[EventFact], span_ms: int
 
 
 def unusual_text(facts: Sequence[EventFact], usual: Sequence[EventFact], zone: ZoneInfo, scope: str,
-                 span_ms: int | None) -> tuple[str, list[str]]:
-    """The answer to "anything unusual?" over `facts` (newest first) and the events it cites."""
+                 span_ms: int | None) -> tuple[str, list[str], list[str]]:
+    """The answer to "anything unusual?" over `facts` (newest first) and the events it cites: those that stand
+    out, then the rest; and those that stand out."""
     if not facts:
         if usual:
             return (f"Nothing{scope}: no events at all. The most recent stored one: {usual[0].line(zone)}.",
-                    [usual[0].event_id])
-        return f"Nothing{scope}: no events at all.", []
+                    [usual[0].event_id], [])
+        return f"Nothing{scope}: no events at all.", [], []
     why, busier = standouts(facts, usual, zone, span_ms)
     odd = [f for f in facts if f.event_id in why]
     if not odd and not busier:
@@ -101,7 +102,7 @@ def unusual_text(facts: Sequence[EventFact], usual: Sequence[EventFact], zone: Z
         alerts = sum(f.verdict == "alert" for f in facts)
         what += f"; {alerts} judged an alert" if alerts else "; no alerts"
         return (f"Nothing out of the ordinary{scope}: {len(facts)} events ({what}) at the hours, places and "
-                f"numbers usual for these cameras.", [f.event_id for f in facts])
+                f"numbers usual for these cameras.", [f.event_id for f in facts], [])
     named = "; ".join(f"{f.when(zone)}, {f.label} on {f.camera}: {', '.join(why[f.event_id])}"
                       for f in odd[:NAMED_MAX])
     more = f"; and {len(odd) - NAMED_MAX} more" if len(odd) > NAMED_MAX else ""
@@ -110,8 +111,8 @@ def unusual_text(facts: Sequence[EventFact], usual: Sequence[EventFact], zone: Z
              [f"No single event stands out{scope} among {len(facts)}."])
     if busier:
         parts.append("; ".join(busier).capitalize() + ".")
-    cited = [f.event_id for f in odd] or [f.event_id for f in facts]
-    return " ".join(parts), cited
+    standing = [f.event_id for f in odd]
+    return " ".join(parts), standing + [f.event_id for f in facts if f.event_id not in why], standing
 
 
 def what_happened(facts: Sequence[EventFact], usual: Sequence[EventFact], zone: ZoneInfo, scope: str,

@@ -62,8 +62,8 @@ def answer(intent: str, facts: Sequence[EventFact], query: Query, zone: ZoneInfo
     if intent == "unstored":
         return Answer(unstored_sentence(unstored(" ".join(query.words)) or "that"), route, [], value=None)
     if intent == "unusual":
-        text, cited = unusual_text(facts, usual, zone, scope or " in the last 24 hours", span)
-        return Answer(text, route, cited, value=cited)
+        text, cited, standing = unusual_text(facts, usual, zone, scope or " in the last 24 hours", span)
+        return Answer(text, route, cited, value=standing)
     if intent == "overview":
         text, cited = what_happened(facts, usual, zone, scope, span)
         return Answer(text, route, cited, value=None)
