@@ -155,3 +155,10 @@ def test_alerts_and_what_was_not_an_alert_are_told_apart(store):
     assert set(ask(store, "how many events were not alerts?")["events"]) == benign
     assert set(ask(store, "how many false alarms were there?")["events"]) == benign
     assert set(ask(store, "how many real alarms were there?")["events"]) == alerts
+
+
+def test_a_yes_or_no_question_no_rule_knows_is_answered_yes_or_no(store):
+    answer = ask(store, "porch visitors after 5 pm, right?")
+    assert answer["value"] is False and answer["events"] == [], answer
+    guy = ask(store, "did a guy come by after 2 pm?")
+    assert guy["route"] == "rules" and guy["value"] is True and len(guy["events"]) == 3

@@ -13,6 +13,8 @@ from .kinds import unstored, unstored_sentence
 from .overview import unusual_text, what_happened
 from .rules import Query
 
+YES_NO = frozenset("was were is are did does do has have had any anyone anybody anything someone somebody nobody "
+                   "no".split())  # first words of a yes/no question
 LIST_MAX = 10  # events named in a list answer (all of them are still cited)
 PLURAL = {"person": "people", "bus": "buses"}
 
@@ -157,4 +159,7 @@ def loose_intent(query: Query) -> str:
     """For a question no rule answered that the fast path takes anyway: the intent it comes closest to."""
     if query.intent is not None:
         return query.intent
+    words = query.words
+    if words and (words[0] in YES_NO or words[-1] in ("right", "correct")):
+        return "exists"  # a yes/no question gets a yes or a no
     return "list"

@@ -23,7 +23,9 @@ from .when import Window, time_window
 INTENTS = ("count", "last", "first", "list", "exists", "duration", "unusual", "unstored")  # the last three: kinds.py
 LABEL_WORDS = {
     "person": ("person", "persons", "people", "someone", "somebody", "anyone", "anybody", "visitor", "visitors",
-               "man", "men", "woman", "women", "pedestrian", "pedestrians", "human", "humans"),
+               "man", "men", "woman", "women", "pedestrian", "pedestrians", "human", "humans", "guy", "guys",
+               "lady", "ladies", "kid", "kids", "child", "children", "boy", "girl", "nobody", "no one",
+               "postman", "mailman", "courier", "intruder", "intruders"),
     "car": ("car", "cars", "vehicle", "vehicles", "truck", "trucks"),
     "bicycle": ("bicycle", "bicycles", "bike", "bikes", "cyclist", "cyclists"),
     "dog": ("dog", "dogs"),
