@@ -162,3 +162,10 @@ def test_a_yes_or_no_question_no_rule_knows_is_answered_yes_or_no(store):
     assert answer["value"] is False and answer["events"] == [], answer
     guy = ask(store, "did a guy come by after 2 pm?")
     assert guy["route"] == "rules" and guy["value"] is True and len(guy["events"]) == 3
+
+
+def test_how_long_the_last_visitor_stayed_is_that_one_visit(store):
+    last = ask(store, "how long did the last person on the porch stay?")
+    assert last["value"] == 2.1 and len(last["events"]) == 1  # 15:05, not the day's stays added up
+    first = ask(store, "how long did the first visitor today stay?")
+    assert first["value"] == 40.0  # 03:10

@@ -3,6 +3,7 @@ sentence, the value itself and the events it is based on. No model, no network."
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -76,6 +77,8 @@ def answer(intent: str, facts: Sequence[EventFact], query: Query, zone: ZoneInfo
             return _none_described(intent, looked, query, route)
     n = len(facts)
     if intent == "duration":
+        if facts and re.search(r"\b(last|latest|most recent|first|earliest)\b", " ".join(query.words)):
+            facts = [facts[-1] if re.search(r"\b(first|earliest)\b", " ".join(query.words)) else facts[0]]
         return _duration(facts, query, zone, route, scope)
     if intent == "count":
         ids = [f.event_id for f in facts]
