@@ -169,3 +169,13 @@ def test_how_long_the_last_visitor_stayed_is_that_one_visit(store):
     assert last["value"] == 2.1 and len(last["events"]) == 1  # 15:05, not the day's stays added up
     first = ask(store, "how long did the first visitor today stay?")
     assert first["value"] == 40.0  # 03:10
+
+
+def test_a_summary_is_told_from_the_events_with_what_stands_out(store):
+    answer = ask(store, "should I be worried about anything today?")
+    today = ids_where(store, lambda r: r["captured_ms"] >= at(4, 0))
+    assert answer["route"] == "rules" and not answer["partial"] and set(answer["events"]) == today
+    assert "03:10" in answer["answer"]  # the night visit stands out
+    summary = ask(store, "recap today for me")
+    assert summary["route"] == "rules" and not summary["partial"] and set(summary["events"]) == today
+    assert summary["answer"].startswith("From the stored events today (5)") and "Stands out" in summary["answer"]

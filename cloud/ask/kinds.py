@@ -4,6 +4,8 @@
                stays the device measured (each event's dwell), never a clock time read as a length
     unusual    "anything unusual?", "anything out of the ordinary last night?": what differs from the usual
                hours, zones, labels and counts of the same cameras (overview.py)
+    overview   "sum up today", "what happened at the porch last night?", "what's been going on?": the events
+               and what stands out among them (overview.py); a model adds nothing the facts do not hold
     unstored   what the store does not hold (number plates, speeds, names, ages, sounds, the weather): said so
                in one sentence, nothing made up
 """
@@ -18,7 +20,14 @@ DURATION = re.compile(r"\b(?:for )?how long\b(?! ago)(?! since)|\bhow much time\
 UNUSUAL = re.compile(r"\b(?:unusual|out of the ordinary|strange|odd|weird|abnormal|anomal\w*|irregular|"
                      r"stand(?:s)? out|stood out|out of place|unexpected|different from usual|"
                      r"(?:anything|something) (?:i should know|to worry about|worth knowing|notable|noteworthy|"
-                     r"interesting|new))\b")
+                     r"interesting|new|wrong|amiss)|suspicious|worr(?:y|ied|ying)|concern(?:ed|ing)?|alarming)\b")
+OVERVIEW = re.compile(r"\b(?:summar\w*|sum up|recap|overview|run ?down|catch me up|fill me in|what happened|"
+                      r"what went on|what (?:was|is|s|has been|have been|been) (?:going on|happening)|"
+                      r"what (?:has|have|s) been going on|how (?:was|did) (?:it|things|the day|today|the night) go)\b")
+# a question about one thing in particular, which the descriptions may answer in words: the model's
+DETAIL = re.compile(r"\b(?:why|doing|did they do|wear\w*|wore|look\w* like|describe|who|what kind|carrying|carried|"
+                    r"holding|same|again|came back|come back|deliver\w*|parked|drop\w* off|behav\w*|set off|"
+                    r"triggered|caused|recogni[sz]e|familiar)\b")
 _UNSTORED = (
     (re.compile(r"\b(?:licen[cs]e|number|registration|reg) plates?\b|\bplate numbers?\b|\bnumber plate\b"),
      "number plates"),
@@ -35,13 +44,17 @@ HOLDS = "they hold when and where something was seen, what it was, the verdict a
 
 
 def kind_of(text: str) -> str | None:
-    """"duration", "unusual", "unstored" or None, for a normalised question."""
+    """"duration", "unusual", "overview", "unstored" or None, for a normalised question."""
     if unstored(text) is not None:
         return "unstored"
     if DURATION.search(text):
         return "duration"
+    if DETAIL.search(text):
+        return None
     if UNUSUAL.search(text):
         return "unusual"
+    if OVERVIEW.search(text):
+        return "overview"
     return None
 
 

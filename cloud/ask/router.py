@@ -137,7 +137,7 @@ class Asker:
         if hit is not None:
             return self._finish({**hit, "cached": True, "first_route": hit["route"], "route": "cache"},
                                 started, time.perf_counter(), "cache")
-        if query.intent == "unusual" and query.window is None:  # "anything unusual?": the last day
+        if query.intent in ("unusual", "overview") and query.window is None:  # "anything unusual?": the last day
             query = query.with_scope(window=Window(int(self.clock_ms()) - DAY_MS, None, "in the last 24 hours"))
         facts = self._facts(query, devices)
         if query.rule_answerable:
@@ -146,7 +146,8 @@ class Asker:
             score = self.complexity.score(text)
             route = "llm" if score >= self.config.complexity_threshold else "fast"
         # the same cameras at any time: what is usual there (for "anything unusual?" and open answers)
-        usual = self._facts(query.with_scope(window=None), devices) if query.intent == "unusual" or route == "llm" else ()
+        overview = query.intent in ("unusual", "overview") or route == "llm"
+        usual = self._facts(query.with_scope(window=None), devices) if overview else ()
         decided = time.perf_counter()
         if route == "llm":
             result = await self._llm(text, query, facts, zone, started, usual)

@@ -20,7 +20,7 @@ from .kinds import kind_of
 from .spelling import spell
 from .when import Window, time_window
 
-INTENTS = ("count", "last", "first", "list", "exists", "duration", "unusual", "unstored")  # the last three: kinds.py
+INTENTS = ("count", "last", "first", "list", "exists", "duration", "unusual", "overview", "unstored")  # the last three: kinds.py
 LABEL_WORDS = {
     "person": ("person", "persons", "people", "someone", "somebody", "anyone", "anybody", "visitor", "visitors",
                "man", "men", "woman", "women", "pedestrian", "pedestrians", "human", "humans", "guy", "guys",
@@ -201,7 +201,7 @@ def read(question: str, vocabulary: Vocabulary, zone: ZoneInfo, now_ms: int) -> 
     if intent == "duration":  # a length of stay; open only when a second question is joined on
         opened = bool(re.search(r"\band (what|why|who|did|were|was)\b", rest))
     else:
-        opened = intent not in ("unusual", "unstored") and is_open(rest)
+        opened = intent not in ("unusual", "overview", "unstored") and is_open(rest)
     return Query(intent=intent, open=opened, look=look, cameras=vocabulary.cameras_in(text),
                  devices=vocabulary.devices_in(text), zones=vocabulary.zones_in(text),
                  label=vocabulary.label_in(text), verdict=verdict_in(text),
