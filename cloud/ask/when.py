@@ -67,16 +67,16 @@ def _upto(start: datetime, end: datetime, now: datetime, phrase: str) -> Window:
 
 # -- clock times ---------------------------------------------------------------------------------------
 _HOUR_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
-_HOUR = (r"(?:(?P<{n}h>\d{{1,2}}|" + "|".join(_HOUR_WORDS).replace("{", "") + r")(?::(?P<{n}m>\d{{2}}))?(?: ?(?P<{n}ampm>am|pm|a m|p m|oclock|o clock))?"
-         r"|(?P<{n}word>noon|midday|midnight|lunch ?time|lunch))")
-_NOT_A_TIME = r"(?!\s*(?:minutes?|mins?|hours?|hrs?|days?|weeks?|people|persons?|cars?|events?|alerts?|times?|cameras?|cams?|visits?|visitors?|bikes?|dogs?|of|s\b))"
+_HOUR = (r"(?:(?P<{n}h>\d{{1,2}}|" + "|".join(_HOUR_WORDS) + r")(?::(?P<{n}m>\d{{2}}))?"
+         r"(?: ?(?P<{n}ampm>am|pm|a m|p m|oclock|o clock))?|(?P<{n}word>noon|midday|midnight|lunch ?time|lunch))")
+_NOT_A_TIME = (r"(?!\s*(?:minutes?|mins?|hours?|hrs?|days?|weeks?|people|persons?|cars?|events?|alerts?|times?|"
+               r"cameras?|cams?|visits?|visitors?|bikes?|dogs?|of|s\b))")  # "after 2 cars" is no clock time
 _AFTER = re.compile(r"\b(?:after|later than|past|from)\s+" + _HOUR.format(n="a") + _NOT_A_TIME + r"\b")
 _BEFORE = re.compile(r"\b(?:before|until|till|til|up to|earlier than|by)\s+" + _HOUR.format(n="b") + _NOT_A_TIME
                      + r"\b")
 _BETWEEN = re.compile(r"\b(?:between|from)\s+" + _HOUR.format(n="a") + r"\s+(?:and|to|till|until|-)\s+"
                       + _HOUR.format(n="b") + r"\b")
 _AROUND = re.compile(r"\b(?:around|about|at|near|circa)\s+" + _HOUR.format(n="a") + _NOT_A_TIME + r"\b")
-_EVENING_CONTEXT = re.compile(r"\b(evening|tonight|night|afternoon|pm)\b")
 
 
 def _hour(match: re.Match[str], n: str, context: str | None) -> float | None:
