@@ -30,7 +30,8 @@ OBJECTS = {"bag": ("bag", "bags", "backpack", "backpacks", "rucksack", "handbag"
            "umbrella": ("umbrella", "umbrellas"), "phone": ("phone", "mobile", "smartphone", "cellphone"),
            "dog": ("dog", "dogs", "leash"), "stroller": ("stroller", "pram", "pushchair", "buggy"),
            "bottle": ("bottle", "bottles"), "ladder": ("ladder",), "tool": ("tool", "tools", "crowbar"),
-           "flashlight": ("flashlight", "torch"), "cart": ("cart", "trolley"), "helmet": ("helmet",), "mask": ("mask", "balaclava"), "glasses": ("glasses", "sunglasses"),
+           "flashlight": ("flashlight", "torch"), "cart": ("cart", "trolley"), "helmet": ("helmet",),
+           "mask": ("mask", "balaclava"), "glasses": ("glasses", "sunglasses"),
            "cup": ("cup", "coffee"), "food": ("food", "pizza"), "letter": ("letter", "letters", "mail", "envelope"),
            "flowers": ("flowers", "bouquet")}
 GARMENT_WORDS = {"top": "top", "bottom": "pair of trousers", "hat": "hat", "shoes": "pair of shoes"}
