@@ -7,8 +7,12 @@ of its own, into the real cloud service (its CPU model judges every event). Then
 rules, the classifier or the other set, to measure how the router does on phrasings it was not built
 around) are asked of the router at the site's `now`, each twice (the second time the cache answers).
 Expected answers are written as selections of events (camera, label, verdict, zone, a local time range
-such as "D1 18:00".."D2 06:00"), evaluated on the stored events independently of the rules. A question may
-name a site day by its date, e.g. "{D1:%A}" (the weekday of D1), filled in when the bench runs.
+such as "D1 18:00".."D2 06:00", `color`: the description gives that colour and names clothing, `carries`: it
+names that object), evaluated on the stored events independently of the rules. A question may name a site day
+by its date, e.g. "{D1:%A}" (the weekday of D1), filled in when the bench runs. Kinds: count, last, first, list,
+exists, duration (the selected events' stays added up, from the dwell each carries: right within 25% or 3 s),
+cite (an open question must cite the selection) and open (not partial, citing at least one event of the
+selection; any stored event when it is empty).
 
     accuracy_query   query-type questions (count, last, first, list, exists) answered right   (goal >= 0.95)
     route_accuracy   questions that took the route they are labelled with (rules, fast, llm; a first asking
@@ -25,13 +29,19 @@ name a site day by its date, e.g. "{D1:%A}" (the weekday of D1), filled in when 
     citation_recall  of the ids open questions must cite, the share the answers cite        (goal >= 0.8)
                      (citation_recall_llm: the same over the answers the LLM gave)
 
-Besides these figures over all the questions, the same ones over the blind set alone end in `_blind`
-(`accuracy_query_blind`, `route_accuracy_blind`, `without_llm_blind`, `citation_recall_blind`, ...).
+The plain figures are over the first two files; the same ones over the blind set alone end in `_blind`
+(`accuracy_query_blind`, `route_accuracy_blind`, `without_llm_blind`, `citation_recall_blind`, ...), and over
+bench/ask_questions_blind2.jsonl (a second blind set, written by someone who had not read the rules, with
+durations, looks and open questions; an `open` question counts once in its citation_recall) in `_blind2`
+(goals: accuracy_query_blind2 >= 0.9, citation_recall_blind2 >= 0.8).
 
 The complexity classifier is trained on cloud/ask/data/complexity_train.jsonl; the bench refuses to run if
 any question of either file is in that file. The router is called in-process (no HTTP), with the site's clock.
 
-    python bench/ask.py [--media DIR]
+    python bench/ask.py [--media DIR] [--sets main,blind,blind2] [--keep-store DIR]
+
+--keep-store DIR keeps the filled site's events and, run again the same day, asks them without replaying
+the site (minutes saved: the quick mode for working on the rules; the figures are those of a full run).
 """
 
 from __future__ import annotations
@@ -64,12 +74,16 @@ from edgetriage.cloud.ask.config import AskConfig  # noqa: E402
 from edgetriage.cloud.ask.router import Asker  # noqa: E402
 from edgetriage.cloud.ask.rules import normalise  # noqa: E402
 from edgetriage.cloud.config import AnalyzerConfig  # noqa: E402
+from edgetriage.cloud.storage.store import SQLiteStore  # noqa: E402
 from edgetriage.edge.capture import Frame  # noqa: E402
 
 SITE_FILE = HERE / "ask_site.json"
-QUESTION_FILES = (HERE / "ask_questions.jsonl", HERE / "ask_questions_blind.jsonl")
+QUESTION_SETS = {"main": HERE / "ask_questions.jsonl", "blind": HERE / "ask_questions_blind.jsonl",
+                 "blind2": HERE / "ask_questions_blind2.jsonl"}
+QUESTION_FILES = tuple(QUESTION_SETS.values())
+PLACEHOLDER_JPEG = bytes.fromhex("ffd8ffe000104a46494600010100000100010000ffd9")  # a kept store's crops
 FRAME_SIZE = (768, 432)  # every clip is shown to a camera at one size, as a real camera would deliver it
-QUERY_KINDS = ("count", "last", "first", "list", "exists")
+QUERY_KINDS = ("count", "last", "first", "list", "exists", "duration")
 BLIND_FIGURES = ("accuracy_query", "route_accuracy", "route_decided_accuracy", "without_llm", "fast_p50_ms",
                  "llm_p50_ms", "bad_citations", "citation_recall", "citation_recall_llm", "questions",
                  "query_questions", "open_questions", "partial")
@@ -167,16 +181,30 @@ def fill(site: dict, clock: SiteClock, media: Path, workdir: Path, broker: Any, 
 
 
 # -- expected answers ----------------------------------------------------------------------------------
+CLOTHES = frozenset("top shirt jacket coat hoodie sweater jumper trousers pants jeans shorts skirt dress hat cap "
+                    "bottom bottoms vest uniform clothes".split())  # the bench's own reading of "clothing"
+SAME_COLOUR = {"gray": "grey"}
+
+
+def _words(text: str) -> list[str]:
+    return [SAME_COLOUR.get(w, w) for w in re.findall(r"[a-z]+", text.lower())]
+
+
 def select(rows: list[dict], sel: dict, clock: SiteClock) -> list[dict]:
-    """The stored events a selection names, newest first: the bench's own reading, not the router's."""
+    """The stored events a selection names, newest first: the bench's own reading, not the router's.
+    `color`: the description gives that colour and names clothing; `carries`: it names the object."""
     start = clock.ms(sel["from"]) if "from" in sel else None
     end = clock.ms(sel["to"]) if sel.get("to", "now") != "now" else None
     out = []
     for row in rows:
         verdict = (row.get("verdict") or {}).get("verdict")
+        words = _words((row.get("verdict") or {}).get("description") or "")
         if (sel.get("camera", row["camera"]) == row["camera"] and sel.get("label", row["label"]) == row["label"]
                 and ("zone" not in sel or sel["zone"] in (row.get("zones") or ()))
                 and sel.get("verdict", verdict) == verdict
+                and ("color" not in sel or (SAME_COLOUR.get(sel["color"], sel["color"]) in words
+                                            and CLOTHES.intersection(words)))
+                and ("carries" not in sel or {sel["carries"], sel["carries"] + "s"}.intersection(words))
                 and (start is None or row["captured_ms"] >= start) and (end is None or row["captured_ms"] < end)):
             out.append(row)
     return sorted(out, key=lambda r: r["captured_ms"], reverse=True)
@@ -193,7 +221,22 @@ def right(kind: str, expected: list[dict], answer: dict, zone: ZoneInfo) -> bool
         return value == datetime.fromtimestamp(pick["captured_ms"] / 1000, zone).strftime("%Y-%m-%d %H:%M")
     if kind == "exists":
         return value is (len(expected) > 0)
+    if kind == "duration":  # the stays the device measured, added up: within 25% or 3 s
+        stays = [float(r["dwell_s"]) for r in expected if r.get("dwell_s") is not None]
+        if not stays:
+            return value is None
+        return isinstance(value, (int, float)) and abs(value - sum(stays)) <= max(3.0, 0.25 * sum(stays))
     return set(answer["events"]) == {r["event_id"] for r in expected}  # list
+
+
+def open_right(expected: list[dict], answer: dict, store: Any) -> bool:
+    """An open question: answered (not partial) and citing at least one stored event of the selection (any
+    stored event when the selection is empty)."""
+    cited = set(answer["events"])
+    if answer["partial"] or not cited:
+        return False
+    return bool(cited & {r["event_id"] for r in expected}) if expected else all(
+        store.get_event(i) is not None for i in cited)
 
 
 def ask_all(asker: Asker, questions: list[dict], rows: list[dict], clock: SiteClock, zone: ZoneInfo,
@@ -214,7 +257,13 @@ def ask_all(asker: Asker, questions: list[dict], rows: list[dict], clock: SiteCl
                   "cache_ms": again["latency_ms"] if again["route"] == "cache" else None,
                   "bad": sum(1 for event_id in cited if store.get_event(event_id) is None),
                   "query": kind in QUERY_KINDS, "misses": []}
-        if record["query"]:
+        if kind == "open":
+            hit = open_right(expected, answer, store)
+            record.update(want=1, hits=int(hit))
+            if not hit:
+                record["misses"].append({"q": q["q"], "expected": "open", "partial": answer["partial"],
+                                         "cited": len(cited)})
+        elif record["query"]:
             record["right"] = right(kind, expected, answer, zone)
             if not record["right"]:
                 record["misses"].append({"q": q["q"], "expected": kind, "n": len(expected), "got": answer["value"]})
@@ -269,9 +318,11 @@ def score(records: list[dict]) -> dict:
 
 def results_of(records: list[dict]) -> dict:
     """The figures over every question, and those over the blind set with the suffix `_blind`."""
-    results = score(records)
-    blind = score([r for r in records if r["q"].get("source") == "blind"])
-    results.update({f"{key}_blind": blind[key] for key in BLIND_FIGURES})
+    results = score([r for r in records if r["q"].get("source") != "blind2"])
+    for part in ("blind", "blind2"):
+        figures = score([r for r in records if r["q"].get("source") == part])
+        results.update({f"{key}_{part}": figures[key] for key in BLIND_FIGURES})
+        results["misses"] += figures["misses"] if part == "blind2" else []
     return results
 
 
@@ -280,15 +331,64 @@ def fill_in(text: str, clock: SiteClock) -> str:
     return re.sub(r"\{(D[123]):([^}]*)\}", lambda m: clock.days[m.group(1)].strftime(m.group(2)), text)
 
 
-def load_questions(clock: SiteClock) -> list[dict]:
-    questions = [{**q, "q": fill_in(q["q"], clock)} for path in QUESTION_FILES
+def load_questions(clock: SiteClock, sets: tuple[str, ...] = tuple(QUESTION_SETS)) -> list[dict]:
+    """The questions of the sets asked; every file is checked against the classifier's training file."""
+    every = [{**q, "q": fill_in(q["q"], clock), "set": name} for name, path in QUESTION_SETS.items()
                  for q in (json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip())]
     trained = {normalise(json.loads(line)["q"]) for line in TRAIN_FILE.read_text(encoding="utf-8").splitlines()
                if line.strip()}
-    overlap = [q["q"] for q in questions if normalise(q["q"]) in trained]
+    overlap = [q["q"] for q in every if normalise(q["q"]) in trained]
     if overlap:
         raise SystemExit(f"bench questions found in the classifier's training file: {overlap[:3]}")
-    return questions
+    return [q for q in every if q["set"] in sets]
+
+
+def _kept_store(folder: Path | None, clock: SiteClock) -> Path | None:
+    """The store a run earlier today kept in `folder` (the site's days are relative to today)."""
+    if folder is None or not (folder / "cloud.db").exists() or not (folder / "day").exists():
+        return None
+    return folder / "cloud.db" if (folder / "day").read_text().strip() == clock.days["D3"].isoformat() else None
+
+
+def _keep(store: Any, folder: Path, clock: SiteClock) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    kept = SQLiteStore(folder / "cloud.db.new")
+    for row in store.list_events(limit=100_000):
+        event, verdict = _stored(row)
+        kept.put_event(event, int(row["received_ms"]))
+        if verdict is not None:
+            kept.put_verdict(verdict)
+    kept.close()
+    Path(folder / "cloud.db.new").replace(folder / "cloud.db")
+    (folder / "day").write_text(clock.days["D3"].isoformat())
+
+
+def _stored(row: dict) -> tuple[Any, Any]:
+    """A stored event row back as the messages it was stored from (the crop a placeholder JPEG)."""
+    from edgetriage.shared.protocol import Event, Verdict
+
+    fields = {k: v for k, v in row.items() if k in Event.model_fields}
+    event = Event.model_validate({**fields, "crop": PLACEHOLDER_JPEG})
+    verdict = Verdict.model_validate(row["verdict"]) if row.get("verdict") else None
+    return event, verdict
+
+
+def _ask(store: Any, site: dict, clock: SiteClock, zone: ZoneInfo, questions: list[dict], show: bool,
+         analyzer: Any) -> tuple[dict, list[dict], dict]:
+    rows = store.list_events(limit=100_000)
+    days = {datetime.fromtimestamp(r["captured_ms"] / 1000, zone).date() for r in rows}
+    for r in sorted(rows, key=lambda r: r["captured_ms"]) if show else ():
+        v = r.get("verdict") or {}
+        say(f"  {datetime.fromtimestamp(r['captured_ms'] / 1000, zone):%a %H:%M} {r['camera']:>9} "
+            f"{r['label']:>8} {r.get('zones')} dwell {r.get('dwell_s')} {v.get('verdict')} {v.get('source')}: "
+            f"{v.get('description', '')[:80]}")
+    say(f"{len(rows)} events on {len({r['camera'] for r in rows})} cameras over {len(days)} days; asking "
+        f"{len(questions)} questions")
+    config = AskConfig.model_validate({"timezones": {site["device"]["device"]: site["device"]["timezone"]}})
+    asker = Asker(store, config, AnalyzerConfig(threads=1), clock_ms=lambda: clock.ms(site["now"]))
+    asyncio.run(asker.warm())
+    results = results_of(ask_all(asker, questions, rows, clock, zone, store))
+    return results, rows, asker.figures()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -296,38 +396,47 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--media", type=Path, default=bench_cloud.DEFAULT_MEDIA,
                         help="folder with the shared clips")
     parser.add_argument("--show-events", action="store_true", help="list the stored events on stderr first")
+    parser.add_argument("--sets", default=",".join(QUESTION_SETS),
+                        help="question sets to ask, comma-separated (main, blind, blind2; default: all)")
+    parser.add_argument("--keep-store", type=Path, default=None, metavar="DIR",
+                        help="keep the filled site's store in DIR and, run again the same day, ask its events "
+                             "without replaying the site (the quick mode for working on the rules)")
     args = parser.parse_args(argv)
     site = json.loads(SITE_FILE.read_text(encoding="utf-8"))
     zone = ZoneInfo(site["device"]["timezone"])
     clock = SiteClock(zone)
-    questions = load_questions(clock)
+    sets = tuple(name.strip() for name in args.sets.split(",") if name.strip())
+    if unknown := set(sets) - set(QUESTION_SETS):
+        parser.error(f"--sets: no such set {', '.join(sorted(unknown))} (main, blind, blind2)")
+    questions = load_questions(clock, sets)
     started = time.monotonic()
     say("loading the CPU model (SmolLM2-135M, 1 thread)")
     analyzer = build_engine(AnalyzerConfig(threads=1))
     with tempfile.TemporaryDirectory(prefix="edgetriage-bench-ask-") as tmp:
         workdir = Path(tmp)
-        broker = bench_cloud.Broker(workdir)
-        try:
-            cloud = fill(site, clock, args.media, workdir, broker, analyzer)
+        kept = _kept_store(args.keep_store, clock)
+        if kept is not None:
+            say(f"the site's events from {kept} (filled earlier today; --keep-store)")
+            store = SQLiteStore(kept)
             try:
-                rows = cloud.store.list_events(limit=100_000)
-                days = {datetime.fromtimestamp(r["captured_ms"] / 1000, zone).date() for r in rows}
-                cameras = {r["camera"] for r in rows}
-                for r in sorted(rows, key=lambda r: r["captured_ms"]) if args.show_events else ():
-                    v = r.get("verdict") or {}
-                    say(f"  {datetime.fromtimestamp(r['captured_ms'] / 1000, zone):%a %H:%M} {r['camera']:>9} "
-                        f"{r['label']:>8} {v.get('verdict')} {v.get('source')}: {v.get('description', '')[:80]}")
-                say(f"{len(rows)} events on {len(cameras)} cameras over {len(days)} days; asking {len(questions)} "
-                    "questions")
-                asker = Asker(cloud.store, AskConfig.model_validate(cloud.service.config.ask.model_dump()),
-                              AnalyzerConfig(threads=1), clock_ms=lambda: clock.ms(site["now"]))
-                asyncio.run(asker.warm())
-                results = results_of(ask_all(asker, questions, rows, clock, zone, cloud.store))
-                figures = asker.figures()
+                results, rows, figures = _ask(store, site, clock, zone, questions, args.show_events, analyzer)
             finally:
-                cloud.stop()
-        finally:
-            broker.stop()
+                store.close()
+        else:
+            broker = bench_cloud.Broker(workdir)
+            try:
+                cloud = fill(site, clock, args.media, workdir, broker, analyzer)
+                try:
+                    if args.keep_store is not None:
+                        _keep(cloud.store, args.keep_store, clock)
+                    results, rows, figures = _ask(cloud.store, site, clock, zone, questions, args.show_events,
+                                                  analyzer)
+                finally:
+                    cloud.stop()
+            finally:
+                broker.stop()
+    days = {datetime.fromtimestamp(r["captured_ms"] / 1000, zone).date() for r in rows}
+    cameras = {r["camera"] for r in rows}
     results.update(events=len(rows), cameras=len(cameras), days=len(days), alpha=figures["alpha"],
                    L_total_ms=figures["L_total_ms"], L_sched_ms=figures["L_sched_ms"],
                    seconds=round(time.monotonic() - started, 1))
@@ -335,7 +444,8 @@ def main(argv: list[str] | None = None) -> int:
         say(f"miss: {miss}")
     for key in ("accuracy_query", "route_accuracy", "route_decided_accuracy", "without_llm", "fast_p50_ms",
                 "llm_p50_ms", "cache_p50_ms", "bad_citations", "citation_recall"):
-        say(f"{key:>22} = {results[key]}   (blind set: {results.get(key + '_blind', '-')})")
+        say(f"{key:>22} = {results[key]}   (blind set: {results.get(key + '_blind', '-')}, blind2: "
+            f"{results.get(key + '_blind2', '-')})")
     print(json.dumps(results), flush=True)
     return 0
 

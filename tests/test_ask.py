@@ -218,11 +218,14 @@ def test_everyday_phrasings_of_plain_queries_are_answered_by_the_rules(store):
 
 def test_questions_about_what_was_done_or_why_are_not_plain_queries(store):
     asker = asker_for(store)  # no text model: the LLM route answers partial, from the fast path
-    for question in ("what set off the porch alert yesterday?", "sum up the porch today",
-                     "did anyone drop off a package at the porch?", "what's been going on at the porch today?",
+    for question in ("what set off the porch alert yesterday?", "did anyone drop off a package at the porch?",
                      "Was the person at the back door a delivery driver?", "how did the visitor behave?"):
         answer = asyncio.run(asker.ask(question))
         assert answer["route"] != "rules" and answer["partial"] and answer["complexity"] >= 0.5, question
+    porch_today = {i for i in ids(store, camera="porch") if store.get_event(i)["captured_ms"] >= at(29, 0)}
+    for question in ("sum up the porch today", "what's been going on at the porch today?"):  # the events say it
+        answer = asyncio.run(asker.ask(question))
+        assert answer["route"] == "rules" and not answer["partial"] and set(answer["events"]) == porch_today
 
 
 def test_the_classifier_sends_a_plain_question_no_rule_knows_to_the_fast_path(store):

@@ -21,6 +21,7 @@ class EventFact:
     classes: tuple[str, ...]
     reason: str
     zones: tuple[str, ...] = ()
+    dwell_s: float | None = None  # how long the device had seen it stay when it sent the event
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> EventFact:
@@ -32,7 +33,8 @@ class EventFact:
         return cls(event_id=row["event_id"], device=row["device"], camera=row["camera"], label=row["label"],
                    captured_ms=int(row["captured_ms"]), verdict=verdict.get("verdict"),
                    description=description, classes=tuple(c.get("label", "") for c in row.get("classes") or ()),
-                   reason=row.get("reason") or "", zones=tuple(row.get("zones") or ()))
+                   reason=row.get("reason") or "", zones=tuple(row.get("zones") or ()),
+                   dwell_s=None if row.get("dwell_s") is None else float(row["dwell_s"]))
 
     def local(self, zone: ZoneInfo) -> datetime:
         return datetime.fromtimestamp(self.captured_ms / 1000, zone)

@@ -3,14 +3,19 @@ sentence, the value itself and the events it is based on. No model, no network."
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from .facts import EventFact
+from .kinds import unstored, unstored_sentence
+from .overview import unusual_text, what_happened
 from .rules import Query
 
+YES_NO = frozenset("was were is are did does do has have had any anyone anybody anything someone somebody nobody "
+                   "no".split())  # first words of a yes/no question
 LIST_MAX = 10  # events named in a list answer (all of them are still cited)
 PLURAL = {"person": "people", "bus": "buses"}
 
@@ -36,7 +41,7 @@ def _things(label: str | None, verdict: str | None, n: int) -> str:
 
 def scope_phrase(query: Query) -> str:
     """' on porch today', ' on porch or driveway since 09:00', ''."""
-    parts = []
+    parts = [query.look.said] if query.look is not None else []
     if query.zones:
         parts.append("in " + " or ".join(sorted(query.zones)))
     cameras = sorted({camera for _, camera in query.cameras})
@@ -51,10 +56,30 @@ def scope_phrase(query: Query) -> str:
     return (" " + " ".join(parts)) if parts else ""
 
 
-def answer(intent: str, facts: Sequence[EventFact], query: Query, zone: ZoneInfo, route: str) -> Answer:
-    """`facts` are every event the question covers, newest first."""
+def answer(intent: str, facts: Sequence[EventFact], query: Query, zone: ZoneInfo, route: str,
+           usual: Sequence[EventFact] = ()) -> Answer:
+    """`facts` are every event the question covers, newest first (a look not yet applied); `usual` the same
+    cameras' events at any time, for what stands out."""
     scope = scope_phrase(query)
+    span = _span_ms(query, facts)
+    if intent == "unstored":
+        return Answer(unstored_sentence(unstored(" ".join(query.words)) or "that"), route, [], value=None)
+    if intent == "unusual":
+        text, cited, standing = unusual_text(facts, usual, zone, scope or " in the last 24 hours", span)
+        return Answer(text, route, cited, value=standing)
+    if intent == "overview":
+        text, cited = what_happened(facts, usual, zone, scope, span)
+        return Answer(text, route, cited, value=None)
+    if query.look is not None:
+        looked = facts
+        facts = [f for f in facts if query.look.holds(f.description)]
+        if not facts and looked:
+            return _none_described(intent, looked, query, route)
     n = len(facts)
+    if intent == "duration":
+        if facts and re.search(r"\b(last|latest|most recent|first|earliest)\b", " ".join(query.words)):
+            facts = [facts[-1] if re.search(r"\b(first|earliest)\b", " ".join(query.words)) else facts[0]]
+        return _duration(facts, query, zone, route, scope)
     if intent == "count":
         ids = [f.event_id for f in facts]
         return Answer(f"{n} {_things(query.label, query.verdict, n)}{scope}.", route, ids, value=n)
@@ -82,8 +107,62 @@ def answer(intent: str, facts: Sequence[EventFact], query: Query, zone: ZoneInfo
                   [f.event_id for f in facts], value=[f.event_id for f in facts])
 
 
+def _span_ms(query: Query, facts: Sequence[EventFact]) -> int | None:
+    window = query.window
+    if window is None or window.start_ms is None:
+        return None
+    end = window.end_ms if window.end_ms is not None else max([f.captured_ms for f in facts] + [window.start_ms])
+    return max(0, end - window.start_ms) or None
+
+
+def _none_described(intent: str, looked: Sequence[EventFact], query: Query, route: str) -> Answer:
+    """A look no stored description says: none, out of how many were looked at (never everyone)."""
+    n = len(looked)
+    among = (f"none of the {n} {_things(query.label, query.verdict, n)}"
+             f"{scope_phrase(query.with_scope(look=None))} is described {query.look.said}")
+    lead = {"exists": "No, ", "count": "0: "}.get(intent, "None: ")
+    value = {"count": 0, "exists": False, "list": []}.get(intent)
+    return Answer(f"{lead}{among}.", route, [], value=value)
+
+
+def _duration(facts: Sequence[EventFact], query: Query, zone: ZoneInfo, route: str, scope: str) -> Answer:
+    """How long the visits stayed, from the dwell each event carries: a length, never a clock time."""
+    if not facts:
+        return Answer(f"No {_things(query.label, query.verdict, 2)}{scope}, so no stay to measure.", route, [],
+                      value=None)
+    stays = [f for f in facts if f.dwell_s is not None]
+    if not stays:
+        return Answer(f"The stored events{scope} do not say how long anyone stayed (the device sent no stay "
+                      "length).", route, [f.event_id for f in facts], value=None)
+    total = sum(f.dwell_s for f in stays)
+    ids = [f.event_id for f in stays]
+    if len(stays) == 1:
+        one = stays[0]
+        return Answer(f"The {_things(query.label, query.verdict, 1)}{scope} stayed at least {_length(total)} "
+                      f"({one.when(zone)}" + ("" if query.cameras else f" on {one.camera}") + ").", route, ids,
+                      value=round(total, 1))
+    each = "; ".join(f"{f.when(zone)} on {f.camera} {_length(f.dwell_s)}" for f in stays[:LIST_MAX])
+    more = f"; and {len(stays) - LIST_MAX} more" if len(stays) > LIST_MAX else ""
+    return Answer(f"{len(stays)} {_things(query.label, query.verdict, 2)}{scope} stayed at least "
+                  f"{_length(total)} in all: {each}{more}.", route, ids, value=round(total, 1))
+
+
+def _length(seconds: float) -> str:
+    """12.5 -> '12.5 s', 95 -> '1 min 35 s', 4000 -> '1 h 7 min'."""
+    if seconds < 60:
+        return f"{seconds:.1f} s" if seconds < 10 else f"{seconds:.0f} s"
+    minutes, secs = divmod(round(seconds), 60)
+    if minutes < 60:
+        return f"{minutes} min {secs} s" if secs else f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+
+
 def loose_intent(query: Query) -> str:
     """For a question no rule answered that the fast path takes anyway: the intent it comes closest to."""
     if query.intent is not None:
         return query.intent
+    words = query.words
+    if words and (words[0] in YES_NO or words[-1] in ("right", "correct")):
+        return "exists"  # a yes/no question gets a yes or a no
     return "list"

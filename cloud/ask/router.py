@@ -42,6 +42,7 @@ from .retrieve import pick
 from .rules import Query, Vocabulary, Window, normalise, read
 
 ROUTES = ("cache", "rules", "fast", "llm")
+DAY_MS = 86_400_000
 WINDOW = 2048  # latency samples kept per route
 VOCABULARY_REFRESH_S = 5.0  # without a service to tell us of new events, re-read cameras this often
 SYSTEM = ("You answer questions about what home security cameras saw. Use only the numbered events given. "
@@ -136,17 +137,22 @@ class Asker:
         if hit is not None:
             return self._finish({**hit, "cached": True, "first_route": hit["route"], "route": "cache"},
                                 started, time.perf_counter(), "cache")
+        if query.intent in ("unusual", "overview") and query.window is None:  # "anything unusual?": the last day
+            query = query.with_scope(window=Window(int(self.clock_ms()) - DAY_MS, None, "in the last 24 hours"))
         facts = self._facts(query, devices)
         if query.rule_answerable:
             route, score = "rules", None
         else:
             score = self.complexity.score(text)
             route = "llm" if score >= self.config.complexity_threshold else "fast"
+        # the same cameras at any time: what is usual there (for "anything unusual?" and open answers)
+        overview = query.intent in ("unusual", "overview") or route == "llm"
+        usual = self._facts(query.with_scope(window=None), devices) if overview else ()
         decided = time.perf_counter()
         if route == "llm":
-            result = await self._llm(text, query, facts, zone, started)
+            result = await self._llm(text, query, facts, zone, started, usual)
         else:
-            result = answer(loose_intent(query), facts, query, zone, route)
+            result = answer(loose_intent(query), facts, query, zone, route, usual)
         body = {"answer": result.text, "route": result.route, "events": result.events, "value": result.value,
                 "partial": result.partial, "cached": False, "complexity": None if score is None else round(score, 3),
                 "window": _window_json(query.window), **result.extra}
@@ -239,7 +245,8 @@ class Asker:
         typical = _median(self.stats.latency["llm"]) or 0.0
         return typical * (self._llm_queue + 1)
 
-    async def _llm(self, text: str, query: Query, facts: list[EventFact], zone, started: float) -> Answer:
+    async def _llm(self, text: str, query: Query, facts: list[EventFact], zone, started: float,
+                   usual: list[EventFact] | tuple = ()) -> Answer:
         fast = answer(loose_intent(query), facts, query, zone, "fast")
         if not facts:
             return fast  # nothing for a model to read: the query's "no events" is the whole answer
@@ -248,7 +255,8 @@ class Asker:
         budget_ms = self.config.t_max_ms - (time.perf_counter() - started) * 1000
         if self._llm_estimate_ms() > budget_ms:
             return _partial(fast, f"the language model would take longer than t_max_ms ({self.config.t_max_ms:g} ms)")
-        context = pick(text, facts, [f.text(zone) for f in facts], self.config.context_events)
+        looked = [f for f in facts if query.look.holds(f.description)] if query.look else facts
+        context = pick(text, looked or facts, [f.text(zone) for f in looked or facts], self.config.context_events)
         lines = "\n".join(f"[{i}] {f.line(zone)}" for i, f in enumerate(context, 1))
         prompt = f"Events (local time):\n{lines}\n\nQuestion: {text}"
         self._llm_queue += 1
@@ -268,7 +276,9 @@ class Asker:
         said, cited, dropped = cite(raw, context)
         self.stats.dropped_citations += dropped
         if not said or said.lower().startswith(("events (", "question:", "[1]")):  # empty, or the prompt echoed
-            return _partial(fast, "the language model gave no usable answer")
+            told = answer("overview", facts, query, zone, "llm", usual)
+            told.extra = {"from_facts": "the language model gave no usable answer; answered from the stored facts"}
+            return told
         return Answer(said, "llm", [f.event_id for f in cited], value=None,
                       extra={"model": getattr(self.text_model, "name", "llm"), "context": len(context)})
 

@@ -1,0 +1,294 @@
+"""Time words: the range of the device's local time a normalised question names. No model.
+
+A range is a day (or a run of days) narrowed by a part of it and by clock times, read in the device's zone at
+the moment of asking (`now`):
+
+    days        today, earlier today, so far, yesterday, the day before yesterday, on <weekday> (the latest
+                one, today included; "last <weekday>" the one before today), this week, this weekend
+    parts       morning 06-12, afternoon 12-18, evening 18-24 (tonight, this evening), night 18-06 ("last night",
+                "<weekday> night"), overnight 22-06, after midnight / the early hours / the middle of the
+                night 00-06, lunchtime 12-14
+    clock       after 5 pm, before 8, between 9 and noon, from 9 to 11, around 3 (half an hour either side),
+                noon / midday / midnight; a clock time without a day means today. A bare hour with no am/pm
+                is read as people say it: 7-11 in the morning, 12 noon, 1-6 in the afternoon (in the evening
+                or at night: +12); "between 9 and 5" ends at 17:00
+    spans       in the last hour / last week / past two hours / N minutes / N days / a couple of hours / half an hour,
+                just now, a few minutes ago (the last half hour), since 9 | 9pm | 21:30 | yesterday | Monday
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_UNITS_S = {"minute": 60, "min": 60, "hour": 3600, "hr": 3600, "day": 86400, "week": 7 * 86400}
+NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+           "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20,
+           "thirty": 30, "forty": 40, "forty five": 45, "fifty": 50, "couple": 2, "couple of": 2, "few": 3,
+           "several": 3}
+PARTS = {"morning": (6, 12), "afternoon": (12, 18), "evening": (18, 24), "night": (18, 30), "lunchtime": (12, 14), "dark": (18, 30),
+         "overnight": (22, 30)}
+JUST_NOW_S = 1800  # "just now", "a few minutes ago": the last half hour
+AROUND_H = 0.5  # "around 3": half an hour either side
+
+
+@dataclass(frozen=True)
+class Window:
+    """[start_ms, end_ms) in epoch ms; end None: up to now (and on, for cache invalidation)."""
+
+    start_ms: int | None
+    end_ms: int | None
+    phrase: str  # how the answer names it: "today", "last night", "since 09:00"
+
+    def holds(self, captured_ms: int) -> bool:
+        return ((self.start_ms is None or captured_ms >= self.start_ms)
+                and (self.end_ms is None or captured_ms < self.end_ms))
+
+
+def _ms(moment: datetime) -> int:
+    return int(moment.timestamp() * 1000)
+
+
+def _at(day: datetime, hour: float) -> datetime:
+    """`day`'s midnight plus `hour` hours, in the zone (a DST day has its own length)."""
+    midnight = day.replace(hour=0, minute=0, second=0, microsecond=0)
+    whole = int(hour)
+    moment = midnight + timedelta(hours=whole, minutes=round((hour - whole) * 60))
+    return moment.replace(tzinfo=None).replace(tzinfo=day.tzinfo)
+
+
+def _upto(start: datetime, end: datetime, now: datetime, phrase: str) -> Window:
+    """A range that has not ended yet runs on (end None): events still landing belong to it."""
+    return Window(_ms(start), None if end > now else _ms(end), phrase)
+
+
+# -- clock times ---------------------------------------------------------------------------------------
+_HOUR_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
+_HOUR = (r"(?:(?P<{n}h>\d{{1,2}}|" + "|".join(_HOUR_WORDS) + r")(?::(?P<{n}m>\d{{2}}))?"
+         r"(?: ?(?P<{n}ampm>am|pm|a m|p m|oclock|o clock))?|(?P<{n}word>noon|midday|midnight|lunch ?time|lunch))")
+_NOT_A_TIME = (r"(?!\s*(?:minutes?|mins?|hours?|hrs?|days?|weeks?|people|persons?|cars?|events?|alerts?|times?|"
+               r"cameras?|cams?|visits?|visitors?|bikes?|dogs?|of|s\b))")  # "after 2 cars" is no clock time
+_AFTER = re.compile(r"\b(?:after|later than|past|from)\s+" + _HOUR.format(n="a") + _NOT_A_TIME + r"\b")
+_BEFORE = re.compile(r"\b(?:before|until|till|til|up to|earlier than|by)\s+" + _HOUR.format(n="b") + _NOT_A_TIME
+                     + r"\b")
+_BETWEEN = re.compile(r"\b(?:between|from)\s+" + _HOUR.format(n="a") + r"\s+(?:and|to|till|until|-)\s+"
+                      + _HOUR.format(n="b") + r"\b")
+_AROUND = re.compile(r"\b(?:around|about|at|near|circa)\s+" + _HOUR.format(n="a") + _NOT_A_TIME + r"\b")
+
+
+def _hour(match: re.Match[str], n: str, context: str | None) -> float | None:
+    """The hour a clock phrase names (0-24), read in the part of the day the question speaks of."""
+    word = match[f"{n}word"]
+    if word:
+        return 24.0 if word == "midnight" else 12.0
+    said = match[f"{n}h"]
+    hour = int(said) if said.isdigit() else _HOUR_WORDS.index(said) + 1
+    minute, half = int(match[f"{n}m"] or 0), (match[f"{n}ampm"] or "").replace(" ", "")
+    if hour > 23 or minute > 59:
+        return None
+    if half == "pm" and hour < 12:
+        hour += 12
+    elif half == "am" and hour == 12:
+        hour = 0
+    elif half in ("", "oclock") and match[f"{n}m"] is None and 1 <= hour <= 11:
+        if context in ("evening", "afternoon", "tonight") or (context == "night" and hour >= 6):
+            hour += 12
+        elif context is None and hour <= 6:
+            hour += 12  # "after 5": the afternoon, as people say it
+    return hour + minute / 60
+
+
+def _clock_range(text: str, context: str | None) -> tuple[float | None, float | None, str] | None:
+    """(from hour, to hour, phrase) a question's clock words name, or None; hours past 24 run into the next day."""
+    between = _BETWEEN.search(text)
+    if between:
+        start, end = _hour(between, "a", context), _hour(between, "b", context)
+        if start is None or end is None:
+            return None
+        if between["aampm"] is None and between["aword"] is None and start < 12 and start + 12 < end:
+            start += 12  # "between 8 and 10 pm": 20:00
+        if end <= start and end + 12 <= 24 and between["bampm"] is None and between["bword"] is None:
+            end += 12  # "between 9 and 5": 17:00
+        elif end <= start:
+            end += 24  # "between 10 pm and 2 am"
+        return start, end, f"between {_hhmm(start)} and {_hhmm(end)}"
+    after, before = _AFTER.search(text), _BEFORE.search(text)
+    start = _hour(after, "a", context) if after else None
+    end = _hour(before, "b", context) if before else None
+    if after and before and start is not None and end is not None:
+        if end <= start:
+            end += 24
+        return start, end, f"between {_hhmm(start)} and {_hhmm(end)}"
+    if after and start is not None:
+        return (0.0 if start == 24 else start), None, f"after {_hhmm(start % 24)}"
+    if before and end is not None:
+        return None, end, f"before {_hhmm(end)}"
+    around = _AROUND.search(text)
+    if around and (around["ah"] is None or around["aampm"] or around["am"] or context is not None
+                   or re.search(r"\b(around|about|circa)\b", around[0])):
+        hour = _hour(around, "a", context)
+        if hour is not None:
+            return hour - AROUND_H, hour + AROUND_H, f"around {_hhmm(hour % 24)}"
+    return None
+
+
+def _hhmm(hour: float) -> str:
+    whole = int(hour) % 24
+    return f"{whole:02d}:{round((hour - int(hour)) * 60):02d}"
+
+
+# -- days and parts of days ----------------------------------------------------------------------------
+_SINCE = re.compile(r"\bsince (?P<h>\d{1,2})(?::(?P<m>\d{2}))?(?: ?(?P<ampm>am|pm))?(?: (?:this |in the )?"
+                    r"(?P<part>morning|afternoon|evening|tonight|last night|yesterday))?\b")
+_SPAN = re.compile(r"\b(?:in the |during the |over the |within the |for the )?(?:last|past|previous) (?:(\d+|an?|one|"
+                   r"two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty five|"
+                   r"forty|fifty|couple(?: of)?|few|several) )?(minute|min|hour|hr|day|week)s?\b")
+_HALF_HOUR = re.compile(r"\b(?:in the |within the )?(?:last|past) half (?:an )?hour\b|\bhalf an hour\b")
+_JUST_NOW = re.compile(r"\bjust now\b|\b(?:a )?(?:few|couple of) minutes ago\b|\ba (?:moment|minute) ago\b")
+_SMALL_HOURS = re.compile(r"\bafter midnight\b|\b(?:early|small|wee) hours\b|\bbefore dawn\b|\bmiddle of the night\b")
+
+
+def _clock_hour(match: re.Match[str]) -> float | None:
+    hour, minute, half = int(match["h"]), int(match["m"] or 0), match["ampm"]
+    if half == "pm" and hour < 12:
+        hour += 12
+    elif half == "am" and hour == 12:
+        hour = 0
+    if hour > 23 or minute > 59:
+        return None
+    return hour + minute / 60
+
+
+def _day_of(text: str, now: datetime) -> tuple[datetime, str] | None:
+    """The one day a question names, and how the answer says it."""
+    if re.search(r"\bday before yesterday\b", text):
+        return now - timedelta(days=2), "the day before yesterday"
+    if re.search(r"\byesterday\b", text):
+        return now - timedelta(days=1), "yesterday"
+    for index, name in enumerate(WEEKDAYS):
+        found = re.search(rf"\b(last |previous )?{name}\b", text)
+        if found:
+            back = (now.weekday() - index) % 7 or (7 if found[1] else 0)
+            return now - timedelta(days=back), f"on {name.capitalize()}"
+    if re.search(r"\b(today|so far)\b", text):
+        return now, "today"
+    return None
+
+
+def _part_of(text: str) -> str | None:
+    if re.search(r"\bafter dark\b|\bwhen it was dark\b|\bin the dark\b", text):
+        return "dark"
+    if re.search(r"\bovernight\b|\bthrough the night\b", text):
+        return "overnight"
+    if re.search(r"\b(?:last|during the|in the|at|yesterday|\w+day) night\b|\btonight\b", text):
+        return "evening" if "tonight" in text else "night"
+    found = re.search(r"\b(morning|afternoon|evening|lunchtime|lunch time)\b", text)
+    return found[1].replace("lunch time", "lunchtime") if found else None
+
+
+def time_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
+    """The time range a normalised question names, or None when it names none. "since" before a named range
+    ("since yesterday", "since this morning") keeps its start and runs to now."""
+    window = _named_window(text, zone, now_ms)
+    if window is not None and window.end_ms is not None:
+        named = window.phrase.lower().removeprefix("on ")
+        if re.search(rf"\bsince (on )?{re.escape(named)}\b", text):
+            return Window(window.start_ms, None, f"since {window.phrase.removeprefix('on ')}")
+    return window
+
+
+def _named_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
+    now = datetime.fromtimestamp(now_ms / 1000, zone)
+    yesterday = now - timedelta(days=1)
+    since = _SINCE.search(text)
+    if since and _clock_hour(since) is not None:  # "since 9", "since 9pm", "since 8 this evening"
+        hour, part = _clock_hour(since), since["part"]
+        if since["ampm"] is None and part in ("afternoon", "evening", "tonight", "last night") and hour < 12:
+            hour += 12
+        day = yesterday if part in ("yesterday", "last night") else now
+        start = _at(day, hour)
+        if start > now and part is None:
+            day, start = yesterday, _at(yesterday, hour)
+        return Window(_ms(start), None, f"since {start.strftime('%H:%M')}" + (" yesterday" if day is yesterday else ""))
+    named_since = re.search(r"\bsince (noon|midday|lunch ?time|lunch|midnight)\b", text)
+    if named_since:
+        start = _at(now, 0 if named_since[1] == "midnight" else 12)
+        return Window(_ms(start), None, f"since {start.strftime('%H:%M')}")
+    if _HALF_HOUR.search(text):
+        return Window(now_ms - 1_800_000, None, "in the last half hour")
+    if _JUST_NOW.search(text):
+        return Window(now_ms - JUST_NOW_S * 1000, None, "in the last half hour")
+    span = _SPAN.search(text)
+    if span and not re.search(r"\blast (minute|hour|day|week)s? (was|were)\b", text):
+        count = int(span[1]) if span[1] and span[1].isdigit() else NUMBERS.get(span[1] or "a", 1)
+        return Window(now_ms - count * _UNITS_S[span[2]] * 1000, None, span[0].strip())
+    week = _week(text, now)
+    if week is not None:
+        return week
+    if _SMALL_HOURS.search(text):  # after midnight: the small hours of today, or of the day named
+        day, phrase = (None if "last night" in text else _day_of(text, now)) or (now, "today")
+        return _upto(_at(day, 0), _at(day, 6), now, "after midnight" + ("" if phrase == "today" else f" {phrase}"))
+    part = _part_of(text)
+    found = _day_of(text, now)
+    if part is None and found is None and not (_AFTER.search(text) or _BEFORE.search(text)
+                                                or _BETWEEN.search(text) or _AROUND.search(text)):
+        return None
+    day, phrase = found or (now, "today")
+    if part in ("night", "overnight") and phrase == "today" and re.search(r"\b(last night|overnight)\b", text):
+        day, phrase = yesterday, ("last night" if part == "night" else "overnight")
+    elif part == "dark":
+        phrase = "after dark" if phrase == "today" else f"{phrase} after dark"
+    elif part is not None and phrase == "today":
+        phrase = "tonight" if "tonight" in text else f"this {part}"
+    elif part is not None:
+        phrase = f"{phrase} {part}"
+    if part is not None:
+        lo, hi = PARTS[part]
+        start, end = _at(day, lo), _at(day, hi)
+    else:
+        start, end = _at(day, 0), _at(day + timedelta(days=1), 0)
+    clock = _clock_range(text, part if part not in ("overnight", "dark") else "night")
+    if clock is not None:
+        start, end, phrase = _narrow(day, start, end, clock, phrase)
+        if start >= end:
+            return Window(_ms(start), _ms(start), phrase)  # an empty range: nothing can be in it
+    return _upto(start, end, now, phrase)
+
+
+def _narrow(day: datetime, start: datetime, end: datetime, clock: tuple[float | None, float | None, str],
+            phrase: str) -> tuple[datetime, datetime, str]:
+    """The part of [start, end) that the clock words keep: each clock time at its first moment in the range."""
+    lo, hi, said = clock
+
+    def first(hour: float) -> datetime:
+        moment = _at(day, hour) if hour < 24 else _at(day + timedelta(days=1), hour - 24)
+        while moment < start:
+            moment += timedelta(days=1)
+        return moment
+
+    if lo is not None and hi is not None:  # "between 5 and 7", "around 3": the hours said, the part only hints
+        start -= timedelta(hours=6)
+        a = first(lo)
+        return a, a + timedelta(hours=hi - lo), f"{phrase} {said}"
+    if lo is not None:
+        a, b = first(lo), end
+    else:
+        a, b = start, first(hi)
+    return max(a, start), min(b, end), f"{phrase} {said}"
+
+
+def _week(text: str, now: datetime) -> Window | None:
+    """this week (Monday on), this weekend / at the weekend ("last week" is the last 7 days, a span)."""
+    monday = _at(now - timedelta(days=now.weekday()), 0)
+    if re.search(r"\bthis week\b", text):
+        return Window(_ms(monday), None, "this week")
+    if re.search(r"\b(this|the|last) weekend\b", text):
+        back = (now.weekday() - 5) % 7
+        saturday = _at(now - timedelta(days=back), 0)
+        if "last weekend" in text and back < 2:
+            saturday = _at(saturday - timedelta(days=7), 0)
+        return _upto(saturday, _at(saturday + timedelta(days=2), 0), now, "at the weekend")
+    return None
