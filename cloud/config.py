@@ -225,7 +225,7 @@ class DeliveryConfig(Strict):
     receive_maximum: Annotated[int, Field(ge=1, le=65535)] = 32
     claim_lease_s: Annotated[float, Field(ge=1.0, le=3600.0)] = 30.0
     stalled_after_s: Annotated[float, Field(ge=1.0, le=86400.0)] = 180.0
-    max_clock_skew_s: Annotated[float, Field(ge=0.0, le=7 * 86400.0)] = 300.0
+    max_clock_skew_s: Annotated[float, Field(ge=0.0, le=7 * 86400.0)] = 600.0
     shared: bool = False
     redis_url: str | None = Field(None, description="redis://HOST:PORT/DB; password in the URL or "
                                                     "EDGETRIAGE_REDIS_PASSWORD")
