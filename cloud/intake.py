@@ -184,7 +184,7 @@ class MQTTIntake:
         finally:
             self.health.done()
         if answered is None:  # given up for now: left to the broker, or kept here when acknowledged already
-            if acked:
+            if acked or not link.manual_ack:  # (MQTT 3.1.1: paho acknowledged it on receipt)
                 self._park(arrival)
             else:
                 self._release()
