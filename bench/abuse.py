@@ -50,12 +50,11 @@ import cv2
 import numpy as np
 import paho.mqtt.client as mqtt
 from brokers import Mosquitto, RedisServer, free_port, wait_port
-from paho.mqtt.enums import CallbackAPIVersion
-
 from edgetriage.edge.crops import phash_dct64
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.protocol import Detection, Event, decode_verdict, encode_event
 from edgetriage.shared.topics import Topics
+from paho.mqtt.enums import CallbackAPIVersion
 
 MEDIA = Path(__file__).resolve().parents[1] / "models" / "media" / "one-by-one-person-detection.mp4"
 BOX = (370, 0, 560, 400)  # where each visitor of the one-by-one clip stands (768x432 frames)

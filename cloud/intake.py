@@ -52,6 +52,7 @@ RETRY_DELAYS_S = (0.25, 0.5, 1.0, 2.0, 4.0)  # a failed answer is tried again af
 HEAL_POLL_S = 0.5  # how often the store is asked whether it answers again while anything waits for it
 PROBE_EVERY_S = 2.0  # how often it is asked otherwise (health says the store is away within this)
 MAX_PARKED = 10_000  # acknowledged events kept here for another try; beyond that the oldest is dropped (logged)
+MAX_FAILED_DELIVERIES = 3  # a message that fails on anything but an outage this often is a bug: acknowledged, logged
 
 
 def check_captured(event: Event, now: int, retention_days: float, max_skew_s: float) -> None:
@@ -95,6 +96,7 @@ class MQTTIntake:
         self._lookup = lookup  # a trivial store call: does the store answer? (IntakeHealth.probe)
         self._release_wanted = False  # messages were released: make the connection again once the store answers
         self._parked: dict[str, Arrival] = {}  # acknowledged events whose answer failed, tried again by `heal`
+        self._failed: dict[str, int] = {}  # event id -> deliveries that failed on a bug (not an outage)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._link: MQTTLink | None = None
         self._lock = threading.Lock()  # guards the two below, shared by paho's thread and the loop
@@ -183,7 +185,9 @@ class MQTTIntake:
             answered = await self._answer(arrival, ack)
         finally:
             self.health.done()
-        if answered is None:  # given up for now: left to the broker, or kept here when acknowledged already
+        if answered is None and self._poison(arrival[0].event_id):  # a bug, not an outage: never redelivered again
+            ack()
+        elif answered is None:  # given up for now: left to the broker, or kept here when acknowledged already
             if acked or not link.manual_ack:  # (MQTT 3.1.1: paho acknowledged it on receipt)
                 self._park(arrival)
             else:
@@ -212,11 +216,26 @@ class MQTTIntake:
                 else:
                     log.exception("could not answer event %s; %s", arrival[0].event_id,
                                   "trying again" if delay is not None else "releasing it")
+                    if delay is None:
+                        self._failed[arrival[0].event_id] = self._failed.get(arrival[0].event_id, 0) + 1
             if delay is None:
                 return None
             self.stats.retried += 1
             await asyncio.sleep(delay)
         return None
+
+    def _poison(self, event_id: str) -> bool:
+        """True once an event has failed MAX_FAILED_DELIVERIES deliveries on a bug: given up (counted as
+        rejected, "internal"), so one bad message cannot cycle through the broker for ever."""
+        if self._failed.get(event_id, 0) < MAX_FAILED_DELIVERIES:
+            if len(self._failed) > MAX_PARKED:
+                self._failed.clear()
+            return False
+        del self._failed[event_id]
+        self.stats.reject("internal")
+        log.error("gave up on event %s after %d failed deliveries (see the errors above); it is acknowledged",
+                  event_id, MAX_FAILED_DELIVERIES)
+        return True
 
     def _rejected_event(self, event: Event, exc: ProtocolError) -> None:
         self.stats.reject(exc.code)

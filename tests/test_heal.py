@@ -9,7 +9,6 @@ short echoes of bad input, one status for "not yours" and "not there"."""
 from __future__ import annotations
 
 import asyncio
-import queue
 import threading
 import time
 import uuid
@@ -26,15 +25,21 @@ from brokers import RedisServer
 from conftest import free_port
 from edgetriage.cloud.analysis.base import Analysis
 from edgetriage.cloud.ask.guard import AskError, check_question
-from edgetriage.cloud.config import CloudConfig, HTTPConfig
+from edgetriage.cloud.config import CloudConfig
 from edgetriage.cloud.http.api import build_app, run_api
 from edgetriage.cloud.http.auth import ApiAuth
 from edgetriage.cloud.service import CloudService
 from edgetriage.cloud.storage.redis_store import RedisStore, connect_redis
 from edgetriage.cloud.storage.store import SQLiteStore
-from edgetriage.shared.config import MQTTConfig
 from edgetriage.shared.ids import uuid7
-from edgetriage.shared.protocol import ClassScore, Event, ProtocolError, decode_event, decode_verdict, encode_event
+from edgetriage.shared.protocol import (
+    ClassScore,
+    Event,
+    ProtocolError,
+    decode_event,
+    decode_verdict,
+    encode_event,
+)
 from edgetriage.shared.topics import Topics
 from paho.mqtt.enums import CallbackAPIVersion
 
