@@ -27,6 +27,7 @@ import binascii
 import json
 import logging
 import re
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,7 @@ from ...shared.protocol import VERDICTS, Event, ProtocolError, decode_event, enc
 from ...shared.text import shown
 from ..ask.api import ASKER, add_ask, build_asker
 from ..config import HTTPConfig
+from ..intake import check_captured
 from ..metrics import add_metrics
 from ..scheduler import OverCapacity, Released
 from ..service import CloudService
@@ -263,6 +265,8 @@ async def post_event(request: web.Request) -> web.Response:
     payload = _event_payload(await request.read(), request.content_type if given else "")
     try:
         event = decode_event(payload)
+        check_captured(event, int(time.time() * 1000), service.config.retention.events_days,
+                       service.config.delivery.max_clock_skew_s)  # said now, also when not waiting (202)
     except ProtocolError as exc:
         service.stats.reject(exc.code)
         raise BadRequest(exc.reason) from None
