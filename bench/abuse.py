@@ -570,7 +570,7 @@ def main() -> int:
 
         if wanted("names") or wanted("asks"):
             say("filling the store: a victim's events, answered from the cache after the first")
-            fill = [event(VICTIM, crops[0], camera="garden", phash=None) for _ in range(100 if quick else 300)]
+            fill = [event(VICTIM, crops[0], camera="garden", phash=None) for _ in range(100 if quick else 200)]
             for e in fill:
                 devices[VICTIM].send(e)
             devices[VICTIM].wait([e.event_id for e in fill], 60)
