@@ -168,3 +168,42 @@ class Mosquitto:
                         key_file=self.certs / f"{name}.key" if name else None)
         default = self.cloud_port if name and name.startswith(CLOUD_USER) else self.tls_port
         return MQTTConfig(url=f"mqtts://127.0.0.1:{port or default}", tls=tls, **kw)
+
+
+class RedisServer:
+    """A redis-server of the caller's own on a free loopback port, in memory (nothing saved: a restart comes
+    back empty, the hardest case for the cloud), killed and started again on the same port at will. The
+    shared Redis on 6379 is never touched."""
+
+    def __init__(self, workdir: Path, port: int | None = None) -> None:
+        self.port = port if port is not None else free_port()
+        self.workdir = Path(workdir)
+        self.proc: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> RedisServer:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            raise RuntimeError("redis-server is not installed")
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.proc = subprocess.Popen([binary, "--bind", "127.0.0.1", "--port", str(self.port), "--save", "",
+                                      "--appendonly", "no", "--dir", str(self.workdir)],
+                                     stdout=subprocess.DEVNULL, stderr=open(self.workdir / "redis.log", "ab"))
+        wait_port(self.port, self.proc, "redis-server")
+        return self
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash: no shutdown, no save."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+        self.proc = None
+
+    def __enter__(self) -> RedisServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.kill()

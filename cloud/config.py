@@ -215,10 +215,18 @@ class DeliveryConfig(Strict):
     the events over from the store. `receive_maximum` caps the unacknowledged events the broker sends one
     process at a time. `shared`: join the MQTT 5 shared subscription `$share/<group>/<prefix>/v1/+/events`
     so several processes split the events; they then need `redis_url` (verdicts, seen ids and claims in one
-    Redis) and each its own stable `mqtt.client_id`."""
+    Redis) and each its own stable `mqtt.client_id`.
+
+    A store or broker error is retried a few times (seconds); then the message is released: the connection
+    is made again once the store answers, and the broker sends every unacknowledged message again.
+    `stalled_after_s`: messages received but none answered for this long make /healthz answer 503.
+    `max_clock_skew_s`: how far ahead of the cloud's clock an event's `captured_ms` may be; one older than
+    `retention.events_days` (or further ahead) is refused at intake."""
 
     receive_maximum: Annotated[int, Field(ge=1, le=65535)] = 32
     claim_lease_s: Annotated[float, Field(ge=1.0, le=3600.0)] = 30.0
+    stalled_after_s: Annotated[float, Field(ge=1.0, le=86400.0)] = 180.0
+    max_clock_skew_s: Annotated[float, Field(ge=0.0, le=7 * 86400.0)] = 600.0
     shared: bool = False
     redis_url: str | None = Field(None, description="redis://HOST:PORT/DB; password in the URL or "
                                                     "EDGETRIAGE_REDIS_PASSWORD")

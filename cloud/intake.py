@@ -5,8 +5,16 @@ arrived meanwhile (one wake-up per batch, not per message). There the batch is a
 decoded and validated once, the cache hits among them answered at once (`CacheHits`), and only the others
 (events the model must answer, repeats, events another worker holds) become a task each (the service's
 `answer_rest`). A message is acknowledged to the broker once its claim or its verdict is stored, never before;
-one that cannot be accepted is counted, logged (throttled) and acknowledged, so it is not redelivered; one
-that could not be answered stays unacknowledged.
+one that cannot be accepted is counted, logged (throttled) and acknowledged, so it is not redelivered.
+
+Outages heal: a message whose answer fails (the store or the broker away) is tried again a few times over
+some seconds (RETRY_DELAYS_S); then it is released. Unacknowledged, it is left to the broker, and `heal` makes
+the connection again as soon as the store answers: the broker then sends every unacknowledged message of the
+session again, and the unacknowledged ones no longer hold the session's receive maximum (MQTT has no
+negative acknowledgement; a message never acknowledged would hold its place in that window for good, and
+the broker, not this process, is where a message is kept safe). Acknowledged already (its claim was stored
+before the failure), the event is kept here and answered again by `heal` once the store answers: the claim
+in the store may be gone with the store's data, and this process holds the only copy.
 
 `CacheHits`: a burst of cache hits arrives as many messages in one turn of the event loop. Their lookups are
 one store call (`Store.lookup_many`: one Redis round trip, one SQLite index range per bucket) and their writes
@@ -28,9 +36,9 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from ..shared.mqtt import Incoming, MQTTLink
 from ..shared.protocol import Event, ProtocolError, Verdict, encode_verdict
+from .health import IntakeHealth, store_outage
 from .scheduler import Released
 from .servicestats import ServiceStats, Throttled
-from .storage.store import StoreError
 from .verdicts import VerdictCache, now_ms
 
 log = logging.getLogger("edgetriage.cloud.service")
@@ -39,6 +47,25 @@ R = TypeVar("R")
 
 Arrival = tuple[Event, int, float]  # the event, when it was received (ms, wall clock), when it arrived (monotonic)
 Answered = tuple[Verdict, bool]  # a verdict given, and whether it was published
+
+RETRY_DELAYS_S = (0.25, 0.5, 1.0, 2.0, 4.0)  # a failed answer is tried again after each; then it is released
+HEAL_POLL_S = 0.5  # how often the store is asked whether it answers again while anything waits for it
+PROBE_EVERY_S = 2.0  # how often it is asked otherwise (health says the store is away within this)
+MAX_PARKED = 10_000  # acknowledged events kept here for another try; beyond that the oldest is dropped (logged)
+MAX_FAILED_DELIVERIES = 3  # a message that fails on anything but an outage this often is a bug: acknowledged, logged
+
+
+def check_captured(event: Event, now: int, retention_days: float, max_skew_s: float) -> None:
+    """ProtocolError unless the event was captured within [now - retention, now + the allowed clock skew]:
+    one from the future (a wrong clock, or a crafted 2^53-1) or older than the store keeps anything is
+    refused at intake, before it is stored or asked about."""
+    captured = event.captured_ms
+    if captured > now + max_skew_s * 1000:
+        raise ProtocolError(f"captured_ms {captured} is {(captured - now) / 1000:.0f} s ahead of the cloud's clock, "
+                            f"more than delivery.max_clock_skew_s = {max_skew_s:g}; set the device's clock (NTP)")
+    if retention_days and captured < now - retention_days * 86_400_000:
+        raise ProtocolError(f"captured_ms {captured} is {(now - captured) / 86_400_000:.1f} days old, older than "
+                            f"retention.events_days = {retention_days:g}; nothing that old is kept")
 
 
 class Answering(Protocol):
@@ -60,11 +87,16 @@ class MQTTIntake:
     `close` stays unacknowledged, so the broker redelivers it to the next session."""
 
     def __init__(self, service: Answering, track: Callable[[Coroutine[Any, Any, None]], None], stats: ServiceStats,
-                 warn: Throttled) -> None:
+                 warn: Throttled, health: IntakeHealth, lookup: Callable[[str], Any]) -> None:
         self._service = service
         self._track = track
         self.stats = stats
         self._warn = warn
+        self.health = health
+        self._lookup = lookup  # a trivial store call: does the store answer? (IntakeHealth.probe)
+        self._release_wanted = False  # messages were released: make the connection again once the store answers
+        self._parked: dict[str, Arrival] = {}  # acknowledged events whose answer failed, tried again by `heal`
+        self._failed: dict[str, int] = {}  # event id -> deliveries that failed on a bug (not an outage)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._link: MQTTLink | None = None
         self._lock = threading.Lock()  # guards the two below, shared by paho's thread and the loop
@@ -109,24 +141,30 @@ class MQTTIntake:
             except ProtocolError as exc:
                 self._rejected(msg, exc)
                 link.ack(msg.mid, generation=msg.generation)
-            except Exception:  # noqa: BLE001 - keep serving the others; this one stays unacknowledged
-                log.exception("could not accept the message on %s; it stays unacknowledged", msg.topic)
+            except Exception:  # noqa: BLE001 - keep serving the others; this one is released
+                log.exception("could not accept the message on %s; it is released for redelivery", msg.topic)
+                self._release()
+        self.health.taken_in(len(accepted))
         answers = self._hits([arrival for _, arrival in accepted])
         for (msg, arrival), answer in zip(accepted, answers, strict=True):
             if answer is None:
                 self._track(self._consume(link, msg, arrival))
-            elif answer[1]:
+                continue
+            if answer[1]:
                 link.ack(msg.mid, generation=msg.generation)
+            self.health.done()  # not published (no broker): the redelivery on reconnecting republishes it
 
     def _hits(self, arrivals: list[Arrival]) -> list[Answered | None]:
         """The turn's cache hits; on a failed lookup or write none (nothing was published or acknowledged):
         every event then takes the one-at-a-time path, which stores or leaves it unacknowledged on its own."""
         try:
             return self._service.answer_hits(arrivals)
-        except StoreError as exc:
-            self._warn.warning("%s", exc)
-        except Exception:  # noqa: BLE001 - keep serving; the events go the one-at-a-time way
-            log.exception("could not answer %d event(s) from the cache together", len(arrivals))
+        except Exception as exc:  # noqa: BLE001 - keep serving; the events go the one-at-a-time way
+            if not store_outage(exc):
+                log.exception("could not answer %d event(s) from the cache together", len(arrivals))
+            else:
+                self.health.store_failed(exc)
+                self._warn.warning("the store failed (%s); each event is tried on its own", exc)
         return [None] * len(arrivals)
 
     def _rejected(self, msg: Incoming, exc: ProtocolError) -> None:
@@ -144,20 +182,105 @@ class MQTTIntake:
                 link.ack(msg.mid, generation=msg.generation)
 
         try:
-            _, published = await self._service.answer_rest(arrival, ack)
-        except ProtocolError as exc:  # e.g. its event id is another device's
-            self._rejected(msg, exc)
-            published = True
-        except Released:  # stopping before the model got to it: left for the broker or the next worker
-            return
-        except StoreError as exc:  # e.g. its disk is full: one line; unacknowledged (or claimed), so not lost
-            self._warn.warning("%s", exc)
-            return
-        except Exception:  # noqa: BLE001 - keep serving, leave it unacknowledged
-            log.exception("could not answer the message on %s; it stays unacknowledged or claimed", msg.topic)
-            return
-        if published:
+            answered = await self._answer(arrival, ack)
+        finally:
+            self.health.done()
+        if answered is None and self._poison(arrival[0].event_id):  # a bug, not an outage: never redelivered again
             ack()
+        elif answered is None:  # given up for now: left to the broker, or kept here when acknowledged already
+            if acked or not link.manual_ack:  # (MQTT 3.1.1: paho acknowledged it on receipt)
+                self._park(arrival)
+            else:
+                self._release()
+        elif answered:
+            ack()
+
+    async def _answer(self, arrival: Arrival, ack: Callable[[], None]) -> bool | None:
+        """Whether the verdict was published (True also for a message answered by being refused); None when
+        answering failed after RETRY_DELAYS_S: the caller releases it. False: left as it is (Released: stopping,
+        or stored and claimed to wait for room in the queue)."""
+        for delay in (*RETRY_DELAYS_S, None):
+            try:
+                _, published = await self._service.answer_rest(arrival, ack)
+                return published
+            except ProtocolError as exc:  # e.g. its event id is another device's
+                self._rejected_event(arrival[0], exc)
+                return True
+            except Released:  # stopping before the model got to it: left for the broker or the next worker
+                return False
+            except Exception as exc:  # noqa: BLE001 - a store or broker error: tried again, then released
+                if store_outage(exc):
+                    self.health.store_failed(exc)
+                    self._warn.warning("could not answer event %s (%s); %s", arrival[0].event_id, exc,
+                                       f"trying again in {delay:g} s" if delay is not None else "releasing it")
+                else:
+                    log.exception("could not answer event %s; %s", arrival[0].event_id,
+                                  "trying again" if delay is not None else "releasing it")
+                    if delay is None:
+                        self._failed[arrival[0].event_id] = self._failed.get(arrival[0].event_id, 0) + 1
+            if delay is None:
+                return None
+            self.stats.retried += 1
+            await asyncio.sleep(delay)
+        return None
+
+    def _poison(self, event_id: str) -> bool:
+        """True once an event has failed MAX_FAILED_DELIVERIES deliveries on a bug: given up (counted as
+        rejected, "internal"), so one bad message cannot cycle through the broker for ever."""
+        if self._failed.get(event_id, 0) < MAX_FAILED_DELIVERIES:
+            if len(self._failed) > MAX_PARKED:
+                self._failed.clear()
+            return False
+        del self._failed[event_id]
+        self.stats.reject("internal")
+        log.error("gave up on event %s after %d failed deliveries (see the errors above); it is acknowledged",
+                  event_id, MAX_FAILED_DELIVERIES)
+        return True
+
+    def _rejected_event(self, event: Event, exc: ProtocolError) -> None:
+        self.stats.reject(exc.code)
+        self._warn.warning("rejected event %s of %s: %s", event.event_id, event.device, exc.reason)
+
+    def _release(self) -> None:
+        """Leave an unacknowledged message to the broker: `heal` makes the connection again once the store
+        answers, and the broker sends it again."""
+        self.stats.released += 1
+        self._release_wanted = True
+
+    def _park(self, arrival: Arrival) -> None:
+        """Keep an acknowledged event whose answer failed: `heal` answers it again once the store answers."""
+        self.stats.released += 1
+        if len(self._parked) >= MAX_PARKED:
+            dropped = next(iter(self._parked))
+            del self._parked[dropped]
+            log.error("more than %d events wait for the store; event %s is dropped (the device's re-send brings "
+                      "it back)", MAX_PARKED, dropped)
+        self._parked[arrival[0].event_id] = arrival
+
+    async def heal(self) -> None:
+        """Until cancelled: ask the store whether it answers (often while anything waits for it); once it
+        does, make the connection again for released messages and answer the parked events again."""
+        probed = 0.0
+        while True:
+            await asyncio.sleep(HEAL_POLL_S)
+            waiting = self._release_wanted or bool(self._parked) or not self.health.store_up
+            if not waiting and time.monotonic() - probed < PROBE_EVERY_S:
+                continue
+            probed = time.monotonic()
+            if not await self.health.probe(self._lookup):
+                continue
+            link = self._link
+            if self._release_wanted and link is not None:
+                self._release_wanted = False
+                log.info("the store answers again: reconnecting so the broker sends the released messages again")
+                link.redeliver()
+            parked, self._parked = self._parked, {}
+            for arrival in parked.values():
+                self._track(self._retry_parked(arrival))
+
+    async def _retry_parked(self, arrival: Arrival) -> None:
+        if await self._answer(arrival, lambda: None) is None:
+            self._park(arrival)
 
 
 class CacheHits:

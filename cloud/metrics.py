@@ -181,6 +181,18 @@ class CloudMetrics:
                       1 if service.mqtt_connected else 0)
             out.gauge("edgetriage_cloud_overloaded", "1 while the service reports overload.",
                       1 if service.overloaded else 0)
+            health = service.health
+            out.gauge("edgetriage_cloud_store_up", "1 while the store answers (/healthz says why not).",
+                      1 if health.store_up else 0)
+            out.gauge("edgetriage_cloud_intake_stalled", "1 while messages wait and none was answered for "
+                      "delivery.stalled_after_s.", 1 if health.stalled else 0)
+            out.gauge("edgetriage_cloud_intake_waiting", "Messages taken in and not yet answered.", health.waiting)
+            out.counter("edgetriage_cloud_answers_retried_total", "Answers tried again after a store or broker "
+                        "error.", stats.retried)
+            out.counter("edgetriage_cloud_messages_released_total", "Messages given up on for now after the "
+                        "retries: left to the broker's redelivery, or kept for another try.", stats.released)
+            out.counter("edgetriage_cloud_claims_retaken_total", "Claims whose lease ran out under this process "
+                        "with no other holder, taken again.", stats.claims_retaken)
             _figures(out, service, service.figures.compute())
         return out.render()
 

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from .analysis import Backend
     from .config import CloudConfig
     from .figures import Figures
+    from .health import IntakeHealth
     from .scheduler import Scheduler
     from .servicestats import ServiceStats
 
@@ -62,6 +63,9 @@ class ObservedService(Listened, Counted, Protocol):
 
     @property
     def figures(self) -> Figures: ...
+
+    @property
+    def health(self) -> IntakeHealth: ...
 
     @property
     def config(self) -> CloudConfig: ...

@@ -27,19 +27,21 @@ from typing import Any
 from ..shared.mqtt import MQTTLink, shared_subscription
 from ..shared.protocol import Event, ProtocolError, Verdict, decode_event
 from ..shared.reuse import bucket
+from ..shared.text import shown
 from ..shared.topics import Topics
 from ..shared.verdict_forms import encode_device_verdict, encode_public_verdict
 from .analysis import Analysis, Backend
 from .config import CloudConfig
 from .figures import Figures
+from .health import IntakeHealth
 from .housekeeping import Housekeeping, sweep
-from .intake import Arrival, CacheHits, MQTTIntake, TurnBatch
+from .intake import Arrival, CacheHits, MQTTIntake, TurnBatch, check_captured
 from .scheduler import LoadState, Outcome, Scheduler
 from .servicestats import ServiceStats, Throttled
 from .singleflight import open_flights
 from .storage.claims import ClaimKeeper, Claims, new_owner, open_claims
 from .storage.store import Store
-from .takeover import TakeOver
+from .takeover import TakeOver, retake, settle, store_verdict
 from .trust import Trust
 from .verdicts import ReuseChecks, VerdictCache, now_ms
 
@@ -100,7 +102,8 @@ class CloudService:
         self._keeper: ClaimKeeper | None = None
         self._claim_task: asyncio.Task | None = None
         self._warn = Throttled(log)
-        self.intake = MQTTIntake(self, self._track, self.stats, self._warn)
+        self.health = IntakeHealth(config.delivery.stalled_after_s)  # /healthz and /metrics read why nothing moves
+        self.intake = MQTTIntake(self, self._track, self.stats, self._warn, self.health, store.get_verdict)
 
     # -- lifecycle -------------------------------------------------------------------------------------
     @property
@@ -150,6 +153,7 @@ class CloudService:
         link.start()
         self._claim_task = asyncio.get_running_loop().create_task(takeover.run())
         self._spawn(self.housekeeping.run())
+        self._spawn(self.intake.heal())
 
     async def wait_connected(self, timeout: float) -> bool:
         if self._link is None:
@@ -217,8 +221,9 @@ class CloudService:
         self.stats.received += 1
         parsed = self.topics.parse(topic)
         if parsed is None or parsed[1] != "events":
-            raise ProtocolError(f"topic {topic!r} is not <prefix>/v1/<device>/events under {self.topics.prefix!r}")
+            raise ProtocolError(f"topic {shown(topic, 80)} is not <prefix>/v1/<device>/events under {self.topics.prefix}")
         event = message if isinstance(message, Event) else decode_event(message)
+        check_captured(event, now_ms(), self.config.retention.events_days, self.config.delivery.max_clock_skew_s)
         if event.device != parsed[0]:
             raise ProtocolError(f"event is from device {event.device!r} but came on the topic of {parsed[0]!r}; "
                                 "a device publishes only on its own topic")
@@ -278,25 +283,21 @@ class CloudService:
         stored = False
         try:
             verdict = await self._decide(await self.trust.embedded(event), arrived)
-            if not keeper.still_held(event.event_id):  # our lease ran out and another worker took over
+            if not keeper.still_held(event.event_id) and not retake(keeper, self.store, event, self.stats):
                 self.stats.claims_lost += 1
-                self._warn.warning("discarded the verdict for %s: its claim ran out during the analysis",
+                self._warn.warning("discarded the verdict for %s: another worker took its claim over meanwhile",
                                    event.event_id)
                 if on_claimed is None:  # a caller that must answer waits for the new holder's verdict
                     return await self._answer_claimed(event, arrived, None)
                 return None, True
-            self.store.put_verdict(verdict)  # stored before it is published or acknowledged
+            verdict = store_verdict(keeper, self.store, verdict)  # stored before it is published or acknowledged
             stored = True
             future.set_result(verdict)
         finally:
             self._inflight.pop(event.event_id, None)
-            self.flights.land(event.event_id)  # after the verdict is stored: its look-alikes find it cached
             if not future.done():
                 future.cancel()
-            if stored:
-                keeper.done(event.event_id)
-            else:  # failed or cancelled: end the lease now so the next worker takes it over
-                keeper.abandon(event.event_id)
+            settle(self.flights, keeper, event.event_id, stored, self._warn)
         self.stats.count(verdict, (time.monotonic() - arrived) * 1000)
         published = self._publish(verdict)
         _log_verdict(verdict, published)

@@ -37,6 +37,9 @@ class ServiceStats:
     claimed_elsewhere: int = 0  # events another live worker holds a claim on; that worker answers them
     taken_over: int = 0  # events taken over from a worker whose claim ran out (it died or stopped)
     claims_lost: int = 0  # work discarded because our own lease ran out first
+    claims_retaken: int = 0  # our leases that ran out (a store outage) with no other holder, taken again
+    retried: int = 0  # answers tried again after a store or broker error
+    released: int = 0  # messages given up on for now: left to the broker's redelivery, or kept for another try
     rejected_by: dict[str, int] = field(default_factory=dict)  # rejections by ProtocolError.code
     reuse_checked: int = 0  # cache hits the model was asked about again (reuse.verify_sample)
     reuse_disagreed: int = 0  # ... where it gave another verdict than the cache

@@ -14,9 +14,10 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
-from ..shared.protocol import Event
+from ..shared.protocol import Event, Verdict
 from .scheduler import Released
 from .servicestats import ServiceStats, Throttled
+from .singleflight import SingleFlight
 from .storage.claims import ClaimKeeper
 from .storage.store import Store
 
@@ -58,8 +59,8 @@ class TakeOver:
                         self.take(event_id)
             except asyncio.CancelledError:
                 raise
-            except Exception:  # noqa: BLE001 - e.g. Redis briefly away: try again next round
-                log.exception("renewing or taking over claims failed; retrying in %.0f s", period)
+            except Exception as exc:  # noqa: BLE001 - e.g. Redis briefly away: try again next round
+                self._warn.warning("renewing or taking over claims failed (%s); retrying in %.0f s", exc, period)
                 renew_at = time.monotonic() + period
                 await asyncio.sleep(period)
             await asyncio.sleep(min(period, BACKLOG_POLL_S))
@@ -93,3 +94,42 @@ class TakeOver:
             pass
         except Exception as exc:  # noqa: BLE001 - e.g. the store's disk is full: its claim runs out, tried again
             self._warn.warning("could not answer event %s taken over from the store: %s", event.event_id, exc)
+
+
+def retake(keeper: ClaimKeeper, store: Store, event: Event, stats: ServiceStats) -> bool:
+    """Our lease on `event` ran out (the store was away, or lost its data) but nobody else holds the claim:
+    taken again, and the event stored again (a store that lost its data lost it too). False: another worker
+    holds it now and answers it."""
+    if not keeper.take(event.event_id, again=True):
+        return False
+    stats.claims_retaken += 1
+    store.put_event(event, int(time.time() * 1000))  # a no-op when it is still there
+    return True
+
+
+def store_verdict(keeper: ClaimKeeper, store: Store, verdict: Verdict) -> Verdict:
+    """Store our verdict, and return it; for a claim taken again after an outage, the verdict another worker
+    stored meanwhile instead, if there is one (an event gets one verdict)."""
+    earlier = store.get_verdict(verdict.event_id) if keeper.was_retaken(verdict.event_id) else None
+    if earlier is not None:
+        return earlier
+    store.put_verdict(verdict)
+    return verdict
+
+
+def settle(flights: SingleFlight, keeper: ClaimKeeper, event_id: str, stored: bool, warn: Throttled) -> None:
+    """After an answer: its look-alikes told, its claim released (stored) or ended now so the next worker takes
+    it over (failed, cancelled). With the store away these fail too: the flight's deadline and the lease end
+    them on their own."""
+    try:
+        flights.land(event_id)  # after the verdict is stored: its look-alikes find it cached
+    except Exception as exc:  # noqa: BLE001 - the store is away
+        warn.warning("could not end the single flight of %s: %s", event_id, exc)
+    try:
+        if stored:
+            keeper.done(event_id)
+        else:
+            keeper.abandon(event_id)
+    except Exception as exc:  # noqa: BLE001 - the store is away: the lease runs out on its own
+        keeper.held.discard(event_id)
+        warn.warning("could not end the claim on %s: %s", event_id, exc)

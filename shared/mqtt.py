@@ -359,6 +359,16 @@ class MQTTLink:
             return False
         return self.client.ack(mid, qos) == mqtt.MQTT_ERR_SUCCESS
 
+    def redeliver(self) -> None:
+        """Drop the connection; the network thread makes it again at once, resuming the session: the broker
+        sends every message not acknowledged yet again, and they no longer count against `receive_maximum`
+        (MQTT has no negative acknowledgement: this is how a receiver gives messages back)."""
+        if self.connected.is_set():
+            try:
+                self.client.disconnect()  # queued: the network thread sends DISCONNECT; _run reconnects
+            except Exception:  # noqa: BLE001 - already gone: _run reconnects anyway
+                pass
+
     # -- paho callbacks (network thread) ---------------------------------------------------------------
     def _handle_connect(self, client, userdata, flags, reason_code, properties) -> None:
         if reason_code.is_failure:

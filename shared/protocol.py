@@ -17,11 +17,12 @@ import re
 from typing import Annotated, Any, Literal
 
 import msgpack
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
 from .embedding import Embedding
 from .ids import CAMERA_ID_RE, DEVICE_ID_RE
 from .policycell import PolicyInputs
+from .text import plain_or_as_is
 
 SCHEMA_VERSION = 1
 MAX_EVENT_BYTES = 256 * 1024
@@ -39,7 +40,9 @@ VERDICTS = ("alert", "benign", "unknown")
 
 Label = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_ .'-]+$")]
 Unit = Annotated[float, Field(ge=0.0, le=1.0)]
-ShortText = Annotated[str, Field(max_length=256)]
+# free text a sender writes: made plain (shared.text: NFKC, no zero-width or bidi controls, no NUL) on decoding
+FreeText = Annotated[str, BeforeValidator(plain_or_as_is)]
+ShortText = Annotated[str, BeforeValidator(plain_or_as_is), Field(max_length=256)]
 ZoneName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,32}$")]  # as the edge's zone names
 MAX_FACTS = 12
 
@@ -69,7 +72,7 @@ class Detection(_Message):
 
 
 class ClassScore(_Message):
-    label: Annotated[str, Field(min_length=1, max_length=128)]
+    label: Annotated[str, BeforeValidator(plain_or_as_is), Field(min_length=1, max_length=128)]
     score: Unit
 
 
@@ -464,7 +467,7 @@ def _check_model(value: Any, version: str) -> None:
 
 class ConfigRefusal(_Message):
     version: str | None = None
-    reason: str
+    reason: FreeText
     ms: int
 
 
@@ -476,14 +479,14 @@ class AppliedConfig(_Message):
 
 
 class ModelRefusal(_Message):
-    name: str
+    name: FreeText
     sha256: str
-    reason: str
+    reason: FreeText
     ms: int
 
 
 class RunningModel(_Message):
-    name: str
+    name: FreeText
     sha256: str
     since_ms: int
     loading: str | None = None  # sha256 of the model being fetched and checked
@@ -491,10 +494,10 @@ class RunningModel(_Message):
 
 
 class CameraState(_Message):
-    state: str  # connecting, streaming, reconnecting, stalled, ended, stopped
-    source: str  # the camera URL without its password
+    state: FreeText  # connecting, streaming, reconnecting, stalled, ended, stopped
+    source: FreeText  # the camera URL without its password
     reconnects: int
-    last_error: str
+    last_error: FreeText
     frames_read: int
     frames_processed: int
     fps_read: float
@@ -512,7 +515,7 @@ class CloudSeen(_Message):
 class BudgetState(_Message):
     per_minute: int
     per_hour: int
-    policy: str
+    policy: FreeText
     available: int | None = None  # None: no limit
     waiting: int
     dropped: int

@@ -618,8 +618,10 @@ def test_a_lost_claim_is_counted_and_said_once(make_claims, caplog):
     assert keeper.lost == 3 and keeper.held == set()  # counted over time, not per renewal
     assert {r.name for r in caplog.records} == {"edgetriage.cloud.claims"}
     assert [r.getMessage() for r in caplog.records] == [
-        "lost the claim on 2 event(s) (this process stalled longer than a 30 s lease); another worker answers them",
-        "lost the claim on 1 event(s) (this process stalled longer than a 30 s lease); another worker answers them"]
+        "lost the claim on 2 event(s) to another worker, which answers them (this process stalled longer than a "
+        "30 s lease)",
+        "lost the claim on 1 event(s) to another worker, which answers them (this process stalled longer than a "
+        "30 s lease)"]
     a.close()
     b.close()
 

@@ -139,7 +139,8 @@ def test_tokens_guard_every_route_but_health_metrics_and_the_document(api, crops
               if r.resource is not None and r.resource.canonical.startswith("/v1/") and r.method != "HEAD"}
     documented = {(method, path) for path, ops in doc["paths"].items() for method in ops}
     assert served and served <= documented, served - documented
-    example = doc["components"]["schemas"]["EventIn"]["examples"][0]
+    # captured now: the intake refuses a captured_ms outside [now - retention, now + max_clock_skew_s]
+    example = {**doc["components"]["schemas"]["EventIn"]["examples"][0], "captured_ms": int(time.time() * 1000)}
     r = api.post("/v1/events", json=example)
     assert r.status_code == 200 and r.json()["event_id"] == example["event_id"], r.text
 

@@ -1,10 +1,14 @@
 """What a question may be: text of bounded length, no control characters, not an instruction to the model.
-Each refusal says what was wrong and what to do; the router answers it with a 4xx and does nothing else."""
+Each refusal says what was wrong and what to do; the router answers it with a 4xx and does nothing else.
+The instruction check reads the question made plain (shared.text: NFKC, no zero-width or bidi controls), so
+"ｉｇｎｏｒｅ" or "ig<U+200B>nore" is read as "ignore"; the plain text is what the router goes on with."""
 
 from __future__ import annotations
 
 import re
 import unicodedata
+
+from ...shared.text import plain
 
 _INJECTION = re.compile(
     r"(ignore|disregard|forget|override|bypass)\b.{0,40}\b(instruction|instructions|prompt|rules|above|previous|"
@@ -31,12 +35,13 @@ def check_question(raw: object, max_chars: int) -> str:
     if len(question) > max_chars:
         raise AskError(400, f"question is {len(question)} characters long; the limit is {max_chars} "
                             "([ask] max_question_chars): ask a shorter question")
-    for ch in question:
+    for ch in question:  # refused, not stripped: a question is plain text
         if ch in "\t\n\r":
             continue
         category = unicodedata.category(ch)
         if category in ("Cc", "Cs", "Co", "Cn") or ch == "\ufffd":
             raise AskError(400, f"question contains binary or control characters (U+{ord(ch):04X}); send plain text")
+    question = plain(question).strip()  # what the checks below and the router read
     if not re.search(r"[^\W\d_]", question):
         raise AskError(400, "question has no words; ask something about the events in words")
     if _INJECTION.search(question):

@@ -28,6 +28,7 @@ from zoneinfo import ZoneInfo
 
 from ...shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
 from ...shared.stats import median as _median
+from ...shared.text import shown
 from ..config import AnalyzerConfig
 from ..observed import Listened
 from ..storage.store import Store
@@ -179,9 +180,9 @@ class Asker:
         """The question's query, narrowed to what the caller may read and asked for, and the zone its times
         are read in (that of the devices it is about); AskError otherwise."""
         if device is not None and not DEVICE_ID_RE.match(device):
-            raise AskError(400, f"device={device!r} is not a device id ([a-z0-9-], at most 64)")
+            raise AskError(400, f"device={shown(device)} is not a device id ([a-z0-9-], at most 64)")
         if camera is not None and not CAMERA_ID_RE.match(camera):
-            raise AskError(400, f"camera={camera!r} is not a camera id ([a-z0-9_-], at most 64)")
+            raise AskError(400, f"camera={shown(camera)} is not a camera id ([a-z0-9_-], at most 64)")
         if token_device is not None and device is not None and device != token_device:
             raise AskError(403, f"the token of device {token_device} may not ask about device {device}")
         vocabulary = self.vocabulary()
@@ -207,8 +208,8 @@ class Asker:
         if camera is not None:
             known = {p for p in vocabulary.cameras if p[1] == camera and (not devices or p[0] in devices)}
             if not known:
-                status = 403 if token_device and any(p[1] == camera for p in vocabulary.cameras) else 404
-                raise AskError(status, f"camera={camera!r}: no events from such a camera"
+                # 404 whether it is another device's or no camera at all: a device learns nothing of others
+                raise AskError(404, f"camera={camera!r}: no events from such a camera"
                                        + (f" of device {token_device}" if token_device else ""))
             cameras = frozenset(known)
         window = query.window

@@ -28,6 +28,7 @@ import binascii
 import json
 import logging
 import re
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -40,8 +41,10 @@ from pydantic import ValidationError, field_validator
 from ...shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
 from ...shared.modelfiles import bundled_dir
 from ...shared.protocol import VERDICTS, Event, ProtocolError, decode_event, encode_verdict
+from ...shared.text import shown
 from ..ask.api import ASKER, add_ask, build_asker
 from ..config import HTTPConfig
+from ..intake import check_captured
 from ..metrics import add_metrics
 from ..scheduler import OverCapacity, Released
 from ..service import CloudService
@@ -134,7 +137,7 @@ def _whole(request: web.Request, name: str, lo: int, hi: int, what: str) -> int 
     try:
         value = int(raw)
     except ValueError:
-        raise BadRequest(f"{name}={raw!r} is not {what}") from None
+        raise BadRequest(f"{name}={shown(raw)} is not {what}") from None
     if not lo <= value <= hi:
         raise BadRequest(f"{name}={value} is out of range: use {what}")
     return value
@@ -145,7 +148,7 @@ def _optional(request: web.Request, name: str, pattern: re.Pattern | None = None
     if value is None:
         return None
     if pattern is not None and not pattern.match(value):
-        raise BadRequest(f"{name}={value!r} is not {what}")
+        raise BadRequest(f"{name}={shown(value)} is not {what}")
     return value
 
 
@@ -154,7 +157,7 @@ def _choice(request: web.Request, name: str, options: tuple[str, ...]) -> str | 
     if value is None:
         return None
     if value not in options:
-        raise BadRequest(f"{name}={value!r} must be one of {', '.join(options)}")
+        raise BadRequest(f"{name}={shown(value)} must be one of {', '.join(options)}")
     return value
 
 
@@ -166,13 +169,13 @@ def _flag(request: web.Request, name: str, default: bool) -> bool:
         return True
     if raw.lower() in ("0", "false", "no"):
         return False
-    raise BadRequest(f"{name}={raw!r} must be true or false")
+    raise BadRequest(f"{name}={shown(raw)} must be true or false")
 
 
 def _event_id(request: web.Request) -> str:
     event_id = request.match_info["event_id"]
     if not _EVENT_ID_RE.match(event_id):
-        raise BadRequest(f"{event_id!r} is not an event id (a UUID)")
+        raise BadRequest(f"{shown(event_id)} is not an event id (a UUID)")
     return event_id
 
 
@@ -194,6 +197,10 @@ async def healthz(request: web.Request) -> web.Response:
                     queue_depth=service.scheduler.queue_depth, stats=service.stats.snapshot())
         if not service.mqtt_subscribed and service.mqtt_error:
             body["mqtt_error"] = service.mqtt_error
+        problems = service.health.problems()  # the store away, or messages waiting with none answered
+        if problems:
+            body.update(status="unavailable", reason="; ".join(problems))
+            return web.json_response(body, status=503)
     return web.json_response(body)
 
 
@@ -259,6 +266,8 @@ async def post_event(request: web.Request) -> web.Response:
     payload = _event_payload(await request.read(), request.content_type if given else "")
     try:
         event = decode_event(payload)
+        check_captured(event, int(time.time() * 1000), service.config.retention.events_days,
+                       service.config.delivery.max_clock_skew_s)  # said now, also when not waiting (202)
     except ProtocolError as exc:
         service.stats.reject(exc.code)
         raise BadRequest(exc.reason) from None
@@ -406,7 +415,7 @@ async def get_model(request: web.Request) -> web.StreamResponse:
     """A detector model file by the sha256 a remote config announced (edge.remote fetches it)."""
     sha = request.match_info["sha256"]
     if not _SHA256_RE.match(sha):
-        raise BadRequest(f"{sha!r} is not a sha256 (64 lowercase hex characters)")
+        raise BadRequest(f"{shown(sha)} is not a sha256 (64 lowercase hex characters)")
     path = request.app[MODELS].get(sha)
     if path is None:
         return _error(404, f"no model with sha256 {sha} is served here; see models/manifest.json")

@@ -251,19 +251,30 @@ class RedisClaims:
 
 class ClaimKeeper:
     """The claims one service process holds: taken before an event is worked on, renewed while the work
-    runs (`renew()` every third of a lease), released once its verdict is stored."""
+    runs (`renew()` every third of a lease), released once its verdict is stored.
+
+    A lease that ran out under us (the store was away longer than a lease, or came back without its data)
+    is taken again when no other worker holds it: "lost" means another worker has it and answers it, never
+    that nobody does. A claim taken again (`was_retaken`) is checked for a verdict stored meanwhile."""
 
     def __init__(self, claims: Claims, lease_s: float) -> None:
         self.claims = claims
         self.lease_s = lease_s
         self.held: set[str] = set()
-        self.lost = 0  # leases that ran out under us (a stall longer than a lease); the work is discarded
+        self.retaken: set[str] = set()  # held claims that ran out once and were taken again
+        self.lost = 0  # leases another worker took over from us; our work on them is discarded
 
-    def take(self, event_id: str) -> bool:
+    def take(self, event_id: str, *, again: bool = False) -> bool:
+        """Claim it unless another worker holds a live lease; `again`: it is one whose lease ran out under us."""
         if self.claims.acquire(event_id, self.lease_s):
             self.held.add(event_id)
+            if again:
+                self.retaken.add(event_id)
             return True
         return False
+
+    def was_retaken(self, event_id: str) -> bool:
+        return event_id in self.retaken
 
     def still_held(self, event_id: str) -> bool:
         """Checked just before a verdict is stored, so a worker whose lease ran out stores nothing."""
@@ -271,20 +282,29 @@ class ClaimKeeper:
 
     def done(self, event_id: str) -> None:
         self.held.discard(event_id)
+        self.retaken.discard(event_id)
         self.claims.release(event_id)
 
     def abandon(self, event_id: str) -> None:
         self.held.discard(event_id)
+        self.retaken.discard(event_id)
         self.claims.abandon(event_id)
 
     def renew(self) -> list[str]:
-        lost = self.claims.renew(sorted(self.held), self.lease_s)
+        """Extend our leases; those that ran out are taken again where nobody else holds them. Returns the
+        ids another worker holds now."""
+        ran_out = self.claims.renew(sorted(self.held), self.lease_s)
+        lost = [event_id for event_id in ran_out if not self.take(event_id, again=True)]
         for event_id in lost:
             self.held.discard(event_id)
+            self.retaken.discard(event_id)
+        if len(lost) < len(ran_out):
+            log.info("took the claim on %d event(s) again: their leases ran out (the store was away) and no "
+                     "other worker held them", len(ran_out) - len(lost))
         if lost:
             self.lost += len(lost)
-            log.warning("lost the claim on %d event(s) (this process stalled longer than a %.0f s lease); "
-                        "another worker answers them", len(lost), self.lease_s)
+            log.warning("lost the claim on %d event(s) to another worker, which answers them (this process "
+                        "stalled longer than a %.0f s lease)", len(lost), self.lease_s)
         return lost
 
     def orphans(self, limit: int = 100) -> list[str]:

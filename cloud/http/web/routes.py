@@ -23,6 +23,7 @@ from typing import Any
 
 from aiohttp import web
 
+from ....shared.text import shown
 from ...observed import ObservedService
 from ...storage.store import Store
 from .access import COOKIE, PageAccess
@@ -105,7 +106,7 @@ async def thumb(request: web.Request) -> web.Response:
         return _denied()
     entry_id = request.match_info["entry_id"]
     if not _ENTRY_ID_RE.match(entry_id):
-        return web.json_response({"error": f"{entry_id!r} is not an entry id", "status": 400}, status=400)
+        return web.json_response({"error": f"{shown(entry_id)} is not an entry id", "status": 400}, status=400)
     jpeg = request.app[TIMELINE].thumb(entry_id)
     if jpeg is None:
         jpeg = request.app[PAGE_STORE].get_crop(entry_id)
