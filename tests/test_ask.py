@@ -326,7 +326,7 @@ def test_a_device_token_asks_about_its_own_device_only(store):
         assert err.value.status == 403
     with pytest.raises(AskError) as err:
         asyncio.run(asker.ask("How many alerts?", token_device="house", camera="cam2"))
-    assert err.value.status == 403
+    assert err.value.status == 404  # another device's camera reads as none at all
 
 
 # -- HTTP, stats, the document, the command line -------------------------------------------------------

@@ -236,9 +236,9 @@ class Asker:
         """The question's query, narrowed to what the caller may read and asked for, the zone its times are
         read in (that of the devices it is about) and the names it quotes; AskError otherwise."""
         if device is not None and not DEVICE_ID_RE.match(device):
-            raise AskError(400, f"device={device[:64]!r} is not a device id ([a-z0-9-], at most 64)")
+            raise AskError(400, f"device={device!r} is not a device id ([a-z0-9-], at most 64)")
         if camera is not None and not CAMERA_ID_RE.match(camera):
-            raise AskError(400, f"camera={camera[:64]!r} is not a camera id ([a-z0-9_-], at most 64)")
+            raise AskError(400, f"camera={camera!r} is not a camera id ([a-z0-9_-], at most 64)")
         if token_device is not None and device is not None and device != token_device:
             raise AskError(403, f"the token of device {token_device} may not ask about device {device}")
         vocabulary = self.vocabulary()
@@ -270,8 +270,8 @@ class Asker:
         if camera is not None:
             known = vocabulary.cameras_named(camera, devices)
             if not known:
-                status = 403 if token_device and vocabulary.camera_exists(camera) else 404
-                raise AskError(status, f"camera={camera!r}: no events from such a camera"
+                # 404 whether it is another device's or no camera at all: a device learns nothing of others
+                raise AskError(404, f"camera={camera!r}: no events from such a camera"
                                        + (f" of device {token_device}" if token_device else ""))
             cameras = frozenset(known)
         window = query.window

@@ -241,9 +241,6 @@ class Vocabulary:
             return {p for p in self._quoted_cameras.get(key_of(camera), ())
                     if p[1] == camera and (devices is None or p[0] in devices)}
 
-    def camera_exists(self, camera: str) -> bool:
-        return bool(self.cameras_named(camera))
-
     def all_devices(self) -> set[str]:
         with self._lock:
             return set(self.devices)
