@@ -57,7 +57,8 @@ class AskConfig(Strict):
     max_learned_names: Annotated[int, Field(ge=0, le=1_000_000)] = Field(
         10_000, description="camera, zone and label names learned from events (for quoting), at most")
     workers: Annotated[int, Field(ge=1, le=32)] = Field(
-        2, description="threads that answer questions, off the event loop")
+        1, description="threads that answer questions, off the event loop (one: the interpreter lock lets no "
+                          "two run Python at once, and each more takes turns from the event loop)")
 
     @field_validator("timezone")
     @classmethod

@@ -51,6 +51,7 @@ log = logging.getLogger("edgetriage.cloud.ask")
 
 ROUTES = ("cache", "rules", "fast", "llm")
 WINDOW = 2048  # latency samples kept per route
+LAST_DAY_MS = 253_402_214_400_000  # 9999-12-31 00:00 UTC: later capture times cannot be written as a date
 VOCABULARY_REFRESH_S = 5.0  # without a service to tell us of new events, re-read cameras this often
 SYSTEM = ("You answer questions about what home security cameras saw. Use only the numbered events given. "
           "Answer in one or two short sentences and cite the events you used by number in brackets, like [2].")
@@ -289,7 +290,7 @@ class Asker:
 
     def _facts(self, query: Query, devices: set[str] | None) -> list[EventFact]:
         """Every event the question covers, newest first (capture time, in the device's clock). A stored row
-        that cannot be read as a fact is left out (and logged), never an error."""
+        that cannot be read as a fact, or with a time past the calendar's end, is left out, never an error."""
         base: dict[str, Any] = {"limit": self.config.max_scan}
         if query.label:
             base["label"] = query.label
@@ -306,6 +307,8 @@ class Asker:
         for scan in scans:
             for row in self.reads.list_events(**base, **scan):
                 try:
+                    if int(row["captured_ms"]) > LAST_DAY_MS:  # a time no calendar holds: no question's range
+                        continue
                     if ((window is None or window.holds(int(row["captured_ms"])))
                             and (not query.zones or query.zones.intersection(row.get("zones") or ()))):
                         seen[row["event_id"]] = EventFact.from_row(row)
