@@ -249,7 +249,8 @@ class Asker:
         if named.unknown:
             raise AskError(404, "no camera, zone, device or label" + (f" of device {token_device}" if token_device
                                                                      else "") + " is named "
-                           + ", ".join(f'"{n[:40]}"' for n in named.unknown[:3]) + " in the events stored")
+                           + ", ".join(f'"{n[:40]}"' for n in named.unknown[:3])
+                           + " in the events stored (quotes are for names; leave them out to ask in words)")
         everyone = vocabulary.all_devices()
         zone = self.config.zone_for(devices or set(named.devices) or {d for d, _ in named.cameras} or everyone)
         query = self._with_quoted(read(words, vocabulary, zone, int(self.clock_ms())), named)
