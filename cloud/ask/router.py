@@ -57,8 +57,9 @@ SYSTEM = ("You answer questions about what home security cameras saw. Use only t
           "Answer in one or two short sentences and cite the events you used by number in brackets, like [2].")
 _CITE = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
 # what reads as an event id in a model's text: a UUID, or a long run of hex digits (a cut or made-up one)
-_ID_LIKE = re.compile(r"\b[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}\b|\b(?=[0-9a-f-]*\d)(?=[0-9a-f-]*[a-f])"
-                      r"[0-9a-f]{6,}(?:-[0-9a-f]{2,})*\b", re.IGNORECASE)
+_ID_LIKE = (r"\b[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}\b|\b(?=[0-9a-f-]*\d)(?=[0-9a-f-]*[a-f])"
+            r"[0-9a-f]{6,}(?:-[0-9a-f]{2,})*\b")
+_NAMED_ID = re.compile(rf"(?:\b(?:event id|event|id)\s*[:#]?\s*)?(?P<id>{_ID_LIKE})", re.IGNORECASE)
 
 
 def _p95(values) -> float | None:
@@ -414,10 +415,11 @@ def _without_foreign_ids(text: str, cited: list[EventFact]) -> str:
     """`text` without anything that reads as an event id but is not one of the `cited` events' ids (a model
     makes ids up, or copies one it was not asked to cite); spaces and punctuation left tidy."""
     allowed = {f.event_id.lower() for f in cited}
-    kept = _ID_LIKE.sub(lambda m: m[0] if m[0].lower() in allowed else "", text)
-    kept = re.sub(r"\(\s*(?:(?:event|id)\s*:?\s*)?\)|\b(?:event id|event|id)\s*:?\s*(?=[,.;)]|$)", "", kept,
-                  flags=re.IGNORECASE)
-    return re.sub(r"\s+([,.;:!?])", r"\1", re.sub(r"\s+", " ", kept)).strip()
+    kept = _NAMED_ID.sub(lambda m: m[0] if m["id"].lower() in allowed else "", text)
+    if kept == text:
+        return re.sub(r"\s+", " ", text).strip()
+    kept = re.sub(r"\(\s*\)|\[\s*\]", "", kept)  # brackets the id stood in alone
+    return re.sub(r"\s+([,.;:!?])", r"\1", re.sub(r"\s+", " ", kept)).strip().lstrip(",;: ")
 
 
 def _partial(fast: Answer, why: str) -> Answer:
