@@ -85,9 +85,11 @@ def test_a_device_naming_its_camera_today_and_zones_people_and_alert_changes_no_
     quoted = ask(asker, 'how many people on camera "today"?')
     assert quoted["value"] == 2 and set(quoted["events"]) == {e.event_id for e in hostile}
     assert ask(asker, 'anyone in "people" today?')["value"] is True
-    with pytest.raises(AskError) as err:
-        ask(asker, 'how many people on camera "attic"?')
-    assert err.value.status == 404 and '"attic"' in str(err.value)
+    for question, token in (('how many people on camera "attic"?', None), ('anyone in "people"?', "house"),
+                            ('anyone on "today"?', "house")):  # none, or another device's: one answer
+        with pytest.raises(AskError) as err:
+            ask(asker, question, token_device=token)
+        assert err.value.status == 404 and "is named" in str(err.value), question
 
 
 def test_the_operator_names_cameras_and_zones_a_device_can_only_add_quoted_ones(store):

@@ -87,6 +87,7 @@ class Vocabulary:
         self.devices: set[str] = set()
         self.labels: set[str] = set(LABEL_WORDS)
         self.zones: set[str] = set()
+        self._zones_of: set[tuple[str | None, str]] = set()
         # words -> names, for the operator's names read as words of a question
         self._camera_words: dict[str, set[tuple[str, str]]] = {}
         self._zone_words: dict[str, set[str]] = {}
@@ -94,13 +95,13 @@ class Vocabulary:
         self._camera_forms: set[str] = set()  # every way a camera is written: a zone spelt so is the camera
         # quoted key -> names, for every name known
         self._quoted_cameras: dict[str, set[tuple[str, str]]] = {}
-        self._quoted_zones: dict[str, set[str]] = {}
+        self._quoted_zones: dict[str, set[tuple[str | None, str]]] = {}  # (device, zone); None: the operator's
         self._quoted_devices: dict[str, set[str]] = {}
         self._quoted_labels: dict[str, str] = {}
         for device, camera in cameras:
             self._camera(device, camera, operator=True)
         for zone in zones or ():
-            self._zone(zone, operator=True)
+            self._zone(None, zone, operator=True)
         for device in devices:
             self._device(device)
         for label in labels:
@@ -119,8 +120,8 @@ class Vocabulary:
             if label not in self.labels:
                 changed |= self._label(label)
             for zone in zones:
-                if zone not in self.zones:
-                    changed |= self._zone(zone, operator=False)
+                if (device, zone) not in self._zones_of:
+                    changed |= self._zone(device, zone, operator=False)
             return changed
 
     add = learn
@@ -149,11 +150,12 @@ class Vocabulary:
                 self._camera_forms.add(form)
         return True
 
-    def _zone(self, zone: str, *, operator: bool) -> bool:
+    def _zone(self, device: str | None, zone: str, *, operator: bool) -> bool:
         if not operator and not self._room():
             return False
         self.zones.add(zone)
-        self._quoted_zones.setdefault(key_of(zone), set()).add(zone)
+        self._zones_of.add((device, zone))
+        self._quoted_zones.setdefault(key_of(zone), set()).add((device, zone))
         if operator and not is_question_word(zone):
             for form in spoken(zone):
                 self._zone_words.setdefault(form, set()).add(zone)
@@ -223,10 +225,12 @@ class Vocabulary:
             for name in names:
                 pairs = {p for p in self._quoted_cameras.get(name, ()) if devices is None or p[0] in devices}
                 device_hits = {d for d in self._quoted_devices.get(name, ()) if devices is None or d in devices}
+                zone_hits = {z for d, z in self._quoted_zones.get(name, ()) if devices is None or d in devices
+                             or d is None}
                 if pairs:
                     cameras |= pairs
-                elif name in self._quoted_zones:
-                    zones |= self._quoted_zones[name]
+                elif zone_hits:
+                    zones |= zone_hits
                 elif device_hits:
                     found_devices |= device_hits
                 elif name in self._quoted_labels or name in LABEL_WORDS:
