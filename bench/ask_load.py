@@ -40,14 +40,14 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+from brokers import Mosquitto  # bench/brokers.py, beside this script
+from edgetriage.cloud.storage.store import SQLiteStore
+from edgetriage.shared.ids import uuid7
+from edgetriage.shared.protocol import Detection, Event, Verdict, decode_verdict, encode_event, encode_verdict
+from edgetriage.shared.topics import Topics
+from fleet import FakeModelServer, Worker
 
-from brokers import Mosquitto  # noqa: E402 - bench/brokers.py, beside this script
-from cloud import Client  # noqa: E402
-from edgetriage.cloud.storage.store import SQLiteStore  # noqa: E402
-from edgetriage.shared.ids import uuid7  # noqa: E402
-from edgetriage.shared.protocol import Detection, Event, Verdict, decode_verdict, encode_event, encode_verdict  # noqa: E402
-from edgetriage.shared.topics import Topics  # noqa: E402
-from fleet import FakeModelServer, Worker  # noqa: E402
+from cloud import Client
 
 TOKEN = "ask-load-operator"
 QUESTIONS = ("how many people came today?", "when was the last alert?", "list the events on the porch",
