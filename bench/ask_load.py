@@ -11,7 +11,8 @@
     vocab_event_ms_ratio                      event latency (16 new zone names each) on a service that has learned
                                               6,400 zone names a device sent (400 events of 16) / on one that has
                                               learned 16, the two asked in turn                    (goal <= 1.2)
-    event_p50_ms_names_16 / _6400, healthz_p50_ms_names_16 / _6400   the two side by side
+    event_p50_ms_names_16 / _6400, healthz_p50_ms_names_16 / _6400, rss_mb_names_16 / _6400
+                                              the two side by side
 
 How: a Mosquitto and a fixed-latency OpenAI-compatible model server of the bench's own (bench/fleet.py's,
 50 ms), the store filled beforehand with 3,000 answered events of the operator's site (and the one far-future
@@ -169,6 +170,17 @@ def http(base: str, method: str, path: str, body: dict | None = None) -> tuple[i
         return exc.code, json.loads(exc.read() or b"{}"), (time.perf_counter() - begun) * 1000
 
 
+def rss_mb(worker: Worker) -> float | None:
+    """The resident memory of a service process (Linux), MB."""
+    try:
+        for line in Path(f"/proc/{worker.proc.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        pass
+    return None
+
+
 def cloud(workdir: Path, broker: Mosquitto, model: FakeModelServer, name: str, workers: list[Worker]) -> Worker:
     """`edgetriage cloud run` on the store `workdir/<name>.db` with a prefix of its own, ready."""
     prefix = f"{name}{uuid7()[-8:]}"
@@ -231,6 +243,7 @@ def main() -> int:
                 for name, w, d in (("small", small, small_dev), ("big", big, big_dev)):
                     side[name].append(d.one(event("dev-v", "cam", rng, zones=[f"n{i}-{j}" for j in range(16)])))
                     healthz[name].append(http(f"http://127.0.0.1:{w.port}", "GET", "/healthz")[2])
+            rss = {name: rss_mb(w) for name, w in (("small", small), ("big", big))}
         finally:
             for d in devices:
                 d.close()
@@ -251,6 +264,7 @@ def main() -> int:
         "event_p50_ms_names_6400": round(statistics.median(side["big"]), 2),
         "healthz_p50_ms_names_16": round(statistics.median(healthz["small"]), 2),
         "healthz_p50_ms_names_6400": round(statistics.median(healthz["big"]), 2),
+        "rss_mb_names_16": rss["small"], "rss_mb_names_6400": rss["big"],
         "stored_events": args.stored,
     }
     print(json.dumps(out))
