@@ -2,6 +2,7 @@
 
     event_p50_idle_ms / event_p99_idle_ms     device publish -> verdict received, no questions
     event_p50_asks_ms / event_p99_asks_ms     the same while 50 questions are asked at once, over and over
+                                              (4 rounds of each in turn, pooled)
     event_p99_ratio_under_asks                event p99 with the questions / idle                 (goal <= 2)
     question_p50_ms                           one question's answer time while 50 run (each scans the store)
     ask_5xx                                   answers with a 5xx among all questions asked (a stored event has
@@ -55,6 +56,7 @@ QUESTIONS = ("how many people came today?", "when was the last alert?", "list th
              "how many people were on the porch in the last 3 hours?", "anyone at the back door this morning?",
              "when was the first person?")
 HIJACK = ("how many people came today?", "when was the last alert?")
+ROUNDS = 4
 
 
 def say(message: str) -> None:
@@ -196,7 +198,7 @@ def cloud(workdir: Path, broker: Mosquitto, model: FakeModelServer, name: str, w
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--events", type=int, default=80, help="events timed in each of the idle and asking parts")
+    parser.add_argument("--events", type=int, default=120, help="events timed in each of the idle and asking parts")
     parser.add_argument("--stored", type=int, default=3000, help="answered events in the store beforehand")
     args = parser.parse_args()
     rng = np.random.default_rng(7)
@@ -216,11 +218,19 @@ def main() -> int:
             devices.append(house)
             for _ in range(5):
                 house.one(event("house", "porch", rng))  # warm up
-            say(f"idle: {args.events} events")
-            idle = [house.one(event("house", "porch", rng)) for _ in range(args.events)]
-            say("50 questions at once while the same events go")
-            with Asking(base) as asking:
-                busy = [house.one(event("house", "porch", rng)) for _ in range(args.events)]
+            idle: list[float] = []
+            busy: list[float] = []
+            latencies: list[float] = []
+            statuses: dict[int, int] = {}
+            for round_ in range(ROUNDS):  # in turn: a neighbour's load on the cores falls on both parts alike
+                say(f"round {round_ + 1}/{ROUNDS}: {args.events // ROUNDS} events idle, then as many with 50 "
+                    "questions at once")
+                idle += [house.one(event("house", "porch", rng)) for _ in range(args.events // ROUNDS)]
+                with Asking(base) as asking:
+                    busy += [house.one(event("house", "porch", rng)) for _ in range(args.events // ROUNDS)]
+                latencies += asking.latencies
+                for status, count in asking.statuses.items():
+                    statuses[status] = statuses.get(status, 0) + count
             before = {q: http(base, "POST", "/v1/ask", {"question": q})[1] for q in HIJACK}
             attacker = Device(broker.port, topics, "dev-a")
             devices.append(attacker)
@@ -251,12 +261,11 @@ def main() -> int:
                 w.stop()
             model.stop()
             broker.stop()
-    statuses = asking.statuses
     out = {
         "event_p50_idle_ms": round(statistics.median(idle), 2), "event_p99_idle_ms": round(p99(idle), 2),
         "event_p50_asks_ms": round(statistics.median(busy), 2), "event_p99_asks_ms": round(p99(busy), 2),
         "event_p99_ratio_under_asks": round(p99(busy) / p99(idle), 3),
-        "question_p50_ms": round(statistics.median(asking.latencies), 2), "questions": len(asking.latencies),
+        "question_p50_ms": round(statistics.median(latencies), 2), "questions": len(latencies),
         "ask_statuses": statuses, "ask_5xx": sum(n for s, n in statuses.items() if s >= 500),
         "ask_hijacked": hijacked, "hijack_answers": {q: [before[q].get("answer"), after[q].get("answer")] for q in HIJACK},
         "vocab_event_ms_ratio": round(statistics.median(side["big"]) / statistics.median(side["small"]), 3),
