@@ -217,12 +217,12 @@ def _fill(store: SQLiteStore, n: int) -> None:
 
 def test_fifty_questions_at_once_do_not_hold_up_an_event_verdict(tmp_path, store):
     """An event's verdict through the real service (a model of the test's own that answers at once) while 50
-    questions that scan 1,500 stored events run: each event waits a small part of one question's time
-    (asked on the event loop, an event waited for many whole questions)."""
+    questions that scan 1,500 stored events run: many events go by, each waiting a small part of the time the
+    questions take (asked on the event loop, an event waited for their whole work)."""
     _fill(store, 1500)
     config = CloudConfig.model_validate({"store_path": str(tmp_path / "cloud.db"), "http": {"enabled": False}})
 
-    async def scenario() -> list[float]:
+    async def scenario() -> tuple[list[float], float]:
         service = CloudService(config, FixedDelayModel(0.0, 8), store)
         asker = asker_for(store)
         asker.attach(service)
@@ -239,6 +239,7 @@ def test_fifty_questions_at_once_do_not_hold_up_an_event_verdict(tmp_path, store
 
         for i in range(5):  # warm up
             await one_event(i)
+        begun = time.perf_counter()
         questions = [asyncio.ensure_future(asker.ask(f"how many people were on the porch in the last {n} hours?"))
                      for n in range(1, 51)]
         waits = []
@@ -248,19 +249,14 @@ def test_fifty_questions_at_once_do_not_hold_up_an_event_verdict(tmp_path, store
             i += 1
             await asyncio.sleep(0.01)
         answers = await asyncio.gather(*questions)
+        took = (time.perf_counter() - begun) * 1000
         await service.stop()
         asker.close()
         assert all(a["route"] == "rules" for a in answers)
-        return waits
+        return waits, took
 
-    waits = asyncio.run(scenario())
-    alone = []
-    asker = asker_for(store)
-    for n in range(3):  # one question alone: the work a question does
-        begun = time.perf_counter()
-        ask(asker, f"how many people were on the porch in the last {60 + n} hours?")
-        alone.append((time.perf_counter() - begun) * 1000)
-    question_ms = statistics.median(alone)
+    waits, took = asyncio.run(scenario())
+    # measured in the same run, so a loaded machine slows both alike: asked on the event loop, an event waited
+    # for the questions' whole work (one wait, about `took`); off it, many events go by, each a small part
     worst = sorted(waits)[int(0.9 * (len(waits) - 1))]
-    assert len(waits) >= 5, waits
-    assert worst < 0.5 * question_ms, (worst, question_ms, waits)
+    assert len(waits) >= 10 and worst < 0.1 * took, (worst, took, waits)
