@@ -220,6 +220,7 @@ def run_demo(args: argparse.Namespace) -> int:
     cloud_config = CloudConfig.model_validate({
         "mqtt": mqtt.model_dump(), "store_path": str(state / "cloud.db"),
         "http": {"host": "127.0.0.1", "port": http_port},
+        "ask": {"cameras": {device: ["cam0"]}},  # the operator's camera name: questions read it as a word
     })
     ha = None
     if not args.no_ha:

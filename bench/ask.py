@@ -161,9 +161,11 @@ def fill(site: dict, clock: SiteClock, media: Path, workdir: Path, broker: Any, 
                     for c in site["cameras"]],
         "rules": {"labels": ["person", "car", "bicycle"], "confirm_labels": ["person", "car", "bicycle"]},
         "budget": {"per_minute": 0, "per_hour": 0}})
-    # the cloud reads the device's questions in the device config's zone
+    # the cloud reads the device's questions in the device config's zone, with the operator's names for its
+    # cameras and zones ([ask] cameras, zones: names only a device sends are matched when quoted)
     cloud = bench_cloud.Cloud(bench_cloud.cloud_config(broker, workdir, prefix, ask={
-        "timezones": {device.device: device.timezone}}), analyzer)
+        "timezones": {device.device: device.timezone}, "cameras": {device.device: list(site["cameras"])},
+        "zones": sorted({z["name"] for zones in site.get("zones", {}).values() for z in zones})}), analyzer)
     agent = EdgeAgent(device)
     frames = 0
     started = time.monotonic()

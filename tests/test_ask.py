@@ -26,7 +26,8 @@ from edgetriage.cloud.analysis import build_backend
 from edgetriage.cloud.ask.config import AskConfig
 from edgetriage.cloud.ask.guard import AskError
 from edgetriage.cloud.ask.router import Asker, cite
-from edgetriage.cloud.ask.rules import Vocabulary, normalise, time_window
+from edgetriage.cloud.ask.rules import normalise, time_window
+from edgetriage.cloud.ask.vocab import Vocabulary
 from edgetriage.cloud.config import AnalyzerConfig, CloudConfig
 from edgetriage.cloud.http.api import build_app, run_api
 from edgetriage.cloud.http.auth import ApiAuth
@@ -91,8 +92,12 @@ def ids(store: SQLiteStore, **match) -> set[str]:
     return {r["event_id"] for r in rows if all(r[k] == v for k, v in match.items())}
 
 
+# the operator's names for the site's cameras and zones ([ask] cameras, zones): read as words of a question
+NAMES = {"cameras": {"house": ["porch", "back_door", "driveway"], "shed": ["cam2"]}, "zones": ["front_door", "path"]}
+
+
 def asker_for(store: SQLiteStore, text_model="none", **settings) -> Asker:
-    config = AskConfig(timezone="Europe/Berlin", **settings)
+    config = AskConfig(timezone="Europe/Berlin", **{**NAMES, **settings})
     if text_model == "none":
         return Asker(store, config, AnalyzerConfig(backend="vllm"), clock_ms=lambda: NOW)  # no text model
     return Asker(store, config, AnalyzerConfig(), text_model=text_model, clock_ms=lambda: NOW)
@@ -143,7 +148,7 @@ def test_a_question_without_time_words_has_no_window():
 
 
 def test_a_question_about_one_device_reads_times_in_that_device_zone(store):
-    asker = Asker(store, AskConfig(timezone="Europe/Berlin", timezones={"shed": "America/New_York"}),
+    asker = Asker(store, AskConfig(timezone="Europe/Berlin", timezones={"shed": "America/New_York"}, **NAMES),
                   AnalyzerConfig(backend="vllm"), clock_ms=lambda: NOW)  # 15:30 in New York
     shed = asyncio.run(asker.ask("When was the last alert on cam2 today?"))
     assert shed["value"] == "2026-11-29 14:00" and shed["window"]["start_ms"] == int(
@@ -286,7 +291,7 @@ def test_the_cache_answers_again_until_an_event_lands_in_its_range(store):
 
 def test_cached_answers_expire_after_their_ttl(store):
     clock = [float(NOW)]
-    asker = Asker(store, AskConfig(timezone="Europe/Berlin", cache_ttl_s=60), AnalyzerConfig(backend="vllm"),
+    asker = Asker(store, AskConfig(timezone="Europe/Berlin", cache_ttl_s=60, **NAMES), AnalyzerConfig(backend="vllm"),
                   clock_ms=lambda: clock[0])
     asyncio.run(asker.ask("When was the last alert?"))
     assert asyncio.run(asker.ask("When was the last alert?"))["route"] == "cache"
@@ -333,7 +338,7 @@ def api(tmp_path, store) -> Iterator[str]:
     """The API over the store with a service whose [analyzer] is the CPU default; the service's own back-end
     is an unreachable server (no events are analysed here), the questions' text model is the real one."""
     config = CloudConfig.model_validate({"store_path": str(tmp_path / "cloud.db"), "http": {"enabled": False},
-                                         "ask": {"timezone": "Europe/Berlin"}})
+                                         "ask": {"timezone": "Europe/Berlin", **NAMES}})
     dead = AnalyzerConfig(backend="openai", openai={"base_urls": [f"http://127.0.0.1:{free_port()}/v1"]})
     loop = asyncio.new_event_loop()
     service = CloudService(config, build_backend(dead), store)
@@ -488,7 +493,7 @@ def test_open_questions_through_an_openai_compatible_server(store, transformers_
     from edgetriage.cloud.config import OpenAIConfig
 
     analyzer = AnalyzerConfig(backend="openai", openai=OpenAIConfig(base_urls=[transformers_serve], model=str(model_dir)))
-    asker = Asker(store, AskConfig(timezone="Europe/Berlin", t_max_ms=120_000), analyzer, clock_ms=lambda: NOW)
+    asker = Asker(store, AskConfig(timezone="Europe/Berlin", t_max_ms=120_000, **NAMES), analyzer, clock_ms=lambda: NOW)
     answer = asyncio.run(asker.ask("What were the people at the back door doing last night?"))
     assert answer["route"] == "llm" and not answer["partial"] and answer["answer"].strip(), answer
     assert set(answer["events"]) and set(answer["events"]) <= ids(store, camera="back_door")

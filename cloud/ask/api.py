@@ -161,8 +161,12 @@ def add_ask(app: web.Application, asker: Asker, principal_key: web.RequestKey) -
         for task in warming:
             task.cancel()
 
+    async def on_cleanup(_: web.Application) -> None:
+        await asyncio.to_thread(asker.close)  # its worker threads and their read connections
+
     app.router.add_post("/v1/ask", post_ask)
     app.router.add_post("/ui/ask", page_ask)
     app.router.add_get("/ui/ask", page_figures)  # the questions' alpha and L_total, when the page opens
     app.on_startup.append(on_startup)
     app.on_shutdown.append(on_shutdown)
+    app.on_cleanup.append(on_cleanup)

@@ -8,9 +8,11 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 from pydantic import Field, field_validator
 
 from ...shared.config import Strict
-from ...shared.ids import DEVICE_ID_RE
+from ...shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
 
 DeviceId = Annotated[str, Field(pattern=DEVICE_ID_RE.pattern)]
+CameraId = Annotated[str, Field(pattern=CAMERA_ID_RE.pattern)]
+ZoneName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,32}$")]
 
 
 def check_timezone(value: str) -> str:
@@ -28,7 +30,9 @@ class AskConfig(Strict):
     """Questions in words (POST /v1/ask): answer cache, keyword rules, complexity score, then the LLM.
 
     Times in questions ("today", "last night", "since 9") are read in the asking device's local time: the
-    zone of the device in `timezones` (copy it from the device config's `timezone`), else `timezone`."""
+    zone of the device in `timezones` (copy it from the device config's `timezone`), else `timezone`.
+    Camera and zone names are the operator's: those in `cameras` and `zones` are read as words of a question;
+    a name only a device sent is matched where the question quotes it (cloud.ask.vocab)."""
 
     enabled: bool = True
     timezone: str = "UTC"
@@ -45,6 +49,16 @@ class AskConfig(Strict):
         5000, description="newest events a question looks at (per device or camera asked about)")
     context_events: Annotated[int, Field(ge=1, le=32)] = Field(8, description="events the LLM is given")
     max_new_tokens: Annotated[int, Field(ge=8, le=512)] = 48
+    cameras: dict[DeviceId, list[CameraId]] = Field(
+        default_factory=dict, description="device -> the camera names questions may use as words (\"the porch\"); "
+                                          "other cameras only quoted (camera \"porch\")")
+    zones: list[ZoneName] = Field(default_factory=list, description="zone names questions may use as words; "
+                                                                    "other zones only quoted")
+    max_learned_names: Annotated[int, Field(ge=0, le=1_000_000)] = Field(
+        10_000, description="camera, zone and label names learned from events (for quoting), at most")
+    workers: Annotated[int, Field(ge=1, le=32)] = Field(
+        1, description="threads that answer questions, off the event loop (one: the interpreter lock lets no "
+                          "two run Python at once, and each more takes turns from the event loop)")
 
     @field_validator("timezone")
     @classmethod

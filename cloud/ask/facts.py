@@ -36,12 +36,15 @@ class EventFact:
                    reason=row.get("reason") or "", zones=tuple(row.get("zones") or ()),
                    dwell_s=None if row.get("dwell_s") is None else float(row["dwell_s"]))
 
-    def local(self, zone: ZoneInfo) -> datetime:
-        return datetime.fromtimestamp(self.captured_ms / 1000, zone)
+    def local(self, zone: ZoneInfo) -> datetime | None:
+        """The capture time in `zone`; None for one no calendar holds (a device's clock far off): such an
+        event is still counted and cited, its time written as unknown, never an error."""
+        return local_time(self.captured_ms, zone)
 
     def when(self, zone: ZoneInfo) -> str:
         """'Sat 28 Nov 21:14', the way the answers write times."""
-        return self.local(zone).strftime("%a %d %b %H:%M")
+        moment = self.local(zone)
+        return moment.strftime("%a %d %b %H:%M") if moment is not None else "at an unknown time"
 
     def line(self, zone: ZoneInfo) -> str:
         """One line for an answer or a prompt: when, where, what, the verdict and what was seen."""
@@ -53,11 +56,18 @@ class EventFact:
     def text(self, zone: ZoneInfo) -> str:
         """Everything searchable about the event, for the lexical retrieval."""
         moment = self.local(zone)
-        part = day_part(moment.hour)
         return " ".join((self.camera.replace("_", " ").replace("-", " "), self.device, self.label,
                          self.verdict or "", self.description, " ".join(self.classes), self.reason,
                          " ".join(z.replace("_", " ").replace("-", " ") for z in self.zones),
-                         moment.strftime("%A"), part))
+                         moment.strftime("%A") if moment else "", day_part(moment.hour) if moment else ""))
+
+
+def local_time(ms: int, zone: ZoneInfo) -> datetime | None:
+    """Epoch milliseconds in `zone`, or None when out of the calendar's range (e.g. 2**53 - 1)."""
+    try:
+        return datetime.fromtimestamp(ms / 1000, zone)
+    except (ValueError, OverflowError, OSError):
+        return None
 
 
 def day_part(hour: int) -> str:

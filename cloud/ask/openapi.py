@@ -11,7 +11,9 @@ ASK_REQUEST = {
     "type": "object", "required": ["question"], "additionalProperties": False,
     "properties": {
         "question": {"type": "string", "minLength": 1, "maxLength": 4000,
-                     "description": "in words; at most [ask] max_question_chars (500) characters",
+                     "description": "in words; at most [ask] max_question_chars (500) characters. Cameras and "
+                                    "zones the operator named in [ask] are read as words; any other name is "
+                                    "matched in quotes: camera \"porch\"",
                      "examples": ["How many people came to the porch today?"]},
         "camera": {"type": "string", "pattern": CAMERA_ID_RE.pattern, "description": "only this camera"},
         "device": {"type": "string", "pattern": DEVICE_ID_RE.pattern, "description": "only this device"},
@@ -46,6 +48,7 @@ def ask_path(errors: dict[str, Any], error: Any) -> dict[str, Any]:
             "200": {"description": "The answer, its route and the events it cites.",
                     "content": {"application/json": {"schema": ASK_ANSWER}}},
             **errors,
-            "404": error("No events from the camera given."),
+            "404": error("No events from the camera given, or no camera, zone, device or label has a name the "
+                         "question quotes (\"porch\")."),
             "415": error("Content-Type is not application/json."),
         }}}

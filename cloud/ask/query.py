@@ -90,7 +90,7 @@ def answer(intent: str, facts: Sequence[EventFact], query: Query, zone: ZoneInfo
         moment = pick.local(zone)
         what = "last" if intent == "last" else "first"
         return Answer(f"The {what} {_things(query.label, query.verdict, 1)}{scope} was {pick.line(zone)}.",
-                      route, [pick.event_id], value=moment.strftime("%Y-%m-%d %H:%M"))
+                      route, [pick.event_id], value=moment.strftime("%Y-%m-%d %H:%M") if moment else None)
     if intent == "exists":
         if not facts:
             return Answer(f"No, no {_things(query.label, query.verdict, 2)}{scope}.", route, [], value=False)

@@ -19,10 +19,14 @@ cache/rules/fast answers and L_llm the median of LLM answers.
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
+import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -31,6 +35,7 @@ from ...shared.stats import median as _median
 from ...shared.text import shown
 from ..config import AnalyzerConfig
 from ..observed import Listened
+from ..storage.reads import ThreadReads, reads_of
 from ..storage.store import Store
 from .cache import AnswerCache, Coverage
 from .complexity import ComplexityModel
@@ -40,15 +45,23 @@ from .guard import AskError, check_question
 from .llm import TextModel, TextModelError, build_text_model
 from .query import Answer, answer, loose_intent
 from .retrieve import pick
-from .rules import Query, Vocabulary, Window, normalise, read
+from .rules import Query, Window, normalise, read
+from .vocab import Vocabulary, split_quoted
+
+log = logging.getLogger("edgetriage.cloud.ask")
 
 ROUTES = ("cache", "rules", "fast", "llm")
 DAY_MS = 86_400_000
 WINDOW = 2048  # latency samples kept per route
+LAST_DAY_MS = 253_402_214_400_000  # 9999-12-31 00:00 UTC: later capture times cannot be written as a date
 VOCABULARY_REFRESH_S = 5.0  # without a service to tell us of new events, re-read cameras this often
 SYSTEM = ("You answer questions about what home security cameras saw. Use only the numbered events given. "
           "Answer in one or two short sentences and cite the events you used by number in brackets, like [2].")
 _CITE = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
+# what reads as an event id in a model's text: a UUID, or a long run of hex digits (a cut or made-up one)
+_ID_LIKE = (r"\b[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}\b|\b(?=[0-9a-f-]*\d)(?=[0-9a-f-]*[a-f])"
+            r"[0-9a-f]{6,}(?:-[0-9a-f]{2,})*\b")
+_NAMED_ID = re.compile(rf"(?:\b(?:event id|event|id)\s*[:#]?\s*)?(?P<id>{_ID_LIKE})", re.IGNORECASE)
 
 
 def _p95(values) -> float | None:
@@ -70,48 +83,86 @@ class AskStats:
         self.llm_errors = 0
 
 
+@dataclass
+class _Pending:
+    """A question read and its events found on a worker thread, waiting for the text model on the loop."""
+
+    text: str
+    query: Query
+    key: tuple
+    devices: set[str] | None
+    zone: ZoneInfo
+    score: float
+    started: float
+    decided: float
+    fast: Answer  # the fast path's answer, should the model not give one
+    context: list[EventFact]  # the events the model reads
+    facts: list[EventFact]  # the question's events, for an answer from them should the model give none
+    usual: list[EventFact] | tuple  # the same cameras at any time (what is usual there)
+
+
 class Asker:
-    """Answers questions about the events in `store`. `ask` runs on the event loop; only the LLM step
-    leaves it (a thread, or an HTTP call)."""
+    """Answers questions about the events in `store`. Its synchronous work (reading the question, scanning
+    the store, ranking, formatting) runs on `[ask] workers` threads of its own with their own read connection
+    (cloud.storage.reads), so an event's verdict never waits for a question; only the wait for the text
+    model is on the event loop."""
 
     def __init__(self, store: Store, config: AskConfig, analyzer: AnalyzerConfig | None = None, *,
                  text_model: TextModel | None = None, complexity: ComplexityModel | None = None,
                  clock_ms: Callable[[], float] | None = None) -> None:
         self.store = store
+        self.reads = reads_of(store)
         self.config = config
         self.text_model = text_model if text_model is not None else build_text_model(analyzer or AnalyzerConfig())
         self.complexity = complexity or ComplexityModel.load()
         self.clock_ms = clock_ms or (lambda: time.time() * 1000)
         self.cache = AnswerCache(config.cache_ttl_s, config.cache_entries, self.clock_ms)
         self.stats = AskStats()
+        self._stats_lock = threading.Lock()  # answers are counted on the worker threads, read on the loop
         self._vocabulary: Vocabulary | None = None
         self._vocabulary_at = 0.0
+        self._vocabulary_lock = threading.Lock()
         self.attached = False
         self._llm_queue = 0  # LLM answers running or waiting
+        self._pool = ThreadPoolExecutor(config.workers, thread_name_prefix="ask")
+
+    def close(self) -> None:
+        """Stop the worker threads (after the questions in hand) and close their read connections."""
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        if isinstance(self.reads, ThreadReads):
+            self.reads.close()
 
     # -- keeping up with the store ---------------------------------------------------------------------
     def attach(self, service: Listened) -> None:
-        """Hear of every new event and verdict: the vocabulary learns cameras, the cache drops answers."""
+        """Hear of every new event and verdict: the vocabulary learns names, the cache drops answers."""
         service.event_listeners.append(self.event_landed)
         service.verdict_listeners.append(self.verdict_landed)
         self.attached = True
 
     def event_landed(self, event: Any, received_ms: int) -> None:
+        """On the event loop, for every new event: a few dictionary inserts for a new name, nothing more."""
         if self._vocabulary is not None:
-            self._vocabulary.add(event.device, event.camera, event.label, event.zones)
+            self._vocabulary.learn(event.device, event.camera, event.label, event.zones)
         self.cache.landed(event.device, event.camera, event.label, event.captured_ms)
 
     def verdict_landed(self, verdict: Any) -> None:
         self.cache.landed(verdict.device, verdict.camera, verdict.label, None)
 
     def vocabulary(self) -> Vocabulary:
-        stale = not self.attached and time.monotonic() - self._vocabulary_at > VOCABULARY_REFRESH_S
-        if self._vocabulary is None or stale:
-            rows = self.store.list_events(limit=self.config.max_scan)
-            self._vocabulary = Vocabulary({(r["device"], r["camera"]) for r in rows}, {r["label"] for r in rows},
-                                          {z for r in rows for z in r.get("zones") or ()})
-            self._vocabulary_at = time.monotonic()
-        return self._vocabulary
+        """The operator's names ([ask] cameras, zones, timezones), and the names the stored events carry,
+        learned for quoting (re-read every few seconds when no service tells of new events)."""
+        with self._vocabulary_lock:
+            stale = not self.attached and time.monotonic() - self._vocabulary_at > VOCABULARY_REFRESH_S
+            if self._vocabulary is None or stale:
+                config = self.config
+                vocabulary = Vocabulary({(d, c) for d, cameras in config.cameras.items() for c in cameras}, (),
+                                        config.zones, devices=set(config.cameras) | set(config.timezones),
+                                        max_learned=config.max_learned_names)
+                for r in self.reads.list_events(limit=config.max_scan):
+                    vocabulary.learn(r["device"], r["camera"], r["label"], r.get("zones") or ())
+                self._vocabulary = vocabulary
+                self._vocabulary_at = time.monotonic()
+            return self._vocabulary
 
     async def warm(self) -> None:
         """Load the text model ahead of the first question that needs it (errors wait for that question)."""
@@ -126,13 +177,25 @@ class Asker:
                   camera: str | None = None, since_ms: int | None = None) -> dict[str, Any]:
         """The answer as the API returns it; AskError (a 4xx) for a question refused."""
         started = time.perf_counter()
+        step = await asyncio.get_running_loop().run_in_executor(
+            self._pool, self._prepare, question, token_device, device, camera, since_ms, started)
+        if isinstance(step, dict):
+            return step
+        result = await self._llm(step)
+        return self._answered(step.text, step.query, step.key, step.devices, step.score, result, step.started,
+                              step.decided)
+
+    def _prepare(self, question: object, token_device: str | None, device: str | None, camera: str | None,
+                 since_ms: int | None, started: float) -> dict[str, Any] | _Pending:
+        """On a worker thread: the answer (cache, rules, fast), or what the LLM path needs."""
         try:
             text = check_question(question, self.config.max_question_chars)
-            query, devices, zone = self._read(text, token_device, device, camera, since_ms)
+            query, devices, zone, quoted = self._read(text, token_device, device, camera, since_ms)
         except AskError:
-            self.stats.refused += 1
+            with self._stats_lock:
+                self.stats.refused += 1
             raise
-        key = (tuple(sorted(devices or ())), normalise(text), camera, since_ms,
+        key = (tuple(sorted(devices or ())), normalise(split_quoted(text)[0]), quoted, camera, since_ms,
                query.window.start_ms if query.window else None, query.window.end_ms if query.window else None)
         hit = self.cache.get(key)
         if hit is not None:
@@ -141,19 +204,25 @@ class Asker:
         if query.intent in ("unusual", "overview") and query.window is None:  # "anything unusual?": the last day
             query = query.with_scope(window=Window(int(self.clock_ms()) - DAY_MS, None, "in the last 24 hours"))
         facts = self._facts(query, devices)
-        if query.rule_answerable:
-            route, score = "rules", None
-        else:
+        score = None
+        if not query.rule_answerable:
             score = self.complexity.score(text)
-            route = "llm" if score >= self.config.complexity_threshold else "fast"
+        route = "rules" if score is None else ("llm" if score >= self.config.complexity_threshold else "fast")
         # the same cameras at any time: what is usual there (for "anything unusual?" and open answers)
         overview = query.intent in ("unusual", "overview") or route == "llm"
         usual = self._facts(query.with_scope(window=None), devices) if overview else ()
         decided = time.perf_counter()
-        if route == "llm":
-            result = await self._llm(text, query, facts, zone, started, usual)
-        else:
+        if route != "llm":
             result = answer(loose_intent(query), facts, query, zone, route, usual)
+            return self._answered(text, query, key, devices, score, result, started, decided)
+        fast = answer(loose_intent(query), facts, query, zone, "fast")
+        looked = [f for f in facts if query.look.holds(f.description)] if query.look else facts
+        looked = looked or facts
+        context = pick(text, looked, [f.text(zone) for f in looked], self.config.context_events) if facts else []
+        return _Pending(text, query, key, devices, zone, score, started, decided, fast, context, facts, usual)
+
+    def _answered(self, text: str, query: Query, key: tuple, devices: set[str] | None, score: float | None,
+                  result: Answer, started: float, decided: float) -> dict[str, Any]:
         body = {"answer": result.text, "route": result.route, "events": result.events, "value": result.value,
                 "partial": result.partial, "cached": False, "complexity": None if score is None else round(score, 3),
                 "window": _window_json(query.window), **result.extra}
@@ -169,16 +238,17 @@ class Asker:
         done = time.perf_counter()
         latency = (done - started) * 1000
         stats = self.stats
-        stats.routes[route] += 1
-        (stats.partial_ms if partial else stats.latency[route]).append(latency)
-        stats.sched_ms.append((decided - started) * 1000)
-        stats.partial += partial
+        with self._stats_lock:
+            stats.routes[route] += 1
+            (stats.partial_ms if partial else stats.latency[route]).append(latency)
+            stats.sched_ms.append((decided - started) * 1000)
+            stats.partial += partial
         return {**body, "latency_ms": round(latency, 2)}
 
     def _read(self, text: str, token_device: str | None, device: str | None, camera: str | None,
-              since_ms: int | None) -> tuple[Query, set[str] | None, ZoneInfo]:
-        """The question's query, narrowed to what the caller may read and asked for, and the zone its times
-        are read in (that of the devices it is about); AskError otherwise."""
+              since_ms: int | None) -> tuple[Query, set[str] | None, ZoneInfo, tuple[str, ...]]:
+        """The question's query, narrowed to what the caller may read and asked for, the zone its times are
+        read in (that of the devices it is about) and the names it quotes; AskError otherwise."""
         if device is not None and not DEVICE_ID_RE.match(device):
             raise AskError(400, f"device={shown(device)} is not a device id ([a-z0-9-], at most 64)")
         if camera is not None and not CAMERA_ID_RE.match(camera):
@@ -187,12 +257,19 @@ class Asker:
             raise AskError(403, f"the token of device {token_device} may not ask about device {device}")
         vocabulary = self.vocabulary()
         devices = {token_device} if token_device else {device} if device else None
-        everyone = {d for d, _ in vocabulary.cameras}
-        zone = self.config.zone_for(devices or everyone)
-        query = read(text, vocabulary, zone, int(self.clock_ms()))
+        words, quoted = split_quoted(text)
+        named = vocabulary.quoted(quoted, devices)
+        if named.unknown:
+            raise AskError(404, "no camera, zone, device or label" + (f" of device {token_device}" if token_device
+                                                                     else "") + " is named "
+                           + ", ".join(f'"{n[:40]}"' for n in named.unknown[:3])
+                           + " in the events stored (quotes are for names; leave them out to ask in words)")
+        everyone = vocabulary.all_devices()
+        zone = self.config.zone_for(devices or set(named.devices) or {d for d, _ in named.cameras} or everyone)
+        query = self._with_quoted(read(words, vocabulary, zone, int(self.clock_ms())), named)
         about = self.config.zone_for(devices or set(query.devices) or {d for d, _ in query.cameras} or everyone)
         if about != zone:  # the question names a camera or device with a zone of its own: read it again there
-            zone, query = about, read(text, vocabulary, about, int(self.clock_ms()))
+            zone, query = about, self._with_quoted(read(words, vocabulary, about, int(self.clock_ms())), named)
         if token_device is not None:
             foreign = sorted({c for d, c in query.cameras if d != token_device} - {c for d, c in query.cameras
                                                                                     if d == token_device})
@@ -206,7 +283,7 @@ class Asker:
         elif query.devices:
             devices = set(query.devices)
         if camera is not None:
-            known = {p for p in vocabulary.cameras if p[1] == camera and (not devices or p[0] in devices)}
+            known = vocabulary.cameras_named(camera, devices)
             if not known:
                 # 404 whether it is another device's or no camera at all: a device learns nothing of others
                 raise AskError(404, f"camera={camera!r}: no events from such a camera"
@@ -217,10 +294,17 @@ class Asker:
             since = Window(since_ms, None, "since the time given")
             window = since if window is None else Window(max(since_ms, window.start_ms or 0), window.end_ms,
                                                          window.phrase)
-        return query.with_scope(cameras=cameras, window=window), devices, zone
+        return query.with_scope(cameras=cameras, window=window), devices, zone, quoted
+
+    @staticmethod
+    def _with_quoted(query: Query, named) -> Query:
+        """The query with the names the question quoted added to those it names as words."""
+        return query.with_scope(cameras=query.cameras | named.cameras, zones=query.zones | named.zones,
+                                devices=query.devices | named.devices, label=named.label or query.label)
 
     def _facts(self, query: Query, devices: set[str] | None) -> list[EventFact]:
-        """Every event the question covers, newest first (capture time, in the device's clock)."""
+        """Every event the question covers, newest first (capture time, in the device's clock). A stored row
+        that cannot be read as a fact, or with a time past the calendar's end, is left out, never an error."""
         base: dict[str, Any] = {"limit": self.config.max_scan}
         if query.label:
             base["label"] = query.label
@@ -235,31 +319,35 @@ class Asker:
         seen: dict[str, EventFact] = {}
         window = query.window
         for scan in scans:
-            for row in self.store.list_events(**base, **scan):
-                if ((window is None or window.holds(int(row["captured_ms"])))
-                        and (not query.zones or query.zones.intersection(row.get("zones") or ()))):
-                    seen[row["event_id"]] = EventFact.from_row(row)
+            for row in self.reads.list_events(**base, **scan):
+                try:
+                    if int(row["captured_ms"]) > LAST_DAY_MS:  # a time no calendar holds: no question's range
+                        continue
+                    if ((window is None or window.holds(int(row["captured_ms"])))
+                            and (not query.zones or query.zones.intersection(row.get("zones") or ()))):
+                        seen[row["event_id"]] = EventFact.from_row(row)
+                except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                    log.warning("question skipped stored event %.40s: %s", str(row.get("event_id")), exc)
         return sorted(seen.values(), key=lambda f: (f.captured_ms, f.event_id), reverse=True)
 
     # -- the LLM path ----------------------------------------------------------------------------------
     def _llm_estimate_ms(self) -> float:
-        typical = _median(self.stats.latency["llm"]) or 0.0
+        with self._stats_lock:
+            typical = _median(self.stats.latency["llm"]) or 0.0
         return typical * (self._llm_queue + 1)
 
-    async def _llm(self, text: str, query: Query, facts: list[EventFact], zone, started: float,
-                   usual: list[EventFact] | tuple = ()) -> Answer:
-        fast = answer(loose_intent(query), facts, query, zone, "fast")
-        if not facts:
+    async def _llm(self, step: _Pending) -> Answer:
+        """On the event loop: the text model's answer to a question whose events a worker found."""
+        fast, context = step.fast, step.context
+        if not context:
             return fast  # nothing for a model to read: the query's "no events" is the whole answer
         if self.text_model is None:
             return _partial(fast, "no text model for this [analyzer] backend (use openai with `vllm serve`)")
-        budget_ms = self.config.t_max_ms - (time.perf_counter() - started) * 1000
+        budget_ms = self.config.t_max_ms - (time.perf_counter() - step.started) * 1000
         if self._llm_estimate_ms() > budget_ms:
             return _partial(fast, f"the language model would take longer than t_max_ms ({self.config.t_max_ms:g} ms)")
-        looked = [f for f in facts if query.look.holds(f.description)] if query.look else facts
-        context = pick(text, looked or facts, [f.text(zone) for f in looked or facts], self.config.context_events)
-        lines = "\n".join(f"[{i}] {f.line(zone)}" for i, f in enumerate(context, 1))
-        prompt = f"Events (local time):\n{lines}\n\nQuestion: {text}"
+        lines = "\n".join(f"[{i}] {f.line(step.zone)}" for i, f in enumerate(context, 1))
+        prompt = f"Events (local time):\n{lines}\n\nQuestion: {step.text}"
         self._llm_queue += 1
         begun = time.perf_counter()
         try:
@@ -267,7 +355,8 @@ class Asker:
                 self.text_model.complete(SYSTEM, prompt, self.config.max_new_tokens, budget_ms / 1000 * 0.9),
                 timeout=max(0.05, budget_ms / 1000))
         except (TimeoutError, TextModelError) as exc:
-            self.stats.llm_errors += 1
+            with self._stats_lock:
+                self.stats.llm_errors += 1
             reason = "no answer within t_max_ms" if isinstance(exc, TimeoutError) else str(exc)
             return _partial(fast, reason)
         finally:
@@ -275,9 +364,10 @@ class Asker:
         if (time.perf_counter() - begun) * 1000 >= budget_ms * 0.9:
             return _partial(fast, "the language model ran out of time (t_max_ms)")
         said, cited, dropped = cite(raw, context)
-        self.stats.dropped_citations += dropped
+        with self._stats_lock:
+            self.stats.dropped_citations += dropped
         if not said or said.lower().startswith(("events (", "question:", "[1]")):  # empty, or the prompt echoed
-            told = answer("overview", facts, query, zone, "llm", usual)
+            told = answer("overview", step.facts, step.query, step.zone, "llm", step.usual)
             told.extra = {"from_facts": "the language model gave no usable answer; answered from the stored facts"}
             return told
         return Answer(said, "llm", [f.event_id for f in cited], value=None,
@@ -285,6 +375,10 @@ class Asker:
 
     def figures(self) -> dict[str, Any]:
         """α and the latency model for questions (one measurement, read by /v1/stats and the page)."""
+        with self._stats_lock:
+            return self._figures()
+
+    def _figures(self) -> dict[str, Any]:
         s = self.stats
         answered = sum(s.routes.values())
         without = answered - s.routes["llm"]
@@ -308,7 +402,7 @@ class Asker:
 def cite(raw: str, context: list[EventFact]) -> tuple[str, list[EventFact], int]:
     """The model's text with only valid [n] markers kept, renumbered to positions in the cited list; the
     events it cited (all it was given when it cited none: the answer is based on them); and how many markers
-    named no event it was given."""
+    named no event it was given. An event id written out in the text stays only when it is a cited event's."""
     text = re.sub(r"\s+", " ", raw.strip().split("\n\n")[0]).strip()[:400]
     order: list[int] = []
     dropped = 0
@@ -321,13 +415,25 @@ def cite(raw: str, context: list[EventFact]) -> tuple[str, list[EventFact], int]
             else:
                 dropped += 1
     if not order:
-        return _CITE.sub("", text).strip(), list(context), dropped
+        return _without_foreign_ids(_CITE.sub("", text), context), list(context), dropped
 
     def renumber(match: re.Match[str]) -> str:
         good = [str(order.index(int(p)) + 1) for p in match[1].split(",") if 1 <= int(p) <= len(context)]
         return f"[{', '.join(good)}]" if good else ""
 
-    return re.sub(r"\s+", " ", _CITE.sub(renumber, text)).strip(), [context[n - 1] for n in order], dropped
+    cited = [context[n - 1] for n in order]
+    return _without_foreign_ids(_CITE.sub(renumber, text), cited), cited, dropped
+
+
+def _without_foreign_ids(text: str, cited: list[EventFact]) -> str:
+    """`text` without anything that reads as an event id but is not one of the `cited` events' ids (a model
+    makes ids up, or copies one it was not asked to cite); spaces and punctuation left tidy."""
+    allowed = {f.event_id.lower() for f in cited}
+    kept = _NAMED_ID.sub(lambda m: m[0] if m["id"].lower() in allowed else "", text)
+    if kept == text:
+        return re.sub(r"\s+", " ", text).strip()
+    kept = re.sub(r"\(\s*\)|\[\s*\]", "", kept)  # brackets the id stood in alone
+    return re.sub(r"\s+([,.;:!?])", r"\1", re.sub(r"\s+", " ", kept)).strip().lstrip(",;: ")
 
 
 def _partial(fast: Answer, why: str) -> Answer:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 from zoneinfo import ZoneInfo
 
 from .appearance import Look, look_in
@@ -107,57 +108,24 @@ def spoken(identifier: str) -> list[str]:
     return sorted(forms, key=len, reverse=True)
 
 
-def _form_pattern(form: str) -> re.Pattern[str]:
-    """A camera name as a whole word; one written as one word may be typed as two ("drive way")."""
-    if " " in form or len(form) < 6:
-        return re.compile(rf"\b{re.escape(form)}\b")
-    return re.compile(r"\b" + " ?".join(re.escape(c) for c in form) + r"\b")
+class Names(Protocol):
+    """The names a question may use (cloud.ask.vocab.Vocabulary): the operator's, read as words."""
+
+    def cameras_in(self, text: str) -> frozenset[tuple[str, str]]: ...
+
+    def devices_in(self, text: str) -> frozenset[str]: ...
+
+    def zones_in(self, text: str) -> frozenset[str]: ...
+
+    def label_in(self, text: str) -> str | None: ...
 
 
-class Vocabulary:
-    """The cameras, devices, zones and labels the store knows, matched against questions."""
+def __getattr__(name: str):  # Vocabulary lives in vocab.py (where names come from); kept importable from here
+    if name == "Vocabulary":
+        from .vocab import Vocabulary
 
-    def __init__(self, cameras: set[tuple[str, str]], labels: set[str], zones: set[str] | None = None) -> None:
-        self.cameras = set(cameras)
-        self.labels = set(labels) | set(LABEL_WORDS)
-        self.zones = set(zones or ())
-        self._zone_forms = [(re.compile(rf"\b{re.escape(form)}\b"), zone)
-                            for zone in sorted(self.zones) for form in spoken(zone)]
-        self._camera_forms: list[tuple[re.Pattern[str], tuple[str, str]]] = []
-        self._device_forms: list[tuple[re.Pattern[str], str]] = []
-        for device, camera in sorted(self.cameras):
-            for form in spoken(camera):
-                self._camera_forms.append((_form_pattern(form), (device, camera)))
-        for device in sorted({d for d, _ in self.cameras}):
-            for form in spoken(device):
-                self._device_forms.append((re.compile(rf"\b{re.escape(form)}\b"), device))
-
-    def add(self, device: str, camera: str, label: str, zones: tuple[str, ...] | list[str] = ()) -> bool:
-        """Learn a new camera, label or zone; True when the vocabulary changed."""
-        if (device, camera) in self.cameras and label in self.labels and self.zones.issuperset(zones):
-            return False
-        self.__init__(self.cameras | {(device, camera)}, self.labels | {label}, self.zones | set(zones))  # rebuild
-        return True
-
-    def zones_in(self, text: str) -> frozenset[str]:
-        """Zones named in the question; a zone spelt like a camera is read as the camera."""
-        cameras = {form for _, camera in self.cameras for form in spoken(camera)}
-        return frozenset(zone for pattern, zone in self._zone_forms
-                         if pattern.search(text) and not cameras.intersection(spoken(zone)))
-
-    def cameras_in(self, text: str) -> frozenset[tuple[str, str]]:
-        found = {pair for pattern, pair in self._camera_forms if pattern.search(text)}
-        return frozenset(found)
-
-    def devices_in(self, text: str) -> frozenset[str]:
-        return frozenset(device for pattern, device in self._device_forms if pattern.search(text))
-
-    def label_in(self, text: str) -> str | None:
-        for label in sorted(self.labels):
-            words = LABEL_WORDS.get(label, (label, label + "s"))
-            if re.search(r"\b(" + "|".join(re.escape(w) for w in words) + r")\b", text):
-                return label
-        return None
+        return Vocabulary
+    raise AttributeError(name)
 
 
 _VERDICT_PHRASES = sorted(((w, v) for v, words in VERDICT_WORDS.items() for w in words), key=lambda p: -len(p[0]))
@@ -192,7 +160,7 @@ def is_open(text: str) -> bool:
     return bool(_OPEN.search(text)) or bool(re.search(r"\band (what|how|why|who|did|were|was)\b", text))
 
 
-def read(question: str, vocabulary: Vocabulary, zone: ZoneInfo, now_ms: int) -> Query:
+def read(question: str, vocabulary: Names, zone: ZoneInfo, now_ms: int) -> Query:
     text = normalise(question)
     look, intent = look_in(text), intent_of(text)
     rest = text

@@ -346,32 +346,8 @@ class SQLiteStore:
         """Events newest first, each with its verdict (or None). `before` is an event_id: event ids are
         UUIDv7, so they sort by capture time and page without gaps or repeats. since_ms/until_ms bound the
         time the service received them; verdict/source filter on the verdict given."""
-        where, args = [], []
-        for column, value in (("e.device", device), ("e.label", label), ("e.camera", camera)):
-            if value is not None:
-                where.append(f"{column} = ?")
-                args.append(value)
-        if before is not None:
-            where.append("e.event_id < ?")
-            args.append(before)
-        if since_ms is not None:
-            where.append("e.received_ms >= ?")
-            args.append(int(since_ms))
-        if until_ms is not None:
-            where.append("e.received_ms < ?")
-            args.append(int(until_ms))
-        if verdict is not None:
-            where.append("json_extract(v.doc, '$.verdict') = ?")
-            args.append(verdict)
-        if source is not None:
-            where.append("json_extract(v.doc, '$.source') = ?")
-            args.append(source)
-        sql = ("SELECT e.doc, e.received_ms, length(e.crop), v.doc FROM events e "
-               "LEFT JOIN verdicts v ON v.event_id = e.event_id")
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY e.event_id DESC LIMIT ?"
-        args.append(max(0, int(limit)))
+        sql, args = events_query(device, label, limit, before, camera=camera, verdict=verdict, source=source,
+                                 since_ms=since_ms, until_ms=until_ms)
         with self._lock:
             rows = self._conn.execute(sql, args).fetchall()
         return [_event_dict(*row) for row in rows]
@@ -414,6 +390,40 @@ class SQLiteStore:
             events = self._conn.execute("SELECT count(*) FROM events").fetchone()[0]
             verdicts = self._conn.execute("SELECT count(*) FROM verdicts").fetchone()[0]
         return {"events": events, "verdicts": verdicts}
+
+
+def events_query(device: str | None = None, label: str | None = None, limit: int = 50, before: str | None = None, *,
+                 camera: str | None = None, verdict: str | None = None, source: str | None = None,
+                 since_ms: int | None = None, until_ms: int | None = None) -> tuple[str, list[Any]]:
+    """The SQL (and its arguments) of `SQLiteStore.list_events`: rows for `_event_dict`."""
+    where: list[str] = []
+    args: list[Any] = []
+    for column, value in (("e.device", device), ("e.label", label), ("e.camera", camera)):
+        if value is not None:
+            where.append(f"{column} = ?")
+            args.append(value)
+    if before is not None:
+        where.append("e.event_id < ?")
+        args.append(before)
+    if since_ms is not None:
+        where.append("e.received_ms >= ?")
+        args.append(int(since_ms))
+    if until_ms is not None:
+        where.append("e.received_ms < ?")
+        args.append(int(until_ms))
+    if verdict is not None:
+        where.append("json_extract(v.doc, '$.verdict') = ?")
+        args.append(verdict)
+    if source is not None:
+        where.append("json_extract(v.doc, '$.source') = ?")
+        args.append(source)
+    sql = ("SELECT e.doc, e.received_ms, length(e.crop), v.doc FROM events e "
+           "LEFT JOIN verdicts v ON v.event_id = e.event_id")
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    sql += " ORDER BY e.event_id DESC LIMIT ?"
+    args.append(max(0, int(limit)))
+    return sql, args
 
 
 def _event_dict(event_doc: str, received_ms: int, crop_bytes: int, verdict_doc: str | None) -> dict[str, Any]:
