@@ -71,7 +71,9 @@ def add_parser(csub: Any) -> None:
     cmd = csub.add_parser(
         "page-link", help=f"a fresh one-time link to the live page (${API_URL_ENV}, ${API_TOKEN_ENV})",
         description="Ask the running cloud service for a fresh one-time link to its live page. The link works "
-                    "once, spent by the sign-in that reaches the page. Needs the operator's API token. "
-                    f"Example: {API_TOKEN_ENV}=... edgetriage cloud page-link")
+                    "once, spent by the sign-in that reaches the page. Needs the operator's API token "
+                    f"(${API_URL_ENV}, default http://127.0.0.1:8080; ${API_TOKEN_ENV}).",
+        epilog=f"example:\n  {API_TOKEN_ENV}=... edgetriage cloud page-link",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     cmd.add_argument("--json", action="store_true", help='print {"link", "path", "expires_s"}')
     cmd.set_defaults(func=cmd_page_link)

@@ -176,9 +176,9 @@ def add_parser(sub: Any) -> None:
     cmd = sub.add_parser(
         "watch", help="print the live events and verdicts on the broker, one line each, in words",
         description="Print every escalated event and every verdict on the broker as one line each (time, "
-                    "device/camera, label, decision or verdict, description); the binary topics are decoded. "
-                    "Example: edgetriage watch --config /etc/edgetriage/cloud.toml",
-        epilog=__doc__.split("\n\n", 2)[2] if __doc__ else None,
+                    "device/camera, label, decision or verdict, description); the binary topics are decoded.",
+        epilog="example:\n  edgetriage watch --config /etc/edgetriage/cloud.toml\n\n"
+               + (__doc__.split("\n\n", 2)[2] if __doc__ else ""),
         formatter_class=argparse.RawDescriptionHelpFormatter)
     cmd.add_argument("--config", metavar="FILE", help="a cloud or device TOML; its [mqtt] section says how to "
                      "reach the broker (default: mqtt://127.0.0.1:1883, prefix edgetriage)")

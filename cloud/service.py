@@ -58,8 +58,8 @@ def _trace(event_id: str, device: str, camera: str) -> dict[str, str]:
 
 def _log_verdict(verdict: Verdict, published: bool) -> None:
     """One info line per verdict made (model or cache): the cloud's half of an event's story."""
-    log.info("%s/%s event %s: verdict %s (%.2f) from %s in %.0f ms%s", verdict.device, verdict.camera,
-             verdict.event_id, verdict.verdict, verdict.confidence, verdict.source, verdict.timings.total_ms,
+    log.info("verdict %s (%.2f) for %s/%s event %s from %s in %.0f ms%s", verdict.verdict, verdict.confidence,
+             verdict.device, verdict.camera, verdict.event_id, verdict.source, verdict.timings.total_ms,
              "" if published else " (not published: no broker connection)",
              extra=_trace(verdict.event_id, verdict.device, verdict.camera))
 

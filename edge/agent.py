@@ -300,8 +300,8 @@ class EdgeAgent:
             self.stats.local += 1
         else:
             self.stats.dropped += 1
-        log.info("camera %s track %d: %s %.2f: %s (%s)%s", camera_id, ev.track_id, ev.label, ev.score, decision.kind,
-                 decision.reason, f" as event {event_id}" if event_id else "",
+        log.info("decision %s on camera %s track %d: %s %.2f (%s)%s", decision.kind, camera_id, ev.track_id, ev.label,
+                 ev.score, decision.reason, f" as event {event_id}" if event_id else "",
                  extra={"event_id": event_id, "device": self.device, "camera": camera_id})
         if self.on_decision is not None:
             try:

@@ -257,8 +257,8 @@ class Delivery:
             self.stats.verdicts_duplicate += 1
             return
         latency = self._latency_ms(eid, now)
-        log.info("camera %s event %s: verdict %s (%.2f) from %s, %s ms after escalation", verdict.camera, eid,
-                 verdict.verdict, verdict.confidence, verdict.source, "?" if latency is None else f"{latency:.0f}",
+        log.info("verdict %s (%.2f) for camera %s event %s from %s, %s ms after escalation", verdict.verdict,
+                 verdict.confidence, verdict.camera, eid, verdict.source, "?" if latency is None else f"{latency:.0f}",
                  extra={"event_id": eid, "device": verdict.device, "camera": verdict.camera})
         if completed:
             source = verdict.source
