@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from conftest import clip_crop
@@ -31,7 +32,16 @@ from edgetriage.shared.reuse import event_facts
 BOX = (370, 10, 530, 400)  # a visitor at the table in the 768x432 frame of the one-by-one clip
 PERSON_FRAME, EMPTY_FRAME = 120, 10
 TOPIC = "edgetriage/v1/pi-policy/events"
-DAY_MS = 1_765_800_000_000  # a Monday, 12:00 UTC (2025-12-15)
+
+
+def _last_monday_noon_utc() -> int:
+    """A Monday, 12:00 UTC, at least a day ago and within the cloud's retention (events older are refused)."""
+    now = datetime.now(UTC)
+    return int((now - timedelta(days=now.weekday() or 7)).replace(hour=12, minute=0, second=0,
+                                                                    microsecond=0).timestamp() * 1000)
+
+
+DAY_MS = _last_monday_noon_utc()
 
 
 def _facts(minute=-1, weekday=7, zones=(), dwell=-1.0, direction="", people=1) -> EventFacts:

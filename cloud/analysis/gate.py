@@ -32,7 +32,8 @@ from ...shared.protocol import Event
 from ...shared.reuse import event_facts, with_inputs
 from ..config import PolicyConfig
 from .base import Analysis, Backend
-from .check import ABSENT, SURE, facts_description
+from .check import ABSENT, SURE
+from .describe import from_facts
 from .hivis import hivis
 from .policy import Policy, Seen, evaluate, inputs
 from .policy_words import compile_policy
@@ -184,7 +185,7 @@ class PolicyGate:
 
     def _made(self, event: Event, policy: Policy, facts: Facts, verdict: str, by: str, clause: str,
               started: float, confidence: float) -> Analysis:
-        return Analysis(verdict=verdict, confidence=confidence, description=facts_description(facts, verdict),
+        return Analysis(verdict=verdict, confidence=confidence, description=from_facts(facts, verdict),
                         model="policy", prompt_version=self.prompt_version(event),
                         analyze_ms=(time.perf_counter() - started) * 1000, facts=tuple(facts.sentences()),
                         decided_by=by, policy=policy.plain(), clause=clause,

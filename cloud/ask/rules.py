@@ -120,14 +120,6 @@ class Names(Protocol):
     def label_in(self, text: str) -> str | None: ...
 
 
-def __getattr__(name: str):  # Vocabulary lives in vocab.py (where names come from); kept importable from here
-    if name == "Vocabulary":
-        from .vocab import Vocabulary
-
-        return Vocabulary
-    raise AttributeError(name)
-
-
 _VERDICT_PHRASES = sorted(((w, v) for v, words in VERDICT_WORDS.items() for w in words), key=lambda p: -len(p[0]))
 
 
