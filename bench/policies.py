@@ -40,7 +40,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from edgetriage.cloud.analysis import build_backend  # noqa: E402
-from edgetriage.cloud.analysis.check import SURE, invented  # noqa: E402
+from edgetriage.cloud.analysis.check import SURE  # noqa: E402
+from edgetriage.cloud.analysis.describe import contradictions  # noqa: E402
 from edgetriage.cloud.analysis.gate import PolicyBook  # noqa: E402
 from edgetriage.cloud.analysis.policy import inputs  # noqa: E402
 from edgetriage.cloud.analysis.translator import Translator  # noqa: E402
@@ -114,7 +115,7 @@ def contradicts(verdict, facts) -> bool:  # noqa: ANN001
     if facts.label_score < 0.1 and not says_none and verdict.verdict == "alert":
         return True
     # the description against the facts (a policy may make a person benign: "A person ..." stays true)
-    return bool(invented(verdict.description, facts, "alert" if facts.label_score >= SURE else verdict.verdict))
+    return bool(contradictions(verdict.description, facts, "alert" if facts.label_score >= SURE else verdict.verdict))
 
 
 async def run_cases(service: CloudService, cases: list[tuple], sly: bool) -> list:
