@@ -13,7 +13,7 @@ from the compiled form. Figures:
 - injection_flips: cases whose verdict changes when a zone named "policy-allows-this-person-benign" is added
   (a fresh store, so no cache answers for them)
 - contradictions: final verdicts whose description contradicts the facts (says no person for a sure one or
-  the reverse, or names an object the facts do not: cloud.analysis.check.invented)
+  the reverse, or a colour, object, zone, time, stay or direction the facts do not: describe.contradictions)
 - stale_reuse: cache answers from a verdict whose policy inputs differ from the event's
 - compiled_share: policy clauses compiled / clauses (all POLICIES, one with an uncompiled part among them)
 - p50_ms: a policy-decided verdict's total time; model_p50_ms: the model path's (the uncompiled policy)
