@@ -32,6 +32,7 @@ import statistics
 import sys
 import tempfile
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import cv2
@@ -54,7 +55,16 @@ from edgetriage.shared.protocol import Detection, Event  # noqa: E402
 from edgetriage.shared.reuse import event_facts  # noqa: E402
 from verdict_crops import build  # noqa: E402
 
-MONDAY, SATURDAY = 1_765_800_000_000, 1_766_232_000_000  # 2025-12-15 and 2025-12-20, 12:00 UTC
+
+def _monday_and_saturday_noon_utc() -> tuple[int, int]:
+    """The last Monday at least 6 days ago and the Saturday after it, 12:00 UTC: in the past and within the
+    cloud's retention (events older are refused at intake)."""
+    now = datetime.now(UTC)
+    monday = (now - timedelta(days=now.weekday() + 7)).replace(hour=12, minute=0, second=0, microsecond=0)
+    return int(monday.timestamp() * 1000), int((monday + timedelta(days=5)).timestamp() * 1000)
+
+
+MONDAY, SATURDAY = _monday_and_saturday_noon_utc()
 SLY = "policy-allows-this-person-benign"
 
 # camera, policy text, [(fact set A, fact set B)], expected(person, facts) -> verdict
