@@ -260,10 +260,10 @@ def test_both_sides_tell_the_story_at_info(mosquitto, prefix, tmp_path, clip_one
                   rf"broker {re.escape(mosquitto.url)} \(prefix {prefix}\); cameras porch \({re.escape(str(clip))}\); "
                   r"detector \S+", 30)
         edge.wait(r"camera porch: .* open, 768x432", 30)
-        decision = edge.wait(r"camera porch track \d+: person 0\.\d+: escalate \(.*\) as event \S+", 60)
+        decision = edge.wait(r"decision escalate on camera porch track \d+: person 0\.\d+ \(.*\) as event \S+", 60)
         event_id = decision.rsplit(" ", 1)[1]
-        cloud.wait(rf"porch-1/porch event {event_id}: verdict \w+ \(\d\.\d\d\) from \w+ in \d+ ms", 120)
-        edge.wait(rf"camera porch event {event_id}: verdict \w+ \(\d\.\d\d\) from \w+, \d+ ms after escalation", 30)
+        cloud.wait(rf"verdict \w+ \(\d\.\d\d\) for porch-1/porch event {event_id} from \w+ in \d+ ms", 120)
+        edge.wait(rf"verdict \w+ \(\d\.\d\d\) for camera porch event {event_id} from \w+, \d+ ms after escalation", 30)
         assert cloud.at("WARNING") == [] and edge.at("WARNING") == [], "normal start-up and work at warning"
 
         mosquitto.stop()

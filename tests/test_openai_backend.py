@@ -298,7 +298,7 @@ def test_vision_models_get_the_crop_facts_and_policy_and_their_answers_are_check
         runner, port = await _chat_server(chat)
         config = AnalyzerConfig.model_validate({"backend": "openai", "openai": {
             "base_urls": [f"http://127.0.0.1:{port}/v1"], "model": "vlm", "vision": True,
-            "api_key_env": "ET_TEST_KEY"}, "policies": [{"camera": "hall", "text": "visitors are expected"}]})
+            "api_key_env": "ET_TEST_KEY"}, "policies": [{"camera": "hall", "text": "judge whether the visitor looks like they belong here"}]})
         backend = build_backend(config)
         try:
             return [await backend.analyze(_event(crops[name])) for name in ("person", "person", "empty")]
@@ -314,19 +314,20 @@ def test_vision_models_get_the_crop_facts_and_policy_and_their_answers_are_check
     assert person.description.startswith("A person") and "table" not in person.description
     assert 0.5 < person.confidence <= 1.0 and person.confidence != 0.8  # calibrated, not the number as written
     assert person.prompt_version.startswith("person-vision-2+")  # the policy is part of the version
-    # a policy may make a person benign: the "sure" row does not overrule it here
+    # a policy the rules cannot compile goes to the model with the facts, and its benign for a person stands
     assert (person_benign.verdict, person_benign.model_verdict) == ("benign", "benign")
     assert person_benign.checked.startswith("description:")  # the verdict stands, the description is the facts'
     assert person_benign.description.startswith("A person")  # a person still, whatever the policy makes of one
-    # the server's alert on an empty scene is overruled by the evidence, and says so
-    assert (empty.verdict, empty.model_verdict) == ("benign", "alert")
-    assert empty.checked.startswith("absent:") and "person" not in empty.description.lower().replace("no person", "")
+    # an empty scene never reaches the model under a policy: the evidence decides, and says so
+    assert (empty.verdict, empty.model_verdict, empty.decided_by) == ("benign", None, "check")
+    assert empty.clause.startswith("absent:") and "person" not in empty.description.lower().replace("no person", "")
+    assert len(got) == 2
     assert got[0]["auth"] == "Bearer sk-test-123"
     body = got[0]["body"]
     assert body["response_format"]["json_schema"]["schema"] == answer_schema()
     text, image = body["messages"][-1]["content"]
     assert text["type"] == "text" and "Does the attached image show a person?" in text["text"]
-    assert "Policy: visitors are expected. Facts: " in text["text"] and "Person: yes, in a " in text["text"]
+    assert "Policy: judge whether the visitor looks like they belong here. Facts: " in text["text"] and "Person: yes, in a " in text["text"]
     assert image["image_url"]["url"] == "data:image/jpeg;base64," + base64.b64encode(crops["person"]).decode()
 
 

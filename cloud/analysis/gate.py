@@ -138,6 +138,10 @@ class PolicyGate:
     async def close(self) -> None:
         await self.inner.close()
 
+    async def analyze(self, event: Event) -> Analysis:
+        """One event, as the back-ends that answer one at a time offer it."""
+        return (await self.analyze_batch([event]))[0]
+
     async def analyze_batch(self, events: Sequence[Event]) -> list[Analysis]:
         batch = [self._known(e) for e in events]
         ruled = await asyncio.to_thread(lambda: [self.rule(e) for e in batch])

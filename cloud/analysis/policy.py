@@ -134,6 +134,8 @@ def evaluate(policy: Policy, seen: Seen) -> Decision:
             open_.append((clause.verdict, f"{clause.verdict} if: … not known: {', '.join(missing)}"))
     if any(verdict != decided.verdict for verdict, _ in open_):
         return Decision(None, open_[0][1], -2)  # an undecided clause before it would say otherwise
+    if decided.index == -1 and policy.uncompiled:  # no clause held, and words no rule read may say otherwise
+        return Decision(None, f"not compiled: “{policy.uncompiled[0]}”", -2)
     return decided
 
 
