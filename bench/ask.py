@@ -386,7 +386,10 @@ def _ask(store: Any, site: dict, clock: SiteClock, zone: ZoneInfo, questions: li
             f"{v.get('description', '')[:80]}")
     say(f"{len(rows)} events on {len({r['camera'] for r in rows})} cameras over {len(days)} days; asking "
         f"{len(questions)} questions")
-    config = AskConfig.model_validate({"timezones": {site["device"]["device"]: site["device"]["timezone"]}})
+    device = site["device"]["device"]  # the operator's names for the device's cameras and zones ([ask])
+    config = AskConfig.model_validate({
+        "timezones": {device: site["device"]["timezone"]}, "cameras": {device: list(site["cameras"])},
+        "zones": sorted({z["name"] for zones in site.get("zones", {}).values() for z in zones})})
     asker = Asker(store, config, AnalyzerConfig(threads=1), clock_ms=lambda: clock.ms(site["now"]))
     asyncio.run(asker.warm())
     results = results_of(ask_all(asker, questions, rows, clock, zone, store))
