@@ -73,6 +73,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if result.get("partial"):
         marks.append("partial")
     print(f"({', '.join(marks)})")
+    if result.get("hint"):
+        print(f"note: {result['hint']}")
     for event_id in result["events"][:20]:
         print(f"  {url.rstrip('/')}/v1/events/{event_id}")
     if len(result["events"]) > 20:

@@ -103,6 +103,17 @@ def test_the_operator_names_cameras_and_zones_a_device_can_only_add_quoted_ones(
     assert ask(asker, 'when was the last person in "last"?')["value"] == "2026-11-29 19:01"
 
 
+def test_a_camera_only_a_device_named_is_not_read_silently_the_answer_says_to_quote_it(store):
+    """Without [ask] cameras naming it, "the garage" names no camera: the answer says so and how to ask."""
+    asker = asker_for(store)
+    put(store, "house", "garage", "person", at(29, 19, 0), "alert", "a person by the car")
+    plain = ask(asker, "how many people came to the garage today?")
+    assert '"garage"' in plain.get("hint", "") and "quoted" in plain["hint"]
+    quoted = ask(asker, 'how many people came to "garage" today?')
+    assert quoted["value"] == 1 and "hint" not in quoted
+    assert "hint" not in ask(asker, "how many people came to the porch today?")  # the operator's name
+
+
 def test_a_configured_name_that_is_a_question_word_is_matched_only_quoted():
     vocabulary = Vocabulary({("house", "today"), ("house", "back_door")}, (), ["people"], devices={"alert"})
     assert vocabulary.cameras_in("how many people came today") == frozenset()

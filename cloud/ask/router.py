@@ -230,6 +230,11 @@ class Asker:
         decided = time.perf_counter()
         if route != "llm":
             result = answer(loose_intent(query), facts, query, zone, route, usual)
+            unquoted = self.vocabulary().unquoted_in(normalise(split_quoted(text)[0]))
+            if unquoted:  # "the porch" where only a device named a camera porch: read as no camera
+                names = ", ".join(f'"{n}"' for n in unquoted)
+                result.extra = {**result.extra, "hint": f"{names}: a name only a device sent, matched when quoted "
+                                                        f"(or name it in [ask] cameras / zones)"}
             return self._answered(text, query, key, devices, score, result, started, decided)
         fast = answer(loose_intent(query), facts, query, zone, "fast")
         looked = [f for f in facts if query.look.holds(f.description)] if query.look else facts

@@ -205,6 +205,15 @@ class Vocabulary:
                 found |= self._device_words.get(gram, set())
         return frozenset(found)
 
+    def unquoted_in(self, text: str) -> tuple[str, ...]:
+        """Names only a device sent that a normalised question writes as plain words: read as no name, so the
+        answer says how to ask about them (in quotes)."""
+        with self._lock:
+            return tuple(sorted({gram for gram, _ in _grams(text)
+                                 if (gram in self._quoted_cameras or gram in self._quoted_zones)
+                                 and gram not in self._camera_words and gram not in self._zone_words
+                                 and not is_question_word(gram)}))
+
     def label_in(self, text: str) -> str | None:
         """The label a normalised question asks about, from the fixed words ("people", "bikes"); a label a
         device sent is matched only quoted."""
