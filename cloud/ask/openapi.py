@@ -34,6 +34,8 @@ ASK_ANSWER = {
         "partial": {"type": "boolean", "description": "the LLM path would have broken t_max_ms: the fast "
                                                       "path's answer instead"},
         "value": {"description": "count (integer), time (local, YYYY-MM-DD HH:MM), yes/no, or event ids"},
+        "hint": {"type": "string", "description": "a plain word of the question is a camera or zone name only a "
+                                                  "device sent, read as no name: quote it, or name it in [ask]"},
     },
 }
 
