@@ -13,6 +13,7 @@ import sys
 import textwrap
 import urllib.error
 import urllib.request
+from typing import Any
 
 API_URL_ENV = "EDGETRIAGE_API_URL"
 API_TOKEN_ENV = "EDGETRIAGE_API_TOKEN"
@@ -31,7 +32,14 @@ def ask(question: str, *, url: str, token: str, camera: str | None = None, devic
             body[name] = value
     if since is not None:
         body["since"] = int(since) if since.isdigit() else since
-    request = urllib.request.Request(f"{url.rstrip('/')}/v1/ask", data=json.dumps(body).encode(), method="POST",
+    return call_api(url, "/v1/ask", token, json.dumps(body).encode(), timeout_s, AskFailed, "the question")
+
+
+def call_api(url: str, path: str, token: str, body: bytes, timeout_s: float, failed: type[Exception],
+             what: str) -> Any:
+    """POST `body` (JSON) to the API's `path` with the token; its JSON answer, or `failed` saying why not in
+    one line (`what` the API refused, an unreachable address, an answer that is no JSON)."""
+    request = urllib.request.Request(f"{url.rstrip('/')}{path}", data=body, method="POST",
                                      headers={"Content-Type": "application/json",
                                               "Authorization": f"Bearer {token}"})
     try:
@@ -42,13 +50,13 @@ def ask(question: str, *, url: str, token: str, camera: str | None = None, devic
             message = json.loads(exc.read()).get("error") or exc.reason
         except (ValueError, AttributeError):
             message = exc.reason
-        raise AskFailed(f"the API refused the question (HTTP {exc.code}): {message}") from None
+        raise failed(f"the API refused {what} (HTTP {exc.code}): {message}") from None
     except (urllib.error.URLError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
-        raise AskFailed(f"cannot reach the API at {url} ({reason}); set {API_URL_ENV} to the service's "
-                        "address, e.g. http://127.0.0.1:8080") from None
+        raise failed(f"cannot reach the API at {url} ({reason}); set {API_URL_ENV} to the service's "
+                     "address, e.g. http://127.0.0.1:8080") from None
     except ValueError:
-        raise AskFailed(f"the API at {url} did not answer JSON; is {API_URL_ENV} the edgetriage API?") from None
+        raise failed(f"the API at {url} did not answer JSON; is {API_URL_ENV} the edgetriage API?") from None
 
 
 def cmd_ask(args: argparse.Namespace) -> int:

@@ -11,11 +11,9 @@ import argparse
 import json
 import os
 import sys
-import urllib.error
-import urllib.request
 from typing import Any
 
-from .ask import API_TOKEN_ENV, API_URL_ENV, DEFAULT_URL
+from .ask import API_TOKEN_ENV, API_URL_ENV, DEFAULT_URL, call_api
 
 
 class PageLinkFailed(RuntimeError):
@@ -24,23 +22,7 @@ class PageLinkFailed(RuntimeError):
 
 def mint_page_link(url: str, token: str, timeout_s: float = 30.0) -> dict[str, Any]:
     """The API's answer: {"path", "link", "expires_s"}; the link joined to `url` is put in "link"."""
-    request = urllib.request.Request(f"{url.rstrip('/')}/v1/page-link", data=b"", method="POST",
-                                     headers={"Authorization": f"Bearer {token}"})
-    try:
-        with urllib.request.urlopen(request, timeout=timeout_s) as response:  # noqa: S310 - the user's API URL
-            answer = json.loads(response.read())
-    except urllib.error.HTTPError as exc:
-        try:
-            message = json.loads(exc.read()).get("error") or exc.reason
-        except (ValueError, AttributeError):
-            message = exc.reason
-        raise PageLinkFailed(f"the API refused (HTTP {exc.code}): {message}") from None
-    except (urllib.error.URLError, OSError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise PageLinkFailed(f"cannot reach the API at {url} ({reason}); set {API_URL_ENV} to the service's "
-                             "address, e.g. http://127.0.0.1:8080") from None
-    except ValueError:
-        raise PageLinkFailed(f"the API at {url} did not answer JSON; is {API_URL_ENV} the edgetriage API?") from None
+    answer = call_api(url, "/v1/page-link", token, b"", timeout_s, PageLinkFailed, "the link")
     if not isinstance(answer, dict) or not isinstance(answer.get("path"), str):
         raise PageLinkFailed(f"the API at {url} has no page link to give (an older service?)")
     return {**answer, "link": f"{url.rstrip('/')}{answer['path']}"}
