@@ -19,6 +19,7 @@ from ..shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
 from ..shared.protocol import DEFAULT_MAX_DISTANCE, DEFAULT_MIN_SIMILARITY
 from .ask.config import AskConfig
 from .ha import HomeAssistantConfig
+from .suppress.config import SuppressionsConfig
 
 DeviceId = Annotated[str, Field(pattern=DEVICE_ID_RE.pattern)]
 CameraId = Annotated[str, Field(pattern=CAMERA_ID_RE.pattern)]
@@ -253,6 +254,7 @@ class CloudConfig(Strict):
     delivery: DeliveryConfig = DeliveryConfig()
     homeassistant: HomeAssistantConfig = HomeAssistantConfig()
     ask: AskConfig = AskConfig()
+    suppressions: SuppressionsConfig = SuppressionsConfig()
 
     @model_validator(mode="after")
     def _shared_subscription(self) -> CloudConfig:

@@ -1,0 +1,28 @@
+"""`[suppressions]`: when the cloud proposes a suppression, and whether it is accepted without the operator."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from ...shared.config import Strict
+from ...shared.suppression import DEFAULT_MIN_OVERLAP, DEFAULT_SUPPRESS_DISTANCE, DEFAULT_SUPPRESS_SIMILARITY
+
+
+class SuppressionsConfig(Strict):
+    """A place on a camera that gave `min_events` benign events within `window_s`, all alike, is proposed as a
+    suppression lasting `expiry_s`; `auto_accept` sends it to the device at once instead of waiting for the
+    operator (the page and POST /v1/suppressions/{id}/accept)."""
+
+    enabled: bool = True
+    auto_accept: bool = False
+    min_events: Annotated[int, Field(ge=2, le=1000)] = Field(5, description="N benign events ...")
+    window_s: Annotated[float, Field(gt=0, le=30 * 86400.0)] = Field(86400.0, description="... within T seconds")
+    expiry_s: Annotated[float, Field(gt=0, le=90 * 86400.0)] = 7 * 86400.0
+    min_overlap: Annotated[float, Field(gt=0.0, le=1.0)] = DEFAULT_MIN_OVERLAP
+    min_similarity: Annotated[float, Field(ge=0.5, le=1.0)] = DEFAULT_SUPPRESS_SIMILARITY
+    max_distance: Annotated[int, Field(ge=0, le=32)] = DEFAULT_SUPPRESS_DISTANCE
+    labels: list[str] = Field(default_factory=list, description="labels that may be suppressed; empty: any")
+    push_wait_s: Annotated[float, Field(ge=0.0, le=60.0)] = Field(
+        1.0, description="how long to wait for a device's retained config before merging into it")

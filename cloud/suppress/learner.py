@@ -1,0 +1,233 @@
+"""From benign verdicts to suppression proposals.
+
+Every event that ends `benign` (a verdict listener: by the model, or reused from the cache; and, through
+`observe_benign`, by an operator's feedback) becomes a sighting: its device, camera, label, where its crop was
+cut (`crop_box`, the place both sides compute alike) and the cloud's own keys of its crop (shared.cropkeys: the
+hash, and the appearance embedding where the shipped MobileNetV2 is at hand), never the keys the device sent.
+When one camera has `min_events` sightings within `window_s` at one place that all look alike, and no live
+suppression already covers them, the learner proposes one: the place their crops share, the appearance of the
+newest, an expiry `expiry_s` ahead. The operator accepts or rejects it (cloud.suppress.api); with `auto_accept`
+it is accepted at once. An accepted or expired one changes the device's remote config (cloud.suppress.publish).
+
+Work off the event loop: sightings are keyed and matched on one thread of the learner's own, as the device
+config is published from it (a broker round trip).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import queue
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ...shared.cropkeys import decode_jpeg, phash_dct64
+from ...shared.protocol import Verdict
+from ...shared.suppression import SuppressionRule, looks_alike, overlap, suppression_matches
+from ..storage.store import Store, StoreError
+from .config import SuppressionsConfig
+from .store import MAX_EVIDENCE, Proposal, SuppressionStore
+
+log = logging.getLogger("edgetriage.cloud.suppress")
+
+Box = tuple[float, float, float, float]
+Publisher = Callable[[str, list[SuppressionRule]], object]  # (device, its accepted live rules)
+Embedder = Callable[[bytes], bytes | None]  # a crop's JPEG -> the cloud's appearance embedding
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass(frozen=True)
+class Sighting:
+    event_id: str
+    device: str
+    camera: str
+    label: str
+    box: Box
+    phash: str
+    embedding: bytes | None
+    ms: int
+    source: str  # "model" or "feedback"
+
+
+class Learner:
+    """Sightings in, proposals out (see the module docstring). `publish` sends a device its accepted rules."""
+
+    def __init__(self, config: SuppressionsConfig, proposals: SuppressionStore, events: Store, *,
+                 embed: Embedder | None = None, publish: Publisher | None = None) -> None:
+        self.config = config
+        self.proposals = proposals
+        self.events = events
+        self._embed = embed
+        self._publish = publish
+        self._seen: dict[tuple[str, str, str], deque[Sighting]] = {}
+        self._lock = threading.RLock()
+        self._work: queue.SimpleQueue[tuple[str, str] | threading.Event | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self.proposed = 0
+        self.publish_errors = 0
+
+    # -- input -----------------------------------------------------------------------------------------
+    def on_verdict(self, verdict: Verdict) -> None:
+        """Verdict listener (on the event loop): a benign verdict is queued for the learner's thread."""
+        if self.config.enabled and verdict.verdict == "benign":
+            self.observe_benign(verdict.event_id, "model")
+
+    def observe_benign(self, event_id: str, source: str = "feedback") -> None:
+        """The seam for operator feedback: the event was benign by `source`; learned on the learner's thread."""
+        self._ensure_thread()
+        self._work.put((event_id, source))
+
+    def forget(self, event_id: str) -> None:
+        """An event is no longer benign (an operator corrected it): it stops counting towards a proposal."""
+        with self._lock:
+            for sightings in self._seen.values():
+                for s in [s for s in sightings if s.event_id == event_id]:
+                    sightings.remove(s)
+
+    def _ensure_thread(self) -> None:
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="suppress-learner", daemon=True)
+                self._thread.start()
+
+    def _run(self) -> None:
+        while (item := self._work.get()) is not None:
+            if isinstance(item, threading.Event):
+                item.set()
+                continue
+            try:
+                self.learn(*item)
+            except Exception:  # noqa: BLE001 - one bad event must not stop learning
+                log.exception("learning from event %s failed", item[0])
+
+    def close(self) -> None:
+        if self._thread is not None:
+            self._work.put(None)
+            self._thread.join(timeout=10.0)
+
+    def drain(self, timeout_s: float = 30.0) -> None:
+        """Wait until the queued sightings are learned (tests, the bench)."""
+        self._ensure_thread()
+        done = threading.Event()
+        self._work.put(done)
+        done.wait(timeout_s)
+
+    # -- learning --------------------------------------------------------------------------------------
+    def sighting(self, event_id: str, source: str) -> Sighting | None:
+        """The event as a sighting, with the cloud's own keys; None without its crop, place or picture."""
+        event = self.events.get_event(event_id)
+        crop = self.events.get_crop(event_id)
+        if event is None or crop is None or event.get("crop_box") is None:
+            return None
+        if self.config.labels and event["label"] not in self.config.labels:
+            return None
+        image = decode_jpeg(crop)
+        if image is None:
+            return None
+        embedding = self._embed(crop) if self._embed is not None else None
+        return Sighting(event_id, event["device"], event["camera"], event["label"], tuple(event["crop_box"]),
+                        phash_dct64(image), embedding, int(event["captured_ms"]), source)
+
+    def learn(self, event_id: str, source: str = "model", now_ms: int | None = None) -> Proposal | None:
+        """Add one benign event; the proposal it completes, if any."""
+        seen = self.sighting(event_id, source)
+        if seen is None:
+            return None
+        now = _now_ms() if now_ms is None else now_ms
+        key = (seen.device, seen.camera, seen.label)
+        with self._lock:
+            sightings = self._seen.setdefault(key, deque(maxlen=4 * MAX_EVIDENCE))
+            if any(s.event_id == event_id for s in sightings):
+                return None
+            sightings.append(seen)
+            horizon = max(now, seen.ms) - int(self.config.window_s * 1000)
+            while sightings and sightings[0].ms < horizon:
+                sightings.popleft()
+            if self._covered(seen, now):
+                return None
+            alike = [s for s in sightings if self._same_thing(s, seen)]
+            if len(alike) < self.config.min_events:
+                return None
+            proposal = self._propose(seen, alike, now)
+            for s in alike:
+                sightings.remove(s)
+        self.proposals.put(proposal)
+        self.proposed += 1
+        log.info("suppression %s proposed for %s/%s (%s at %s): %d benign events alike within %.0f s",
+                 proposal.id, seen.device, seen.camera, seen.label, _box_text(proposal.rule.region), proposal.count,
+                 self.config.window_s)
+        if self.config.auto_accept:
+            return self.decide(proposal.id, "accepted", "auto")
+        return proposal
+
+    def _same_thing(self, a: Sighting, b: Sighting) -> bool:
+        return overlap(a.box, b.box) >= self.config.min_overlap and looks_alike(
+            a.phash, a.embedding, b.phash, b.embedding, max_distance=self.config.max_distance,
+            min_similarity=self.config.min_similarity)
+
+    def _covered(self, seen: Sighting, now: int) -> bool:
+        """A proposed or accepted live suppression of this device already answers the sighting."""
+        return any(p.device == seen.device and p.status != "rejected" and suppression_matches(
+            p.rule, camera=seen.camera, label=seen.label, box=seen.box, phash=seen.phash, embedding=seen.embedding,
+            now_ms=now) for p in self.proposals.all())
+
+    def _propose(self, newest: Sighting, alike: list[Sighting], now: int) -> Proposal:
+        boxes = [s.box for s in alike]
+        region = tuple(round(sum(b[i] for b in boxes) / len(boxes), 4) for i in range(4))
+        digest = hashlib.sha256(f"{newest.device}|{newest.camera}|{newest.event_id}".encode()).hexdigest()[:12]
+        rule = SuppressionRule(id=f"s-{digest}", camera=newest.camera, label=newest.label, region=region,
+                               phash=newest.phash, max_distance=self.config.max_distance,
+                               embedding=newest.embedding, min_similarity=self.config.min_similarity,
+                               min_overlap=self.config.min_overlap,
+                               expires_ms=now + int(self.config.expiry_s * 1000))
+        sources: dict[str, int] = {}
+        for s in alike:
+            sources[s.source] = sources.get(s.source, 0) + 1
+        return Proposal(device=newest.device, rule=rule, created_ms=now, count=len(alike), sources=sources,
+                        evidence=[s.event_id for s in alike][-MAX_EVIDENCE:])
+
+    # -- decisions -------------------------------------------------------------------------------------
+    def decide(self, suppression_id: str, status: str, by: str) -> Proposal | None:
+        """Accept or reject a proposal (`by`: "operator", "auto"); the device gets its new set of rules when
+        what it holds changes. None when there is no such suppression."""
+        proposal = self.proposals.get(suppression_id)
+        if proposal is None:
+            return None
+        was = proposal.status
+        decided = proposal.model_copy(update={"status": status, "decided_by": by, "decided_ms": _now_ms()})
+        self.proposals.put(decided)
+        log.info("suppression %s %s by %s", suppression_id, status, by)
+        if "accepted" in (was, status) and was != status:
+            self.send(decided.device)
+        return decided
+
+    def live_rules(self, device: str, now_ms: int | None = None) -> list[SuppressionRule]:
+        """The device's accepted suppressions that have not expired."""
+        now = _now_ms() if now_ms is None else now_ms
+        return [p.rule for p in self.proposals.all()
+                if p.device == device and p.status == "accepted" and p.rule.expires_ms > now]
+
+    def send(self, device: str) -> bool:
+        """Publish the device's live rules through its remote config; False (said in the log) when it failed."""
+        if self._publish is None:
+            return False
+        try:
+            self._publish(device, self.live_rules(device))
+            return True
+        except (OSError, StoreError, ValueError) as exc:
+            self.publish_errors += 1
+            log.warning("suppressions for device %s not sent: %s; accepting again retries", device, exc)
+            return False
+
+
+def _box_text(box: Box) -> str:
+    return "[" + ", ".join(f"{v:.2f}" for v in box) + "]"
+
+
+__all__ = ["Learner", "Sighting"]
