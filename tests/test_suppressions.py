@@ -22,6 +22,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from edgetriage.cloud.config import CloudConfig, ReusePolicy
 from edgetriage.cloud.http.api import PRINCIPAL, build_app
 from edgetriage.cloud.http.auth import ApiAuth
+from edgetriage.cloud.http.web.routes import ACCESS
 from edgetriage.cloud.push import config_message, push_config
 from edgetriage.cloud.storage.redis_store import RedisStore, connect_redis
 from edgetriage.cloud.storage.store import SQLiteStore
@@ -188,6 +189,14 @@ def test_operator_accepts_over_the_api_and_the_device_config_keeps_its_sections(
             assert done.status == 200 and (await done.json())["status"] == "accepted"
             spec = await (await client.get("/openapi.json")).json()
             assert "/v1/suppressions/{suppression_id}/{action}" in spec["paths"]
+            # the page: its session, not a token; the evidence's crops through the page's thumbnails
+            assert (await client.get("/ui/suppressions")).status == 401
+            await client.get(f"/ui/?ticket={app[ACCESS].issue_ticket()}", allow_redirects=False)
+            shown = await (await client.get("/ui/suppressions")).json()
+            assert shown[0]["status"] == "accepted" and shown[0]["evidence"][0]["crop"].startswith("/ui/thumbs/")
+            assert (await client.get(shown[0]["evidence"][0]["crop"])).status == 200
+            assert (await client.get("/ui/static/suppress.js")).status == 200
+            assert 'id="supp"' in await (await client.get("/ui/")).text()
 
     asyncio.run(over_http())
     message = decode_remote_config(_retained(mosquitto.url, prefix, "pi-door"))
