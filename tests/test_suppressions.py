@@ -109,7 +109,7 @@ def test_proposed_after_n_alike_benign_events_and_kept(stores, crops, embed):
     assert results[:3] == [None, None, None]  # three are not N
     proposal = results[3]
     assert proposal is not None and proposal.status == "proposed" and proposal.count == 4
-    assert len(proposal.evidence) == 4 and proposal.rule.embedding is not None
+    assert len(proposal.evidence) == 4 and all(e.embedding is not None for e in proposal.rule.exemplars)
     assert proposals.get(proposal.id) == proposal  # stored, read back as it was
     # a fifth alike is covered by the proposal: no second one
     assert _learn_all(learner, events, crops["empty"][4:5], start=4) == [None]
@@ -203,7 +203,7 @@ def test_operator_accepts_over_the_api_and_the_device_config_keeps_its_sections(
     assert message.version.startswith("suppressions-")
     assert message.config["rules"] == {"min_score": 0.3}  # the operator's own push is kept
     section = SuppressionsSection.model_validate(message.config["suppressions"])
-    assert [r.id for r in section.rules] == [proposal.id] and section.rules[0].embedding is not None
+    assert [r.id for r in section.rules] == [proposal.id] and section.rules[0].exemplars[0].embedding is not None
     # rejected: the device's config loses it, keeps the rest
     learner.decide(proposal.id, "rejected", "operator")
     message = decode_remote_config(_retained(mosquitto.url, prefix, "pi-door"))

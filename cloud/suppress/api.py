@@ -40,7 +40,8 @@ def proposal_json(proposal: Proposal, now_ms: int, thumbs: str = "/v1/events/{}/
     rule = proposal.rule
     return {
         "id": rule.id, "device": proposal.device, "camera": rule.camera, "label": rule.label,
-        "region": list(rule.region), "phash": rule.phash, "appearance": "embedding" if rule.embedding else "hash",
+        "region": list(rule.region), "areas": list(rule.areas), "looks": len(rule.exemplars),
+        "appearance": "embedding" if all(e.embedding for e in rule.exemplars) else "hash",
         "status": proposal.status, "expired": rule.expires_ms <= now_ms, "created_ms": proposal.created_ms,
         "expires_ms": rule.expires_ms, "count": proposal.count, "sources": proposal.sources,
         "evidence": [{"event_id": e, "crop": thumbs.format(e)} for e in proposal.evidence],

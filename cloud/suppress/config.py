@@ -7,7 +7,7 @@ from typing import Annotated
 from pydantic import Field
 
 from ...shared.config import Strict
-from ...shared.suppression import DEFAULT_MIN_OVERLAP, DEFAULT_SUPPRESS_DISTANCE, DEFAULT_SUPPRESS_SIMILARITY
+from ...shared.suppression import DEFAULT_MIN_INSIDE, DEFAULT_SUPPRESS_DISTANCE, DEFAULT_SUPPRESS_SIMILARITY
 
 
 class SuppressionsConfig(Strict):
@@ -20,7 +20,11 @@ class SuppressionsConfig(Strict):
     min_events: Annotated[int, Field(ge=2, le=1000)] = Field(5, description="N benign events ...")
     window_s: Annotated[float, Field(gt=0, le=30 * 86400.0)] = Field(86400.0, description="... within T seconds")
     expiry_s: Annotated[float, Field(gt=0, le=90 * 86400.0)] = 7 * 86400.0
-    min_overlap: Annotated[float, Field(gt=0.0, le=1.0)] = DEFAULT_MIN_OVERLAP
+    near: Annotated[float, Field(gt=0.0, le=1.0)] = Field(
+        0.2, description="crops count as one place when their centres are this near (share of the frame)")
+    margin: Annotated[float, Field(ge=0.0, le=0.5)] = Field(0.03, description="the region grows this much a side")
+    max_region: Annotated[float, Field(gt=0.0, le=1.0)] = Field(0.5, description="largest region, share of the frame")
+    min_inside: Annotated[float, Field(gt=0.0, le=1.0)] = DEFAULT_MIN_INSIDE
     min_similarity: Annotated[float, Field(ge=0.5, le=1.0)] = DEFAULT_SUPPRESS_SIMILARITY
     max_distance: Annotated[int, Field(ge=0, le=32)] = DEFAULT_SUPPRESS_DISTANCE
     labels: list[str] = Field(default_factory=list, description="labels that may be suppressed; empty: any")

@@ -4,9 +4,10 @@ Every event that ends `benign` (a verdict listener: by the model, or reused from
 `observe_benign`, by an operator's feedback) becomes a sighting: its device, camera, label, where its crop was
 cut (`crop_box`, the place both sides compute alike) and the cloud's own keys of its crop (shared.cropkeys: the
 hash, and the appearance embedding where the shipped MobileNetV2 is at hand), never the keys the device sent.
-When one camera has `min_events` sightings within `window_s` at one place that all look alike, and no live
-suppression already covers them, the learner proposes one: the place their crops share, the appearance of the
-newest, an expiry `expiry_s` ahead. The operator accepts or rejects it (cloud.suppress.api); with `auto_accept`
+When one camera has `min_events` sightings within `window_s` near one place (centres within `near`), of about
+one size, that look alike (shared.suppression.looks_alike), and no live suppression already answers the newest,
+the learner proposes one: the region their crops cover (grown by `margin`, at most `max_region` of the frame),
+their sizes, up to MAX_EXEMPLARS of their looks, an expiry `expiry_s` ahead. The operator accepts or rejects it (cloud.suppress.api); with `auto_accept`
 it is accepted at once. An accepted or expired one changes the device's remote config (cloud.suppress.publish).
 
 Work off the event loop: sightings are keyed and matched on one thread of the learner's own, as the device
@@ -26,7 +27,15 @@ from dataclasses import dataclass
 
 from ...shared.cropkeys import decode_jpeg, phash_dct64
 from ...shared.protocol import Verdict
-from ...shared.suppression import SuppressionRule, looks_alike, overlap, suppression_matches
+from ...shared.suppression import (
+    MAX_EXEMPLARS,
+    SIZE_SLACK,
+    Exemplar,
+    SuppressionRule,
+    area,
+    looks_alike,
+    suppression_matches,
+)
 from ..storage.store import Store, StoreError
 from .config import SuppressionsConfig
 from .store import MAX_EVIDENCE, Proposal, SuppressionStore
@@ -155,6 +164,8 @@ class Learner:
             if len(alike) < self.config.min_events:
                 return None
             proposal = self._propose(seen, alike, now)
+            if proposal is None:
+                return None
             for s in alike:
                 sightings.remove(s)
         self.proposals.put(proposal)
@@ -167,7 +178,12 @@ class Learner:
         return proposal
 
     def _same_thing(self, a: Sighting, b: Sighting) -> bool:
-        return overlap(a.box, b.box) >= self.config.min_overlap and looks_alike(
+        near = self.config.near
+        apart = max(abs(a.box[0] + a.box[2] - b.box[0] - b.box[2]), abs(a.box[1] + a.box[3] - b.box[1] - b.box[3])) / 2
+        sizes = sorted((area(a.box), area(b.box)))
+        if apart > near or sizes[1] > sizes[0] * SIZE_SLACK:
+            return False
+        return looks_alike(
             a.phash, a.embedding, b.phash, b.embedding, max_distance=self.config.max_distance,
             min_similarity=self.config.min_similarity)
 
@@ -177,14 +193,25 @@ class Learner:
             p.rule, camera=seen.camera, label=seen.label, box=seen.box, phash=seen.phash, embedding=seen.embedding,
             now_ms=now) for p in self.proposals.all())
 
-    def _propose(self, newest: Sighting, alike: list[Sighting], now: int) -> Proposal:
+    def _region(self, boxes: list[Box]) -> Box | None:
+        """The union of the boxes grown by `margin`; None when it is over `max_region` of the frame."""
+        m = self.config.margin
+        region = (max(0.0, min(b[0] for b in boxes) - m), max(0.0, min(b[1] for b in boxes) - m),
+                  min(1.0, max(b[2] for b in boxes) + m), min(1.0, max(b[3] for b in boxes) + m))
+        return tuple(round(v, 4) for v in region) if area(region) <= self.config.max_region else None
+
+    def _propose(self, newest: Sighting, alike: list[Sighting], now: int) -> Proposal | None:
         boxes = [s.box for s in alike]
-        region = tuple(round(sum(b[i] for b in boxes) / len(boxes), 4) for i in range(4))
+        region = self._region(boxes)
+        if region is None:
+            return None
+        step = max(1, len(alike) // MAX_EXEMPLARS)  # looks spread over the evidence, the newest last
+        looks = [Exemplar(phash=s.phash, embedding=s.embedding) for s in alike[::-1][::step][:MAX_EXEMPLARS]]
         digest = hashlib.sha256(f"{newest.device}|{newest.camera}|{newest.event_id}".encode()).hexdigest()[:12]
         rule = SuppressionRule(id=f"s-{digest}", camera=newest.camera, label=newest.label, region=region,
-                               phash=newest.phash, max_distance=self.config.max_distance,
-                               embedding=newest.embedding, min_similarity=self.config.min_similarity,
-                               min_overlap=self.config.min_overlap,
+                               areas=(round(min(map(area, boxes)), 6), round(max(map(area, boxes)), 6)),
+                               exemplars=looks, max_distance=self.config.max_distance,
+                               min_similarity=self.config.min_similarity, min_inside=self.config.min_inside,
                                expires_ms=now + int(self.config.expiry_s * 1000))
         sources: dict[str, int] = {}
         for s in alike:
