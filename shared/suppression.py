@@ -26,7 +26,7 @@ from .ids import CAMERA_ID_RE
 from .phash import hamming
 
 MAX_SUPPRESSIONS = 64  # per device: what one remote config carries
-MAX_EXEMPLARS = 8  # looks a rule keeps of what it suppresses
+MAX_EXEMPLARS = 16  # looks a rule keeps of what it suppresses
 DEFAULT_MIN_INSIDE = 0.75
 DEFAULT_SUPPRESS_SIMILARITY = 0.92
 DEFAULT_SUPPRESS_DISTANCE = 6

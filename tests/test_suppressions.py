@@ -19,7 +19,7 @@ from pathlib import Path
 import cv2
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
-from edgetriage.cloud.config import CloudConfig, ReusePolicy
+from edgetriage.cloud.config import ReusePolicy
 from edgetriage.cloud.http.api import PRINCIPAL, build_app
 from edgetriage.cloud.http.auth import ApiAuth
 from edgetriage.cloud.http.web.routes import ACCESS

@@ -25,7 +25,12 @@ class SuppressionsConfig(Strict):
     margin: Annotated[float, Field(ge=0.0, le=0.5)] = Field(0.03, description="the region grows this much a side")
     max_region: Annotated[float, Field(gt=0.0, le=1.0)] = Field(0.5, description="largest region, share of the frame")
     min_inside: Annotated[float, Field(gt=0.0, le=1.0)] = DEFAULT_MIN_INSIDE
-    min_similarity: Annotated[float, Field(ge=0.5, le=1.0)] = DEFAULT_SUPPRESS_SIMILARITY
+    min_similarity: Annotated[float, Field(ge=0.5, le=1.0)] = Field(
+        DEFAULT_SUPPRESS_SIMILARITY, description="a rule's similarity bar while the camera has no alerts to judge by")
+    min_similarity_floor: Annotated[float, Field(ge=0.5, le=1.0)] = Field(
+        0.85, description="the lowest bar a rule gets, where the camera's alerts show that much is safe")
+    alert_margin: Annotated[float, Field(ge=0.0, le=0.5)] = Field(
+        0.03, description="a rule's bar stays this far above the most alike of the camera's recent alerts")
     max_distance: Annotated[int, Field(ge=0, le=32)] = DEFAULT_SUPPRESS_DISTANCE
     labels: list[str] = Field(default_factory=list, description="labels that may be suppressed; empty: any")
     push_wait_s: Annotated[float, Field(ge=0.0, le=60.0)] = Field(

@@ -7,7 +7,9 @@ hash, and the appearance embedding where the shipped MobileNetV2 is at hand), ne
 When one camera has `min_events` sightings within `window_s` near one place (centres within `near`), of about
 one size, that look alike (shared.suppression.looks_alike), and no live suppression already answers the newest,
 the learner proposes one: the region their crops cover (grown by `margin`, at most `max_region` of the frame),
-their sizes, up to MAX_EXEMPLARS of their looks, an expiry `expiry_s` ahead. The operator accepts or rejects it (cloud.suppress.api); with `auto_accept`
+their sizes, up to MAX_EXEMPLARS of their looks, an expiry `expiry_s` ahead. Its similarity bar is set from the
+camera's own real visitors: `alert_margin` above the most alike of its recent alert crops (at any place), never
+under `min_similarity_floor`; `min_similarity` while the camera has had no alert yet. The operator accepts or rejects it (cloud.suppress.api); with `auto_accept`
 it is accepted at once. An accepted or expired one changes the device's remote config (cloud.suppress.publish).
 
 Work off the event loop: sightings are keyed and matched on one thread of the learner's own, as the device
@@ -26,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ...shared.cropkeys import decode_jpeg, phash_dct64
+from ...shared.embedding import similarity
 from ...shared.protocol import Verdict
 from ...shared.suppression import (
     MAX_EXEMPLARS,
@@ -41,6 +44,9 @@ from .config import SuppressionsConfig
 from .store import MAX_EVIDENCE, Proposal, SuppressionStore
 
 log = logging.getLogger("edgetriage.cloud.suppress")
+
+ALERT = "alert"  # a learning item's source for a real visitor's event: it sets bars, it is never suppressed
+MAX_ALERTS = 64  # per camera, the newest
 
 Box = tuple[float, float, float, float]
 Publisher = Callable[[str, list[SuppressionRule]], object]  # (device, its accepted live rules)
@@ -75,6 +81,7 @@ class Learner:
         self._embed = embed
         self._publish = publish
         self._seen: dict[tuple[str, str, str], deque[Sighting]] = {}
+        self._alerts: dict[tuple[str, str], deque[bytes]] = {}  # (device, camera) -> recent alert embeddings
         self._lock = threading.RLock()
         self._work: queue.SimpleQueue[tuple[str, str] | threading.Event | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
@@ -83,9 +90,12 @@ class Learner:
 
     # -- input -----------------------------------------------------------------------------------------
     def on_verdict(self, verdict: Verdict) -> None:
-        """Verdict listener (on the event loop): a benign verdict is queued for the learner's thread."""
+        """Verdict listener (on the event loop): a benign or alert verdict is queued for the learner's thread."""
         if self.config.enabled and verdict.verdict == "benign":
             self.observe_benign(verdict.event_id, "model")
+        elif self.config.enabled and verdict.verdict == "alert":
+            self._ensure_thread()
+            self._work.put((verdict.event_id, ALERT))
 
     def observe_benign(self, event_id: str, source: str = "feedback") -> None:
         """The seam for operator feedback: the event was benign by `source`; learned on the learner's thread."""
@@ -148,6 +158,12 @@ class Learner:
         seen = self.sighting(event_id, source)
         if seen is None:
             return None
+        if source == ALERT:
+            if seen.embedding is not None:
+                with self._lock:
+                    alerts = self._alerts.setdefault((seen.device, seen.camera), deque(maxlen=MAX_ALERTS))
+                    alerts.append(seen.embedding)
+            return None
         now = _now_ms() if now_ms is None else now_ms
         key = (seen.device, seen.camera, seen.label)
         with self._lock:
@@ -160,7 +176,10 @@ class Learner:
                 sightings.popleft()
             if self._covered(seen, now):
                 return None
-            alike = [s for s in sightings if self._same_thing(s, seen)]
+            bar = self._bar(seen.device, seen.camera, [Exemplar(phash=seen.phash, embedding=seen.embedding)])
+            if bar is None:  # looks like a real visitor of this camera: never learned as benign
+                return None
+            alike = [s for s in sightings if self._same_thing(s, seen, bar)]
             if len(alike) < self.config.min_events:
                 return None
             proposal = self._propose(seen, alike, now)
@@ -177,7 +196,7 @@ class Learner:
             return self.decide(proposal.id, "accepted", "auto")
         return proposal
 
-    def _same_thing(self, a: Sighting, b: Sighting) -> bool:
+    def _same_thing(self, a: Sighting, b: Sighting, bar: float) -> bool:
         near = self.config.near
         apart = max(abs(a.box[0] + a.box[2] - b.box[0] - b.box[2]), abs(a.box[1] + a.box[3] - b.box[1] - b.box[3])) / 2
         sizes = sorted((area(a.box), area(b.box)))
@@ -185,7 +204,7 @@ class Learner:
             return False
         return looks_alike(
             a.phash, a.embedding, b.phash, b.embedding, max_distance=self.config.max_distance,
-            min_similarity=self.config.min_similarity)
+            min_similarity=bar)
 
     def _covered(self, seen: Sighting, now: int) -> bool:
         """A proposed or accepted live suppression of this device already answers the sighting."""
@@ -207,17 +226,30 @@ class Learner:
             return None
         step = max(1, len(alike) // MAX_EXEMPLARS)  # looks spread over the evidence, the newest last
         looks = [Exemplar(phash=s.phash, embedding=s.embedding) for s in alike[::-1][::step][:MAX_EXEMPLARS]]
+        bar = self._bar(newest.device, newest.camera, looks)
+        if bar is None:
+            return None
         digest = hashlib.sha256(f"{newest.device}|{newest.camera}|{newest.event_id}".encode()).hexdigest()[:12]
         rule = SuppressionRule(id=f"s-{digest}", camera=newest.camera, label=newest.label, region=region,
                                areas=(round(min(map(area, boxes)), 6), round(max(map(area, boxes)), 6)),
                                exemplars=looks, max_distance=self.config.max_distance,
-                               min_similarity=self.config.min_similarity, min_inside=self.config.min_inside,
+                               min_similarity=bar, min_inside=self.config.min_inside,
                                expires_ms=now + int(self.config.expiry_s * 1000))
         sources: dict[str, int] = {}
         for s in alike:
             sources[s.source] = sources.get(s.source, 0) + 1
         return Proposal(device=newest.device, rule=rule, created_ms=now, count=len(alike), sources=sources,
                         evidence=[s.event_id for s in alike][-MAX_EVIDENCE:])
+
+    def _bar(self, device: str, camera: str, looks: list[Exemplar]) -> float | None:
+        """The rule's similarity bar from the camera's recent alerts (see the module docstring); None when even
+        the highest bar would not keep them apart (no rule: it would answer a real visitor)."""
+        alerts = list(self._alerts.get((device, camera), ()))
+        if not alerts or any(e.embedding is None for e in looks):
+            return self.config.min_similarity
+        nearest = max(similarity(a, e.embedding) for a in alerts for e in looks if e.embedding is not None)
+        bar = round(max(self.config.min_similarity_floor, nearest + self.config.alert_margin), 4)
+        return bar if bar <= 0.99 else None
 
     # -- decisions -------------------------------------------------------------------------------------
     def decide(self, suppression_id: str, status: str, by: str) -> Proposal | None:
