@@ -28,12 +28,13 @@ from edgetriage.cloud.storage.redis_store import RedisStore, connect_redis
 from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.cloud.suppress.api import add_suppressions
 from edgetriage.cloud.suppress.config import SuppressionsConfig
-from edgetriage.cloud.suppress.learner import Learner
+from edgetriage.cloud.suppress.learner import ALERT, Learner
 from edgetriage.cloud.suppress.publish import publish_suppressions
 from edgetriage.cloud.suppress.store import RedisSuppressions, SQLiteSuppressions
 from edgetriage.cloud.trust import CloudKeys
 from edgetriage.shared.config import MQTTConfig
 from edgetriage.shared.cropkeys import decode_jpeg, phash_dct64
+from edgetriage.shared.embedding import similarity
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.mqtt import MQTTLink
 from edgetriage.shared.protocol import Detection, Event, decode_remote_config
@@ -220,3 +221,43 @@ def test_auto_accept_sends_it_at_once(stores, crops, embed):
     assert proposal.status == "accepted" and proposal.decided_by == "auto"
     assert sent == [("pi-door", [proposal.rule])]
     assert json.loads(proposals.get(proposal.id).model_dump_json())["status"] == "accepted"
+
+
+def test_the_cameras_alerts_raise_a_rules_bar_and_a_visitor_look_is_never_learned(stores, crops, embed):
+    events, proposals = stores
+    learner = Learner(SuppressionsConfig(min_events=3, min_similarity=0.9, min_similarity_floor=0.85), proposals,
+                      events, embed=embed)
+    visitor = _event(crops["visitor"][0], 100)
+    events.put_event(visitor, visitor.captured_ms)
+    assert learner.learn(visitor.event_id, ALERT) is None  # an alert is a yardstick, never a sighting
+    rule = _learn_all(learner, events, crops["empty"][:3])[2].rule
+    nearest = max(similarity(embed(crops["visitor"][0]), e.embedding) for e in rule.exemplars)
+    assert rule.min_similarity == round(max(0.85, nearest + 0.03), 4)
+    # the same visitor said benign (a wrong verdict) at the place, three times: still no rule for it
+    wrong = [_event(crops["visitor"][0], 200 + n) for n in range(3)]
+    for event in wrong:
+        events.put_event(event, event.captured_ms)
+    assert [learner.learn(e.event_id) for e in wrong] == [None, None, None]
+    assert len(proposals.all()) == 1
+
+
+def test_feedback_seam_learns_on_the_learners_thread_and_forget_takes_a_sighting_back(stores, crops, embed):
+    events, proposals = stores
+    learner = Learner(SuppressionsConfig(min_events=3), proposals, events, embed=embed)
+    ids = []
+    for n, crop in enumerate(crops["empty"][:3]):
+        event = _event(crop, n)
+        events.put_event(event, event.captured_ms)
+        ids.append(event.event_id)
+    learner.observe_benign(ids[0], "feedback")
+    learner.observe_benign(ids[1], "feedback")
+    learner.drain()
+    learner.forget(ids[1])  # an operator said it was not benign after all
+    learner.observe_benign(ids[2], "feedback")
+    learner.drain()
+    assert proposals.all() == []  # two of three: not yet
+    learner.observe_benign(ids[1], "feedback")
+    learner.drain()
+    (proposal,) = proposals.all()
+    assert proposal.sources == {"feedback": 3}
+    learner.close()
