@@ -18,13 +18,11 @@ from ..shared.version import package_version
 from .analysis import Backend, build_backend
 from .config import CloudConfig
 from .ha import HomeAssistantBridge, known_cameras
-from .http.api import PRINCIPAL, build_app, run_api
+from .http.api import build_app, run_api
 from .http.auth import ApiAuth
 from .http.web import page_link
 from .service import CloudService
 from .storage.redis_store import open_store
-from .suppress.api import add_suppressions
-from .suppress.setup import build_learner
 
 log = logging.getLogger("edgetriage.cloud")
 
@@ -71,7 +69,6 @@ async def serve(config: CloudConfig, *, backend: Backend | None = None, stop: as
         backend = await loop.run_in_executor(None, build_backend, config.analyzer)
         log.info("analyzer %s ready in %.1f s", backend.name, time.monotonic() - started)
     service = CloudService(config, backend, store)
-    learner = build_learner(config, service)  # suppressions learned from benign verdicts (cloud.suppress)
     ha = None
     if config.homeassistant.enabled:
         client_id = f"{config.mqtt.client_id or config.group + '-cloud'}-ha"
@@ -82,8 +79,7 @@ async def serve(config: CloudConfig, *, backend: Backend | None = None, stop: as
     runner = None
     if config.http.enabled:
         auth = ApiAuth.from_config(config.http)
-        extras = [lambda app: add_suppressions(app, learner, PRINCIPAL)] if learner is not None else []
-        app = build_app(store, service, auth=auth, extras=extras)
+        app = build_app(store, service, auth=auth)
         runner = await run_api(app, config.http.host, config.http.port)
         base = f"http://{config.http.host}:{config.http.port}"
         log.info("API on %s", base)
@@ -94,8 +90,6 @@ async def serve(config: CloudConfig, *, backend: Backend | None = None, stop: as
     await stop.wait()
     log.info("stopping: finishing in-flight work")
     await service.stop()
-    if learner is not None:
-        learner.close()
     if ha is not None:
         await ha.stop()
     if runner is not None:

@@ -10,6 +10,7 @@ and the service's figures, model files for devices, health, metrics and its own 
     POST /v1/ask                      a question in words about the events (cloud.ask)
     POST /v1/page-link                a fresh one-time link to the live page (operator only)
     GET  /v1/models/{sha256}          a model file a remote config announced
+    GET  /v1/suppressions, POST /v1/suppressions/{id}/accept|reject   learned suppressions (cloud.suppress)
     GET  /healthz, /metrics           public (probes and scrapers)
     GET  /openapi.json                public: this API's OpenAPI 3.1 document
     /ui/...                           the operator's page (cloud.http.web; its own one-time link and cookie)
@@ -49,6 +50,8 @@ from ..metrics import add_metrics
 from ..scheduler import OverCapacity, Released
 from ..service import CloudService
 from ..storage.store import Store
+from ..suppress.api import add_suppressions
+from ..suppress.setup import build_learner
 from .auth import ApiAuth, Principal
 from .openapi import openapi_document
 from .web import add_page, post_page_link
@@ -458,6 +461,9 @@ def build_app(store: Store, service: CloudService | None, models_dir: Path | Non
     asker = build_asker(store, service)
     if asker is not None:
         add_ask(app, asker, PRINCIPAL)  # POST /v1/ask, /ui/ask (cloud.ask)
+    learner = build_learner(service) if service is not None else None
+    if learner is not None:
+        add_suppressions(app, learner, PRINCIPAL)  # /v1/suppressions, /ui/suppressions (cloud.suppress)
     for extra in extras:
         extra(app)
     return app

@@ -104,6 +104,10 @@ def add_suppressions(app: web.Application, learner: Learner, principal_key: web.
             return _error(401, "sign in through the page link")
         return await _decide(request, request.match_info["action"])
 
+    async def close(_: web.Application) -> None:
+        await asyncio.to_thread(learner.close)
+
+    app.on_shutdown.append(close)
     app.router.add_get("/v1/suppressions", list_v1)
     app.router.add_post("/v1/suppressions/{suppression_id}/{action}", decide_v1)
     app.router.add_get("/ui/suppressions", list_ui)

@@ -1,17 +1,17 @@
 """Wiring: the learner for a running service (its store, its verdicts, the cloud's appearance model, the
-device's remote config on the service's broker). The composition root (cloud.main, the demo) calls this."""
+device's remote config on the service's broker). cloud.http.api.build_app calls it, beside the page and the asker."""
 
 from __future__ import annotations
 
-from ..config import CloudConfig
 from ..service import CloudService
 from .learner import Learner
 from .publish import publish_suppressions
 from .store import open_suppressions
 
 
-def build_learner(config: CloudConfig, service: CloudService) -> Learner | None:
+def build_learner(service: CloudService) -> Learner | None:
     """The learner hearing the service's verdicts; None when [suppressions] enabled = false."""
+    config = service.config
     settings = config.suppressions
     if not settings.enabled:
         return None
