@@ -91,8 +91,8 @@ class Learner:
     # -- input -----------------------------------------------------------------------------------------
     def on_verdict(self, verdict: Verdict) -> None:
         """Verdict listener (on the event loop): a benign or alert verdict is queued for the learner's thread."""
-        if self.config.enabled and verdict.verdict == "benign":
-            self.observe_benign(verdict.event_id, "model")
+        if self.config.enabled and verdict.verdict == "benign":  # an operator's correction counts as feedback
+            self.observe_benign(verdict.event_id, "feedback" if verdict.decided_by == "operator" else "model")
         elif self.config.enabled and verdict.verdict == "alert":
             self._ensure_thread()
             self._work.put((verdict.event_id, ALERT))
