@@ -42,6 +42,20 @@ def clip_crop(clip: Path, frame: int, box: tuple[int, int, int, int]) -> bytes:
     return cv2.imencode(".jpg", image[y1:y2, x1:x2], [cv2.IMWRITE_JPEG_QUALITY, 85])[1].tobytes()
 
 
+def clip_frame(clip: Path, second: float):
+    """The frame (BGR) of a clip at `second`."""
+    import cv2
+
+    cap = cv2.VideoCapture(str(clip))
+    try:
+        cap.set(cv2.CAP_PROP_POS_MSEC, second * 1000)
+        ok, image = cap.read()
+    finally:
+        cap.release()
+    assert ok, f"cannot read {clip} at {second} s"
+    return image
+
+
 @pytest.fixture
 def mosquitto(tmp_path_factory) -> Iterator[Mosquitto]:
     if shutil.which("mosquitto") is None:

@@ -19,6 +19,7 @@ from pathlib import Path
 import cv2
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
+from conftest import clip_frame
 from edgetriage.cloud.config import ReusePolicy
 from edgetriage.cloud.http.api import PRINCIPAL, build_app
 from edgetriage.cloud.http.auth import ApiAuth
@@ -47,13 +48,7 @@ PLACE = (0.48, 0.0, 0.73, 0.93)  # where the crop 370:560 x 0:400 of the 768x432
 
 
 def _doorway(clip: Path, second: float) -> bytes:
-    cap = cv2.VideoCapture(str(clip))
-    try:
-        cap.set(cv2.CAP_PROP_POS_MSEC, second * 1000)
-        ok, frame = cap.read()
-    finally:
-        cap.release()
-    assert ok
+    frame = clip_frame(clip, second)
     return cv2.imencode(".jpg", frame[0:400, 370:560], [cv2.IMWRITE_JPEG_QUALITY, 85])[1].tobytes()
 
 
