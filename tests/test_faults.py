@@ -104,8 +104,8 @@ DRIVER = r'''
 import json, queue, sys, threading, time
 from edgetriage.edge.agent import EdgeAgent
 from edgetriage.edge.config import load_edge_config
-from edgetriage.edge.detect import Det
-from edgetriage.edge.pipeline import TrackEvent
+from edgetriage.edge.vision.detect import Det
+from edgetriage.edge.vision.events import TrackEvent
 
 config = load_edge_config(sys.argv[1])
 crops = json.load(open(sys.argv[2]))[sys.argv[3]]
