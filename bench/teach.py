@@ -57,10 +57,10 @@ from edgetriage.cloud.suppress.learner import ALERT, Learner  # noqa: E402
 from edgetriage.cloud.suppress.publish import publish_suppressions  # noqa: E402
 from edgetriage.cloud.suppress.store import SQLiteSuppressions  # noqa: E402
 from edgetriage.cloud.trust import CloudKeys  # noqa: E402
-from edgetriage.edge.capture import Frame  # noqa: E402
 from edgetriage.edge.config import CameraConfig, EdgeConfig  # noqa: E402
-from edgetriage.edge.remote import parse_update  # noqa: E402
+from edgetriage.edge.remote_config import parse_update  # noqa: E402
 from edgetriage.edge.replay import ReplayedEvent, Replayer  # noqa: E402
+from edgetriage.edge.vision.capture import Frame  # noqa: E402
 from edgetriage.shared.config import MQTTConfig  # noqa: E402
 from edgetriage.shared.mqtt import MQTTLink  # noqa: E402
 from edgetriage.shared.protocol import Event  # noqa: E402

@@ -46,6 +46,7 @@ from .stats import CameraCounts, EdgeStats
 from .triage.gallery import TrackGallery
 from .triage.local_time import local_time
 from .triage.rules import Decision, Rules, Triage
+from .triage.suppress import Suppressions
 from .triage.verdict_cache import VerdictCache
 from .vision.capture import Frame, FrameSource
 from .vision.detect import Det, Detector, Region, build_detector
@@ -117,6 +118,7 @@ class EdgeAgent:
         self._pipeline_gen: dict[str, int] = {cam.id: 0 for cam in config.cameras}
         self._vision_gen = 0  # bumped when the vision settings change; pipelines follow at their next frame
         self.rules = Rules(config.rules, timezone=config.timezone)
+        self.suppressions = Suppressions(config.suppressions)  # learned by the cloud (edge.suppress)
         self.cache = VerdictCache(config.cache.max_entries, max_distance=config.cache.default_max_distance)
         self.gallery = TrackGallery(self.cache)  # a decided track's other looks as keys of its verdict
         self._lock = threading.RLock()
@@ -279,7 +281,7 @@ class EdgeAgent:
         now = _now_ms()
         # classifier where the rule asks, device cache, rules: the same triage `edge replay` runs
         decision = Triage(self.rules, device=self.device, site=self.config.site, cache=self.cache,
-                          classifier=self.stages.classifier).decide(camera_id, ev, now)
+                          classifier=self.stages.classifier, suppressions=self.suppressions).decide(camera_id, ev, now)
         self.stats.events += 1
         event_id: str | None = None
         if decision.kind == "escalate":
@@ -298,6 +300,8 @@ class EdgeAgent:
             self.stats.add_latency("device_cache", (time.perf_counter() - t) * 1000.0)
         elif decision.kind == "local":
             self.stats.local += 1
+        elif decision.kind == "suppressed":
+            self.stats.suppressed += 1
         else:
             self.stats.dropped += 1
         log.info("decision %s on camera %s track %d: %s %.2f (%s)%s", decision.kind, camera_id, ev.track_id, ev.label,
@@ -374,6 +378,8 @@ class EdgeAgent:
             old, self.config = self.config, config
             if config.rules != old.rules:
                 self.rules = self.rules.successor(config.rules, timezone=config.timezone)
+            if config.suppressions != old.suppressions:
+                self.suppressions.replace(config.suppressions)
             if config.cache != old.cache:
                 self.cache.max_entries = config.cache.max_entries
                 self.cache.max_distance = config.cache.default_max_distance

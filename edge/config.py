@@ -34,6 +34,7 @@ from ..shared.config import MQTTConfig, Strict, load_config, secret
 from ..shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
 from ..shared.modelfiles import bundled_clip
 from ..shared.protocol import DEFAULT_MAX_DISTANCE
+from ..shared.suppression import SuppressionsSection
 from .delivery.budget import EscalationBudgetConfig, OverloadConfig
 from .delivery.outbox import OutboxConfig
 from .triage.rules import RulesConfig
@@ -133,6 +134,8 @@ class EdgeConfig(Strict):
     overload: OverloadConfig = Field(default_factory=OverloadConfig)
     daemon: DaemonConfig = Field(default_factory=DaemonConfig)
     remote: RemoteUpdateConfig = Field(default_factory=RemoteUpdateConfig)
+    # learned by the cloud, accepted by the operator, sent in the remote config (edge.suppress)
+    suppressions: SuppressionsSection = Field(default_factory=SuppressionsSection)
     state_dir: str = Field(default_factory=default_state_dir)
     timezone: str | None = Field(None, description="IANA zone of the device's local time (e.g. Europe/Berlin): "
                                                    "rule schedules and events' local_time use it, and questions "

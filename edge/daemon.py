@@ -485,7 +485,7 @@ class EdgeDaemon:
             cloud_overloaded=agent.overloaded, budget_available=agent.budget.available(time.monotonic()),
             config_version=self.config_version, config_refusals=self.config_refusals, model_name=self.model_name,
             model_sha256=self.model_sha256, model_swaps=self.model_swaps, model_refusals=self.model_refusals,
-            watchdog_healthy=self.healthy)
+            watchdog_healthy=self.healthy, suppressed_by_rule=dict(agent.suppressions.matched))
 
 
 def run_daemon(config_path: str | None, env: Mapping[str, str] | None = None) -> int:

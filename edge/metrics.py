@@ -9,7 +9,7 @@ prometheus_client's process-wide default, so two agents in one process (tests, t
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Histogram, start_http_server
@@ -49,6 +49,7 @@ class DeviceSnapshot:
     model_swaps: int
     model_refusals: int
     watchdog_healthy: bool
+    suppressed_by_rule: dict[str, int] = field(default_factory=dict)  # learned suppression id -> tracks answered
 
 
 def _counter(name: str, doc: str, value: float, labels: dict[str, str] | None = None) -> CounterMetricFamily:
@@ -101,9 +102,14 @@ class _SnapshotCollector(Collector):
         decisions = CounterMetricFamily(f"{NS}_events", "New tracks put to the rules, by decision",
                                         labels=["decision"])
         for decision, key in (("escalate", "escalated"), ("cached", "verdicts_device_cache"), ("local", "local"),
-                              ("dropped", "dropped")):
+                              ("dropped", "dropped"), ("suppressed", "suppressed")):
             decisions.add_metric([decision], c.get(key, 0))
         yield decisions
+        suppressed = CounterMetricFamily(f"{NS}_suppressed", "Tracks answered on the device by a learned "
+                                         "suppression, by its id", labels=["rule"])
+        for rule, n in sorted(s.suppressed_by_rule.items()):
+            suppressed.add_metric([rule], n)
+        yield suppressed
         yield _counter("escalated", "Events escalated to the cloud (stored in the outbox)", c.get("escalated", 0))
         yield _counter("reused", "Tracks answered from this device's verdict cache",
                        c.get("verdicts_device_cache", 0))

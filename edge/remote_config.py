@@ -42,7 +42,7 @@ from .vision.detect import BACKENDS, Detector, DetectorConfig, build_detector, m
 
 log = logging.getLogger("edgetriage.edge.remote")
 
-REMOTE_SECTIONS = ("rules", "vision", "cache", "budget", "overload", "cameras")
+REMOTE_SECTIONS = ("rules", "vision", "cache", "budget", "overload", "cameras", "suppressions")
 _CHUNK = 1 << 16
 
 

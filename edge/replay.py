@@ -30,6 +30,7 @@ from typing import IO, Any
 from ..shared.ids import uuid7
 from .config import CameraConfig, EdgeConfig, load_edge_config
 from .triage.rules import Decision, Rules, Triage
+from .triage.suppress import Suppressions
 from .vision.capture import Frame, FrameSource
 from .vision.detect import Detector, build_detector
 from .vision.pipeline import PipelineOutput, Stages, TrackEvent, VisionPipeline, build_stages
@@ -82,7 +83,8 @@ class Replayer:
         self.detector = detector if detector is not None else build_detector(config.vision.detector)
         self.stages = stages if stages is not None else build_stages(config.vision)
         self.rules = Rules(config.rules, timezone=config.timezone)
-        self.triage = Triage(self.rules, device=config.device, site=config.site, classifier=self.stages.classifier)
+        self.triage = Triage(self.rules, device=config.device, site=config.site, classifier=self.stages.classifier,
+                             suppressions=Suppressions(config.suppressions))
 
     def camera_for(self, video: str) -> CameraConfig:
         """The configured camera whose source is this file, else one named after the file."""

@@ -23,6 +23,7 @@ class EdgeStats:
     escalated: int = 0
     local: int = 0
     dropped: int = 0
+    suppressed: int = 0  # answered on the device by a learned suppression (edge.suppress)
     escalate_failed: int = 0  # escalations that could not be encoded (logged)
     verdicts_llm: int = 0
     verdicts_cloud_cache: int = 0

@@ -34,8 +34,9 @@ from ...shared.policycell import EventFacts, zone_word
 from ...shared.protocol import MAX_DETECTIONS, MAX_ZONES, Verdict
 from ...shared.reuse import PEOPLE_MIN
 from .local_time import local_time
+from .suppress import Suppressions
 
-DecisionKind = Literal["escalate", "cached", "local", "dropped"]
+DecisionKind = Literal["escalate", "cached", "local", "dropped", "suppressed"]
 Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 WEEKDAYS: tuple[Weekday, ...] = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 Unit = Annotated[float, Field(ge=0.0, le=1.0)]
@@ -285,8 +286,10 @@ class Triage:
     exactly this, so a replay shows what the device would have done."""
 
     def __init__(self, rules: Rules, *, device: str, site: str | None = None,
-                 cache: VerdictLookup | None = None, classifier: Describer | None = None) -> None:
+                 cache: VerdictLookup | None = None, classifier: Describer | None = None,
+                 suppressions: Suppressions | None = None) -> None:
         self.rules = rules
+        self.suppressions = suppressions
         self.device = device
         self.site = site
         self.cache = cache
@@ -305,7 +308,12 @@ class Triage:
                                        phash=ev.phash, phash_alg=getattr(ev, "phash_alg", "dct64"),  # type: ignore[attr-defined]
                                        now_ms=now_ms, embedding=getattr(ev, "embedding", None),
                                        facts=self._facts(ev))
-        return rules.decide(ev, cached, camera=camera, now_ms=now_ms)
+        decision = rules.decide(ev, cached, camera=camera, now_ms=now_ms)
+        if decision.kind == "escalate" and self.suppressions is not None and hasattr(ev, "crop_box"):
+            rule = self.suppressions.match(camera, ev, now_ms)  # type: ignore[arg-type]
+            if rule is not None:  # a learned false detection: answered here, never sent
+                return Decision("suppressed", f"suppressed by {rule.id}: {ev.label} learned benign at this place")
+        return decision
 
     def _facts(self, ev: ScoredTrack) -> EventFacts:
         """What the event will say of when, where and how long, as a cached verdict's policy inputs read it
