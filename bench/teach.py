@@ -86,6 +86,9 @@ RAIN_AFTER = [(74.0, 80.0), (92.0, 98.0), (123.0, 129.0), (110.0, 116.0)]
 STATIC_BEFORE = [(0.0, 6.0), (8.0, 14.0), (25.0, 31.0), (45.0, 51.0), (55.0, 61.0)]
 STATIC_AFTER = [(78.0, 84.0), (100.0, 106.0), (126.0, 132.0), (30.0, 36.0)]
 AT_PLACE = [(69.0, 75.0), (86.0, 92.0)]
+# [suppressions] as this bench runs it: accepted at once, 3 alike events make a rule, places up to half the
+# frame apart count as one (rain falls everywhere); the rest are the defaults
+SETTINGS = SuppressionsConfig(min_events=3, auto_accept=True, near=0.5, margin=0.05)
 
 
 @dataclass
@@ -218,7 +221,7 @@ def teach(before: list[Segment], after: list[Segment], workdir: Path, log=print)
     broker = Mosquitto(free_port(), workdir / "broker")
     broker.start()
     mqtt = MQTTConfig(url=broker.url, prefix="teach")
-    learner = Learner(SuppressionsConfig(min_events=3, auto_accept=True, near=0.5, margin=0.05), SQLiteSuppressions(store.path), store,
+    learner = Learner(SETTINGS, SQLiteSuppressions(store.path), store,
                       embed=keys.embedding, publish=lambda d, rules: publish_suppressions(mqtt, d, rules, wait_s=0.5))
     tallies: dict[str, dict[str, Tally]] = {"before": {}, "after": {}}
     clock = T0_MS
@@ -270,6 +273,9 @@ def figures(tallies: dict[str, dict[str, Tally]], accepted: int) -> dict[str, An
         "recall_after": round(found_after / visits_after, 4) if visits_after else None,
         "wrong_suppressions": sum(t.wrong for p in tallies.values() for t in p.values()),
         "suppressions_accepted": accepted,
+        "false_escalations_before": sum(t.escalated_false for c, t in tallies["before"].items() if c != "at_place"),
+        "false_escalations_after": sum(t.escalated_false for c, t in tallies["after"].items() if c != "at_place"),
+        "settings": SETTINGS.model_dump(exclude={"enabled", "labels", "push_wait_s"}),
         "detail": {phase: {case: vars(t) for case, t in cases.items()} for phase, cases in tallies.items()},
     }
 
