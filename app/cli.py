@@ -188,6 +188,7 @@ def _check_http_port(config, path: str | None) -> None:
 def cmd_cloud_push_config(args: argparse.Namespace) -> int:
     from .cloud.config import load_cloud_config
     from .cloud.push import config_message, push_config, read_push_file
+    from .cloud.suppress.publish import with_kept_suppressions
     from .shared.config import MQTTConfig, validate_config
 
     mqtt = load_cloud_config(args.config).mqtt
@@ -198,7 +199,8 @@ def cmd_cloud_push_config(args: argparse.Namespace) -> int:
     elif args.file is None:
         raise FileNotFoundError("give the config FILE to push (or --clear)")
     else:
-        version, payload = config_message(read_push_file(args.file), version=args.version)
+        doc = with_kept_suppressions(mqtt, args.device, read_push_file(args.file))  # learned ones stay
+        version, payload = config_message(doc, version=args.version)
     result = push_config(mqtt, args.device, payload, version=version, wait_s=args.wait)
     what = "cleared" if args.clear else f"version {result.version}"
     if result.outcome == "refused":

@@ -30,7 +30,7 @@ from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.cloud.suppress.api import add_suppressions
 from edgetriage.cloud.suppress.config import SuppressionsConfig
 from edgetriage.cloud.suppress.learner import ALERT, Learner
-from edgetriage.cloud.suppress.publish import publish_suppressions
+from edgetriage.cloud.suppress.publish import publish_suppressions, with_kept_suppressions
 from edgetriage.cloud.suppress.store import RedisSuppressions, SQLiteSuppressions
 from edgetriage.cloud.trust import CloudKeys
 from edgetriage.shared.config import MQTTConfig
@@ -200,10 +200,14 @@ def test_operator_accepts_over_the_api_and_the_device_config_keeps_its_sections(
     assert message.config["rules"] == {"min_score": 0.3}  # the operator's own push is kept
     section = SuppressionsSection.model_validate(message.config["suppressions"])
     assert [r.id for r in section.rules] == [proposal.id] and section.rules[0].exemplars[0].embedding is not None
+    # an operator's later push of other sections keeps the learned ones (what `cloud push-config` does)
+    doc = with_kept_suppressions(mqtt, "pi-door", {"rules": {"min_score": 0.4}})
+    assert doc["suppressions"]["rules"][0]["id"] == proposal.id and doc["rules"] == {"min_score": 0.4}
+    assert push_config(mqtt, "pi-door", config_message(doc, version="operator-2")[1], version="operator-2").outcome
     # rejected: the device's config loses it, keeps the rest
     learner.decide(proposal.id, "rejected", "operator")
     message = decode_remote_config(_retained(mosquitto.url, prefix, "pi-door"))
-    assert "suppressions" not in message.config and message.config["rules"] == {"min_score": 0.3}
+    assert "suppressions" not in message.config and message.config["rules"] == {"min_score": 0.4}
     events.close()
 
 

@@ -70,4 +70,17 @@ def publish_suppressions(mqtt: MQTTConfig, device: str, rules: list[SuppressionR
     return push_config(mqtt, device, payload, version=version)
 
 
-__all__ = ["SECTION", "publish_suppressions", "retained_config"]
+def with_kept_suppressions(mqtt: MQTTConfig, device: str, doc: dict[str, Any], wait_s: float = 1.0) -> dict[str, Any]:
+    """`doc` (an operator's `cloud push-config` FILE) with the device's accepted suppressions carried over from
+    its retained config, so a push of other sections does not take them off the device; `doc` itself when it
+    says `suppressions` (its word wins) or the broker cannot be read (the push then says why)."""
+    if SECTION in doc:
+        return doc
+    try:
+        kept = retained_config(mqtt, device, wait_s).get(SECTION)
+    except ConnectionError:
+        return doc
+    return doc if kept is None else {**doc, SECTION: kept}
+
+
+__all__ = ["SECTION", "publish_suppressions", "retained_config", "with_kept_suppressions"]
