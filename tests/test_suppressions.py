@@ -208,6 +208,9 @@ def test_operator_accepts_over_the_api_and_the_device_config_keeps_its_sections(
     learner.decide(proposal.id, "rejected", "operator")
     message = decode_remote_config(_retained(mosquitto.url, prefix, "pi-door"))
     assert "suppressions" not in message.config and message.config["rules"] == {"min_score": 0.4}
+    # what the operator rejected is not proposed again while it would have lasted
+    assert _learn_all(learner, events, crops["empty"][3:6], start=3) == [None, None, None]
+    assert len(learner.proposals.all()) == 1
     events.close()
 
 

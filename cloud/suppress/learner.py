@@ -207,8 +207,9 @@ class Learner:
             min_similarity=bar)
 
     def _covered(self, seen: Sighting, now: int) -> bool:
-        """A proposed or accepted live suppression of this device already answers the sighting."""
-        return any(p.device == seen.device and p.status != "rejected" and suppression_matches(
+        """A live suppression of this device already answers the sighting: proposed or accepted, or rejected (the
+        operator said no; the same thing is not proposed again before that one would have expired)."""
+        return any(p.device == seen.device and suppression_matches(
             p.rule, camera=seen.camera, label=seen.label, box=seen.box, phash=seen.phash, embedding=seen.embedding,
             now_ms=now) for p in self.proposals.all())
 
