@@ -48,8 +48,10 @@ from .triage.local_time import local_time
 from .triage.rules import Decision, Rules, Triage
 from .triage.verdict_cache import VerdictCache
 from .vision.capture import Frame, FrameSource
+from .vision.closer import Stages, build_stages
 from .vision.detect import Det, Detector, Region, build_detector
-from .vision.pipeline import PipelineOutput, Stages, TrackEvent, VisionPipeline, build_stages
+from .vision.events import PipelineOutput, TrackEvent
+from .vision.pipeline import VisionPipeline
 from .vision.zones import CameraGeometry
 
 log = logging.getLogger("edgetriage.edge.agent")

@@ -31,8 +31,10 @@ from ..shared.ids import uuid7
 from .config import CameraConfig, EdgeConfig, load_edge_config
 from .triage.rules import Decision, Rules, Triage
 from .vision.capture import Frame, FrameSource
+from .vision.closer import Stages, build_stages
 from .vision.detect import Detector, build_detector
-from .vision.pipeline import PipelineOutput, Stages, TrackEvent, VisionPipeline, build_stages
+from .vision.events import PipelineOutput, TrackEvent
+from .vision.pipeline import VisionPipeline
 from .vision.zones import CameraGeometry
 
 
