@@ -18,7 +18,6 @@ from ..shared.config import MQTTConfig, Strict, load_config, secret
 from ..shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
 from ..shared.protocol import DEFAULT_MAX_DISTANCE, DEFAULT_MIN_SIMILARITY
 from .ask.config import AskConfig
-from .ha import HomeAssistantConfig
 
 DeviceId = Annotated[str, Field(pattern=DEVICE_ID_RE.pattern)]
 CameraId = Annotated[str, Field(pattern=CAMERA_ID_RE.pattern)]
@@ -238,6 +237,16 @@ class DeliveryConfig(Strict):
             raise ValueError("shared = true needs redis_url: the processes on one shared subscription keep "
                              "verdicts, seen ids and claims in one Redis")
         return self
+
+
+class HomeAssistantConfig(Strict):
+    """[homeassistant] in the cloud config."""
+
+    enabled: bool = True
+    discovery_prefix: Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]+(/[A-Za-z0-9_-]+)*$")] = "homeassistant"
+    # seconds after an alert verdict until the alert sensor turns off by itself; 0: on until the next verdict
+    alert_off_delay_s: Annotated[int, Field(ge=0, le=86400)] = 60
+    thumbnails: bool = True  # publish each camera's latest crop for the image entity
 
 
 class CloudConfig(Strict):

@@ -16,8 +16,7 @@ import paho.mqtt.client as mqtt
 import pytest
 import requests
 from edgetriage.broker import free_port
-from edgetriage.cloud.config import CloudConfig
-from edgetriage.cloud.ha import HomeAssistantConfig
+from edgetriage.cloud.config import CloudConfig, HomeAssistantConfig
 from edgetriage.demo import CloudThread
 from edgetriage.shared.protocol import encode_event
 from edgetriage.shared.topics import Topics
