@@ -34,7 +34,7 @@ def cloud(mosquitto, prefix, tmp_path):
     thread = CloudThread(config, FixedDelayModel(0.05, 1), free_port(), ha=HomeAssistantConfig(
         discovery_prefix=f"{prefix}-ha"))
     thread.start()
-    assert thread.service.mqtt_subscribed or _until(lambda: thread.service.mqtt_subscribed, 10)
+    assert thread.service.publisher.subscribed or _until(lambda: thread.service.publisher.subscribed, 10)
     try:
         yield thread
     finally:
