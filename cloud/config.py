@@ -8,13 +8,12 @@ are refused (see shared.config.Strict) so a misspelt key is reported instead of 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 
-from ..shared.config import MQTTConfig, Strict, load_config, secret
+from ..shared.config import MQTTConfig, Strict, default_state_dir, load_config, secret
 from ..shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
 from ..shared.protocol import DEFAULT_MAX_DISTANCE, DEFAULT_MIN_SIMILARITY
 from .ask.config import AskConfig
@@ -22,11 +21,6 @@ from .ask.config import AskConfig
 DeviceId = Annotated[str, Field(pattern=DEVICE_ID_RE.pattern)]
 CameraId = Annotated[str, Field(pattern=CAMERA_ID_RE.pattern)]
 API_TOKEN_ENV = "EDGETRIAGE_API_TOKEN"
-
-
-def default_state_dir() -> Path:
-    """Where the service keeps its state unless told otherwise: $EDGETRIAGE_STATE, else ./var."""
-    return Path(os.environ.get("EDGETRIAGE_STATE") or "var")
 
 
 def _default_store_path() -> str:
