@@ -24,7 +24,6 @@ import json
 import logging
 import queue
 import threading
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
@@ -34,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from ..shared.clock import now_ms
 from ..shared.config import ConfigError, validate_config
 from ..shared.modelfiles import ModelError, ModelFile, manifest, resolve, sha256_of
 from ..shared.protocol import MAX_CONFIG_BYTES, RemoteConfigError, decode_remote_config
@@ -255,10 +255,6 @@ REMOTE_FILE = "remote-config.json"
 MODEL_FILE = "running-model.json"  # the announced model last swapped in: kept if a later one is refused
 
 
-def _now_ms() -> int:
-    return int(time.time() * 1000)
-
-
 class RemoteFiles:
     """What the device keeps over a restart in its state_dir: the remote config it applied and the announced
     model it last swapped in. A file that cannot be written or read is said once and otherwise ignored."""
@@ -361,7 +357,7 @@ class ModelLoader:
         self.loading: DetectorSpec | None = None
         self.model_name = ""
         self.model_sha256 = ""
-        self.model_since_ms = _now_ms()
+        self.model_since_ms = now_ms()
         self.model_swaps = 0
         self.model_refusals = 0
         self.model_refused: dict[str, Any] | None = None
@@ -439,14 +435,14 @@ class ModelLoader:
             if loaded.detector is None:
                 self.model_refusals += 1
                 self.model_refused = {"name": loaded.name, "sha256": loaded.sha256, "reason": loaded.error[:1000],
-                                      "ms": _now_ms()}
+                                      "ms": now_ms()}
                 log.error("model %s refused, %s kept: %s", loaded.sha256[:12] or loaded.name, self.model_name,
                           loaded.error)
             elif loaded.spec == self.wanted:
                 self._swap(loaded.detector)
                 self.running = loaded.spec
                 self.model_name, self.model_sha256 = loaded.name, loaded.sha256
-                self.model_since_ms = _now_ms()
+                self.model_since_ms = now_ms()
                 self.model_swaps += 1
                 self.files.save_running_model(loaded.spec.model)
                 if self.model_refused is not None and self.model_refused["sha256"] == loaded.sha256:
