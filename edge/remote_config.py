@@ -96,14 +96,14 @@ def merge_config(base: EdgeConfig, patch: dict[str, Any], version: str) -> EdgeC
     if unknown:
         raise RemoteRefused(f"{', '.join(unknown)}: unknown section (check the spelling; sections that may "
                             f"change remotely: {', '.join(REMOTE_SECTIONS)})", version)
-    data: dict[str, Any] = {name: getattr(base, name) for name in EdgeConfig.model_fields}
+    data: dict[str, Any] = dict(base)  # field name -> value
     for key, value in patch.items():
         if key == "cameras":
             data["cameras"] = _patch_cameras(base, value, version)
         elif not isinstance(value, dict):
             raise RemoteRefused(f"{key}: must be an object of settings", version)
         else:
-            data[key] = _deep_merge(getattr(base, key).model_dump(), value)
+            data[key] = _deep_merge(data[key].model_dump(), value)
     try:
         return validate_config(EdgeConfig, data, f"remote config {version}")
     except ConfigError as exc:
@@ -220,7 +220,7 @@ class ModelFetcher:
             raise ModelError(f"model {sha256[:12]}…: {url} answered {exc.code} {exc.reason}{hint}") from None
         except (urllib.error.URLError, OSError) as exc:
             part.unlink(missing_ok=True)
-            reason = getattr(exc, "reason", exc)
+            reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
             raise ModelError(f"model {sha256[:12]}…: cannot fetch {url}: {reason}; check remote.api_url") from None
         except ModelError:
             part.unlink(missing_ok=True)

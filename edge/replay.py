@@ -134,7 +134,7 @@ class Replayer:
                 fps = source.fps
                 source.close()
         if fps is None:
-            fps = getattr(frames, "fps", 0.0)
+            fps = frames.fps if isinstance(frames, FrameSource) else 0.0
         return ClipResult(video=session.video, fps=float(fps or 0.0), frames=count, seconds=spent,
                           events=session.events, stats=session.pipeline.stats.as_dict(),
                           tentative=session.tentative)
