@@ -224,7 +224,7 @@ def run_demo(args: argparse.Namespace) -> int:
     })
     ha = None
     if not args.no_ha:
-        from .cloud.ha import HomeAssistantConfig
+        from .cloud.config import HomeAssistantConfig
 
         ha = HomeAssistantConfig()
     cloud = CloudThread(cloud_config, analyzer, http_port, ha=ha)

@@ -33,10 +33,11 @@ from typing import Any
 
 from edgetriage.edge.vision.capture import FrameSource
 from edgetriage.edge.vision.classify import ClassifierConfig, CropClassifier
+from edgetriage.edge.vision.closer import build_stages
 from edgetriage.edge.vision.crops import encode_jpeg, phash_dct64
 from edgetriage.edge.vision.detect import build_detector
 from edgetriage.edge.vision.events import VisionConfig
-from edgetriage.edge.vision.pipeline import VisionPipeline, build_stages
+from edgetriage.edge.vision.pipeline import VisionPipeline
 from edgetriage.edge.vision.samples import GalleryConfig
 from edgetriage.shared.reuse import (
     DEFAULT_MAX_DISTANCE,

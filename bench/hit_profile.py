@@ -103,7 +103,7 @@ def run(redis: bool, hits: int, bursts: int, dump: Path | None = None) -> None:
                             for i in range(hits)]
                 return bench._burst(device, topics.events(bench.DEVICE), payloads, expect=hits)
 
-            link_thread = service._link._thread
+            link_thread = service.publisher.link._thread
             threads = {"event loop": cloud.thread, "paho network thread": link_thread}
             start = {name: _cpu_s(t) for name, t in threads.items()}
             rates = [burst(b) for b in range(bursts)]

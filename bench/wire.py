@@ -212,7 +212,7 @@ def measure_wire(clips: list[Path], labels: dict[str, list[tuple[float, float]]]
         try:
             daemon = EdgeDaemon(device)
             agent = daemon.agent
-            if not agent.link.wait_connected(10.0):
+            if not agent.delivery.link.wait_connected(10.0):
                 raise RuntimeError("the device did not connect through the relay")
             interval = device.daemon.state_interval_s
             jpeg_bytes, seconds, visits = 0, 0.0, 0

@@ -8,27 +8,20 @@ are refused (see shared.config.Strict) so a misspelt key is reported instead of 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 
-from ..shared.config import MQTTConfig, Strict, load_config, secret
+from ..shared.config import MQTTConfig, Strict, default_state_dir, load_config, secret
 from ..shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
 from ..shared.protocol import DEFAULT_MAX_DISTANCE, DEFAULT_MIN_SIMILARITY
 from .ask.config import AskConfig
-from .ha import HomeAssistantConfig
 from .suppress.config import SuppressionsConfig
 
 DeviceId = Annotated[str, Field(pattern=DEVICE_ID_RE.pattern)]
 CameraId = Annotated[str, Field(pattern=CAMERA_ID_RE.pattern)]
 API_TOKEN_ENV = "EDGETRIAGE_API_TOKEN"
-
-
-def default_state_dir() -> Path:
-    """Where the service keeps its state unless told otherwise: $EDGETRIAGE_STATE, else ./var."""
-    return Path(os.environ.get("EDGETRIAGE_STATE") or "var")
 
 
 def _default_store_path() -> str:
@@ -239,6 +232,16 @@ class DeliveryConfig(Strict):
             raise ValueError("shared = true needs redis_url: the processes on one shared subscription keep "
                              "verdicts, seen ids and claims in one Redis")
         return self
+
+
+class HomeAssistantConfig(Strict):
+    """[homeassistant] in the cloud config."""
+
+    enabled: bool = True
+    discovery_prefix: Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]+(/[A-Za-z0-9_-]+)*$")] = "homeassistant"
+    # seconds after an alert verdict until the alert sensor turns off by itself; 0: on until the next verdict
+    alert_off_delay_s: Annotated[int, Field(ge=0, le=86400)] = 60
+    thumbnails: bool = True  # publish each camera's latest crop for the image entity
 
 
 class CloudConfig(Strict):

@@ -18,10 +18,15 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..shared.stats import median
-from .observed import Counted
+
+if TYPE_CHECKING:
+    from .analysis import Backend
+    from .publisher import Publisher
+    from .scheduler import Scheduler
+    from .servicestats import ServiceStats
 
 DEVICE_WINDOW = 4096  # recent device lookups kept, as many as the service keeps per latency series
 
@@ -78,6 +83,23 @@ class DeviceAnswers:
             self.lookup_ms.append(lookup_ms)
 
 
+class Counted(Protocol):
+    """What the figures are computed from: the service's counters and latency windows, its scheduler, the
+    model back-end and the broker connection (its publisher)."""
+
+    @property
+    def stats(self) -> ServiceStats: ...
+
+    @property
+    def scheduler(self) -> Scheduler: ...
+
+    @property
+    def backend(self) -> Backend: ...
+
+    @property
+    def publisher(self) -> Publisher: ...
+
+
 class Figures:
     """Computed on demand from the service's counters and latency windows; nothing on the hot path."""
 
@@ -124,5 +146,5 @@ class Figures:
                           "concurrency": scheduler.concurrency},
             "budgets": scheduler.budgets.snapshot(),
             "analyzer": service.backend.name,
-            "mqtt_connected": service.mqtt_connected,
+            "mqtt_connected": service.publisher.connected,
         }

@@ -25,30 +25,19 @@ import json
 import logging
 from collections.abc import Iterable
 from importlib import metadata
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import Field
-
-from ..shared.config import MQTTConfig, Strict
+from ..shared.config import MQTTConfig
 from ..shared.mqtt import Incoming, MQTTLink
 from ..shared.protocol import Event, Verdict
 from ..shared.topics import Topics
+from .config import HomeAssistantConfig
 from .observed import Listened
 
 log = logging.getLogger("edgetriage.cloud.ha")
 
 COMPONENTS = ("binary_sensor", "sensor", "image")
 VERDICT_OPTIONS = ["alert", "benign", "unknown"]
-
-
-class HomeAssistantConfig(Strict):
-    """[homeassistant] in the cloud config."""
-
-    enabled: bool = True
-    discovery_prefix: Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]+(/[A-Za-z0-9_-]+)*$")] = "homeassistant"
-    # seconds after an alert verdict until the alert sensor turns off by itself; 0: on until the next verdict
-    alert_off_delay_s: Annotated[int, Field(ge=0, le=86400)] = 60
-    thumbnails: bool = True  # publish each camera's latest crop for the image entity
 
 
 def _version() -> str:

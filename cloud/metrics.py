@@ -178,7 +178,7 @@ class CloudMetrics:
         if service is not None:
             out.gauge("edgetriage_cloud_queue_depth", "Events received and not yet answered.", service.pending)
             out.gauge("edgetriage_cloud_mqtt_connected", "1 while the broker connection is up.",
-                      1 if service.mqtt_connected else 0)
+                      1 if service.publisher.connected else 0)
             out.gauge("edgetriage_cloud_overloaded", "1 while the service reports overload.",
                       1 if service.overloaded else 0)
             health = service.health

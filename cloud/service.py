@@ -29,14 +29,14 @@ from ..shared.protocol import Event, ProtocolError, Verdict, decode_event
 from ..shared.reuse import bucket
 from ..shared.text import shown
 from ..shared.topics import Topics
-from ..shared.verdict_forms import encode_device_verdict, encode_public_verdict
 from .analysis import Analysis, Backend
 from .config import CloudConfig
 from .figures import Figures
 from .health import IntakeHealth
 from .housekeeping import Housekeeping, sweep
 from .intake import Arrival, CacheHits, MQTTIntake, TurnBatch, check_captured
-from .scheduler import LoadState, Outcome, Scheduler
+from .publisher import Publisher
+from .scheduler import Outcome, Scheduler
 from .servicestats import ServiceStats, Throttled
 from .singleflight import open_flights
 from .storage.claims import ClaimKeeper, Claims, new_owner, open_claims
@@ -74,14 +74,15 @@ class CloudService:
     def __init__(self, config: CloudConfig, analyzer: Backend, store: Store, *,
                  on_verdict: Callable[[Verdict], None] | None = None, claims: Claims | None = None) -> None:
         self.config = config
-        self.analyzer = analyzer  # the back-end belongs to its maker, who closes it
-        self.backend: Backend = analyzer
+        self.backend: Backend = analyzer  # the back-end belongs to its maker, who closes it
         self.store = store
-        self.housekeeping = Housekeeping(store, config.retention, self._publish_load)
+        self.stats = ServiceStats()
+        self.topics = Topics(config.mqtt.prefix)
+        self.publisher = Publisher(self.topics, self.stats)  # verdicts, site offers, load; the link's state
+        self.housekeeping = Housekeeping(store, config.retention, self.publisher.load)
         self.scheduler = Scheduler(self.backend, config.scheduler, still_needed=self._still_needed,
                                    on_load=self.housekeeping.load_changed)
         self.figures = Figures(self)
-        self.stats = ServiceStats()
         self.cache = VerdictCache(store, config.reuse)
         self.trust = Trust(config.reuse)  # an event's site and the keys that reach other devices: the cloud's
         self.flights = open_flights(store, config.scheduler.deadline_s)  # look-alikes wait for one model call
@@ -94,8 +95,6 @@ class CloudService:
         self.event_listeners: list[Callable[[Event, int], None]] = []
         self.verdict_listeners: list[Callable[[Verdict], None]] = [on_verdict] if on_verdict is not None else []
         self.verdict_listeners.append(self._offer_to_site)
-        self.topics = Topics(config.mqtt.prefix)
-        self._link: MQTTLink | None = None
         self._tasks: set[asyncio.Task] = set()
         self._inflight: dict[str, asyncio.Future[Verdict]] = {}
         self._claims = claims  # made from the config on first use unless given
@@ -106,23 +105,6 @@ class CloudService:
         self.intake = MQTTIntake(self, self._track, self.stats, self._warn, self.health, store.get_verdict)
 
     # -- lifecycle -------------------------------------------------------------------------------------
-    @property
-    def mqtt_connected(self) -> bool:
-        return self._link is not None and self._link.connected.is_set()
-
-    @property
-    def mqtt_subscribed(self) -> bool:
-        """The broker granted the intake's subscriptions on this connection: events published now reach us."""
-        return self._link is not None and self._link.subscribed.is_set()
-
-    @property
-    def mqtt_error(self) -> str:
-        if self._link is None:
-            return ""
-        if self._link.refused_subscriptions:
-            return f"the broker refused the subscription to {', '.join(self._link.refused_subscriptions)}"
-        return self._link.last_error
-
     @property
     def accepting(self) -> bool:
         """False once stop() began: new HTTP events are refused (503), MQTT ones left for redelivery."""
@@ -135,7 +117,7 @@ class CloudService:
 
     async def start(self) -> None:
         """Connect (in the background, reconnecting with backoff) and subscribe to every device's events."""
-        if self._link is not None:
+        if self.publisher.link is not None:
             raise RuntimeError("CloudService.start() called twice")
         await self._ensure_scheduler()
         client_id = self.config.mqtt.client_id or f"{self.config.group}-cloud"
@@ -148,7 +130,7 @@ class CloudService:
                         receive_maximum=delivery.receive_maximum)
         events = self.topics.all_events()
         link.subscribe(shared_subscription(self.config.group, events) if delivery.shared else events, qos=1)
-        self._link = link
+        self.publisher.link = link
         self.intake.open(asyncio.get_running_loop(), link)
         link.start()
         self._claim_task = asyncio.get_running_loop().create_task(takeover.run())
@@ -156,9 +138,8 @@ class CloudService:
         self._spawn(self.intake.heal())
 
     async def wait_connected(self, timeout: float) -> bool:
-        if self._link is None:
-            return False
-        return await asyncio.to_thread(self._link.wait_connected, timeout)
+        link = self.publisher.link
+        return link is not None and await asyncio.to_thread(link.wait_connected, timeout)
 
     async def stop(self) -> None:
         """Finish in-flight work for up to `drain_timeout_s`, then disconnect. Work still running then is
@@ -179,8 +160,8 @@ class CloudService:
                 log.warning("stopping with %d event(s) unanswered; the broker or the next worker will answer "
                             "them", len(late))
                 await asyncio.gather(*late, return_exceptions=True)
-        if self._link is not None:
-            link, self._link = self._link, None
+        if self.publisher.link is not None:
+            link, self.publisher.link = self.publisher.link, None
             await asyncio.to_thread(link.stop)
         for task in list(self._background):
             task.cancel()
@@ -235,7 +216,7 @@ class CloudService:
         self._notify(self.event_listeners, event, received_ms)
         self.reuse_checks.sample(event, verdict)
         self.stats.count(verdict, (time.monotonic() - arrived) * 1000)
-        sent = self._publish(verdict)
+        sent = self.publisher.verdict(verdict)
         _log_verdict(verdict, sent)
         self._notify(self.verdict_listeners, verdict)
         return sent
@@ -255,7 +236,7 @@ class CloudService:
                                     "a device must make its own event ids (UUIDv7)")
             earlier = await self._earlier_verdict(event.event_id)
             if earlier is not None:
-                return earlier, self._publish(earlier)
+                return earlier, self.publisher.verdict(earlier)
             # stored before but never answered: a worker holds it, or one died on it
         else:
             log.debug("event received: %s %s/%s track %d (%s)", event.label, event.device, event.camera,
@@ -275,7 +256,7 @@ class CloudService:
             await asyncio.sleep(CLAIM_POLL_S)
             earlier = self.store.get_verdict(event.event_id)
             if earlier is not None:
-                return earlier, self._publish(earlier)
+                return earlier, self.publisher.verdict(earlier)
         if on_claimed is not None:
             on_claimed()
         future: asyncio.Future[Verdict] = asyncio.get_running_loop().create_future()
@@ -299,7 +280,7 @@ class CloudService:
                 future.cancel()
             settle(self.flights, keeper, event.event_id, stored, self._warn)
         self.stats.count(verdict, (time.monotonic() - arrived) * 1000)
-        published = self._publish(verdict)
+        published = self.publisher.verdict(verdict)
         _log_verdict(verdict, published)
         self._notify(self.verdict_listeners, verdict)
         return verdict, published
@@ -338,13 +319,15 @@ class CloudService:
             await self._ensure_scheduler()
             outcome = await self.scheduler.submit(event, arrived=arrived)
             if outcome.analysis is not None:
-                return self.cache.from_model(event, outcome.analysis, prompt_version, self.analyzer.name, arrived,
+                return self.cache.from_model(event, outcome.analysis, prompt_version, self.backend.name,
+                                             arrived,
                                              outcome.started)
             # withdrawn: a verdict that answers it arrived while it waited; the loop takes it from the cache
         analysis = Analysis(verdict="unknown", confidence=0.0, description="", model=self.backend.name,
                             prompt_version=prompt_version, analyze_ms=0.0,
                             error="the cached verdict that answered this event while it waited expired")
-        return self.cache.from_model(event, analysis, prompt_version, self.analyzer.name, arrived, time.monotonic())
+        return self.cache.from_model(event, analysis, prompt_version, self.backend.name, arrived,
+                                     time.monotonic())
 
     def _still_needed(self, event: Event) -> bool:
         """The scheduler's last question before the model starts on `event`: is there still no verdict?"""
@@ -367,43 +350,19 @@ class CloudService:
 
     def _offer_to_site(self, verdict: Verdict) -> None:
         """A new site-wide model verdict, offered to the site's other devices (cloud.trust.Sites)."""
-        link = self._link
-        for offer in self.trust.sites.offers(verdict) if link is not None else ():
-            if link.publish(self.topics.answers(offer.device), encode_device_verdict(offer), qos=1) is not None:
-                self.stats.site_offers += 1
+        if self.publisher.link is not None:
+            self.publisher.offers(self.trust.sites.offers(verdict))
 
     # -- overload and housekeeping ---------------------------------------------------------------------
     @property
     def overloaded(self) -> bool:
         return self.scheduler.load.overloaded
 
-    def _publish_load(self, load: LoadState) -> bool:
-        """Retained `<prefix>/v1/_cloud/load`: devices hold or degrade their escalations while it says
-        overloaded; {"overloaded": false} clears it. False: not sent (no broker), housekeeping retries."""
-        link = self._link
-        return link is not None and link.publish(self.topics.cloud_load(), load.payload(), qos=1,
-                                                 retain=True) is not None
-
     def sweep(self, now: int | None = None) -> tuple[int, int]:
         """Retention now (cloud.housekeeping.sweep): (crops, events) deleted."""
         return sweep(self.store, self.config.retention, now)
 
     # -- output ----------------------------------------------------------------------------------------
-    def _publish(self, verdict: Verdict) -> bool:
-        """Hand the verdict to the broker (QoS 1, not retained) in both its forms (shared.verdict_forms): the
-        device's on its `answers` topic, the subscribers' readable JSON on `verdicts`; False when there is no
-        connection."""
-        link = self._link
-        if link is None:
-            return False  # not started: a caller without MQTT (`process`) answers the sender itself
-        mid = link.publish(self.topics.answers(verdict.device), encode_device_verdict(verdict), qos=1, retain=False)
-        if mid is None:
-            self.stats.unpublished += 1
-            return False
-        link.publish(self.topics.verdicts(verdict.device), encode_public_verdict(verdict), qos=1, retain=False)
-        self.stats.published += 1
-        return True
-
     @staticmethod
     def _notify(listeners: list[Callable[..., None]], *args: Any) -> None:
         for listener in listeners:

@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..shared.clock import now_ms
 from ..shared.reuse import DEFAULT_MIN_SIMILARITY, Candidate, nearest
 
 POLL_S = 0.05
@@ -36,10 +37,6 @@ return {seq, redis.call('HGETALL', KEYS[1])}
 """
 
 Bucket = tuple[str, str, str, str]
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 @dataclass
@@ -71,7 +68,7 @@ class SingleFlight:
         """File this event's model call; None when it may go ahead, else the id of an earlier look-alike's
         flight to wait for (`wait`), in which case this one is not left filed."""
         self.land(event_id)  # filed before (a withdrawn try): whoever waits for it looks again
-        now = _now_ms()
+        now = now_ms()
         self._seq += 1
         lease_s = self._lease_ms // 1000
         mine = _Local(self._seq, bucket, Candidate(event_id, phash, max_distance, now, lease_s, embedding, min_similarity))
@@ -112,7 +109,7 @@ class SingleFlight:
         end = time.monotonic() + max(0.0, timeout_s)
         while time.monotonic() < end:
             raw = self._redis.hget(key, flight)
-            if raw is None or int((raw.decode() if isinstance(raw, bytes) else raw).split("|")[3]) < _now_ms():
+            if raw is None or int((raw.decode() if isinstance(raw, bytes) else raw).split("|")[3]) < now_ms():
                 return
             await asyncio.sleep(POLL_S)
 

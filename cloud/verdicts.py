@@ -15,6 +15,7 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
+from ..shared.clock import now_ms
 from ..shared.protocol import VERDICTS, Event, ReuseRule, Timings, Verdict
 from ..shared.reuse import reach, scope_key
 from .analysis import Analysis
@@ -24,10 +25,6 @@ from .servicestats import ServiceStats
 from .storage.store import Store
 
 log = logging.getLogger("edgetriage.cloud.service")
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 class VerdictCache:

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
+from ..shared.clock import now_ms
 from ..shared.ids import uuid7
 from ..shared.protocol import (
     MAX_CLASSES,
@@ -39,9 +40,8 @@ from ..shared.protocol import (
 from ..shared.stats import median
 from ..shared.topics import Topics
 from .config import CameraConfig, EdgeConfig
-from .delivery.budget import EscalationBudget
 from .delivery.link import Delivery, OnControl, OnVerdict
-from .delivery.outbox import Outbox, OutboxError
+from .delivery.outbox import OutboxError
 from .stats import CameraCounts, EdgeStats
 from .triage.gallery import TrackGallery
 from .triage.local_time import local_time
@@ -49,25 +49,34 @@ from .triage.rules import Decision, Rules, Triage
 from .triage.suppress import Suppressions
 from .triage.verdict_cache import VerdictCache
 from .vision.capture import Frame, FrameSource
+from .vision.closer import Stages, build_stages
 from .vision.detect import Det, Detector, Region, build_detector
-from .vision.pipeline import PipelineOutput, Stages, TrackEvent, VisionPipeline, build_stages
+from .vision.events import PipelineOutput, TrackEvent
+from .vision.pipeline import VisionPipeline
 from .vision.zones import CameraGeometry
 
 log = logging.getLogger("edgetriage.edge.agent")
 
 OnDecision = Callable[[TrackEvent, Decision, "str | None"], None]
 
-_SEEN_IDS = 10_000  # escalation times remembered for latencies (verdicts that never came age out)
-
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
-
 
 def _unit(x: float) -> float:
     return 0.0 if not math.isfinite(x) else min(1.0, max(0.0, float(x)))
 
+
+def _message(ev: TrackEvent, *, event_id: str, device: str, camera: str, site: str | None, captured_ms: int,
+             uncertain: bool, reason: str, local: str) -> Event:
+    """The protocol v1 event of an escalated track event (ValidationError: one the protocol refuses)."""
+    return Event(
+        event_id=event_id, device=device, camera=camera, site=site, captured_ms=captured_ms, label=ev.label,
+        score=_unit(ev.score), uncertain=uncertain, track_id=max(0, int(ev.track_id)),
+        detections=[Detection(label=d.label, score=_unit(d.score), box=tuple(_unit(v) for v in d.box))
+                    for d in ev.detections[-MAX_DETECTIONS:]],
+        phash=ev.phash, phash_alg=ev.phash_alg, reason=reason[:256],
+        crop=ev.crop_jpeg, crop_size=tuple(ev.crop_size), crop_box=ev.crop_box,
+        classes=[ClassScore(label=name[:128], score=_unit(p)) for name, p in ev.classes[:MAX_CLASSES]],
+        zones=ev.zones[:MAX_ZONES], dwell_s=round(max(0.0, ev.dwell_s), 1), direction=ev.direction,
+        local_time=local, embedding=ev.embedding)
 
 
 class _SharedDetector:
@@ -79,7 +88,7 @@ class _SharedDetector:
 
     @property
     def model_name(self) -> str:
-        return str(getattr(self.inner, "model_name", type(self.inner).__name__))
+        return self.inner.model_name
 
     def detect(self, image_bgr: np.ndarray, region: Region | None = None) -> list[Det]:
         return self.inner.detect(image_bgr) if region is None else self.inner.detect(image_bgr, region)
@@ -125,34 +134,16 @@ class EdgeAgent:
         self._events_topic = self.topics.events(self.device)
         self.delivery = Delivery(config, self.stats, self.cache, self._lock, on_verdict=on_verdict,
                                  on_control=on_control)
-        self.spending = self.delivery.spending
-        self.link = self.delivery.link
-        self.outbox: Outbox = self.delivery.outbox
-        self.budget: EscalationBudget = self.spending.budget
-        self.verdict_counts = self.delivery.verdict_counts
-        self._escalated_at = self.delivery.escalated_at
-
-    @property
-    def _closed(self) -> bool:
-        return self.delivery.closed
-
-    @property
-    def _dirty(self) -> bool:
-        return self.delivery.dirty
-
-    @_dirty.setter
-    def _dirty(self, value: bool) -> None:
-        self.delivery.dirty = value
 
     @property
     def load(self) -> LoadReport | None:
         """The cloud's last load report (None: none, or cleared)."""
-        return self.spending.load
+        return self.delivery.spending.load
 
     @property
     def overloaded(self) -> bool:
         """The cloud's last load report says overloaded and is not older than overload.stale_s."""
-        return self.spending.overloaded
+        return self.delivery.spending.overloaded
 
 
     def __enter__(self) -> EdgeAgent:
@@ -193,7 +184,7 @@ class EdgeAgent:
     def process(self, camera_id: str, frame: Frame) -> PipelineOutput | None:
         """One frame of one camera through its pipeline, deciding on every new track. Safe from several
         camera threads at once (one per camera); delivery happens in `pump()`. None once the agent is closed."""
-        if self._closed:
+        if self.delivery.closed:
             return None
         pipeline = self._pipeline(camera_id)
         out = pipeline.process(frame)
@@ -204,7 +195,7 @@ class EdgeAgent:
         """The camera's stream ended or was lost: its tracks end now (confirmed ones are decided)."""
         with self._lock:
             pipeline = self.pipelines.get(camera_id)
-        if pipeline is not None and not self._closed:
+        if pipeline is not None and not self.delivery.closed:
             self._handle_output(camera_id, pipeline, pipeline.finish())
 
     def drop_camera(self, camera_id: str) -> None:
@@ -221,7 +212,7 @@ class EdgeAgent:
         if pipeline is not None and self._pipeline_gen.get(camera_id) == self._vision_gen:
             return pipeline
         with self._lock:
-            if pipeline is not None and not self._closed:
+            if pipeline is not None and not self.delivery.closed:
                 self._handle_output(camera_id, pipeline, pipeline.finish())
             pipeline = self.pipelines[camera_id] = self._new_pipeline(camera_id)
             self._seen_pipeline.pop(camera_id, None)
@@ -240,14 +231,15 @@ class EdgeAgent:
 
     def _handle_output(self, camera_id: str, pipeline: VisionPipeline, out: PipelineOutput) -> None:
         with self._lock:
-            if self._closed:
+            if self.delivery.closed:
                 return
             self._sync_vision_stats(camera_id, pipeline)
             for ev in out.new_events:
                 self._decide(camera_id, ev)
             if out.looks:
                 vision = self.config.vision
-                self.gallery.file(out.looks, vision.gallery, vision.crop_max_side, self.stages.classifier, _now_ms())
+                self.gallery.file(out.looks, vision.gallery, vision.crop_max_side, self.stages.classifier,
+                                  now_ms())
             for ev in out.ended:
                 self.gallery.ended(camera_id, ev.track_id)
 
@@ -278,18 +270,20 @@ class EdgeAgent:
 
     def _decide(self, camera_id: str, ev: TrackEvent) -> tuple[Decision, str | None]:
         t = time.perf_counter()
-        now = _now_ms()
+        now = now_ms()
         # classifier where the rule asks, device cache, rules: the same triage `edge replay` runs
-        decision = Triage(self.rules, device=self.device, site=self.config.site, cache=self.cache,
-                          classifier=self.stages.classifier, suppressions=self.suppressions).decide(camera_id, ev, now)
+        triaged = Triage(self.rules, device=self.device, site=self.config.site, cache=self.cache,
+                         classifier=self.stages.classifier,
+                         suppressions=self.suppressions).decide(camera_id, ev, now)
+        ev, decision = triaged.event, triaged.decision  # the event as decided on (classified, embedded)
         self.stats.events += 1
         event_id: str | None = None
         if decision.kind == "escalate":
-            decision = self.spending.spend(camera_id, ev, decision, now)
+            decision = self.delivery.spending.spend(camera_id, ev, decision, now)
         if decision.kind == "escalate":
             event_id, decision = self._escalate(camera_id, ev, decision, now)
             if event_id is not None:
-                self.spending.after_escalate(event_id, ev.score, now)
+                self.delivery.spending.after_escalate(event_id, ev.score, now)
         answered_by = event_id if decision.kind == "escalate" else \
             decision.verdict.event_id if decision.kind == "cached" and decision.verdict is not None else None
         self.gallery.decided(camera_id, ev.track_id, answered_by, ev.embedding)
@@ -321,32 +315,21 @@ class EdgeAgent:
         # happened after it was decided, so its time, its local_time and the page's card agree
         captured_ms = min(max(0, int(ev.captured_ms)), now)
         try:
-            event = Event(
-                event_id=event_id, device=self.device, camera=camera_id, site=self.config.site,
-                captured_ms=captured_ms, label=ev.label, score=_unit(ev.score),
-                uncertain=bool(ev.uncertain) or self.rules.is_uncertain(ev, camera_id),
-                track_id=max(0, int(ev.track_id)),
-                detections=[Detection(label=d.label, score=_unit(d.score), box=tuple(_unit(v) for v in d.box))
-                            for d in ev.detections[-MAX_DETECTIONS:]],
-                phash=ev.phash, phash_alg=ev.phash_alg, reason=decision.reason[:256],
-                crop=ev.crop_jpeg, crop_size=tuple(ev.crop_size), crop_box=ev.crop_box,
-                classes=[ClassScore(label=name[:128], score=_unit(p)) for name, p in ev.classes[:MAX_CLASSES]],
-                zones=ev.zones[:MAX_ZONES], dwell_s=round(max(0.0, ev.dwell_s), 1), direction=ev.direction, local_time=local_time(captured_ms, self.config.timezone)[2],
-                embedding=ev.embedding)
-            stored = self.outbox.add(event_id, self._events_topic, encode_event(event), now,
+            uncertain = ev.uncertain or self.rules.is_uncertain(ev, camera_id)
+            event = _message(ev, event_id=event_id, device=self.device, camera=camera_id,
+                             site=self.config.site, captured_ms=captured_ms, uncertain=uncertain,
+                             reason=decision.reason, local=local_time(captured_ms, self.config.timezone)[2])
+            stored = self.delivery.outbox.add(event_id, self._events_topic, encode_event(event), now,
                                      self.config.outbox.priority.get(ev.label, 0))
         except (ProtocolError, OutboxError) as exc:  # OutboxError: e.g. its disk is full; said in one line
-            reason = getattr(exc, "reason", None) or str(exc)
+            reason = str(exc)  # a ProtocolError says its reason
         except ValidationError as exc:
             reason = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:3])
         else:
             if not stored:
                 self.stats.outbox_rejected += 1  # counted and logged by the outbox too
                 return None, Decision("dropped", "outbox full: refused by outbox.policy reject_newest")
-            self._escalated_at[event_id] = time.monotonic()
-            if len(self._escalated_at) > _SEEN_IDS:  # verdicts that never came (events aged out of the outbox)
-                del self._escalated_at[next(iter(self._escalated_at))]
-            self._dirty = True
+            self.delivery.escalated(event_id)  # timed from now, sent at the next pump
             return event_id, decision
         self.stats.escalate_failed += 1
         log.warning("camera %s track %d: cannot escalate (%s); handled on the device", camera_id, ev.track_id,
@@ -400,19 +383,19 @@ class EdgeAgent:
         """Publish "offline", disconnect and close the outbox. Nothing is deleted: events still waiting for
         a PUBACK or a verdict go again, with the same ids, from the next agent on this outbox."""
         with self._lock:
-            if self._closed:
+            if self.delivery.closed:
                 return
             self.delivery.close()
 
     def depth(self) -> dict[str, int]:
-        return self.outbox.depth()
+        return self.delivery.outbox.depth()
 
     def summary(self) -> dict[str, Any]:
         """Counters, outbox depth and median latencies, JSON-ready."""
         return {
             **self.stats.counters(),
-            "outbox": self.outbox.depth(),
-            "outbox_dropped": self.outbox.dropped,
+            "outbox": self.delivery.outbox.depth(),
+            "outbox_dropped": self.delivery.outbox.dropped,
             "cache_entries": len(self.cache),
             "latency_ms": {
                 "detect": median(self.stats.detect_ms),

@@ -24,13 +24,12 @@ budget.py, `[rules]` in rules.py, `[vision]` in vision.py); this module composes
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 
-from ..shared.config import MQTTConfig, Strict, load_config, secret
+from ..shared.config import MQTTConfig, Strict, default_state_dir, load_config, secret
 from ..shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
 from ..shared.modelfiles import bundled_clip
 from ..shared.protocol import DEFAULT_MAX_DISTANCE
@@ -48,10 +47,6 @@ def default_source() -> str:
     """The bundled sample clip when the package ships it, else the first local camera."""
     clip = bundled_clip()
     return str(clip) if clip.is_file() else "0"
-
-
-def default_state_dir() -> str:
-    return os.environ.get("EDGETRIAGE_STATE") or "./var"
 
 
 Seconds = Annotated[float, Field(gt=0.0, le=86400.0)]
@@ -136,7 +131,7 @@ class EdgeConfig(Strict):
     remote: RemoteUpdateConfig = Field(default_factory=RemoteUpdateConfig)
     # learned by the cloud, accepted by the operator, sent in the remote config (edge.suppress)
     suppressions: SuppressionsSection = Field(default_factory=SuppressionsSection)
-    state_dir: str = Field(default_factory=default_state_dir)
+    state_dir: str = Field(default_factory=lambda: str(default_state_dir()))
     timezone: str | None = Field(None, description="IANA zone of the device's local time (e.g. Europe/Berlin): "
                                                    "rule schedules and events' local_time use it, and questions "
                                                    "read \"today\" in it (cloud [ask] timezones); unset: the system's")

@@ -24,6 +24,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..shared.clock import now_ms
 from ..shared.config import ConfigError
 from ..shared.mqtt import Incoming
 from ..shared.protocol import (
@@ -59,10 +60,6 @@ TICK_S = 0.2  # the main loop wakes at least this often
 STOP_JOIN_S = 4.0  # how long shutdown waits for camera threads (a read can block for read_timeout_s)
 STATE_MIN_INTERVAL_S = 0.5  # state changes are published at most this often
 RATE_WINDOW_S = 10.0
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 # -- cameras ---------------------------------------------------------------------------------------------
@@ -228,7 +225,7 @@ class EdgeDaemon:
         self.notifier = notifier or SystemdNotifier(None)
         self.topics = Topics(config.mqtt.prefix)
         self.device = config.device
-        self.started_ms = _now_ms()
+        self.started_ms = now_ms()
         self.ready = False
         self.healthy = True
         self.config_version = "file"
@@ -254,7 +251,7 @@ class EdgeDaemon:
 
         self.agent = EdgeAgent(effective, detector=detector, on_control=self._on_control)
         if config.remote.enabled:
-            self.agent.link.subscribe(self._config_topic, 1)
+            self.agent.delivery.link.subscribe(self._config_topic, 1)
         self.metrics = EdgeMetrics(self.snapshot) if config.daemon.metrics_port else None
         if self.metrics is not None:
             self.agent.observe_detect = self.metrics.detect_seconds.observe
@@ -395,7 +392,7 @@ class EdgeDaemon:
         refused = {"version": version, "reason": reason[:1000]}
         if self.config_refused is not None and {k: self.config_refused[k] for k in refused} == refused:
             return  # the same retained message again
-        self.config_refused = {**refused, "ms": _now_ms()}
+        self.config_refused = {**refused, "ms": now_ms()}
         self.config_refusals += 1
         log.error("remote config %s refused, running %s kept: %s", version or "(no version)", self.config_version,
                   reason.replace("\n", "; "))
@@ -409,7 +406,7 @@ class EdgeDaemon:
                 self._restart_camera(cam)
         self.models.want(DetectorSpec(config.vision.detector, model))
         self.config_version, self.config_source = version, source
-        self.config_applied_ms = _now_ms()
+        self.config_applied_ms = now_ms()
         self.config_refused = None
         log.info("config %s (%s) applied", version, source)
         self._changed.set()
@@ -434,7 +431,7 @@ class EdgeDaemon:
         now = time.monotonic()
         stall_s = self.file_config.daemon.stall_s
         budget = agent.config.budget
-        available = agent.budget.available(now)
+        available = agent.delivery.spending.budget.available(now)
         load = agent.load
         cameras = {}
         for cam_id, w in list(self.workers.items()):
@@ -447,7 +444,7 @@ class EdgeDaemon:
                 detect_fps=w.camera.detect_fps,
             )
         return DeviceState(
-            device=self.device, ts_ms=_now_ms(), started_ms=self.started_ms, running=running,
+            device=self.device, ts_ms=now_ms(), started_ms=self.started_ms, running=running,
             ready=self.ready, watchdog_healthy=self.healthy,
             config=AppliedConfig(version=self.config_version, source=self.config_source,
                                  applied_ms=self.config_applied_ms, refused=self.config_refused),
@@ -455,17 +452,19 @@ class EdgeDaemon:
                                loading=models.loading.model.sha256 if models.loading and models.loading.model
                                else None, refused=models.model_refused),
             cameras=cameras,
-            cloud=CloudSeen(connected=agent.link.connected.is_set(), overloaded=agent.overloaded,
+            cloud=CloudSeen(connected=agent.delivery.link.connected.is_set(), overloaded=agent.overloaded,
                             queue_depth=load.queue_depth if load else None, load_ts=load.ts / 1000 if load else None),
             budget=BudgetState(per_minute=budget.per_minute, per_hour=budget.per_hour, policy=budget.policy,
                                available=None if available == float("inf") else int(available),
-                               waiting=agent.outbox.count_unsent(), dropped=agent.stats.budget_dropped,
+                               waiting=agent.delivery.outbox.count_unsent(),
+                               dropped=agent.stats.budget_dropped,
                                local=agent.stats.budget_local),
-            outbox=agent.outbox.depth(),
+            outbox=agent.delivery.outbox.depth(),
         )
 
     def publish_state(self, *, running: bool = True) -> None:
-        self.agent.link.publish(self._state_topic, encode_device_state(self.state(running=running)), qos=1,
+        state = encode_device_state(self.state(running=running))
+        self.agent.delivery.link.publish(self._state_topic, state, qos=1,
                                 retain=True)
 
     def snapshot(self) -> DeviceSnapshot:
@@ -480,9 +479,10 @@ class EdgeDaemon:
                 tracks=counts.tracks if counts else 0, reconnects=w.reconnects, fps_read=w.read_rate.rate,
                 fps_detected=w.detect_rate.rate))
         return DeviceSnapshot(
-            cameras=cameras, counters=agent.stats.counters(), outbox=agent.outbox.depth(),
-            outbox_dropped=agent.outbox.dropped, mqtt_connected=agent.link.connected.is_set(),
-            cloud_overloaded=agent.overloaded, budget_available=agent.budget.available(time.monotonic()),
+            cameras=cameras, counters=agent.stats.counters(), outbox=agent.delivery.outbox.depth(),
+            outbox_dropped=agent.delivery.outbox.dropped,
+            mqtt_connected=agent.delivery.link.connected.is_set(), cloud_overloaded=agent.overloaded,
+            budget_available=agent.delivery.spending.budget.available(time.monotonic()),
             config_version=self.config_version, config_refusals=self.config_refusals, model_name=self.model_name,
             model_sha256=self.model_sha256, model_swaps=self.model_swaps, model_refusals=self.model_refusals,
             watchdog_healthy=self.healthy, suppressed_by_rule=dict(agent.suppressions.matched))

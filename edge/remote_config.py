@@ -24,7 +24,6 @@ import json
 import logging
 import queue
 import threading
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
@@ -34,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from ..shared.clock import now_ms
 from ..shared.config import ConfigError, validate_config
 from ..shared.modelfiles import ModelError, ModelFile, manifest, resolve, sha256_of
 from ..shared.protocol import MAX_CONFIG_BYTES, RemoteConfigError, decode_remote_config
@@ -96,14 +96,14 @@ def merge_config(base: EdgeConfig, patch: dict[str, Any], version: str) -> EdgeC
     if unknown:
         raise RemoteRefused(f"{', '.join(unknown)}: unknown section (check the spelling; sections that may "
                             f"change remotely: {', '.join(REMOTE_SECTIONS)})", version)
-    data: dict[str, Any] = {name: getattr(base, name) for name in EdgeConfig.model_fields}
+    data: dict[str, Any] = dict(base)  # field name -> value
     for key, value in patch.items():
         if key == "cameras":
             data["cameras"] = _patch_cameras(base, value, version)
         elif not isinstance(value, dict):
             raise RemoteRefused(f"{key}: must be an object of settings", version)
         else:
-            data[key] = _deep_merge(getattr(base, key).model_dump(), value)
+            data[key] = _deep_merge(data[key].model_dump(), value)
     try:
         return validate_config(EdgeConfig, data, f"remote config {version}")
     except ConfigError as exc:
@@ -220,7 +220,7 @@ class ModelFetcher:
             raise ModelError(f"model {sha256[:12]}…: {url} answered {exc.code} {exc.reason}{hint}") from None
         except (urllib.error.URLError, OSError) as exc:
             part.unlink(missing_ok=True)
-            reason = getattr(exc, "reason", exc)
+            reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
             raise ModelError(f"model {sha256[:12]}…: cannot fetch {url}: {reason}; check remote.api_url") from None
         except ModelError:
             part.unlink(missing_ok=True)
@@ -253,10 +253,6 @@ def load_detector(config: DetectorConfig, model: ModelFile | None) -> Detector:
 # -- the device's remote-update state ----------------------------------------------------------------------
 REMOTE_FILE = "remote-config.json"
 MODEL_FILE = "running-model.json"  # the announced model last swapped in: kept if a later one is refused
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 class RemoteFiles:
@@ -361,7 +357,7 @@ class ModelLoader:
         self.loading: DetectorSpec | None = None
         self.model_name = ""
         self.model_sha256 = ""
-        self.model_since_ms = _now_ms()
+        self.model_since_ms = now_ms()
         self.model_swaps = 0
         self.model_refusals = 0
         self.model_refused: dict[str, Any] | None = None
@@ -439,14 +435,14 @@ class ModelLoader:
             if loaded.detector is None:
                 self.model_refusals += 1
                 self.model_refused = {"name": loaded.name, "sha256": loaded.sha256, "reason": loaded.error[:1000],
-                                      "ms": _now_ms()}
+                                      "ms": now_ms()}
                 log.error("model %s refused, %s kept: %s", loaded.sha256[:12] or loaded.name, self.model_name,
                           loaded.error)
             elif loaded.spec == self.wanted:
                 self._swap(loaded.detector)
                 self.running = loaded.spec
                 self.model_name, self.model_sha256 = loaded.name, loaded.sha256
-                self.model_since_ms = _now_ms()
+                self.model_since_ms = now_ms()
                 self.model_swaps += 1
                 self.files.save_running_model(loaded.spec.model)
                 if self.model_refused is not None and self.model_refused["sha256"] == loaded.sha256:

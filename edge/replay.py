@@ -23,7 +23,7 @@ import re
 import sys
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -32,8 +32,10 @@ from .config import CameraConfig, EdgeConfig, load_edge_config
 from .triage.rules import Decision, Rules, Triage
 from .triage.suppress import Suppressions
 from .vision.capture import Frame, FrameSource
+from .vision.closer import Stages, build_stages
 from .vision.detect import Detector, build_detector
-from .vision.pipeline import PipelineOutput, Stages, TrackEvent, VisionPipeline, build_stages
+from .vision.events import PipelineOutput, TrackEvent
+from .vision.pipeline import VisionPipeline
 from .vision.zones import CameraGeometry
 
 
@@ -134,7 +136,7 @@ class Replayer:
                 fps = source.fps
                 source.close()
         if fps is None:
-            fps = getattr(frames, "fps", 0.0)
+            fps = frames.fps if isinstance(frames, FrameSource) else 0.0
         return ClipResult(video=session.video, fps=float(fps or 0.0), frames=count, seconds=spent,
                           events=session.events, stats=session.pipeline.stats.as_dict(),
                           tentative=session.tentative)
@@ -165,10 +167,13 @@ class ReplaySession:
     def _handle(self, out: PipelineOutput) -> None:
         for ev in out.new_events:
             # decided when emitted, by the clip's clock (file frames are stamped open time + pts)
-            decision = self.triage.decide(self.camera, ev, max(self._now_ms, ev.captured_ms))
-            self._pending[id(ev)] = ReplayedEvent(self.video, uuid7(ev.captured_ms), ev, decision)
+            triaged = self.triage.decide(self.camera, ev, max(self._now_ms, ev.captured_ms))
+            replayed = ReplayedEvent(self.video, uuid7(ev.captured_ms), triaged.event, triaged.decision)
+            self._pending[id(ev)] = replayed
         for ev in out.ended:
-            done = self._pending.pop(id(ev))
+            pending = self._pending.pop(id(ev))
+            # the track's end as the pipeline saw it, on the event as it was decided on
+            done = replace(pending, event=replace(pending.event, last_ts=ev.last_ts, hits=ev.hits))
             self.events.append(done)
             if self.on_event is not None:
                 self.on_event(done)

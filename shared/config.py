@@ -64,6 +64,11 @@ class MQTTConfig(Strict):
         return secret("EDGETRIAGE_MQTT_PASSWORD", self.password)
 
 
+def default_state_dir() -> Path:
+    """Where a side keeps its state unless its config says otherwise: $EDGETRIAGE_STATE, else ./var."""
+    return Path(os.environ.get("EDGETRIAGE_STATE") or "./var")
+
+
 def secret(env: str, configured: SecretStr | None) -> str | None:
     """A secret: the environment variable `env` when set and not empty, else the configured value (if any)."""
     return os.environ.get(env) or (configured.get_secret_value() if configured else None)

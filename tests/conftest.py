@@ -176,6 +176,7 @@ def detector():
 @pytest.fixture(scope="session")
 def stages():
     """The default cascade stages beside the detector (classifier and friends), loaded once."""
-    from edgetriage.edge.vision.pipeline import VisionConfig, build_stages
+    from edgetriage.edge.vision.closer import build_stages
+    from edgetriage.edge.vision.events import VisionConfig
 
     return build_stages(VisionConfig())

@@ -513,6 +513,10 @@ class Track:
     score: float
     camera: str = "front"
     zones: tuple[str, ...] = ()
+    uncertain: bool = False
+    dwell_s: float | None = None
+    captured_ms: int = 0
+    classification: object | None = None
 
 
 def test_cooldown_is_kept_per_zone_rule():

@@ -114,7 +114,7 @@ def _agent(config: EdgeConfig, detector) -> tuple[EdgeAgent, Seen]:
     agent = EdgeAgent(config, detector=detector,
                       on_decision=lambda ev, d, eid: seen.decisions.append((ev, d, eid)),
                       on_verdict=lambda v, ms: seen.verdicts.append((v, ms)))
-    assert agent.link.wait_connected(10)
+    assert agent.delivery.link.wait_connected(10)
     return agent, seen
 
 
@@ -146,11 +146,11 @@ def test_escalated_event_reaches_the_broker_and_its_verdict_completes_it(tmp_pat
         assert agent.wait_idle(30)
 
         assert sorted(peer.ids()) == sorted(escalated)
-        assert agent.outbox.depth() == {"pending": 0, "inflight": 0, "sent": 0, "bytes": 0}
+        assert agent.delivery.outbox.depth() == {"pending": 0, "inflight": 0, "sent": 0, "bytes": 0}
         assert agent.stats.escalated == len(escalated) == agent.stats.verdicts_llm
         assert sorted(v.event_id for v, _ in seen.verdicts) == sorted(escalated)
         assert all(ms is not None and 0 <= ms < 30_000 for _, ms in seen.verdicts)
-        assert set(agent.verdict_counts.values()) == {1}
+        assert set(agent.delivery.verdict_counts.values()) == {1}
         assert agent.stats.frames_read == SEGMENT_FRAMES and agent.stats.detect_ms
         # the detector's time is measured once, by the pipeline; the agent's figure is that same series
         assert list(agent.stats.detect_ms) == agent.pipelines["door"].stats.detect_ms.since(0)
@@ -177,7 +177,7 @@ def test_escalated_event_reaches_the_broker_and_its_verdict_completes_it(tmp_pat
             agent.pump()
             time.sleep(0.05)
         assert agent.stats.verdicts_invalid == 1
-        assert agent.stats.verdicts_duplicate == 1 and agent.verdict_counts[event.event_id] == 2
+        assert agent.stats.verdicts_duplicate == 1 and agent.delivery.verdict_counts[event.event_id] == 2
         assert agent.stats.verdicts_unmatched == 1 and agent.stats.verdicts_llm == len(escalated)
         assert agent.cache.lookup(device="edge-t1", camera="door", site=None, label="person",
                                   phash="0123456789abcdef", now_ms=int(time.time() * 1000)) is not None
@@ -208,7 +208,7 @@ def test_near_identical_crop_is_answered_from_the_device_cache(tmp_path, mosquit
         assert cached and {d.verdict.event_id for d in cached} <= set(first)
         assert agent.stats.verdicts_device_cache == len(cached)
         # nothing new left the device (every publish is counted when it is handed to MQTT)
-        assert agent.stats.published == published and len(agent.outbox) == 0 and peer.ids() == first
+        assert agent.stats.published == published and len(agent.delivery.outbox) == 0 and peer.ids() == first
     finally:
         agent.close()
 
@@ -222,14 +222,14 @@ def test_event_escalated_while_the_broker_is_down_is_delivered_when_it_returns(t
         mosquitto.stop()
         agent.run_source(config.cameras[0], max_frames=SEGMENT_FRAMES)
         escalated = [eid for _, d, eid in seen.decisions if d.kind == "escalate"]
-        assert escalated and agent.outbox.depth()["pending"] == len(escalated)
+        assert escalated and agent.delivery.outbox.depth()["pending"] == len(escalated)
         assert agent.stats.published == 0
 
         mosquitto.start()
-        assert agent.wait_idle(60), agent.outbox.depth()
+        assert agent.wait_idle(60), agent.delivery.outbox.depth()
         assert sorted(set(peer.ids())) == sorted(escalated)
         assert agent.stats.verdicts_llm == len(escalated)
-        assert set(agent.verdict_counts.values()) == {1}
+        assert set(agent.delivery.verdict_counts.values()) == {1}
     finally:
         agent.close()
 
@@ -245,10 +245,10 @@ def test_restarted_agent_resends_an_unanswered_event_with_the_same_id(tmp_path, 
         escalated = sorted(eid for _, d, eid in seen.decisions if d.kind == "escalate")
         assert escalated
         deadline = time.monotonic() + 10
-        while agent.outbox.depth()["sent"] < len(escalated) and time.monotonic() < deadline:
+        while agent.delivery.outbox.depth()["sent"] < len(escalated) and time.monotonic() < deadline:
             agent.pump()
             time.sleep(0.05)
-        assert agent.outbox.depth()["sent"] == len(escalated)  # PUBACKed, no verdict
+        assert agent.delivery.outbox.depth()["sent"] == len(escalated)  # PUBACKed, no verdict
         assert sorted(peer.ids()) == escalated
     finally:
         agent.close()
@@ -271,6 +271,12 @@ def test_restarted_agent_resends_an_unanswered_event_with_the_same_id(tmp_path, 
 class Track:
     label: str
     score: float
+    uncertain: bool = False
+    camera: str = ""
+    zones: tuple[str, ...] = ()
+    dwell_s: float | None = None
+    captured_ms: int = 0
+    classification: object | None = None
 
 
 def _verdict(phash: str = "0f0f0f0f0f0f0f0f", *, prompt: str = PROMPT, created_ms: int, ttl_s: int = 3600,

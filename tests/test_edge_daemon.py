@@ -182,7 +182,7 @@ def test_budget_policy_counts_are_exact(tmp_path, mosquitto, prefix, bus, detect
                      budget={"per_minute": 3, "per_hour": 100, "policy": policy, "max_waiting": 2})
     scores = [0.9, 0.8, 0.95, 0.6, 0.99, 0.7, 0.65, 0.97]
     with EdgeAgent(config, detector=detector) as agent:
-        assert agent.link.wait_connected(10)
+        assert agent.delivery.link.wait_connected(10)
         results = [agent.decide("door", ev) for ev in _events(track_event, scores)]  # one burst
         ids = [eid for _, eid in results]
         kinds = [d.kind for d, _ in results]
@@ -190,8 +190,8 @@ def test_budget_policy_counts_are_exact(tmp_path, mosquitto, prefix, bus, detect
         agent.apply(config)  # the same settings again: the next pump scans the whole outbox once more
         agent.pump()  # a scan that publishes hands the message to MQTT before it returns: nothing more left
         assert agent.stats.published == 3 and bus.events == ids[:3]  # the budget's three, oldest first
-        assert agent.budget.available(time.monotonic()) == 0
-        waiting = [eid for eid, _ in agent.outbox.unsent()]
+        assert agent.delivery.spending.budget.available(time.monotonic()) == 0
+        waiting = [eid for eid, _ in agent.delivery.outbox.unsent()]
         if policy == "queue":  # the oldest waiting ones gave way: 4, 5, 6 dropped; 7, 8 wait
             assert kinds == ["escalate"] * 8
             assert waiting == [ids[6], ids[7]]
@@ -205,12 +205,12 @@ def test_budget_policy_counts_are_exact(tmp_path, mosquitto, prefix, bus, detect
             assert all(d.verdict is not None and d.verdict.verdict == "unknown" for d, _ in results[3:])
             assert ids[3:] == [None] * 5 and waiting == []
             assert agent.stats.budget_local == 5 and agent.stats.budget_dropped == 0
-        assert len(agent.outbox) == 3 + len(waiting)
+        assert len(agent.delivery.outbox) == 3 + len(waiting)
 
         if waiting:  # a bigger budget (as a remote config would give) lets the waiting ones out, in order
             agent.apply(config.model_copy(update={"budget": config.budget.model_copy(update={"per_minute": 5})}))
             assert bus.wait(lambda: len(bus.events) == 5, 10, agent.pump)
-            assert bus.events == ids[:3] + waiting and agent.outbox.unsent() == []
+            assert bus.events == ids[:3] + waiting and agent.delivery.outbox.unsent() == []
 
 
 def test_resends_do_not_spend_the_budget(tmp_path, mosquitto, prefix, bus, detector, track_event):
@@ -219,14 +219,15 @@ def test_resends_do_not_spend_the_budget(tmp_path, mosquitto, prefix, bus, detec
     config = _config(tmp_path, mosquitto, prefix, "edge-resend", budget={"per_minute": 1, "per_hour": 100},
                      outbox={"verdict_timeout_s": 0.2})
     with EdgeAgent(config, detector=detector) as agent:
-        assert agent.link.wait_connected(10)
+        assert agent.delivery.link.wait_connected(10)
         (first, a), (second, b) = [agent.decide("door", ev) for ev in _events(track_event, [0.9, 0.8])]
         assert (first.kind, second.kind) == ("escalate", "escalate")
         # copies of one client's messages arrive in order: had the second gone with any re-send, it would be
         # on the bus before the third copy of the first
         assert bus.wait(lambda: bus.events.count(a) >= 3, 30, agent.pump)
-        assert b not in bus.events and agent.outbox.unsent() == [(b, agent.outbox.get(b).created_ms)]
-        assert agent.budget.charged == 1 and agent.stats.republished >= 2
+        outbox = agent.delivery.outbox
+        assert b not in bus.events and outbox.unsent() == [(b, outbox.get(b).created_ms)]
+        assert agent.delivery.spending.budget.charged == 1 and agent.stats.republished >= 2
 
 
 # -- cloud overload --------------------------------------------------------------------------------------------
@@ -235,13 +236,14 @@ def test_overload_holds_or_resolves_locally_and_recovers(tmp_path, mosquitto, pr
                      overload={"policy": "hold", "stale_s": 60})
     bus.load(True)  # retained before the device connects: it must obey it from the start
     with EdgeAgent(config, detector=detector) as agent:
-        assert agent.link.wait_connected(10)
+        assert agent.delivery.link.wait_connected(10)
         assert bus.wait(lambda: agent.overloaded, 5, agent.pump)
         held = [agent.decide("door", ev) for ev in _events(track_event, [0.9, 0.8, 0.7, 0.6])]
         assert [d.kind for d, _ in held] == ["escalate"] * 4
         agent.apply(config)  # the same settings again: the next pump scans the whole outbox once more
         agent.pump()
-        assert agent.stats.published == 0 and agent.stats.overload_held == 4 and len(agent.outbox.unsent()) == 4
+        assert agent.stats.published == 0 and agent.stats.overload_held == 4
+        assert len(agent.delivery.outbox.unsent()) == 4
 
         bus.load(False)  # cleared: the held events go, oldest first
         assert bus.wait(lambda: len(bus.events) == 4, 10, agent.pump)
@@ -306,7 +308,7 @@ def test_remote_config_is_applied_live_and_a_bad_one_refused(tmp_path, mosquitto
                    '[cameras.door]\ndetect_fps = 3\n')
         assert rc == 0 and "version v2 applied" in capsys.readouterr().out
         agent = daemon.agent
-        assert agent.rules.config.min_score == 0.35 and agent.budget.per_minute == 7
+        assert agent.rules.config.min_score == 0.35 and agent.delivery.spending.budget.per_minute == 7
         assert agent.config.budget.policy == "drop_lowest" and agent.config.vision.motion.threshold == 30
         assert agent.config.mqtt.url == mosquitto.url and agent.config.rules.uncertain_band == (0.2, 0.5)
         assert bus.wait(lambda: daemon.workers["door"].camera.detect_fps == 3
@@ -337,7 +339,8 @@ def test_remote_config_is_applied_live_and_a_bad_one_refused(tmp_path, mosquitto
         # cleared: back to the device's own file
         assert cli_main(["cloud", "push-config", "--config", str(cloud_toml), "--device", device, "--clear"]) == 0
         assert bus.wait(lambda: bus.state(device)["config"]["version"] == "file", 10)
-        assert agent.rules.config.min_score == config.rules.min_score and agent.budget.per_minute == 30
+        assert agent.rules.config.min_score == config.rules.min_score
+        assert agent.delivery.spending.budget.per_minute == 30
         assert not (tmp_path / device / "remote-config.json").exists()
     assert bus.wait(lambda: bus.state(device)["running"] is False, 10)
 

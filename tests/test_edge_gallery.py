@@ -15,10 +15,11 @@ from edgetriage.edge.config import CameraConfig, EdgeConfig
 from edgetriage.edge.triage.gallery import TrackGallery
 from edgetriage.edge.triage.verdict_cache import MAX_PENDING, VerdictCache
 from edgetriage.edge.vision.capture import FrameSource
+from edgetriage.edge.vision.closer import build_stages
 from edgetriage.edge.vision.crops import encode_jpeg, phash_dct64
 from edgetriage.edge.vision.detect import Det
 from edgetriage.edge.vision.events import VisionConfig
-from edgetriage.edge.vision.pipeline import VisionPipeline, build_stages
+from edgetriage.edge.vision.pipeline import VisionPipeline
 from edgetriage.edge.vision.samples import GalleryConfig, LookSampler, LookState, TrackLook
 from edgetriage.edge.vision.track import Track
 from edgetriage.shared.ids import uuid7

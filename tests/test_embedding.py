@@ -141,9 +141,10 @@ def test_the_triage_embeds_only_tracks_that_may_leave_the_device(look, stages):
 
     triage = Triage(Rules(RulesConfig()), device="edge-1", cache=VerdictCache(4), classifier=stages.classifier)
     person, car = track("person"), track("car")
-    assert triage.decide("door", person, 1).kind == "escalate" and person.embedding == embedding
-    triage.decide("door", car, 1)
-    assert car.embedding is None
+    decided = triage.decide("door", person, 1)
+    assert decided.decision.kind == "escalate" and decided.event.embedding == embedding
+    assert person.embedding is None  # the event as the pipeline made it is left as it was
+    assert triage.decide("door", car, 1).event.embedding is None
 
 
 def test_the_rule_ranks_a_hash_match_before_an_embedding_match_and_keeps_each_rule_s_threshold():

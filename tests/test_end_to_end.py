@@ -71,7 +71,7 @@ def test_event_reaches_cloud_and_verdict_is_reused_on_device(mosquitto, prefix, 
     tap = EventTap(mosquitto.port, f"{prefix}/v1/porch-1/events")
     agent = _agent(mosquitto, prefix, tmp_path, clip_one_by_one, decisions, verdicts)
     try:
-        assert agent.link.wait_connected(10)
+        assert agent.delivery.link.wait_connected(10)
         agent.run_source(CameraConfig(id="cam0", source=str(clip_one_by_one), **{"start_frame": 40}),
                          max_frames=160)
         escalated = [e for _, d, e in decisions if d.kind == "escalate"]
@@ -109,12 +109,12 @@ def test_event_survives_broker_restart(mosquitto, prefix, cloud, clip_one_by_one
     decisions, verdicts = [], []
     agent = _agent(mosquitto, prefix, tmp_path, clip_one_by_one, decisions, verdicts)
     try:
-        assert agent.link.wait_connected(10)
+        assert agent.delivery.link.wait_connected(10)
         mosquitto.stop()
         agent.run_source(CameraConfig(id="cam0", source=str(clip_one_by_one), start_frame=40), max_frames=160)
         escalated = [e for _, d, e in decisions if d.kind == "escalate"]
         assert escalated
-        assert len(agent.outbox) == len(escalated)  # held on disk while the broker is away
+        assert len(agent.delivery.outbox) == len(escalated)  # held on disk while the broker is away
         mosquitto.start()
         assert agent.wait_idle(180), "events were not delivered after the broker came back"
         assert set(escalated) <= {v.event_id for v in verdicts}

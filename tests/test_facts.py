@@ -212,7 +212,7 @@ def test_an_event_s_local_time_is_never_ahead_of_the_device_s_clock_and_is_the_c
                         crop_jpeg=clip_crop(clip_one_by_one, 120, BOX), crop_size=(160, 390), phash="8f3a6b1c2d4e5f60")
         decision, event_id = agent.decide("door", ev)
         assert decision.kind == "escalate" and event_id is not None
-        event = decode_event(agent.outbox.get(event_id).payload)
+        event = decode_event(agent.delivery.outbox.get(event_id).payload)
     finally:
         agent.close()
     assert event.local_time in (before, datetime.now(UTC).strftime("%H:%M"))

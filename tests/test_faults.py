@@ -139,16 +139,17 @@ while True:
                             detections=[Det("person", 0.42, box)], crop_jpeg=open(c["path"], "rb").read(),
                             crop_size=tuple(c["size"]), phash=c["phash"])
             decision, event_id = agent.decide("cam0", ev)
-            item = agent.outbox.get(event_id) if event_id else None
+            item = agent.delivery.outbox.get(event_id) if event_id else None
             ids.append({"id": event_id, "kind": decision.kind, "bytes": len(item.payload) if item else 0})
         agent.pump()
         say(submitted=ids)
     elif op == "wait_idle":
         say(idle=agent.wait_idle(cmd["seconds"]))
     elif op == "summary":
-        stored = [r[0] for r in agent.outbox._db.execute("SELECT event_id FROM outbox ORDER BY seq")]
-        say(summary=agent.summary(), counts=agent.outbox.counts, outbox=stored,
-            verdict_counts=dict(agent.verdict_counts), connected=agent.link.connected.is_set())
+        stored = [r[0] for r in agent.delivery.outbox._db.execute("SELECT event_id FROM outbox ORDER BY seq")]
+        say(summary=agent.summary(), counts=agent.delivery.outbox.counts, outbox=stored,
+            verdict_counts=dict(agent.delivery.verdict_counts),
+            connected=agent.delivery.link.connected.is_set())
     elif op == "close":
         agent.close()
         say(closed=True)

@@ -12,8 +12,8 @@ import uuid
 import paho.mqtt.client as mqtt
 import pytest
 from edgetriage.broker import free_port
-from edgetriage.cloud.config import CloudConfig
-from edgetriage.cloud.ha import Discovery, HomeAssistantConfig
+from edgetriage.cloud.config import CloudConfig, HomeAssistantConfig
+from edgetriage.cloud.ha import Discovery
 from edgetriage.demo import CloudThread
 from edgetriage.edge.agent import EdgeAgent
 from edgetriage.edge.config import CameraConfig, EdgeConfig
@@ -143,7 +143,7 @@ def test_discovery_states_and_reannouncement_during_a_run(mosquitto, prefix, llm
     verdicts = []
     agent = EdgeAgent(edge, on_verdict=lambda v, ms: verdicts.append(v))
     try:
-        assert agent.link.wait_connected(10)
+        assert agent.delivery.link.wait_connected(10)
         agent.run_source(CameraConfig(id=CAMERA, source=str(clip_one_by_one), start_frame=40), max_frames=160)
         assert agent.wait_idle(240), "no verdict came back"
         assert verdicts

@@ -160,7 +160,7 @@ async def _outage(config: CloudConfig, redis_server: RedisServer, mosquitto, pre
     device = Device(mosquitto.url, prefix)
     await service.start()
     try:
-        await _until("the cloud subscribed", lambda: service.mqtt_subscribed, 10)
+        await _until("the cloud subscribed", lambda: service.publisher.subscribed, 10)
         before = [_event(i) for i in range(4)]
         for event in before:
             await asyncio.to_thread(device.publish, event)
@@ -218,7 +218,7 @@ async def _stall(config: CloudConfig, mosquitto, prefix: str) -> None:
     device = Device(mosquitto.url, prefix)
     await service.start()
     try:
-        await _until("the cloud subscribed", lambda: service.mqtt_subscribed, 10)
+        await _until("the cloud subscribed", lambda: service.publisher.subscribed, 10)
         assert (await asyncio.to_thread(_health, base))[0] == 200
         event = _event(1)
         await asyncio.to_thread(device.publish, event)

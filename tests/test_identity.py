@@ -119,7 +119,7 @@ def test_several_cloud_workers_and_home_assistant_share_the_cloud_identity(secur
             bridges.append(bridge)
         try:
             for w in workers:
-                assert await w.wait_connected(10), w.mqtt_error
+                assert await w.wait_connected(10), w.publisher.error
             for bridge in bridges:
                 assert await bridge.wait_connected(10)
             await asyncio.sleep(0.5)
@@ -134,7 +134,7 @@ def test_several_cloud_workers_and_home_assistant_share_the_cloud_identity(secur
                     continue
                 seen[v.event_id] = seen.get(v.event_id, 0) + 1
             assert set(seen) == {e.event_id for e in events} and set(seen.values()) == {1}
-            assert all(w.mqtt_connected and w._link.reconnects == 0 for w in workers)
+            assert all(w.publisher.connected and w.publisher.link.reconnects == 0 for w in workers)
             assert all(b.connected and b._link.reconnects == 0 for b in bridges)
             return workers
         finally:

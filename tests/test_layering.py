@@ -174,3 +174,109 @@ def test_the_outbox_and_budget_sections_are_defined_beside_their_components():
     assert config.EdgeConfig.model_fields["outbox"].annotation is outbox.OutboxConfig
     assert config.EdgeConfig.model_fields["budget"].annotation is budget.EscalationBudgetConfig
     assert config.EdgeConfig.model_fields["overload"].annotation is budget.OverloadConfig
+
+
+WINGS = ("edge", "cloud", "shared", "app")
+
+
+def _module_graph() -> dict[str, set[str]]:
+    """Module -> the modules of ours it imports, anywhere in the file (inside functions and under
+    `if TYPE_CHECKING:` too: an import made only for the type checker still ties the two files together).
+    Names are paths without `.py` (`edge.vision.pipeline`); a package is its `__init__`."""
+    files = {}
+    for wing in WINGS:
+        for path in (ROOT / wing).rglob("*.py"):
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            files[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph: dict[str, set[str]] = {name: set() for name in files}
+    for name, path in files.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = (node.module or "").removeprefix("edgetriage.")
+            if name.startswith("app") and node.level and not target.startswith("app."):
+                target = target.removeprefix("app.")  # app is the package edgetriage itself
+            named = [f"{target}.{alias.name}" for alias in node.names]
+            # `from . import x` names x, not the package
+            for candidate in ([target] if node.module else []) + named:
+                if candidate in files and candidate != name:
+                    graph[name].add(candidate)
+    return graph
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_no_import_circles():
+    """No two modules of edge/, cloud/, shared/ or app/ import each other, directly or round a ring, counting
+    imports made only for type checking: a circle is one job cut in two (or two jobs tied together)."""
+    graph = _module_graph()
+    assert "edge.vision.pipeline" in graph and "edge.vision.closer" in graph["edge.vision.pipeline"]
+    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]  # the finder finds
+    assert _circles(graph) == []
+
+
+# edge's rooms, bottom up: each may import shared/ and the rooms before it, never one after it nor the top
+# (agent, daemon, config, ...), except the agent's plain counters (edge/stats.py: imports nothing of ours)
+ROOMS = ("vision", "triage", "delivery")
+
+
+def test_edge_rooms_import_only_downwards():
+    graph = _module_graph()
+    wrong = []
+    for name, targets in graph.items():
+        parts = name.split(".")
+        if parts[0] != "edge" or len(parts) < 3 or parts[1] not in ROOMS:
+            continue
+        allowed = ROOMS[: ROOMS.index(parts[1]) + 1]
+        for target in targets:
+            t = target.split(".")
+            if t[0] == "cloud" or t[0] == "app" or (t[0] == "edge" and target != "edge.stats"
+                                                     and (len(t) < 3 or t[1] not in allowed)):
+                wrong.append(f"{name} -> {target}")
+    assert wrong == []
+    assert graph["edge.stats"] == set()

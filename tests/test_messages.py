@@ -56,7 +56,8 @@ def test_the_load_report_the_cloud_publishes_is_read_by_the_edge_in_milliseconds
     stats = EdgeStats()
     outbox = Outbox(config.outbox.path, config.outbox.max_bytes, config.outbox.max_age_s, "reject_newest")
     try:
-        policy = SpendingPolicy(config, outbox, stats, forget=lambda _: None)
+        policy = SpendingPolicy(config.device, config.budget, config.overload, outbox, stats,
+                                forget=lambda _: None)
         policy.on_load(payload, "t")
         assert policy.overloaded and policy.load.queue_depth == 42
         stale = now_ms - int(config.overload.stale_s * 1000) - 5_000

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pytest
 from edgetriage.edge.triage.rules import RuleOverride, Rules, RulesConfig, ScheduleWindow, Triage
@@ -13,6 +13,7 @@ from edgetriage.edge.triage.verdict_cache import VerdictCache
 from edgetriage.edge.vision.classify import Classification, ClassifierConfig, CropClassifier
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.protocol import ReuseRule, Verdict
+from pydantic import ValidationError
 
 T0 = 1_700_000_000_000
 HASH = "0f0f0f0f0f0f0f0f"
@@ -31,6 +32,9 @@ class Track:
     crop_jpeg: bytes = b""
     phash: str = HASH
     phash_alg: str = "dct64"
+    embedding: bytes | None = None
+    detections: list = field(default_factory=list)
+    direction: str | None = None
 
 
 def _cat(person: float = 0.0, vehicle: float = 0.0, animal: float = 0.0, obj: float = 0.0,
@@ -87,8 +91,8 @@ def test_the_veto_needs_enough_evidence_and_an_uncertain_track():
     assert rules.decide(Track("person", 0.4, classification=_cat(animal=0.59, person=0.1), **uncertain), None,
                         now_ms=T0).kind == "escalate"
     assert rules.decide(Track("person", 0.9, classification=_cat(animal=0.9)), None, now_ms=T0).kind == "escalate"
-    assert rules.decide(Track("person", 0.4, classification="not a classification", **uncertain), None,
-                        now_ms=T0).kind == "escalate"
+    assert rules.decide(Track("person", 0.4, classification=None, **uncertain), None,
+                        now_ms=T0).kind == "escalate"  # the classifier did not look: nothing to go on
 
 
 def test_dwell_at_exactly_the_minimum_counts_and_an_unknown_dwell_is_not_held_against_it():
@@ -181,7 +185,7 @@ def test_the_most_specific_override_wins_and_the_first_listed_on_a_tie():
     assert rules.rule_for("door").labels == ["person"]
     overridden = rules.rule_for("yard", ["porch"])  # its unset keys inherit the defaults
     assert (overridden.labels, overridden.escalate, overridden.uncertain_band) == (["person"], True, (0.2, 0.5))
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(ValidationError):  # a frozen model
         overridden.scope = "*"  # type: ignore[misc]
     with pytest.raises(dataclasses.FrozenInstanceError):
         rules.decide(Track("person", 0.9), None, now_ms=T0).kind = "local"  # type: ignore[misc]
@@ -209,26 +213,30 @@ def test_triage_classifies_only_what_may_escalate_and_asks_the_cache_only_then(v
                                               "overrides": [{"camera": "quiet", "classify": False}]}))
     triage = Triage(rules, device="edge-1", cache=cache, classifier=classifier)
     ev = Track("person", 0.9, crop_jpeg=visitor_jpeg)
-    d = triage.decide("front", ev, T0 + 1)
-    assert d.kind == "cached" and isinstance(ev.classification, Classification) and cache.hits == 1
+    t = triage.decide("front", ev, T0 + 1)
+    assert t.decision.kind == "cached" and cache.hits == 1
+    assert isinstance(t.event.classification, Classification)
+    assert ev.classification is None and t.event is not ev  # a new event with what was added; ev as it was
     car = Track("car", 0.9, crop_jpeg=visitor_jpeg)
-    assert triage.decide("front", car, T0 + 1).kind == "local"
+    t = triage.decide("front", car, T0 + 1)
+    assert t.decision.kind == "local" and t.event is car
     assert car.classification is None and (cache.hits, cache.misses) == (1, 0)  # neither was asked
     quiet = Track("person", 0.9, camera="quiet", crop_jpeg=visitor_jpeg)
-    triage.decide("quiet", quiet, T0 + 1)
-    assert quiet.classification is None
+    assert triage.decide("quiet", quiet, T0 + 1).event.classification is None
     other_hash = Track("person", 0.9, crop_jpeg=visitor_jpeg, phash_alg="other")
-    assert triage.decide("front", other_hash, T0 + 1).kind == "escalate" and cache.misses == 2
+    assert triage.decide("front", other_hash, T0 + 1).decision.kind == "escalate" and cache.misses == 2
 
 
 def test_triage_finds_site_verdicts_only_for_its_own_site():
     cache = VerdictCache(16)
     assert cache.add(_verdict(scope="site", site="shop", camera="till"), T0)
     rules = Rules(RulesConfig())
-    assert Triage(rules, device="edge-1", site="shop", cache=cache).decide("front", Track("person", 0.9),
-                                                                             T0).kind == "cached"
-    assert Triage(rules, device="edge-1", cache=cache).decide("front", Track("person", 0.9), T0).kind == "escalate"
-    assert Triage(rules, device="edge-1").decide("front", Track("person", 0.9), T0).kind == "escalate"
+    assert Triage(rules, device="edge-1", site="shop", cache=cache).decide(
+        "front", Track("person", 0.9), T0).decision.kind == "cached"
+    assert Triage(rules, device="edge-1", cache=cache).decide(
+        "front", Track("person", 0.9), T0).decision.kind == "escalate"
+    assert Triage(rules, device="edge-1").decide(
+        "front", Track("person", 0.9), T0).decision.kind == "escalate"
 
 
 def test_probabilities_and_seconds_are_bounded():
@@ -245,12 +253,16 @@ def test_probabilities_and_seconds_are_bounded():
 
 @dataclass
 class Bare:
-    """A track event with only what the rules require, as a custom pipeline might give."""
+    """A track event with the rules' view of it and nothing more (no capture time: 0)."""
 
     label: str
     score: float
-    phash: str = HASH
-    crop_jpeg: bytes = b""
+    uncertain: bool = False
+    camera: str = ""
+    zones: tuple[str, ...] = ()
+    dwell_s: float | None = None
+    captured_ms: int = 0
+    classification: object | None = None
 
 
 def test_a_track_without_a_capture_time_runs_on_the_wall_clock():
@@ -289,6 +301,5 @@ def test_triage_keeps_a_classification_it_was_given_and_defaults_the_hash_algori
     triage = Triage(Rules(RulesConfig()), device="edge-1", cache=cache, classifier=classifier)
     given = _cat(person=0.9)
     ev = Track("person", 0.9, crop_jpeg=visitor_jpeg, classification=given)
-    triage.decide("front", ev, T0)
-    assert ev.classification is given  # classified once, upstream: not again
-    assert triage.decide("front", Bare("person", 0.9), T0).kind == "cached"  # no phash_alg: dct64
+    assert triage.decide("front", ev, T0).event.classification is given  # classified upstream: not again
+    assert triage.decide("front", Track("person", 0.9), T0).decision.kind == "cached"  # phash_alg dct64

@@ -16,8 +16,7 @@ import paho.mqtt.client as mqtt
 import pytest
 import requests
 from edgetriage.broker import free_port
-from edgetriage.cloud.config import CloudConfig
-from edgetriage.cloud.ha import HomeAssistantConfig
+from edgetriage.cloud.config import CloudConfig, HomeAssistantConfig
 from edgetriage.demo import CloudThread
 from edgetriage.shared.protocol import encode_event
 from edgetriage.shared.topics import Topics
@@ -35,7 +34,7 @@ def cloud(mosquitto, prefix, tmp_path):
     thread = CloudThread(config, FixedDelayModel(0.05, 1), free_port(), ha=HomeAssistantConfig(
         discovery_prefix=f"{prefix}-ha"))
     thread.start()
-    assert thread.service.mqtt_subscribed or _until(lambda: thread.service.mqtt_subscribed, 10)
+    assert thread.service.publisher.subscribed or _until(lambda: thread.service.publisher.subscribed, 10)
     try:
         yield thread
     finally:

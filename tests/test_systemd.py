@@ -144,7 +144,7 @@ def test_example_configs_pass_check_config(side, example, unit):
     result = subprocess.run([sys.executable, "-m", "edgetriage", side, "check-config", "--config",
                              str(ROOT / "examples" / example)], capture_output=True, text=True, timeout=120,
                             env={"PATH": "/usr/bin:/bin", "HOME": str(ROOT)})
-    hint = ("\nCloudConfig needs `homeassistant: HomeAssistantConfig = HomeAssistantConfig()` (cloud/ha.py)"
+    hint = ("\nCloudConfig needs `homeassistant: HomeAssistantConfig = HomeAssistantConfig()` (config.py)"
             if "homeassistant: unknown key" in result.stderr else "")
     assert result.returncode == 0, result.stderr + hint
     # secrets only from the environment, or a client certificate (the shipped broker config's cloud login)

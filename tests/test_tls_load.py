@@ -47,7 +47,7 @@ def test_tls_flood_from_one_device_gets_exactly_one_verdict_each(secure, tmp_pat
         service = CloudService(config, model, store)
         await service.start()
         try:
-            assert await service.wait_connected(10), service.mqtt_error
+            assert await service.wait_connected(10), service.publisher.error
             assert await asyncio.to_thread(device.wait_connected, 10), device.last_error
             await asyncio.sleep(0.3)
             started = time.monotonic()

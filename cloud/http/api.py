@@ -194,12 +194,12 @@ async def healthz(request: web.Request) -> web.Response:
     service: CloudService | None = request.app[SERVICE]  # type: ignore[assignment]
     body: dict[str, Any] = {"status": "ok", "mqtt_connected": False}
     if service is not None:
-        body.update(mqtt_connected=service.mqtt_connected, mqtt_subscribed=service.mqtt_subscribed,
-                    analyzer=service.analyzer.name,
+        body.update(mqtt_connected=service.publisher.connected, mqtt_subscribed=service.publisher.subscribed,
+                    analyzer=service.backend.name,
                     pending=service.pending, overloaded=service.overloaded,
                     queue_depth=service.scheduler.queue_depth, stats=service.stats.snapshot())
-        if not service.mqtt_subscribed and service.mqtt_error:
-            body["mqtt_error"] = service.mqtt_error
+        if not service.publisher.subscribed and service.publisher.error:
+            body["mqtt_error"] = service.publisher.error
         problems = service.health.problems()  # the store away, or messages waiting with none answered
         if problems:
             body.update(status="unavailable", reason="; ".join(problems))

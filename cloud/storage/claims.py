@@ -19,12 +19,12 @@ import logging
 import os
 import sqlite3
 import threading
-import time
 import uuid
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from ...shared.clock import now_ms
 from .store import StoreError
 
 if TYPE_CHECKING:
@@ -33,10 +33,6 @@ if TYPE_CHECKING:
     from ..config import CloudConfig
 
 log = logging.getLogger("edgetriage.cloud.claims")
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def new_owner(name: str) -> str:
@@ -110,7 +106,7 @@ class SQLiteClaims:
         self._db = db
 
     def acquire(self, event_id: str, lease_s: float) -> bool:
-        now = _now_ms()
+        now = now_ms()
         with self._lock:
             cur = self._db.execute(
                 "INSERT INTO claims (event_id, owner, expires_ms) VALUES (?, ?, ?) "
@@ -120,7 +116,7 @@ class SQLiteClaims:
             return cur.rowcount == 1
 
     def renew(self, event_ids: Iterable[str], lease_s: float) -> list[str]:
-        expires = _now_ms() + int(lease_s * 1000)
+        expires = now_ms() + int(lease_s * 1000)
         lost = []
         with self._lock:
             for event_id in event_ids:
@@ -147,12 +143,12 @@ class SQLiteClaims:
     def expired(self, limit: int = 100) -> list[str]:
         with self._lock:
             rows = self._db.execute("SELECT event_id FROM claims WHERE expires_ms < ? ORDER BY expires_ms LIMIT ?",
-                                    (_now_ms(), limit)).fetchall()
+                                    (now_ms(), limit)).fetchall()
         return [r[0] for r in rows]
 
     def forget(self, event_id: str) -> None:
         with self._lock:
-            self._db.execute("DELETE FROM claims WHERE event_id = ? AND expires_ms < ?", (event_id, _now_ms()))
+            self._db.execute("DELETE FROM claims WHERE event_id = ? AND expires_ms < ?", (event_id, now_ms()))
 
     def close(self) -> None:
         with self._lock, contextlib.suppress(sqlite3.Error):
@@ -214,7 +210,7 @@ class RedisClaims:
     def acquire(self, event_id: str, lease_s: float) -> bool:
         lease_ms = max(1, int(lease_s * 1000))
         return bool(self._acquire(keys=[self._key(event_id), self._index],
-                                  args=[self.owner, lease_ms, _now_ms() + lease_ms, event_id]))
+                                  args=[self.owner, lease_ms, now_ms() + lease_ms, event_id]))
 
     def renew(self, event_ids: Iterable[str], lease_s: float) -> list[str]:
         lease_ms = max(1, int(lease_s * 1000))
@@ -222,7 +218,7 @@ class RedisClaims:
         if not ids:
             return []
         pipe = self.client.pipeline(transaction=False)
-        expires = _now_ms() + lease_ms
+        expires = now_ms() + lease_ms
         for event_id in ids:
             self._renew(keys=[self._key(event_id), self._index], args=[self.owner, lease_ms, expires, event_id],
                         client=pipe)
@@ -239,7 +235,7 @@ class RedisClaims:
         self._abandon(keys=[self._key(event_id), self._index], args=[self.owner, event_id])
 
     def expired(self, limit: int = 100) -> list[str]:
-        ids = self.client.zrangebyscore(self._index, "-inf", _now_ms() - 1, start=0, num=limit)
+        ids = self.client.zrangebyscore(self._index, "-inf", now_ms() - 1, start=0, num=limit)
         return [i.decode() if isinstance(i, bytes) else i for i in ids]
 
     def forget(self, event_id: str) -> None:

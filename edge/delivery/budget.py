@@ -18,7 +18,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, ValidationError
 
@@ -27,11 +27,8 @@ from ...shared.ids import uuid7
 from ...shared.protocol import LoadReport, ProtocolError, Verdict, decode_event, decode_load_report
 from ..stats import EdgeStats
 from ..triage.rules import Decision
+from ..vision.events import TrackEvent
 from .outbox import Outbox
-
-if TYPE_CHECKING:
-    from ..config import EdgeConfig
-    from ..vision.pipeline import TrackEvent
 
 log = logging.getLogger("edgetriage.edge.agent")
 
@@ -170,23 +167,25 @@ class SpendingPolicy:
     """The agent's spending of the cloud: the escalation budget, the cloud's load report and what the
     configured policies do when either says no. Runs on the agent's pumping thread, under its lock."""
 
-    def __init__(self, config: EdgeConfig, outbox: Outbox, stats: EdgeStats, *,
-                 forget: Callable[[str], None]) -> None:
-        """`forget` is told the id of every waiting event the policy gives up."""
-        self.config = config
-        self.device = config.device
+    def __init__(self, device: str, budget: EscalationBudgetConfig, overload: OverloadConfig, outbox: Outbox,
+                 stats: EdgeStats, *, forget: Callable[[str], None]) -> None:
+        """The `[budget]` and `[overload]` sections; `forget` is told the id of every waiting event the policy
+        gives up."""
+        self.device = device
+        self.budget_config = budget
+        self.overload = overload
         self.outbox = outbox
         self.stats = stats
-        self.budget = EscalationBudget.from_config(config.budget)
+        self.budget = EscalationBudget.from_config(budget)
         self.load: LoadReport | None = None
         self._overloaded_seen = False  # for logging transitions once
         self._scores: dict[str, float] = {}  # unsent event id -> score, for "drop_lowest"
         self._forget = forget
 
-    def reconfigure(self, config: EdgeConfig) -> None:
-        old, self.config = self.config, config
-        if config.budget != old.budget:
-            self.budget.reconfigure(config.budget)
+    def reconfigure(self, budget: EscalationBudgetConfig, overload: OverloadConfig) -> None:
+        old, self.budget_config, self.overload = self.budget_config, budget, overload
+        if budget != old:
+            self.budget.reconfigure(budget)
         self._overloaded_seen = self.overloaded
 
     @property
@@ -194,10 +193,10 @@ class SpendingPolicy:
         """The cloud's last load report says overloaded and is not older than overload.stale_s."""
         load = self.load
         return (load is not None and load.overloaded
-                and time.time() * 1000 - load.ts <= self.config.overload.stale_s * 1000)
+                and time.time() * 1000 - load.ts <= self.overload.stale_s * 1000)
 
     def holding(self) -> bool:
-        return self.config.overload.policy == "hold" and self.overloaded
+        return self.overload.policy == "hold" and self.overloaded
 
     def _budget_room(self) -> float:
         """Events that may still go out now beyond those already waiting (negative: a queue has formed)."""
@@ -216,10 +215,10 @@ class SpendingPolicy:
 
     def spend(self, camera_id: str, ev: TrackEvent, decision: Decision, now: int) -> Decision:
         """The escalation the rules asked for, unless the overload or budget policy resolves it locally."""
-        if self.config.overload.policy == "local" and self.overloaded:
+        if self.overload.policy == "local" and self.overloaded:
             self.stats.overload_local += 1
             return self._local_unknown(camera_id, ev, "cloud overloaded: resolved on the device as unknown", now)
-        if self.config.budget.policy == "local" and self._budget_room() < 1:
+        if self.budget_config.policy == "local" and self._budget_room() < 1:
             self.stats.budget_local += 1
             return self._local_unknown(camera_id, ev, "escalation budget spent: resolved on the device as unknown",
                                        now)
@@ -238,14 +237,14 @@ class SpendingPolicy:
         """Count an event held for an overloaded cloud; keep the over-budget queue within max_waiting."""
         if self.holding():
             self.stats.overload_held += 1
-        policy = self.config.budget.policy
+        policy = self.budget_config.policy
         if policy == "local" or not self.budget.limited:
             return
         self._scores[event_id] = _unit(score)
         unsent = self.outbox.unsent()
         # the oldest unsent events go out first, as far as the budget allows now; the rest wait
         admitted = int(min(self.budget.available(time.monotonic()), len(unsent)))
-        excess = len(unsent) - admitted - self.config.budget.max_waiting
+        excess = len(unsent) - admitted - self.budget_config.max_waiting
         if excess < 1:
             return
         waiting = [Waiting(eid, created, self._score_of(eid)) for eid, created in unsent[admitted:]]
@@ -258,7 +257,7 @@ class SpendingPolicy:
         if before // 100 != self.stats.budget_dropped // 100 or before == 0:
             log.warning("escalation budget spent and %d event(s) waiting: %d dropped so far (policy %s); "
                         "raise budget.per_minute/per_hour or max_waiting if the cloud can take more",
-                        self.config.budget.max_waiting, self.stats.budget_dropped, policy)
+                        self.budget_config.max_waiting, self.stats.budget_dropped, policy)
 
     def _score_of(self, event_id: str) -> float:
         """Score of an unsent event; read from the stored event when it was escalated before a restart."""
@@ -292,7 +291,7 @@ class SpendingPolicy:
             if overloaded:
                 log.warning("the cloud reports overload (queue %d); new escalations are %s until it clears",
                             self.load.queue_depth if self.load else 0,
-                            "held in the outbox" if self.config.overload.policy == "hold"
+                            "held in the outbox" if self.overload.policy == "hold"
                             else "resolved on the device")
             else:
                 log.warning("the cloud is no longer overloaded; escalating again")

@@ -18,18 +18,19 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
+from ...shared.clock import now_ms
+from ...shared.config import MQTTConfig
 from ...shared.ids import uuid7_ms
 from ...shared.mqtt import Incoming, MQTTLink, Will
 from ...shared.protocol import ProtocolError, Verdict
 from ...shared.topics import OFFLINE, ONLINE, Topics
 from ...shared.verdict_forms import decode_device_verdict
-from ..config import EdgeConfig
 from ..stats import EdgeStats
 from ..triage.verdict_cache import VerdictCache
-from .budget import SpendingPolicy
-from .outbox import Outbox
+from .budget import EscalationBudgetConfig, OverloadConfig, SpendingPolicy
+from .outbox import Outbox, OutboxConfig
 
 log = logging.getLogger("edgetriage.edge.agent")
 
@@ -41,15 +42,27 @@ _SCAN_EVERY_MS = 1_000  # how often the outbox is scanned for overdue items when
 _REQUEUE_GRACE_MS = 1_500  # after a reconnect that kept the session, verdicts queued at the broker arrive first
 
 
-def _now_ms() -> int:
-    return int(time.time() * 1000)
+class DeliverySections(Protocol):
+    """The sections of the device's config the delivery side reads (edge.config.EdgeConfig has them)."""
+
+    @property
+    def device(self) -> str: ...
+    @property
+    def mqtt(self) -> MQTTConfig: ...
+    @property
+    def outbox(self) -> OutboxConfig: ...
+    @property
+    def budget(self) -> EscalationBudgetConfig: ...
+    @property
+    def overload(self) -> OverloadConfig: ...
 
 
 class Delivery:
     """Outbox, MQTT link and verdict intake of one device. The MQTT connection starts in the constructor and
     reconnects on its own; `close()` publishes "offline" and stops."""
 
-    def __init__(self, config: EdgeConfig, stats: EdgeStats, cache: VerdictCache, lock: threading.RLock, *,
+    def __init__(self, config: DeliverySections, stats: EdgeStats, cache: VerdictCache, lock: threading.RLock,
+                 *,
                  on_verdict: OnVerdict | None = None, on_control: OnControl | None = None) -> None:
         self.config = config
         self.device = config.device
@@ -58,7 +71,8 @@ class Delivery:
         self.on_verdict = on_verdict
         self.on_control = on_control
         self.outbox = Outbox.from_config(config.outbox)
-        self.spending = SpendingPolicy(config, self.outbox, stats, forget=self.forget)
+        self.spending = SpendingPolicy(config.device, config.budget, config.overload, self.outbox, stats,
+                                       forget=self.forget)
         self.verdict_counts: OrderedDict[str, int] = OrderedDict()  # event id -> verdicts received
         self.escalated_at: dict[str, float] = {}  # event id -> monotonic time, for precise latencies
         self.dirty = True
@@ -86,9 +100,9 @@ class Delivery:
         self.link.subscribe(self._load_topic, 1)
         self.link.start()
 
-    def reconfigure(self, config: EdgeConfig) -> None:
+    def reconfigure(self, config: DeliverySections) -> None:
         self.config = config
-        self.spending.reconfigure(config)
+        self.spending.reconfigure(config.budget, config.overload)
         self.dirty = True
 
     def escalated(self, event_id: str) -> None:
@@ -170,7 +184,7 @@ class Delivery:
     def _on_connected(self, session_present: bool) -> None:
         self.stats.connects += 1
         self.link.publish(self._status_topic, ONLINE, qos=1, retain=True)
-        now = _now_ms()
+        now = now_ms()
         if session_present:
             # verdicts the broker kept for us while we were away arrive first; then resend what is still open
             self._requeue_at_ms = now + _REQUEUE_GRACE_MS
@@ -189,7 +203,7 @@ class Delivery:
     def _publish_due(self) -> None:
         if not self.link.connected.is_set() or self.spending.holding():
             return
-        now = _now_ms()
+        now = now_ms()
         if self._requeue_at_ms is not None and now >= self._requeue_at_ms:
             self._requeue(now)
             self.dirty = True
@@ -244,7 +258,7 @@ class Delivery:
         self._on_verdict(verdict)
 
     def _on_verdict(self, verdict: Verdict) -> None:
-        now = _now_ms()
+        now = now_ms()
         eid = verdict.event_id
         count = self.verdict_counts.get(eid, 0) + 1
         self.verdict_counts[eid] = count

@@ -33,13 +33,13 @@ import logging
 import os
 import sqlite3
 import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import Field
 
+from ...shared import clock
 from ...shared.config import Strict
 
 log = logging.getLogger("edgetriage.edge.outbox")
@@ -80,10 +80,6 @@ class OutboxConfig(Strict):
     max_age_s: Annotated[int, Field(ge=1)] = 7 * 86400
     policy: Literal["drop_oldest", "reject_newest"] = "drop_oldest"
     priority: dict[str, Annotated[int, Field(ge=-100, le=100)]] = Field(default_factory=dict)
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 class OutboxError(RuntimeError):
@@ -268,7 +264,7 @@ class Outbox:
 
     def mark_published(self, event_id: str, mid: int, now_ms: int | None = None) -> None:
         """The event was handed to MQTT as message `mid`; it waits for its PUBACK."""
-        now_ms = _now_ms() if now_ms is None else now_ms
+        now_ms = clock.now_ms() if now_ms is None else now_ms
         with self._lock:
             # a message id is unique among unacknowledged messages; an old holder of this one lost its PUBACK
             self._db.execute("UPDATE outbox SET mid = NULL WHERE mid = ?", (mid,))
@@ -283,7 +279,7 @@ class Outbox:
             if row is None:
                 return None
             self._db.execute("UPDATE outbox SET state = 'sent', mid = NULL, since_ms = ? WHERE event_id = ?",
-                             (_now_ms() if now_ms is None else now_ms, row[0]))
+                             (clock.now_ms() if now_ms is None else now_ms, row[0]))
             return row[0]
 
     def mark_refused(self, mid: int) -> str | None:

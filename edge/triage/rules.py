@@ -24,15 +24,17 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Annotated, Literal, Protocol
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from ...shared.config import Strict
 from ...shared.policycell import EventFacts, zone_word
 from ...shared.protocol import MAX_DETECTIONS, MAX_ZONES, Verdict
 from ...shared.reuse import PEOPLE_MIN
+from ..vision.classify import Classification
+from ..vision.events import TrackEvent
 from .local_time import local_time
 from .suppress import Suppressions
 
@@ -132,24 +134,34 @@ class RulesConfig(_RuleFields):
     overrides: list[RuleOverride] = []
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(_RuleFields):
     """The effective settings for one camera and zone: defaults with the matching override applied."""
 
-    fields: _RuleFields
-    scope: str  # "*" or "camera=door zone=porch": what the cooldown is kept per
+    model_config = ConfigDict(extra="forbid", validate_default=True, frozen=True)
 
-    def __getattr__(self, name: str):  # fields read as attributes: rule.min_score
-        return getattr(self.fields, name)
+    scope: str = "*"  # "*" or "camera=door zone=porch": what the cooldown is kept per
 
 
 class ScoredTrack(Protocol):
-    """What the rules look at in a track event (edge.vision.events.TrackEvent has these). Only `label` and
-    `score` are required; `uncertain`, `camera`, `zones`, `dwell_s`, `captured_ms` and `classification` are read
-    when present."""
+    """What the rules read of a track event, every field declared (edge.vision.events.TrackEvent is one).
+    `captured_ms` 0: not known (the rules go by the wall clock); `dwell_s` None: not measured."""
 
-    label: str
-    score: float
+    @property
+    def label(self) -> str: ...
+    @property
+    def score(self) -> float: ...
+    @property
+    def uncertain(self) -> bool: ...
+    @property
+    def camera(self) -> str: ...
+    @property
+    def zones(self) -> Sequence[str]: ...
+    @property
+    def dwell_s(self) -> float | None: ...
+    @property
+    def captured_ms(self) -> int: ...
+    @property
+    def classification(self) -> Classification | None: ...
 
 
 @dataclass(frozen=True)
@@ -166,7 +178,7 @@ class Rules:
         self.config = config
         self.timezone = timezone  # schedules read the device's clock in this IANA zone (None: the system's)
         self._overrides = sorted(enumerate(config.overrides), key=lambda item: (-item[1].specificity, item[0]))
-        self._base = Rule(_RuleFields(**config.model_dump(exclude={"overrides"})), "*")
+        self._base = Rule(**config.model_dump(exclude={"overrides"}))
         self._effective: dict[tuple[str, frozenset[str]], Rule] = {}
         self._last_escalated: dict[tuple[str, str, str], int] = {}  # (camera, rule scope, label) -> ms
 
@@ -189,18 +201,18 @@ class Rules:
                     continue
                 changes = override.model_dump(exclude={"camera", "zone"}, exclude_none=True)
                 scope = " ".join(f"{k}={v}" for k, v in (("camera", override.camera), ("zone", override.zone)) if v)
-                rule = Rule(self._base.fields.model_copy(update=changes), scope)
+                rule = self._base.model_copy(update={**changes, "scope": scope})
                 break
             self._effective[key] = rule
         return rule
 
     def _rule_of(self, ev: ScoredTrack, camera: str | None) -> Rule:
-        return self.rule_for(camera or getattr(ev, "camera", ""), getattr(ev, "zones", ()))
+        return self.rule_for(camera or ev.camera, ev.zones)
 
     def is_uncertain(self, ev: ScoredTrack, camera: str | None = None) -> bool:
         """The vision pipeline called it uncertain, or its score is inside the rule's uncertainty band."""
         low, high = self._rule_of(ev, camera).uncertain_band
-        return bool(getattr(ev, "uncertain", False)) or low <= ev.score < high
+        return ev.uncertain or low <= ev.score < high
 
     def escalates(self, ev: ScoredTrack, camera: str | None = None) -> bool:
         """Whether the label is one this track's rule may escalate (worth a cache lookup)."""
@@ -216,21 +228,24 @@ class Rules:
 
     def decide(self, ev: ScoredTrack, cached: Verdict | None, *, camera: str | None = None,
                now_ms: int | None = None) -> Decision:
-        camera = camera or getattr(ev, "camera", "")
+        camera = camera or ev.camera
         rule = self._rule_of(ev, camera)
-        now = now_ms if now_ms is not None else int(getattr(ev, "captured_ms", 0) or time.time() * 1000)
+        now = now_ms if now_ms is not None else int(ev.captured_ms or time.time() * 1000)
         if rule.schedule and not _scheduled(rule.schedule, now, self.timezone):
             return Decision("local", f"outside the schedule of rule {rule.scope}")
         confirm = ev.label in rule.confirm_labels
         if ev.label not in rule.labels and not confirm:
             return Decision("local", f"label {ev.label!r} is not escalated")
         uncertain = self.is_uncertain(ev, camera)
-        named = _vetoed_by(getattr(ev, "classification", None), rule.veto_min_prob) if uncertain else None
+        classification = ev.classification
+        named = None
+        if uncertain and classification is not None:
+            named = classification.names_other_than_person(rule.veto_min_prob)
         if named is not None:
             return Decision("local", f"uncertain {ev.label}: the classifier sees {named[0]} {named[1]:.2f}")
         if ev.score < rule.min_score and not uncertain:
             return Decision("dropped", f"score {ev.score:.2f} below {rule.min_score:.2f}")
-        dwell = getattr(ev, "dwell_s", None)
+        dwell = ev.dwell_s
         if rule.min_dwell_s and dwell is not None and dwell < rule.min_dwell_s:
             return Decision("dropped", f"stayed {dwell:.1f} s, under {rule.min_dwell_s:g} s")
         key = (camera, rule.scope, ev.label)
@@ -257,13 +272,6 @@ def _scheduled(windows: Sequence[ScheduleWindow], now_ms: int, timezone: str | N
     return any(w.active(weekday, minute) for w in windows)
 
 
-def _vetoed_by(classification: object, min_prob: float) -> tuple[str, float] | None:
-    """The name the classifier gives an uncertain track when that plainly is not a person. `classification` is a
-    classify.Classification, or anything else (nothing to go on)."""
-    names = getattr(classification, "names_other_than_person", None)
-    return names(min_prob) if callable(names) else None
-
-
 class VerdictLookup(Protocol):
     """The device verdict cache as the triage uses it (edge.triage.verdict_cache.VerdictCache)."""
 
@@ -275,7 +283,7 @@ class VerdictLookup(Protocol):
 class Describer(Protocol):
     """The crop classifier as the triage uses it (edge.vision.classify.CropClassifier)."""
 
-    def classify_jpeg(self, jpeg: bytes) -> object | None: ...
+    def classify_jpeg(self, jpeg: bytes) -> Classification | None: ...
 
     def embed_jpeg(self, jpeg: bytes) -> bytes | None: ...
 
@@ -295,40 +303,50 @@ class Triage:
         self.cache = cache
         self.classifier = classifier
 
-    def decide(self, camera: str, ev: ScoredTrack, now_ms: int) -> Decision:
+    def decide(self, camera: str, ev: TrackEvent, now_ms: int) -> Triaged:
+        """The decision on `ev` and the event it was made on: `ev` itself, or a new event with what the triage
+        added (the classification where the rule asks for one, the embedding of a crop that may leave the
+        device). `ev` is not changed."""
         rules = self.rules
-        if (self.classifier is not None and getattr(ev, "classification", None) is None
-                and hasattr(ev, "classification") and rules.wants_classes(ev, camera)):
-            ev.classification = self.classifier.classify_jpeg(ev.crop_jpeg)  # type: ignore[attr-defined]
+        if self.classifier is not None and ev.classification is None and rules.wants_classes(ev, camera):
+            ev = replace(ev, classification=self.classifier.classify_jpeg(ev.crop_jpeg))
+        if rules.escalates(ev, camera) and ev.embedding is None:
+            ev = replace(ev, embedding=self._embedding(ev))  # only crops that may leave the device pay for it
         cached = None
-        if rules.escalates(ev, camera) and hasattr(ev, "embedding") and ev.embedding is None:
-            ev.embedding = self._embedding(ev)  # only crops that may leave the device pay for it
         if self.cache is not None and rules.escalates(ev, camera):
             cached = self.cache.lookup(device=self.device, camera=camera, site=self.site, label=ev.label,
-                                       phash=ev.phash, phash_alg=getattr(ev, "phash_alg", "dct64"),  # type: ignore[attr-defined]
-                                       now_ms=now_ms, embedding=getattr(ev, "embedding", None),
+                                       phash=ev.phash, phash_alg=ev.phash_alg, now_ms=now_ms,
+                                       embedding=ev.embedding,
                                        facts=self._facts(ev))
         decision = rules.decide(ev, cached, camera=camera, now_ms=now_ms)
-        if decision.kind == "escalate" and self.suppressions is not None and hasattr(ev, "crop_box"):
-            rule = self.suppressions.match(camera, ev, now_ms)  # type: ignore[arg-type]
+        if decision.kind == "escalate" and self.suppressions is not None:
+            rule = self.suppressions.match(camera, ev, now_ms)
             if rule is not None:  # a learned false detection: answered here, never sent
-                return Decision("suppressed", f"suppressed by {rule.id}: {ev.label} learned benign at this place")
-        return decision
+                decision = Decision("suppressed", f"suppressed by {rule.id}: {ev.label} learned benign at this place")
+        return Triaged(ev, decision)
 
-    def _facts(self, ev: ScoredTrack) -> EventFacts:
+    def _facts(self, ev: TrackEvent) -> EventFacts:
         """What the event will say of when, where and how long, as a cached verdict's policy inputs read it
         (shared.reuse.event_facts on the cloud's side)."""
-        weekday, minute, _ = local_time(int(getattr(ev, "captured_ms", 0)), self.rules.timezone)
-        dwell = getattr(ev, "dwell_s", None)
-        people = sum(1 for d in getattr(ev, "detections", ())[-MAX_DETECTIONS:]
+        weekday, minute, _ = local_time(int(ev.captured_ms), self.rules.timezone)
+        dwell = ev.dwell_s
+        people = sum(1 for d in ev.detections[-MAX_DETECTIONS:]
                      if d.label == "person" and d.score >= PEOPLE_MIN)
-        return EventFacts(minute, weekday, frozenset(zone_word(z) for z in getattr(ev, "zones", ())[:MAX_ZONES]),
-                          -1.0 if dwell is None else round(max(0.0, dwell), 1), getattr(ev, "direction", None) or "",
-                          people)
+        return EventFacts(minute, weekday, frozenset(zone_word(z) for z in ev.zones[:MAX_ZONES]),
+                          -1.0 if dwell is None else round(max(0.0, dwell), 1), ev.direction or "", people)
 
-    def _embedding(self, ev: ScoredTrack) -> bytes | None:
+    def _embedding(self, ev: TrackEvent) -> bytes | None:
         """From the classification already made (same model run), else one run of the classifier."""
-        known = getattr(getattr(ev, "classification", None), "embedding", None)
-        if known is not None or self.classifier is None or not hasattr(ev, "crop_jpeg"):
+        known = ev.classification.embedding if ev.classification is not None else None
+        if known is not None or self.classifier is None:
             return known
         return self.classifier.embed_jpeg(ev.crop_jpeg)
+
+
+@dataclass(frozen=True)
+class Triaged:
+    """The triage's answer on one track event: the event the decision was made on (with what the triage
+    added to it) and the decision."""
+
+    event: TrackEvent
+    decision: Decision

@@ -72,6 +72,12 @@ class Detector(Protocol):
     def detect(self, image_bgr: np.ndarray, region: Region | None = None) -> list[Det]: ...
 
 
+def input_side(detector: Detector) -> int:
+    """The longer side of the detector's input (pixels): what a closer look is sized by. A detector that does
+    not say (the agent's shared wrapper, a test's) counts as 300."""
+    return max(getattr(detector, "input_size", (300, 300)))
+
+
 def model_key(config: DetectorConfig) -> str:
     """The manifest key or path `config` names, with the INT8 variant swapped in when asked for."""
     if config.precision == "fp32":

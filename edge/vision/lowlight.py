@@ -21,7 +21,7 @@ import math
 import cv2
 import numpy as np
 
-from .detect import Det, Detector, Region, region_pixels
+from .detect import Det, Detector, Region, input_side, region_pixels
 from .looks import CONFIRM_CLOSER
 from .motion import FULL_BRIGHTNESS
 
@@ -59,8 +59,7 @@ def enlarges(detector: Detector, region: Region) -> bool:
     """Whether a look at `region` scales it up to the detector's input at least CONFIRM_CLOSER times (what the
     pipeline counts as a closer look), magnifying the noise with it. A square nearly the input's size is hardly
     magnified, and denoising it costs several detector calls (415 px: ~175 ms against a 35-ms look)."""
-    size = max(getattr(detector, "input_size", (300, 300)))
-    return CONFIRM_CLOSER * max(region[2] - region[0], region[3] - region[1]) <= size
+    return CONFIRM_CLOSER * max(region[2] - region[0], region[3] - region[1]) <= input_side(detector)
 
 
 def detect_denoised(detector: Detector, image: np.ndarray, region: Region) -> list[Det]:

@@ -13,7 +13,7 @@ The cascade, cheapest first:
 4. a blob nothing explains, that persists (`uncertain_after_s`), is *resolved*: the verifier (a second
    detector, if configured) and the classifier look at it. A person they find is a person; something they
    name (a car, a dog) is that; anything else becomes `label="person", uncertain=True` for the rules
-   (edge/vision/resolve.py, with the look for a bicycle's rider).
+   (closer.py, with the look for a bicycle's rider).
 Extra looks (a stream's first second, confirming what was found) are looks.py's; at the end of a stream
 confirmed tracks become events whatever their length, tentative ones come back in `PipelineOutput.tentative`.
 
@@ -23,80 +23,23 @@ Nothing here does I/O or decides what an event means; the agent (or the replay) 
 from __future__ import annotations
 
 import time
-from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Literal
 
-import numpy as np
-
-from ...shared.protocol import MAX_DETECTIONS
 from ...shared.stats import median
 from . import lowlight
 from .capture import Frame
-from .classify import Classification, CropClassifier
+from .closer import OBJECT, OTHER_EXPLAINS_MIN, CloserLooks, Stages, overlaps
 from .counts import PipelineStats
-from .crops import Box, cut, encode_jpeg, phash_dct64
-from .detect import Det, Detector, Region, build_detector
+from .detect import Det, Detector, Region, input_side
 from .events import PipelineOutput, TrackEvent, VisionConfig
 from .looks import LookPlanner
 from .lowlight import DARK_BRIGHTNESS
-from .motion import FULL_BRIGHTNESS, MotionGate, detection_regions, patch_difference
-from .resolve import OBJECT, OTHER_EXPLAINS_MIN, check_rider, confirm, look_closer, overlaps, resolve
-from .samples import LookSampler, LookState
-from .track import MOTION, IoUTracker, Track, direction_of, inside_fraction, leaving, with_tracks
+from .memory import TrackMemory, event_of
+from .motion import MotionGate, detection_regions
+from .presence import PresenceHold
+from .samples import LookSampler
+from .track import MOTION, IoUTracker, Track, inside_fraction, with_tracks
 from .zones import CameraGeometry
-
-MAX_SCORES_KEPT = 1024  # per track, for the median; a person standing for hours must not grow memory
-BEST_MARGIN = 0.05  # a track's best crop is replaced by a hit scoring this much higher
-HOLD_EVERY_S = 0.25  # how often a track the detector did not see is checked for presence
-# the hold thresholds are grey levels of a scene at least this bright; in a darker one (night) a person differs
-# from the wall behind them by proportionally fewer, so the thresholds scale down with the brightness
-HOLD_FULL_BRIGHTNESS = FULL_BRIGHTNESS
-
-
-@dataclass(slots=True)
-class _TrackMemory:
-    """What the pipeline remembers about one track besides the tracker's geometry."""
-
-    scores: deque[float] = field(default_factory=lambda: deque(maxlen=MAX_SCORES_KEPT))
-    best_score: float = -1.0  # the score of the best crop's hit
-    top_score: float = 0.0  # the highest score of any hit (the best crop's may be up to BEST_MARGIN lower)
-    best_box: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
-    best_dets: list[Det] = field(default_factory=list)
-    best_wall_ms: int = 0
-    best_crop: tuple[np.ndarray, Box] | None = None  # copy of the best crop and where it was cut, until emitted
-    best_paced: bool = False  # the best crop is from one of the gate's own looks (see _observe)
-    appearance: np.ndarray | None = None  # gate patch under the box at the last hit
-    zone_since: dict[str, float] = field(default_factory=dict)  # zone -> pts first seen standing in it
-    resolved: bool = False  # a motion track the pipeline has looked at closely
-    evidence: float = 0.0  # best faint person score seen on a motion track
-    noise: bool = False  # resolved as nothing worth an event (so far: looked at again later)
-    next_look_s: float = 0.0  # when a noise track is looked at again (pts)
-    rider_checked: bool = False
-    # the empty-scene model already looked like this where it was first found (it was there when the stream
-    # started, or stood still untracked until the scene learnt it): held by its own look alone
-    scene_unknown: bool = False
-    uncertain: bool = False
-    classification: Classification | None = None
-    source: Literal["detector", "motion"] = "detector"
-    first_box: Box | None = None  # where it was first seen (detected), for its direction of travel
-    event: TrackEvent | None = None
-    looks: LookState = field(default_factory=LookState)  # its looks for the gallery (edge/triage/gallery.py)
-
-
-@dataclass
-class Stages:
-    """The models one device shares between its cameras besides the detector."""
-
-    verifier: Detector | None = None
-    classifier: CropClassifier | None = None
-
-
-def build_stages(config: VisionConfig) -> Stages:
-    """Load the verifier and classifier the config asks for (ModelError if a file is missing or damaged)."""
-    return Stages(build_detector(config.verifier) if config.verifier is not None else None,
-                  CropClassifier(config.classifier) if config.classifier is not None else None)
 
 
 class VisionPipeline:
@@ -112,23 +55,23 @@ class VisionPipeline:
         self.camera = camera
         self._config = config
         self._detector = detector
-        self._stages = stages or Stages()
         self._geometry = geometry or CameraGeometry()
         self._min_dwell = min_dwell
         self._gate = MotionGate(config.motion, self._geometry.motion_mask if self._geometry.masks else None)
         self._tracker = IoUTracker(config.tracker)
+        self._hold = PresenceHold(config.tracker, self._gate, self._tracker)
         self._looks = LookPlanner(config.looks, config.tracker.max_missed_s)
-        self._memory: dict[int, _TrackMemory] = {}
+        self._memory: dict[int, TrackMemory] = {}
         self._track_labels = frozenset(config.track_labels)
         self._gallery = LookSampler(camera, config, self._track_labels)
         self._last_pts = float("-inf")
         self._last_detect_pts = float("-inf")
         self._last_whole_pts = float("-inf")
         self._last_frame: Frame | None = None  # for the closer looks made when the stream ends
-        self._looked_pts = float("-inf")  # the frame of the squares in _looked (frame pixels)
-        self._looked: list[Region] = []
-        self._region_side = config.motion.region_min_side or max(getattr(detector, "input_size", (300, 300)))
+        self._region_side = config.motion.region_min_side or input_side(detector)
         self.stats = PipelineStats()
+        self._closer = CloserLooks(config, detector, stages or Stages(), self._geometry, self._looks,
+                                   self.stats)
 
     @property
     def tracks(self) -> list[Track]:
@@ -155,9 +98,16 @@ class VisionPipeline:
                 self.stats.start_looks += 1
                 self._looks.start_looked(pts)
                 self._detect(frame, None, [], paced=False)
-        confirm(self, frame)  # closer looks at what the detector found and has not confirmed
-        look_closer(self, frame)  # new motion a whole-frame look explained nothing of, closer
-        self._hold_present(pts)
+        closer = self._closer  # closer looks at what the detector found and has not confirmed, ...
+        tentative = [t for t in self.tracks if t.label in self._track_labels and t.hits >= 1
+                     and not self._confirmed(t, self._memory[t.track_id])]
+        if (squares := closer.confirm(frame, tentative, self.tracks, self._last_pts)) is not None:
+            self._detect(frame, squares, [], paced=False)
+        # ... and at new motion in the dark
+        squares = closer.in_the_dark(frame, self.tracks, self._gate.brightness(), self._last_pts)
+        if squares is not None:
+            self._detect(frame, squares, [], paced=False)
+        self._hold.hold(pts, self._memory)
         self._gate.update_scene([track.box for track in self._tracker.tracks])
         self._end(self._tracker.expire(pts), out)
         self._resolve_motion(frame)
@@ -165,7 +115,7 @@ class VisionPipeline:
             memory = self._memory[track.track_id]
             if memory.event is None and self._ready(track, memory, pts):
                 new_events.append(self._emit(track, memory, pts))
-                check_rider(self, track, memory, frame, new_events)
+                self._check_rider(track, memory, frame, new_events)
         return out
 
     def finish(self) -> PipelineOutput:
@@ -176,7 +126,7 @@ class VisionPipeline:
             for track in list(self._tracker.tracks):
                 memory = self._memory[track.track_id]
                 if memory.event is None and self._confirmed(track, memory):
-                    check_rider(self, track, memory, self._last_frame, out.new_events)
+                    self._check_rider(track, memory, self._last_frame, out.new_events)
         self._last_frame = None
         self._end(self._tracker.end_all(), out, stream_end=True)
         self._last_pts = float("-inf")
@@ -233,9 +183,7 @@ class VisionPipeline:
             self.stats.detector_calls += len(looks)
             self.stats.region_looks += len(looks)
         self.stats.detect_ms.add((time.perf_counter() - t0) * 1000.0)
-        if self._looked_pts != pts:
-            self._looked_pts, self._looked = pts, []
-        self._looked += looks or [(0, 0, image.shape[1], image.shape[0])]
+        self._closer.saw(pts, looks or [(0, 0, image.shape[1], image.shape[0])])
         self.stats.frames_detected += 1
         if paced:
             self._last_detect_pts = pts
@@ -256,7 +204,7 @@ class VisionPipeline:
         before = {track.track_id: track.box for track in self._tracker.tracks}
         update = self._tracker.update(pts, tracked, blobs, start_motion=cfg.uncertain_regions)
         for track in update.started:
-            memory = self._memory[track.track_id] = _TrackMemory(first_box=track.box)
+            memory = self._memory[track.track_id] = TrackMemory(first_box=track.box)
             self.stats.tracks += 1
             if track.label == MOTION:
                 memory.source = "motion"
@@ -266,12 +214,7 @@ class VisionPipeline:
             self._looks.looked(track, before.get(track.track_id), pts)
             self._gallery.offer(self._memory[track.track_id], track, det,
                                 update.expected.get(track.track_id, det.box), tracked, frame)
-        if update.started and self._config.tracker.hold_min_presence > 0.0:
-            least = self._hold_scale() * self._config.tracker.hold_min_presence
-            for track in update.started:
-                memory = self._memory[track.track_id]
-                if memory.appearance is not None:
-                    memory.scene_unknown = patch_difference(memory.appearance, self._gate.scene_patch(track.box)) < least
+        self._hold.started(update.started, self._memory)
         if faint:
             for track in self._tracker.tracks:
                 if track.label == MOTION:
@@ -310,24 +253,16 @@ class VisionPipeline:
                       else min(cfg.moving_interval_s, cfg.tracked_interval_s))
         return due
 
-    def _observe(self, memory: _TrackMemory, track: Track, det: Det, dets: list[Det], frame: Frame,
+    def _observe(self, memory: TrackMemory, track: Track, det: Det, dets: list[Det], frame: Frame,
                  paced: bool = True) -> None:
-        """A hit; it may give the track's best crop (`_better_crop`)."""
+        """A hit; it may give the track's best crop (`TrackMemory.better_crop`)."""
         if track.hits == 1:  # where the detector first saw it (a blob box, grown and trailing, is not comparable)
             memory.first_box = det.box
-        memory.scores.append(det.score)
         memory.appearance = self._gate.patch(det.box)
         self._note_zones(memory, det.box, frame.pts_s)
-        memory.top_score = max(memory.top_score, det.score)
-        if memory.event is None and _better_crop(memory, det.score, paced):
-            memory.best_paced = paced
-            memory.best_score = det.score
-            memory.best_box = det.box
-            memory.best_dets = dets[:MAX_DETECTIONS]
-            memory.best_wall_ms = frame.wall_ms
-            memory.best_crop = cut(frame.image, det.box, self._config.crop_margin)
+        memory.hit(det, dets, frame, self._config.crop_margin, paced)
 
-    def _note_zones(self, memory: _TrackMemory, box: tuple[float, float, float, float], pts: float) -> None:
+    def _note_zones(self, memory: TrackMemory, box: tuple[float, float, float, float], pts: float) -> None:
         if self._geometry.zones:
             for zone in self._geometry.zones_of(box):
                 memory.zone_since.setdefault(zone, pts)
@@ -348,37 +283,20 @@ class VisionPipeline:
                     or track.last_hit_ts != frame.pts_s):
                 continue  # resolve on a frame where the blob is fresh, so the crop shows the thing
             self._note_zones(memory, track.box, frame.pts_s)
-            resolve(self, track, memory, frame)
+            self._closer.resolve(track, memory, frame)
 
-    # -- holding, ending, emitting -------------------------------------------------------------------------
-    def _hold_present(self, pts: float) -> None:
-        """Keep tracks the detector missed alive while something still stands in their box and looks
-        much as it did at the last hit."""
-        tc = self._config.tracker
-        if tc.hold_min_presence <= 0.0 or not self._tracker.tracks:
-            return
-        gate = self._gate
-        scale: float | None = None
-        for track in self._tracker.tracks:
-            # a track lives max_missed_s unseen: checking it a few times a second is plenty
-            if track.last_hit_ts == pts or track.motion_only or pts - track.last_seen_ts < HOLD_EVERY_S:
-                continue
-            memory = self._memory[track.track_id]
-            if memory.appearance is None:
-                continue
-            if scale is None:
-                scale = self._hold_scale()
-            now = gate.patch(track.box)
-            # there since the stream started: the scene model learnt the place with them in it
-            if ((memory.scene_unknown
-                 or patch_difference(now, gate.scene_patch(track.box)) >= scale * tc.hold_min_presence)
-                    and patch_difference(now, memory.appearance) <= scale * tc.hold_max_change):
-                self._tracker.hold(track, pts)
+    def _check_rider(self, track: Track, memory: TrackMemory, frame: Frame, new_events: list[TrackEvent]
+                     ) -> None:
+        """A ridden track just emitted: a rider the closer look finds is a track and an event of its own."""
+        rider = self._closer.rider(track, memory, frame, self._tracker)
+        if rider is not None:
+            self._memory[rider.track.track_id] = rider.memory
+            self.stats.tracks += 1
+            self._observe(rider.memory, rider.track, rider.best, rider.people, frame)
+            new_events.append(self._emit(rider.track, rider.memory, frame.pts_s))
 
-    def _hold_scale(self) -> float:
-        return max(0.1, min(1.0, self._gate.brightness() / HOLD_FULL_BRIGHTNESS))
-
-    def _confirmed(self, track: Track, memory: _TrackMemory) -> bool:
+    # -- ending, emitting -----------------------------------------------------------------------------------
+    def _confirmed(self, track: Track, memory: TrackMemory) -> bool:
         if track.label == OBJECT:
             return False
         if memory.resolved:
@@ -388,12 +306,12 @@ class VisionPipeline:
             return False
         return not tc.min_median_score or (median(memory.scores, None) or 0.0) >= tc.min_median_score
 
-    def _ready(self, track: Track, memory: _TrackMemory, pts: float) -> bool:
+    def _ready(self, track: Track, memory: TrackMemory, pts: float) -> bool:
         if track.last_seen_ts - track.first_ts < self._config.tracker.emit_after_s or not self._confirmed(track, memory):
             return False
         if self._min_dwell is not None:
             need = self._min_dwell(frozenset(memory.zone_since))
-            if need and _dwell(track, memory, pts) < need:
+            if need and memory.dwell(track, pts) < need:
                 return False
         return True
 
@@ -403,11 +321,12 @@ class VisionPipeline:
             memory = self._memory.pop(track.track_id)
             self._looks.ended(track)
             if memory.event is None:
-                left = _left(track, memory, self._track_labels, self._config.tracker.min_hits)
+                left = memory.left(track, self._track_labels, self._config.tracker.min_hits)
                 if not (self._confirmed(track, memory) or left):
                     if stream_end and track.label in self._track_labels and memory.best_crop is not None:
                         self.stats.tentative += 1  # seen, too few times: shown, never an event
-                        out.tentative.append(self._event(track, memory, track.last_seen_ts))
+                        event = event_of(self.camera, track, memory, track.last_seen_ts, self._config)
+                        out.tentative.append(event)
                     continue
                 if not (stream_end or left) and track.last_seen_ts - track.first_ts < short:
                     continue  # too short: a flicker, dropped silently
@@ -418,51 +337,9 @@ class VisionPipeline:
             event.hits = track.hits
             out.ended.append(event)
 
-    def _emit(self, track: Track, memory: _TrackMemory, pts: float) -> TrackEvent:
-        event = memory.event = self._event(track, memory, pts)
+    def _emit(self, track: Track, memory: TrackMemory, pts: float) -> TrackEvent:
+        event = memory.event = event_of(self.camera, track, memory, pts, self._config)
         memory.best_crop = None
         self._gallery.emitted(memory.looks)
         self.stats.events += 1
         return event
-
-    def _event(self, track: Track, memory: _TrackMemory, pts: float) -> TrackEvent:
-        assert memory.best_crop is not None  # every confirmed track has a hit or a resolution: both set it
-        crop, crop_at = memory.best_crop
-        jpeg, size = encode_jpeg(crop, self._config.crop_max_side)
-        score = max(memory.best_score, memory.top_score, 0.0)
-        uncertain = memory.uncertain or (track.label == "person" and score < self._config.uncertain_below)
-        event = TrackEvent(
-            camera=self.camera, track_id=track.track_id, label=track.label, score=score,
-            median_score=float(median(memory.scores, None) or 0.0),
-            uncertain=uncertain, first_ts=track.first_ts, last_ts=track.last_seen_ts,
-            captured_ms=memory.best_wall_ms, box=memory.best_box, detections=memory.best_dets, crop_jpeg=jpeg,
-            crop_size=size, crop_box=crop_at, phash=phash_dct64(crop), hits=track.hits, zones=sorted(memory.zone_since),
-            dwell_s=_dwell(track, memory, pts), source=memory.source, classification=memory.classification,
-            direction=direction_of(memory.first_box, track.box))
-        return event
-
-
-def _better_crop(memory: _TrackMemory, score: float, paced: bool) -> bool:
-    """Whether a hit replaces the track's best crop. The gate's own looks (`paced`) give it once one has
-    found the track: they fall on the same frames in two runs over one scene (a replay from a few frames
-    later, the demo's second pass), so the crops match and a verdict is reused, where a closer look's higher
-    score would pick a frame that depends on where the run started. Only a clearly better score
-    (BEST_MARGIN) replaces it: the same frame scores a few hundredths apart through another square."""
-    if paced != memory.best_paced:
-        return paced
-    return score > memory.best_score + BEST_MARGIN
-
-
-def _left(track: Track, memory: _TrackMemory, labels: frozenset[str], min_hits: int) -> bool:
-    """Exit evidence: a tentative track one hit short of `min_hits` whose box, against a frame edge, moved
-    towards that edge since it was first seen (track.leaving). The object left the picture, which is why
-    the looks stopped finding it: not a flicker (a flicker does not walk out of the frame)."""
-    if track.label not in labels or memory.resolved or track.hits < min_hits - 1 or memory.first_box is None:
-        return False
-    return leaving(memory.first_box, track.box)
-
-
-def _dwell(track: Track, memory: _TrackMemory, pts: float) -> float:
-    if memory.zone_since:
-        return max(0.0, pts - min(memory.zone_since.values()))
-    return max(0.0, pts - track.first_ts)

@@ -5,10 +5,10 @@ and the card's wall-clock time."""
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ....shared.clock import now_ms
 from ....shared.protocol import Verdict
 from .boxes import Box
 
@@ -17,10 +17,6 @@ MODEL_SOURCES = ("llm", "fallback")
 STEP_NAMES = {"device_cache": "device cache", "cloud_cache": "cloud cache", "llm": "model",
               "fallback": "model failed", "waiting": "waiting for verdict", "local": "handled on device",
               "dropped": "dropped"}
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def wall_time(captured_ms: int, seen_ms: int | None = None) -> int:

@@ -171,8 +171,8 @@ def service_status(service: ObservedService | None) -> dict[str, Any]:
     """The live gauges: queue depth, overload, the broker connection."""
     if service is None:
         return {}
-    out: dict[str, Any] = {"mqtt_connected": service.mqtt_connected, "queue_depth": service.pending,
-                           "analyzer": service.analyzer.name, "received": service.stats.received,
+    out: dict[str, Any] = {"mqtt_connected": service.publisher.connected, "queue_depth": service.pending,
+                           "analyzer": service.backend.name, "received": service.stats.received,
                            "rejected": service.stats.rejected, "overloaded": service.overloaded}
     return out
 
