@@ -128,7 +128,7 @@ def test_the_agent_logs_and_counts_the_rule(detector, stages, cutouts, learned, 
         assert decision.kind == "suppressed" and event_id is None
         assert any(r.message.startswith("decision suppressed") and learned.id in r.message for r in caplog.records)
         assert agent.stats.suppressed == 1 and agent.suppressions.matched == {learned.id: 1}
-        assert agent.outbox.depth().get("pending", 0) == 0  # nothing left the device
+        assert agent.delivery.outbox.depth().get("pending", 0) == 0  # nothing left the device
         metrics = EdgeMetrics(lambda: DeviceSnapshot(
             cameras=[], counters=agent.stats.counters(), outbox={}, outbox_dropped=0, mqtt_connected=True,
             cloud_overloaded=False, budget_available=0.0, config_version="s-1", config_refusals=0, model_name="m",
