@@ -1,0 +1,364 @@
+"""The promises of the cloud's newer modules and of shared.reuse, each at the edge where a one-line bug hides
+(issue 31): the fair queue's order and eviction threshold, single flight by embedding, reuse at exactly
+`min_similarity`, gallery keys at half distance, the track guard's boundary, a reused verdict's TTL, site
+offers, camera-scoped lookups of events with a site, takeover (busy events, lost claim races), bearer in any
+case, the check's SURE and ABSENT boundaries and an overruled description, citations and the answer cache,
+and the SQLite claims' last millisecond and order. Fast: real SQLite stores and Redis, no model."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+import pytest
+import test_ask
+from edgetriage.cloud.analysis.answer import Answer
+from edgetriage.cloud.analysis.base import Analysis
+from edgetriage.cloud.analysis.calibrate import Calibration
+from edgetriage.cloud.analysis.check import ABSENT, SURE, judged, rule
+from edgetriage.cloud.analysis.describe import from_facts
+from edgetriage.cloud.analysis.prompt import Prompt
+from edgetriage.cloud.analysis.translator import Facts
+from edgetriage.cloud.ask.cache import AnswerCache, Coverage
+from edgetriage.cloud.ask.facts import EventFact
+from edgetriage.cloud.ask.router import cite
+from edgetriage.cloud.config import ReusePolicy
+from edgetriage.cloud.fairqueue import FairQueue
+from edgetriage.cloud.http.auth import ApiAuth
+from edgetriage.cloud.servicestats import ServiceStats, Throttled
+from edgetriage.cloud.singleflight import SingleFlight
+from edgetriage.cloud.storage import claims as claims_module
+from edgetriage.cloud.storage.claims import ClaimKeeper, SQLiteClaims
+from edgetriage.cloud.storage.redis_store import connect_redis
+from edgetriage.cloud.storage.store import SQLiteStore
+from edgetriage.cloud.takeover import TakeOver
+from edgetriage.cloud.verdicts import VerdictCache, site_offers
+from edgetriage.shared.embedding import EMBEDDING_BYTES, similarity
+from edgetriage.shared.ids import uuid7
+from edgetriage.shared.protocol import Detection, Event, ReuseRule, Verdict
+from edgetriage.shared.reuse import Candidate, continues, further_key, match
+from test_boundaries import REDIS_URL, redis_prefix  # noqa: F401 - a fixture
+
+# the question fixtures of test_ask: a real SQLite store with a small site's events
+store = test_ask.store
+PHASH = "0123456789abcdef"
+
+
+def _flip(phash: str, bits: int) -> str:
+    return f"{int(phash, 16) ^ ((1 << bits) - 1):016x}"
+
+
+def _embedding(seed: int) -> bytes:
+    return np.random.default_rng(seed).integers(-100, 100, EMBEDDING_BYTES, dtype=np.int8).tobytes()
+
+
+def _jpeg() -> bytes:
+    return cv2.imencode(".jpg", np.full((16, 16, 3), 90, np.uint8))[1].tobytes()
+
+
+def _event(device: str = "house", camera: str = "porch", *, site: str | None = None, phash: str = PHASH,
+           embedding: bytes | None = None) -> Event:
+    now = int(time.time() * 1000)
+    return Event(event_id=uuid7(now), device=device, camera=camera, site=site, captured_ms=now, label="person",
+                 score=0.9, track_id=1, detections=[Detection(label="person", score=0.9, box=(0.1, 0.1, 0.5, 0.9))],
+                 phash=phash, reason="detector sure", crop=_jpeg(), embedding=embedding)
+
+
+# -- the fair queue ----------------------------------------------------------------------------------------
+@dataclass(eq=False)
+class _Ev:
+    device: str
+    site: str | None = None
+
+
+@dataclass(eq=False)
+class _Item:
+    tier: int
+    event: _Ev
+
+
+def test_the_fair_queue_gives_the_most_urgent_tier_first():
+    queue = FairQueue()
+    low, high = _Item(2, _Ev("a")), _Item(0, _Ev("b"))
+    queue.push(low)
+    queue.push(high)
+    assert queue.pop() is high and queue.pop() is low and queue.pop() is None
+
+
+def test_a_device_is_evicted_for_a_newcomer_only_when_it_holds_more_than_its_share():
+    queue = FairQueue()
+    busy = [_Item(1, _Ev("busy")) for _ in range(2)]
+    for item in busy:
+        queue.push(item)
+    # the newcomer's device would hold 1: a device holding 2 holds more, its newest one gives way
+    assert queue.victim(_Item(1, _Ev("quiet")), lambda _: True) is busy[-1]
+    queue.push(_Item(1, _Ev("quiet")))
+    # the newcomer's device would hold 2: a device holding 2 holds no more, nobody gives way
+    assert queue.victim(_Item(1, _Ev("quiet")), lambda _: True) is None
+
+
+# -- single flight: look-alikes by embedding wait too --------------------------------------------------------
+BUCKET = ("camera:house/porch", "person", "dct64", "person-3")
+
+
+def test_a_look_alike_by_embedding_only_waits_for_the_first_flight():
+    async def scenario():
+        flights = SingleFlight()
+        face = _embedding(1)
+        assert flights.take_off("e1", BUCKET, PHASH, 8, face) is None
+        # the hash is 64 bits away: only the embedding (the same look) says it is the same thing
+        assert flights.take_off("e2", BUCKET, _flip(PHASH, 64), 8, face) == "e1"
+        assert flights.take_off("e3", BUCKET, _flip(PHASH, 64), 8, _embedding(2)) is None  # someone else
+
+    asyncio.run(scenario())
+
+
+def test_a_look_alike_by_embedding_waits_for_another_process_s_flight(redis_prefix):  # noqa: F811
+    async def scenario():
+        one = SingleFlight(connect_redis(REDIS_URL), redis_prefix)
+        two = SingleFlight(connect_redis(REDIS_URL), redis_prefix)
+        face = _embedding(1)
+        assert one.take_off("e1", BUCKET, PHASH, 8, face) is None
+        assert two.take_off("e2", BUCKET, _flip(PHASH, 64), 8, face) == "e1"
+        one.land("e1")
+
+    asyncio.run(scenario())
+
+
+# -- shared.reuse at its edges ------------------------------------------------------------------------------
+def test_an_embedding_exactly_at_min_similarity_reaches_the_crop():
+    a, b = _embedding(1), _embedding(3)
+    s = similarity(a, b)
+    far = _flip(PHASH, 64)
+    assert match(Candidate("v", PHASH, 8, 0, 60, a, s), far, b) is not None
+    assert match(Candidate("v", PHASH, 8, 0, 60, a, s + 1e-6), far, b) is None
+
+
+def test_a_gallery_key_reaches_only_half_the_rule_s_distance():
+    key = further_key(Candidate("v", PHASH, 8, 5, 60), _flip(PHASH, 20), None)
+    assert (key.ref, key.made_ms, key.ttl_s, key.max_distance) == ("v", 5, 60, 4)
+    assert match(key, _flip(_flip(PHASH, 20), 4), None) is not None
+    assert match(key, _flip(_flip(PHASH, 20), 5), None) is None
+
+
+def test_a_look_exactly_at_min_similarity_continues_its_track():
+    a, b = _embedding(1), _embedding(3)
+    s = similarity(a, b)
+    assert continues([a], b, s)
+    assert not continues([a], b, s + 1e-6)
+
+
+# -- the cloud's verdict cache ------------------------------------------------------------------------------
+def _model_verdict(cache: VerdictCache, event: Event) -> Verdict:
+    analysis = Analysis(verdict="alert", confidence=0.9, description="a person", model="m",
+                        prompt_version="person-3", analyze_ms=1.0)
+    return cache.from_model(event, analysis, "person-3", "m", time.monotonic(), time.monotonic())
+
+
+def test_camera_scoped_reuse_answers_events_that_carry_a_site(tmp_path):
+    db = SQLiteStore(tmp_path / "cloud.db")
+    cache = VerdictCache(db, ReusePolicy(scope="camera"))
+    first = _event(site="home")
+    db.put_event(first, first.captured_ms)
+    db.put_verdict(_model_verdict(cache, first))
+    again = _event(site="home")
+    hit = cache.answer(again, "person-3", time.monotonic())
+    assert hit is not None and hit.reused_from == first.event_id and hit.source == "cloud_cache"
+    assert cache.answer(_event("house", "garden", site="home"), "person-3", time.monotonic()) is None
+    db.close()
+
+
+def test_a_reused_verdict_expires_with_the_model_answer_it_came_from(tmp_path):
+    cache = VerdictCache(SQLiteStore(tmp_path / "cloud.db"), ReusePolicy(ttl_s=3600))
+    event = _event()
+    made = int(time.time() * 1000) - 3590_000  # the model answered 3590 s ago, with a rule of an hour
+    rule = ReuseRule(scope="camera", device="house", camera="porch", label="person", phash=PHASH, max_distance=8,
+                     prompt_version="person-3", ttl_s=3600)
+    hit = Verdict(event_id=uuid7(made), device="house", camera="porch", label="person", verdict="alert",
+                  confidence=0.9, description="a person", model="m", source="llm", created_ms=made, cache=rule)
+    copy = cache.reused(event, hit, time.monotonic())
+    assert copy.cache is not None and 8 <= copy.cache.ttl_s <= 10
+    assert copy.created_ms + copy.cache.ttl_s * 1000 <= made + 3600_000
+    # the copy of a copy: no longer than the first answer either
+    again = cache.reused(_event(), copy, time.monotonic())
+    assert again.cache is not None and again.created_ms + again.cache.ttl_s * 1000 <= made + 3600_000
+    old = hit.model_copy(update={"created_ms": made - 11_000})  # under a second left: no rule at all
+    assert cache.reused(event, old, time.monotonic()).cache is None
+
+
+def test_a_site_offer_goes_to_the_site_s_other_devices_only():
+    policy = ReusePolicy(scope="site")
+    rule = ReuseRule(scope="site", device="house", camera="porch", site="home", label="person", phash=PHASH,
+                     max_distance=8, prompt_version="person-3", ttl_s=3600)
+    verdict = Verdict(event_id=uuid7(), device="house", camera="porch", label="person", verdict="alert",
+                      confidence=0.9, description="a person", model="m", source="llm", created_ms=1, cache=rule)
+    offers = site_offers(policy, ["house", "shed", "garage"], verdict)
+    assert [o.device for o in offers] == ["shed", "garage"]
+    assert all(o.reused_from == verdict.event_id and o.description == "" for o in offers)
+
+
+# -- takeover ----------------------------------------------------------------------------------------------
+def _orphan(tmp_path) -> tuple[SQLiteStore, Event]:
+    db = SQLiteStore(tmp_path / "cloud.db")
+    event = _event()
+    db.put_event(event, event.captured_ms)
+    dead = SQLiteClaims(tmp_path / "claims.db", "dead-worker")
+    assert dead.acquire(event.event_id, 60)
+    dead.abandon(event.event_id)  # the worker died: its claim is listed as expired at once
+    dead.close()
+    return db, event
+
+
+def _takeover(db, keeper, *, busy, spawned, rounds=None) -> TakeOver:
+    def room() -> int:
+        if rounds is not None:
+            rounds.append(1)
+        return 4
+
+    return TakeOver(keeper, db, ServiceStats(), Throttled(logging.getLogger("test")), room=room, busy=busy,
+                    answer=lambda event: asyncio.sleep(0), spawn=lambda coro: (spawned.append(coro), coro.close()))
+
+
+@pytest.mark.parametrize("busy", [True, False])
+def test_an_event_this_process_is_answering_is_not_taken_over_again(tmp_path, busy):
+    db, event = _orphan(tmp_path)
+    keeper = ClaimKeeper(SQLiteClaims(tmp_path / "claims.db", "me"), 0.03)
+    spawned: list = []
+    rounds: list = []
+    takeover = _takeover(db, keeper, busy=lambda eid: busy, spawned=spawned, rounds=rounds)
+
+    async def scenario():
+        task = asyncio.create_task(takeover.run())
+        deadline = time.monotonic() + 10
+        while len(rounds) < 3 and time.monotonic() < deadline:  # three rounds, each seeing the orphan
+            await asyncio.sleep(0.005)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(scenario())
+    assert len(rounds) >= 3
+    if busy:
+        assert spawned == [] and takeover.stats.taken_over == 0
+    else:
+        assert len(spawned) == 1 and takeover.stats.taken_over == 1 and keeper.held == {event.event_id}
+    db.close()
+
+
+def test_a_lost_claim_race_leaves_the_event_to_the_winner(tmp_path):
+    db, event = _orphan(tmp_path)
+    mine = ClaimKeeper(SQLiteClaims(tmp_path / "claims.db", "me"), 60)
+    theirs = ClaimKeeper(SQLiteClaims(tmp_path / "claims.db", "them"), 60)
+    assert theirs.take(event.event_id)  # the other worker was quicker
+    spawned: list = []
+    takeover = _takeover(db, mine, busy=lambda eid: False, spawned=spawned)
+    takeover.take(event.event_id)
+    assert spawned == [] and takeover.stats.taken_over == 0 and mine.held == set()
+    db.close()
+
+
+# -- auth --------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("scheme", ["Bearer", "bearer", "BEARER", "bEaReR"])
+def test_the_bearer_scheme_is_case_insensitive(scheme):
+    auth = ApiAuth("the-token", {"house": "house-token"})
+    assert auth.principal(f"{scheme} the-token").is_operator
+    assert auth.principal(f"{scheme} house-token").device == "house"
+    assert auth.principal(f"{scheme} other") is None and auth.principal("Basic the-token") is None
+
+
+# -- the check ---------------------------------------------------------------------------------------------
+def _facts(score: float) -> Facts:
+    return Facts("person", score, (0.1, 0.1, 0.9, 0.9), True)
+
+
+def test_the_check_s_sure_and_absent_rows_hold_at_their_exact_values():
+    assert rule("unknown", _facts(SURE), None).reason.startswith("sure-unknown:")
+    assert rule("unknown", _facts(SURE - 0.001), None).reason is None
+    assert rule("benign", _facts(SURE), None).reason.startswith("sure:")
+    assert rule("alert", _facts(ABSENT), None).reason is None  # at ABSENT: faint, the model's word stands
+    assert rule("unknown", _facts(ABSENT), None).reason is None
+    assert rule("alert", _facts(ABSENT - 0.001), None).reason.startswith("absent:")
+    assert rule("unknown", _facts(ABSENT - 0.001), None).reason.startswith("absent-unknown:")
+
+
+def test_an_overruled_verdict_gets_the_facts_description_not_the_model_s():
+    facts = _facts(0.9)
+    said = "A person walking past."  # nothing here contradicts the facts; the verdict is what is overruled
+    prompt = Prompt(messages=[], version="person-3", source="test", facts=facts, policy=None)
+    answer = Answer(verdict="benign", description=said, confidence=0.7)
+    analysis = judged(answer, prompt, {"benign": 0.7}, Calibration.load(), name="m", started=time.perf_counter(),
+                      extra={})
+    assert (analysis.verdict, analysis.model_verdict) == ("alert", "benign")
+    assert analysis.description == from_facts(facts, "alert") != said
+    assert analysis.extra["model_description"] == said and analysis.extra["description_fixed"] == ["overruled"]
+
+
+# -- questions: citations and the answer cache --------------------------------------------------------------
+def _fact(n: int) -> EventFact:
+    return EventFact(uuid7(1000 + n), "house", "porch", "person", 1000 + n, "alert", f"visit {n}", (), "sure")
+
+
+def test_citation_zero_cites_no_event():
+    facts = [_fact(n) for n in range(3)]
+    text, cited, dropped = cite("Someone came [0].", facts)
+    assert dropped == 1 and "[0]" not in text and cited == facts  # none cited: the answer rests on all given
+    text, cited, dropped = cite("Someone came [0] and [2].", facts)
+    assert dropped == 1 and cited == [facts[1]] and "[1]" in text
+
+
+def test_a_partial_answer_is_not_cached(store):  # noqa: F811
+    asker = test_ask.asker_for(store)  # no text model: open questions get a partial answer
+    first = asyncio.run(asker.ask("Did the same person come back?"))
+    again = asyncio.run(asker.ask("Did the same person come back?"))
+    assert first["partial"] and again["partial"] and not again["cached"] and again["route"] != "cache"
+    assert len(asker.cache) == 0
+
+
+def test_a_new_verdict_drops_the_answers_it_falls_in(store):  # noqa: F811
+    asker = test_ask.asker_for(store)
+    asyncio.run(asker.ask("How many people came to the porch today?"))
+    assert asyncio.run(asker.ask("How many people came to the porch today?"))["route"] == "cache"
+    asker.verdict_landed(Verdict(event_id=uuid7(), device="shed", camera="cam2", label="person", verdict="alert",
+                                 confidence=0.8, description="", model="m", source="llm", created_ms=1))
+    assert asyncio.run(asker.ask("How many people came to the porch today?"))["route"] == "cache"  # not its range
+    asker.verdict_landed(Verdict(event_id=uuid7(), device="house", camera="porch", label="person", verdict="alert",
+                                 confidence=0.8, description="", model="m", source="llm", created_ms=1))
+    assert asyncio.run(asker.ask("How many people came to the porch today?"))["route"] == "rules"
+    cache = AnswerCache(60, 4, lambda: 0.0)
+    cache.put(("k",), {"answer": 1}, Coverage(None, None, "person", 10, 20))
+    assert cache.landed("house", "porch", "person", None) == 1 and cache.get(("k",)) is None
+
+
+# -- SQLite claims: SQL strings mutmut does not plant ------------------------------------------------------
+@pytest.fixture
+def clock(monkeypatch) -> list[int]:
+    now = [1_000_000]
+    monkeypatch.setattr(claims_module, "_now_ms", lambda: now[0])
+    return now
+
+
+def test_a_claim_holds_to_its_lease_s_last_millisecond(tmp_path, clock):
+    a, b = SQLiteClaims(tmp_path / "claims.db", "a"), SQLiteClaims(tmp_path / "claims.db", "b")
+    assert a.acquire("e1", 1.0)  # expires at 1_001_000, inclusive
+    clock[0] = 1_001_000
+    assert not b.acquire("e1", 60) and a.holds("e1") and b.expired() == []
+    b.forget("e1")
+    assert a.holds("e1")
+    clock[0] = 1_001_001
+    assert b.expired() == ["e1"] and b.acquire("e1", 60) and b.holds("e1")
+    a.close()
+    b.close()
+
+
+def test_expired_claims_are_listed_oldest_first(tmp_path, clock):
+    a = SQLiteClaims(tmp_path / "claims.db", "a")
+    for n, eid in enumerate(("e3", "e1", "e2")):  # expiries 1_001_000, 1_002_000, 1_003_000
+        clock[0] = 1_000_000 + n * 1000
+        assert a.acquire(eid, 1.0)
+    clock[0] = 2_000_000
+    assert a.expired() == ["e3", "e1", "e2"] and a.expired(limit=1) == ["e3"]
+    a.close()
