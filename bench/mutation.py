@@ -2,7 +2,7 @@
 
     nice -n 10 python bench/mutation.py                 # every module below (about an hour on two busy cores)
     python bench/mutation.py --module edge/outbox.py    # one module
-    python bench/mutation.py --planted                  # only the hand-planted bugs of issue 18, each must fail
+    python bench/mutation.py --planted                  # only the hand-planted bugs (issues 18, 31), each must fail
     python bench/mutation.py --retest FOLDER            # a --keep folder's survivors against today's tests
 
 Not part of CI (it runs every fast test once per mutant). It needs mutmut 2 (`pip install '.[mutation]'`).
@@ -17,8 +17,10 @@ the survivors' reasons: TESTING.md.
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
+import re
 import shlex
 import shutil
 import sqlite3
@@ -26,12 +28,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 # third-party plugins (schemathesis, hypothesis, ...) cost seconds per run and none of these tests needs them:
 # they are not loaded (PYTEST_DISABLE_PLUGIN_AUTOLOAD in scratch_copy's environment), but for the timeout
-PYTEST = "python -m pytest -x -q -p no:cacheprovider -p pytest_timeout --timeout 120"
+PYTEST = f"{shlex.quote(sys.executable)} -m pytest -x -q -p no:cacheprovider -p pytest_timeout --timeout 120"
 
 # module -> the fast tests that speak for it (pytest arguments); the service test of test_boundaries starts a
 # broker and a service, which none of these modules is part of, so it is left out to keep each mutant quick
@@ -49,46 +52,172 @@ MODULES: dict[str, str] = {
     "cloud/storage/store.py": f"{_FAST} tests/test_store.py",
 }
 
-# The bugs issue 18 found surviving the fast tests: (what, file, original, planted, tests that must fail).
-PLANTED: list[tuple[str, str, str, str, list[str]]] = [
-    ("reuse refused at exactly max_distance", "shared/reuse.py", "d <= rule.max_distance", "d < rule.max_distance",
-     ["tests/test_boundaries.py"]),
-    ("reuse distance tightened by 2", "shared/reuse.py", "d <= rule.max_distance", "d <= rule.max_distance - 2",
-     ["tests/test_boundaries.py"]),
-    ("device cache expiry from the cloud's clock", "edge/vcache.py", "made_ms = min(verdict.created_ms, now_ms)",
-     "made_ms = verdict.created_ms", ["tests/test_boundaries.py"]),
-    ("one verdict deletes every sent row", "edge/outbox.py",
-     'self._db.execute("DELETE FROM outbox WHERE event_id = ?", (event_id,))',
-     'self._db.execute("DELETE FROM outbox WHERE event_id = ? OR state = \'sent\'", (event_id,))',
-     ["tests/test_boundaries.py"]),
-    ("a verdict before its PUBACK is ignored", "edge/outbox.py",
-     '"SELECT LENGTH(payload) FROM outbox WHERE event_id = ?", (event_id,)',
-     '"SELECT LENGTH(payload) FROM outbox WHERE event_id = ? AND state != \'inflight\'", (event_id,)',
-     ["tests/test_boundaries.py"]),
-    ("a refused PUBACK deletes the event", "edge/outbox.py",
-     'self._db.execute("UPDATE outbox SET mid = NULL WHERE event_id = ?", (row[0],))\n            return row[0]',
-     'self._db.execute("DELETE FROM outbox WHERE event_id = ?", (row[0],))\n            return row[0]',
-     ["tests/test_boundaries.py"]),
-    ("a refused PUBACK counts as delivery", "edge/outbox.py",
-     'self._db.execute("UPDATE outbox SET mid = NULL WHERE event_id = ?", (row[0],))\n            return row[0]',
-     'self._db.execute("UPDATE outbox SET state = \'sent\', mid = NULL WHERE event_id = ?", (row[0],))\n'
-     '            return row[0]',
-     ["tests/test_boundaries.py"]),
-    ("the cooldown ignores the zone rule", "edge/rules.py", "key = (camera, rule.scope, ev.label)",
-     'key = (camera, "*", ev.label)', ["tests/test_boundaries.py"]),
-    ("a verdict published before it is stored", "cloud/service.py",
-     "            self.store.put_verdict(verdict)  # stored before it is published or acknowledged\n",
-     "            self._publish(verdict)\n            self.store.put_verdict(verdict)\n",
-     ["tests/test_boundaries.py::test_a_verdict_is_in_the_store_when_it_is_published"]),
-    ("re-sends spend the budget", "edge/agent.py", "if item.attempts == 0:  # a first send", "if True:  # a first send",
-     ["tests/test_edge_daemon.py::test_resends_do_not_spend_the_budget"]),
-    ("the cloud config accepts unknown keys", "shared/config.py", 'extra="forbid"', 'extra="ignore"',
-     ["tests/test_boundaries.py::test_cloud_config_refuses_unknown_keys_by_name"]),
-    ("SQLite store: TTL ends a millisecond early", "cloud/storage/store.py", "r.expires_ms >= ?", "r.expires_ms > ?",
-     ["tests/test_boundaries.py"]),
-    ("Redis store: TTL ends a millisecond early", "cloud/storage/redis_store.py", "now_ms, \"+inf\")", "now_ms + 1, \"+inf\")",
-     ["tests/test_boundaries.py"]),
+@dataclass(frozen=True)
+class Plant:
+    """A one-line bug, found by what it means, not by where it is: inside `function` (a qualified name,
+    "Class.method" or "function"; a class too) of `module` (a dotted path in the package, e.g.
+    "cloud.verdicts"; if the module has moved or lost the function, the function is looked for in every
+    module of the package), `pattern` (a regular expression) matches exactly once and is replaced by
+    `replacement` (re.sub syntax). `tests`: pytest arguments that must fail with the bug planted."""
+
+    what: str
+    module: str
+    function: str
+    pattern: str
+    replacement: str
+    tests: tuple[str, ...]
+
+
+_B = ("tests/test_boundaries.py",)
+_C = "tests/test_promises_cloud.py::"
+_E = "tests/test_promises_edge.py::"
+
+PLANTED: list[Plant] = [
+    # issue 18
+    Plant("reuse refused at exactly max_distance", "shared.reuse", "_within", r"d <= max_distance\b",
+          "d < max_distance", _B),
+    Plant("reuse distance tightened by 2", "shared.reuse", "_within", r"d <= max_distance\b",
+          "d <= max_distance - 2", _B),
+    Plant("device cache expiry from the cloud's clock", "edge.vcache", "VerdictCache.add",
+          r"made_ms = min\(verdict\.created_ms, now_ms\)", "made_ms = verdict.created_ms", _B),
+    Plant("one verdict deletes every sent row", "edge.outbox", "Outbox.complete",
+          r"DELETE FROM outbox WHERE event_id = \?\"", "DELETE FROM outbox WHERE event_id = ? OR state = 'sent'\"",
+          _B),
+    Plant("a verdict before its PUBACK is ignored", "edge.outbox", "Outbox.complete",
+          r"SELECT LENGTH\(payload\) FROM outbox WHERE event_id = \?\"",
+          "SELECT LENGTH(payload) FROM outbox WHERE event_id = ? AND state != 'inflight'\"", _B),
+    Plant("a refused PUBACK deletes the event", "edge.outbox", "Outbox.mark_refused",
+          r"UPDATE outbox SET mid = NULL WHERE event_id = \?", "DELETE FROM outbox WHERE event_id = ?", _B),
+    Plant("a refused PUBACK counts as delivery", "edge.outbox", "Outbox.mark_refused",
+          r"UPDATE outbox SET mid = NULL WHERE event_id = \?",
+          "UPDATE outbox SET state = 'sent', mid = NULL WHERE event_id = ?", _B),
+    Plant("the cooldown ignores the zone rule", "edge.rules", "Rules.decide",
+          r"key = \(camera, rule\.scope, ev\.label\)", 'key = (camera, "*", ev.label)', _B),
+    Plant("a verdict published before it is stored", "cloud.service", "CloudService._answer_claimed",
+          r"\n(\s*)verdict = store_verdict\(", r"\n\1self._publish(verdict)\n\1verdict = store_verdict(",
+          ("tests/test_boundaries.py::test_a_verdict_is_in_the_store_when_it_is_published",)),
+    Plant("re-sends spend the budget", "edge.delivery", "Delivery._publish_due", r"if item\.attempts == 0:",
+          "if True:", ("tests/test_edge_daemon.py::test_resends_do_not_spend_the_budget",)),
+    Plant("the cloud config accepts unknown keys", "shared.config", "Strict", r'extra="forbid"', 'extra="ignore"',
+          ("tests/test_boundaries.py::test_cloud_config_refuses_unknown_keys_by_name",)),
+    Plant("SQLite store: TTL ends a millisecond early", "cloud.storage.store", "SQLiteStore.lookup_many",
+          r"expires_ms >= \?", "expires_ms > ?", _B),
+    Plant("Redis store: TTL ends a millisecond early", "cloud.storage.redis_store", "RedisStore.lookup_many",
+          r'since, "\+inf"', 'since + 1, "+inf"', _B),
+    # issue 31
+    Plant("the least urgent tier first", "cloud.fairqueue", "FairQueue.pop", r"min\(self\._tiers\)",
+          "max(self._tiers)", (_C + "test_the_fair_queue_gives_the_most_urgent_tier_first",)),
+    Plant("the eviction threshold one higher", "cloud.fairqueue", "FairQueue.victim",
+          r"self\.count\(newcomer\.event\.device\) \+ 1", "self.count(newcomer.event.device) + 2",
+          (_C + "test_a_device_is_evicted_for_a_newcomer_only_when_it_holds_more_than_its_share",)),
+    Plant("look-alikes by embedding each make their own model call", "cloud.singleflight",
+          "SingleFlight.take_off", r"nearest\(earlier, phash, now, embedding=embedding\)",
+          "nearest(earlier, phash, now)", (_C + "test_a_look_alike_by_embedding_only_waits_for_the_first_flight",)),
+    Plant("a similarity exactly at min_similarity refused", "shared.reuse", "_reached",
+          r"s >= c\.min_similarity", "s > c.min_similarity",
+          (_C + "test_an_embedding_exactly_at_min_similarity_reaches_the_crop",)),
+    Plant("gallery keys at full distance", "shared.reuse", "further_key", r"max_distance=c\.max_distance // 2",
+          "max_distance=c.max_distance", (_C + "test_a_gallery_key_reaches_only_half_the_rule_s_distance",)),
+    Plant("the track guard refuses a look exactly at min_similarity", "shared.reuse", "continues",
+          r">= min_similarity", "> min_similarity",
+          (_C + "test_a_look_exactly_at_min_similarity_continues_its_track",)),
+    Plant("a chain of look-alikes keeps an answer alive past its TTL", "cloud.verdicts", "VerdictCache.reused",
+          r"hit\.created_ms \+ hit\.cache\.ttl_s", "created + hit.cache.ttl_s",
+          (_C + "test_a_reused_verdict_expires_with_the_model_answer_it_came_from",)),
+    Plant("a site offer sent back to the device that asked", "cloud.verdicts", "site_offers",
+          r" if device != verdict\.device", "", (_C + "test_a_site_offer_goes_to_the_site_s_other_devices_only",)),
+    Plant("camera-scoped reuse looked up under the site key", "cloud.verdicts", "VerdictCache.scope_key",
+          r"scope_key\(self\.policy\.scope,", 'scope_key("site",',
+          (_C + "test_camera_scoped_reuse_answers_events_that_carry_a_site",)),
+    Plant("an event this process answers taken over again", "cloud.takeover", "TakeOver.run",
+          r"if not self\._busy\(event_id\):", "if True:",
+          (_C + "test_an_event_this_process_is_answering_is_not_taken_over_again",)),
+    Plant("a lost claim race ignored", "cloud.takeover", "TakeOver.take", r"if not keeper\.take\(event_id\):",
+          "if not keeper.take(event_id) and False:", (_C + "test_a_lost_claim_race_leaves_the_event_to_the_winner",)),
+    Plant("a lower-case bearer refused", "cloud.http.auth", "ApiAuth.principal", r'scheme\.lower\(\) != "bearer"',
+          'scheme != "Bearer"', (_C + "test_the_bearer_scheme_is_case_insensitive",)),
+    Plant("the check's SURE boundary", "cloud.analysis.check", "rule",
+          r'model_verdict == "unknown" and score >= SURE', 'model_verdict == "unknown" and score > SURE',
+          (_C + "test_the_check_s_sure_and_absent_rows_hold_at_their_exact_values",)),
+    Plant("the check's ABSENT boundary", "cloud.analysis.check", "rule", r"score < ABSENT", "score <= ABSENT",
+          (_C + "test_the_check_s_sure_and_absent_rows_hold_at_their_exact_values",)),
+    Plant("an overruled verdict keeps the model's description", "cloud.analysis.check", "judged",
+          r"if said or ruling\.reason is not None:", "if said:",
+          (_C + "test_an_overruled_verdict_gets_the_facts_description_not_the_model_s",)),
+    Plant("citation [0] cites the last event", "cloud.ask.router", "cite", r"if 1 <= n <= len\(context\):",
+          "if 0 <= n <= len(context):", (_C + "test_citation_zero_cites_no_event",)),
+    Plant("partial answers cached", "cloud.ask.router", "Asker._answered", r"if not result\.partial:", "if True:",
+          (_C + "test_a_partial_answer_is_not_cached",)),
+    Plant("a new verdict no longer drops cached answers", "cloud.ask.cache", "Coverage.holds",
+          r"return True  # time unknown", "return False  # time unknown",
+          (_C + "test_a_new_verdict_drops_the_answers_it_falls_in",)),
+    Plant("a claim taken in its lease's last millisecond", "cloud.storage.claims", "SQLiteClaims.acquire",
+          r"claims\.expires_ms < \?", "claims.expires_ms <= ?",
+          (_C + "test_a_claim_holds_to_its_lease_s_last_millisecond",)),
+    Plant("expired claims listed newest first", "cloud.storage.claims", "SQLiteClaims.expired",
+          r"ORDER BY expires_ms LIMIT", "ORDER BY expires_ms DESC LIMIT",
+          (_C + "test_expired_claims_are_listed_oldest_first",)),
 ]
+
+_PACKAGES = ("edge", "cloud", "shared", "app")
+
+
+def _defined(tree: ast.AST, qualname: str) -> tuple[int, int] | None:
+    """The first and last line (decorators included) of the function or class `qualname` in `tree`."""
+    def walk(node: ast.AST, prefix: str) -> tuple[int, int] | None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                name = f"{prefix}{child.name}"
+                if name == qualname:
+                    first = min([child.lineno, *(d.lineno for d in child.decorator_list)])
+                    return first, child.end_lineno or child.lineno
+                found = walk(child, f"{name}.")
+            else:
+                found = walk(child, prefix)
+            if found is not None:
+                return found
+        return None
+    return walk(tree, "")
+
+
+def _module_file(repo: Path, module: str) -> Path | None:
+    base = repo.joinpath(*module.split("."))
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            return path
+    return None
+
+
+def locate(repo: Path, plant: Plant) -> tuple[Path, int, int]:
+    """The file and line range of the plant's function: in its module, else wherever the package defines it
+    (one place only: a name defined in several modules must be named by its module)."""
+    named = _module_file(repo, plant.module)
+    if named is not None:
+        span = _defined(ast.parse(named.read_text()), plant.function)
+        if span is not None:
+            return named, *span
+    found = []
+    for package in _PACKAGES:
+        for path in sorted((repo / package).rglob("*.py")):
+            span = _defined(ast.parse(path.read_text()), plant.function)
+            if span is not None:
+                found.append((path, *span))
+    if len(found) != 1:
+        where = ", ".join(str(f[0].relative_to(repo)) for f in found) or "nowhere"
+        raise SystemExit(f"{plant.what!r}: {plant.function} is defined {where}, not in {plant.module} nor in "
+                         "exactly one other module; update PLANTED")
+    return found[0]
+
+
+def plant_text(text: str, first: int, last: int, plant: Plant) -> str:
+    """`text` with the plant's pattern replaced inside lines first..last (1-based, inclusive)."""
+    lines = text.splitlines(keepends=True)
+    body = "".join(lines[first - 1:last])
+    hits = len(re.findall(plant.pattern, body))
+    if hits != 1:
+        raise SystemExit(f"{plant.what!r}: {plant.pattern!r} matches {hits} times in {plant.function}, not once; "
+                         "update PLANTED")
+    return "".join(lines[:first - 1]) + re.sub(plant.pattern, plant.replacement, body) + "".join(lines[last:])
 
 
 def scratch_copy(dest: Path) -> dict[str, str]:
@@ -129,26 +258,27 @@ def _check_copy(repo: Path, env: dict[str, str]) -> None:
 
 
 def run_planted(repo: Path, env: dict[str, str]) -> list[dict]:
-    every = sorted({t for *_, tests in PLANTED for t in tests})
+    where = [(plant, *locate(repo, plant)) for plant in PLANTED]  # every plant found before any test runs
+    for plant, path, first, last in where:
+        plant_text(path.read_text(), first, last, plant)
+    every = sorted({t for plant in PLANTED for t in plant.tests})
     baseline = subprocess.run(f"{PYTEST} {' '.join(every)}", shell=True, cwd=repo, env=env, capture_output=True,
                               text=True)
     if baseline.returncode != 0:  # a test that fails without a bug proves nothing about the bug
-        raise SystemExit("the tests fail on the unchanged copy:\n" + baseline.stdout[-3000:])
+        raise SystemExit("the tests fail on the unchanged copy:\n" + (baseline.stdout + baseline.stderr)[-3000:])
     out = []
-    for what, name, old, new, tests in PLANTED:
-        path = repo / name
+    for plant, path, first, last in where:
         text = path.read_text()
-        if text.count(old) != 1:
-            raise SystemExit(f"{name}: the line to plant {what!r} on is not there exactly once; update PLANTED")
-        path.write_text(text.replace(old, new))
+        path.write_text(plant_text(text, first, last, plant))
         try:
-            proc = subprocess.run(f"{PYTEST} {' '.join(tests)}", shell=True, cwd=repo, env=env,
+            proc = subprocess.run(f"{PYTEST} {' '.join(plant.tests)}", shell=True, cwd=repo, env=env,
                                   capture_output=True, text=True)
         finally:
             path.write_text(text)
         caught = proc.returncode != 0
-        out.append({"bug": what, "file": name, "caught": caught})
-        print(f"{'caught ' if caught else 'MISSED '} {what} ({name})", flush=True)
+        name = str(path.relative_to(repo))
+        out.append({"bug": plant.what, "file": name, "function": plant.function, "caught": caught})
+        print(f"{'caught ' if caught else 'MISSED '} {plant.what} ({name}, {plant.function})", flush=True)
     return out
 
 
@@ -210,7 +340,7 @@ def report(repo: Path, env: dict[str, str], module: str, seconds: float) -> dict
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--module", action="append", choices=sorted(MODULES), help="only these (repeatable)")
-    parser.add_argument("--planted", action="store_true", help="only plant the bugs of issue 18 and run their tests")
+    parser.add_argument("--planted", action="store_true", help="only plant the hand-planted bugs (issues 18 and 31) and run their tests")
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder (its path is printed)")
     parser.add_argument("--retest", type=Path, metavar="FOLDER",
                         help="a folder kept with --keep: run its survivors again against the current tests")
@@ -230,7 +360,10 @@ def main() -> int:
         _check_copy(repo, env)
         if args.planted:
             planted = run_planted(repo, env)
-            print(json.dumps({"planted": len(planted), "caught": sum(p["caught"] for p in planted)}))
+            caught = sum(p["caught"] for p in planted)
+            print(f"caught/planted: {caught}/{len(planted)}")
+            print(json.dumps({"planted": len(planted), "caught": caught,
+                              "missed": [p["bug"] for p in planted if not p["caught"]]}))
             return 0 if all(p["caught"] for p in planted) else 1
         results = [run_module(repo, env, m) for m in (args.module or list(MODULES))]
         total = sum(r["mutants"] for r in results)
