@@ -39,8 +39,8 @@ PYTEST = f"{shlex.quote(sys.executable)} -m pytest -x -q -p no:cacheprovider -p 
 # module -> the fast tests that speak for it (pytest arguments); the service test of test_boundaries starts a
 # broker and a service, which none of these modules is part of, so it is left out to keep each mutant quick
 _FAST = "tests/test_boundaries.py -k 'not in_the_store_when'"
+_PROMISES = "tests/test_promises_cloud.py"
 MODULES: dict[str, str] = {
-    "shared/reuse.py": _FAST,
     "edge/outbox.py": f"{_FAST} tests/test_outbox.py "
                       "tests/test_faults.py::test_outbox_full_policies_by_priority_and_age_with_exact_counts",
     "edge/rules.py": f"{_FAST} tests/test_rules.py tests/test_edge_agent.py::test_rules_apply_in_order "
@@ -50,6 +50,17 @@ MODULES: dict[str, str] = {
                      "tests/test_edge_cascade.py::test_classifier_vetoes_an_uncertain_person_that_is_the_tv",
     "cloud/storage/claims.py": f"{_FAST} tests/test_faults.py::test_claims_are_exclusive_until_their_lease_runs_out",
     "cloud/storage/store.py": f"{_FAST} tests/test_store.py",
+    # issue 31: the modules that hold the newer promises, each with the fast tests that name it
+    "shared/reuse.py": f"{_FAST} {_PROMISES} tests/test_policy.py tests/test_embedding.py",
+    "cloud/verdicts.py": f"{_PROMISES} tests/test_verdicts.py tests/test_facts.py",
+    "cloud/takeover.py": f"{_PROMISES}",
+    "cloud/fairqueue.py": f"{_PROMISES}",
+    "cloud/singleflight.py": f"{_PROMISES} tests/test_singleflight.py",
+    "cloud/analysis/check.py": f"{_PROMISES} tests/test_facts.py tests/test_verdicts.py",
+    "cloud/ask/cache.py": f"{_PROMISES} tests/test_ask.py -m 'not slow'",
+    "cloud/ask/router.py": f"{_PROMISES} tests/test_ask.py tests/test_ask_words.py tests/test_ask_trust.py -m 'not slow'",
+    "edge/resolve.py": "tests/test_promises_edge.py",
+    "edge/looks.py": "tests/test_promises_edge.py",
 }
 
 @dataclass(frozen=True)

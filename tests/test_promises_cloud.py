@@ -362,3 +362,336 @@ def test_expired_claims_are_listed_oldest_first(tmp_path, clock):
     clock[0] = 2_000_000
     assert a.expired() == ["e3", "e1", "e2"] and a.expired(limit=1) == ["e3"]
     a.close()
+
+
+# -- the cloud's verdicts, field by field (what a device and a reader rely on) ---------------------------------
+def _analysis(**fields) -> Analysis:
+    base = {"verdict": "alert", "confidence": 0.9, "description": "a person", "model": "m",
+            "prompt_version": "person-4", "analyze_ms": 12.0}
+    return Analysis(**{**base, **fields})
+
+
+def test_a_model_verdict_carries_the_policy_s_rule_and_the_analysis_fields(tmp_path):
+    from edgetriage.shared.policycell import PolicyInputs
+
+    policy = ReusePolicy(scope="camera", max_distance=5, min_similarity=0.98, ttl_s=120)
+    cache = VerdictCache(SQLiteStore(tmp_path / "cloud.db"), policy)
+    event = _event(site="home", embedding=_embedding(1))
+    arrived = time.monotonic() - 0.5
+    inputs = PolicyInputs()
+    verdict = cache.from_model(event, _analysis(model_verdict="benign", checked="c" * 250, corrected=("colour",),
+                                                facts=tuple(f"fact {n} " + "x" * 250 for n in range(14)),
+                                                policy="p" * 350, clause="k" * 250, policy_inputs=inputs),
+                               "person-3", "fallback-name", arrived, arrived + 0.2)
+    assert (verdict.event_id, verdict.device, verdict.camera, verdict.label) == (
+        event.event_id, "house", "porch", "person")
+    assert (verdict.verdict, verdict.confidence, verdict.description, verdict.model, verdict.source) == (
+        "alert", 0.9, "a person", "m", "llm")
+    assert verdict.model_verdict == "benign" and verdict.corrected == ["colour"] and verdict.decided_by == "check"
+    assert verdict.checked == "c" * 200 and verdict.policy == "p" * 300 and verdict.clause == "k" * 200
+    assert len(verdict.facts) == 12 and all(len(f) == 200 for f in verdict.facts) and verdict.facts[0][:6] == "fact 0"
+    rule = verdict.cache
+    assert (rule.scope, rule.device, rule.camera, rule.site, rule.label, rule.phash, rule.phash_alg) == (
+        "camera", "house", "porch", "home", "person", PHASH, "dct64")
+    assert (rule.max_distance, rule.min_similarity, rule.ttl_s, rule.prompt_version) == (5, 0.98, 120, "person-4")
+    assert rule.embedding == event.embedding and rule.policy_inputs == inputs
+    assert verdict.timings.analyze_ms == 12.0 and 199 <= verdict.timings.queue_ms <= 201
+    assert verdict.timings.total_ms >= 500 and abs(verdict.created_ms - time.time() * 1000) < 5000
+    plain = cache.from_model(event, _analysis(prompt_version="", model="", analyze_ms=0.0), "person-3",
+                             "fallback-name", arrived, arrived)
+    assert plain.cache.prompt_version == "person-3" and plain.model == "fallback-name"
+    assert plain.cache.policy_inputs is None and plain.timings.analyze_ms > 0 and plain.decided_by == "model"
+    assert cache.from_model(event, _analysis(checked="why"), "p", "m", arrived, arrived).decided_by == "check"
+    assert cache.from_model(event, _analysis(decided_by="policy"), "p", "m", arrived, arrived).decided_by == "policy"
+    assert len(cache.from_model(event, _analysis(description="d" * 400, model="n" * 200), "p", "m", arrived,
+                                arrived).description) == 300
+
+
+@pytest.mark.parametrize(("fields", "description"), [
+    ({"verdict": "maybe"}, "no model verdict: analyzer answered 'maybe', not one of alert, benign, unknown"),
+    ({"verdict": "alert", "error": "boom"}, "no model verdict: boom"),
+    ({"verdict": "maybe", "error": "boom"}, "no model verdict: boom"),
+])
+def test_a_fallback_says_why_and_files_no_rule(tmp_path, fields, description):
+    cache = VerdictCache(SQLiteStore(tmp_path / "cloud.db"), ReusePolicy())
+    verdict = cache.from_model(_event(), _analysis(**fields), "p", "m", time.monotonic(), time.monotonic())
+    assert verdict.description == description and verdict.source == "fallback"
+    assert verdict.cache is None and verdict.decided_by is None
+    assert verdict.verdict == ("unknown" if fields["verdict"] == "maybe" else "alert")
+
+
+@pytest.mark.parametrize(("said", "published"), [(float("nan"), 0.0), (float("inf"), 0.0), (1.5, 1.0),
+                                                  (-0.5, 0.0), (0.25, 0.25), (1.0, 1.0), (0.0, 0.0)])
+def test_a_model_confidence_is_published_between_0_and_1(tmp_path, said, published):
+    cache = VerdictCache(SQLiteStore(tmp_path / "cloud.db"), ReusePolicy())
+    verdict = cache.from_model(_event(), _analysis(confidence=said), "p", "m", time.monotonic(), time.monotonic())
+    assert verdict.confidence == published
+
+
+def _stored(cache: VerdictCache, event: Event, **fields) -> Verdict:
+    verdict = _model_verdict(cache, event).model_copy(update=fields)
+    cache.store.put_event(event, event.captured_ms)
+    cache.store.put_verdict(verdict)
+    return verdict
+
+
+def test_a_cache_hit_is_a_copy_for_the_new_event_and_another_device_sees_only_the_answer(tmp_path):
+    cache = VerdictCache(SQLiteStore(tmp_path / "cloud.db"), ReusePolicy(scope="site", ttl_s=600))
+    first = _event(site="home")
+    original = _stored(cache, first, facts=["Person: yes."], checked="why", corrected=["colour"],
+                       description="a person at the door")
+    near = _event(site="home", phash=_flip(PHASH, 3))
+    arrived = time.monotonic()
+    hit = cache.answer(near, "person-3", arrived)
+    assert (hit.event_id, hit.device, hit.camera, hit.label, hit.source) == (
+        near.event_id, "house", "porch", "person", "cloud_cache")
+    assert hit.reused_from == first.event_id and hit.verdict == original.verdict
+    assert hit.description == "a person at the door" and hit.facts == ["Person: yes."]  # the same device
+    assert hit.reused_by.key == "hash" and hit.reused_by.distance == 3 and hit.reused_by.threshold == 8
+    assert hit.cache.phash == near.phash and hit.cache.prompt_version == "person-3" and hit.cache.ttl_s <= 600
+    assert abs(hit.created_ms - time.time() * 1000) < 5000 and hit.timings.total_ms >= 0
+    other = cache.answer(_event("shed", "cam2", site="home"), "person-3", arrived)
+    assert other.device == "shed" and other.reused_from == first.event_id
+    assert (other.description, other.facts, other.checked, other.corrected) == ("", [], None, [])
+    chained = cache.reused(_event(site="home"), hit, arrived)
+    assert chained.reused_from == first.event_id  # a copy of a copy names the model's answer
+    bare = cache.reused(_event(), original.model_copy(update={"cache": None}), arrived)
+    assert bare.cache is None and bare.reused_by is None
+    assert cache.lookup(_event(site="home", phash=_flip(PHASH, 20)), "person-3") is None
+    assert cache.lookup(near, "person-4") is None  # another prompt
+
+
+@pytest.mark.parametrize("why_not", ["off", "fallback", "camera", "no-rule", "no-site"])
+def test_only_a_model_verdict_with_a_site_rule_is_offered(why_not):
+    rule = ReuseRule(scope="camera" if why_not == "camera" else "site", device="house", camera="porch",
+                     site=None if why_not == "no-site" else "home", label="person", phash=PHASH, max_distance=8,
+                     prompt_version="person-3", ttl_s=3600)
+    verdict = Verdict(event_id=uuid7(), device="house", camera="porch", label="person", verdict="alert",
+                      confidence=0.9, description="a person", model="m", created_ms=1,
+                      source="fallback" if why_not == "fallback" else "llm",
+                      cache=None if why_not == "no-rule" else rule)
+    policy = ReusePolicy(scope="site", offer_site=why_not != "off")
+    assert site_offers(policy, ["house", "shed"], verdict) == []
+    offer = site_offers(ReusePolicy(scope="site"), ["shed"], verdict.model_copy(
+        update={"source": "llm", "cache": rule.model_copy(update={"scope": "site", "site": "home"}),
+                "facts": ["Person: yes."]}))[0]
+    assert (offer.device, offer.source, offer.facts, offer.event_id) == ("shed", "cloud_cache", [], verdict.event_id)
+
+
+def test_reuse_checks_ask_the_model_about_a_share_of_hits_and_count_what_it_says():
+    from edgetriage.cloud.scheduler import Outcome, Released
+    from edgetriage.cloud.verdicts import ReuseChecks
+
+    answers: list = []
+    spawned: list = []
+
+    async def ask(event):
+        answer = answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    stats = ServiceStats()
+    checks = ReuseChecks(ReusePolicy(verify_sample=0.5), stats, ask, spawned.append)
+    event = _event()
+    reused = Verdict(event_id=event.event_id, device="house", camera="porch", label="person", verdict="alert",
+                     confidence=0.9, description="", model="m", created_ms=1)
+    for _ in range(4):
+        checks.sample(event, reused)
+    assert len(spawned) == 2  # every second hit
+    for coro in spawned:
+        coro.close()
+    outcomes = [Outcome(_analysis(verdict="benign"), 0.0, 0.0), Outcome(_analysis(), 0.0, 0.0),
+                Outcome(_analysis(error="boom"), 0.0, 0.0), Outcome(_analysis(), 0.0, 0.0, refused="budget"),
+                Outcome(None, 0.0, 0.0), Released()]
+    answers.extend(outcomes)
+    for _ in outcomes:
+        asyncio.run(checks._check(event, reused))
+    assert (stats.reuse_checked, stats.reuse_disagreed, stats.reuse_unchecked) == (2, 1, 3)
+    never = ReuseChecks(ReusePolicy(verify_sample=0.0), stats, ask, spawned.append)
+    never.sample(event, reused)
+    assert len(spawned) == 2
+    every = ReuseChecks(ReusePolicy(verify_sample=1.0), stats, ask, lambda coro: (spawned.append(coro), coro.close()))
+    every.sample(event, reused)
+    assert len(spawned) == 3
+
+
+# -- takeover, store_verdict, retake, settle --------------------------------------------------------------
+def test_takeover_forgets_what_it_cannot_or_need_not_answer(tmp_path):
+    db, event = _orphan(tmp_path)
+    spawned: list = []
+    keeper = ClaimKeeper(SQLiteClaims(tmp_path / "claims.db", "me"), 60)
+    takeover = _takeover(db, keeper, busy=lambda eid: False, spawned=spawned)
+    db.put_verdict(Verdict(event_id=event.event_id, device="house", camera="porch", label="person",
+                           verdict="alert", confidence=0.9, description="", model="m", created_ms=1))
+    takeover.take(event.event_id)  # answered already: the claim was only never released
+    assert spawned == [] and keeper.claims.expired() == [] and keeper.held == set()
+    for n in range(2):  # an event the store no longer has (retention)
+        gone = uuid7()
+        assert keeper.claims.acquire(gone, 60)
+        keeper.claims.abandon(gone)
+        takeover.take(gone)
+    assert spawned == [] and keeper.claims.expired() == []
+    db.close()
+
+
+def test_a_taken_over_event_is_rebuilt_from_the_store_and_answered(tmp_path, caplog):
+    from edgetriage.cloud.scheduler import Released
+
+    db, event = _orphan(tmp_path)
+    keeper = ClaimKeeper(SQLiteClaims(tmp_path / "claims.db", "me"), 60)
+    answered: list[Event] = []
+    failures = [None, Released(), RuntimeError("disk full")]
+
+    async def answer(ev: Event):
+        answered.append(ev)
+        failure = failures.pop(0)
+        if failure is not None:
+            raise failure
+
+    tasks: list = []
+    takeover = TakeOver(keeper, db, ServiceStats(), Throttled(logging.getLogger("test"), 0.0), room=lambda: 1,
+                        busy=lambda eid: False, answer=answer, spawn=tasks.append)
+    takeover.take(event.event_id)
+    assert takeover.stats.taken_over == 1 and keeper.held == {event.event_id} and len(tasks) == 1
+    with caplog.at_level("WARNING", logger="test"):
+        asyncio.run(tasks[0])
+        for _ in range(2):
+            asyncio.run(takeover._answer_taken_over(event))
+    assert answered[0].event_id == event.event_id and answered[0].crop == event.crop
+    assert answered[0].model_dump() == event.model_dump()
+    assert [r.getMessage() for r in caplog.records] == [
+        f"could not answer event {event.event_id} taken over from the store: disk full"]
+    db.close()
+
+
+def test_takeover_renews_leases_and_says_so_when_the_store_fails(tmp_path, caplog):
+    db, event = _orphan(tmp_path)
+    claims = SQLiteClaims(tmp_path / "claims.db", "me")
+    keeper = ClaimKeeper(claims, 0.03)
+    assert keeper.take("mine")
+    spawned: list = []
+    rounds: list = []
+    takeover = _takeover(db, keeper, busy=lambda eid: False, spawned=spawned, rounds=rounds)
+
+    async def run_until(n: int) -> None:
+        task = asyncio.create_task(takeover.run())
+        deadline = time.monotonic() + 10
+        while len(rounds) < n and time.monotonic() < deadline:
+            await asyncio.sleep(0.005)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(run_until(3))
+    assert claims.holds("mine") and claims.expired() == [] or "mine" not in claims.expired()
+    claims.close()  # the store goes away: renewing fails, said once per round, and the loop goes on
+    with caplog.at_level("WARNING", logger="test"):
+        takeover._warn = Throttled(logging.getLogger("test"), 0.0)
+        asyncio.run(asyncio.wait_for(_until_warned(takeover, caplog), 10))
+    assert caplog.records[0].getMessage().startswith("renewing or taking over claims failed (")
+    assert caplog.records[0].getMessage().endswith("; retrying in 0 s")
+    db.close()
+
+
+async def _until_warned(takeover: TakeOver, caplog) -> None:
+    task = asyncio.create_task(takeover.run())
+    while not caplog.records:
+        await asyncio.sleep(0.005)
+    await asyncio.sleep(0)
+    assert not task.done()  # a failure does not end the loop
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+def test_a_claim_that_ran_out_is_taken_again_and_the_verdict_stored_meanwhile_wins(tmp_path):
+    from edgetriage.cloud.takeover import retake, store_verdict
+
+    db = SQLiteStore(tmp_path / "cloud.db")
+    mine = ClaimKeeper(SQLiteClaims(tmp_path / "claims.db", "me"), 60)
+    theirs = ClaimKeeper(SQLiteClaims(tmp_path / "claims.db", "them"), 60)
+    stats = ServiceStats()
+    event = _event()
+    assert retake(mine, db, event, stats) and stats.claims_retaken == 1 and mine.was_retaken(event.event_id)
+    assert db.get_event(event.event_id) is not None  # stored again (a store that lost its data lost it too)
+    ours = Verdict(event_id=event.event_id, device="house", camera="porch", label="person", verdict="alert",
+                   confidence=0.9, description="ours", model="m", created_ms=2)
+    earlier = ours.model_copy(update={"description": "theirs", "verdict": "benign"})
+    db.put_verdict(earlier)
+    assert store_verdict(mine, db, ours).description == "theirs"  # an event gets one verdict
+    assert db.get_verdict(event.event_id).description == "theirs"
+    other = _event()
+    assert theirs.take(other.event_id) and not retake(mine, db, other, stats) and stats.claims_retaken == 1
+    plain = ClaimKeeper(SQLiteClaims(tmp_path / "claims.db", "plain"), 60)
+    third = _event()
+    db.put_event(third, third.captured_ms)
+    db.put_verdict(earlier.model_copy(update={"event_id": third.event_id}))
+    mine_third = ours.model_copy(update={"event_id": third.event_id})
+    assert store_verdict(plain, db, mine_third) is mine_third  # not retaken: ours is stored, no lookup
+    assert db.get_verdict(third.event_id).description == "ours"
+    db.close()
+
+
+def test_settling_lands_the_flight_and_releases_or_ends_the_claim(tmp_path, caplog):
+    from edgetriage.cloud.takeover import settle
+
+    async def scenario() -> None:
+        flights = SingleFlight()
+        claims = SQLiteClaims(tmp_path / "claims.db", "me")
+        keeper = ClaimKeeper(claims, 60)
+        warn = Throttled(logging.getLogger("test"), 0.0)
+        for eid, stored in (("done", True), ("failed", False)):
+            assert keeper.take(eid) and flights.take_off(eid, BUCKET, PHASH, 8) is None
+            waiter = asyncio.ensure_future(flights.wait(eid, BUCKET, 10.0))
+            settle(flights, keeper, eid, stored, warn)
+            await asyncio.wait_for(waiter, 5.0)
+            assert eid not in keeper.held and not claims.holds(eid) if stored else claims.expired() == ["failed"]
+        assert keeper.held == set() and claims.expired() == ["failed"]
+        assert keeper.take("away")
+        claims.close()  # the store is away: the claim is let go here, its lease runs out on its own
+        with caplog.at_level("WARNING", logger="test"):
+            settle(flights, keeper, "away", True, warn)
+        assert keeper.held == set()
+        assert caplog.records[-1].getMessage().startswith("could not end the claim on away: ")
+
+    asyncio.run(scenario())
+
+
+# -- the fair queue, turn by turn --------------------------------------------------------------------------
+def test_the_fair_queue_takes_turns_between_sites_then_devices_and_keeps_order_within_one():
+    queue = FairQueue()
+    items = {name: _Item(0, _Ev(device, site)) for name, device, site in [
+        ("a1", "a", "s1"), ("a2", "a", "s1"), ("b1", "b", "s1"), ("c1", "c", "s2"), ("c2", "c", "s2"),
+        ("d1", "d", None)]}
+    for item in items.values():
+        queue.push(item)
+    assert len(queue) == 6 and queue.count("a") == 2 and queue.count("z") == 0
+    assert list(queue) == [items[n] for n in ("a1", "a2", "b1", "c1", "c2", "d1")]
+    assert queue.any(lambda i: i.event.device == "d") and not queue.any(lambda i: i.event.device == "z")
+    order = []
+    while (item := queue.pop()) is not None:
+        order.append(next(n for n, i in items.items() if i is item))
+    assert order == ["a1", "c1", "d1", "b1", "c2", "a2"] and len(queue) == 0 and queue.count("a") == 0
+
+
+def test_the_fair_queue_removes_drains_and_evicts_a_less_urgent_tier_first():
+    queue = FairQueue()
+    urgent = _Item(0, _Ev("a"))
+    low = [_Item(2, _Ev("b")), _Item(2, _Ev("b"))]
+    other = _Item(2, _Ev("c"))
+    for item in (urgent, *low, other):
+        queue.push(item)
+    assert queue.victim(_Item(0, _Ev("a")), lambda _: True) is low[-1]  # the busiest device's newest
+    assert queue.victim(_Item(0, _Ev("a")), lambda i: i is not low[-1]) is low[0]
+    assert queue.victim(_Item(0, _Ev("a")), lambda i: i is other) is other
+    assert queue.victim(_Item(0, _Ev("a")), lambda _: False) is None
+    assert queue.victim(_Item(3, _Ev("z")), lambda _: True) is None  # nothing less urgent than tier 3
+    assert queue.remove(low[0]) and not queue.remove(low[0]) and queue.count("b") == 1 and len(queue) == 3
+    assert not queue.remove(_Item(5, _Ev("b"))) and not queue.remove(_Item(2, _Ev("q")))
+    assert queue.remove(low[1]) and queue.remove(other) and list(queue) == [urgent]
+    queue.push(low[0])
+    assert queue.drain() == [urgent, low[0]] and len(queue) == 0 and queue.pop() is None
+    assert queue.count("a") == 0 and list(queue) == []
+    queue.push(other)
+    assert queue.pop() is other and queue.pop() is None
