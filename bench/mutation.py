@@ -51,8 +51,8 @@ MODULES: dict[str, str] = {
     "cloud/storage/claims.py": f"{_FAST} tests/test_faults.py::test_claims_are_exclusive_until_their_lease_runs_out",
     "cloud/storage/store.py": f"{_FAST} tests/test_store.py",
     # issue 31: the modules that hold the newer promises, each with the fast tests that name it
-    "shared/reuse.py": f"{_FAST} {_PROMISES} tests/test_policy.py tests/test_embedding.py",
-    "cloud/verdicts.py": f"{_PROMISES} tests/test_verdicts.py tests/test_facts.py",
+    "shared/reuse.py": f"{_FAST} {_PROMISES}",
+    "cloud/verdicts.py": f"{_PROMISES}",
     "cloud/takeover.py": f"{_PROMISES}",
     "cloud/fairqueue.py": f"{_PROMISES}",
     "cloud/singleflight.py": f"{_PROMISES} tests/test_singleflight.py",
