@@ -51,17 +51,18 @@ MODULES: dict[str, str] = {
     "cloud/storage/claims.py": f"{_FAST} tests/test_faults.py::test_claims_are_exclusive_until_their_lease_runs_out",
     "cloud/storage/store.py": f"{_FAST} tests/test_store.py",
     # issue 31: the modules that hold the newer promises, each with the fast tests that name it
-    "shared/reuse.py": f"{_FAST} {_PROMISES}",
+    "shared/reuse.py": f"{_FAST} tests/test_promises_reuse.py",
     "cloud/verdicts.py": f"{_PROMISES}",
     "cloud/takeover.py": f"{_PROMISES}",
     "cloud/fairqueue.py": f"{_PROMISES}",
     "cloud/singleflight.py": f"{_PROMISES} tests/test_singleflight.py",
-    "cloud/analysis/check.py": f"{_PROMISES} tests/test_facts.py tests/test_verdicts.py",
-    "cloud/ask/cache.py": f"{_PROMISES} tests/test_ask.py -m 'not slow'",
-    "cloud/ask/router.py": f"{_PROMISES} tests/test_ask.py tests/test_ask_words.py tests/test_ask_trust.py -m 'not slow'",
+    "cloud/analysis/check.py": "tests/test_promises_ask.py tests/test_facts.py tests/test_verdicts.py -m 'not slow'",
+    "cloud/ask/cache.py": "tests/test_promises_ask.py",
+    "cloud/ask/router.py": "tests/test_promises_ask.py tests/test_ask.py tests/test_ask_words.py -m 'not slow'",
     "edge/resolve.py": "tests/test_promises_edge.py",
     "edge/looks.py": "tests/test_promises_edge.py",
 }
+
 
 @dataclass(frozen=True)
 class Plant:
@@ -81,6 +82,8 @@ class Plant:
 
 _B = ("tests/test_boundaries.py",)
 _C = "tests/test_promises_cloud.py::"
+_R = "tests/test_promises_reuse.py::"
+_A = "tests/test_promises_ask.py::"
 _E = "tests/test_promises_edge.py::"
 
 PLANTED: list[Plant] = [
@@ -126,12 +129,12 @@ PLANTED: list[Plant] = [
           "nearest(earlier, phash, now)", (_C + "test_a_look_alike_by_embedding_only_waits_for_the_first_flight",)),
     Plant("a similarity exactly at min_similarity refused", "shared.reuse", "_reached",
           r"s >= c\.min_similarity", "s > c.min_similarity",
-          (_C + "test_an_embedding_exactly_at_min_similarity_reaches_the_crop",)),
+          (_R + "test_an_embedding_exactly_at_min_similarity_reaches_the_crop",)),
     Plant("gallery keys at full distance", "shared.reuse", "further_key", r"max_distance=c\.max_distance // 2",
-          "max_distance=c.max_distance", (_C + "test_a_gallery_key_reaches_only_half_the_rule_s_distance",)),
+          "max_distance=c.max_distance", (_R + "test_a_gallery_key_reaches_only_half_the_rule_s_distance",)),
     Plant("the track guard refuses a look exactly at min_similarity", "shared.reuse", "continues",
           r">= min_similarity", "> min_similarity",
-          (_C + "test_a_look_exactly_at_min_similarity_continues_its_track",)),
+          (_R + "test_a_look_exactly_at_min_similarity_continues_its_track",)),
     Plant("a chain of look-alikes keeps an answer alive past its TTL", "cloud.verdicts", "VerdictCache.reused",
           r"hit\.created_ms \+ hit\.cache\.ttl_s", "created + hit.cache.ttl_s",
           (_C + "test_a_reused_verdict_expires_with_the_model_answer_it_came_from",)),
@@ -149,19 +152,19 @@ PLANTED: list[Plant] = [
           'scheme != "Bearer"', (_C + "test_the_bearer_scheme_is_case_insensitive",)),
     Plant("the check's SURE boundary", "cloud.analysis.check", "rule",
           r'model_verdict == "unknown" and score >= SURE', 'model_verdict == "unknown" and score > SURE',
-          (_C + "test_the_check_s_sure_and_absent_rows_hold_at_their_exact_values",)),
+          (_A + "test_the_check_s_sure_and_absent_rows_hold_at_their_exact_values",)),
     Plant("the check's ABSENT boundary", "cloud.analysis.check", "rule", r"score < ABSENT", "score <= ABSENT",
-          (_C + "test_the_check_s_sure_and_absent_rows_hold_at_their_exact_values",)),
+          (_A + "test_the_check_s_sure_and_absent_rows_hold_at_their_exact_values",)),
     Plant("an overruled verdict keeps the model's description", "cloud.analysis.check", "judged",
           r"if said or ruling\.reason is not None:", "if said:",
-          (_C + "test_an_overruled_verdict_gets_the_facts_description_not_the_model_s",)),
+          (_A + "test_an_overruled_verdict_gets_the_facts_description_not_the_model_s",)),
     Plant("citation [0] cites the last event", "cloud.ask.router", "cite", r"if 1 <= n <= len\(context\):",
-          "if 0 <= n <= len(context):", (_C + "test_citation_zero_cites_no_event",)),
+          "if 0 <= n <= len(context):", (_A + "test_citation_zero_cites_no_event",)),
     Plant("partial answers cached", "cloud.ask.router", "Asker._answered", r"if not result\.partial:", "if True:",
-          (_C + "test_a_partial_answer_is_not_cached",)),
+          (_A + "test_a_partial_answer_is_not_cached",)),
     Plant("a new verdict no longer drops cached answers", "cloud.ask.cache", "Coverage.holds",
           r"return True  # time unknown", "return False  # time unknown",
-          (_C + "test_a_new_verdict_drops_the_answers_it_falls_in",)),
+          (_A + "test_a_new_verdict_drops_the_answers_it_falls_in",)),
     Plant("a claim taken in its lease's last millisecond", "cloud.storage.claims", "SQLiteClaims.acquire",
           r"claims\.expires_ms < \?", "claims.expires_ms <= ?",
           (_C + "test_a_claim_holds_to_its_lease_s_last_millisecond",)),

@@ -1,9 +1,8 @@
-"""The promises of the cloud's newer modules and of shared.reuse, each at the edge where a one-line bug hides
-(issue 31): the fair queue's order and eviction threshold, single flight by embedding, reuse at exactly
-`min_similarity`, gallery keys at half distance, the track guard's boundary, a reused verdict's TTL, site
-offers, camera-scoped lookups of events with a site, takeover (busy events, lost claim races), bearer in any
-case, the check's SURE and ABSENT boundaries and an overruled description, citations and the answer cache,
-and the SQLite claims' last millisecond and order. Fast: real SQLite stores and Redis, no model."""
+"""The promises of the cloud's newer modules (issue 31), each at the edge where a one-line bug hides: the fair
+queue's order and eviction threshold, single flight by embedding (one process and two, real Redis), a reused
+verdict's TTL, site offers, camera-scoped lookups of events with a site, a model verdict field by field,
+takeover (busy events, lost claim races, what it forgets), bearer in any case, and the SQLite claims' last
+millisecond and order (SQL strings mutmut does not plant). Real SQLite stores and Redis, no model."""
 
 from __future__ import annotations
 
@@ -12,20 +11,8 @@ import logging
 import time
 from dataclasses import dataclass
 
-import cv2
-import numpy as np
 import pytest
-import test_ask
-from edgetriage.cloud.analysis.answer import Answer
 from edgetriage.cloud.analysis.base import Analysis
-from edgetriage.cloud.analysis.calibrate import Calibration
-from edgetriage.cloud.analysis.check import ABSENT, SURE, judged, rule
-from edgetriage.cloud.analysis.describe import from_facts
-from edgetriage.cloud.analysis.prompt import Prompt
-from edgetriage.cloud.analysis.translator import Facts
-from edgetriage.cloud.ask.cache import AnswerCache, Coverage
-from edgetriage.cloud.ask.facts import EventFact
-from edgetriage.cloud.ask.router import cite
 from edgetriage.cloud.config import ReusePolicy
 from edgetriage.cloud.fairqueue import FairQueue
 from edgetriage.cloud.http.auth import ApiAuth
@@ -37,35 +24,10 @@ from edgetriage.cloud.storage.redis_store import connect_redis
 from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.cloud.takeover import TakeOver
 from edgetriage.cloud.verdicts import VerdictCache, site_offers
-from edgetriage.shared.embedding import EMBEDDING_BYTES, similarity
 from edgetriage.shared.ids import uuid7
-from edgetriage.shared.protocol import Detection, Event, ReuseRule, Verdict
-from edgetriage.shared.reuse import Candidate, continues, further_key, match
+from edgetriage.shared.protocol import Event, ReuseRule, Verdict
+from promise_kit import BUCKET, PHASH, flip, make_embedding, make_event
 from test_boundaries import REDIS_URL, redis_prefix  # noqa: F401 - a fixture
-
-# the question fixtures of test_ask: a real SQLite store with a small site's events
-store = test_ask.store
-PHASH = "0123456789abcdef"
-
-
-def _flip(phash: str, bits: int) -> str:
-    return f"{int(phash, 16) ^ ((1 << bits) - 1):016x}"
-
-
-def _embedding(seed: int) -> bytes:
-    return np.random.default_rng(seed).integers(-100, 100, EMBEDDING_BYTES, dtype=np.int8).tobytes()
-
-
-def _jpeg() -> bytes:
-    return cv2.imencode(".jpg", np.full((16, 16, 3), 90, np.uint8))[1].tobytes()
-
-
-def _event(device: str = "house", camera: str = "porch", *, site: str | None = None, phash: str = PHASH,
-           embedding: bytes | None = None) -> Event:
-    now = int(time.time() * 1000)
-    return Event(event_id=uuid7(now), device=device, camera=camera, site=site, captured_ms=now, label="person",
-                 score=0.9, track_id=1, detections=[Detection(label="person", score=0.9, box=(0.1, 0.1, 0.5, 0.9))],
-                 phash=phash, reason="detector sure", crop=_jpeg(), embedding=embedding)
 
 
 # -- the fair queue ----------------------------------------------------------------------------------------
@@ -101,18 +63,54 @@ def test_a_device_is_evicted_for_a_newcomer_only_when_it_holds_more_than_its_sha
     assert queue.victim(_Item(1, _Ev("quiet")), lambda _: True) is None
 
 
+# -- the fair queue, turn by turn --------------------------------------------------------------------------
+def test_the_fair_queue_takes_turns_between_sites_then_devices_and_keeps_order_within_one():
+    queue = FairQueue()
+    items = {name: _Item(0, _Ev(device, site)) for name, device, site in [
+        ("a1", "a", "s1"), ("a2", "a", "s1"), ("b1", "b", "s1"), ("c1", "c", "s2"), ("c2", "c", "s2"),
+        ("d1", "d", None)]}
+    for item in items.values():
+        queue.push(item)
+    assert len(queue) == 6 and queue.count("a") == 2 and queue.count("z") == 0
+    assert list(queue) == [items[n] for n in ("a1", "a2", "b1", "c1", "c2", "d1")]
+    assert queue.any(lambda i: i.event.device == "d") and not queue.any(lambda i: i.event.device == "z")
+    order = []
+    while (item := queue.pop()) is not None:
+        order.append(next(n for n, i in items.items() if i is item))
+    assert order == ["a1", "c1", "d1", "b1", "c2", "a2"] and len(queue) == 0 and queue.count("a") == 0
+
+
+def test_the_fair_queue_removes_drains_and_evicts_a_less_urgent_tier_first():
+    queue = FairQueue()
+    urgent = _Item(0, _Ev("a"))
+    low = [_Item(2, _Ev("b")), _Item(2, _Ev("b"))]
+    other = _Item(2, _Ev("c"))
+    for item in (urgent, *low, other):
+        queue.push(item)
+    assert queue.victim(_Item(0, _Ev("a")), lambda _: True) is low[-1]  # the busiest device's newest
+    assert queue.victim(_Item(0, _Ev("a")), lambda i: i is not low[-1]) is low[0]
+    assert queue.victim(_Item(0, _Ev("a")), lambda i: i is other) is other
+    assert queue.victim(_Item(0, _Ev("a")), lambda _: False) is None
+    assert queue.victim(_Item(3, _Ev("z")), lambda _: True) is None  # nothing less urgent than tier 3
+    assert queue.remove(low[0]) and not queue.remove(low[0]) and queue.count("b") == 1 and len(queue) == 3
+    assert not queue.remove(_Item(5, _Ev("b"))) and not queue.remove(_Item(2, _Ev("q")))
+    assert queue.remove(low[1]) and queue.remove(other) and list(queue) == [urgent]
+    queue.push(low[0])
+    assert queue.drain() == [urgent, low[0]] and len(queue) == 0 and queue.pop() is None
+    assert queue.count("a") == 0 and list(queue) == []
+    queue.push(other)
+    assert queue.pop() is other and queue.pop() is None
+
+
 # -- single flight: look-alikes by embedding wait too --------------------------------------------------------
-BUCKET = ("camera:house/porch", "person", "dct64", "person-3")
-
-
 def test_a_look_alike_by_embedding_only_waits_for_the_first_flight():
     async def scenario():
         flights = SingleFlight()
-        face = _embedding(1)
+        face = make_embedding(1)
         assert flights.take_off("e1", BUCKET, PHASH, 8, face) is None
         # the hash is 64 bits away: only the embedding (the same look) says it is the same thing
-        assert flights.take_off("e2", BUCKET, _flip(PHASH, 64), 8, face) == "e1"
-        assert flights.take_off("e3", BUCKET, _flip(PHASH, 64), 8, _embedding(2)) is None  # someone else
+        assert flights.take_off("e2", BUCKET, flip(PHASH, 64), 8, face) == "e1"
+        assert flights.take_off("e3", BUCKET, flip(PHASH, 64), 8, make_embedding(2)) is None  # someone else
 
     asyncio.run(scenario())
 
@@ -121,35 +119,70 @@ def test_a_look_alike_by_embedding_waits_for_another_process_s_flight(redis_pref
     async def scenario():
         one = SingleFlight(connect_redis(REDIS_URL), redis_prefix)
         two = SingleFlight(connect_redis(REDIS_URL), redis_prefix)
-        face = _embedding(1)
+        face = make_embedding(1)
         assert one.take_off("e1", BUCKET, PHASH, 8, face) is None
-        assert two.take_off("e2", BUCKET, _flip(PHASH, 64), 8, face) == "e1"
+        assert two.take_off("e2", BUCKET, flip(PHASH, 64), 8, face) == "e1"
         one.land("e1")
 
     asyncio.run(scenario())
 
 
-# -- shared.reuse at its edges ------------------------------------------------------------------------------
-def test_an_embedding_exactly_at_min_similarity_reaches_the_crop():
-    a, b = _embedding(1), _embedding(3)
-    s = similarity(a, b)
-    far = _flip(PHASH, 64)
-    assert match(Candidate("v", PHASH, 8, 0, 60, a, s), far, b) is not None
-    assert match(Candidate("v", PHASH, 8, 0, 60, a, s + 1e-6), far, b) is None
+# -- single flight, in one process and across two ------------------------------------------------------------
+def test_a_withdrawn_try_wakes_its_waiters_and_a_landing_is_told_once():
+    async def scenario():
+        flights = SingleFlight()
+        assert flights.take_off("a", BUCKET, PHASH, 8) is None
+        waiter = asyncio.ensure_future(flights.wait("a", BUCKET, 10.0))
+        await asyncio.sleep(0)  # the waiter holds the flight it waits for
+        assert flights.take_off("a", BUCKET, flip(PHASH, 30), 8) is None  # "a" tries again: filed anew
+        await asyncio.wait_for(waiter, 5.0)
+        assert flights.waited == 1
+        flights.land("a")
+        flights.land("a")  # twice, or an unknown id: nothing
+        flights.land("nobody")
+        await flights.wait("gone", BUCKET, 10.0)  # not in flight (and no Redis): no waiting at all
+        assert flights.waited == 2
+        assert flights.take_off("b", BUCKET, PHASH, 8) is None
+        started = time.monotonic()
+        await flights.wait("b", BUCKET, 0.0)  # a waiter never waits past its own deadline
+        assert time.monotonic() - started < 5.0
+
+    asyncio.run(scenario())
 
 
-def test_a_gallery_key_reaches_only_half_the_rule_s_distance():
-    key = further_key(Candidate("v", PHASH, 8, 5, 60), _flip(PHASH, 20), None)
-    assert (key.ref, key.made_ms, key.ttl_s, key.max_distance) == ("v", 5, 60, 4)
-    assert match(key, _flip(_flip(PHASH, 20), 4), None) is not None
-    assert match(key, _flip(_flip(PHASH, 20), 5), None) is None
+def test_flights_across_processes_end_at_their_deadline_or_landing(redis_prefix):  # noqa: F811
+    from edgetriage.cloud.singleflight import open_flights
+    from edgetriage.cloud.storage.redis_store import RedisStore
 
+    client = connect_redis(REDIS_URL)
 
-def test_a_look_exactly_at_min_similarity_continues_its_track():
-    a, b = _embedding(1), _embedding(3)
-    s = similarity(a, b)
-    assert continues([a], b, s)
-    assert not continues([a], b, s + 1e-6)
+    async def scenario():
+        one = SingleFlight(client, redis_prefix, 60.0)
+        two = SingleFlight(client, redis_prefix, 60.0)
+        assert one.take_off("a", BUCKET, PHASH, 8, make_embedding(1), 0.99) is None
+        key = one._key(BUCKET)
+        assert key.startswith(f"{redis_prefix}:flights:") and one._key(BUCKET[:3] + ("other",)) != key
+        seq, phash, max_distance, deadline, min_similarity, _ = client.hget(key, "a").decode().split("|")
+        assert (phash, max_distance, float(min_similarity)) == (PHASH, "8", 0.99)
+        assert abs(int(deadline) - (time.time() * 1000 + 60_000)) < 5000
+        assert two.take_off("b", BUCKET, flip(PHASH, 40), 8, make_embedding(1)) == "a"
+        assert client.hget(key, "b") is None  # a waiter is not left filed
+        waiter = asyncio.ensure_future(two.wait("a", BUCKET, 30.0))
+        await asyncio.sleep(0)
+        assert not waiter.done()
+        one.land("a")
+        await asyncio.wait_for(waiter, 10.0)
+        assert client.hget(key, "a") is None and two.waited == 1
+        # a flight whose deadline has passed (its worker died) is waited for by nobody
+        client.hset(key, "dead", f"1|{PHASH}|8|{int(time.time() * 1000) - 1}")
+        assert two.take_off("c", BUCKET, PHASH, 8) is None
+        await asyncio.wait_for(two.wait("dead", BUCKET, 30.0), 10.0)
+        two.land("c")
+
+    asyncio.run(scenario())
+    assert open_flights(RedisStore(client, redis_prefix), 30.0)._redis is client
+    local = open_flights(object(), 30.0)
+    assert local._redis is None and local._lease_ms == 30_000
 
 
 # -- the cloud's verdict cache ------------------------------------------------------------------------------
@@ -162,19 +195,19 @@ def _model_verdict(cache: VerdictCache, event: Event) -> Verdict:
 def test_camera_scoped_reuse_answers_events_that_carry_a_site(tmp_path):
     db = SQLiteStore(tmp_path / "cloud.db")
     cache = VerdictCache(db, ReusePolicy(scope="camera"))
-    first = _event(site="home")
+    first = make_event(site="home")
     db.put_event(first, first.captured_ms)
     db.put_verdict(_model_verdict(cache, first))
-    again = _event(site="home")
+    again = make_event(site="home")
     hit = cache.answer(again, "person-3", time.monotonic())
     assert hit is not None and hit.reused_from == first.event_id and hit.source == "cloud_cache"
-    assert cache.answer(_event("house", "garden", site="home"), "person-3", time.monotonic()) is None
+    assert cache.answer(make_event("house", "garden", site="home"), "person-3", time.monotonic()) is None
     db.close()
 
 
 def test_a_reused_verdict_expires_with_the_model_answer_it_came_from(tmp_path):
     cache = VerdictCache(SQLiteStore(tmp_path / "cloud.db"), ReusePolicy(ttl_s=3600))
-    event = _event()
+    event = make_event()
     made = int(time.time() * 1000) - 3590_000  # the model answered 3590 s ago, with a rule of an hour
     rule = ReuseRule(scope="camera", device="house", camera="porch", label="person", phash=PHASH, max_distance=8,
                      prompt_version="person-3", ttl_s=3600)
@@ -184,7 +217,7 @@ def test_a_reused_verdict_expires_with_the_model_answer_it_came_from(tmp_path):
     assert copy.cache is not None and 8 <= copy.cache.ttl_s <= 10
     assert copy.created_ms + copy.cache.ttl_s * 1000 <= made + 3600_000
     # the copy of a copy: no longer than the first answer either
-    again = cache.reused(_event(), copy, time.monotonic())
+    again = cache.reused(make_event(), copy, time.monotonic())
     assert again.cache is not None and again.created_ms + again.cache.ttl_s * 1000 <= made + 3600_000
     old = hit.model_copy(update={"created_ms": made - 11_000})  # under a second left: no rule at all
     assert cache.reused(event, old, time.monotonic()).cache is None
@@ -201,10 +234,162 @@ def test_a_site_offer_goes_to_the_site_s_other_devices_only():
     assert all(o.reused_from == verdict.event_id and o.description == "" for o in offers)
 
 
+# -- the cloud's verdicts, field by field (what a device and a reader rely on) ---------------------------------
+def _analysis(**fields) -> Analysis:
+    base = {"verdict": "alert", "confidence": 0.9, "description": "a person", "model": "m",
+            "prompt_version": "person-4", "analyze_ms": 12.0}
+    return Analysis(**{**base, **fields})
+
+
+def test_a_model_verdict_carries_the_policy_s_rule_and_the_analysis_fields(tmp_path):
+    from edgetriage.shared.policycell import PolicyInputs
+
+    policy = ReusePolicy(scope="camera", max_distance=5, min_similarity=0.98, ttl_s=120)
+    cache = VerdictCache(SQLiteStore(tmp_path / "cloud.db"), policy)
+    event = make_event(site="home", embedding=make_embedding(1))
+    arrived = time.monotonic() - 0.5
+    inputs = PolicyInputs()
+    verdict = cache.from_model(event, _analysis(model_verdict="benign", checked="c" * 250, corrected=("colour",),
+                                                facts=tuple(f"fact {n} " + "x" * 250 for n in range(14)),
+                                                policy="p" * 350, clause="k" * 250, policy_inputs=inputs),
+                               "person-3", "fallback-name", arrived, arrived + 0.2)
+    assert (verdict.event_id, verdict.device, verdict.camera, verdict.label) == (
+        event.event_id, "house", "porch", "person")
+    assert (verdict.verdict, verdict.confidence, verdict.description, verdict.model, verdict.source) == (
+        "alert", 0.9, "a person", "m", "llm")
+    assert verdict.model_verdict == "benign" and verdict.corrected == ["colour"] and verdict.decided_by == "check"
+    assert verdict.checked == "c" * 200 and verdict.policy == "p" * 300 and verdict.clause == "k" * 200
+    assert len(verdict.facts) == 12 and all(len(f) == 200 for f in verdict.facts) and verdict.facts[0][:6] == "fact 0"
+    rule = verdict.cache
+    assert (rule.scope, rule.device, rule.camera, rule.site, rule.label, rule.phash, rule.phash_alg) == (
+        "camera", "house", "porch", "home", "person", PHASH, "dct64")
+    assert (rule.max_distance, rule.min_similarity, rule.ttl_s, rule.prompt_version) == (5, 0.98, 120, "person-4")
+    assert rule.embedding == event.embedding and rule.policy_inputs == inputs
+    assert verdict.timings.analyze_ms == 12.0 and 199 <= verdict.timings.queue_ms <= 201
+    assert verdict.timings.total_ms >= 500 and abs(verdict.created_ms - time.time() * 1000) < 5000
+    plain = cache.from_model(event, _analysis(prompt_version="", model="", analyze_ms=0.0), "person-3",
+                             "fallback-name", arrived, arrived)
+    assert plain.cache.prompt_version == "person-3" and plain.model == "fallback-name"
+    assert plain.cache.policy_inputs is None and plain.timings.analyze_ms > 0 and plain.decided_by == "model"
+    assert cache.from_model(event, _analysis(checked="why"), "p", "m", arrived, arrived).decided_by == "check"
+    assert cache.from_model(event, _analysis(decided_by="policy"), "p", "m", arrived, arrived).decided_by == "policy"
+    assert len(cache.from_model(event, _analysis(description="d" * 400, model="n" * 200), "p", "m", arrived,
+                                arrived).description) == 300
+
+
+@pytest.mark.parametrize(("fields", "description"), [
+    ({"verdict": "maybe"}, "no model verdict: analyzer answered 'maybe', not one of alert, benign, unknown"),
+    ({"verdict": "alert", "error": "boom"}, "no model verdict: boom"),
+    ({"verdict": "maybe", "error": "boom"}, "no model verdict: boom"),
+])
+def test_a_fallback_says_why_and_files_no_rule(tmp_path, fields, description):
+    cache = VerdictCache(SQLiteStore(tmp_path / "cloud.db"), ReusePolicy())
+    verdict = cache.from_model(make_event(), _analysis(**fields), "p", "m", time.monotonic(), time.monotonic())
+    assert verdict.description == description and verdict.source == "fallback"
+    assert verdict.cache is None and verdict.decided_by is None
+    assert verdict.verdict == ("unknown" if fields["verdict"] == "maybe" else "alert")
+
+
+@pytest.mark.parametrize(("said", "published"), [(float("nan"), 0.0), (float("inf"), 0.0), (1.5, 1.0),
+                                                  (-0.5, 0.0), (0.25, 0.25), (1.0, 1.0), (0.0, 0.0)])
+def test_a_model_confidence_is_published_between_0_and_1(tmp_path, said, published):
+    cache = VerdictCache(SQLiteStore(tmp_path / "cloud.db"), ReusePolicy())
+    verdict = cache.from_model(make_event(), _analysis(confidence=said), "p", "m", time.monotonic(), time.monotonic())
+    assert verdict.confidence == published
+
+
+def _stored(cache: VerdictCache, event: Event, **fields) -> Verdict:
+    verdict = _model_verdict(cache, event).model_copy(update=fields)
+    cache.store.put_event(event, event.captured_ms)
+    cache.store.put_verdict(verdict)
+    return verdict
+
+
+def test_a_cache_hit_is_a_copy_for_the_new_event_and_another_device_sees_only_the_answer(tmp_path):
+    cache = VerdictCache(SQLiteStore(tmp_path / "cloud.db"), ReusePolicy(scope="site", ttl_s=600))
+    first = make_event(site="home")
+    original = _stored(cache, first, facts=["Person: yes."], checked="why", corrected=["colour"],
+                       description="a person at the door")
+    near = make_event(site="home", phash=flip(PHASH, 3))
+    arrived = time.monotonic()
+    hit = cache.answer(near, "person-3", arrived)
+    assert (hit.event_id, hit.device, hit.camera, hit.label, hit.source) == (
+        near.event_id, "house", "porch", "person", "cloud_cache")
+    assert hit.reused_from == first.event_id and hit.verdict == original.verdict
+    assert hit.description == "a person at the door" and hit.facts == ["Person: yes."]  # the same device
+    assert hit.reused_by.key == "hash" and hit.reused_by.distance == 3 and hit.reused_by.threshold == 8
+    assert hit.cache.phash == near.phash and hit.cache.prompt_version == "person-3" and hit.cache.ttl_s <= 600
+    assert abs(hit.created_ms - time.time() * 1000) < 5000 and hit.timings.total_ms >= 0
+    other = cache.answer(make_event("shed", "cam2", site="home"), "person-3", arrived)
+    assert other.device == "shed" and other.reused_from == first.event_id
+    assert (other.description, other.facts, other.checked, other.corrected) == ("", [], None, [])
+    chained = cache.reused(make_event(site="home"), hit, arrived)
+    assert chained.reused_from == first.event_id  # a copy of a copy names the model's answer
+    bare = cache.reused(make_event(), original.model_copy(update={"cache": None}), arrived)
+    assert bare.cache is None and bare.reused_by is None
+    assert cache.lookup(make_event(site="home", phash=flip(PHASH, 20)), "person-3") is None
+    assert cache.lookup(near, "person-4") is None  # another prompt
+
+
+@pytest.mark.parametrize("why_not", ["off", "fallback", "camera", "no-rule", "no-site"])
+def test_only_a_model_verdict_with_a_site_rule_is_offered(why_not):
+    rule = ReuseRule(scope="camera" if why_not == "camera" else "site", device="house", camera="porch",
+                     site=None if why_not == "no-site" else "home", label="person", phash=PHASH, max_distance=8,
+                     prompt_version="person-3", ttl_s=3600)
+    verdict = Verdict(event_id=uuid7(), device="house", camera="porch", label="person", verdict="alert",
+                      confidence=0.9, description="a person", model="m", created_ms=1,
+                      source="fallback" if why_not == "fallback" else "llm",
+                      cache=None if why_not == "no-rule" else rule)
+    policy = ReusePolicy(scope="site", offer_site=why_not != "off")
+    assert site_offers(policy, ["house", "shed"], verdict) == []
+    offer = site_offers(ReusePolicy(scope="site"), ["shed"], verdict.model_copy(
+        update={"source": "llm", "cache": rule.model_copy(update={"scope": "site", "site": "home"}),
+                "facts": ["Person: yes."]}))[0]
+    assert (offer.device, offer.source, offer.facts, offer.event_id) == ("shed", "cloud_cache", [], verdict.event_id)
+
+
+def test_reuse_checks_ask_the_model_about_a_share_of_hits_and_count_what_it_says():
+    from edgetriage.cloud.scheduler import Outcome, Released
+    from edgetriage.cloud.verdicts import ReuseChecks
+
+    answers: list = []
+    spawned: list = []
+
+    async def ask(event):
+        answer = answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    stats = ServiceStats()
+    checks = ReuseChecks(ReusePolicy(verify_sample=0.5), stats, ask, spawned.append)
+    event = make_event()
+    reused = Verdict(event_id=event.event_id, device="house", camera="porch", label="person", verdict="alert",
+                     confidence=0.9, description="", model="m", created_ms=1)
+    for _ in range(4):
+        checks.sample(event, reused)
+    assert len(spawned) == 2  # every second hit
+    for coro in spawned:
+        coro.close()
+    outcomes = [Outcome(_analysis(verdict="benign"), 0.0, 0.0), Outcome(_analysis(), 0.0, 0.0),
+                Outcome(_analysis(error="boom"), 0.0, 0.0), Outcome(_analysis(), 0.0, 0.0, refused="budget"),
+                Outcome(None, 0.0, 0.0), Released()]
+    answers.extend(outcomes)
+    for _ in outcomes:
+        asyncio.run(checks._check(event, reused))
+    assert (stats.reuse_checked, stats.reuse_disagreed, stats.reuse_unchecked) == (2, 1, 3)
+    never = ReuseChecks(ReusePolicy(verify_sample=0.0), stats, ask, spawned.append)
+    never.sample(event, reused)
+    assert len(spawned) == 2
+    every = ReuseChecks(ReusePolicy(verify_sample=1.0), stats, ask, lambda coro: (spawned.append(coro), coro.close()))
+    every.sample(event, reused)
+    assert len(spawned) == 3
+
+
 # -- takeover ----------------------------------------------------------------------------------------------
 def _orphan(tmp_path) -> tuple[SQLiteStore, Event]:
     db = SQLiteStore(tmp_path / "cloud.db")
-    event = _event()
+    event = make_event()
     db.put_event(event, event.captured_ms)
     dead = SQLiteClaims(tmp_path / "claims.db", "dead-worker")
     assert dead.acquire(event.event_id, 60)
@@ -261,261 +446,6 @@ def test_a_lost_claim_race_leaves_the_event_to_the_winner(tmp_path):
     db.close()
 
 
-# -- auth --------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("scheme", ["Bearer", "bearer", "BEARER", "bEaReR"])
-def test_the_bearer_scheme_is_case_insensitive(scheme):
-    auth = ApiAuth("the-token", {"house": "house-token"})
-    assert auth.principal(f"{scheme} the-token").is_operator
-    assert auth.principal(f"{scheme} house-token").device == "house"
-    assert auth.principal(f"{scheme} other") is None and auth.principal("Basic the-token") is None
-
-
-# -- the check ---------------------------------------------------------------------------------------------
-def _facts(score: float) -> Facts:
-    return Facts("person", score, (0.1, 0.1, 0.9, 0.9), True)
-
-
-def test_the_check_s_sure_and_absent_rows_hold_at_their_exact_values():
-    assert rule("unknown", _facts(SURE), None).reason.startswith("sure-unknown:")
-    assert rule("unknown", _facts(SURE - 0.001), None).reason is None
-    assert rule("benign", _facts(SURE), None).reason.startswith("sure:")
-    assert rule("alert", _facts(ABSENT), None).reason is None  # at ABSENT: faint, the model's word stands
-    assert rule("unknown", _facts(ABSENT), None).reason is None
-    assert rule("alert", _facts(ABSENT - 0.001), None).reason.startswith("absent:")
-    assert rule("unknown", _facts(ABSENT - 0.001), None).reason.startswith("absent-unknown:")
-
-
-def test_an_overruled_verdict_gets_the_facts_description_not_the_model_s():
-    facts = _facts(0.9)
-    said = "A person walking past."  # nothing here contradicts the facts; the verdict is what is overruled
-    prompt = Prompt(messages=[], version="person-3", source="test", facts=facts, policy=None)
-    answer = Answer(verdict="benign", description=said, confidence=0.7)
-    analysis = judged(answer, prompt, {"benign": 0.7}, Calibration.load(), name="m", started=time.perf_counter(),
-                      extra={})
-    assert (analysis.verdict, analysis.model_verdict) == ("alert", "benign")
-    assert analysis.description == from_facts(facts, "alert") != said
-    assert analysis.extra["model_description"] == said and analysis.extra["description_fixed"] == ["overruled"]
-
-
-# -- questions: citations and the answer cache --------------------------------------------------------------
-def _fact(n: int) -> EventFact:
-    return EventFact(uuid7(1000 + n), "house", "porch", "person", 1000 + n, "alert", f"visit {n}", (), "sure")
-
-
-def test_citation_zero_cites_no_event():
-    facts = [_fact(n) for n in range(3)]
-    text, cited, dropped = cite("Someone came [0].", facts)
-    assert dropped == 1 and "[0]" not in text and cited == facts  # none cited: the answer rests on all given
-    text, cited, dropped = cite("Someone came [0] and [2].", facts)
-    assert dropped == 1 and cited == [facts[1]] and "[1]" in text
-
-
-def test_a_partial_answer_is_not_cached(store):  # noqa: F811
-    asker = test_ask.asker_for(store)  # no text model: open questions get a partial answer
-    first = asyncio.run(asker.ask("Did the same person come back?"))
-    again = asyncio.run(asker.ask("Did the same person come back?"))
-    assert first["partial"] and again["partial"] and not again["cached"] and again["route"] != "cache"
-    assert len(asker.cache) == 0
-
-
-def test_a_new_verdict_drops_the_answers_it_falls_in(store):  # noqa: F811
-    asker = test_ask.asker_for(store)
-    asyncio.run(asker.ask("How many people came to the porch today?"))
-    assert asyncio.run(asker.ask("How many people came to the porch today?"))["route"] == "cache"
-    asker.verdict_landed(Verdict(event_id=uuid7(), device="shed", camera="cam2", label="person", verdict="alert",
-                                 confidence=0.8, description="", model="m", source="llm", created_ms=1))
-    assert asyncio.run(asker.ask("How many people came to the porch today?"))["route"] == "cache"  # not its range
-    asker.verdict_landed(Verdict(event_id=uuid7(), device="house", camera="porch", label="person", verdict="alert",
-                                 confidence=0.8, description="", model="m", source="llm", created_ms=1))
-    assert asyncio.run(asker.ask("How many people came to the porch today?"))["route"] == "rules"
-    cache = AnswerCache(60, 4, lambda: 0.0)
-    cache.put(("k",), {"answer": 1}, Coverage(None, None, "person", 10, 20))
-    assert cache.landed("house", "porch", "person", None) == 1 and cache.get(("k",)) is None
-
-
-# -- SQLite claims: SQL strings mutmut does not plant ------------------------------------------------------
-@pytest.fixture
-def clock(monkeypatch) -> list[int]:
-    now = [1_000_000]
-    monkeypatch.setattr(claims_module, "_now_ms", lambda: now[0])
-    return now
-
-
-def test_a_claim_holds_to_its_lease_s_last_millisecond(tmp_path, clock):
-    a, b = SQLiteClaims(tmp_path / "claims.db", "a"), SQLiteClaims(tmp_path / "claims.db", "b")
-    assert a.acquire("e1", 1.0)  # expires at 1_001_000, inclusive
-    clock[0] = 1_001_000
-    assert not b.acquire("e1", 60) and a.holds("e1") and b.expired() == []
-    b.forget("e1")
-    assert a.holds("e1")
-    clock[0] = 1_001_001
-    assert b.expired() == ["e1"] and b.acquire("e1", 60) and b.holds("e1")
-    a.close()
-    b.close()
-
-
-def test_expired_claims_are_listed_oldest_first(tmp_path, clock):
-    a = SQLiteClaims(tmp_path / "claims.db", "a")
-    for n, eid in enumerate(("e3", "e1", "e2")):  # expiries 1_001_000, 1_002_000, 1_003_000
-        clock[0] = 1_000_000 + n * 1000
-        assert a.acquire(eid, 1.0)
-    clock[0] = 2_000_000
-    assert a.expired() == ["e3", "e1", "e2"] and a.expired(limit=1) == ["e3"]
-    a.close()
-
-
-# -- the cloud's verdicts, field by field (what a device and a reader rely on) ---------------------------------
-def _analysis(**fields) -> Analysis:
-    base = {"verdict": "alert", "confidence": 0.9, "description": "a person", "model": "m",
-            "prompt_version": "person-4", "analyze_ms": 12.0}
-    return Analysis(**{**base, **fields})
-
-
-def test_a_model_verdict_carries_the_policy_s_rule_and_the_analysis_fields(tmp_path):
-    from edgetriage.shared.policycell import PolicyInputs
-
-    policy = ReusePolicy(scope="camera", max_distance=5, min_similarity=0.98, ttl_s=120)
-    cache = VerdictCache(SQLiteStore(tmp_path / "cloud.db"), policy)
-    event = _event(site="home", embedding=_embedding(1))
-    arrived = time.monotonic() - 0.5
-    inputs = PolicyInputs()
-    verdict = cache.from_model(event, _analysis(model_verdict="benign", checked="c" * 250, corrected=("colour",),
-                                                facts=tuple(f"fact {n} " + "x" * 250 for n in range(14)),
-                                                policy="p" * 350, clause="k" * 250, policy_inputs=inputs),
-                               "person-3", "fallback-name", arrived, arrived + 0.2)
-    assert (verdict.event_id, verdict.device, verdict.camera, verdict.label) == (
-        event.event_id, "house", "porch", "person")
-    assert (verdict.verdict, verdict.confidence, verdict.description, verdict.model, verdict.source) == (
-        "alert", 0.9, "a person", "m", "llm")
-    assert verdict.model_verdict == "benign" and verdict.corrected == ["colour"] and verdict.decided_by == "check"
-    assert verdict.checked == "c" * 200 and verdict.policy == "p" * 300 and verdict.clause == "k" * 200
-    assert len(verdict.facts) == 12 and all(len(f) == 200 for f in verdict.facts) and verdict.facts[0][:6] == "fact 0"
-    rule = verdict.cache
-    assert (rule.scope, rule.device, rule.camera, rule.site, rule.label, rule.phash, rule.phash_alg) == (
-        "camera", "house", "porch", "home", "person", PHASH, "dct64")
-    assert (rule.max_distance, rule.min_similarity, rule.ttl_s, rule.prompt_version) == (5, 0.98, 120, "person-4")
-    assert rule.embedding == event.embedding and rule.policy_inputs == inputs
-    assert verdict.timings.analyze_ms == 12.0 and 199 <= verdict.timings.queue_ms <= 201
-    assert verdict.timings.total_ms >= 500 and abs(verdict.created_ms - time.time() * 1000) < 5000
-    plain = cache.from_model(event, _analysis(prompt_version="", model="", analyze_ms=0.0), "person-3",
-                             "fallback-name", arrived, arrived)
-    assert plain.cache.prompt_version == "person-3" and plain.model == "fallback-name"
-    assert plain.cache.policy_inputs is None and plain.timings.analyze_ms > 0 and plain.decided_by == "model"
-    assert cache.from_model(event, _analysis(checked="why"), "p", "m", arrived, arrived).decided_by == "check"
-    assert cache.from_model(event, _analysis(decided_by="policy"), "p", "m", arrived, arrived).decided_by == "policy"
-    assert len(cache.from_model(event, _analysis(description="d" * 400, model="n" * 200), "p", "m", arrived,
-                                arrived).description) == 300
-
-
-@pytest.mark.parametrize(("fields", "description"), [
-    ({"verdict": "maybe"}, "no model verdict: analyzer answered 'maybe', not one of alert, benign, unknown"),
-    ({"verdict": "alert", "error": "boom"}, "no model verdict: boom"),
-    ({"verdict": "maybe", "error": "boom"}, "no model verdict: boom"),
-])
-def test_a_fallback_says_why_and_files_no_rule(tmp_path, fields, description):
-    cache = VerdictCache(SQLiteStore(tmp_path / "cloud.db"), ReusePolicy())
-    verdict = cache.from_model(_event(), _analysis(**fields), "p", "m", time.monotonic(), time.monotonic())
-    assert verdict.description == description and verdict.source == "fallback"
-    assert verdict.cache is None and verdict.decided_by is None
-    assert verdict.verdict == ("unknown" if fields["verdict"] == "maybe" else "alert")
-
-
-@pytest.mark.parametrize(("said", "published"), [(float("nan"), 0.0), (float("inf"), 0.0), (1.5, 1.0),
-                                                  (-0.5, 0.0), (0.25, 0.25), (1.0, 1.0), (0.0, 0.0)])
-def test_a_model_confidence_is_published_between_0_and_1(tmp_path, said, published):
-    cache = VerdictCache(SQLiteStore(tmp_path / "cloud.db"), ReusePolicy())
-    verdict = cache.from_model(_event(), _analysis(confidence=said), "p", "m", time.monotonic(), time.monotonic())
-    assert verdict.confidence == published
-
-
-def _stored(cache: VerdictCache, event: Event, **fields) -> Verdict:
-    verdict = _model_verdict(cache, event).model_copy(update=fields)
-    cache.store.put_event(event, event.captured_ms)
-    cache.store.put_verdict(verdict)
-    return verdict
-
-
-def test_a_cache_hit_is_a_copy_for_the_new_event_and_another_device_sees_only_the_answer(tmp_path):
-    cache = VerdictCache(SQLiteStore(tmp_path / "cloud.db"), ReusePolicy(scope="site", ttl_s=600))
-    first = _event(site="home")
-    original = _stored(cache, first, facts=["Person: yes."], checked="why", corrected=["colour"],
-                       description="a person at the door")
-    near = _event(site="home", phash=_flip(PHASH, 3))
-    arrived = time.monotonic()
-    hit = cache.answer(near, "person-3", arrived)
-    assert (hit.event_id, hit.device, hit.camera, hit.label, hit.source) == (
-        near.event_id, "house", "porch", "person", "cloud_cache")
-    assert hit.reused_from == first.event_id and hit.verdict == original.verdict
-    assert hit.description == "a person at the door" and hit.facts == ["Person: yes."]  # the same device
-    assert hit.reused_by.key == "hash" and hit.reused_by.distance == 3 and hit.reused_by.threshold == 8
-    assert hit.cache.phash == near.phash and hit.cache.prompt_version == "person-3" and hit.cache.ttl_s <= 600
-    assert abs(hit.created_ms - time.time() * 1000) < 5000 and hit.timings.total_ms >= 0
-    other = cache.answer(_event("shed", "cam2", site="home"), "person-3", arrived)
-    assert other.device == "shed" and other.reused_from == first.event_id
-    assert (other.description, other.facts, other.checked, other.corrected) == ("", [], None, [])
-    chained = cache.reused(_event(site="home"), hit, arrived)
-    assert chained.reused_from == first.event_id  # a copy of a copy names the model's answer
-    bare = cache.reused(_event(), original.model_copy(update={"cache": None}), arrived)
-    assert bare.cache is None and bare.reused_by is None
-    assert cache.lookup(_event(site="home", phash=_flip(PHASH, 20)), "person-3") is None
-    assert cache.lookup(near, "person-4") is None  # another prompt
-
-
-@pytest.mark.parametrize("why_not", ["off", "fallback", "camera", "no-rule", "no-site"])
-def test_only_a_model_verdict_with_a_site_rule_is_offered(why_not):
-    rule = ReuseRule(scope="camera" if why_not == "camera" else "site", device="house", camera="porch",
-                     site=None if why_not == "no-site" else "home", label="person", phash=PHASH, max_distance=8,
-                     prompt_version="person-3", ttl_s=3600)
-    verdict = Verdict(event_id=uuid7(), device="house", camera="porch", label="person", verdict="alert",
-                      confidence=0.9, description="a person", model="m", created_ms=1,
-                      source="fallback" if why_not == "fallback" else "llm",
-                      cache=None if why_not == "no-rule" else rule)
-    policy = ReusePolicy(scope="site", offer_site=why_not != "off")
-    assert site_offers(policy, ["house", "shed"], verdict) == []
-    offer = site_offers(ReusePolicy(scope="site"), ["shed"], verdict.model_copy(
-        update={"source": "llm", "cache": rule.model_copy(update={"scope": "site", "site": "home"}),
-                "facts": ["Person: yes."]}))[0]
-    assert (offer.device, offer.source, offer.facts, offer.event_id) == ("shed", "cloud_cache", [], verdict.event_id)
-
-
-def test_reuse_checks_ask_the_model_about_a_share_of_hits_and_count_what_it_says():
-    from edgetriage.cloud.scheduler import Outcome, Released
-    from edgetriage.cloud.verdicts import ReuseChecks
-
-    answers: list = []
-    spawned: list = []
-
-    async def ask(event):
-        answer = answers.pop(0)
-        if isinstance(answer, Exception):
-            raise answer
-        return answer
-
-    stats = ServiceStats()
-    checks = ReuseChecks(ReusePolicy(verify_sample=0.5), stats, ask, spawned.append)
-    event = _event()
-    reused = Verdict(event_id=event.event_id, device="house", camera="porch", label="person", verdict="alert",
-                     confidence=0.9, description="", model="m", created_ms=1)
-    for _ in range(4):
-        checks.sample(event, reused)
-    assert len(spawned) == 2  # every second hit
-    for coro in spawned:
-        coro.close()
-    outcomes = [Outcome(_analysis(verdict="benign"), 0.0, 0.0), Outcome(_analysis(), 0.0, 0.0),
-                Outcome(_analysis(error="boom"), 0.0, 0.0), Outcome(_analysis(), 0.0, 0.0, refused="budget"),
-                Outcome(None, 0.0, 0.0), Released()]
-    answers.extend(outcomes)
-    for _ in outcomes:
-        asyncio.run(checks._check(event, reused))
-    assert (stats.reuse_checked, stats.reuse_disagreed, stats.reuse_unchecked) == (2, 1, 3)
-    never = ReuseChecks(ReusePolicy(verify_sample=0.0), stats, ask, spawned.append)
-    never.sample(event, reused)
-    assert len(spawned) == 2
-    every = ReuseChecks(ReusePolicy(verify_sample=1.0), stats, ask, lambda coro: (spawned.append(coro), coro.close()))
-    every.sample(event, reused)
-    assert len(spawned) == 3
-
-
 # -- takeover, store_verdict, retake, settle --------------------------------------------------------------
 def test_takeover_forgets_what_it_cannot_or_need_not_answer(tmp_path):
     db, event = _orphan(tmp_path)
@@ -526,7 +456,7 @@ def test_takeover_forgets_what_it_cannot_or_need_not_answer(tmp_path):
                            verdict="alert", confidence=0.9, description="", model="m", created_ms=1))
     takeover.take(event.event_id)  # answered already: the claim was only never released
     assert spawned == [] and keeper.claims.expired() == [] and keeper.held == set()
-    for n in range(2):  # an event the store no longer has (retention)
+    for _ in range(2):  # an event the store no longer has (retention)
         gone = uuid7()
         assert keeper.claims.acquire(gone, 60)
         keeper.claims.abandon(gone)
@@ -612,7 +542,7 @@ def test_a_claim_that_ran_out_is_taken_again_and_the_verdict_stored_meanwhile_wi
     mine = ClaimKeeper(SQLiteClaims(tmp_path / "claims.db", "me"), 60)
     theirs = ClaimKeeper(SQLiteClaims(tmp_path / "claims.db", "them"), 60)
     stats = ServiceStats()
-    event = _event()
+    event = make_event()
     assert retake(mine, db, event, stats) and stats.claims_retaken == 1 and mine.was_retaken(event.event_id)
     assert db.get_event(event.event_id) is not None  # stored again (a store that lost its data lost it too)
     ours = Verdict(event_id=event.event_id, device="house", camera="porch", label="person", verdict="alert",
@@ -621,10 +551,10 @@ def test_a_claim_that_ran_out_is_taken_again_and_the_verdict_stored_meanwhile_wi
     db.put_verdict(earlier)
     assert store_verdict(mine, db, ours).description == "theirs"  # an event gets one verdict
     assert db.get_verdict(event.event_id).description == "theirs"
-    other = _event()
+    other = make_event()
     assert theirs.take(other.event_id) and not retake(mine, db, other, stats) and stats.claims_retaken == 1
     plain = ClaimKeeper(SQLiteClaims(tmp_path / "claims.db", "plain"), 60)
-    third = _event()
+    third = make_event()
     db.put_event(third, third.captured_ms)
     db.put_verdict(earlier.model_copy(update={"event_id": third.event_id}))
     mine_third = ours.model_copy(update={"event_id": third.event_id})
@@ -658,195 +588,41 @@ def test_settling_lands_the_flight_and_releases_or_ends_the_claim(tmp_path, capl
     asyncio.run(scenario())
 
 
-# -- the fair queue, turn by turn --------------------------------------------------------------------------
-def test_the_fair_queue_takes_turns_between_sites_then_devices_and_keeps_order_within_one():
-    queue = FairQueue()
-    items = {name: _Item(0, _Ev(device, site)) for name, device, site in [
-        ("a1", "a", "s1"), ("a2", "a", "s1"), ("b1", "b", "s1"), ("c1", "c", "s2"), ("c2", "c", "s2"),
-        ("d1", "d", None)]}
-    for item in items.values():
-        queue.push(item)
-    assert len(queue) == 6 and queue.count("a") == 2 and queue.count("z") == 0
-    assert list(queue) == [items[n] for n in ("a1", "a2", "b1", "c1", "c2", "d1")]
-    assert queue.any(lambda i: i.event.device == "d") and not queue.any(lambda i: i.event.device == "z")
-    order = []
-    while (item := queue.pop()) is not None:
-        order.append(next(n for n, i in items.items() if i is item))
-    assert order == ["a1", "c1", "d1", "b1", "c2", "a2"] and len(queue) == 0 and queue.count("a") == 0
+# -- auth --------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("scheme", ["Bearer", "bearer", "BEARER", "bEaReR"])
+def test_the_bearer_scheme_is_case_insensitive(scheme):
+    auth = ApiAuth("the-token", {"house": "house-token"})
+    assert auth.principal(f"{scheme} the-token").is_operator
+    assert auth.principal(f"{scheme} house-token").device == "house"
+    assert auth.principal(f"{scheme} other") is None and auth.principal("Basic the-token") is None
 
 
-def test_the_fair_queue_removes_drains_and_evicts_a_less_urgent_tier_first():
-    queue = FairQueue()
-    urgent = _Item(0, _Ev("a"))
-    low = [_Item(2, _Ev("b")), _Item(2, _Ev("b"))]
-    other = _Item(2, _Ev("c"))
-    for item in (urgent, *low, other):
-        queue.push(item)
-    assert queue.victim(_Item(0, _Ev("a")), lambda _: True) is low[-1]  # the busiest device's newest
-    assert queue.victim(_Item(0, _Ev("a")), lambda i: i is not low[-1]) is low[0]
-    assert queue.victim(_Item(0, _Ev("a")), lambda i: i is other) is other
-    assert queue.victim(_Item(0, _Ev("a")), lambda _: False) is None
-    assert queue.victim(_Item(3, _Ev("z")), lambda _: True) is None  # nothing less urgent than tier 3
-    assert queue.remove(low[0]) and not queue.remove(low[0]) and queue.count("b") == 1 and len(queue) == 3
-    assert not queue.remove(_Item(5, _Ev("b"))) and not queue.remove(_Item(2, _Ev("q")))
-    assert queue.remove(low[1]) and queue.remove(other) and list(queue) == [urgent]
-    queue.push(low[0])
-    assert queue.drain() == [urgent, low[0]] and len(queue) == 0 and queue.pop() is None
-    assert queue.count("a") == 0 and list(queue) == []
-    queue.push(other)
-    assert queue.pop() is other and queue.pop() is None
+# -- SQLite claims: SQL strings mutmut does not plant ------------------------------------------------------
+@pytest.fixture
+def clock(monkeypatch) -> list[int]:
+    now = [1_000_000]
+    monkeypatch.setattr(claims_module, "_now_ms", lambda: now[0])
+    return now
 
 
-# -- shared.reuse, the rest of the rule ------------------------------------------------------------------------
-def _rule(**fields) -> ReuseRule:
-    base = {"scope": "camera", "device": "house", "camera": "porch", "site": "home", "label": "person",
-            "phash": PHASH, "max_distance": 6, "prompt_version": "person-3", "ttl_s": 60}
-    return ReuseRule(**{**base, **fields})
+def test_a_claim_holds_to_its_lease_s_last_millisecond(tmp_path, clock):
+    a, b = SQLiteClaims(tmp_path / "claims.db", "a"), SQLiteClaims(tmp_path / "claims.db", "b")
+    assert a.acquire("e1", 1.0)  # expires at 1_001_000, inclusive
+    clock[0] = 1_001_000
+    assert not b.acquire("e1", 60) and a.holds("e1") and b.expired() == []
+    b.forget("e1")
+    assert a.holds("e1")
+    clock[0] = 1_001_001
+    assert b.expired() == ["e1"] and b.acquire("e1", 60) and b.holds("e1")
+    a.close()
+    b.close()
 
 
-def test_rule_keys_and_buckets():
-    from edgetriage.shared.reuse import bucket, rule_key, scope_key
-
-    assert scope_key("site", "house", "porch", "home") == "site:home"
-    assert scope_key("site", "house", "porch", None) == "camera:house/porch"  # no site: its camera alone
-    assert scope_key("camera", "house", "porch", "home") == "camera:house/porch"
-    assert rule_key(_rule(scope="site")) == "site:home"
-    assert bucket(_rule()) == ("camera:house/porch", "person", "dct64", "person-3")
-
-
-def test_distance_reach_and_would_answer_at_their_edges():
-    from edgetriage.shared.reuse import distance, reach, would_answer
-
-    rule = _rule(embedding=_embedding(1), min_similarity=0.97)
-    assert distance(rule, "person", _flip(PHASH, 6), "dct64") == 6
-    assert distance(rule, "person", _flip(PHASH, 7), "dct64") is None
-    assert distance(rule, "person", _flip(PHASH, 6), "dct64", cap=5) is None
-    assert distance(rule, "person", _flip(PHASH, 5), "dct64", cap=5) == 5
-    assert distance(rule, "car", PHASH, "dct64") is None
-    by_hash = reach(rule, "person", _flip(PHASH, 2), "dct64")
-    assert (by_hash.key, by_hash.threshold, by_hash.distance, by_hash.similarity) == ("hash", 6, 2, None)
-    by_look = reach(rule, "person", _flip(PHASH, 30), "dct64", _embedding(1))
-    assert (by_look.key, by_look.threshold, by_look.distance, round(by_look.similarity, 6)) == (
-        "embedding", 0.97, 30, 1.0)
-    assert reach(rule, "person", _flip(PHASH, 30), "dct64", _embedding(2)) is None
-    assert reach(rule, "car", PHASH, "dct64") is None
-    assert would_answer(rule, scope="camera:house/porch", label="person", phash=PHASH, phash_alg="dct64",
-                        prompt_version="person-3")
-    assert not would_answer(rule, scope="site:home", label="person", phash=PHASH, phash_alg="dct64",
-                            prompt_version="person-3")
-    assert not would_answer(rule, scope="camera:house/porch", label="person", phash=PHASH, phash_alg="dct64",
-                            prompt_version="person-4")
-    assert would_answer(rule, scope="camera:house/porch", label="person", phash=_flip(PHASH, 40),
-                        phash_alg="dct64", prompt_version="person-3", embedding=_embedding(1))
-
-
-def test_still_answers_checks_the_winner_s_own_rule_and_its_ttl():
-    from edgetriage.shared.reuse import still_answers
-
-    rule = _rule(embedding=_embedding(1))
-    assert still_answers(rule, 1000, "person", PHASH, "dct64", 61_000)  # the TTL's last millisecond
-    assert not still_answers(rule, 1000, "person", PHASH, "dct64", 61_001)
-    assert not still_answers(None, 1000, "person", PHASH, "dct64", 1000)
-    assert not still_answers(rule, 1000, "person", _flip(PHASH, 7), "dct64", 1000)
-    assert still_answers(rule, 1000, "person", _flip(PHASH, 40), "dct64", 1000, _embedding(1))
-    assert not still_answers(rule, 1000, "car", PHASH, "dct64", 1000)
-
-
-def test_a_hash_match_ranks_before_an_embedding_match_then_nearer_newer_smaller_id():
-    from edgetriage.shared.reuse import best, nearest
-
-    face = _embedding(1)
-    by_look = Candidate("a", _flip(PHASH, 40), 6, 100, 60, face, 0.5)
-    far_hash = Candidate("b", _flip(PHASH, 5), 6, 50, 60)
-    assert nearest([by_look, far_hash], PHASH, 1000, embedding=face) is far_hash
-    found, how = best([by_look, far_hash], PHASH, 1000, embedding=face)
-    assert found is far_hash and how.key == "hash" and how.distance == 5
-    near = Candidate("c", _flip(PHASH, 1), 6, 10, 60)
-    newer = Candidate("d", _flip(PHASH, 1), 6, 20, 60)
-    same_time = Candidate("0", _flip(PHASH, 1), 6, 20, 60)
-    assert nearest([far_hash, near], PHASH, 1000) is near
-    assert nearest([near, newer], PHASH, 1000) is newer and nearest([newer, near], PHASH, 1000) is newer
-    assert nearest([newer, same_time], PHASH, 1000) is same_time
-    closer_look = Candidate("e", _flip(PHASH, 40), 6, 10, 60, face, 0.5)
-    other_look = Candidate("f", _flip(PHASH, 40), 6, 900, 60, _embedding(5), 0.0)
-    assert nearest([other_look, closer_look], PHASH, 1000, embedding=face) is closer_look  # higher similarity
-    found, how = best([closer_look], PHASH, 1000, embedding=face)
-    assert how.key == "embedding" and how.threshold == 0.5 and how.distance == 40 and how.similarity > 0.99
-    assert nearest([near], PHASH, 10 + 60_000) is near and nearest([near], PHASH, 10 + 60_001) is None
-    assert nearest([Candidate("g", _flip(PHASH, 3), 6, 10, 60)], PHASH, 1000, cap=2) is None
-    assert best([], PHASH, 1000) is None
-
-
-def test_a_policy_that_read_facts_answers_only_events_in_the_same_ranges():
-    from edgetriage.shared.policycell import EventFacts, PolicyInputs
-    from edgetriage.shared.reuse import nearest
-
-    inputs = PolicyInputs(minutes=(600, 700))
-    cell = Candidate("a", PHASH, 6, 10, 60, None, 0.97, inputs)
-    at = EventFacts(650, 7, frozenset(), -1.0, "", 1)
-    assert nearest([cell], PHASH, 1000, facts=at) is cell
-    assert nearest([cell], PHASH, 1000, facts=at._replace(minute=700)) is None
-    assert nearest([cell], PHASH, 1000) is None  # facts unknown: never
-    look = Candidate("b", PHASH, 6, 10, 60, _embedding(1), 0.5, PolicyInputs(look=True))
-    assert match(look, _flip(PHASH, 2), None) is not None and match(look, _flip(PHASH, 3), None) is None
-    assert match(look, _flip(PHASH, 30), _embedding(1)) is None  # a look is never matched by embedding
-    assert match(look._replace(max_distance=1), _flip(PHASH, 2), None) is None
-    assert match(look, _flip(PHASH, 2), None, cap=1) is None
-
-
-def test_a_near_copy_of_a_live_source_is_not_filed_again():
-    from edgetriage.shared.reuse import worth_filing
-
-    source = Candidate("src", PHASH, 8, 1000, 60)
-    assert not worth_filing(_rule(phash=_flip(PHASH, 4)), "new", "src", source, 2000)  # half of 8: a near copy
-    assert worth_filing(_rule(phash=_flip(PHASH, 5)), "new", "src", source, 2000)
-    assert worth_filing(_rule(phash=PHASH), "new", "src", source, 61_001)  # the source expired
-    assert not worth_filing(_rule(phash=PHASH), "new", "src", source, 61_000)
-    assert worth_filing(_rule(phash=PHASH), "new", None, source, 2000)  # the model's own answer
-    assert worth_filing(_rule(phash=PHASH), "src", "src", source, 2000)
-    assert worth_filing(_rule(phash=PHASH), "new", "src", None, 2000)  # its source is not filed
-
-
-def test_novel_looks_and_further_keys():
-    from edgetriage.shared.reuse import novel
-
-    keys = [Candidate("v", PHASH, 4, 5, 60, _embedding(1), 0.97)]
-    assert not novel(keys, _flip(PHASH, 4), None) and novel(keys, _flip(PHASH, 5), None)
-    assert not novel(keys, _flip(PHASH, 40), _embedding(1)) and novel(keys, _flip(PHASH, 40), _embedding(2))
-    assert novel(keys, _flip(PHASH, 4), None, cap=3) and novel([], PHASH, None)
-    key = further_key(keys[0], _flip(PHASH, 30), _embedding(2))
-    assert (key.phash, key.embedding, key.min_similarity, key.max_distance) == (
-        _flip(PHASH, 30), _embedding(2), 0.97, 2)
-    assert continues([], _embedding(1), 0.97) and continues([_embedding(1)], None, 0.97)
-    assert continues([_embedding(2), _embedding(1)], _embedding(1), 0.97)  # the best of the track's looks
-
-
-def test_an_event_s_facts_as_a_policy_reads_them():
-    from edgetriage.shared.reuse import PEOPLE_MIN, event_facts
-
-    event = _event().model_copy(update={
-        "local_time": "21:07", "zones": ["Loading_Zone", "door"], "dwell_s": 12, "direction": "left",
-        "detections": [Detection(label="person", score=PEOPLE_MIN, box=(0, 0, 1, 1)),
-                       Detection(label="person", score=PEOPLE_MIN - 0.01, box=(0, 0, 1, 1)),
-                       Detection(label="car", score=0.9, box=(0, 0, 1, 1))]})
-    facts = event_facts(event)
-    assert (facts.minute, facts.zones, facts.dwell_s, facts.direction, facts.people) == (
-        21 * 60 + 7, frozenset({"loading", "door"}), 12.0, "left", 1)
-    assert 0 <= facts.weekday <= 6
-    bare = event_facts(_event())
-    assert (bare.minute, bare.weekday, bare.dwell_s, bare.direction) == (-1, 7, -1.0, "")
-
-
-def test_a_prompt_version_carries_the_policy_s_ranges():
-    from edgetriage.shared.policycell import PolicyInputs
-    from edgetriage.shared.reuse import CELL_MARK, prompt_base, with_inputs
-
-    assert with_inputs("person-3", None) == "person-3"
-    one = with_inputs("person-3", PolicyInputs(minutes=(0, 60)))
-    two = with_inputs("person-3", PolicyInputs(minutes=(60, 120)))
-    assert one.startswith("person-3" + CELL_MARK) and len(one) == len("person-3") + 7 and one != two
-    assert one == with_inputs("person-3", PolicyInputs(minutes=(0, 60)))
-    long = with_inputs("p" * 40, PolicyInputs())
-    assert len(long) == 32 and long.startswith("p" * 25 + CELL_MARK)
-    assert prompt_base(one) == "person-3" and prompt_base("person-3") == "person-3"
-    assert with_inputs(one, PolicyInputs(minutes=(60, 120))) == two  # ranges replaced, not added
+def test_expired_claims_are_listed_oldest_first(tmp_path, clock):
+    a = SQLiteClaims(tmp_path / "claims.db", "a")
+    for n, eid in enumerate(("e3", "e1", "e2")):  # expiries 1_001_000, 1_002_000, 1_003_000
+        clock[0] = 1_000_000 + n * 1000
+        assert a.acquire(eid, 1.0)
+    clock[0] = 2_000_000
+    assert a.expired() == ["e3", "e1", "e2"] and a.expired(limit=1) == ["e3"]
+    a.close()
