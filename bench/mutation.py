@@ -171,6 +171,9 @@ PLANTED: list[Plant] = [
     Plant("expired claims listed newest first", "cloud.storage.claims", "SQLiteClaims.expired",
           r"ORDER BY expires_ms LIMIT", "ORDER BY expires_ms DESC LIMIT",
           (_C + "test_expired_claims_are_listed_oldest_first",)),
+    Plant("a still object waits one doubling longer", "edge.looks", "LookPlanner.still_due",
+          r"int\(math\.log2\(still_s / tracked_interval_s\)\)", "round(math.log2(still_s / tracked_interval_s))",
+          (_E + "test_a_still_object_waits_one_doubling_at_a_time_up_to_still_interval",)),
 ]
 
 _PACKAGES = ("edge", "cloud", "shared", "app")
