@@ -186,3 +186,18 @@ def test_a_prompt_version_carries_the_policy_s_ranges():
     assert len(long) == 32 and long.startswith("p" * 25 + CELL_MARK)
     assert prompt_base(one) == "person-3" and prompt_base("person-3") == "person-3"
     assert with_inputs(one, PolicyInputs(minutes=(60, 120))) == two  # ranges replaced, not added
+
+
+def test_a_candidate_s_defaults_and_a_look_match_is_a_hash_match():
+    from edgetriage.shared.policycell import PolicyInputs
+    from edgetriage.shared.reuse import DEFAULT_MIN_SIMILARITY, best
+
+    plain = Candidate("v", PHASH, 8, 0, 60)
+    assert (plain.embedding, plain.min_similarity, plain.inputs) == (None, DEFAULT_MIN_SIMILARITY, None)
+    face = make_embedding(1)
+    assert match(Candidate("v", PHASH, 8, 0, 60, face), flip(PHASH, 40), face).key == "embedding"
+    look = Candidate("v", PHASH, 8, 0, 60, None, 0.97, PolicyInputs(look=True))
+    found, how = best([look], flip(PHASH, 2), 1000, facts=None) or (None, None)
+    assert found is None  # a policy that read facts answers nothing without them
+    how = match(look, flip(PHASH, 2), None)
+    assert (how.key, how.distance, how.threshold, how.similarity) == ("hash", 2, 8, None)
