@@ -221,6 +221,12 @@ def test_a_reused_verdict_expires_with_the_model_answer_it_came_from(tmp_path):
     assert again.cache is not None and again.created_ms + again.cache.ttl_s * 1000 <= made + 3600_000
     old = hit.model_copy(update={"created_ms": made - 11_000})  # under a second left: no rule at all
     assert cache.reused(event, old, time.monotonic()).cache is None
+    assert isinstance(copy.cache.ttl_s, int)
+    now = int(time.time() * 1000)  # a rule lives whole seconds: 1.5 s left is 1 s, 0.7 s left is none
+    last = hit.model_copy(update={"created_ms": now - 3600_000 + 1500})
+    assert cache.reused(event, last, time.monotonic()).cache.ttl_s == 1
+    gone = hit.model_copy(update={"created_ms": now - 3600_000 + 700})
+    assert cache.reused(event, gone, time.monotonic()).cache is None
 
 
 def test_a_site_offer_goes_to_the_site_s_other_devices_only():
@@ -273,8 +279,8 @@ def test_a_model_verdict_carries_the_policy_s_rule_and_the_analysis_fields(tmp_p
     assert plain.cache.policy_inputs is None and plain.timings.analyze_ms > 0 and plain.decided_by == "model"
     assert cache.from_model(event, _analysis(checked="why"), "p", "m", arrived, arrived).decided_by == "check"
     assert cache.from_model(event, _analysis(decided_by="policy"), "p", "m", arrived, arrived).decided_by == "policy"
-    assert len(cache.from_model(event, _analysis(description="d" * 400, model="n" * 200), "p", "m", arrived,
-                                arrived).description) == 300
+    long = cache.from_model(event, _analysis(description="d" * 400, model="n" * 200), "p", "m", arrived, arrived)
+    assert len(long.description) == 300 and long.model == "n" * 128
 
 
 @pytest.mark.parametrize(("fields", "description"), [
@@ -284,7 +290,10 @@ def test_a_model_verdict_carries_the_policy_s_rule_and_the_analysis_fields(tmp_p
 ])
 def test_a_fallback_says_why_and_files_no_rule(tmp_path, fields, description):
     cache = VerdictCache(SQLiteStore(tmp_path / "cloud.db"), ReusePolicy())
-    verdict = cache.from_model(make_event(), _analysis(**fields), "p", "m", time.monotonic(), time.monotonic())
+    from edgetriage.shared.policycell import PolicyInputs
+
+    analysis = _analysis(**fields, policy_inputs=PolicyInputs())
+    verdict = cache.from_model(make_event(), analysis, "p", "m", time.monotonic(), time.monotonic())
     assert verdict.description == description and verdict.source == "fallback"
     assert verdict.cache is None and verdict.decided_by is None
     assert verdict.verdict == ("unknown" if fields["verdict"] == "maybe" else "alert")
@@ -311,7 +320,7 @@ def test_a_cache_hit_is_a_copy_for_the_new_event_and_another_device_sees_only_th
     original = _stored(cache, first, facts=["Person: yes."], checked="why", corrected=["colour"],
                        description="a person at the door")
     near = make_event(site="home", phash=flip(PHASH, 3))
-    arrived = time.monotonic()
+    arrived = time.monotonic() - 0.25
     hit = cache.answer(near, "person-3", arrived)
     assert (hit.event_id, hit.device, hit.camera, hit.label, hit.source) == (
         near.event_id, "house", "porch", "person", "cloud_cache")
@@ -319,7 +328,7 @@ def test_a_cache_hit_is_a_copy_for_the_new_event_and_another_device_sees_only_th
     assert hit.description == "a person at the door" and hit.facts == ["Person: yes."]  # the same device
     assert hit.reused_by.key == "hash" and hit.reused_by.distance == 3 and hit.reused_by.threshold == 8
     assert hit.cache.phash == near.phash and hit.cache.prompt_version == "person-3" and hit.cache.ttl_s <= 600
-    assert abs(hit.created_ms - time.time() * 1000) < 5000 and hit.timings.total_ms >= 0
+    assert abs(hit.created_ms - time.time() * 1000) < 5000 and 250 <= hit.timings.total_ms < 60_000
     other = cache.answer(make_event("shed", "cam2", site="home"), "person-3", arrived)
     assert other.device == "shed" and other.reused_from == first.event_id
     assert (other.description, other.facts, other.checked, other.corrected) == ("", [], None, [])
@@ -346,9 +355,10 @@ def test_only_a_model_verdict_with_a_site_rule_is_offered(why_not):
         update={"source": "llm", "cache": rule.model_copy(update={"scope": "site", "site": "home"}),
                 "facts": ["Person: yes."]}))[0]
     assert (offer.device, offer.source, offer.facts, offer.event_id) == ("shed", "cloud_cache", [], verdict.event_id)
+    assert offer.timings.model_dump() == type(offer.timings)().model_dump()
 
 
-def test_reuse_checks_ask_the_model_about_a_share_of_hits_and_count_what_it_says():
+def test_reuse_checks_ask_the_model_about_a_share_of_hits_and_count_what_it_says(caplog):
     from edgetriage.cloud.scheduler import Outcome, Released
     from edgetriage.cloud.verdicts import ReuseChecks
 
@@ -375,9 +385,13 @@ def test_reuse_checks_ask_the_model_about_a_share_of_hits_and_count_what_it_says
                 Outcome(_analysis(error="boom"), 0.0, 0.0), Outcome(_analysis(), 0.0, 0.0, refused="budget"),
                 Outcome(None, 0.0, 0.0), Released()]
     answers.extend(outcomes)
-    for _ in outcomes:
-        asyncio.run(checks._check(event, reused))
+    with caplog.at_level("INFO", logger="edgetriage.cloud.service"):
+        for _ in outcomes:
+            asyncio.run(checks._check(event, reused))
     assert (stats.reuse_checked, stats.reuse_disagreed, stats.reuse_unchecked) == (2, 1, 3)
+    said = [r for r in caplog.records if r.name == "edgetriage.cloud.service"]
+    assert [r.getMessage() for r in said] == ["reuse check: the model says benign where the cache said alert"]
+    assert (said[0].event_id, said[0].device, said[0].camera) == (event.event_id, "house", "porch")
     never = ReuseChecks(ReusePolicy(verify_sample=0.0), stats, ask, spawned.append)
     never.sample(event, reused)
     assert len(spawned) == 2
