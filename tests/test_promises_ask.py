@@ -119,3 +119,57 @@ def test_an_answer_covers_exactly_its_devices_cameras_label_and_time(where, held
     coverage = Coverage(frozenset({"house"}), frozenset({("house", "porch")}), "person", 100, 200)
     assert coverage.holds(*where) is held
     assert Coverage(None, None, None, None, None).holds(*where)
+
+
+def _judged(said: str, description: str, facts: Facts | None, verdict_p=None, policy: str | None = None):
+    prompt = Prompt(messages=[], version="person-3", source="test", facts=facts, policy=policy)
+    answer = Answer(verdict=said, description=description, confidence=0.7)
+    started = time.perf_counter() - 0.05
+    return judged(answer, prompt, verdict_p, Calibration.load(), name="m" * 200, started=started,
+                  extra={"kept": 1})
+
+
+def test_a_judged_answer_carries_the_check_the_calibration_and_what_the_model_said():
+    from edgetriage.cloud.analysis.calibrate import features
+
+    facts = _facts(0.9)
+    analysis = _judged("benign", "A person walking past.", facts, {"benign": 0.6, "alert": 0.4})
+    assert analysis.model == "m" * 128 and analysis.prompt_version == "person-3" and analysis.analyze_ms >= 50
+    assert analysis.facts == tuple(facts.sentences()) and analysis.corrected == ()
+    assert analysis.checked.startswith("sure: ") and analysis.model_verdict == "benign"
+    extra = analysis.extra
+    assert extra["kept"] == 1 and extra["model_confidence"] == 0.7 and extra["evidence_score"] == 0.9
+    assert extra["verdict_p"] == {"benign": 0.6, "alert": 0.4}
+    expected = Calibration.load().confidence(features("alert", {"benign": 0.6, "alert": 0.4}, 0.9, True, ()))
+    assert analysis.confidence == round(expected, 3)
+    server = _judged("alert", "A person walking past.", facts)  # a server's answer: its stated confidence
+    assert server.extra["verdict_p"] == {"alert": 0.7} and server.checked is None and server.description == (
+        "A person walking past.") and "model_description" not in server.extra
+    expected = Calibration.load().confidence(features("alert", {"alert": 0.7}, 0.9, False, ()))
+    assert server.confidence == round(expected, 3)
+    blind = _judged("alert", "Someone.", None, {"alert": 0.9123456})
+    assert blind.facts == () and blind.extra["evidence_score"] is None and blind.extra["verdict_p"] == {"alert": 0.912}
+    assert blind.description == "Someone." and blind.checked is None
+
+
+def test_a_description_beyond_the_facts_is_replaced_and_said_in_checked():
+    facts = Facts("person", 0.9, (0.1, 0.1, 0.9, 0.9), True, upper="dark", lower="blue")
+    analysis = _judged("alert", "A person in a red top holding a knife.", facts, {"alert": 0.9})
+    assert analysis.verdict == "alert" and set(analysis.corrected) == {"colour", "object"}
+    assert analysis.description == from_facts(facts, "alert")
+    assert analysis.checked.startswith("description: ") and analysis.checked.endswith(
+        " not in the facts, replaced by their words")
+    assert "colour red" in analysis.checked and "object knife" in analysis.checked
+    assert analysis.extra["description_fixed"] == list(analysis.corrected)
+
+
+def test_a_server_s_text_is_parsed_or_a_fallback_says_why():
+    from edgetriage.cloud.analysis.check import analysis_from_text
+
+    prompt = Prompt(messages=[], version="person-3", source="test", facts=_facts(0.9), policy=None)
+    good = analysis_from_text('{"verdict": "alert", "confidence": 0.8, "description": "A person."}', prompt,
+                              Calibration.load(), name="srv", started=time.perf_counter(), extra={"id": 1})
+    assert good.verdict == "alert" and good.error is None and good.extra["id"] == 1
+    assert good.extra["raw"].startswith('{"verdict": "alert"')
+    bad = analysis_from_text("x" * 400, prompt, Calibration.load(), name="srv", started=time.perf_counter())
+    assert bad.verdict == "unknown" and bad.error.startswith("unusable model output (") and len(bad.extra["raw"]) == 300
