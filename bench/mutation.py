@@ -4,6 +4,7 @@
     python bench/mutation.py --module edge/outbox.py    # one module
     python bench/mutation.py --planted                  # only the hand-planted bugs (issues 18, 31), each must fail
     python bench/mutation.py --retest FOLDER            # a --keep folder's survivors against today's tests
+    python bench/mutation.py --resume FOLDER            # a --keep folder's run that stopped, carried on
 
 Not part of CI (it runs every fast test once per mutant). It needs mutmut 2 (`pip install '.[mutation]'`).
 The working tree is copied to a scratch folder and the `edgetriage` package is pointed at that copy
@@ -333,6 +334,20 @@ def retest(dest: Path) -> dict:
     return report(repo, env, module, time.monotonic() - started)
 
 
+def resume(dest: Path) -> dict:
+    """A kept folder's run, carried on where it stopped (a killed or hung mutmut): the mutants not yet
+    tested, against the working tree's tests as they are now; the mutants already judged stay as they were."""
+    repo, env = dest / "repo", _env(dest)
+    db = sqlite3.connect(str(repo / ".mutmut-cache"))
+    (module,) = db.execute("SELECT filename FROM SourceFile").fetchone()
+    db.close()
+    shutil.rmtree(repo / "tests")
+    shutil.copytree(ROOT / "tests", repo / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    started = time.monotonic()
+    subprocess.run(_mutmut(module), cwd=repo, env=env, stdout=subprocess.DEVNULL)
+    return report(repo, env, module, time.monotonic() - started)
+
+
 def report(repo: Path, env: dict[str, str], module: str, seconds: float) -> dict:
     db = sqlite3.connect(str(repo / ".mutmut-cache"))
     rows = db.execute("SELECT m.id, m.status FROM Mutant m JOIN Line l ON m.line = l.id "
@@ -361,9 +376,11 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder (its path is printed)")
     parser.add_argument("--retest", type=Path, metavar="FOLDER",
                         help="a folder kept with --keep: run its survivors again against the current tests")
+    parser.add_argument("--resume", type=Path, metavar="FOLDER",
+                        help="a folder kept with --keep whose run stopped: test the mutants not tested yet")
     args = parser.parse_args()
-    if args.retest is not None:
-        result = retest(args.retest)
+    if args.retest is not None or args.resume is not None:
+        result = retest(args.retest) if args.retest is not None else resume(args.resume)
         print(json.dumps({"modules": {result["module"]: result["score"]}, "mutants": result["mutants"],
                           "killed": result["killed"], "score": result["score"]}))
         return 0
