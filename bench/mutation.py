@@ -1,7 +1,7 @@
 """Mutation testing of the modules that hold the product's promises: do the fast tests notice a one-line bug?
 
     nice -n 10 python bench/mutation.py                 # every module below (about an hour on two busy cores)
-    python bench/mutation.py --module edge/outbox.py    # one module
+    python bench/mutation.py --module edge/delivery/outbox.py    # one module
     python bench/mutation.py --planted                  # only the hand-planted bugs (issues 18, 31), each must fail
     python bench/mutation.py --retest FOLDER            # a --keep folder's survivors against today's tests
     python bench/mutation.py --resume FOLDER            # a --keep folder's run that stopped, carried on
@@ -42,9 +42,9 @@ PYTEST = f"{shlex.quote(sys.executable)} -m pytest -x -q -p no:cacheprovider -p 
 _FAST = "tests/test_boundaries.py -k 'not in_the_store_when'"
 _PROMISES = "tests/test_promises_cloud.py"
 MODULES: dict[str, str] = {
-    "edge/outbox.py": f"{_FAST} tests/test_outbox.py "
+    "edge/delivery/outbox.py": f"{_FAST} tests/test_outbox.py "
                       "tests/test_faults.py::test_outbox_full_policies_by_priority_and_age_with_exact_counts",
-    "edge/rules.py": f"{_FAST} tests/test_rules.py tests/test_edge_agent.py::test_rules_apply_in_order "
+    "edge/triage/rules.py": f"{_FAST} tests/test_rules.py tests/test_edge_agent.py::test_rules_apply_in_order "
                      "tests/test_edge_cascade.py::test_schedule_windows_run_past_midnight "
                      "tests/test_edge_cascade.py::test_overrides_pick_the_most_specific_rule_and_inherit_the_rest "
                      "tests/test_edge_cascade.py::test_confirmation_dwell_cooldown_and_uncertain_flag "
@@ -60,8 +60,8 @@ MODULES: dict[str, str] = {
     "cloud/analysis/check.py": "tests/test_promises_ask.py tests/test_facts.py tests/test_verdicts.py -m 'not slow'",
     "cloud/ask/cache.py": "tests/test_promises_ask.py",
     "cloud/ask/router.py": "tests/test_promises_ask.py tests/test_ask.py tests/test_ask_words.py -m 'not slow'",
-    "edge/resolve.py": "tests/test_promises_edge.py",
-    "edge/looks.py": "tests/test_promises_edge.py",
+    "edge/vision/resolve.py": "tests/test_promises_edge.py",
+    "edge/vision/looks.py": "tests/test_promises_edge.py",
 }
 
 
@@ -93,25 +93,25 @@ PLANTED: list[Plant] = [
           "d < max_distance", _B),
     Plant("reuse distance tightened by 2", "shared.reuse", "_within", r"d <= max_distance\b",
           "d <= max_distance - 2", _B),
-    Plant("device cache expiry from the cloud's clock", "edge.vcache", "VerdictCache.add",
+    Plant("device cache expiry from the cloud's clock", "edge.triage.verdict_cache", "VerdictCache.add",
           r"made_ms = min\(verdict\.created_ms, now_ms\)", "made_ms = verdict.created_ms", _B),
-    Plant("one verdict deletes every sent row", "edge.outbox", "Outbox.complete",
+    Plant("one verdict deletes every sent row", "edge.delivery.outbox", "Outbox.complete",
           r"DELETE FROM outbox WHERE event_id = \?\"", "DELETE FROM outbox WHERE event_id = ? OR state = 'sent'\"",
           _B),
-    Plant("a verdict before its PUBACK is ignored", "edge.outbox", "Outbox.complete",
+    Plant("a verdict before its PUBACK is ignored", "edge.delivery.outbox", "Outbox.complete",
           r"SELECT LENGTH\(payload\) FROM outbox WHERE event_id = \?\"",
           "SELECT LENGTH(payload) FROM outbox WHERE event_id = ? AND state != 'inflight'\"", _B),
-    Plant("a refused PUBACK deletes the event", "edge.outbox", "Outbox.mark_refused",
+    Plant("a refused PUBACK deletes the event", "edge.delivery.outbox", "Outbox.mark_refused",
           r"UPDATE outbox SET mid = NULL WHERE event_id = \?", "DELETE FROM outbox WHERE event_id = ?", _B),
-    Plant("a refused PUBACK counts as delivery", "edge.outbox", "Outbox.mark_refused",
+    Plant("a refused PUBACK counts as delivery", "edge.delivery.outbox", "Outbox.mark_refused",
           r"UPDATE outbox SET mid = NULL WHERE event_id = \?",
           "UPDATE outbox SET state = 'sent', mid = NULL WHERE event_id = ?", _B),
-    Plant("the cooldown ignores the zone rule", "edge.rules", "Rules.decide",
+    Plant("the cooldown ignores the zone rule", "edge.triage.rules", "Rules.decide",
           r"key = \(camera, rule\.scope, ev\.label\)", 'key = (camera, "*", ev.label)', _B),
     Plant("a verdict published before it is stored", "cloud.service", "CloudService._answer_claimed",
           r"\n(\s*)verdict = store_verdict\(", r"\n\1self._publish(verdict)\n\1verdict = store_verdict(",
           ("tests/test_boundaries.py::test_a_verdict_is_in_the_store_when_it_is_published",)),
-    Plant("re-sends spend the budget", "edge.delivery", "Delivery._publish_due", r"if item\.attempts == 0:",
+    Plant("re-sends spend the budget", "edge.delivery.link", "Delivery._publish_due", r"if item\.attempts == 0:",
           "if True:", ("tests/test_edge_daemon.py::test_resends_do_not_spend_the_budget",)),
     Plant("the cloud config accepts unknown keys", "shared.config", "Strict", r'extra="forbid"', 'extra="ignore"',
           ("tests/test_boundaries.py::test_cloud_config_refuses_unknown_keys_by_name",)),
@@ -172,7 +172,7 @@ PLANTED: list[Plant] = [
     Plant("expired claims listed newest first", "cloud.storage.claims", "SQLiteClaims.expired",
           r"ORDER BY expires_ms LIMIT", "ORDER BY expires_ms DESC LIMIT",
           (_C + "test_expired_claims_are_listed_oldest_first",)),
-    Plant("a still object waits one doubling longer", "edge.looks", "LookPlanner.still_due",
+    Plant("a still object waits one doubling longer", "edge.vision.looks", "LookPlanner.still_due",
           r"int\(math\.log2\(still_s / tracked_interval_s\)\)", "round(math.log2(still_s / tracked_interval_s))",
           (_E + "test_a_still_object_waits_one_doubling_at_a_time_up_to_still_interval",)),
 ]

@@ -6,8 +6,8 @@ that ties a detection to a track."""
 from __future__ import annotations
 
 import pytest
-from edgetriage.edge.looks import LookConfig, LookPlanner
-from edgetriage.edge.track import Track
+from edgetriage.edge.vision.looks import LookConfig, LookPlanner
+from edgetriage.edge.vision.track import Track
 
 BOX = (0.4, 0.1, 0.6, 0.9)
 
