@@ -172,6 +172,15 @@ PLANTED: list[Plant] = [
     Plant("expired claims listed newest first", "cloud.storage.claims", "SQLiteClaims.expired",
           r"ORDER BY expires_ms LIMIT", "ORDER BY expires_ms DESC LIMIT",
           (_C + "test_expired_claims_are_listed_oldest_first",)),
+    Plant("the person-mass boundary of an uncertain person", "edge.vision.resolve", "_classifier_may_see_person",
+          r'c\.categories\["person"\] >= cfg\.uncertain_min_person_mass',
+          'c.categories["person"] > cfg.uncertain_min_person_mass',
+          (_E + "test_an_uncertain_person_needs_exactly_the_person_mass",)),
+    Plant("the rider exception dropped", "edge.vision.resolve", "resolve",
+          r"\s+and not \(other\.label in RIDDEN and evidence >= cfg\.uncertain_min_score\)\)", ")",
+          (_E + "test_a_bike_with_faint_person_evidence_is_looked_at_as_a_person",)),
+    Plant("the overlap fraction a half", "edge.vision.resolve", "overlaps", r"smaller / 3\.0", "smaller / 2.0",
+          (_E + "test_a_detection_belongs_to_a_box_from_a_third_of_the_smaller_one",)),
     Plant("a still object waits one doubling longer", "edge.vision.looks", "LookPlanner.still_due",
           r"int\(math\.log2\(still_s / tracked_interval_s\)\)", "round(math.log2(still_s / tracked_interval_s))",
           (_E + "test_a_still_object_waits_one_doubling_at_a_time_up_to_still_interval",)),
@@ -214,17 +223,41 @@ def locate(repo: Path, plant: Plant) -> tuple[Path, int, int]:
         span = _defined(ast.parse(named.read_text()), plant.function)
         if span is not None:
             return named, *span
-    found = []
-    for package in _PACKAGES:
-        for path in sorted((repo / package).rglob("*.py")):
-            span = _defined(ast.parse(path.read_text()), plant.function)
-            if span is not None:
-                found.append((path, *span))
+    found = _everywhere(repo, plant.function)
+    if not found:  # a function made a method (or a method a function): by its own name alone
+        bare = plant.function.rsplit(".", 1)[-1]
+        found = _everywhere(repo, bare, suffix=True)
     if len(found) != 1:
         where = ", ".join(str(f[0].relative_to(repo)) for f in found) or "nowhere"
         raise SystemExit(f"{plant.what!r}: {plant.function} is defined {where}, not in {plant.module} nor in "
                          "exactly one other module; update PLANTED")
     return found[0]
+
+
+def _everywhere(repo: Path, name: str, *, suffix: bool = False) -> list[tuple[Path, int, int]]:
+    """Every definition of `name` in the package: its qualified name, or (`suffix`) any qualified name
+    ending in it."""
+    found = []
+    for package in _PACKAGES:
+        for path in sorted((repo / package).rglob("*.py")):
+            tree = ast.parse(path.read_text())
+            for qualname in (_qualnames(tree) if suffix else [name]):
+                if qualname == name or qualname.endswith("." + name):
+                    span = _defined(tree, qualname)
+                    if span is not None:
+                        found.append((path, *span))
+    return found
+
+
+def _qualnames(tree: ast.AST, prefix: str = "") -> list[str]:
+    names = []
+    for child in ast.iter_child_nodes(tree):
+        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.append(f"{prefix}{child.name}")
+            names += _qualnames(child, f"{prefix}{child.name}.")
+        else:
+            names += _qualnames(child, prefix)
+    return names
 
 
 def plant_text(text: str, first: int, last: int, plant: Plant) -> str:

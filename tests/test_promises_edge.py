@@ -5,8 +5,15 @@ that ties a detection to a track."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
+from edgetriage.edge.vision.capture import Frame
+from edgetriage.edge.vision.classify import Classification
+from edgetriage.edge.vision.detect import Det
+from edgetriage.edge.vision.events import TrackEvent, VisionConfig
 from edgetriage.edge.vision.looks import LookConfig, LookPlanner
+from edgetriage.edge.vision.pipeline import Stages, VisionPipeline
+from edgetriage.edge.vision.resolve import overlaps
 from edgetriage.edge.vision.track import Track
 
 BOX = (0.4, 0.1, 0.6, 0.9)
@@ -47,3 +54,65 @@ def test_a_moved_object_starts_waiting_from_the_shortest_interval_again():
     assert planner.still_due(track, 0.5, 20.0, 20.0) == 0.5  # forgotten: as if new
     off = LookPlanner(LookConfig(still_interval_s=0.0), max_missed_s=100.0)
     assert off.still_due(track, 0.5, 20.0, 20.0) == 0.5 and off.still_due(track, 0.0, 20.0, 20.0) == 0.0
+
+
+# -- resolving a motion track nothing explained ---------------------------------------------------------------
+class Sees:
+    """A detector of the test's own: the same detections on every look (the decision after the look is what
+    is tested here, not the model)."""
+
+    input_size = (320, 320)
+
+    def __init__(self, *found: Det) -> None:
+        self.found = list(found)
+
+    def detect(self, image: np.ndarray, region=None) -> list[Det]:
+        return list(self.found)
+
+
+class Weighs:
+    """A classifier of the test's own: this much probability mass on what people wear and carry."""
+
+    def __init__(self, person: float) -> None:
+        self.person = person
+
+    def classify(self, crop: np.ndarray) -> Classification:
+        return Classification([], {"person": self.person, "vehicle": 0.0, "animal": 0.0,
+                                   "object": 1.0 - self.person}, 0, True)
+
+
+def _moving_blob(verifier: Sees, person_mass: float) -> list[TrackEvent]:
+    """Three seconds of a dark blob crossing a grey wall at 10 fps that the detector never names: the
+    pipeline resolves the motion track with the verifier's look and the classifier."""
+    pipe = VisionPipeline("cam", VisionConfig(), Sees(), stages=Stages(verifier, Weighs(person_mass)))
+    events: list[TrackEvent] = []
+    for i in range(30):
+        image = np.full((180, 320, 3), 128, np.uint8)
+        image[60:140, 40 + 3 * i:70 + 3 * i] = 30
+        events += pipe.process(Frame(i, i / 10, 1000 + 100 * i, image)).new_events
+    return events + pipe.finish().new_events
+
+
+WHOLE = (0.0, 0.0, 1.0, 1.0)
+FAINT = Det("person", 0.3, WHOLE)  # faint person evidence: above uncertain_min_score, under uncertain_below
+
+
+def test_an_uncertain_person_needs_exactly_the_person_mass():
+    at = VisionConfig().uncertain_min_person_mass
+    assert [(e.label, e.uncertain) for e in _moving_blob(Sees(FAINT), at)] == [("person", True)]
+    assert _moving_blob(Sees(FAINT), at - 0.01) == []  # the classifier sees no room for a person: noise
+
+
+def test_a_bike_with_faint_person_evidence_is_looked_at_as_a_person():
+    bike = Det("bicycle", 0.6, WHOLE)
+    assert [(e.label, e.uncertain) for e in _moving_blob(Sees(FAINT, bike), 0.5)] == [("person", True)]
+    assert [(e.label, e.uncertain) for e in _moving_blob(Sees(bike), 0.5)] == [("bicycle", False)]
+
+
+def test_a_detection_belongs_to_a_box_from_a_third_of_the_smaller_one():
+    assert overlaps((0.0, 0.0, 3.0, 1.0), (2.0, 0.0, 5.0, 1.0))  # exactly a third
+    assert not overlaps((0.0, 0.0, 3.0, 1.0), (2.25, 0.0, 5.25, 1.0))
+    assert overlaps((0.0, 0.0, 1.0, 3.0), (0.0, 2.0, 1.0, 5.0)) and not overlaps((0, 0, 1, 3), (0, 2.25, 1, 5.25))
+    assert overlaps((0.0, 0.0, 4.0, 4.0), (1.0, 1.0, 2.0, 2.0))  # inside a bigger box: all of the smaller
+    assert not overlaps((0.0, 0.0, 1.0, 1.0), (1.0, 0.0, 2.0, 1.0))  # touching is not overlapping
+    assert not overlaps((0.0, 0.0, 1.0, 1.0), (0.0, 1.0, 1.0, 2.0))
