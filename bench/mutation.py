@@ -86,6 +86,7 @@ _C = "tests/test_promises_cloud.py::"
 _R = "tests/test_promises_reuse.py::"
 _A = "tests/test_promises_ask.py::"
 _E = "tests/test_promises_edge.py::"
+_CLAIMS = ("tests/test_boundaries.py", "tests/test_promises_cloud.py")
 
 PLANTED: list[Plant] = [
     # issue 18
@@ -172,6 +173,27 @@ PLANTED: list[Plant] = [
     Plant("expired claims listed newest first", "cloud.storage.claims", "SQLiteClaims.expired",
           r"ORDER BY expires_ms LIMIT", "ORDER BY expires_ms DESC LIMIT",
           (_C + "test_expired_claims_are_listed_oldest_first",)),
+    # issue 31: SQL strings mutmut does not mutate, planted by hand (cloud/storage/claims.py, SQLite)
+    Plant("SQL: another owner's live claim taken", "cloud.storage.claims", "SQLiteClaims.acquire",
+          r"WHERE claims\.expires_ms < \? OR claims\.owner = excluded\.owner", "WHERE 1 = 1 OR ? = 0", _CLAIMS),
+    Plant("SQL: our own claim not taken again", "cloud.storage.claims", "SQLiteClaims.acquire",
+          r"OR claims\.owner = excluded\.owner", "AND claims.owner = excluded.owner", _CLAIMS),
+    Plant("SQL: a taken-over claim keeps the old expiry", "cloud.storage.claims", "SQLiteClaims.acquire",
+          r"SET owner = excluded\.owner, expires_ms = excluded\.expires_ms", "SET owner = excluded.owner", _CLAIMS),
+    Plant("SQL: a renewal extends another owner's claim", "cloud.storage.claims", "SQLiteClaims.renew",
+          r"WHERE event_id = \? AND owner = \?\"", "WHERE event_id = ? AND ? IS NOT NULL\"", _CLAIMS),
+    Plant("SQL: holds reads any row", "cloud.storage.claims", "SQLiteClaims.holds",
+          r"WHERE event_id = \?\"", "WHERE event_id = ? OR 1 = 1 ORDER BY owner DESC\"", _CLAIMS),
+    Plant("SQL: a release deletes another owner's claim", "cloud.storage.claims", "SQLiteClaims.release",
+          r"WHERE event_id = \? AND owner = \?\"", "WHERE event_id = ? AND ? IS NOT NULL\"", _CLAIMS),
+    Plant("SQL: abandoning ends another owner's claim", "cloud.storage.claims", "SQLiteClaims.abandon",
+          r"WHERE event_id = \? AND owner = \?\"", "WHERE event_id = ? AND ? IS NOT NULL\"", _CLAIMS),
+    Plant("SQL: a claim listed expired in its last millisecond", "cloud.storage.claims", "SQLiteClaims.expired",
+          r"WHERE expires_ms < \?", "WHERE expires_ms <= ?", _CLAIMS),
+    Plant("SQL: expired claims listed without a limit", "cloud.storage.claims", "SQLiteClaims.expired",
+          r"LIMIT \?\"", "LIMIT -1 + 0 * ?\"", _CLAIMS),
+    Plant("SQL: a live claim forgotten", "cloud.storage.claims", "SQLiteClaims.forget",
+          r"AND expires_ms < \?", "AND expires_ms > -?", _CLAIMS),
     Plant("the person-mass boundary of an uncertain person", "edge.vision.resolve", "_classifier_may_see_person",
           r'c\.categories\["person"\] >= cfg\.uncertain_min_person_mass',
           'c.categories["person"] > cfg.uncertain_min_person_mass',
