@@ -324,7 +324,7 @@ def _env(dest: Path) -> dict[str, str]:
 
 
 def _check_copy(repo: Path, env: dict[str, str]) -> None:
-    where = subprocess.run([sys.executable, "-c", "import edgetriage.edge.outbox as m; print(m.__file__)"],
+    where = subprocess.run([sys.executable, "-c", "import edgetriage.shared.reuse as m; print(m.__file__)"],
                            cwd=repo, env=env, capture_output=True, text=True, check=True).stdout.strip()
     if not where.startswith(str(repo.parent)):
         raise SystemExit(f"the scratch copy is not the one imported ({where}); stopping before mutating anything")
