@@ -640,3 +640,16 @@ def test_expired_claims_are_listed_oldest_first(tmp_path, clock):
     clock[0] = 2_000_000
     assert a.expired() == ["e3", "e1", "e2"] and a.expired(limit=1) == ["e3"]
     a.close()
+
+
+def test_removing_one_device_s_last_item_leaves_its_site_s_other_devices_queued():
+    queue = FairQueue()
+    mine, theirs = _Item(1, _Ev("a", "home")), _Item(1, _Ev("b", "home"))
+    queue.push(mine)
+    queue.push(theirs)
+    assert queue.remove(mine) and list(queue) == [theirs] and len(queue) == 1
+    assert queue.pop() is theirs and queue.pop() is None
+    queue.push(mine)
+    assert queue.remove(mine) and list(queue) == [] and queue.pop() is None  # nothing empty left behind
+    queue.push(theirs)
+    assert queue.pop() is theirs
