@@ -653,3 +653,12 @@ def test_removing_one_device_s_last_item_leaves_its_site_s_other_devices_queued(
     assert queue.remove(mine) and list(queue) == [] and queue.pop() is None  # nothing empty left behind
     queue.push(theirs)
     assert queue.pop() is theirs
+
+
+def test_a_claim_is_held_per_event_and_owner(tmp_path):
+    a, b = SQLiteClaims(tmp_path / "claims.db", "a"), SQLiteClaims(tmp_path / "claims.db", "b")
+    assert a.acquire("e1", 60) and b.acquire("e2", 60)
+    assert a.holds("e1") and not a.holds("e2") and b.holds("e2") and not b.holds("e1")
+    assert not a.holds("e3") and not b.holds("e3")
+    a.close()
+    b.close()
