@@ -363,13 +363,47 @@ def _mutmut(module: str, *extra: str) -> list[str]:
             "--no-progress", "--simple-output"]
 
 
+IDLE_LIMIT_S = 90  # mutmut with no worker for this long is stuck (its worker was killed), so it is restarted
+
+
+def _children(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return []
+
+
+def _mutmut_watched(repo: Path, env: dict[str, str], module: str) -> int:
+    """mutmut run, carried on where it stopped until it ends by itself. mutmut 2 waits forever for a worker
+    that was killed (by the machine's other work, say); a mutmut with no worker for IDLE_LIMIT_S is stopped,
+    the module restored (a killed worker may leave its mutant in place) and mutmut started again, which
+    skips the mutants it has judged."""
+    source = repo / module
+    original = source.read_text()
+    while True:
+        proc = subprocess.Popen(_mutmut(module), cwd=repo, env=env, stdout=subprocess.DEVNULL)
+        idle_since = time.monotonic()
+        while proc.poll() is None:
+            time.sleep(5)
+            if _children(proc.pid):
+                idle_since = time.monotonic()
+            elif time.monotonic() - idle_since > IDLE_LIMIT_S:
+                proc.kill()
+                proc.wait()
+                break
+        else:
+            return proc.returncode
+        print(f"mutmut on {module} had no worker for {IDLE_LIMIT_S} s: started again", file=sys.stderr, flush=True)
+        source.write_text(original)
+
+
 def run_module(repo: Path, env: dict[str, str], module: str) -> dict:
     cache = repo / ".mutmut-cache"
     cache.unlink(missing_ok=True)
     started = time.monotonic()
-    done = subprocess.run(_mutmut(module), cwd=repo, env=env, stdout=subprocess.DEVNULL)
-    if done.returncode == 1 or not cache.exists():
-        raise SystemExit(f"mutmut could not run on {module} (exit {done.returncode}); see its output above")
+    code = _mutmut_watched(repo, env, module)
+    if code == 1 or not cache.exists():
+        raise SystemExit(f"mutmut could not run on {module} (exit {code}); see its output above")
     return report(repo, env, module, time.monotonic() - started)
 
 
@@ -399,7 +433,7 @@ def resume(dest: Path) -> dict:
     shutil.rmtree(repo / "tests")
     shutil.copytree(ROOT / "tests", repo / "tests", ignore=shutil.ignore_patterns("__pycache__"))
     started = time.monotonic()
-    subprocess.run(_mutmut(module), cwd=repo, env=env, stdout=subprocess.DEVNULL)
+    _mutmut_watched(repo, env, module)
     return report(repo, env, module, time.monotonic() - started)
 
 
