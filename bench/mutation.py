@@ -306,10 +306,12 @@ def scratch_copy(dest: Path) -> dict[str, str]:
         target = repo / name
         target.parent.mkdir(parents=True, exist_ok=True)
         if name.startswith("models/"):
-            target.symlink_to(src)  # large and never mutated
+            if not target.is_symlink():
+                target.symlink_to(src)  # large and never mutated
         else:
             shutil.copy2(src, target)
     package = dest / "pkg" / "edgetriage"
+    shutil.rmtree(package, ignore_errors=True)  # made again: a copy brought up to date gets every new module
     package.mkdir(parents=True)
     for src in (repo / "app").iterdir():
         (package / src.name).symlink_to(src)
@@ -424,14 +426,15 @@ def retest(dest: Path) -> dict:
 
 
 def resume(dest: Path) -> dict:
-    """A kept folder's run, carried on where it stopped (a killed or hung mutmut): the mutants not yet
-    tested, against the working tree's tests as they are now; the mutants already judged stay as they were."""
-    repo, env = dest / "repo", _env(dest)
+    """A kept folder's run, carried on where it stopped (a killed or hung mutmut): the copy brought up to date
+    with the working tree (code and tests), then the mutants not yet judged; those judged stay as they were
+    (mutmut keys them by their line's text, so a line that changed is mutated afresh)."""
+    repo = dest / "repo"
     db = sqlite3.connect(str(repo / ".mutmut-cache"))
     (module,) = db.execute("SELECT filename FROM SourceFile").fetchone()
     db.close()
     shutil.rmtree(repo / "tests")
-    shutil.copytree(ROOT / "tests", repo / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    env = scratch_copy(dest)
     started = time.monotonic()
     _mutmut_watched(repo, env, module)
     return report(repo, env, module, time.monotonic() - started)
