@@ -22,6 +22,8 @@ from collections import deque
 from dataclasses import dataclass, field
 
 import aiomqtt
+from edgetriage.edge.budget import EscalationBudget
+from edgetriage.edge.outbox import OutboxConfig
 from edgetriage.shared.protocol import Event, ProtocolError, Verdict, encode_event
 from edgetriage.shared.topics import OFFLINE, ONLINE, Topics
 from edgetriage.shared.verdict_forms import decode_device_verdict
@@ -45,7 +47,7 @@ class VirtualDevice:
     topics: Topics
     per_minute: int = 30
     per_hour: int = 600
-    verdict_timeout_s: float = 30.0
+    verdict_timeout_s: float = field(default_factory=lambda: OutboxConfig().verdict_timeout_s)  # the device's
     sent: dict[str, float] = field(default_factory=dict)  # event id -> first publish (perf_counter)
     answers: dict[str, tuple[Verdict, float]] = field(default_factory=dict)  # first answer and when it came
     copies: dict[str, set[tuple]] = field(default_factory=dict)  # distinct answers per event id
@@ -58,8 +60,6 @@ class VirtualDevice:
     client: aiomqtt.Client | None = None
 
     def __post_init__(self) -> None:
-        from edgetriage.edge.budget import EscalationBudget
-
         self.budget = EscalationBudget(self.per_minute, self.per_hour)
 
     # -- the session ---------------------------------------------------------------------------------------

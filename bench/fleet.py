@@ -292,12 +292,14 @@ class Cloud:
 
 
 async def run_phase(name: str, schedule: Schedule, base: dict, workers: int, fleet: Fleet, cloud: Cloud,
-                    drain_s: float, labels: dict[str, list[tuple[float, float]]] | None = None) -> dict[str, Any]:
+                    drain_s: float, labels: dict[str, list[tuple[float, float]]] | None = None,
+                    trace: Path | None = None) -> dict[str, Any]:
     """Start `workers` cloud processes, publish the schedule, wait for the verdicts, stop them; the figures."""
     procs = [cloud.worker(base, f"{name}-w{k}") for k in range(workers)]
     try:
         await asyncio.gather(*(asyncio.to_thread(w.wait_ready, 300, healthy=False) for w in procs))
         sent: dict[str, int] = {}  # event id -> device index
+        offers0, resent0 = sum(d.offers for d in fleet.devices), sum(d.resent for d in fleet.devices)
         repeats = Repeats(labels or {}, base["reuse"].get("ttl_s", 3600))
         bar = tqdm(total=len(schedule.items), desc=f"{name}: verdicts", unit="ev", file=sys.stderr, leave=False)
         start = time.perf_counter()
@@ -361,17 +363,24 @@ async def run_phase(name: str, schedule: Schedule, base: dict, workers: int, fle
         "hit_p50_ms": percentile(hit_ms, 0.5), "cache_hit_p99_ms": percentile(hit_ms, 0.99),
         "model_p50_ms": percentile(model_ms, 0.5), "llm_p99_ms": percentile(model_ms, 0.99),
         "flight_waits": len(flight_ms), "flight_wait_p99_ms": percentile(flight_ms, 0.99),
-        "site_offers_received": sum(d.offers for d in fleet.devices), "model_verdicts": model_verdicts,
+        "site_offers_received": sum(d.offers for d in fleet.devices) - offers0, "model_verdicts": model_verdicts,
         "fallbacks": sum(1 for s in sources.values() if s == "fallback"),
         "per_worker_received": [s["received"] for s in stats],
         "per_worker_analysed": [s["llm"] + s["fallback"] for s in stats],
         "redelivered_duplicates": sum(s["duplicates"] for s in stats),
-        "device_resends": sum(d.resent for d in fleet.devices),
+        "device_resends": sum(d.resent for d in fleet.devices) - resent0,
         "model_calls": model_calls, "distinct_crops": len(distinct),
         "cloud_rss_mb": rss, "broker_connections": connections,
         "p6_llm_avoided": p6["llm_avoided"], "p6_wrong_reuse": p6["wrong_reuse"], "p6": p6,
     }
     say(f"{name}: {json.dumps(figures)}")
+    if trace is not None:  # one row per event, for a look at where the time went
+        with open(trace / f"{name}.jsonl", "w") as f:
+            for i, k in sent.items():
+                v, t = answers.get(i, (None, None))
+                f.write(json.dumps({"id": i, "device": k, "sent_s": round(first_sent[i] - start, 3),
+                                    "ms": latencies.get(i), "source": v.source if v else None,
+                                    "waited": i in waited, "cloud_ms": v.timings.total_ms if v else None}) + "\n")
     return figures
 
 
@@ -387,6 +396,8 @@ def main() -> int:
     parser.add_argument("--media", type=Path, default=DEFAULT_MEDIA)
     parser.add_argument("--devices", type=int, default=None)
     parser.add_argument("--rerecord", action="store_true", help="run the edge pipeline on the clips again")
+    parser.add_argument("--trace", type=Path, default=None, help="write one JSON line per event to DIR/<run>.jsonl")
+    parser.add_argument("--fleet-only", action="store_true", help="skip the scaling part (no workers_2_over_1)")
     parser.add_argument("--serve-openai", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--delay", type=float, default=1.0, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -452,9 +463,9 @@ async def bench(args: argparse.Namespace) -> int:
                         **common, "delivery": {**common["delivery"], "redis_prefix": f"{redis_prefix}-{name}"}}
                 say(f"{name}: {devices} devices, {len(fleet_plan.items)} events, {workers} worker(s), real CPU model")
                 runs[name] = await run_phase(name, fleet_plan, base, workers, fleet, cloud, drain_s,
-                                             load_labels(args.media))
+                                             load_labels(args.media), args.trace)
             before = [s.requests() for s in servers]
-            for workers in (1, 2):
+            for workers in () if args.fleet_only else (1, 2):
                 name = f"scale{workers}"
                 base = {"group": f"g{uuid.uuid4().hex[:6]}",
                         "analyzer": {"backend": "openai", "max_batch": 1, "timeout_s": 30.0,
@@ -464,7 +475,7 @@ async def bench(args: argparse.Namespace) -> int:
                         **common, "delivery": {**common["delivery"], "redis_prefix": f"{redis_prefix}-{name}"}}
                 say(f"{name}: {burst} cache-miss events at once, {workers} worker(s), openai back-end on 2 "
                     f"fixed-latency servers ({delay_s:g} s each answer)")
-                runs[name] = await run_phase(name, scale, base, workers, fleet, cloud, drain_s)
+                runs[name] = await run_phase(name, scale, base, workers, fleet, cloud, drain_s, trace=args.trace)
             per_server = [s.requests() - b for s, b in zip(servers, before, strict=True)]
         finally:
             await fleet.close()
@@ -479,7 +490,7 @@ async def bench(args: argparse.Namespace) -> int:
             say(f"deleted {deleted} Redis keys under {redis_prefix}-*")
 
     fleet_parts = [runs[f"fleet{w}"] for w in fleet_runs]
-    f2, s1, s2 = runs["fleet2"], runs["scale1"], runs["scale2"]
+    f2, s1, s2 = runs["fleet2"], runs.get("scale1", {}), runs.get("scale2", {})
     model_calls = sum(r["model_calls"] for r in fleet_parts)
     distinct = sum(r["distinct_crops"] for r in fleet_parts)
     out.update({
@@ -491,7 +502,7 @@ async def bench(args: argparse.Namespace) -> int:
         "cloud_rss_mb": f2["cloud_rss_mb"], "broker_connections": f2["broker_connections"],
         "verdict_p50_ms": f2["verdict_p50_ms"], "verdict_p95_ms": f2["verdict_p95_ms"],
         "verdict_p99_ms": f2["verdict_p99_ms"], "alpha": f2["alpha"], "cache_hit_rate": f2["cache_hit_rate"],
-        "workers_2_over_1": round(s2["events_per_s"] / s1["events_per_s"], 3) if s1["events_per_s"] else None,
+        "workers_2_over_1": round(s2["events_per_s"] / s1["events_per_s"], 3) if s1.get("events_per_s") else None,
         "fleet_events_per_run": f2["events"], "events_per_device": per_device or len(recorded),
         **{f"fleet_{w}_worker{'s' if w > 1 else ''}": runs[f"fleet{w}"] for w in fleet_runs},
         "scale_1_worker": s1, "scale_2_workers": s2,
@@ -499,7 +510,7 @@ async def bench(args: argparse.Namespace) -> int:
         "p6_llm_avoided": f2["p6_llm_avoided"], "p6_wrong_reuse": f2["p6_wrong_reuse"],
         "model_calls_per_distinct_crop": round(model_calls / max(1, distinct), 3),
         "server_requests": per_server,
-        "server_share_min": round(min(per_server) / max(1, sum(per_server)), 3),
+        "server_share_min": round(min(per_server) / max(1, sum(per_server)), 3) if sum(per_server) else None,
         "connect_s": round(connect_s, 1), "open_file_limit": fd_limit,
         "slow_backend": f"fixed-latency OpenAI-compatible server ({delay_s:g} s per answer, bench/fleet.py "
                         f"--serve-openai), two of them, max_in_flight {in_flight} each per worker",
