@@ -82,7 +82,16 @@ from edgetriage.shared.ids import uuid7  # noqa: E402
 from edgetriage.shared.protocol import ClassScore, Detection, Event  # noqa: E402
 from edgetriage.shared.reuse import scope_key  # noqa: E402
 from edgetriage.shared.topics import Topics  # noqa: E402
-from harness import CLOUD_USER, MONITOR_USER, CloudProcess, fleet_broker, raise_fd_limit, sys_counter  # noqa: E402
+from harness import (
+    CLOUD_USER,
+    MONITOR_USER,
+    CloudProcess,
+    cpu_s,
+    fleet_broker,
+    peak_rss_mb,
+    raise_fd_limit,
+    sys_counter,  # noqa: E402
+)
 from recall import load_labels  # noqa: E402
 from repeats import Look, Repeats  # noqa: E402
 
@@ -328,6 +337,7 @@ async def run_phase(name: str, schedule: Schedule, base: dict, workers: int, fle
         stats = [await asyncio.to_thread(w.stats) for w in procs]
         connections = await asyncio.to_thread(cloud.connections)
         rss = [w.peak_rss_mb() for w in procs]
+        cpu = [round(cpu_s(w.proc.pid), 1) for w in procs]
     finally:
         for w in procs:
             await asyncio.to_thread(w.stop)
@@ -370,7 +380,9 @@ async def run_phase(name: str, schedule: Schedule, base: dict, workers: int, fle
         "redelivered_duplicates": sum(s["duplicates"] for s in stats),
         "device_resends": sum(d.resent for d in fleet.devices) - resent0,
         "model_calls": model_calls, "distinct_crops": len(distinct),
-        "cloud_rss_mb": rss, "broker_connections": connections,
+        "cloud_rss_mb": rss, "cloud_cpu_s": cpu, "broker_connections": connections,
+        "broker_rss_mb": peak_rss_mb(cloud.broker.proc.pid) if cloud.broker.proc else None,
+        "broker_cpu_s": round(cpu_s(cloud.broker.proc.pid), 1) if cloud.broker.proc else None,
         "p6_llm_avoided": p6["llm_avoided"], "p6_wrong_reuse": p6["wrong_reuse"], "p6": p6,
     }
     say(f"{name}: {json.dumps(figures)}")
@@ -500,6 +512,7 @@ async def bench(args: argparse.Namespace) -> int:
         "cache_hit_p99_ms": f2["cache_hit_p99_ms"], "llm_p99_ms": f2["llm_p99_ms"],
         "flight_waits": f2["flight_waits"], "flight_wait_p99_ms": f2["flight_wait_p99_ms"],
         "cloud_rss_mb": f2["cloud_rss_mb"], "broker_connections": f2["broker_connections"],
+        "broker_rss_mb": f2["broker_rss_mb"],
         "verdict_p50_ms": f2["verdict_p50_ms"], "verdict_p95_ms": f2["verdict_p95_ms"],
         "verdict_p99_ms": f2["verdict_p99_ms"], "alpha": f2["alpha"], "cache_hit_rate": f2["cache_hit_rate"],
         "workers_2_over_1": round(s2["events_per_s"] / s1["events_per_s"], 3) if s1.get("events_per_s") else None,

@@ -48,6 +48,24 @@ def raise_fd_limit(wanted: int) -> int:
     return soft
 
 
+def peak_rss_mb(pid: int) -> float:
+    """The most resident memory process `pid` has held so far, in MiB (Linux /proc: VmHWM)."""
+    try:
+        fields = Path(f"/proc/{pid}/status").read_text().split("VmHWM:", 1)[1].split()
+        return round(int(fields[0]) / 1024, 1)
+    except (OSError, IndexError, ValueError):
+        return float("nan")
+
+
+def cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) process `pid` has used so far (Linux /proc)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return float("nan")
+
+
 class CloudProcess:
     """`edgetriage cloud run --config FILE` (the dict `config`, its HTTP API on a free port, `token` the
     operator's bearer token if any), its log in `workdir/<name>.log`."""
@@ -110,12 +128,7 @@ class CloudProcess:
         return body["stats"]
 
     def peak_rss_mb(self) -> float:
-        """The most resident memory the process has held so far, in MiB (Linux /proc: VmHWM)."""
-        try:
-            fields = Path(f"/proc/{self.proc.pid}/status").read_text().split("VmHWM:", 1)[1].split()
-            return round(int(fields[0]) / 1024, 1)
-        except (OSError, IndexError, ValueError):
-            return float("nan")
+        return peak_rss_mb(self.proc.pid)
 
     def tail(self) -> str:
         self.log.flush()
@@ -152,7 +165,7 @@ def fleet_broker(workdir: Path, prefix: str, devices: Iterable[str], *,
     passwd.write_text("".join(f"{user}:{pw}\n" for user, pw in passwords.items()))
     passwd.chmod(0o600)
     subprocess.run(["mosquitto_passwd", "-U", str(passwd)], check=True, capture_output=True)  # hash in place
-    acl = (DEPLOY / "acl").read_text().replace("edgetriage/v1/", f"{prefix}/v1/")
+    acl = (DEPLOY / "acl").read_text().replace("edgetriage/", f"{prefix}/")  # v1 topics and the HA states
     acl += f"\n\nuser {MONITOR_USER}\ntopic read $SYS/#\n"
     (workdir / "acl").write_text(acl)
     port = free_port()
