@@ -41,9 +41,10 @@ cache, the `openai` back-end pointed at two fixed-latency OpenAI-compatible serv
 real model on 2 shared cores is CPU-bound, so it would measure the cores, not the scale-out); the JSON says
 so in `slow_backend`.
 
-More than 200 devices (`--devices 1000`): the fleet part runs once, with 2 workers, and each device replays a
-window of the recording (3,000 events in all: 3 a device at 1,000), so most events are cache hits and the
-few misses go to the real CPU model; the scaling part is unchanged. The open-file limit is raised for the
+More than 200 devices (`--devices 1000`): the fleet part runs once, with 2 workers: a warm-up first (the first
+devices send each recorded escalation once, and the real CPU model answers them: the site as it is once
+running), then each device replays a window of the recording (3,000 events in all: 3 a device at 1,000), so
+most events are cache hits and the few misses go to the model; the scaling part is unchanged. The open-file limit is raised for the
 devices' sockets and the broker's (`open_file_limit` in the JSON).
 
     python bench/fleet.py [--quick] [--media DIR] [--devices N] [--rerecord]
@@ -257,18 +258,25 @@ class Schedule:
     """(seconds from start, device index, recorded event, camera id) in time order."""
 
     items: list[tuple[float, int, Recorded, str]] = field(default_factory=list)
+    warmup: int = 0  # the first items go out at once and are answered before the rest start
 
 
 def fleet_schedule(recorded: list[Recorded], devices: int, spread_s: float, speed: float,
                    per_device: int | None = None) -> Schedule:
     """Device k starts k/devices of `spread_s` in and replays the recording `speed` times faster than real:
-    all of it, or (`per_device`) a window of that many escalations starting at its own place in it."""
+    all of it, or (`per_device`, a large fleet) a window of that many escalations starting at its own place
+    in it, after a warm-up in which the first devices send each recorded escalation once and get the model's
+    verdicts: the site as it is once running, where the fleet's repeats are cache hits."""
     t0 = min(r.offset_s for r in recorded)
-    n = len(recorded) if per_device is None else min(per_device, len(recorded))
+    if per_device is None:
+        items = [(k * spread_s / devices + (r.offset_s - t0) / speed, k, r, "cam0")
+                 for k in range(devices) for r in recorded]
+        return Schedule(sorted(items, key=lambda x: x[0]))
+    n = min(per_device, len(recorded))
+    warmup = [(0.0, k % devices, r, "cam0") for k, r in enumerate(recorded)]
     items = [(k * spread_s / devices + (r.offset_s - t0) / speed, k, r, "cam0")
-             for k in range(devices)
-             for r in (recorded if n == len(recorded) else [recorded[(k + j) % len(recorded)] for j in range(n)])]
-    return Schedule(sorted(items, key=lambda x: x[0]))
+             for k in range(devices) for r in [recorded[(k + j) % len(recorded)] for j in range(n)]]
+    return Schedule(warmup + sorted(items, key=lambda x: x[0]), warmup=len(warmup))
 
 
 def burst_schedule(recorded: list[Recorded], devices: int, n: int) -> Schedule:
@@ -312,7 +320,11 @@ async def run_phase(name: str, schedule: Schedule, base: dict, workers: int, fle
         repeats = Repeats(labels or {}, base["reuse"].get("ttl_s", 3600))
         bar = tqdm(total=len(schedule.items), desc=f"{name}: verdicts", unit="ev", file=sys.stderr, leave=False)
         start = time.perf_counter()
-        for offset, k, rec, camera in schedule.items:
+        for index, (offset, k, rec, camera) in enumerate(schedule.items):
+            if index and index == schedule.warmup:  # the warm-up's verdicts first; then the clock starts
+                await _until_answered(fleet, sent, drain_s)
+                say(f"{name}: warm-up answered ({len(sent)} events, {fleet.answered(set(sent), sent)} verdicts)")
+                start = time.perf_counter()
             delay = start + offset - time.perf_counter()
             if delay > 0:
                 await asyncio.sleep(delay)
@@ -394,6 +406,12 @@ async def run_phase(name: str, schedule: Schedule, base: dict, workers: int, fle
                                     "ms": latencies.get(i), "source": v.source if v else None,
                                     "waited": i in waited, "cloud_ms": v.timings.total_ms if v else None}) + "\n")
     return figures
+
+
+async def _until_answered(fleet: Fleet, sent: dict[str, int], timeout_s: float) -> None:
+    ids, deadline = set(sent), time.perf_counter() + timeout_s
+    while fleet.answered(ids, sent) < len(ids) and time.perf_counter() < deadline:
+        await asyncio.sleep(0.25)
 
 
 def _scope(base: dict, device_index: int, camera: str) -> str:
