@@ -36,6 +36,7 @@ from .figures import Figures
 from .health import IntakeHealth
 from .housekeeping import Housekeeping, sweep
 from .intake import Arrival, CacheHits, MQTTIntake, TurnBatch, check_captured
+from .offers import SiteOffers
 from .scheduler import LoadState, Outcome, Scheduler
 from .servicestats import ServiceStats, Throttled
 from .singleflight import open_flights
@@ -93,8 +94,9 @@ class CloudService:
         self._stopping = False
         self.event_listeners: list[Callable[[Event, int], None]] = []
         self.verdict_listeners: list[Callable[[Verdict], None]] = [on_verdict] if on_verdict is not None else []
-        self.verdict_listeners.append(self._offer_to_site)
         self.topics = Topics(config.mqtt.prefix)
+        self.offers = SiteOffers(self.trust.sites, self.topics, lambda: self._link, self.stats)  # behind answers
+        self.verdict_listeners.append(self.offers.offer)
         self._link: MQTTLink | None = None
         self._tasks: set[asyncio.Task] = set()
         self._inflight: dict[str, asyncio.Future[Verdict]] = {}
@@ -153,6 +155,7 @@ class CloudService:
         link.start()
         self._claim_task = asyncio.get_running_loop().create_task(takeover.run())
         self._spawn(self.housekeeping.run())
+        self._spawn(self.offers.run())
         self._spawn(self.intake.heal())
 
     async def wait_connected(self, timeout: float) -> bool:
@@ -359,18 +362,11 @@ class CloudService:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    # -- reuse: checks and site offers -----------------------------------------------------------------
+    # -- reuse: checks ---------------------------------------------------------------------------------
     async def _ask_in_background(self, event: Event) -> Outcome:
         """The model's answer below every priority tier (a reuse check, cloud.verdicts.ReuseChecks)."""
         await self._ensure_scheduler()
         return await self.scheduler.submit(event, background=True)
-
-    def _offer_to_site(self, verdict: Verdict) -> None:
-        """A new site-wide model verdict, offered to the site's other devices (cloud.trust.Sites)."""
-        link = self._link
-        for offer in self.trust.sites.offers(verdict) if link is not None else ():
-            if link.publish(self.topics.answers(offer.device), encode_device_verdict(offer), qos=1) is not None:
-                self.stats.site_offers += 1
 
     # -- overload and housekeeping ---------------------------------------------------------------------
     @property
