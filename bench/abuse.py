@@ -30,7 +30,6 @@ import argparse
 import asyncio
 import base64
 import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -38,8 +37,6 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.error
-import urllib.request
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -54,6 +51,7 @@ from edgetriage.edge.vision.crops import phash_dct64
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.protocol import Detection, Event, decode_verdict, encode_event
 from edgetriage.shared.topics import Topics
+from harness import CloudProcess
 from paho.mqtt.enums import CallbackAPIVersion
 
 MEDIA = Path(__file__).resolve().parents[1] / "models" / "media" / "one-by-one-person-detection.mp4"
@@ -124,81 +122,17 @@ class ModelServer:
 
 
 # -- the cloud ------------------------------------------------------------------------------------------
-def _toml(config: dict, table: str = "") -> str:
-    scalars, tables = [], []
-    for key, value in config.items():
-        if isinstance(value, dict):
-            tables.append(_toml(value, f"{table}.{key}" if table else key))
-        elif value is not None:
-            scalars.append(f"{key} = {json.dumps(value)}")
-    head = [f"[{table}]"] if table and scalars else []
-    return "\n".join(head + scalars + [""] + tables)
-
-
-class Cloud:
-    """`edgetriage cloud run --config FILE` with its HTTP API on a free port."""
+class Cloud(CloudProcess):
+    """`edgetriage -v cloud run` (bench/harness.py) with the operator's token, and its questions."""
 
     def __init__(self, config: dict, workdir: Path) -> None:
-        self.port = free_port()
-        config["http"] = {"host": "127.0.0.1", "port": self.port, "enabled": True, "token": OPERATOR}
-        path = workdir / "cloud.toml"
-        path.write_text(_toml(config))
-        self.log_path = workdir / "cloud.log"
-        self.log = open(self.log_path, "wb")
-        env = {**os.environ, "EDGETRIAGE_STATE": str(workdir / "state"), "OMP_NUM_THREADS": "1"}
-        self.proc = subprocess.Popen([sys.executable, "-m", "edgetriage", "-v", "cloud", "run", "--config", str(path)],
-                                     stdout=self.log, stderr=subprocess.STDOUT, env=env)
-        self.base = f"http://127.0.0.1:{self.port}"
-
-    def request(self, method: str, path: str, body: dict | None = None, timeout: float = 30) -> tuple[int, dict]:
-        data = json.dumps(body).encode() if body is not None else None
-        req = urllib.request.Request(self.base + path, data=data, method=method, headers={
-            "Authorization": f"Bearer {OPERATOR}", "Content-Type": "application/json"})
-        try:
-            with urllib.request.urlopen(req, timeout=timeout) as r:
-                return r.status, json.loads(r.read() or b"{}")
-        except urllib.error.HTTPError as exc:
-            try:
-                return exc.code, json.loads(exc.read() or b"{}")
-            except ValueError:
-                return exc.code, {}
-        except (OSError, ValueError):
-            return 0, {}
-
-    def health(self) -> tuple[int, dict]:
-        return self.request("GET", "/healthz", timeout=10)
+        super().__init__(config, workdir, "cloud", token=OPERATOR, verbose=True)
 
     def ask(self, question: str, since_ms: int | None = None) -> tuple[int, dict]:
         body: dict[str, Any] = {"question": question}
         if since_ms is not None:
             body["since"] = since_ms
         return self.request("POST", "/v1/ask", body, timeout=60)
-
-    def wait_ready(self, timeout: float = 120) -> None:
-        deadline = time.monotonic() + timeout
-        while True:
-            if self.proc.poll() is not None:
-                raise SystemExit(f"the cloud exited; its log:\n{self.tail()}")
-            status, body = self.health()
-            if status == 200 and body.get("mqtt_subscribed"):
-                return
-            if time.monotonic() > deadline:
-                raise SystemExit(f"the cloud did not get ready within {timeout:g} s; its log:\n{self.tail()}")
-            time.sleep(0.3)
-
-    def tail(self) -> str:
-        self.log.flush()
-        return self.log_path.read_text(errors="replace")[-3000:]
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
-        self.log.close()
 
 
 # -- devices --------------------------------------------------------------------------------------------
@@ -558,7 +492,7 @@ def main() -> int:
             "ask": {"timezone": "UTC"},
         }
         cloud = Cloud(config, workdir)
-        cloud.wait_ready()
+        cloud.wait_ready(120)
         devices = {name: Device(name, broker.port, topics) for name in (ATTACKER, VICTIM, NEIGHBOUR)}
         crops = person_crops()
         t0 = time.monotonic()

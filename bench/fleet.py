@@ -1,11 +1,20 @@
 """Fleet benchmark: many devices against one cloud, scaled out over worker processes on one shared subscription.
 
-    devices              virtual devices, each its own MQTT client and device id
+    devices              virtual devices (bench/devices.py), all in this one asyncio process, each its own
+                         MQTT 5 session, user name and password (held to its own topics by the shipped ACL),
+                         outbox (re-send after a verdict timeout) and escalation budget
     events               events published by all of them (fleet part, 1- and 2-worker runs together)
     lost                 events published - events with a verdict received, after the drain      (must be 0)
     duplicates_analysed  model analyses beyond one per event: the same event answered by the model twice
                          (two differing verdicts for one id, or more model calls than model verdicts)  (must be 0)
-    verdict_p50/p95/p99_ms  device publish -> verdict received, the 2-worker fleet run
+    verdict_p50/p95/p99_ms  device publish -> verdict received on its own answers topic, the 2-worker fleet run
+    cache_hit_p99_ms     the same, for the events the cloud answered from its cache with a verdict that had
+                         already reached its device when the event was sent                     (goal <= 100)
+    flight_waits         cache answers to events sent before the model verdict they reuse had come: they
+                         waited for that model call (cloud.singleflight); flight_wait_p99_ms their p99
+    llm_p99_ms           the same, for the events the model answered (the real CPU model: queueing included)
+    cloud_rss_mb         each worker's peak resident memory in the 2-worker fleet run (MiB)
+    broker_connections   the broker's own count of connected clients at the end of that run ($SYS)
     alpha                verdicts answered by the cloud cache / all verdicts answered (2-worker fleet run)
     cache_hit_rate       cloud-cache verdicts / events published (2-worker fleet run)
     workers_2_over_1     events/s with 2 workers / with 1, on the cache-miss path with a slow back-end
@@ -32,6 +41,12 @@ cache, the `openai` back-end pointed at two fixed-latency OpenAI-compatible serv
 real model on 2 shared cores is CPU-bound, so it would measure the cores, not the scale-out); the JSON says
 so in `slow_backend`.
 
+More than 200 devices (`--devices 1000`): the fleet part runs once, with 2 workers: a warm-up first (the first
+devices send each recorded escalation once, and the real CPU model answers them: the site as it is once
+running), then each device replays a window of the recording (3,000 events in all: 3 a device at 1,000), so
+most events are cache hits and the few misses go to the model; the scaling part is unchanged. The open-file limit is raised for the
+devices' sockets and the broker's (`open_file_limit` in the JSON).
+
     python bench/fleet.py [--quick] [--media DIR] [--devices N] [--rerecord]
 
 The last stdout line is one JSON object; progress goes to stderr.
@@ -50,7 +65,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.request
 import uuid
@@ -58,18 +72,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import paho.mqtt.client as mqtt
-from paho.mqtt.enums import CallbackAPIVersion
 from tqdm import tqdm
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from brokers import Mosquitto, free_port, wait_port  # noqa: E402 - bench/brokers.py, beside this script
+from devices import Fleet, VirtualDevice  # noqa: E402
 from edgetriage.shared.ids import uuid7  # noqa: E402
-from edgetriage.shared.protocol import ClassScore, Detection, Event, Verdict, decode_verdict, encode_event  # noqa: E402
+from edgetriage.shared.protocol import ClassScore, Detection, Event  # noqa: E402
 from edgetriage.shared.reuse import scope_key  # noqa: E402
 from edgetriage.shared.topics import Topics  # noqa: E402
+from harness import (
+    CLOUD_USER,
+    MONITOR_USER,
+    CloudProcess,
+    cpu_s,
+    fleet_broker,
+    peak_rss_mb,
+    raise_fd_limit,
+    sys_counter,  # noqa: E402
+)
 from recall import load_labels  # noqa: E402
 from repeats import Look, Repeats  # noqa: E402
 
@@ -78,6 +101,8 @@ CLIPS = ("one-by-one-person-detection.mp4", "face-demographics-walking.gif", "pe
 REDIS_URL = "redis://127.0.0.1:6379/0"
 CACHE_DIR = Path.home() / ".cache" / "edgetriage" / "bench-fleet"
 SITE = "fleet"
+LARGE_FLEET = 200  # above this many devices: one fleet run (2 workers), each device a window of the recording
+EVENTS_LARGE = 3000  # events of a large fleet's run in all (3 a device at 1,000)
 
 
 def say(message: str) -> None:
@@ -181,14 +206,6 @@ def _from_row(r: dict[str, Any]) -> Recorded:
 
 
 # -- infrastructure ------------------------------------------------------------------------------------------
-def Broker(workdir: Path) -> Mosquitto:  # noqa: N802 - reads like the class it returns
-    """A Mosquitto of our own on a free loopback port (the shared one on 1883 is never touched)."""
-    try:
-        return Mosquitto(None, workdir, max_queued=100000, extra=["max_connections -1"]).start()
-    except RuntimeError as exc:
-        raise SystemExit(str(exc)) from None
-
-
 class FakeModelServer:
     """A fixed-latency OpenAI-compatible chat-completions server of our own (this file, --serve-openai),
     in a process of its own; counts the requests it answered."""
@@ -235,142 +252,31 @@ def serve_openai(port: int, delay_s: float) -> None:
     web.run_app(app, host="127.0.0.1", port=port, print=None, access_log=None)
 
 
-def _toml(config: dict, table: str = "") -> str:
-    scalars, tables = [], []
-    for key, value in config.items():
-        if isinstance(value, dict):
-            tables.append(_toml(value, f"{table}.{key}" if table else key))
-        elif value is not None:
-            scalars.append(f"{key} = {json.dumps(value)}")
-    head = [f"[{table}]"] if table and scalars else []
-    return "\n".join(head + scalars + [""] + tables)
-
-
-class Worker:
-    """`edgetriage cloud run --config FILE`, its health endpoint on a free port."""
-
-    def __init__(self, config: dict, workdir: Path, name: str) -> None:
-        self.port = free_port()
-        config = {**config, "mqtt": {**config["mqtt"], "client_id": f"{config['mqtt']['prefix']}-{name}"},
-                  "http": {"host": "127.0.0.1", "port": self.port, "enabled": True}}
-        path = workdir / f"{name}.toml"
-        path.write_text(_toml(config))
-        self.log_path = workdir / f"{name}.log"
-        self.log = open(self.log_path, "wb")
-        env = {**os.environ, "EDGETRIAGE_STATE": str(workdir / name), "OMP_NUM_THREADS": "1"}
-        self.proc = subprocess.Popen([sys.executable, "-m", "edgetriage", "cloud", "run", "--config", str(path)],
-                                     stdout=self.log, stderr=subprocess.STDOUT, env=env)
-
-    def health(self) -> dict | None:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=5) as r:
-                return json.loads(r.read())
-        except OSError:
-            return None
-
-    def wait_ready(self, timeout: float = 300) -> None:
-        deadline = time.monotonic() + timeout
-        while True:
-            if self.proc.poll() is not None:
-                raise SystemExit(f"a cloud worker exited; its log:\n{self.tail()}")
-            h = self.health()
-            if h and h.get("mqtt_connected"):
-                return
-            if time.monotonic() > deadline:
-                raise SystemExit(f"a cloud worker did not connect within {timeout:g} s; its log:\n{self.tail()}")
-            time.sleep(0.5)
-
-    def stats(self) -> dict:
-        h = self.health()
-        if h is None:
-            raise SystemExit(f"a cloud worker stopped answering; its log:\n{self.tail()}")
-        return h["stats"]
-
-    def tail(self) -> str:
-        self.log.flush()
-        return self.log_path.read_text(errors="replace")[-3000:]
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
-        self.log.close()
-
-
-def _client(port: int, client_id: str, on_message: Any = None, subscribe: str | None = None) -> mqtt.Client:
-    ready = threading.Event()
-    client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5)
-    client.max_inflight_messages_set(100)
-    client.max_queued_messages_set(0)
-    if on_message is not None:
-        client.on_message = on_message
-    client.on_subscribe = lambda *a: ready.set()
-
-    def connected(c: mqtt.Client, u: Any, f: Any, rc: Any, p: Any) -> None:
-        if subscribe:
-            c.subscribe(subscribe, 1)
-        else:
-            ready.set()
-
-    client.on_connect = connected
-    client.connect("127.0.0.1", port)
-    client.loop_start()
-    if not ready.wait(20):
-        raise SystemExit(f"MQTT client {client_id} could not connect")
-    return client
-
-
-class Tap:
-    """Every verdict to every device (one wildcard subscriber), with the time it arrived."""
-
-    def __init__(self, port: int, topics: Topics) -> None:
-        self.lock = threading.Lock()
-        self.first: dict[str, float] = {}
-        self.copies: dict[str, set[tuple]] = {}
-        self.sources: dict[str, str] = {}
-        self.verdicts: dict[str, Verdict] = {}  # the first per event id
-        self.offers = 0
-        self.client = _client(port, f"fleet-tap-{uuid.uuid4().hex[:6]}", self._on_message, topics.all_verdicts())
-
-    def _on_message(self, c: Any, u: Any, m: mqtt.MQTTMessage) -> None:
-        t = time.perf_counter()
-        v = decode_verdict(m.payload)
-        with self.lock:
-            if v.reused_from == v.event_id:  # a site offer to another device, not an answer to its sender
-                self.offers += 1
-                return
-            self.first.setdefault(v.event_id, t)
-            self.sources.setdefault(v.event_id, v.source)
-            self.verdicts.setdefault(v.event_id, v)
-            self.copies.setdefault(v.event_id, set()).add((v.created_ms, v.description, v.source, v.verdict))
-
-    def count(self, ids: set[str]) -> int:
-        with self.lock:
-            return sum(1 for i in ids if i in self.first)
-
-    def close(self) -> None:
-        self.client.loop_stop()
-        self.client.disconnect()
-
-
 # -- one run -------------------------------------------------------------------------------------------------
 @dataclass
 class Schedule:
     """(seconds from start, device index, recorded event, camera id) in time order."""
 
     items: list[tuple[float, int, Recorded, str]] = field(default_factory=list)
+    warmup: int = 0  # the first items go out at once and are answered before the rest start
 
 
-def fleet_schedule(recorded: list[Recorded], devices: int, spread_s: float, speed: float) -> Schedule:
-    """Device k starts k/devices of `spread_s` in and replays the recording `speed` times faster than real."""
+def fleet_schedule(recorded: list[Recorded], devices: int, spread_s: float, speed: float,
+                   per_device: int | None = None) -> Schedule:
+    """Device k starts k/devices of `spread_s` in and replays the recording `speed` times faster than real:
+    all of it, or (`per_device`, a large fleet) a window of that many escalations starting at its own place
+    in it, after a warm-up in which the first devices send each recorded escalation once and get the model's
+    verdicts: the site as it is once running, where the fleet's repeats are cache hits."""
     t0 = min(r.offset_s for r in recorded)
+    if per_device is None:
+        items = [(k * spread_s / devices + (r.offset_s - t0) / speed, k, r, "cam0")
+                 for k in range(devices) for r in recorded]
+        return Schedule(sorted(items, key=lambda x: x[0]))
+    n = min(per_device, len(recorded))
+    warmup = [(0.0, k % devices, r, "cam0") for k, r in enumerate(recorded)]
     items = [(k * spread_s / devices + (r.offset_s - t0) / speed, k, r, "cam0")
-             for k in range(devices) for r in recorded]
-    return Schedule(sorted(items, key=lambda x: x[0]))
+             for k in range(devices) for r in [recorded[(k + j) % len(recorded)] for j in range(n)]]
+    return Schedule(warmup + sorted(items, key=lambda x: x[0]), warmup=len(warmup))
 
 
 def burst_schedule(recorded: list[Recorded], devices: int, n: int) -> Schedule:
@@ -378,86 +284,139 @@ def burst_schedule(recorded: list[Recorded], devices: int, n: int) -> Schedule:
     return Schedule([(0.0, i % devices, recorded[i % len(recorded)], f"c{i}") for i in range(n)])
 
 
-def run_phase(name: str, schedule: Schedule, base: dict, workers: int, clients: list[mqtt.Client],
-              topics: Topics, broker: Broker, workdir: Path, drain_s: float,
-              labels: dict[str, list[tuple[float, float]]] | None = None) -> dict[str, Any]:
+def device_name(k: int) -> str:
+    return f"fleet-{k:03d}"
+
+
+@dataclass
+class Cloud:
+    """What every worker of a run shares: the broker, its cloud password, the topics' prefix, the work folder."""
+
+    broker: Mosquitto
+    passwords: dict[str, str]
+    prefix: str
+    workdir: Path
+
+    def worker(self, base: dict, name: str) -> CloudProcess:
+        config = {**base, "mqtt": {"url": self.broker.url, "prefix": self.prefix, "username": CLOUD_USER,
+                                   "client_id": f"{self.prefix}-{name}"}}
+        return CloudProcess(config, self.workdir, name, env={"EDGETRIAGE_MQTT_PASSWORD": self.passwords[CLOUD_USER]})
+
+    def connections(self) -> int | None:
+        """The broker's own count of connected clients ($SYS/broker/clients/connected)."""
+        return sys_counter(self.broker.port, "$SYS/broker/clients/connected", MONITOR_USER,
+                           self.passwords[MONITOR_USER])
+
+
+async def run_phase(name: str, schedule: Schedule, base: dict, workers: int, fleet: Fleet, cloud: Cloud,
+                    drain_s: float, labels: dict[str, list[tuple[float, float]]] | None = None,
+                    trace: Path | None = None) -> dict[str, Any]:
     """Start `workers` cloud processes, publish the schedule, wait for the verdicts, stop them; the figures."""
-    procs = [Worker(base, workdir, f"{name}-w{k}") for k in range(workers)]
-    tap = Tap(broker.port, topics)
+    procs = [cloud.worker(base, f"{name}-w{k}") for k in range(workers)]
     try:
-        for w in procs:
-            w.wait_ready()
-        sent: dict[str, float] = {}
+        await asyncio.gather(*(asyncio.to_thread(w.wait_ready, 300, healthy=False) for w in procs))
+        sent: dict[str, int] = {}  # event id -> device index
+        offers0, resent0 = sum(d.offers for d in fleet.devices), sum(d.resent for d in fleet.devices)
         repeats = Repeats(labels or {}, base["reuse"].get("ttl_s", 3600))
         bar = tqdm(total=len(schedule.items), desc=f"{name}: verdicts", unit="ev", file=sys.stderr, leave=False)
         start = time.perf_counter()
-        for offset, k, rec, camera in schedule.items:
+        for index, (offset, k, rec, camera) in enumerate(schedule.items):
+            if index and index == schedule.warmup:  # the warm-up's verdicts first; then the clock starts
+                await _until_answered(fleet, sent, drain_s)
+                say(f"{name}: warm-up answered ({len(sent)} events, {fleet.answered(set(sent), sent)} verdicts)")
+                start = time.perf_counter()
             delay = start + offset - time.perf_counter()
             if delay > 0:
-                time.sleep(delay)
-            device = f"fleet-{k:03d}"
-            event = rec.event(device, camera, int(time.time() * 1000))
-            sent[event.event_id] = time.perf_counter()
-            repeats.add(Look(rec.clip, name, int(time.time() * 1000), rec.offset_s, rec.last_s, rec.x, event.event_id,
-                             event))
-            clients[k].publish(topics.events(device), encode_event(event), qos=1)
-            if len(sent) % 50 == 0:
-                bar.n = tap.count(list(sent))
+                await asyncio.sleep(delay)
+            event = rec.event(device_name(k), camera, int(time.time() * 1000))
+            sent[event.event_id] = k
+            repeats.add(Look(rec.clip, name, int(time.time() * 1000), rec.offset_s, rec.last_s, rec.x,
+                             event.event_id, event))
+            fleet.send(k, event)
+            if len(sent) % 100 == 0:
+                bar.n = fleet.answered(set(sent), sent)
                 bar.refresh()
         published_at = time.perf_counter()
         ids = set(sent)
-        deadline = published_at + drain_s
-        while time.perf_counter() < deadline:
-            got = tap.count(ids)
-            bar.n = got
+        while time.perf_counter() < published_at + drain_s:
+            bar.n = got = fleet.answered(ids, sent)
             bar.refresh()
             if got == len(ids):
                 break
-            time.sleep(0.25)
-        done = max((tap.first[i] for i in ids if i in tap.first), default=published_at)
+            await asyncio.sleep(0.25)
         bar.close()
-        time.sleep(1.0)  # late duplicate answers
-        stats = [w.stats() for w in procs]
-        with tap.lock:
-            latencies = [(tap.first[i] - sent[i]) * 1000 for i in ids if i in tap.first]
-            sources = [tap.sources[i] for i in ids if i in tap.sources]
-            twice = sum(1 for i in ids if len(tap.copies.get(i, ())) > 1)
-            hit_ms = [(tap.first[i] - sent[i]) * 1000 for i in ids if tap.sources.get(i) == "cloud_cache"]
-            model_ms = [(tap.first[i] - sent[i]) * 1000 for i in ids if tap.sources.get(i) in ("llm", "fallback")]
-            offers = tap.offers
-            repeats.verdicts.update({i: tap.verdicts[i] for i in ids if i in tap.verdicts})
-        p6 = repeats.figures()  # no model asked again: every reuse from another visit counts as wrong
-        model_verdicts = sum(1 for s in sources if s in ("llm", "fallback"))
-        model_calls = sum(s["llm"] + s["fallback"] for s in stats)
-        hits = sources.count("cloud_cache")
-        distinct = {(hashlib.sha256(rec.crop).hexdigest(), _scope(base, k, camera)) for _, k, rec, camera in schedule.items}
-        figures = {
-            "workers": workers, "events": len(ids), "lost": len(ids) - len(latencies),
-            "duplicates_analysed": twice + max(0, model_calls - model_verdicts),
-            "seconds": round(done - start, 2), "events_per_s": round(len(latencies) / max(1e-9, done - start), 2),
-            "verdict_p50_ms": percentile(latencies, 0.50), "verdict_p95_ms": percentile(latencies, 0.95),
-            "verdict_p99_ms": percentile(latencies, 0.99),
-            "alpha": round(hits / len(sources), 4) if sources else None,
-            "cache_hit_rate": round(hits / len(ids), 4) if ids else None,
-            "hit_p50_ms": percentile(hit_ms, 0.5), "model_p50_ms": percentile(model_ms, 0.5),
-            "site_offers_received": offers, "model_verdicts": model_verdicts, "fallbacks": sources.count("fallback"),
-            "per_worker_received": [s["received"] for s in stats],
-            "per_worker_analysed": [s["llm"] + s["fallback"] for s in stats],
-            "redelivered_duplicates": sum(s["duplicates"] for s in stats),
-            "model_calls": model_calls, "distinct_crops": len(distinct),
-            "p6_llm_avoided": p6["llm_avoided"], "p6_wrong_reuse": p6["wrong_reuse"], "p6": p6,
-        }
-        say(f"{name}: {json.dumps(figures)}")
-        return figures
+        await asyncio.sleep(1.0)  # late duplicate answers
+        stats = [await asyncio.to_thread(w.stats) for w in procs]
+        connections = await asyncio.to_thread(cloud.connections)
+        rss = [w.peak_rss_mb() for w in procs]
+        cpu = [round(cpu_s(w.proc.pid), 1) for w in procs]
     finally:
-        tap.close()
         for w in procs:
-            w.stop()
+            await asyncio.to_thread(w.stop)
+    answers = {i: fleet.devices[k].answers[i] for i, k in sent.items() if i in fleet.devices[k].answers}
+    first_sent = {i: fleet.devices[k].sent.get(i, start) for i, k in sent.items()}
+    done = max((t for _, t in answers.values()), default=published_at)
+    latencies = {i: (t - first_sent[i]) * 1000 for i, (_, t) in answers.items()}
+    sources = {i: v.source for i, (v, _) in answers.items()}
+    twice = sum(1 for i, k in sent.items() if len(fleet.devices[k].copies.get(i, ())) > 1)
+    # a cache answer to an event sent before the model verdict it reuses had come: it waited for that model
+    # call (single flight), so its latency is the model's, not the cache's
+    model_at = {i: t for i, (v, t) in answers.items() if v.source == "llm"}
+    waited = {i for i, (v, _) in answers.items() if v.source == "cloud_cache"
+              and first_sent[i] < model_at.get(v.reused_from or "", math.inf)}
+    hit_ms = [ms for i, ms in latencies.items() if sources[i] == "cloud_cache" and i not in waited]
+    flight_ms = [latencies[i] for i in waited]
+    model_ms = [ms for i, ms in latencies.items() if sources[i] in ("llm", "fallback")]
+    repeats.verdicts.update({i: v for i, (v, _) in answers.items()})
+    p6 = repeats.figures()  # no model asked again: every reuse from another visit counts as wrong
+    model_verdicts = sum(1 for s in sources.values() if s in ("llm", "fallback"))
+    model_calls = sum(s["llm"] + s["fallback"] for s in stats)
+    hits = sum(1 for s in sources.values() if s == "cloud_cache")
+    distinct = {(hashlib.sha256(rec.crop).hexdigest(), _scope(base, k, camera)) for _, k, rec, camera in schedule.items}
+    figures = {
+        "workers": workers, "devices": len({k for _, k, _, _ in schedule.items}), "events": len(ids),
+        "lost": len(ids) - len(answers), "duplicates_analysed": twice + max(0, model_calls - model_verdicts),
+        "seconds": round(done - start, 2), "events_per_s": round(len(answers) / max(1e-9, done - start), 2),
+        "verdict_p50_ms": percentile(list(latencies.values()), 0.50),
+        "verdict_p95_ms": percentile(list(latencies.values()), 0.95),
+        "verdict_p99_ms": percentile(list(latencies.values()), 0.99),
+        "alpha": round(hits / len(sources), 4) if sources else None,
+        "cache_hit_rate": round(hits / len(ids), 4) if ids else None,
+        "hit_p50_ms": percentile(hit_ms, 0.5), "cache_hit_p99_ms": percentile(hit_ms, 0.99),
+        "model_p50_ms": percentile(model_ms, 0.5), "llm_p99_ms": percentile(model_ms, 0.99),
+        "flight_waits": len(flight_ms), "flight_wait_p99_ms": percentile(flight_ms, 0.99),
+        "site_offers_received": sum(d.offers for d in fleet.devices) - offers0, "model_verdicts": model_verdicts,
+        "fallbacks": sum(1 for s in sources.values() if s == "fallback"),
+        "per_worker_received": [s["received"] for s in stats],
+        "per_worker_analysed": [s["llm"] + s["fallback"] for s in stats],
+        "redelivered_duplicates": sum(s["duplicates"] for s in stats),
+        "device_resends": sum(d.resent for d in fleet.devices) - resent0,
+        "model_calls": model_calls, "distinct_crops": len(distinct),
+        "cloud_rss_mb": rss, "cloud_cpu_s": cpu, "broker_connections": connections,
+        "broker_rss_mb": peak_rss_mb(cloud.broker.proc.pid) if cloud.broker.proc else None,
+        "broker_cpu_s": round(cpu_s(cloud.broker.proc.pid), 1) if cloud.broker.proc else None,
+        "p6_llm_avoided": p6["llm_avoided"], "p6_wrong_reuse": p6["wrong_reuse"], "p6": p6,
+    }
+    say(f"{name}: {json.dumps(figures)}")
+    if trace is not None:  # one row per event, for a look at where the time went
+        with open(trace / f"{name}.jsonl", "w") as f:
+            for i, k in sent.items():
+                v, t = answers.get(i, (None, None))
+                f.write(json.dumps({"id": i, "device": k, "sent_s": round(first_sent[i] - start, 3),
+                                    "ms": latencies.get(i), "source": v.source if v else None,
+                                    "waited": i in waited, "cloud_ms": v.timings.total_ms if v else None}) + "\n")
+    return figures
+
+
+async def _until_answered(fleet: Fleet, sent: dict[str, int], timeout_s: float) -> None:
+    ids, deadline = set(sent), time.perf_counter() + timeout_s
+    while fleet.answered(ids, sent) < len(ids) and time.perf_counter() < deadline:
+        await asyncio.sleep(0.25)
 
 
 def _scope(base: dict, device_index: int, camera: str) -> str:
     """The reuse scope key the cloud files a verdict for this device's camera under (shared.reuse)."""
-    return scope_key(base["reuse"]["scope"], f"fleet-{device_index:03d}", camera, SITE)
+    return scope_key(base["reuse"]["scope"], device_name(device_index), camera, SITE)
 
 
 # -- main ----------------------------------------------------------------------------------------------------
@@ -467,22 +426,32 @@ def main() -> int:
     parser.add_argument("--media", type=Path, default=DEFAULT_MEDIA)
     parser.add_argument("--devices", type=int, default=None)
     parser.add_argument("--rerecord", action="store_true", help="run the edge pipeline on the clips again")
+    parser.add_argument("--trace", type=Path, default=None, help="write one JSON line per event to DIR/<run>.jsonl")
+    parser.add_argument("--fleet-only", action="store_true", help="skip the scaling part (no workers_2_over_1)")
     parser.add_argument("--serve-openai", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--delay", type=float, default=1.0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_openai is not None:
         serve_openai(args.serve_openai, args.delay)
         return 0
+    if args.devices is not None and not 1 <= args.devices <= 10_000:
+        parser.error("--devices must be 1..10000")
+    return asyncio.run(bench(args))
 
+
+async def bench(args: argparse.Namespace) -> int:
     quick = args.quick
     devices = args.devices or (20 if quick else 100)
-    drain_s = 20.0 if quick else 60.0
-    spread_s = 20.0 if quick else 60.0
+    large = devices > LARGE_FLEET
+    per_device = max(1, EVENTS_LARGE // devices) if large else None
+    drain_s = 20.0 if quick else 60.0 if not large else 120.0
+    spread_s = 20.0 if quick else 60.0 if not large else 90.0
     speed = 3.0
     burst = 48 if quick else 160
     delay_s = 1.0
     in_flight = 2  # per model server and worker: 2 servers x 2 = 4 requests at once per worker
     started = time.monotonic()
+    fd_limit = raise_fd_limit(2 * devices + 1024)  # the devices' sockets here, as many in the broker
 
     recorded = record(args.media, 600 if quick else None, args.rerecord)
     if not recorded:
@@ -494,35 +463,41 @@ def main() -> int:
     topics = Topics(prefix)
     out: dict[str, Any] = {"devices": devices}
     store = RedisStore(connect_redis(REDIS_URL), redis_prefix)  # first: nothing to clean up if Redis is away
+    names = [device_name(k) for k in range(devices)]
+    fleet_runs = (2,) if large else (1, 2)
     with tempfile.TemporaryDirectory(prefix="edgetriage-fleet-") as tmp:
         workdir = Path(tmp)
-        broker = Broker(workdir)
+        broker, passwords = fleet_broker(workdir / "mqtt", prefix, names)
+        try:
+            broker.start()
+        except RuntimeError as exc:
+            raise SystemExit(str(exc)) from None
+        cloud = Cloud(broker, passwords, prefix, workdir)
         servers: list[FakeModelServer] = []
-        clients: list[mqtt.Client] = []
+        fleet = Fleet([VirtualDevice(n, passwords[n], topics) for n in names], broker.port)
+        runs: dict[str, dict[str, Any]] = {}
         try:
             servers += [FakeModelServer(delay_s), FakeModelServer(delay_s)]
-            for k in tqdm(range(devices), desc="devices connecting", file=sys.stderr, leave=False):
-                clients.append(_client(broker.port, f"fleet-{k:03d}-{prefix}"))
+            connect_s = await fleet.connect()
+            say(f"{devices} devices connected in {connect_s:.1f} s (open-file limit {fd_limit})")
             common = {"delivery": {"shared": True, "redis_url": REDIS_URL, "claim_lease_s": 30.0},
                       "scheduler": {"deadline_s": 600.0}}
-            fleet = fleet_schedule(recorded, devices, spread_s, speed)
+            fleet_plan = fleet_schedule(recorded, devices, spread_s, speed, per_device)
             scale = burst_schedule(recorded, devices, burst)
-            runs: dict[str, dict[str, Any]] = {}
-            for workers in (1, 2):
+            for workers in fleet_runs:
                 name = f"fleet{workers}"
-                base = {"mqtt": {"url": broker.url, "prefix": prefix}, "group": f"g{uuid.uuid4().hex[:6]}",
+                base = {"group": f"g{uuid.uuid4().hex[:6]}",
                         "analyzer": {"backend": "transformers", "threads": 1, "max_batch": 8},
                         # the site's devices as the operator lists them: the cloud takes no device's word for it
-                        "reuse": {"scope": "site", "verify_sample": 0.0,
-                                  "sites": {SITE: [f"fleet-{k:03d}" for k in range(devices)]}},
+                        "reuse": {"scope": "site", "verify_sample": 0.0, "sites": {SITE: names}},
                         **common, "delivery": {**common["delivery"], "redis_prefix": f"{redis_prefix}-{name}"}}
-                say(f"{name}: {devices} devices, {len(fleet.items)} events, {workers} worker(s), real CPU model")
-                runs[name] = run_phase(name, fleet, base, workers, clients, topics, broker, workdir, drain_s,
-                                       load_labels(args.media))
+                say(f"{name}: {devices} devices, {len(fleet_plan.items)} events, {workers} worker(s), real CPU model")
+                runs[name] = await run_phase(name, fleet_plan, base, workers, fleet, cloud, drain_s,
+                                             load_labels(args.media), args.trace)
             before = [s.requests() for s in servers]
-            for workers in (1, 2):
+            for workers in () if args.fleet_only else (1, 2):
                 name = f"scale{workers}"
-                base = {"mqtt": {"url": broker.url, "prefix": prefix}, "group": f"g{uuid.uuid4().hex[:6]}",
+                base = {"group": f"g{uuid.uuid4().hex[:6]}",
                         "analyzer": {"backend": "openai", "max_batch": 1, "timeout_s": 30.0,
                                      "openai": {"base_urls": [s.base_url for s in servers], "model": "fixed-delay",
                                                 "max_in_flight": in_flight, "balance": "least_loaded"}},
@@ -530,12 +505,10 @@ def main() -> int:
                         **common, "delivery": {**common["delivery"], "redis_prefix": f"{redis_prefix}-{name}"}}
                 say(f"{name}: {burst} cache-miss events at once, {workers} worker(s), openai back-end on 2 "
                     f"fixed-latency servers ({delay_s:g} s each answer)")
-                runs[name] = run_phase(name, scale, base, workers, clients, topics, broker, workdir, drain_s)
+                runs[name] = await run_phase(name, scale, base, workers, fleet, cloud, drain_s, trace=args.trace)
             per_server = [s.requests() - b for s, b in zip(servers, before, strict=True)]
         finally:
-            for c in clients:
-                c.loop_stop()
-                c.disconnect()
+            await fleet.close()
             for s in servers:
                 s.stop()
             broker.stop()
@@ -546,23 +519,30 @@ def main() -> int:
             store.close()
             say(f"deleted {deleted} Redis keys under {redis_prefix}-*")
 
-    f1, f2, s1, s2 = runs["fleet1"], runs["fleet2"], runs["scale1"], runs["scale2"]
+    fleet_parts = [runs[f"fleet{w}"] for w in fleet_runs]
+    f2, s1, s2 = runs["fleet2"], runs.get("scale1", {}), runs.get("scale2", {})
+    model_calls = sum(r["model_calls"] for r in fleet_parts)
+    distinct = sum(r["distinct_crops"] for r in fleet_parts)
     out.update({
         "events": sum(r["events"] for r in runs.values()),
         "lost": sum(r["lost"] for r in runs.values()),
         "duplicates_analysed": sum(r["duplicates_analysed"] for r in runs.values()),
+        "cache_hit_p99_ms": f2["cache_hit_p99_ms"], "llm_p99_ms": f2["llm_p99_ms"],
+        "flight_waits": f2["flight_waits"], "flight_wait_p99_ms": f2["flight_wait_p99_ms"],
+        "cloud_rss_mb": f2["cloud_rss_mb"], "broker_connections": f2["broker_connections"],
+        "broker_rss_mb": f2["broker_rss_mb"],
         "verdict_p50_ms": f2["verdict_p50_ms"], "verdict_p95_ms": f2["verdict_p95_ms"],
         "verdict_p99_ms": f2["verdict_p99_ms"], "alpha": f2["alpha"], "cache_hit_rate": f2["cache_hit_rate"],
-        "workers_2_over_1": round(s2["events_per_s"] / s1["events_per_s"], 3) if s1["events_per_s"] else None,
-        "fleet_events_per_run": f2["events"],
-        "fleet_1_worker": f1, "fleet_2_workers": f2, "scale_1_worker": s1, "scale_2_workers": s2,
-        "model_calls": f1["model_calls"] + f2["model_calls"],
-        "distinct_crops": f1["distinct_crops"] + f2["distinct_crops"],
+        "workers_2_over_1": round(s2["events_per_s"] / s1["events_per_s"], 3) if s1.get("events_per_s") else None,
+        "fleet_events_per_run": f2["events"], "events_per_device": per_device or len(recorded),
+        **{f"fleet_{w}_worker{'s' if w > 1 else ''}": runs[f"fleet{w}"] for w in fleet_runs},
+        "scale_1_worker": s1, "scale_2_workers": s2,
+        "model_calls": model_calls, "distinct_crops": distinct,
         "p6_llm_avoided": f2["p6_llm_avoided"], "p6_wrong_reuse": f2["p6_wrong_reuse"],
-        "model_calls_per_distinct_crop": round((f1["model_calls"] + f2["model_calls"])
-                                               / max(1, f1["distinct_crops"] + f2["distinct_crops"]), 3),
+        "model_calls_per_distinct_crop": round(model_calls / max(1, distinct), 3),
         "server_requests": per_server,
-        "server_share_min": round(min(per_server) / max(1, sum(per_server)), 3),
+        "server_share_min": round(min(per_server) / max(1, sum(per_server)), 3) if sum(per_server) else None,
+        "connect_s": round(connect_s, 1), "open_file_limit": fd_limit,
         "slow_backend": f"fixed-latency OpenAI-compatible server ({delay_s:g} s per answer, bench/fleet.py "
                         f"--serve-openai), two of them, max_in_flight {in_flight} each per worker",
         "quick": quick, "seconds": round(time.monotonic() - started, 1),

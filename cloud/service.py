@@ -35,6 +35,7 @@ from .figures import Figures
 from .health import IntakeHealth
 from .housekeeping import Housekeeping, sweep
 from .intake import Arrival, CacheHits, MQTTIntake, TurnBatch, check_captured
+from .offers import SiteOffers
 from .publisher import Publisher
 from .scheduler import Outcome, Scheduler
 from .servicestats import ServiceStats, Throttled
@@ -94,7 +95,8 @@ class CloudService:
         self._stopping = False
         self.event_listeners: list[Callable[[Event, int], None]] = []
         self.verdict_listeners: list[Callable[[Verdict], None]] = [on_verdict] if on_verdict is not None else []
-        self.verdict_listeners.append(self._offer_to_site)
+        self.offers = SiteOffers(self.trust.sites, self.topics, lambda: self.publisher.link, self.stats)
+        self.verdict_listeners.append(self.offers.offer)  # sent behind answers (cloud.offers)
         self._tasks: set[asyncio.Task] = set()
         self._inflight: dict[str, asyncio.Future[Verdict]] = {}
         self._claims = claims  # made from the config on first use unless given
@@ -135,6 +137,7 @@ class CloudService:
         link.start()
         self._claim_task = asyncio.get_running_loop().create_task(takeover.run())
         self._spawn(self.housekeeping.run())
+        self._spawn(self.offers.run())
         self._spawn(self.intake.heal())
 
     async def wait_connected(self, timeout: float) -> bool:
@@ -342,16 +345,11 @@ class CloudService:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    # -- reuse: checks and site offers -----------------------------------------------------------------
+    # -- reuse: checks ---------------------------------------------------------------------------------
     async def _ask_in_background(self, event: Event) -> Outcome:
         """The model's answer below every priority tier (a reuse check, cloud.verdicts.ReuseChecks)."""
         await self._ensure_scheduler()
         return await self.scheduler.submit(event, background=True)
-
-    def _offer_to_site(self, verdict: Verdict) -> None:
-        """A new site-wide model verdict, offered to the site's other devices (cloud.trust.Sites)."""
-        if self.publisher.link is not None:
-            self.publisher.offers(self.trust.sites.offers(verdict))
 
     # -- overload and housekeeping ---------------------------------------------------------------------
     @property

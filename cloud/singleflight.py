@@ -10,9 +10,13 @@ no lock around the model call: look-alikes wait, everything else goes straight o
 
 Within one process a landing wakes its waiters at once (a future). Across processes the list lives in
 Redis (`<prefix>:flights:<bucket>`, a hash of event id -> "seq|phash|max_distance|deadline_ms", then
-"|min_similarity|embedding in base64" for an event with an appearance embedding) and a waiter
-looks every POLL_S whether the flight is still listed. A flight whose worker died stays listed until its
-deadline (the scheduler's deadline_s); a waiter never waits past its own event's deadline either way.
+"|min_similarity|embedding in base64" for an event with an appearance embedding), and one poller per
+process looks every POLL_S, in one round trip, whether the flights its waiters wait for are still listed:
+the waiters of one flight share one future. (A poll per waiter was the first thing a thousand devices broke:
+hundreds of look-alikes waiting out a slow model call made tens of thousands of blocking Redis reads a
+second on the event loop, and cache hits, acknowledgements and the health probe waited behind them.) A
+flight whose worker died stays listed until its deadline (the scheduler's deadline_s); a waiter never waits
+past its own event's deadline either way.
 """
 
 from __future__ import annotations
@@ -57,6 +61,9 @@ class SingleFlight:
         self._join = redis.register_script(_JOIN) if redis is not None else None
         self._seq = 0
         self._local: dict[str, _Local] = {}
+        self._remote: dict[tuple[str, str], asyncio.Future] = {}  # (list key, flight) -> landed, shared by its waiters
+        self._poller: asyncio.Task | None = None
+        self.polls = 0  # round trips the poller made: one per POLL_S while anything waits, however many wait
         self.waited = 0  # events that waited for a look-alike's model call instead of starting one
 
     def _key(self, bucket: Bucket) -> str:
@@ -105,13 +112,40 @@ class SingleFlight:
             return
         if self._redis is None:
             return
-        key = self._key(bucket)
-        end = time.monotonic() + max(0.0, timeout_s)
-        while time.monotonic() < end:
-            raw = self._redis.hget(key, flight)
-            if raw is None or int((raw.decode() if isinstance(raw, bytes) else raw).split("|")[3]) < now_ms():
-                return
+        watched = (self._key(bucket), flight)
+        landed = self._remote.get(watched)
+        if landed is None:
+            landed = self._remote[watched] = asyncio.get_running_loop().create_future()
+            if self._poller is None or self._poller.done():
+                self._poller = asyncio.get_running_loop().create_task(self._poll())
+        await asyncio.wait([landed], timeout=max(0.0, timeout_s))
+        if landed.done() and landed.exception() is not None:
+            raise landed.exception()  # the store failed: the waiter's event takes the store-error path
+
+    async def _poll(self) -> None:
+        """While anything waits for another process's flight: every POLL_S, one pipelined read of all of them;
+        a flight no longer listed (landed, given up) or past its deadline wakes its waiters."""
+        while self._remote:
             await asyncio.sleep(POLL_S)
+            watched = list(self._remote.items())
+            pipe = self._redis.pipeline(transaction=False)
+            for (key, flight), _ in watched:
+                pipe.hget(key, flight)
+            try:
+                raws = pipe.execute()
+            except Exception as exc:  # noqa: BLE001 - every waiter hears of it, as each did from its own read
+                for watch, landed in watched:
+                    self._remote.pop(watch, None)
+                    if not landed.done():
+                        landed.set_exception(exc)
+                return
+            self.polls += 1
+            now = now_ms()
+            for (watch, landed), raw in zip(watched, raws, strict=True):
+                if raw is None or int((raw.decode() if isinstance(raw, bytes) else raw).split("|")[3]) < now:
+                    self._remote.pop(watch, None)
+                    if not landed.done():
+                        landed.set_result(None)
 
     def land(self, event_id: str) -> None:
         """The event's verdict is stored (or it was given up): wake whoever waits for it."""

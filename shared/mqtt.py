@@ -196,14 +196,14 @@ class MQTTLink:
         if receive_maximum is not None and not 1 <= receive_maximum <= 65535:
             raise ValueError("receive_maximum must be 1..65535")
         self.receive_maximum = receive_maximum if self.v5 else None
-        self.backoff_min_s = backoff_min_s
-        self.backoff_max_s = backoff_max_s
+        self.backoff_min_s, self.backoff_max_s = backoff_min_s, backoff_max_s
         self.connected = threading.Event()
         self.subscribed = threading.Event()  # every subscription of this connection granted (see module doc)
         self.refused_subscriptions: list[str] = []  # filters the broker refused on this connection
         self.generation = 0  # connections made so far; Incoming.generation says which one delivered
         self.reconnects = 0
         self.refused = 0  # publishes the broker refused with a PUBACK reason code
+        self._handed = self._answered = 0  # QoS 1 publishes handed to paho / answered by a PUBACK (see below)
         self.last_error = ""
         self._attempt = 0
         self._refused = False
@@ -347,7 +347,13 @@ class MQTTLink:
         info = self.client.publish(topic, payload, qos=qos, retain=retain)
         if info.rc != mqtt.MQTT_ERR_SUCCESS:
             return None
+        self._handed += qos > 0
         return info.mid
+
+    @property
+    def unacknowledged(self) -> int:
+        """Our QoS 1 publishes not answered by the broker yet: what a new publish queues behind."""
+        return max(0, self._handed - self._answered)
 
     def ack(self, mid: int, qos: int = 1, generation: int | None = None) -> bool:
         """Acknowledge an incoming message (MQTT 5 with manual_ack only; call once per message). With
@@ -422,6 +428,7 @@ class MQTTLink:
         self._guard(self._on_message, incoming)
 
     def _handle_publish(self, client, userdata, mid, reason_code, properties) -> None:
+        self._answered += 1
         if reason_code is not None and getattr(reason_code, "is_failure", False):
             self.refused += 1
             reason = _reason_text(reason_code)

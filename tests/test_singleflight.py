@@ -7,7 +7,7 @@ import asyncio
 import time
 import uuid
 
-from edgetriage.cloud.singleflight import SingleFlight
+from edgetriage.cloud.singleflight import POLL_S, SingleFlight
 from edgetriage.cloud.storage.redis_store import RedisStore, connect_redis
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
@@ -67,3 +67,35 @@ def test_two_workers_share_flights_through_redis_and_only_look_alikes_wait():
         asyncio.run(run())
     finally:
         RedisStore(client, prefix).delete_all()
+
+
+def test_a_thousand_waiters_on_another_workers_flight_cost_one_read_per_poll(tmp_path):
+    """Look-alikes waiting out another worker's slow model call share one poll: Redis sees one read per
+    POLL_S, not one per waiter (a poll each made 1,000 devices' waiters flood the event loop with blocking
+    reads). A Redis of the test's own, so its command counts are this test's alone."""
+    from brokers import RedisServer
+
+    with RedisServer(tmp_path / "redis") as server:
+        client = connect_redis(server.url)
+
+        def hgets() -> int:
+            stats = client.info("commandstats").get("cmdstat_hget", {})
+            return int(stats.get("calls", 0))
+
+        async def run() -> None:
+            one, two = SingleFlight(client, "t", 30.0), SingleFlight(client, "t", 30.0)
+            assert one.take_off("a", BUCKET, HASH, 8) is None
+            waiters = [asyncio.ensure_future(two.wait("a", BUCKET, 10.0)) for _ in range(1000)]
+            await asyncio.sleep(0.1)
+            before = hgets()
+            await asyncio.sleep(0.5)
+            reads = hgets() - before
+            assert reads <= 0.5 / POLL_S + 2, f"{reads} reads in 0.5 s for one flight"
+            assert not any(w.done() for w in waiters)
+            started = time.monotonic()
+            one.land("a")
+            await asyncio.wait_for(asyncio.gather(*waiters), 2.0)
+            assert time.monotonic() - started < 1.0
+
+        asyncio.run(run())
+        client.close()
