@@ -205,7 +205,7 @@ class AnswerConstraint:
                 allowed[row, : mask.shape[0]] = mask
             else:
                 allowed[row, self.index.structural(state, left)] = True
-        return scores.masked_fill(~allowed, float("-inf"))
+        return scores.masked_fill(~allowed.to(scores.device), float("-inf"))
 
 
 
