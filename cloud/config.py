@@ -184,6 +184,9 @@ class SchedulerConfig(Strict):
     overload_depth: Annotated[int, Field(ge=1)] | None = Field(None, description="default: half the queue")
     clear_depth: Annotated[int, Field(ge=0)] | None = Field(None, description="default: a quarter of overload_depth")
     load_refresh_s: Annotated[float, Field(ge=0.5, le=3600)] = 5.0
+    capacity_report_s: Annotated[float, Field(ge=0, le=86400)] = Field(
+        30.0, description="how often the load report is sent again with changed capacity figures while not "
+                          "overloaded (0: only when overload starts or ends)")
 
     @model_validator(mode="after")
     def _depths(self) -> SchedulerConfig:
