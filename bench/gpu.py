@@ -306,6 +306,7 @@ def main(argv: list[str] | None = None) -> int:
         "verdicts_per_s": first["best"]["verdicts_per_s"] if first else None,
         "ms_per_verdict": first["best"]["ms_per_verdict"] if first else None,
         "batch1": first["batch1"] if first else None, "best": first["best"] if first else None,
+        "best_over_batch1": first["best_over_batch1"] if first else None,
         "shapes": results,
     }
     print(json.dumps(summary), flush=True)

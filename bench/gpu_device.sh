@@ -19,12 +19,12 @@ left() { echo $(( BUDGET_S - ($(date +%s) - STARTED) )); }
 step() {  # step NAME SECONDS COMMAND...: run it under timeout, say how it ended, never stop the script
     local name=$1 limit=$2; shift 2
     local room; room=$(left)
-    if (( room < 20 )); then echo "== $name: skipped, ${room}s of the budget left"; return 0; fi
+    if (( room < 20 )); then echo "== $name: skipped, ${room}s of the budget left" >&2; return 0; fi
     (( limit > room )) && limit=$room
-    echo "== $name (at most ${limit}s): $*"
+    echo "== $name (at most ${limit}s): $*" >&2
     timeout --kill-after=10 "$limit" "$@"
     local rc=$?
-    echo "== $name: exit $rc$([ $rc -eq 124 ] && echo ' (timed out)') after $(( $(date +%s) - STARTED ))s in all"
+    echo "== $name: exit $rc$([ $rc -eq 124 ] && echo ' (timed out)') after $(( $(date +%s) - STARTED ))s in all" >&2
     return 0
 }
 
