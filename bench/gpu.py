@@ -253,7 +253,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--new", type=int, default=40, help="tokens each verdict generates")
     parser.add_argument("--repeats", type=int, default=None, help="runs per batch size (fastest kept)")
     parser.add_argument("--budget-s", type=float, default=420.0, help="stop starting batches after this")
-    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's own)")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="torch CPU threads (default: 1 on a CPU, as [analyzer] threads; torch's own on a GPU)")
     parser.add_argument("--check", action="store_true", help="only the CPU-against-CUDA answers check")
     parser.add_argument("--random", action="store_true", help="random weights even where the model is here")
     args = parser.parse_args(argv)
@@ -285,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     default = "1,4" if args.quick else ("1,16,64,128,256" if placement.cuda else "1,4,8,16")
     args.batches = [int(b) for b in (args.batches or default).split(",")]
     args.repeats = args.repeats or (2 if placement.cuda else 1)
-    torch.set_num_threads(args.threads or torch.get_num_threads())
+    torch.set_num_threads(args.threads or (torch.get_num_threads() if placement.cuda else 1))
     deadline = time.monotonic() + args.budget_s
     results = []
     for shape in shapes:
