@@ -124,3 +124,30 @@ def test_cuda_gives_the_cpu_answers():
         result = equivalence(seed=seed)
         cuda = [c for c in result["checks"] if c["device"] == "cuda"]
         assert len(cuda) == 2 and all(c["ok"] for c in cuda), result
+
+
+def test_the_constraint_carried_row_by_row_masks_as_a_fresh_walk_does(tiny_folder):
+    """The answer constraint keeps each row's state from step to step (a GPU batch of 256 rows paid ~2 ms a
+    row re-walking it): step by step it must allow exactly what a fresh constraint, walking every row from
+    the start, allows, the verdict's bias included."""
+    from edgetriage.cloud.analysis.answer import ANSWER
+    from edgetriage.cloud.analysis.constrain import AnswerConstraint, TokenIndex
+
+    loaded = loaded_model(tiny_folder, 1)
+    tokenizer = loaded.tokenizer
+    vocab = len(tokenizer)
+    index = TokenIndex(tokenizer, vocab, ANSWER)
+    rows, width, new = 6, 3, 48
+    bias = [{"alert": 0.5 * r, "benign": -0.25 * r} for r in range(rows)]
+    carried = AnswerConstraint(index, width, new, tokenizer.eos_token_id, bias)
+    ids = torch.zeros(rows, width, dtype=torch.long)
+    gen = torch.Generator().manual_seed(3)
+    for _ in range(new):
+        scores = torch.randn(rows, vocab, generator=gen) * 4
+        got = carried(ids, scores)
+        fresh = AnswerConstraint(index, width, new, tokenizer.eos_token_id, bias)(ids, scores)
+        assert torch.equal(got, fresh)
+        ids = torch.cat([ids, got.argmax(-1, keepdim=True)], 1)
+    texts = ["".join(index.texts[t] or "" for t in row[width:].tolist() if t != tokenizer.eos_token_id)
+             for row in ids]
+    assert all(ANSWER.walk(ANSWER.start, t) == ANSWER.end for t in texts), texts  # every answer complete
