@@ -163,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, shifted_crops in shifted_sets(labelled[:: max(1, args.shift_every)], names).items():
         t0 = time.monotonic()
         say(f"-- {name}: {len(shifted_crops)} crops (wrong verdicts listed)")
-        shifted_rows[name] = judge_shifted(engine, shifted_crops, config.max_batch)
+        shifted_rows[name] = judge_shifted(engine, shifted_crops, engine.max_batch)
         say(f"-- {name}: {agreement_of(shifted_rows[name])} in {time.monotonic() - t0:.0f} s")
     n = len(rows)
     clean = agreement_of(rows)

@@ -128,8 +128,12 @@ class AnalyzerConfig(Strict):
     model_path: str | None = Field(None, description="transformers: GGUF file or model folder; default: "
                                                      "SmolLM2-135M, fetched once")
     threads: Annotated[int, Field(ge=1, le=256)] = 1
+    device: Literal["auto", "cpu", "cuda"] = Field(
+        "auto", description="transformers: where the model runs; auto: CUDA (bf16) when torch sees one, else CPU")
     max_new_tokens: Annotated[int, Field(ge=32, le=1024)] = 96
-    max_batch: Annotated[int, Field(ge=1, le=256)] = 8
+    max_batch: Annotated[int, Field(ge=1, le=256)] | None = Field(
+        None, description="events per model call; default: 8 on a CPU, 16-256 by GPU memory (transformers), "
+                          "1 for the openai and vllm back-ends")
     prefix_cache: bool = Field(True, description="transformers: compute each prompt template's fixed start once")
     prompts_dir: str | None = Field(None, description="folder with <label>.txt and default.txt prompt templates")
     timeout_s: Annotated[float, Field(gt=0, le=3600)] = 60.0
@@ -174,6 +178,9 @@ class SchedulerConfig(Strict):
     overload_depth: Annotated[int, Field(ge=1)] | None = Field(None, description="default: half the queue")
     clear_depth: Annotated[int, Field(ge=0)] | None = Field(None, description="default: a quarter of overload_depth")
     load_refresh_s: Annotated[float, Field(ge=0.5, le=3600)] = 5.0
+    capacity_report_s: Annotated[float, Field(ge=0, le=86400)] = Field(
+        30.0, description="how often the load report is sent again with changed capacity figures while not "
+                          "overloaded (0: only when overload starts or ends)")
 
     @model_validator(mode="after")
     def _depths(self) -> SchedulerConfig:

@@ -143,7 +143,7 @@ class Figures:
             "service": service.stats.snapshot(),
             "scheduler": {**vars(scheduler.stats), "tokens": round(scheduler.stats.tokens),
                           "busy_s": round(scheduler.busy_s(), 3), "max_batch": scheduler.max_batch,
-                          "concurrency": scheduler.concurrency},
+                          "concurrency": scheduler.concurrency, **scheduler.load_now().figures()},
             "budgets": scheduler.budgets.snapshot(),
             "analyzer": service.backend.name,
             "mqtt_connected": service.publisher.connected,

@@ -225,6 +225,17 @@ def _figures(out: Exposition, service: Counted, f: dict[str, Any]) -> None:
     sched = service.scheduler
     out.gauge("edgetriage_cloud_scheduler_queue_depth", "Events waiting for the model.", sched.queue_depth)
     out.gauge("edgetriage_cloud_scheduler_in_flight", "Events with the model now.", sched.in_flight)
+    capacity = sched.load_now().figures()
+    for key, name, help_text in (
+            ("verdicts_per_s", "verdicts_per_second", "Model verdicts answered per second, last minute."),
+            ("capacity_per_s", "capacity_verdicts_per_second", "Model verdicts per second it would answer "
+             "kept busy (per second of model time, times the batches it takes at once), last minute."),
+            ("headroom_per_s", "headroom_verdicts_per_second", "capacity - verdicts per second."),
+            ("queue_wait_ms", "queue_wait_p95_seconds", "95th percentile wait for the model, last minute.")):
+        value = capacity[key]
+        if value is not None:
+            out.gauge(f"edgetriage_cloud_analyzer_{name}", help_text,
+                      value / 1000.0 if key == "queue_wait_ms" else value)
     stats = sched.stats
     out.counter("edgetriage_cloud_scheduler_refused_total", "Events answered \"unknown\" without the model's "
                 "answer, by reason.", [({"reason": r}, v) for r, v in (

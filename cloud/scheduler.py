@@ -31,8 +31,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..shared.protocol import Event, LoadReport, encode_load_report
+from ..shared.protocol import Event
 from .analysis import Analysis, Backend, fallback
+from .capacity import CapacityMeter, LoadState
 from .config import SchedulerConfig, TokenBudgetConfig
 from .fairqueue import FairQueue
 
@@ -51,17 +52,6 @@ class Released(Exception):
 class OverCapacity(Released):
     """No room for this event now (a full queue, or its turn did not come before its deadline): nothing was
     decided; the caller leaves it stored and unanswered and takes it up again when there is room."""
-
-
-@dataclass(frozen=True)
-class LoadState:
-    overloaded: bool
-    queue_depth: int
-    ts: int  # epoch milliseconds
-
-    def payload(self) -> bytes:
-        """The retained `<prefix>/v1/_cloud/load` message."""
-        return encode_load_report(LoadReport(overloaded=self.overloaded, queue_depth=self.queue_depth, ts=self.ts))
 
 
 @dataclass(frozen=True)
@@ -218,6 +208,7 @@ class Scheduler:
         self.clock = clock
         self.max_batch = max(1, backend.max_batch)
         self.concurrency = config.concurrency or max(1, backend.concurrency)
+        self.capacity = CapacityMeter(self.concurrency, clock=clock)
         self.budgets = Budgets(config.budget, clock)
         self.stats = SchedulerStats()
         self.load = LoadState(False, 0, int(time.time() * 1000))
@@ -458,6 +449,7 @@ class Scheduler:
                 self._busy_since = None
         if results is None:
             return  # every submitter's own deadline answers it
+        self.capacity.finished(len(batch), self.clock() - started, [(started - j.arrived) * 1000 for j in batch])
         for job, analysis in zip(batch, results, strict=True):
             used = used_tokens(analysis, estimate)
             self.stats.tokens += used
@@ -507,12 +499,19 @@ class Scheduler:
     def _set_load(self, overloaded: bool, force: bool = False) -> None:
         if not force and overloaded == self.load.overloaded:
             return
-        self.load = LoadState(overloaded, self._depth, int(time.time() * 1000))
+        self.load = self._state(overloaded)
         if overloaded:
             log.warning("analyzer overloaded: %d events waiting", self._depth)
         else:
             log.info("analyzer load back to normal (%d waiting)", self._depth)
         self._tell_load()
+
+    def load_now(self) -> LoadState:
+        """The load report as it would be sent now, capacity measured up to this moment (the page, /metrics)."""
+        return self._state(self.load.overloaded)
+
+    def _state(self, overloaded: bool) -> LoadState:
+        return LoadState(overloaded, self._depth, int(time.time() * 1000), self.capacity.snapshot())
 
     def _tell_load(self) -> None:
         if self.on_load is None:
@@ -523,11 +522,16 @@ class Scheduler:
             log.exception("on_load callback failed")
 
     async def _refresh(self) -> None:
-        """While overloaded, tell the current depth every load_refresh_s; notice a back-end that recovered
-        (or saturated) while nothing was queued."""
+        """While overloaded, tell the current depth every load_refresh_s; otherwise tell changed capacity
+        figures every capacity_report_s; notice a back-end that recovered (or saturated) while nothing was
+        queued."""
+        told = self.clock()
         while True:
             await asyncio.sleep(self.config.load_refresh_s)
             self._update_load()
-            if self.load.overloaded:
-                self.load = LoadState(True, self._depth, int(time.time() * 1000))
+            every = self.config.capacity_report_s
+            if self.load.overloaded or (every and self.clock() - told >= every
+                                        and self.capacity.snapshot() != self.load.capacity):
+                self.load = self._state(self.load.overloaded)
                 self._tell_load()
+                told = self.clock()

@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
-import time
 from dataclasses import dataclass, field
 from typing import Any
 

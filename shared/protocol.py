@@ -296,12 +296,7 @@ def decode_event(data: bytes) -> Event:
     if type(version) is not int or version != SCHEMA_VERSION:  # True == 1 and 1.0 == 1 must not pass
         raise ProtocolError(f"event schema version {_short(version)} is not supported (this receiver speaks "
                             f"v{SCHEMA_VERSION})", "schema_version")
-    try:
-        event = Event.model_validate(obj)
-    except ValidationError as exc:
-        raise ProtocolError(f"invalid event: {_reason(exc)}") from None
-    except RecursionError:  # pydantic walking a pathological value
-        raise ProtocolError("invalid event: values nested too deeply") from None
+    event = _validated(Event, obj, "event")
     _check_crop(event)
     return event
 
@@ -327,12 +322,7 @@ def decode_verdict(data: bytes) -> Verdict:
     version = obj.get("v")
     if type(version) is not int or version != SCHEMA_VERSION:  # True == 1 and 1.0 == 1 must not pass
         raise ProtocolError(f"verdict schema version {_short(version)} is not supported", "schema_version")
-    try:
-        return Verdict.model_validate(obj)
-    except ValidationError as exc:
-        raise ProtocolError(f"invalid verdict: {_reason(exc)}") from None
-    except RecursionError:
-        raise ProtocolError("invalid verdict: values nested too deeply") from None
+    return _validated(Verdict, obj, "verdict")
 
 
 # -- control messages: the cloud's load report, remote configuration, device state (all JSON) -------------
@@ -344,11 +334,20 @@ _VERSION_RE = r"^[A-Za-z0-9._:+-]{1,64}$"
 
 
 class LoadReport(_Message):
-    """The cloud's retained load report on `<prefix>/v1/_cloud/load`; an empty payload clears it."""
+    """The cloud's retained load report on `<prefix>/v1/_cloud/load`; an empty payload clears it. Its capacity
+    figures (cloud.capacity) are left out while unmeasured: old clouds' reports decode, old devices ignore them."""
 
     overloaded: bool
     queue_depth: Annotated[int, Field(ge=0)] = 0
     ts: Annotated[int, Field(ge=0, lt=1 << 53)]  # epoch milliseconds when the cloud wrote it
+    verdicts_per_s: Annotated[float, Field(ge=0, le=1e9)] | None = None
+    capacity_per_s: Annotated[float, Field(ge=0, le=1e9)] | None = None
+    queue_wait_ms: Annotated[float, Field(ge=0, le=1e10)] | None = None
+
+    @property
+    def headroom_per_s(self) -> float | None:  # verdicts/s the cloud could still take; None: not measured
+        c, v = self.capacity_per_s, self.verdicts_per_s
+        return None if c is None or v is None else max(0.0, c - v)
 
 
 def _json_object(data: bytes, what: str, limit: int) -> dict:
@@ -375,11 +374,11 @@ def _validated(model: type[BaseModel], obj: dict, what: str):
 
 
 def encode_load_report(report: LoadReport) -> bytes:
-    return report.model_dump_json().encode()
+    return report.model_dump_json(exclude_none=True).encode()
 
 
 def decode_load_report(data: bytes) -> LoadReport:
-    """ProtocolError says what was wrong: {"overloaded": bool, "queue_depth": int, "ts": epoch ms}."""
+    """ProtocolError says what was wrong: {"overloaded": bool, "queue_depth": int, "ts": epoch ms, ...}."""
     return _validated(LoadReport, _json_object(data, "load report", MAX_LOAD_BYTES), "load report")
 
 
@@ -510,6 +509,7 @@ class CloudSeen(_Message):
     overloaded: bool
     queue_depth: int | None = None
     load_ts: float | None = None  # epoch seconds of the cloud's last load report
+    headroom_per_s: float | None = None  # verdicts/s the cloud could still take, by its last load report
 
 
 class BudgetState(_Message):

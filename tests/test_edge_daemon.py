@@ -123,10 +123,10 @@ class Bus:
     def publish(self, topic: str, payload: bytes, retain: bool = True) -> None:
         self.client.publish(topic, payload, qos=1, retain=retain).wait_for_publish(5)
 
-    def load(self, overloaded: bool, ts_ms: int | None = None) -> None:
+    def load(self, overloaded: bool, ts_ms: int | None = None, **capacity: float) -> None:
         """The cloud's load report, encoded as the cloud's scheduler encodes it."""
         report = LoadReport(overloaded=overloaded, queue_depth=120 if overloaded else 0,
-                            ts=ts_ms or int(time.time() * 1000))
+                            ts=ts_ms or int(time.time() * 1000), **capacity)
         self.publish(self.topics.cloud_load(), encode_load_report(report))
 
     def close(self) -> None:
@@ -303,6 +303,10 @@ def test_remote_config_is_applied_live_and_a_bad_one_refused(tmp_path, mosquitto
         assert bus.wait(lambda: bus.state(device).get("ready"), 30)
         assert bus.state(device)["config"] == {"version": "file", "source": "file",
                                                "applied_ms": daemon.config_applied_ms, "refused": None}
+        # the cloud's measured capacity reaches the device, which reports the headroom it sees (issue 29)
+        bus.load(False, verdicts_per_s=12.5, capacity_per_s=40.0, queue_wait_ms=230.0)
+        assert bus.wait(lambda: daemon.state().cloud.headroom_per_s == 27.5, 10)
+        bus.publish(bus.topics.cloud_load(), b"")  # clear the retained report
         rc = _push(tmp_path, cloud_toml, device, 'version = "v2"\n[rules]\nmin_score = 0.35\n'
                    '[budget]\nper_minute = 7\npolicy = "drop_lowest"\n[vision.motion]\nthreshold = 30\n'
                    '[cameras.door]\ndetect_fps = 3\n')

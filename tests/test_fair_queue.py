@@ -152,6 +152,13 @@ def test_over_capacity_an_http_event_is_accepted_to_wait_and_answered_later(mosq
                                 break
                         assert time.monotonic() < deadline, "a waiting event was never analysed"
                         await asyncio.sleep(0.5)
+                # the model's measured capacity (issue 29): one at a time, 1 s each
+                async with http.get(f"{base}/v1/stats") as r:
+                    sched = (await r.json())["scheduler"]
+                assert 0.5 <= sched["capacity_per_s"] <= 1.0 and sched["queue_wait_ms"] > 0, sched
+                async with http.get(f"{base}/metrics") as r:
+                    text = await r.text()
+                assert f"edgetriage_cloud_analyzer_capacity_verdicts_per_second {sched['capacity_per_s']}" in text
         finally:
             await runner.cleanup()
             await service.stop()

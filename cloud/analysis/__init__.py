@@ -5,7 +5,7 @@
     answer.py        the answer every model gives: schema, grammar, lenient parser
     check.py         the consistency table that holds the model's answer against the evidence
     calibrate.py     confidence as the probability that a verdict is right
-    transformers.py  in-process CPU default (SmolLM2-135M), schema-constrained decoding, batched
+    transformers.py  in-process default (SmolLM2-135M; CPU, or CUDA in bf16), schema-constrained decoding, batched
     openai.py        any OpenAI-compatible server: vLLM (`vllm serve`), llama.cpp, `transformers serve`, hosted APIs
     vllm.py          vLLM's AsyncLLM in this process (the `gpu` extra)
 
@@ -48,7 +48,7 @@ def build_backend(config: AnalyzerConfig) -> Backend:
         from .base import ThreadedBackend
         from .transformers import build_engine
 
-        backend = ThreadedBackend(build_engine(config, translator), config.max_batch)  # type: ignore[arg-type]
+        backend = ThreadedBackend(build_engine(config, translator))  # type: ignore[arg-type]
     if config.policies:
         from .gate import PolicyBook, PolicyGate
 

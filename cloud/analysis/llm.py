@@ -17,6 +17,8 @@ import tempfile
 import threading
 import time
 import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -251,17 +253,48 @@ def locate_model(path: str | None, progress: bool = True) -> Path:
     return convert_to_hf_dir(gguf, folder, progress)
 
 
-_loaded: dict[Path, tuple[Any, Any]] = {}
+@dataclass(frozen=True)
+class ModelKey:
+    """Everything that changes the loaded model: its folder, where it runs, its dtype, and torch's CPU threads."""
+
+    folder: Path
+    device: str = "cpu"
+    dtype: str = "float32"
+    threads: int = 1
+
+
+class LoadedModel:
+    """One model in memory: tokenizer, weights, and the lock that serialises generation on it, so every caller
+    in the process (the analyzer, the ask service) queues rather than fights over the device. `derived` builds
+    what is computed from the model once (the analyzer's token index and prefix caches) and keeps it here."""
+
+    def __init__(self, key: ModelKey, tokenizer: Any, model: Any, load_s: float) -> None:
+        self.key = key
+        self.tokenizer = tokenizer
+        self.model = model
+        self.load_s = load_s
+        self.lock = threading.Lock()
+        self._derived: dict[str, Any] = {}
+        self._derived_lock = threading.Lock()
+
+    def derived(self, name: str, build: Callable[[LoadedModel], Any]) -> Any:
+        with self._derived_lock:
+            if name not in self._derived:
+                self._derived[name] = build(self)
+            return self._derived[name]
+
+
+_loaded: dict[ModelKey, LoadedModel] = {}  # the process's one model cache
 _load_lock = threading.Lock()
 
 
-def load_model(path: Path, threads: int) -> tuple[Any, Any]:
-    """(tokenizer, model) for a model folder, loaded once per process: the weights are ~0.5 GB and immutable,
-    so every analyzer in the process shares them. Sets torch's intra-op thread count (process-wide in torch)."""
+def loaded_model(path: Path, threads: int = 1, device: str = "cpu", dtype: str = "float32") -> LoadedModel:
+    """The model in a folder, loaded once per process and key (ModelKey): the weights are immutable, so every
+    analyzer and the ask service share them. Sets torch's intra-op thread count (process-wide in torch)."""
     import torch
 
-    key = Path(path).resolve()
-    torch.set_num_threads(max(1, threads))
+    key = ModelKey(Path(path).resolve(), device, dtype, max(1, threads))
+    torch.set_num_threads(key.threads)
     with _load_lock:
         if key in _loaded:
             return _loaded[key]
@@ -269,15 +302,23 @@ def load_model(path: Path, threads: int) -> tuple[Any, Any]:
 
         started = time.monotonic()
         try:
-            tokenizer = AutoTokenizer.from_pretrained(key, local_files_only=True)
-            model = AutoModelForCausalLM.from_pretrained(key, dtype=torch.float32, local_files_only=True)
+            tokenizer = AutoTokenizer.from_pretrained(key.folder, local_files_only=True)
+            model = AutoModelForCausalLM.from_pretrained(key.folder, dtype=getattr(torch, dtype),
+                                                         local_files_only=True)
+            model.to(device)
         except Exception as exc:  # transformers raises many types for unusable folders
-            raise LLMError(f"cannot load the LLM from {key} ({type(exc).__name__}: {exc}); delete the folder if "
-                           "it is a damaged conversion and it will be rebuilt on next use") from None
+            raise LLMError(f"cannot load the LLM from {key.folder} on {device} ({type(exc).__name__}: {exc}); "
+                           "delete the folder if it is a damaged conversion and it will be rebuilt on next use") from None
         model.eval()
-        log.info("LLM loaded from %s in %.2f s", key, time.monotonic() - started)
-        _loaded[key] = (tokenizer, model)
-        return tokenizer, model
+        log.info("LLM loaded from %s on %s (%s) in %.2f s", key.folder, device, dtype, time.monotonic() - started)
+        _loaded[key] = LoadedModel(key, tokenizer, model, time.monotonic() - started)
+        return _loaded[key]
+
+
+def load_model(path: Path, threads: int, device: str = "cpu", dtype: str = "float32") -> tuple[Any, Any]:
+    """(tokenizer, model) from the one model cache (`loaded_model`)."""
+    loaded = loaded_model(path, threads, device, dtype)
+    return loaded.tokenizer, loaded.model
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,5 +1,5 @@
-"""The default back-end: a small instruction-tuned LLM on CPU (SmolLM2-135M via transformers) that turns events
-into verdicts, several at a time.
+"""The default back-end: a small instruction-tuned LLM in this process (SmolLM2-135M via transformers; on the
+GPU when `[analyzer] device` finds one, in bf16) that turns events into verdicts, several at a time.
 
 The model cannot see images: it reads the translator's facts (translator.py), short sentences after the
 prompt's fixed start. Its answer is constrained while decoding to one exact JSON shape (constrain.py, a
@@ -25,9 +25,7 @@ from __future__ import annotations
 import json
 import logging
 import math
-import threading
 import time
-import warnings
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,7 +41,9 @@ from .base import Analysis, ThreadedBackend, fallback
 from .calibrate import Calibration
 from .check import judged
 from .constrain import AnswerConstraint, TokenIndex, verdict_probabilities
-from .llm import load_model, locate_model, model_name
+from .decode import forward_last, generate, prefill, rows_after, static_cache
+from .device import DeviceError, Placement, kv_bytes_per_token, place
+from .llm import LoadedModel, loaded_model, locate_model, model_name
 from .prompt import PLACEHOLDERS, Prompt, PromptBook, PromptBuilder, PromptTemplate
 from .translator import Translator
 
@@ -64,24 +64,29 @@ class _Prefix:
 
 
 class _Runtime:
-    """What every analyzer on one model folder shares: weights, tokenizer, the token index for constrained
-    decoding, the per-template prefix caches, and the lock that serialises generate()."""
+    """What every analyzer on one loaded model shares: weights, tokenizer, the token index for constrained
+    decoding, the per-template prefix caches, the batch size for the device, and the model's lock that
+    serialises generation. Built once per entry of the one model cache (llm.loaded_model)."""
 
-    def __init__(self, folder: Path, threads: int):
+    def __init__(self, loaded: LoadedModel, placement: Placement):
         started = time.monotonic()
-        self.folder = folder
-        self.name = model_name(folder)
-        self.tokenizer, self.model = load_model(folder, threads)
-        self.load_s = time.monotonic() - started
+        self.folder = loaded.key.folder
+        self.name = model_name(self.folder)
+        self.tokenizer, self.model = loaded.tokenizer, loaded.model
+        self.placement = placement
+        self.load_s = loaded.load_s
         self.index = TokenIndex(self.tokenizer, self.model.config.vocab_size, ANSWER)
         self.eos_id = self.tokenizer.eos_token_id
         self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.eos_id
-        self.lock = threading.Lock()
+        self.lock = loaded.lock
+        weights = sum(p.numel() * p.element_size() for p in self.model.parameters())
+        kv = kv_bytes_per_token(self.model.config, next(self.model.parameters()).element_size())
+        self.batch = placement.batch_for(kv, weights)  # max_batch when the config leaves it unset
         self.prefixes: dict[tuple[str, str], _Prefix | None] = {}  # (template source, version) -> prefix
         # The model's lean for one anchor prompt (tokens) is a pure function of those tokens: kept, most recent
         # last, so events that share a context (camera, zone, minute, dwell) measure it once.
         self.leans: OrderedDict[tuple[int, ...], dict[str, float]] = OrderedDict()
-        self.ready_s = time.monotonic() - started
+        self.ready_s = self.load_s + time.monotonic() - started
 
     def encode(self, messages: list[dict[str, str]]) -> list[int]:
         text = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
@@ -91,9 +96,6 @@ class _Runtime:
         """The template's shared prefix, computed on first use (call with `lock` held). The fixed part is
         what two renderings with different values have in common, less a margin where the first value's
         tokens could merge with the text before it; None for a template with almost nothing fixed."""
-        import torch
-        from transformers import DynamicCache
-
         key = (template.source, template.version)
         if key in self.prefixes:
             return self.prefixes[key]
@@ -103,28 +105,12 @@ class _Runtime:
         length = same - PREFIX_SAFETY
         prefix = None
         if length >= 16:
-            cache = DynamicCache(config=self.model.config)
-            with torch.inference_mode():
-                self.model(input_ids=torch.tensor([one[:length]]), cache=cache, use_cache=True)
-            prefix = _Prefix(tuple(one[:length]), cache)
+            prefix = _Prefix(tuple(one[:length]), prefill(self.model, one[:length]))
         self.prefixes[key] = prefix
         return prefix
 
     def static_cache(self, prefix: _Prefix | None, rows: int, length: int) -> Any:
-        """A cache of `length` positions for `rows` rows, the prefix's keys/values already in place. It is
-        written in place as generate() goes: a growing cache copies all of itself at every step of every layer,
-        which at a batch of 16 cost more than the attention (torch.cat: 2.9 s of a 15 s batch)."""
-        from transformers import StaticCache
-
-        cache = StaticCache(config=self.model.config, max_cache_len=length)
-        if prefix is not None:
-            for layer, source in zip(cache.layers, prefix.cache.layers, strict=True):
-                keys, values = source.keys, source.values
-                layer.lazy_initialization(keys.expand(rows, -1, -1, -1), values.expand(rows, -1, -1, -1))
-                layer.keys[:, :, : keys.shape[2]] = keys
-                layer.values[:, :, : values.shape[2]] = values
-                layer.cumulative_length.fill_(keys.shape[2])
-        return cache
+        return static_cache(self.model, prefix.cache if prefix is not None else None, rows, length)
 
     def anchor_biases(self, anchors: list[list[int] | None], prefix: _Prefix | None) -> list[dict[str, float]]:
         """What to add to each verdict's score so that the facts' answer, not the prompt around it, moves the
@@ -159,37 +145,24 @@ class _Runtime:
     def _leans(self, anchors: list[tuple[int, ...]], prefix: _Prefix | None) -> list[dict[str, float]]:
         """One forward pass over the anchors' tails after the prefix (left-padded, positions as if unpadded), on
         the same kind of cache as generate()."""
-        import torch
-
-        head = len(prefix.ids) if prefix is not None else 0
-        tails = [list(a[head:]) for a in anchors]
-        width = max(len(t) for t in tails)
-        input_ids = torch.tensor([[self.pad_id] * (width - len(t)) + t for t in tails], dtype=torch.long)
-        attention = torch.tensor([[1] * head + [0] * (width - len(t)) + [1] * len(t) for t in tails],
-                                 dtype=torch.long)
-        positions = (attention.cumsum(-1) - 1).clamp(min=0)[:, head:]
-        cache = self.static_cache(prefix, len(tails), head + width)
-        with torch.inference_mode():
-            logits = self.model(input_ids=input_ids, attention_mask=attention, position_ids=positions,
-                                cache=cache, use_cache=True).logits
+        head = list(prefix.ids) if prefix is not None else []
+        tails = [list(a[len(head):]) for a in anchors]
+        input_ids, attention = rows_after(head, tails, self.pad_id, self.model.device)
+        positions = (attention.cumsum(-1) - 1).clamp(min=0)[:, len(head):]
+        cache = self.static_cache(prefix, len(tails), input_ids.shape[1])
+        last = forward_last(self.model, input_ids[:, len(head):], attention, positions, cache).float().cpu()
         leans = []
         for row in range(len(tails)):
-            p = verdict_probabilities(self.index, logits[row, -1])
+            p = verdict_probabilities(self.index, last[row])
             p["unknown"] = max(p.get("alert", 0.0), p.get("benign", 0.0))
             leans.append({v: -math.log(max(q, 1e-6)) for v, q in p.items()})
         return leans
 
 
-_runtimes: dict[Path, _Runtime] = {}
-_runtimes_lock = threading.Lock()
-
-
-def _runtime(folder: Path, threads: int) -> _Runtime:
-    key = folder.resolve()
-    with _runtimes_lock:
-        if key not in _runtimes:
-            _runtimes[key] = _Runtime(key, threads)
-        return _runtimes[key]
+def _runtime(folder: Path, threads: int, placement: Placement) -> _Runtime:
+    """The runtime of the model in `folder` as placed, from the process's one model cache."""
+    loaded = loaded_model(folder, threads, placement.device, placement.dtype)
+    return loaded.derived("verdicts", lambda m: _Runtime(m, placement))
 
 
 # --- the engine ---------------------------------------------------------------------------------------------
@@ -227,7 +200,7 @@ class TransformersEngine:
         self.config = config
         self.calibration = calibration or Calibration.load()
         self.name = runtime.name
-        self.max_batch = config.max_batch
+        self.max_batch = config.max_batch or runtime.batch
         # Answers by prompt (tokens with facts, tokens without): greedy decoding gives one prompt one answer,
         # so a caller judging many crops that read alike may keep them (bench/verdicts.py --shifted does).
         # None: every event is answered afresh, as the service does.
@@ -300,9 +273,6 @@ class TransformersEngine:
 
     def _generate(self, rows: list[_Row]) -> tuple[list[_Generated], bool, float, int]:
         """(outputs, timed out, seconds, prefix tokens taken from the cache)."""
-        import torch
-        from transformers import LogitsProcessorList
-
         rt = self.runtime
         with rt.lock:
             prefix = rt.prefix_for(rows[0].template) if self.config.prefix_cache else None
@@ -310,29 +280,19 @@ class TransformersEngine:
                                           for r in rows for ids in (r.ids, r.anchor or r.ids)):
                 prefix = None  # an event whose text merged into the fixed part: no sharing for this batch
             head = list(prefix.ids) if prefix is not None else []
-            tails = [r.ids[len(head):] for r in rows]
-            width = max(len(t) for t in tails)
-            input_ids = torch.tensor([head + [rt.pad_id] * (width - len(t)) + t for t in tails], dtype=torch.long)
-            attention = torch.tensor([[1] * len(head) + [0] * (width - len(t)) + [1] * len(t) for t in tails],
-                                     dtype=torch.long)
+            input_ids, attention = rows_after(head, [r.ids[len(head):] for r in rows], rt.pad_id, rt.model.device)
             full = input_ids.shape[1]
-            extra: dict[str, Any] = {"past_key_values": rt.static_cache(prefix, len(rows),
-                                                                        full + self.config.max_new_tokens)}
+            cache = rt.static_cache(prefix, len(rows), full + self.config.max_new_tokens)
             bias = rt.anchor_biases([r.anchor for r in rows], prefix)
             constraint = AnswerConstraint(rt.index, full, self.config.max_new_tokens, rt.eos_id, bias)
             started = time.perf_counter()
-            with torch.inference_mode(), warnings.catch_warnings():
-                # generate() hands its cache to forward() under the old keyword, which transformers 5 warns
-                # about on every call (issue 14): that exact warning only, here only.
-                warnings.filterwarnings("ignore", message="`past_key_values` is deprecated", category=FutureWarning)
-                result = rt.model.generate(
-                    input_ids=input_ids, attention_mask=attention, max_new_tokens=self.config.max_new_tokens,
-                    do_sample=False, logits_processor=LogitsProcessorList([constraint]),
-                    max_time=self.config.timeout_s, pad_token_id=rt.pad_id, eos_token_id=rt.eos_id,
-                    return_dict_in_generate=True, output_scores=True, **extra)
+            result = generate(rt.model, input_ids, attention, cache, max_new_tokens=self.config.max_new_tokens,
+                              processors=[constraint], max_time=self.config.timeout_s, pad_id=rt.pad_id,
+                              eos_id=rt.eos_id)
             elapsed = time.perf_counter() - started
         timed_out = elapsed >= self.config.timeout_s
-        new = result.sequences[:, full:]
+        new = result.sequences[:, full:].cpu()
+        first = result.scores[0].float().cpu() if result.scores else None
         outputs = []
         for row in range(new.shape[0]):
             tokens = new[row].tolist()
@@ -341,7 +301,7 @@ class TransformersEngine:
             # Joined from the same token texts the grammar checked, so no decode clean-up can change it.
             text = ANSWER.prefix + "".join(pieces)
             # The verdict is the first generated token (the prompt ends with the answer's prefix).
-            verdict_p = verdict_probabilities(rt.index, result.scores[0][row]) if result.scores else None
+            verdict_p = verdict_probabilities(rt.index, first[row]) if first is not None else None
             outputs.append(_Generated(text, used, verdict_p))
         return outputs, timed_out, elapsed, len(head)
 
@@ -371,10 +331,14 @@ def build_engine(config: AnalyzerConfig, translator: Translator | None = None) -
     if config.backend != "transformers":
         raise ConfigError(f"analyzer.backend is {config.backend!r}; build_engine makes the transformers one "
                           "(use edgetriage.cloud.analysis.build_backend)")
+    try:
+        placement = place(config.device)
+    except DeviceError as exc:
+        raise ConfigError(str(exc)) from None
     prompts = PromptBook(config.prompts_dir)
-    runtime = _runtime(locate_model(config.model_path), config.threads)
+    runtime = _runtime(locate_model(config.model_path), config.threads, placement)
     return TransformersEngine(runtime, prompts, translator or Translator(), config)
 
 
 def build_transformers_backend(config: AnalyzerConfig) -> ThreadedBackend:
-    return ThreadedBackend(build_engine(config), config.max_batch)
+    return ThreadedBackend(build_engine(config))

@@ -33,7 +33,7 @@ class TextModel(Protocol):
 
 
 class TransformersText:
-    """Greedy decoding on the CPU model; `max_time` stops generation at the deadline (the text so far)."""
+    """Greedy decoding on the in-process model (CPU or CUDA, as `[analyzer] device` says); `max_time` stops generation at the deadline (the text so far)."""
 
     def __init__(self, config: AnalyzerConfig) -> None:
         self.config = config
@@ -43,11 +43,14 @@ class TransformersText:
 
     def _load(self):
         if self._model is None:
-            from ..analysis.llm import LLMError, load_model, locate_model
+            from ..analysis.device import DeviceError, place
+            from ..analysis.llm import LLMError, loaded_model, locate_model
 
             try:
-                self._model = load_model(locate_model(self.config.model_path, progress=False), self.config.threads)
-            except LLMError as exc:
+                placement = place(self.config.device)
+                self._model = loaded_model(locate_model(self.config.model_path, progress=False), self.config.threads,
+                                           placement.device, placement.dtype)
+            except (LLMError, DeviceError) as exc:
                 raise TextModelError(str(exc)) from None
         return self._model
 
@@ -55,10 +58,11 @@ class TransformersText:
         import torch
 
         with self._lock:
-            tokenizer, model = self._load()
+            loaded = self._load()
+            tokenizer, model = loaded.tokenizer, loaded.model
             messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
             ids = tokenizer.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt",
-                                                return_dict=True)
+                                                return_dict=True).to(model.device)
             with torch.inference_mode():
                 out = model.generate(**ids, max_new_tokens=max_new_tokens, do_sample=False,
                                      max_time=max(0.05, deadline_s), pad_token_id=tokenizer.eos_token_id,

@@ -168,12 +168,13 @@ async def stream(request: web.Request) -> web.StreamResponse:
 
 
 def service_status(service: ObservedService | None) -> dict[str, Any]:
-    """The live gauges: queue depth, overload, the broker connection."""
+    """The live gauges: queue depth, overload and capacity, the broker connection."""
     if service is None:
         return {}
     out: dict[str, Any] = {"mqtt_connected": service.publisher.connected, "queue_depth": service.pending,
                            "analyzer": service.backend.name, "received": service.stats.received,
-                           "rejected": service.stats.rejected, "overloaded": service.overloaded}
+                           "rejected": service.stats.rejected, "overloaded": service.overloaded,
+                           **service.scheduler.load_now().figures()}
     return out
 
 

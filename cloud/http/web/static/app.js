@@ -220,6 +220,9 @@
     setTile("s-queue", fmtNum(st.queue_depth));
     if (st.overloaded === undefined) setTile("s-load", "—");
     else setTile("s-load", st.overloaded ? "overloaded" : "normal", st.overloaded ? "bad" : "good");
+    if (st.capacity_per_s === undefined || st.capacity_per_s === null) setTile("s-capacity", "—");
+    else setTile("s-capacity", st.verdicts_per_s + " of " + st.capacity_per_s + "/s, wait " + fmtMs(st.queue_wait_ms),
+                 st.headroom_per_s > 0 ? "good" : "bad");
     if (st.mqtt_connected === undefined) setTile("s-broker", "—");
     else setTile("s-broker", st.mqtt_connected ? "connected" : "down", st.mqtt_connected ? "good" : "bad");
 
