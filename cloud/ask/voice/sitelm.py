@@ -29,6 +29,7 @@ UNIGRAM_K = 0.1
 _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 _NUMBERS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
             "sixteen seventeen eighteen nineteen twenty").split()
+_TENS = ("", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
 TIMES = ("today", "yesterday", "tonight", "last night", "this morning", "this afternoon", "this evening",
          "after midnight", "before noon", "since nine", "after five pm", "in the last hour", "this week",
          "on monday", "on saturday", "overnight", "between six and eight", "in the morning", "at night", "")
@@ -45,11 +46,26 @@ FORMS = ("how many {thing} came to the {place} {time}", "how many {thing} were a
          "is there anything unusual at the {place}", "describe the {thing} at the {place} {time}")
 
 
+def _spelt(n: int) -> str:
+    if n <= 20:
+        return _NUMBERS[n]
+    if n < 100:
+        return _TENS[n // 10] + (f" {_NUMBERS[n % 10]}" if n % 10 else "")
+    return " ".join(_NUMBERS[int(d)] for d in str(n))
+
+
 def words_of(text: str) -> list[str]:
-    """A sentence as the recogniser's words: lower case, digits spelt out, punctuation dropped."""
-    text = re.sub(r"\d+", lambda m: " ".join(_NUMBERS[int(d)] for d in m.group()) if int(m.group()) > 20
-                  else _NUMBERS[int(m.group())], text.lower())
-    return _WORD.findall(text.replace("_", " ").replace("-", " "))
+    """A sentence as the recogniser's words: lower case, digits spelt out, punctuation dropped, "5am" as
+    "five a.m." (the dictionary's "am" is the verb)."""
+    text = re.sub(r"(\d)\s*([ap])\.?m\b\.?", r"\1 \2m", text.lower())
+    text = re.sub(r"\d+", lambda m: _spelt(int(m.group())), text)
+    words = _WORD.findall(text.replace("_", " ").replace("-", " "))
+    return ["a.m." if w == "am" and i and words[i - 1] in _NUMBERS else w for i, w in enumerate(words)]
+
+
+def plain(hypothesis: str) -> str:
+    """A recogniser's words as a question reads: "a.m." and "p.m." as am and pm."""
+    return re.sub(r"\b([ap])\.m\.", r"\1m", hypothesis).strip()
 
 
 def site_sentences(places: Iterable[str], keywords: Iterable[str], train_file: Path = TRAIN_FILE) -> list[list[str]]:

@@ -20,14 +20,19 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..vocab import QUESTION_WORDS
 from .audio import Audio
 from .config import VoiceConfig
-from .sitelm import arpa, site_sentences
+from .sitelm import arpa, plain, site_sentences
 
 log = logging.getLogger("edgetriage.cloud.ask.voice")
 
 GENERAL_BELOW = 1e-4  # the site reading's posterior under which the general model is tried too
+# a microphone's noise floor (about -60 dBFS), added to what is heard: the model learnt from recorded speech,
+# and a digitally silent gap (synthesised speech, a muted browser track) gives it features it never saw
+NOISE_FLOOR = 30.0
 
 
 class SphinxTranscriber:
@@ -48,14 +53,19 @@ class SphinxTranscriber:
     def transcribe_now(self, audio: Audio) -> str:
         with self._lock:
             decoder = self._ready()
-            raw = audio.pcm.tobytes()
+            raw = self._floored(audio.pcm).tobytes()
             site = self._decode(decoder, "site", raw)
             if site is not None and site.prob >= GENERAL_BELOW:
-                return site.hypstr
+                return plain(site.hypstr)
             self.general_passes += 1
             general = self._decode(decoder, None, raw)
             best = max((h for h in (site, general) if h is not None), key=lambda h: h.score, default=None)
-            return best.hypstr if best is not None else ""
+            return plain(best.hypstr) if best is not None else ""
+
+    @staticmethod
+    def _floored(pcm: np.ndarray) -> np.ndarray:
+        noise = np.random.default_rng(len(pcm)).normal(0.0, NOISE_FLOOR, len(pcm))
+        return np.clip(pcm + noise, -32768, 32767).astype(np.int16)
 
     @staticmethod
     def _decode(decoder: Any, search: str | None, raw: bytes) -> Any:
@@ -70,7 +80,7 @@ class SphinxTranscriber:
         if self._decoder is None:
             from pocketsphinx import Decoder
 
-            self._decoder = Decoder(loglevel="ERROR", lw=self.config.language_weight)
+            self._decoder = Decoder(loglevel="ERROR", lw=self.config.language_weight, dither=True)
         names = frozenset(self.names())
         if names != self._site_names:
             self._site_model(names)
