@@ -40,7 +40,6 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import numpy as np
-
 from edgetriage.cloud.ask.config import AskConfig
 from edgetriage.cloud.ask.router import Asker
 from edgetriage.cloud.ask.voice.audio import decode

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, HttpUrl
+from pydantic import Field, HttpUrl, model_validator
 
 from ....shared.config import Strict
 
@@ -31,3 +31,10 @@ class VoiceConfig(Strict):
     language: str | None = Field("en", pattern=r"^[a-z]{2}$", description="openai: the language spoken")
     language_weight: Annotated[float, Field(ge=1, le=30)] = Field(
         10.0, description="pocketsphinx: how much the site's language model counts against the sound")
+
+    @model_validator(mode="after")
+    def _url_for_openai(self) -> VoiceConfig:
+        if self.backend == "openai" and self.url is None:
+            raise ValueError("backend = \"openai\" needs url, the transcription server's base URL "
+                             "(e.g. http://gpu:8000/v1)")
+        return self
