@@ -312,8 +312,8 @@ def test_the_pages_microphone_button_asks_by_voice_in_chromium(api, tmp_path):
                                    "the button to listen")
             await asyncio.sleep(4.5)  # the question is 0.4 s in and lasts about 2.5 s
             await browser.js("document.getElementById('ask-mic').click()")
-            await browser.wait_for("document.querySelector('#ask-out .ask-answer') || "
-                                   "document.querySelector('#ask-out.ask-error')", 60, "the answer")
+            await browser.wait_for("!!(document.querySelector('#ask-out .ask-answer') || "
+                                   "document.querySelector('#ask-out.ask-error'))", 60, "the answer")
             return await browser.js("""(() => ({
                 heard: (document.querySelector('#ask-out .ask-heard') || {}).textContent,
                 answer: (document.querySelector('#ask-out .ask-answer') || {}).textContent,
