@@ -42,7 +42,7 @@ from zoneinfo import ZoneInfo
 import numpy as np
 from edgetriage.cloud.ask.config import AskConfig
 from edgetriage.cloud.ask.router import Asker
-from edgetriage.cloud.ask.voice.audio import decode
+from edgetriage.cloud.ask.voice.audio import Audio, decode
 from edgetriage.cloud.ask.voice.config import VoiceConfig
 from edgetriage.cloud.ask.voice.sitelm import words_of
 from edgetriage.cloud.ask.voice.sphinx import SphinxTranscriber
@@ -111,22 +111,14 @@ def speak(text: str, voice: str, speed: int, noisy: bool, folder: Path) -> bytes
                    capture_output=True)
     if not noisy:
         return clean.read_bytes()
-    noise, mixed = folder / "noise.wav", folder / "mixed.wav"
+    noise = folder / "noise.wav"
     speech = decode(clean.read_bytes(), max_seconds=60).pcm.astype(np.float64)
     subprocess.run(["sox", "-n", "-r", "16000", "-b", "16", "-c", "1", str(noise), "synth",
                     f"{len(speech) / 16000:.3f}", "pinknoise", "vol", "0.3"], check=True, capture_output=True)
     hiss = decode(noise.read_bytes(), max_seconds=60).pcm.astype(np.float64)[:len(speech)]
     hiss = np.pad(hiss, (0, len(speech) - len(hiss)))
     scale = np.sqrt(np.mean(speech ** 2) / (np.mean(hiss ** 2) * 10 ** (SNR_DB / 10)))
-    pcm = np.clip(speech + hiss * scale, -32768, 32767).astype(np.int16)
-    import wave
-
-    with wave.open(str(mixed), "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(16000)
-        w.writeframes(pcm.tobytes())
-    return mixed.read_bytes()
+    return Audio(np.clip(speech + hiss * scale, -32768, 32767).astype(np.int16)).wav()
 
 
 def ratio(records: list[dict], key: str) -> float | None:

@@ -24,7 +24,7 @@ from aiohttp import web
 from conftest import free_port
 from edgetriage.cloud.ask.api import VOICE
 from edgetriage.cloud.ask.vocab import Vocabulary
-from edgetriage.cloud.ask.voice.audio import AudioError, decode
+from edgetriage.cloud.ask.voice.audio import Audio, AudioError, decode
 from edgetriage.cloud.ask.voice.config import VoiceConfig
 from edgetriage.cloud.ask.voice.sitelm import words_of
 from edgetriage.cloud.ask.voice.sphinx import SphinxTranscriber
@@ -97,16 +97,9 @@ def test_general_english_is_still_heard(sphinx, tmp_path):
 
 
 def test_audio_beyond_the_limits_or_not_audio_is_refused_clearly():
-    silence = io.BytesIO()
-    import wave
-
-    with wave.open(silence, "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(16000)
-        w.writeframes(b"\0\0" * 16000 * 31)
+    silence = Audio(np.zeros(16000 * 31, np.int16)).wav()
     with pytest.raises(AudioError, match="longer than 30 s") as too_long:
-        decode(silence.getvalue(), max_seconds=30)
+        decode(silence, max_seconds=30)
     assert too_long.value.status == 400
     for data in (b"", b"not audio at all" * 100, b"RIFF\x10\0\0\0WAVEfmt "):
         with pytest.raises(AudioError) as bad:
@@ -145,15 +138,8 @@ def test_a_spoken_question_is_answered_as_its_words_are_in_wav_webm_and_ogg(api,
 def test_spoken_questions_over_the_limits_get_413_and_400_with_what_to_do(api, tmp_path):
     r = ask_audio(api.base, b"\0" * (2 << 20) + b"x")
     assert r.status_code == 413 and "max_audio_bytes" in r.json()["error"]
-    long = io.BytesIO()
-    import wave
-
-    with wave.open(long, "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(16000)
-        w.writeframes(np.random.default_rng(1).integers(-300, 300, 16000 * 31, dtype=np.int16).tobytes())
-    r = ask_audio(api.base, long.getvalue())
+    long = Audio(np.random.default_rng(1).integers(-300, 300, 16000 * 31, dtype=np.int16)).wav()
+    r = ask_audio(api.base, long)
     assert r.status_code == 400 and "longer than 30 s" in r.json()["error"]
     r = ask_audio(api.base, b"this is no recording" * 50, "audio/ogg")
     assert r.status_code == 400 and "could not be decoded" in r.json()["error"]
@@ -266,15 +252,7 @@ def test_an_openai_server_that_answers_no_text_is_a_clear_error():
 
 
 def _tone() -> bytes:
-    out = io.BytesIO()
-    import wave
-
-    with wave.open(out, "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(16000)
-        w.writeframes((np.sin(np.arange(16000) / 10) * 3000).astype(np.int16).tobytes())
-    return out.getvalue()
+    return Audio((np.sin(np.arange(16000) / 10) * 3000).astype(np.int16)).wav()
 
 
 # -- the page's microphone button in Chromium ---------------------------------------------------------------
