@@ -30,6 +30,8 @@ _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 _NUMBERS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
             "sixteen seventeen eighteen nineteen twenty").split()
 _TENS = ("", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+_UNITS = frozenset("am pm o'clock oclock hours hour minutes minute days day weeks week times seconds".split())
+_BEFORE_TIMES = frozenset("since after before at until till by from to between and past around".split())
 TIMES = ("today", "yesterday", "tonight", "last night", "this morning", "this afternoon", "this evening",
          "after midnight", "before noon", "since nine", "after five pm", "in the last hour", "this week",
          "on monday", "on saturday", "overnight", "between six and eight", "in the morning", "at night", "")
@@ -64,8 +66,36 @@ def words_of(text: str) -> list[str]:
 
 
 def plain(hypothesis: str) -> str:
-    """A recogniser's words as a question reads: "a.m." and "p.m." as am and pm."""
-    return re.sub(r"\b([ap])\.m\.", r"\1m", hypothesis).strip()
+    """A recogniser's words as a question is typed: "a.m." and "p.m." as am and pm, and numbers said as
+    times or amounts in digits ("since nine pm" -> "since 9 pm", "last three hours" -> "last 3 hours"), as
+    the router reads them; "anyone" and "the last one" keep their words."""
+    words = re.sub(r"\b([ap])\.m\.", r"\1m", hypothesis).split()
+    out: list[str] = []
+    i = 0
+    while i < len(words):
+        value, used = _number_at(words, i)
+        after = words[i + used] if i + used < len(words) else ""
+        if used and (after in _UNITS or (out and out[-1] in _BEFORE_TIMES)):
+            out.append(str(value))
+            i += used
+        else:
+            out.append(words[i])
+            i += 1
+    return " ".join(out)
+
+
+def _number_at(words: list[str], i: int) -> tuple[int, int]:
+    """The number said at words[i] ("forty five": 45, 2 words), or (0, 0)."""
+    word = words[i]
+    if word in _TENS[2:6]:
+        tens = _TENS.index(word) * 10
+        nxt = words[i + 1] if i + 1 < len(words) else ""
+        if nxt in _NUMBERS[1:10]:
+            return tens + _NUMBERS.index(nxt), 2
+        return tens, 1
+    if word in _NUMBERS:
+        return _NUMBERS.index(word), 1
+    return 0, 0
 
 
 def site_sentences(places: Iterable[str], keywords: Iterable[str], train_file: Path = TRAIN_FILE) -> list[list[str]]:
