@@ -253,9 +253,10 @@ def add_metrics(app: Any, service: ObservedService | None) -> CloudMetrics:
         metrics.attach(service)
 
     async def handle(request: web.Request) -> web.Response:
-        from .ask.api import ASKER, prometheus_text  # questions (cloud.ask), when the app answers them
+        from .ask.api import ASKER, VOICE, prometheus_text, voice_prometheus_text  # questions (cloud.ask)
 
-        text = metrics.render(service) + prometheus_text(request.app.get(ASKER))
+        text = (metrics.render(service) + prometheus_text(request.app.get(ASKER))
+                + voice_prometheus_text(request.app.get(VOICE)))
         return web.Response(text=text, headers={"Content-Type": CONTENT_TYPE})
 
     app.router.add_get("/metrics", handle)

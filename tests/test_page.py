@@ -46,7 +46,8 @@ class CDP:
     """Just enough of the Chrome DevTools Protocol: one browser, one page (flat session), commands and
     JavaScript evaluation. Chromium writes its DevTools port to DevToolsActivePort in the profile."""
 
-    def __init__(self) -> None:
+    def __init__(self, flags: tuple[str, ...] = ()) -> None:
+        self.flags = flags  # more Chromium flags (a fake microphone: tests/test_voice.py)
         self.proc: subprocess.Popen | None = None
         self.profile = tempfile.mkdtemp(prefix="edgetriage-chromium-")
         self._http: aiohttp.ClientSession | None = None
@@ -57,7 +58,7 @@ class CDP:
         self.session = ""
 
     async def start(self) -> None:
-        self.proc = subprocess.Popen([chromium_path(), *CHROMIUM_FLAGS, f"--user-data-dir={self.profile}",
+        self.proc = subprocess.Popen([chromium_path(), *CHROMIUM_FLAGS, *self.flags, f"--user-data-dir={self.profile}",
                                       "about:blank"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         port_file = Path(self.profile) / "DevToolsActivePort"
         deadline = time.monotonic() + 30

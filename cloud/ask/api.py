@@ -3,10 +3,14 @@
     POST /v1/ask   {"question": "...", "camera"?: "...", "device"?: "...", "since"?: ms | ISO 8601}
                    -> {"answer", "route", "events", "latency_ms", "cached", "partial", "value", ...}
                    bearer token as the rest of /v1; a device token asks about its own device only
+    POST /v1/ask?camera=&device=&since=   an audio/* body (WAV, WebM/Opus, OGG): a spoken question, answered
+                   as its words are, with "transcript" (cloud.ask.voice.hearing)
     POST /ui/ask   the same for the live page (its session cookie instead of the token); GET: the figures
 
 Refusals are JSON errors like the rest of the API: 400 (empty, huge, binary, an instruction to the model,
-a bad field), 403 (another device's data), 404 (a camera with no events), 415 (not JSON).
+a bad field; audio too long, undecodable or silent), 403 (another device's data), 404 (a camera with no
+events), 413 (audio over [ask.voice] max_audio_bytes), 415 (neither JSON nor audio), 502 (the transcription
+server failed).
 """
 
 from __future__ import annotations
@@ -25,10 +29,13 @@ from ..observed import ObservedService
 from ..storage.store import Store
 from .guard import AskError
 from .router import Asker
+from .voice.hearing import Hearing, is_audio
+from .voice.transcribe import build_transcriber
 
 log = logging.getLogger("edgetriage.cloud.ask")
 
 ASKER = web.AppKey("asker", Asker)
+VOICE = web.AppKey("voice", Hearing)
 FIELDS = frozenset({"question", "camera", "device", "since"})
 
 
@@ -57,7 +64,8 @@ def _since(raw: Any) -> int | None:
 
 async def _body(request: web.Request) -> dict[str, Any]:
     if request.content_type != "application/json":
-        raise AskError(415, f"Content-Type {request.content_type or 'none'} is not accepted; send application/json")
+        raise AskError(415, f"Content-Type {request.content_type or 'none'} is not accepted; send "
+                            "application/json, or a recording as audio/wav, audio/webm or audio/ogg")
     raw = await request.read()
     try:
         body = json.loads(raw)
@@ -80,12 +88,22 @@ async def _body(request: web.Request) -> dict[str, Any]:
 
 async def _answer(request: web.Request, token_device: str | None, page: bool = False) -> web.Response:
     asker = request.app[ASKER]
+    hearing = request.app.get(VOICE) if is_audio(request) else None
+    body: dict[str, Any] = {}
     try:
-        body = await _body(request)
+        if is_audio(request) and hearing is None:
+            raise AskError(415, "spoken questions are off here ([ask.voice] enabled = false); send the "
+                                "question as application/json")
+        body = await hearing.question(request) if hearing is not None else await _body(request)
         result = await asker.ask(body["question"], token_device=token_device, device=body.get("device"),
                                  camera=body.get("camera"), since_ms=_since(body.get("since")))
     except AskError as exc:
+        if hearing is not None and "question" in body:  # the words heard were refused: show them
+            return _error(exc.status, f"{exc} (heard: {body['question'][:200]!r})")
         return _error(exc.status, str(exc))
+    if hearing is not None:
+        hearing.answered()
+        result["transcript"] = body["question"]
     if page:
         result["figures"] = asker.figures()  # the page shows alpha and L_total for questions
     return web.json_response(result)
@@ -111,6 +129,27 @@ def prometheus_text(asker: Asker | None) -> str:
     return "\n".join(lines) + "\n"
 
 
+def voice_prometheus_text(hearing: Hearing | None) -> str:
+    """The spoken questions' figures for GET /metrics (the same numbers /v1/stats shows under "voice")."""
+    if hearing is None:
+        return ""
+    f = hearing.figures()
+    lines = []
+    for name, value, kind, text in (
+            ("transcriptions_total", f["transcriptions"], "counter", "spoken questions transcribed"),
+            ("answered_total", f["answered"], "counter", "spoken questions answered (200)"),
+            ("failed_total", f["failed"], "counter", "recordings the transcriber failed on"),
+            ("refused_total", f["refused"], "counter", "recordings refused: too large, too long, undecodable"),
+            ("answered_ratio", f["answered_share"], "gauge", "spoken questions answered / transcribed"),
+            ("transcribe_seconds", None if f["transcribe_p50_ms"] is None else f["transcribe_p50_ms"] / 1000,
+             "gauge", "median time to transcribe a recording"),
+            ("rtf_ratio", f["rtf"], "gauge", "transcription time / audio time")):
+        if value is not None:
+            lines += [f"# HELP edgetriage_cloud_voice_{name} {text}", f"# TYPE edgetriage_cloud_voice_{name} {kind}",
+                      f"edgetriage_cloud_voice_{name} {value}"]
+    return "\n".join(lines) + "\n" if lines else ""
+
+
 def build_asker(store: Store, service: ObservedService | None) -> Asker | None:
     """The Asker for the service's [ask] and [analyzer] settings (defaults for an API-only process), hearing
     of the service's new events and verdicts; None when [ask] enabled = false."""
@@ -133,6 +172,9 @@ def add_ask(app: web.Application, asker: Asker, principal_key: web.RequestKey) -
     """Mount POST /v1/ask (bearer auth, done by the API's middleware, which files the principal under
     `principal_key`) and POST /ui/ask (the page's session). The text model loads in the background at start."""
     app[ASKER] = asker
+    if asker.config.voice.enabled:  # spoken questions: the recogniser loads with the first one
+        app[VOICE] = Hearing(asker.config.voice,
+                             build_transcriber(asker.config.voice, lambda: asker.vocabulary().spoken_names()))
     warming: list[asyncio.Task] = []
 
     async def post_ask(request: web.Request) -> web.Response:
@@ -150,7 +192,9 @@ def add_ask(app: web.Application, asker: Asker, principal_key: web.RequestKey) -
     async def page_figures(request: web.Request) -> web.Response:
         if not signed_in(request):
             return _error(401, "sign in through the page link the service printed at start")
-        return web.json_response({"figures": asker.figures()})
+        voice = request.app.get(VOICE)
+        return web.json_response({"figures": asker.figures(),
+                                  "voice": voice.figures() if voice is not None else None})
 
     async def on_startup(_: web.Application) -> None:
         if not asker.attached:
@@ -163,6 +207,8 @@ def add_ask(app: web.Application, asker: Asker, principal_key: web.RequestKey) -
 
     async def on_cleanup(_: web.Application) -> None:
         await asyncio.to_thread(asker.close)  # its worker threads and their read connections
+        if VOICE in app:
+            app[VOICE].transcriber.close()
 
     app.router.add_post("/v1/ask", post_ask)
     app.router.add_post("/ui/ask", page_ask)

@@ -9,6 +9,7 @@ from pydantic import Field, field_validator
 
 from ...shared.config import Strict
 from ...shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
+from .voice.config import VoiceConfig
 
 DeviceId = Annotated[str, Field(pattern=DEVICE_ID_RE.pattern)]
 CameraId = Annotated[str, Field(pattern=CAMERA_ID_RE.pattern)]
@@ -59,6 +60,7 @@ class AskConfig(Strict):
     workers: Annotated[int, Field(ge=1, le=32)] = Field(
         1, description="threads that answer questions, off the event loop (one: the interpreter lock lets no "
                           "two run Python at once, and each more takes turns from the event loop)")
+    voice: VoiceConfig = Field(default_factory=VoiceConfig, description="spoken questions ([ask.voice])")
 
     @field_validator("timezone")
     @classmethod

@@ -34,6 +34,8 @@ ASK_ANSWER = {
         "partial": {"type": "boolean", "description": "the LLM path would have broken t_max_ms: the fast "
                                                       "path's answer instead"},
         "value": {"description": "count (integer), time (local, YYYY-MM-DD HH:MM), yes/no, or event ids"},
+        "transcript": {"type": "string", "description": "a spoken question only: the words heard, which were "
+                                                        "answered (so the person sees what was understood)"},
         "hint": {"type": "string", "description": "a plain word of the question is a camera or zone name only a "
                                                   "device sent, read as no name: quote it, or name it in [ask]"},
     },
@@ -45,12 +47,30 @@ def ask_path(errors: dict[str, Any], error: Any) -> dict[str, Any]:
     return {"post": {
         "summary": "Ask a question in words about the events (cache, rules, classifier, then the LLM)",
         "operationId": "ask",
-        "requestBody": {"required": True, "content": {"application/json": {"schema": ASK_REQUEST}}},
+        "description": "The question in words (application/json), or spoken: a recording as the body (audio/wav, "
+                       "audio/webm and audio/ogg as a browser's MediaRecorder writes them, audio/mpeg, audio/flac) "
+                       "with camera, device and since as query parameters. The recording is transcribed by "
+                       "[ask.voice] backend (pocketsphinx on the CPU, or an OpenAI-compatible "
+                       "/v1/audio/transcriptions) and answered as its words are; the answer has `transcript`.",
+        "parameters": [
+            {"name": "camera", "in": "query", "schema": ASK_REQUEST["properties"]["camera"],
+             "description": "with audio only: only this camera"},
+            {"name": "device", "in": "query", "schema": ASK_REQUEST["properties"]["device"],
+             "description": "with audio only: only this device"},
+            {"name": "since", "in": "query", "schema": {"type": "string"},
+             "description": "with audio only: epoch ms or ISO 8601 with offset"}],
+        "requestBody": {"required": True, "content": {
+            "application/json": {"schema": ASK_REQUEST},
+            "audio/*": {"schema": {"type": "string", "format": "binary",
+                                   "description": "at most [ask.voice] max_audio_bytes (2 MiB) and max_audio_s "
+                                                  "(30 s)"}}}},
         "responses": {
             "200": {"description": "The answer, its route and the events it cites.",
                     "content": {"application/json": {"schema": ASK_ANSWER}}},
             **errors,
             "404": error("No events from the camera given, or no camera, zone, device or label has a name the "
                          "question quotes (\"porch\")."),
-            "415": error("Content-Type is not application/json."),
+            "413": error("The recording is over [ask.voice] max_audio_bytes."),
+            "415": error("Content-Type is neither application/json nor audio this service reads."),
+            "502": error("The transcription server ([ask.voice] backend = \"openai\") failed or is unreachable."),
         }}}

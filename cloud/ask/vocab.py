@@ -177,6 +177,12 @@ class Vocabulary:
         self._quoted_labels.setdefault(key_of(label), label)
         return True
 
+    def spoken_names(self) -> frozenset[str]:
+        """The operator's camera, zone and device names as they are said ("back door", "rear door"): the
+        words the speech recogniser is told to expect (cloud.ask.voice)."""
+        with self._lock:
+            return frozenset(self._camera_words) | frozenset(self._zone_words) | frozenset(self._device_words)
+
     # -- reading a question ----------------------------------------------------------------------------
     def cameras_in(self, text: str) -> frozenset[tuple[str, str]]:
         """The operator's cameras a normalised question names; one written as one word may be typed as two

@@ -7,7 +7,7 @@ and the service's figures, model files for devices, health, metrics and its own 
     GET  /v1/events/{id}/thumbnail    the crop, scaled to fit 192 px; /crop: the crop as sent
     GET  /v1/verdicts/{id}            the verdict as the device got it (JSON, the whole reuse rule)
     GET  /v1/stats                    alpha, L_light, L_llm, L_sched, L_total vs measured, U, hit rate, ...
-    POST /v1/ask                      a question in words about the events (cloud.ask)
+    POST /v1/ask                      a question in words about the events (cloud.ask), or spoken (audio/*)
     POST /v1/page-link                a fresh one-time link to the live page (operator only)
     GET  /v1/models/{sha256}          a model file a remote config announced
     GET  /v1/suppressions, POST /v1/suppressions/{id}/accept|reject   learned suppressions (cloud.suppress)
@@ -43,7 +43,7 @@ from ...shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
 from ...shared.modelfiles import bundled_dir
 from ...shared.protocol import VERDICTS, Event, ProtocolError, decode_event, encode_verdict
 from ...shared.text import shown
-from ..ask.api import ASKER, add_ask, build_asker
+from ..ask.api import ASKER, VOICE, add_ask, build_asker
 from ..config import HTTPConfig
 from ..intake import check_captured
 from ..metrics import add_metrics
@@ -399,6 +399,9 @@ async def get_stats(request: web.Request) -> web.Response:
     asker = request.app.get(ASKER)
     if asker is not None:
         body["ask"] = asker.figures()  # questions: alpha, L_total, per-route latencies (cloud.ask.router)
+    voice = request.app.get(VOICE)
+    if voice is not None:
+        body["voice"] = voice.figures()  # spoken questions: transcriptions, latency, share answered
     return web.json_response(body)
 
 
