@@ -32,6 +32,7 @@ from ..shared.topics import Topics
 from ..shared.verdict_forms import encode_device_verdict, encode_public_verdict
 from .analysis import Analysis, Backend
 from .config import CloudConfig
+from .feedback import Feedback
 from .figures import Figures
 from .health import IntakeHealth
 from .housekeeping import Housekeeping, sweep
@@ -104,6 +105,9 @@ class CloudService:
         self._warn = Throttled(log)
         self.health = IntakeHealth(config.delivery.stalled_after_s)  # /healthz and /metrics read why nothing moves
         self.intake = MQTTIntake(self, self._track, self.stats, self._warn, self.health, store.get_verdict)
+        # an operator's word on a verdict (cloud.feedback): stored, sent again, counted per camera
+        self.feedback = Feedback(store, self._publish, self._send_offer, self.trust.sites.devices,
+                                 self.stats.feedback)
 
     # -- lifecycle -------------------------------------------------------------------------------------
     @property
@@ -367,10 +371,16 @@ class CloudService:
 
     def _offer_to_site(self, verdict: Verdict) -> None:
         """A new site-wide model verdict, offered to the site's other devices (cloud.trust.Sites)."""
+        for offer in self.trust.sites.offers(verdict) if self._link is not None else ():
+            self._send_offer(offer)
+
+    def _send_offer(self, offer: Verdict) -> bool:
+        """A verdict offered to another device, on its answers topic; False: no broker connection."""
         link = self._link
-        for offer in self.trust.sites.offers(verdict) if link is not None else ():
-            if link.publish(self.topics.answers(offer.device), encode_device_verdict(offer), qos=1) is not None:
-                self.stats.site_offers += 1
+        sent = link is not None and link.publish(self.topics.answers(offer.device), encode_device_verdict(offer),
+                                                 qos=1) is not None
+        self.stats.site_offers += sent
+        return sent
 
     # -- overload and housekeeping ---------------------------------------------------------------------
     @property
