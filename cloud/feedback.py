@@ -86,11 +86,13 @@ def operator_copy(verdict: Verdict, answer: str, mark: FeedbackMark, now_ms: int
 
 class Feedback:
     """Takes an operator's feedback on `store`'s verdicts. `publish` sends a verdict on its device's topics
-    (False: no broker now), `offer` sends a site offer to another device's answers topic, `site_devices` lists
+    (False: no broker now), `offer(verdict, offers)` sends site offers to other devices' answers topics (the
+    service's, as it offers a new model verdict), `site_devices` lists
     a site's devices (cloud.trust.Sites), `counts` is where corrections are counted per camera
     (ServiceStats.feedback: /metrics and the page read it)."""
 
-    def __init__(self, store: Store, publish: Callable[[Verdict], bool], offer: Callable[[Verdict], bool],
+    def __init__(self, store: Store, publish: Callable[[Verdict], bool],
+                 offer: Callable[[Verdict, list[Verdict]], None],
                  site_devices: Callable[[str], list[str]], counts: dict[tuple[str, str, str], int]) -> None:
         self.store = store
         self._publish = publish
@@ -112,7 +114,7 @@ class Feedback:
         kind = "confirmed" if answer == old.verdict else "corrected"
         self.store.put_verdict(new)  # stored before it is sent, as every verdict
         published = self._publish(new)
-        offers = self._send_offers(new)
+        offers = self._send_offers(new) if published else 0
         copies = 0
         for row in self._copies(old):
             copy = Verdict.model_validate(row["verdict"])
@@ -133,13 +135,11 @@ class Feedback:
         rule = verdict.cache
         if rule is None or rule.scope != "site" or not rule.site:
             return 0
-        sent = 0
-        for device in self._site_devices(rule.site):
-            if device != verdict.device:
-                offer = foreign(verdict).model_copy(update={"device": device, "source": "cloud_cache",
-                                                            "reused_from": verdict.event_id})
-                sent += self._offer(offer)
-        return sent
+        offers = [foreign(verdict).model_copy(update={"device": device, "source": "cloud_cache",
+                                                      "reused_from": verdict.event_id})
+                  for device in self._site_devices(rule.site) if device != verdict.device]
+        self._offer(verdict, offers)
+        return len(offers)
 
     def _copies(self, old: Verdict) -> list[dict[str, Any]]:
         """Stored cache hits that copied `old` (reused_from its event), newest first."""

@@ -105,9 +105,8 @@ class CloudService:
         self._warn = Throttled(log)
         self.health = IntakeHealth(config.delivery.stalled_after_s)  # /healthz and /metrics read why nothing moves
         self.intake = MQTTIntake(self, self._track, self.stats, self._warn, self.health, store.get_verdict)
-        # an operator's word on a verdict (cloud.feedback): stored, sent again, counted per camera
-        self.feedback = Feedback(store, self._publish, self._send_offer, self.trust.sites.devices,
-                                 self.stats.feedback)
+        self.feedback = Feedback(store, self._publish, self._offer_to_site, self.trust.sites.devices,
+                                 self.stats.feedback)  # an operator's word on a verdict
 
     # -- lifecycle -------------------------------------------------------------------------------------
     @property
@@ -369,18 +368,12 @@ class CloudService:
         await self._ensure_scheduler()
         return await self.scheduler.submit(event, background=True)
 
-    def _offer_to_site(self, verdict: Verdict) -> None:
-        """A new site-wide model verdict, offered to the site's other devices (cloud.trust.Sites)."""
-        for offer in self.trust.sites.offers(verdict) if self._link is not None else ():
-            self._send_offer(offer)
-
-    def _send_offer(self, offer: Verdict) -> bool:
-        """A verdict offered to another device, on its answers topic; False: no broker connection."""
+    def _offer_to_site(self, verdict: Verdict, offers: list[Verdict] | None = None) -> None:
+        """A new site-wide model verdict (or `offers`: a correction's, cloud.feedback) to the site's other devices."""
         link = self._link
-        sent = link is not None and link.publish(self.topics.answers(offer.device), encode_device_verdict(offer),
-                                                 qos=1) is not None
-        self.stats.site_offers += sent
-        return sent
+        for offer in (self.trust.sites.offers(verdict) if offers is None else offers) if link is not None else ():
+            if link.publish(self.topics.answers(offer.device), encode_device_verdict(offer), qos=1) is not None:
+                self.stats.site_offers += 1
 
     # -- overload and housekeeping ---------------------------------------------------------------------
     @property
