@@ -52,6 +52,7 @@ from ..service import CloudService
 from ..storage.store import Store
 from .auth import ApiAuth, Principal
 from .feedback_routes import add_feedback
+from .proposal_routes import add_proposals
 from .openapi import openapi_document
 from .web import add_page, post_page_link
 
@@ -458,6 +459,7 @@ def build_app(store: Store, service: CloudService | None, models_dir: Path | Non
     add_metrics(app, service)  # GET /metrics (Prometheus)
     add_page(app, store, service)  # the live page under /ui/
     add_feedback(app, service.feedback if service is not None else None, PRINCIPAL)  # operator feedback
+    add_proposals(app, store, service.config if service is not None else None, PRINCIPAL)  # camera thresholds
     asker = build_asker(store, service)
     if asker is not None:
         add_ask(app, asker, PRINCIPAL)  # POST /v1/ask, /ui/ask (cloud.ask)
