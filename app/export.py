@@ -9,7 +9,7 @@ import json
 import re
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,7 @@ def parse_since(text: str, now_s: float | None = None) -> int:
         raise ValueError(f"--since {text!r}: give 7d, 12h, 30m (ago), epoch ms, or a date like 2026-12-01 "
                          "or 2026-12-01T08:00+01:00") from None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
+        when = when.replace(tzinfo=UTC)
     return int(when.timestamp() * 1000)
 
 

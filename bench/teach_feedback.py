@@ -33,7 +33,6 @@ from paho.mqtt.enums import CallbackAPIVersion
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from brokers import Mosquitto, free_port  # noqa: E402
-
 from edgetriage.cloud.analysis import build_backend  # noqa: E402
 from edgetriage.cloud.config import CloudConfig  # noqa: E402
 from edgetriage.cloud.http.api import build_app, run_api  # noqa: E402

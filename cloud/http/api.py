@@ -52,8 +52,8 @@ from ..service import CloudService
 from ..storage.store import Store
 from .auth import ApiAuth, Principal
 from .feedback_routes import add_feedback
-from .proposal_routes import add_proposals
 from .openapi import openapi_document
+from .proposal_routes import add_proposals
 from .web import add_page, post_page_link
 
 log = logging.getLogger("edgetriage.cloud.api")
