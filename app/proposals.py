@@ -15,7 +15,7 @@ from .export import parse_since
 def cmd_proposals(args: argparse.Namespace) -> int:
     from .cloud.config import load_cloud_config
     from .cloud.storage.redis_store import open_store
-    from .cloud.thresholds import accept, propose
+    from .cloud.thresholds import accept, propose_for
 
     try:
         since = parse_since(args.since) if args.since else None
@@ -25,7 +25,7 @@ def cmd_proposals(args: argparse.Namespace) -> int:
     config = load_cloud_config(args.config)
     store = open_store(config)
     try:
-        proposal = propose(store, args.device, args.camera, since_ms=since)
+        proposal = propose_for(store, config.thresholds, args.device, args.camera, since_ms=since)
     finally:
         store.close()
     cur, new = proposal["current"], proposal["proposed"]

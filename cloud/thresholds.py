@@ -8,12 +8,15 @@ just above a benign escalation's score that stays `margin` under every wanted on
 far, with room for a person scored a little lower next time) and avoids at least `min_avoided`; an operator's
 verdict (cloud.feedback) counts as the truth where there is one. Nothing changes on the device until the
 proposal is accepted: `accept` merges it into the device's retained remote configuration (cloud.push; the
-other sections and overrides stay as they were) as a rule override for that camera.
+other sections and overrides stay as they were) as a rule override for that camera. With `[thresholds] auto`,
+`AutoThresholds` does that itself for proposals within the config's bounds.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import math
 import queue
 import time
@@ -24,9 +27,12 @@ from ..shared.config import MQTTConfig
 from ..shared.mqtt import Incoming, MQTTLink
 from ..shared.protocol import ProtocolError, decode_remote_config
 from ..shared.topics import Topics
+from .config import CloudConfig, ThresholdsConfig
 from .feedback import is_operator_verdict
 from .push import PushResult, config_message, push_config
 from .storage.store import Store
+
+log = logging.getLogger("edgetriage.cloud.thresholds")
 
 DEVICE_BAND = (0.2, 0.5)  # the device's default uncertain_band and min_score (edge rules), when not told
 MARGIN = 0.05  # a proposed floor stays this far under the lowest score of an escalation that was wanted
@@ -75,6 +81,56 @@ def propose(store: Store, device: str, camera: str, *, since_ms: int | None = No
         out["proposed"] = {"min_score": best, "uncertain_band": [max(band[0], best), band[1]],
                            **outcome(rows, best)}
     return out
+
+
+def propose_for(store: Store, config: ThresholdsConfig, device: str, camera: str, now_ms: int | None = None,
+                since_ms: int | None = None) -> dict[str, Any]:
+    """`propose` with the [thresholds] settings (its band, margin, least avoided, history)."""
+    now = now_ms if now_ms is not None else int(time.time() * 1000)
+    since = since_ms if since_ms is not None else now - int(config.history_days * 86_400_000)
+    return propose(store, device, camera, since_ms=since, band=config.band, margin=config.margin,
+                   min_avoided=config.min_avoided)
+
+
+class AutoThresholds:
+    """[thresholds] auto: every camera with escalations in the history, its proposal pushed when it misses nobody
+    and stays at or under `max_min_score` (once per floor: the same floor is not pushed again)."""
+
+    def __init__(self, store: Store, config: CloudConfig) -> None:
+        self.store = store
+        self.config = config
+        self.pushed: dict[tuple[str, str], float] = {}
+
+    def cameras(self, since_ms: int) -> list[tuple[str, str]]:
+        rows = self.store.list_events(limit=HISTORY_MAX, since_ms=since_ms)
+        return sorted({(r["device"], r["camera"]) for r in rows})
+
+    def run_once(self, now_ms: int | None = None) -> list[dict[str, Any]]:
+        """The proposals pushed this time."""
+        bounds = self.config.thresholds
+        now = now_ms if now_ms is not None else int(time.time() * 1000)
+        done = []
+        for device, camera in self.cameras(now - int(bounds.history_days * 86_400_000)):
+            new = propose_for(self.store, bounds, device, camera, now)["proposed"]
+            if new is None or new["people_missed"] or new["min_score"] > bounds.max_min_score \
+                    or self.pushed.get((device, camera)) == new["min_score"]:
+                continue
+            result = accept(self.config.mqtt, device, camera, new)
+            if result.outcome == "published":
+                self.pushed[(device, camera)] = new["min_score"]
+                done.append({"device": device, "camera": camera, **new, "version": result.version})
+        return done
+
+    async def loop(self) -> None:
+        """Until cancelled: `run_once` every interval, off the event loop; a failed round is logged and retried."""
+        while True:
+            await asyncio.sleep(self.config.thresholds.interval_s)
+            try:
+                for done in await asyncio.to_thread(self.run_once):
+                    log.info("thresholds: pushed min_score %.2f to %s/%s (%d escalations avoided, nobody missed)",
+                             done["min_score"], done["device"], done["camera"], done["escalations_avoided"])
+            except Exception:  # noqa: BLE001 - a broker or store outage: the next round tries again
+                log.exception("thresholds: the automatic round failed")
 
 
 def retained_config(mqtt: MQTTConfig, device: str, timeout_s: float = 2.0) -> dict[str, Any]:

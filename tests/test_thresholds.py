@@ -20,7 +20,7 @@ from edgetriage.cloud.http.auth import ApiAuth
 from edgetriage.cloud.push import config_message, push_config
 from edgetriage.cloud.service import CloudService
 from edgetriage.cloud.storage.store import SQLiteStore
-from edgetriage.cloud.thresholds import propose, retained_config
+from edgetriage.cloud.thresholds import AutoThresholds, propose, retained_config
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.protocol import Detection, Event, Verdict
 
@@ -104,3 +104,21 @@ def test_accepting_pushes_a_merged_override_and_only_the_operator_may(history, m
     assert after["budget"] == {"per_minute": 4}
     assert after["rules"]["overrides"] == [{"camera": "gate", "min_score": 0.3},
                                            {"camera": "yard", "min_score": 0.36, "uncertain_band": [0.36, 0.5]}]
+
+
+def test_auto_mode_pushes_only_within_its_bounds_and_once_per_floor(history, mosquitto, prefix, tmp_path):
+    store, _ = history
+
+    def auto(max_min_score: float) -> AutoThresholds:
+        return AutoThresholds(store, CloudConfig.model_validate({
+            "store_path": str(tmp_path / "cloud.db"), "mqtt": {"url": mosquitto.url, "prefix": prefix},
+            "thresholds": {"auto": True, "max_min_score": max_min_score}}))
+
+    assert auto(0.3).run_once() == []  # 0.36 is over the bound: nothing pushed
+    assert retained_config(auto(0.3).config.mqtt, "pi-yard") == {}
+    bounded = auto(0.4)
+    pushed = bounded.run_once()
+    assert [(p["device"], p["camera"], p["min_score"]) for p in pushed] == [("pi-yard", "yard", 0.36)]
+    assert bounded.run_once() == []  # the same floor again: not pushed again
+    after = retained_config(bounded.config.mqtt, "pi-yard")
+    assert after["rules"]["overrides"] == [{"camera": "yard", "min_score": 0.36, "uncertain_band": [0.36, 0.5]}]

@@ -14,9 +14,9 @@ from aiohttp import web
 
 from ...shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
 from ...shared.text import shown
-from ..config import CloudConfig
+from ..config import CloudConfig, ThresholdsConfig
 from ..storage.store import Store
-from ..thresholds import accept, propose
+from ..thresholds import accept, propose_for
 
 
 def _error(status: int, message: str) -> web.Response:
@@ -32,7 +32,9 @@ def _where(request: web.Request) -> tuple[str, str] | web.Response:
 
 def add_proposals(app: web.Application, store: Store, config: CloudConfig | None,
                   principal_key: web.RequestKey) -> None:
-    """Mount the two routes; `config` (None: an API-only process, which cannot push) gives the broker."""
+    """Mount the two routes; `config` (None: an API-only process, which cannot push) gives the broker and the
+    [thresholds] settings."""
+    bounds = config.thresholds if config is not None else ThresholdsConfig()
 
     def checked(request: web.Request) -> tuple[str, str, int | None] | web.Response:
         principal = request[principal_key]
@@ -52,7 +54,7 @@ def add_proposals(app: web.Application, store: Store, config: CloudConfig | None
         if isinstance(got, web.Response):
             return got
         device, camera, since = got
-        return web.json_response(await asyncio.to_thread(propose, store, device, camera, since_ms=since))
+        return web.json_response(await asyncio.to_thread(propose_for, store, bounds, device, camera, None, since))
 
     async def accept_thresholds(request: web.Request) -> web.Response:
         got = checked(request)
@@ -61,7 +63,7 @@ def add_proposals(app: web.Application, store: Store, config: CloudConfig | None
         if config is None:
             return _error(503, "no cloud service runs in this process (API only): it cannot push a config")
         device, camera, since = got
-        proposal: dict[str, Any] = await asyncio.to_thread(propose, store, device, camera, since_ms=since)
+        proposal: dict[str, Any] = await asyncio.to_thread(propose_for, store, bounds, device, camera, None, since)
         if proposal["proposed"] is None:
             return _error(409, f"no threshold change to propose for {device}/{camera}: the evidence does not "
                                "allow one (see GET .../thresholds)")
