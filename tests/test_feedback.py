@@ -207,3 +207,26 @@ def test_an_operator_verdict_wins_over_a_nearer_model_verdict(running, visitor_j
     confirm = running.post(f"/v1/verdicts/{later.event_id}/feedback", {"correct": True, "note": "a real visitor"})
     assert confirm.json()["kind"] == "confirmed" and confirm.json()["verdict"]["verdict"] == "alert"
     assert _lookup(store, probe).event_id == later.event_id  # both the operator's now: the nearer wins again
+
+
+def test_the_page_cards_wrong_control_sends_feedback_with_the_pages_session(running, visitor_jpeg):
+    store = running.store
+    event = _event(visitor_jpeg, 1, HASH)
+    store.put_event(event, event.captured_ms)
+    store.put_verdict(_verdict(event))
+    page = requests.Session()
+    assert page.post(f"{running.base}/ui/feedback/{event.event_id}", json={"correct": False}, timeout=10
+                     ).status_code == 401  # not signed in
+    link = running.post("/v1/page-link", {}).json()["path"]
+    assert page.get(running.base + link, timeout=10).status_code == 200  # signed in: the session cookie
+    html = page.get(running.base + "/ui/", timeout=10).text
+    assert "static/feedback.js" in html and "fixed" in html
+    assert "wrong?" in page.get(running.base + "/ui/static/feedback.js", timeout=10).text
+    done = page.post(f"{running.base}/ui/feedback/{event.event_id}", json={"verdict": "benign", "note": "bin"},
+                     timeout=10)
+    assert done.status_code == 200 and done.json()["verdict"]["feedback"]["by"] == "operator (page)"
+    card = next(e for e in page.get(running.base + "/ui/state", timeout=10).json()["entries"]
+                if e["id"] == event.event_id)
+    assert card["verdict"] == "benign" and card["feedback"]["note"] == "bin" and card["decided_by"] == "operator"
+    cameras = page.get(running.base + "/ui/state", timeout=10).json()["stats"]["cameras"]
+    assert [c["corrections"] for c in cameras if c["camera"] == "porch"] == [1]
