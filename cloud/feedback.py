@@ -27,7 +27,8 @@ from .verdicts import foreign
 log = logging.getLogger("edgetriage.cloud.feedback")
 
 COPIES_MAX = 500  # cached copies of one verdict looked for and corrected with it
-COPIES_WINDOW_MS = 600_000  # copies are looked for among events received from this long before the verdict
+COPIES_WINDOW_MS = 600_000
+COPIES_PAGE = 200  # copies are looked for among events received from this long before the verdict
 FLIP = {"alert": "benign", "benign": "alert"}
 
 
@@ -142,11 +143,19 @@ class Feedback:
         return len(offers)
 
     def _copies(self, old: Verdict) -> list[dict[str, Any]]:
-        """Stored cache hits that copied `old` (reused_from its event), newest first."""
-        rows = self.store.list_events(limit=COPIES_MAX, source="cloud_cache",
-                                      since_ms=max(0, old.created_ms - COPIES_WINDOW_MS))
-        return [r for r in rows if r["verdict"] is not None and r["verdict"].get("reused_from") == old.event_id
-                and r["event_id"] != old.event_id]
+        """Stored cache hits that copied `old` (reused_from its event), newest first: the events received since
+        shortly before it, read page by page from the newest (ids sort by capture time) until older ones."""
+        since = old.created_ms - COPIES_WINDOW_MS
+        found: list[dict[str, Any]] = []
+        before = None
+        while len(found) < COPIES_MAX:
+            rows = self.store.list_events(limit=COPIES_PAGE, before=before)
+            found += [r for r in rows if r["received_ms"] >= since and r["verdict"] is not None
+                      and r["verdict"].get("reused_from") == old.event_id and r["event_id"] != old.event_id]
+            if len(rows) < COPIES_PAGE or rows[-1]["received_ms"] < since:
+                return found[:COPIES_MAX]
+            before = rows[-1]["event_id"]
+        return found[:COPIES_MAX]
 
 
 def is_operator_verdict(verdict: Verdict | dict[str, Any] | None) -> bool:
