@@ -92,6 +92,11 @@ def propose_for(store: Store, config: ThresholdsConfig, device: str, camera: str
                    min_avoided=config.min_avoided)
 
 
+def cameras_seen(store: Store, since_ms: int) -> list[tuple[str, str]]:
+    """(device, camera) of every camera with escalations received since `since_ms` (the newest HISTORY_MAX)."""
+    return sorted({(r["device"], r["camera"]) for r in store.list_events(limit=HISTORY_MAX, since_ms=since_ms)})
+
+
 class AutoThresholds:
     """[thresholds] auto: every camera with escalations in the history, its proposal pushed when it misses nobody
     and stays at or under `max_min_score` (once per floor: the same floor is not pushed again)."""
@@ -101,16 +106,12 @@ class AutoThresholds:
         self.config = config
         self.pushed: dict[tuple[str, str], float] = {}
 
-    def cameras(self, since_ms: int) -> list[tuple[str, str]]:
-        rows = self.store.list_events(limit=HISTORY_MAX, since_ms=since_ms)
-        return sorted({(r["device"], r["camera"]) for r in rows})
-
     def run_once(self, now_ms: int | None = None) -> list[dict[str, Any]]:
         """The proposals pushed this time."""
         bounds = self.config.thresholds
         now = now_ms if now_ms is not None else int(time.time() * 1000)
         done = []
-        for device, camera in self.cameras(now - int(bounds.history_days * 86_400_000)):
+        for device, camera in cameras_seen(self.store, now - int(bounds.history_days * 86_400_000)):
             new = propose_for(self.store, bounds, device, camera, now)["proposed"]
             if new is None or new["people_missed"] or new["min_score"] > bounds.max_min_score \
                     or self.pushed.get((device, camera)) == new["min_score"]:

@@ -88,7 +88,16 @@ def test_accepting_pushes_a_merged_override_and_only_the_operator_may(history, m
         assert retained_config(config.mqtt, "pi-yard") == before  # a GET changes nothing
         denied = requests.post(base + "/accept", headers={"Authorization": "Bearer dev"}, timeout=30)
         assert denied.status_code == 403
-        done = requests.post(base + "/accept", headers={"Authorization": f"Bearer {OPERATOR}"}, timeout=30)
+        page, ui = requests.Session(), f"http://127.0.0.1:{port}/ui"
+        assert page.get(ui + "/thresholds", timeout=30).status_code == 401  # the page's section needs its session
+        link = requests.post(f"http://127.0.0.1:{port}/v1/page-link", headers={"Authorization": f"Bearer {OPERATOR}"},
+                             timeout=30).json()["path"]
+        page.get(f"http://127.0.0.1:{port}{link}", timeout=30)
+        listed = page.get(ui + "/thresholds", timeout=30).json()
+        assert [(p["camera"], p["proposed"] and p["proposed"]["min_score"]) for p in listed["proposals"]] == \
+            [("gate", None), ("yard", 0.36)] and listed["can_accept"] is True
+        assert retained_config(config.mqtt, "pi-yard") == before  # showing it changed nothing
+        done = page.post(ui + "/thresholds/pi-yard/yard", timeout=30)  # the section's accept button
         assert done.status_code == 200 and done.json()["outcome"] == "published", done.text
         assert done.json()["version"].startswith("thresholds-yard-")
     finally:

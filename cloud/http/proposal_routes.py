@@ -3,11 +3,14 @@
     GET  /v1/cameras/{device}/{camera}/thresholds          the proposal with its figures (?since_ms=)
     POST /v1/cameras/{device}/{camera}/thresholds/accept   push the proposal to the device (its retained remote
                                                             configuration, merged); answers the push's outcome
+    GET  /ui/thresholds                                     the page's section: every camera's proposal
+    POST /ui/thresholds/{device}/{camera}                   the page's accept button (its session cookie)
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 from aiohttp import web
@@ -16,7 +19,9 @@ from ...shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
 from ...shared.text import shown
 from ..config import CloudConfig, ThresholdsConfig
 from ..storage.store import Store
-from ..thresholds import accept, propose_for
+from ..thresholds import accept, cameras_seen, propose_for
+from .web.access import COOKIE
+from .web.routes import ACCESS
 
 
 def _error(status: int, message: str) -> web.Response:
@@ -37,10 +42,13 @@ def add_proposals(app: web.Application, store: Store, config: CloudConfig | None
     bounds = config.thresholds if config is not None else ThresholdsConfig()
 
     def checked(request: web.Request) -> tuple[str, str, int | None] | web.Response:
-        principal = request[principal_key]
-        if not principal.is_operator:
-            return _error(403, f"a device token ({principal.device}) may not read or change thresholds; "
-                               "use the operator token")
+        if request.path.startswith("/ui/"):
+            access = request.app.get(ACCESS)
+            if access is None or not access.valid(request.cookies.get(COOKIE)):
+                return _error(401, "sign in through the page link the service printed at start")
+        elif not request[principal_key].is_operator:
+            return _error(403, f"a device token ({request[principal_key].device}) may not read or change "
+                               "thresholds; use the operator token")
         where = _where(request)
         if isinstance(where, web.Response):
             return where
@@ -71,6 +79,19 @@ def add_proposals(app: web.Application, store: Store, config: CloudConfig | None
         return web.json_response({"proposal": proposal, "version": result.version, "topic": result.topic,
                                   "outcome": result.outcome})
 
+    async def page_thresholds(request: web.Request) -> web.Response:
+        access = request.app.get(ACCESS)
+        if access is None or not access.valid(request.cookies.get(COOKIE)):
+            return _error(401, "sign in through the page link the service printed at start")
+
+        def every() -> list[dict[str, Any]]:
+            since = int(time.time() * 1000) - int(bounds.history_days * 86_400_000)
+            return [propose_for(store, bounds, device, camera) for device, camera in cameras_seen(store, since)]
+
+        return web.json_response({"proposals": await asyncio.to_thread(every), "can_accept": config is not None})
+
+    app.router.add_get("/ui/thresholds", page_thresholds)
+    app.router.add_post("/ui/thresholds/{device}/{camera}", accept_thresholds)
     app.router.add_get("/v1/cameras/{device}/{camera}/thresholds", get_thresholds)
     app.router.add_post("/v1/cameras/{device}/{camera}/thresholds/accept", accept_thresholds)
 
