@@ -94,6 +94,17 @@ class Running:
     service: CloudService
     store: SQLiteStore | RedisStore
     prefix: str
+    loop: asyncio.AbstractEventLoop
+
+    def announce(self, event: Event, verdict: Verdict) -> None:
+        """What the service tells its listeners (the page) of a new event and its verdict."""
+        async def tell() -> None:
+            for listener in self.service.event_listeners:
+                listener(event, event.captured_ms)
+            for listener in self.service.verdict_listeners:
+                listener(verdict)
+
+        asyncio.run_coroutine_threadsafe(tell(), self.loop).result(10)
 
     def post(self, path: str, body: dict, token: str = OPERATOR) -> requests.Response:
         return requests.post(self.base + path, json=body, headers={"Authorization": f"Bearer {token}"}, timeout=30)
@@ -121,7 +132,7 @@ def running(request, mosquitto, prefix, tmp_path) -> Iterator[Running]:
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
     try:
-        yield Running(f"http://127.0.0.1:{port}", service, store, prefix)
+        yield Running(f"http://127.0.0.1:{port}", service, store, prefix, loop)
     finally:
         async def down() -> None:
             await service.stop()
@@ -230,3 +241,34 @@ def test_the_page_cards_wrong_control_sends_feedback_with_the_pages_session(runn
     assert card["verdict"] == "benign" and card["feedback"]["note"] == "bin" and card["decided_by"] == "operator"
     cameras = page.get(running.base + "/ui/state", timeout=10).json()["stats"]["cameras"]
     assert [c["corrections"] for c in cameras if c["camera"] == "porch"] == [1]
+
+
+@pytest.mark.parametrize("running", ["sqlite"], indirect=True)
+def test_wrong_in_chromium_corrects_the_card(running, visitor_jpeg):
+    """The card's control in a real browser: wrong? -> should be benign + a note -> the card says so."""
+    from test_page import CDP
+
+    event = _event(visitor_jpeg, 1, HASH)
+    running.store.put_event(event, event.captured_ms)
+    running.store.put_verdict(verdict := _verdict(event))
+    running.announce(event, verdict)
+    link = running.base + running.post("/v1/page-link", {}).json()["path"]
+    card = f'document.querySelector(\'article[data-id="{event.event_id}"]\')'
+
+    async def scenario() -> str:
+        browser = CDP()
+        try:
+            await browser.start()
+            await browser.send("Page.navigate", {"url": link})
+            await browser.wait_for(f"!!({card} && {card}.querySelector('details.fb-form'))", 30, "the card's control")
+            await browser.js(f"""(() => {{ const c = {card}; c.querySelector('details.fb-form').open = true;
+                c.querySelector('select').value = 'benign'; c.querySelector('input').value = 'garden hose';
+                c.querySelector('button').click(); return true; }})()""")
+            return await browser.wait_for(f"{card} && {card}.querySelector('.fb-mark') && "
+                                          f"{card}.querySelector('.fb-mark').textContent", 30, "the corrected card")
+        finally:
+            await browser.close()
+
+    shown = asyncio.run(scenario())
+    assert shown == "corrected (was alert) by operator (page): garden hose"
+    assert running.store.get_verdict(event.event_id).verdict == "benign"
