@@ -70,8 +70,8 @@ def _user_errors() -> tuple[type[BaseException], ...]:
 
     errors: list[type[BaseException]] = [ConfigError, ModelError, ProtocolError, FileNotFoundError, BrokerUnreachable]
     try:
-        from .edge.capture import CaptureError
-        from .edge.outbox import OutboxError
+        from .edge.delivery.outbox import OutboxError
+        from .edge.vision.capture import CaptureError
 
         errors += [CaptureError, OutboxError]
     except ImportError:

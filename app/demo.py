@@ -165,8 +165,8 @@ def _wait_for_ctrl_c() -> None:
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    from .edge.capture import CaptureError
     from .edge.preflight import probe_video
+    from .edge.vision.capture import CaptureError
     from .shared.broker_check import check_broker
     from .shared.config import MQTTConfig, validate_config
     from .shared.modelfiles import bundled_clip

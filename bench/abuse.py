@@ -50,7 +50,7 @@ import cv2
 import numpy as np
 import paho.mqtt.client as mqtt
 from brokers import Mosquitto, RedisServer, free_port, wait_port
-from edgetriage.edge.crops import phash_dct64
+from edgetriage.edge.vision.crops import phash_dct64
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.protocol import Detection, Event, decode_verdict, encode_event
 from edgetriage.shared.topics import Topics

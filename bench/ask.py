@@ -75,7 +75,7 @@ from edgetriage.cloud.ask.router import Asker  # noqa: E402
 from edgetriage.cloud.ask.rules import normalise  # noqa: E402
 from edgetriage.cloud.config import AnalyzerConfig  # noqa: E402
 from edgetriage.cloud.storage.store import SQLiteStore  # noqa: E402
-from edgetriage.edge.capture import Frame  # noqa: E402
+from edgetriage.edge.vision.capture import Frame  # noqa: E402
 
 SITE_FILE = HERE / "ask_site.json"
 QUESTION_SETS = {"main": HERE / "ask_questions.jsonl", "blind": HERE / "ask_questions_blind.jsonl",

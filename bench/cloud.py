@@ -212,7 +212,7 @@ def cloud_config(broker: Broker, workdir: Path, prefix: str, **extra: Any) -> Cl
 # -- real inputs ---------------------------------------------------------------------------------------
 def visitor_crops(clip: Path, seconds: list[float]) -> list[tuple[bytes, tuple[int, int], str]]:
     """(jpeg, size, phash) of the spot where visitors stand, at the given times, hashed as devices do."""
-    from edgetriage.edge.crops import phash_dct64
+    from edgetriage.edge.vision.crops import phash_dct64
 
     out = []
     cap = cv2.VideoCapture(str(clip))

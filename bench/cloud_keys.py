@@ -13,7 +13,7 @@ MobileNetV2, instead of taking the device's word for either. Measured side by si
     extra_ms_per_miss              miss_ms_site - miss_ms_camera
     hit_ms_camera, hit_ms_site     p50 of the cache-hit path the same way (a site hit pays decode + hash)
     hash_bits_p50/max              device hash (of its pixels) vs the cloud's (of the JPEG it was sent)
-    embedding_sim_p50/min          device embedding (edge.classify, of its pixels) vs the cloud's (of the JPEG)
+    embedding_sim_p50/min          device embedding (edge.vision.classify: pixels) vs the cloud's (JPEG)
 
 Crops: the spot where visitors stand in the shipped one-by-one clip, every second (people and empty ground).
 A real model's answer takes far longer (BENCHMARKS.md: seconds on the CPU model), so a miss's share is smaller
@@ -41,8 +41,8 @@ from edgetriage.cloud.config import CloudConfig
 from edgetriage.cloud.service import CloudService
 from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.cloud.trust import CloudKeys
-from edgetriage.edge.classify import ClassifierConfig, CropClassifier
-from edgetriage.edge.crops import encode_jpeg
+from edgetriage.edge.vision.classify import ClassifierConfig, CropClassifier
+from edgetriage.edge.vision.crops import encode_jpeg
 from edgetriage.shared.cropkeys import decode_jpeg, phash_dct64
 from edgetriage.shared.embedding import similarity
 from edgetriage.shared.ids import uuid7

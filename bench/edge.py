@@ -60,12 +60,12 @@ from typing import Any
 
 import cv2
 import numpy as np
-from edgetriage.edge.capture import Frame, FrameSource
 from edgetriage.edge.config import EdgeConfig
-from edgetriage.edge.crops import crop_box
-from edgetriage.edge.detect import Detector, DetectorConfig, build_detector
-from edgetriage.edge.pipeline import VisionPipeline
 from edgetriage.edge.replay import ReplayedEvent, Replayer
+from edgetriage.edge.vision.capture import Frame, FrameSource
+from edgetriage.edge.vision.crops import crop_box
+from edgetriage.edge.vision.detect import Detector, DetectorConfig, build_detector
+from edgetriage.edge.vision.pipeline import VisionPipeline
 from edgetriage.shared.config import validate_config
 from edgetriage.shared.modelfiles import resolve
 from recall import found_intervals, found_visits, intervals_from_hits, load_labels
@@ -95,7 +95,7 @@ class BareLoop:
     the detector's own onnxruntime session, so both loops wake the same thread pool."""
 
     def __init__(self, config: DetectorConfig, session: Any):
-        from edgetriage.edge.detect import model_key
+        from edgetriage.edge.vision.detect import model_key
 
         self.model = resolve(model_key(config))
         entry = self.model.entry
@@ -281,7 +281,7 @@ def compare_arrangements(clips: list[Path], labels: dict[str, list[tuple[float, 
               "yolox_nano": DetectorConfig(model="yolox_nano"),
               "yolox_nano_320": DetectorConfig(model="yolox_nano_320")}
     call_ms = per_call_ms(models, sample)
-    from edgetriage.edge.classify import ClassifierConfig, CropClassifier
+    from edgetriage.edge.vision.classify import ClassifierConfig, CropClassifier
 
     classifier = CropClassifier(ClassifierConfig())
     crop = sample[0][100:300, 300:450]
@@ -335,7 +335,7 @@ def compare_arrangements(clips: list[Path], labels: dict[str, list[tuple[float, 
 
 
 def _key(config: DetectorConfig) -> str:
-    from edgetriage.edge.detect import model_key
+    from edgetriage.edge.vision.detect import model_key
 
     return model_key(config)
 

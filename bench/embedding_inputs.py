@@ -36,7 +36,7 @@ from typing import Any
 
 import cv2
 import numpy as np
-from edgetriage.edge.classify import ClassifierConfig, CropClassifier
+from edgetriage.edge.vision.classify import ClassifierConfig, CropClassifier
 from embedding_study import DEFAULT_MEDIA, _cosines, _int8, pair_classes, say, study_crops
 
 MARGIN = 0.005

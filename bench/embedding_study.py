@@ -34,10 +34,10 @@ from typing import Any
 
 import cv2
 import numpy as np
-from edgetriage.edge.capture import FrameSource
-from edgetriage.edge.classify import ClassifierConfig, CropClassifier
-from edgetriage.edge.crops import crop_box, encode_jpeg, phash_dct64
-from edgetriage.edge.detect import DetectorConfig, build_detector
+from edgetriage.edge.vision.capture import FrameSource
+from edgetriage.edge.vision.classify import ClassifierConfig, CropClassifier
+from edgetriage.edge.vision.crops import crop_box, encode_jpeg, phash_dct64
+from edgetriage.edge.vision.detect import DetectorConfig, build_detector
 from edgetriage.shared.embedding import embedding_of
 from edgetriage.shared.protocol import CROP_MARGIN, DEFAULT_MAX_DISTANCE, DEFAULT_MIN_SIMILARITY
 from recall import load_labels

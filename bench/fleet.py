@@ -136,9 +136,9 @@ def record(media: Path, max_frames: int | None, rerecord: bool) -> list[Recorded
         rows = json.loads(cached.read_text())
         say(f"{len(rows)} recorded escalations from {cached}")
         return [_from_row(r) for r in rows]
-    from edgetriage.edge.capture import FrameSource
     from edgetriage.edge.config import EdgeConfig
     from edgetriage.edge.replay import Replayer
+    from edgetriage.edge.vision.capture import FrameSource
 
     replayer = Replayer(EdgeConfig(device="fleet-recorder"))
     rows: list[dict[str, Any]] = []

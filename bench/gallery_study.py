@@ -1,5 +1,6 @@
-"""What the track gallery (edge/gallery.py) adds away from the P6 replays: a verdict known by one crop against
-one known by the track's first looks, on crops of the labelled visits that share no moment with those keys.
+"""What the track gallery (edge/triage/gallery.py) adds away from the P6 replays: a verdict known by one crop
+against one known by the track's first looks, on crops of the labelled visits that share no moment with those
+keys.
 
 P6 replays each clip three times, a few frames apart, so a later pass's crop can be the very frame an earlier
 pass looked at; a real second visit never repeats a frame. Here the keys are a visit's crop at some moment
@@ -30,13 +31,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from edgetriage.edge.capture import FrameSource
-from edgetriage.edge.classify import ClassifierConfig, CropClassifier
-from edgetriage.edge.crops import encode_jpeg, phash_dct64
-from edgetriage.edge.detect import build_detector
-from edgetriage.edge.gallery import GalleryConfig
-from edgetriage.edge.pipeline import VisionPipeline, build_stages
-from edgetriage.edge.vision import VisionConfig
+from edgetriage.edge.vision.capture import FrameSource
+from edgetriage.edge.vision.classify import ClassifierConfig, CropClassifier
+from edgetriage.edge.vision.crops import encode_jpeg, phash_dct64
+from edgetriage.edge.vision.detect import build_detector
+from edgetriage.edge.vision.events import VisionConfig
+from edgetriage.edge.vision.pipeline import VisionPipeline, build_stages
+from edgetriage.edge.vision.samples import GalleryConfig
 from edgetriage.shared.reuse import (
     DEFAULT_MAX_DISTANCE,
     DEFAULT_MIN_SIMILARITY,

@@ -57,9 +57,9 @@ from typing import Any
 
 import cv2
 import numpy as np
-from edgetriage.edge.capture import Frame, FrameSource
-from edgetriage.edge.detect import Detector
 from edgetriage.edge.replay import Replayer
+from edgetriage.edge.vision.capture import Frame, FrameSource
+from edgetriage.edge.vision.detect import Detector
 from recall import found_intervals, found_visits, intervals_from_hits, load_labels
 
 CASES_FILE = Path(__file__).with_name("hard_cases.json")
@@ -412,7 +412,7 @@ def main() -> int:
         print(f"wrote {CASES_FILE}", file=sys.stderr)
         return 0
     from edgetriage.edge.config import EdgeConfig
-    from edgetriage.edge.detect import DetectorConfig, build_detector
+    from edgetriage.edge.vision.detect import DetectorConfig, build_detector
 
     t0 = time.monotonic()
     reference = build_detector(DetectorConfig(model="ssdlite_person", precision="fp32", fit="stretch",

@@ -1,7 +1,7 @@
 """Mutation testing of the modules that hold the product's promises: do the fast tests notice a one-line bug?
 
     nice -n 10 python bench/mutation.py                 # every module below (about an hour on two busy cores)
-    python bench/mutation.py --module edge/outbox.py    # one module
+    python bench/mutation.py --module edge/delivery/outbox.py    # one module
     python bench/mutation.py --planted                  # only the hand-planted bugs of issue 18, each must fail
     python bench/mutation.py --retest FOLDER            # a --keep folder's survivors against today's tests
 
@@ -38,9 +38,10 @@ PYTEST = "python -m pytest -x -q -p no:cacheprovider -p pytest_timeout --timeout
 _FAST = "tests/test_boundaries.py -k 'not in_the_store_when'"
 MODULES: dict[str, str] = {
     "shared/reuse.py": _FAST,
-    "edge/outbox.py": f"{_FAST} tests/test_outbox.py "
+    "edge/delivery/outbox.py": f"{_FAST} tests/test_outbox.py "
                       "tests/test_faults.py::test_outbox_full_policies_by_priority_and_age_with_exact_counts",
-    "edge/rules.py": f"{_FAST} tests/test_rules.py tests/test_edge_agent.py::test_rules_apply_in_order "
+    "edge/triage/rules.py": f"{_FAST} tests/test_rules.py "
+                            "tests/test_edge_agent.py::test_rules_apply_in_order "
                      "tests/test_edge_cascade.py::test_schedule_windows_run_past_midnight "
                      "tests/test_edge_cascade.py::test_overrides_pick_the_most_specific_rule_and_inherit_the_rest "
                      "tests/test_edge_cascade.py::test_confirmation_dwell_cooldown_and_uncertain_flag "
@@ -55,26 +56,27 @@ PLANTED: list[tuple[str, str, str, str, list[str]]] = [
      ["tests/test_boundaries.py"]),
     ("reuse distance tightened by 2", "shared/reuse.py", "d <= rule.max_distance", "d <= rule.max_distance - 2",
      ["tests/test_boundaries.py"]),
-    ("device cache expiry from the cloud's clock", "edge/vcache.py", "made_ms = min(verdict.created_ms, now_ms)",
+    ("device cache expiry from the cloud's clock", "edge/triage/verdict_cache.py",
+     "made_ms = min(verdict.created_ms, now_ms)",
      "made_ms = verdict.created_ms", ["tests/test_boundaries.py"]),
-    ("one verdict deletes every sent row", "edge/outbox.py",
+    ("one verdict deletes every sent row", "edge/delivery/outbox.py",
      'self._db.execute("DELETE FROM outbox WHERE event_id = ?", (event_id,))',
      'self._db.execute("DELETE FROM outbox WHERE event_id = ? OR state = \'sent\'", (event_id,))',
      ["tests/test_boundaries.py"]),
-    ("a verdict before its PUBACK is ignored", "edge/outbox.py",
+    ("a verdict before its PUBACK is ignored", "edge/delivery/outbox.py",
      '"SELECT LENGTH(payload) FROM outbox WHERE event_id = ?", (event_id,)',
      '"SELECT LENGTH(payload) FROM outbox WHERE event_id = ? AND state != \'inflight\'", (event_id,)',
      ["tests/test_boundaries.py"]),
-    ("a refused PUBACK deletes the event", "edge/outbox.py",
+    ("a refused PUBACK deletes the event", "edge/delivery/outbox.py",
      'self._db.execute("UPDATE outbox SET mid = NULL WHERE event_id = ?", (row[0],))\n            return row[0]',
      'self._db.execute("DELETE FROM outbox WHERE event_id = ?", (row[0],))\n            return row[0]',
      ["tests/test_boundaries.py"]),
-    ("a refused PUBACK counts as delivery", "edge/outbox.py",
+    ("a refused PUBACK counts as delivery", "edge/delivery/outbox.py",
      'self._db.execute("UPDATE outbox SET mid = NULL WHERE event_id = ?", (row[0],))\n            return row[0]',
      'self._db.execute("UPDATE outbox SET state = \'sent\', mid = NULL WHERE event_id = ?", (row[0],))\n'
      '            return row[0]',
      ["tests/test_boundaries.py"]),
-    ("the cooldown ignores the zone rule", "edge/rules.py", "key = (camera, rule.scope, ev.label)",
+    ("the cooldown ignores the zone rule", "edge/triage/rules.py", "key = (camera, rule.scope, ev.label)",
      'key = (camera, "*", ev.label)', ["tests/test_boundaries.py"]),
     ("a verdict published before it is stored", "cloud/service.py",
      "            self.store.put_verdict(verdict)  # stored before it is published or acknowledged\n",
@@ -122,7 +124,7 @@ def _env(dest: Path) -> dict[str, str]:
 
 
 def _check_copy(repo: Path, env: dict[str, str]) -> None:
-    where = subprocess.run([sys.executable, "-c", "import edgetriage.edge.outbox as m; print(m.__file__)"],
+    where = subprocess.run([sys.executable, "-c", "import edgetriage.edge.delivery.outbox as m; print(m.__file__)"],
                            cwd=repo, env=env, capture_output=True, text=True, check=True).stdout.strip()
     if not where.startswith(str(repo.parent)):
         raise SystemExit(f"the scratch copy is not the one imported ({where}); stopping before mutating anything")

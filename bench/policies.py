@@ -49,7 +49,7 @@ from edgetriage.cloud.analysis.translator import Translator  # noqa: E402
 from edgetriage.cloud.config import AnalyzerConfig, CloudConfig, PolicyConfig  # noqa: E402
 from edgetriage.cloud.service import CloudService  # noqa: E402
 from edgetriage.cloud.storage.store import SQLiteStore  # noqa: E402
-from edgetriage.edge.crops import phash_dct64  # noqa: E402
+from edgetriage.edge.vision.crops import phash_dct64  # noqa: E402
 from edgetriage.shared.ids import uuid7  # noqa: E402
 from edgetriage.shared.protocol import Detection, Event  # noqa: E402
 from edgetriage.shared.reuse import event_facts  # noqa: E402

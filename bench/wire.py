@@ -40,8 +40,8 @@ from typing import Any
 import cv2
 import paho.mqtt.client as mqtt
 from brokers import Mosquitto, free_port
-from edgetriage.edge.capture import FrameSource
 from edgetriage.edge.config import CameraConfig, EdgeConfig
+from edgetriage.edge.vision.capture import FrameSource
 from edgetriage.shared.protocol import Verdict, decode_event
 from edgetriage.shared.topics import Topics
 from edgetriage.shared.verdict_forms import encode_device_verdict

@@ -28,7 +28,7 @@ from .verdicts import site_offers
 
 log = logging.getLogger("edgetriage.cloud.service")
 
-APPEARANCE_MODEL = "mobilenet_v2_int8"  # the file the device ships and embeds with by default (edge.classify)
+APPEARANCE_MODEL = "mobilenet_v2_int8"  # the device's default embedder (edge.vision.classify)
 
 
 class Trust:

@@ -2,9 +2,9 @@
 
 The decision core of the device. Each camera gets its own VisionPipeline (one detector shared between them);
 every new track is looked up in the verdict cache and put to the rules; escalations are encoded as protocol
-v1 events and handed to the delivery side (edge.delivery: the outbox, the MQTT link and the verdicts coming
-back), whose sending is metered by the spending policy (edge.budget: the escalation budget and the cloud's
-load report on `<prefix>/v1/_cloud/load`).
+v1 events and handed to the delivery side (edge.delivery.link: the outbox, the MQTT link and the
+verdicts coming back), whose sending is metered by the spending policy (edge.delivery.budget: the escalation
+budget and the cloud's load report on `<prefix>/v1/_cloud/load`).
 
 Threads: paho's network thread only puts (kind, value) tuples on a queue; everything else (outbox writes,
 publishing, cache updates, callbacks) happens on the thread that calls `pump()`, `run_source()` or
@@ -38,19 +38,19 @@ from ..shared.protocol import (
 )
 from ..shared.stats import median
 from ..shared.topics import Topics
-from .budget import EscalationBudget
-from .capture import Frame, FrameSource
-from .clock import local_time
 from .config import CameraConfig, EdgeConfig
-from .delivery import Delivery, OnControl, OnVerdict
-from .detect import Det, Detector, Region, build_detector
-from .gallery import TrackGallery
-from .outbox import Outbox, OutboxError
-from .pipeline import PipelineOutput, Stages, TrackEvent, VisionPipeline, build_stages
-from .rules import Decision, Rules, Triage
+from .delivery.budget import EscalationBudget
+from .delivery.link import Delivery, OnControl, OnVerdict
+from .delivery.outbox import Outbox, OutboxError
 from .stats import CameraCounts, EdgeStats
-from .vcache import VerdictCache
-from .zones import CameraGeometry
+from .triage.gallery import TrackGallery
+from .triage.local_time import local_time
+from .triage.rules import Decision, Rules, Triage
+from .triage.verdict_cache import VerdictCache
+from .vision.capture import Frame, FrameSource
+from .vision.detect import Det, Detector, Region, build_detector
+from .vision.pipeline import PipelineOutput, Stages, TrackEvent, VisionPipeline, build_stages
+from .vision.zones import CameraGeometry
 
 log = logging.getLogger("edgetriage.edge.agent")
 
@@ -350,7 +350,7 @@ class EdgeAgent:
         return None, Decision("local", f"not escalated: {reason}"[:256])
 
 
-    # -- delivery (edge.delivery) ----------------------------------------------------------------------
+    # -- delivery (edge.delivery.link) ----------------------------------------------------------------------
     def pump(self) -> None:
         """Handle what MQTT delivered (PUBACKs, verdicts, connects) and publish what the outbox has due."""
         self.delivery.pump()

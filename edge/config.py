@@ -16,7 +16,7 @@ tests; `edge run` and `check-config` want the file to name its `[[cameras]]`, ea
     policy = "drop_lowest"
 
 Sections `rules`, `vision`, `cache`, `budget`, `overload` and per-camera settings may also be changed remotely
-(edge.remote); `device`, `mqtt`, `outbox`, `state_dir`, `daemon` and `remote` only in this file.
+(edge.remote_config); `device`, `mqtt`, `outbox`, `state_dir`, `daemon` and `remote` only in this file.
 
 A component's section is defined beside the component (`[outbox]` in outbox.py, `[budget]` and `[overload]` in
 budget.py, `[rules]` in rules.py, `[vision]` in vision.py); this module composes them into `EdgeConfig`.
@@ -34,11 +34,11 @@ from ..shared.config import MQTTConfig, Strict, load_config, secret
 from ..shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
 from ..shared.modelfiles import bundled_clip
 from ..shared.protocol import DEFAULT_MAX_DISTANCE
-from .budget import EscalationBudgetConfig, OverloadConfig
-from .outbox import OutboxConfig
-from .pipeline import VisionConfig
-from .rules import RulesConfig
-from .zones import Polygon, ZoneConfig
+from .delivery.budget import EscalationBudgetConfig, OverloadConfig
+from .delivery.outbox import OutboxConfig
+from .triage.rules import RulesConfig
+from .vision.pipeline import VisionConfig
+from .vision.zones import Polygon, ZoneConfig
 
 Unit = Annotated[float, Field(ge=0.0, le=1.0)]
 
@@ -61,7 +61,7 @@ class CameraConfig(Strict):
     id: Annotated[str, Field(pattern=CAMERA_ID_RE.pattern)] = "cam0"
     source: str = Field(default_factory=default_source, description="file, camera index or rtsp:// URL")
     start_frame: Annotated[int, Field(ge=0)] = 0
-    zones: list[ZoneConfig] = []  # named areas rules can refer to (edge.zones)
+    zones: list[ZoneConfig] = []  # named areas rules can refer to (edge.vision.zones)
     masks: list[Polygon] = []  # areas where motion and detections are ignored
     # frames per second handed to the vision pipeline; the others are grabbed but not decoded to pixels.
     # 0: every frame.

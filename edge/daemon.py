@@ -38,11 +38,9 @@ from ..shared.protocol import (
 from ..shared.topics import Topics
 from ..shared.version import package_version
 from .agent import EdgeAgent
-from .capture import CaptureError, FrameSource
-from .capture import redact as _redact
 from .config import CameraConfig, EdgeConfig, load_edge_config
 from .metrics import CameraSnapshot, DeviceSnapshot, EdgeMetrics
-from .remote import (
+from .remote_config import (
     DetectorSpec,
     ModelAnnouncement,
     ModelFetcher,
@@ -52,6 +50,8 @@ from .remote import (
     parse_update,
 )
 from .systemd import SystemdNotifier
+from .vision.capture import CaptureError, FrameSource
+from .vision.capture import redact as _redact
 
 log = logging.getLogger("edgetriage.edge.daemon")
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from ..shared.config import ConfigError
 from ..shared.ports import check_port_free
-from .capture import CaptureError, FrameSource, redact
 from .config import CameraConfig, EdgeConfig
+from .vision.capture import CaptureError, FrameSource, redact
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,12 +28,12 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..shared.ids import uuid7
-from .capture import Frame, FrameSource
 from .config import CameraConfig, EdgeConfig, load_edge_config
-from .detect import Detector, build_detector
-from .pipeline import PipelineOutput, Stages, TrackEvent, VisionPipeline, build_stages
-from .rules import Decision, Rules, Triage
-from .zones import CameraGeometry
+from .triage.rules import Decision, Rules, Triage
+from .vision.capture import Frame, FrameSource
+from .vision.detect import Detector, build_detector
+from .vision.pipeline import PipelineOutput, Stages, TrackEvent, VisionPipeline, build_stages
+from .vision.zones import CameraGeometry
 
 
 @dataclass

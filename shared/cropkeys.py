@@ -1,9 +1,10 @@
 """The reuse keys of a crop, made the same way wherever they are made: the perceptual hash (`phash_dct64`) and
 the appearance embedding (`Appearance`: the shipped MobileNetV2's pooled features, shared.embedding).
 
-The device keys its own crops (edge.pipeline, edge.classify) for its own cache; the cloud keys the crops it
-reuses across devices itself (cloud.keys), from the JPEG it received, so a key a device merely claims never
-reaches another device. Needs OpenCV and onnxruntime (the edge and cloud extras), unlike the rest of shared/.
+The device keys its own crops (edge.vision.pipeline, edge.vision.classify) for its own cache; the cloud keys
+the crops it reuses across devices itself (cloud.keys), from the JPEG it received, so a key a device merely
+claims never reaches another device. Needs OpenCV and onnxruntime (the edge and cloud extras), unlike the rest
+of shared/.
 """
 
 from __future__ import annotations

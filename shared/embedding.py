@@ -10,7 +10,8 @@ int8 bytes, raw in MessagePack, base64 in JSON (verdicts and stored documents). 
 different people worse, centring the features (subtracting a mean) much worse, and grouping by 5 separates as
 well as all 1280 channels (same person, true matches at zero false matches: 0.80 against 0.79) at a fifth of the
 bytes of int8, with nothing fitted to the clips it is measured on. The device embeds only crops that would leave
-it (edge.classify); the cloud embeds the crops it reuses across devices itself (shared.cropkeys, cloud.keys).
+it (edge.vision.classify); the cloud embeds the crops it reuses across devices itself (shared.cropkeys,
+cloud.keys).
 Two embeddings are compared by cosine similarity (`similarity`), which shared.reuse uses as the second reuse key
 beside the perceptual hash.
 """

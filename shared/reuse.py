@@ -10,7 +10,7 @@ copies), or, when both crops carry one, the appearance embedding (shared.embeddi
 at least `min_similarity` (the same person a few seconds or a pass later, after the hash has moved on). An
 operator's verdict (cloud.feedback) ranks first, then a hash match before an embedding match; then the nearer (fewer bits, higher similarity), the newer,
 the smaller event id, so every cache picks the same one. The device may give a verdict further keys, other
-looks of the track it answered (edge.gallery): `further_key` makes one (same verdict, thresholds and
+looks of the track it answered (edge.triage.gallery): `further_key` makes one (same verdict, thresholds and
 `made_ms`, so it never outlives the verdict), `novel` says whether a look is worth one, `continues` whether a
 look still belongs to its track. DEFAULT_MIN_SIMILARITY = 0.97: the study in
 BENCHMARKS.md ("Verdict reuse: appearance embedding") saw no pair of different people above 0.961.

@@ -154,7 +154,7 @@ def redis_for_the_session(tmp_path_factory) -> Iterator[None]:
 def detector():
     """The default detector (YOLOX-Nano), loaded once: detectors keep no state between calls. A module that
     needs another one defines its own `detector`."""
-    from edgetriage.edge.detect import DetectorConfig, build_detector
+    from edgetriage.edge.vision.detect import DetectorConfig, build_detector
 
     return build_detector(DetectorConfig())
 
@@ -162,6 +162,6 @@ def detector():
 @pytest.fixture(scope="session")
 def stages():
     """The default cascade stages beside the detector (classifier and friends), loaded once."""
-    from edgetriage.edge.pipeline import VisionConfig, build_stages
+    from edgetriage.edge.vision.pipeline import VisionConfig, build_stages
 
     return build_stages(VisionConfig())

@@ -44,9 +44,9 @@ from edgetriage.cloud.storage.claims import (
 from edgetriage.cloud.storage.redis_store import RedisStore, connect_redis
 from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.edge.config import OutboxConfig
-from edgetriage.edge.outbox import Outbox, OutboxError
-from edgetriage.edge.rules import Rules, RulesConfig
-from edgetriage.edge.vcache import VerdictCache
+from edgetriage.edge.delivery.outbox import Outbox, OutboxError
+from edgetriage.edge.triage.rules import Rules, RulesConfig
+from edgetriage.edge.triage.verdict_cache import VerdictCache
 from edgetriage.shared.config import ConfigError
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.mqtt import MQTTLink

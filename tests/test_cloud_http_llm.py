@@ -19,7 +19,7 @@ from edgetriage.cloud.http.api import build_app, run_api
 from edgetriage.cloud.http.auth import ApiAuth
 from edgetriage.cloud.service import CloudService
 from edgetriage.cloud.storage.store import SQLiteStore
-from edgetriage.edge.crops import phash_dct64
+from edgetriage.edge.vision.crops import phash_dct64
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.protocol import Detection, Event, Verdict
 

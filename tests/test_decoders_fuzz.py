@@ -17,7 +17,7 @@ import msgpack
 import pytest
 from edgetriage.cloud.analysis.answer import AnswerError, parse_answer
 from edgetriage.edge.config import EdgeConfig
-from edgetriage.edge.remote import RemoteRefused, parse_update
+from edgetriage.edge.remote_config import RemoteRefused, parse_update
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.protocol import (
     MAX_CROP_PIXELS,

@@ -3,7 +3,7 @@ its box at emission, in the protocol's words, and not fooled by a box the frame'
 
 from __future__ import annotations
 
-from edgetriage.edge.track import direction_of
+from edgetriage.edge.vision.track import direction_of
 
 
 def test_direction_in_the_protocols_words():

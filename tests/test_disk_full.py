@@ -82,7 +82,7 @@ T0 = 1_800_000_000_000
 
 
 def _filled_outbox(path, n: int = 6):
-    from edgetriage.edge.outbox import Outbox
+    from edgetriage.edge.delivery.outbox import Outbox
 
     box = Outbox(path)
     ids = [f"ev-{i}" for i in range(n)]
@@ -97,7 +97,7 @@ def _filled_outbox(path, n: int = 6):
 def test_an_outbox_deleted_while_events_wait_is_written_again(what, tmp_path, caplog):
     import shutil
 
-    from edgetriage.edge.outbox import FILE_CHECK_MS, Outbox
+    from edgetriage.edge.delivery.outbox import FILE_CHECK_MS, Outbox
 
     caplog.set_level(logging.WARNING)
     path = tmp_path / "state" / "outbox.db"
@@ -127,7 +127,7 @@ def test_an_outbox_deleted_while_events_wait_is_written_again(what, tmp_path, ca
 
 
 def test_a_full_disk_under_the_outbox_is_one_line_and_keeps_what_it_had(tmp_path):
-    from edgetriage.edge.outbox import Outbox, OutboxError
+    from edgetriage.edge.delivery.outbox import Outbox, OutboxError
 
     path = tmp_path / "outbox.db"
     box, ids = _filled_outbox(path)

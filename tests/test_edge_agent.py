@@ -17,8 +17,8 @@ import paho.mqtt.client as mqtt
 import pytest
 from edgetriage.edge.agent import EdgeAgent
 from edgetriage.edge.config import CameraConfig, EdgeConfig, RulesConfig, load_edge_config
-from edgetriage.edge.rules import Rules
-from edgetriage.edge.vcache import VerdictCache
+from edgetriage.edge.triage.rules import Rules
+from edgetriage.edge.triage.verdict_cache import VerdictCache
 from edgetriage.shared.config import ConfigError
 from edgetriage.shared.ids import uuid7, uuid7_ms
 from edgetriage.shared.protocol import Event, ReuseRule, Verdict, decode_event

@@ -12,17 +12,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 from edgetriage.cli import main as cli_main
-from edgetriage.edge.capture import Frame, FrameSource
-from edgetriage.edge.classify import Classification, ClassifierConfig, CropClassifier
 from edgetriage.edge.config import EdgeConfig
-from edgetriage.edge.crops import crop_box
-from edgetriage.edge.detect import Det
-from edgetriage.edge.pipeline import TrackEvent, VisionConfig, VisionPipeline
 from edgetriage.edge.replay import Replayer
-from edgetriage.edge.rules import Rules, RulesConfig, ScheduleWindow, Triage
-from edgetriage.edge.track import IoUTracker, TrackerConfig
-from edgetriage.edge.vcache import VerdictCache
-from edgetriage.edge.zones import CameraGeometry, ZoneConfig, inside
+from edgetriage.edge.triage.rules import Rules, RulesConfig, ScheduleWindow, Triage
+from edgetriage.edge.triage.verdict_cache import VerdictCache
+from edgetriage.edge.vision.capture import Frame, FrameSource
+from edgetriage.edge.vision.classify import Classification, ClassifierConfig, CropClassifier
+from edgetriage.edge.vision.crops import crop_box
+from edgetriage.edge.vision.detect import Det
+from edgetriage.edge.vision.pipeline import TrackEvent, VisionConfig, VisionPipeline
+from edgetriage.edge.vision.track import IoUTracker, TrackerConfig
+from edgetriage.edge.vision.zones import CameraGeometry, ZoneConfig, inside
 from edgetriage.shared.config import ConfigError, validate_config
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.protocol import ReuseRule, Verdict

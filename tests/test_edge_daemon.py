@@ -39,12 +39,12 @@ import pytest
 from conftest import free_port
 from edgetriage.cli import main as cli_main
 from edgetriage.edge.agent import EdgeAgent
-from edgetriage.edge.budget import EscalationBudget, Waiting, victims
-from edgetriage.edge.capture import FrameSource
 from edgetriage.edge.config import EdgeConfig
 from edgetriage.edge.daemon import EdgeDaemon
-from edgetriage.edge.outbox import Outbox
-from edgetriage.edge.pipeline import TrackEvent, VisionPipeline
+from edgetriage.edge.delivery.budget import EscalationBudget, Waiting, victims
+from edgetriage.edge.delivery.outbox import Outbox
+from edgetriage.edge.vision.capture import FrameSource
+from edgetriage.edge.vision.pipeline import TrackEvent, VisionPipeline
 from edgetriage.shared.modelfiles import bundled_dir, manifest
 from edgetriage.shared.protocol import LoadReport, decode_device_state, decode_event, encode_load_report
 from edgetriage.shared.topics import Topics

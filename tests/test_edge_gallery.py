@@ -1,5 +1,6 @@
-"""The track gallery (edge/gallery.py): a decided track's other looks become further keys of its verdict in
-the device cache, with the real detector, classifier and clip, and the real broker for the agent."""
+"""The track gallery (edge/triage/gallery.py): a decided track's other looks become further keys of its
+verdict in the device cache, with the real detector, classifier and clip, and the real broker for the
+agent."""
 
 from __future__ import annotations
 
@@ -10,15 +11,16 @@ from types import SimpleNamespace
 import cv2
 import numpy as np
 import pytest
-from edgetriage.edge.capture import FrameSource
 from edgetriage.edge.config import CameraConfig, EdgeConfig
-from edgetriage.edge.crops import encode_jpeg, phash_dct64
-from edgetriage.edge.detect import Det
-from edgetriage.edge.gallery import GalleryConfig, LookSampler, LookState, TrackGallery, TrackLook
-from edgetriage.edge.pipeline import VisionPipeline, build_stages
-from edgetriage.edge.track import Track
-from edgetriage.edge.vcache import MAX_PENDING, VerdictCache
-from edgetriage.edge.vision import VisionConfig
+from edgetriage.edge.triage.gallery import TrackGallery
+from edgetriage.edge.triage.verdict_cache import MAX_PENDING, VerdictCache
+from edgetriage.edge.vision.capture import FrameSource
+from edgetriage.edge.vision.crops import encode_jpeg, phash_dct64
+from edgetriage.edge.vision.detect import Det
+from edgetriage.edge.vision.events import VisionConfig
+from edgetriage.edge.vision.pipeline import VisionPipeline, build_stages
+from edgetriage.edge.vision.samples import GalleryConfig, LookSampler, LookState, TrackLook
+from edgetriage.edge.vision.track import Track
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.protocol import ReuseRule, Verdict
 from test_edge_agent import PROMPT, _agent, peer  # noqa: F401 - the cloud peer fixture

@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 from conftest import MEDIA
 from edgetriage.cli import main as cli_main
-from edgetriage.edge.capture import Frame, FrameSource
 from edgetriage.edge.config import EdgeConfig
-from edgetriage.edge.looks import LookConfig, LookPlanner
-from edgetriage.edge.motion import MotionConfig, MotionGate
-from edgetriage.edge.pipeline import TrackEvent, VisionConfig, VisionPipeline
 from edgetriage.edge.replay import Replayer
-from edgetriage.edge.track import Track
+from edgetriage.edge.vision.capture import Frame, FrameSource
+from edgetriage.edge.vision.looks import LookConfig, LookPlanner
+from edgetriage.edge.vision.motion import MotionConfig, MotionGate
+from edgetriage.edge.vision.pipeline import TrackEvent, VisionConfig, VisionPipeline
+from edgetriage.edge.vision.track import Track
 
 FULLY_IN_S = 24.0  # visitor 2 of the one-by-one clip stands at the table, back to the camera (bench/hard_cases.py)
 
@@ -218,8 +218,8 @@ def test_a_small_person_seen_once_on_the_whole_frame_is_confirmed_by_closer_look
 def test_a_detection_continues_the_track_it_named_not_the_motion_beside_it():
     # a tentative person, and a motion blob that is mostly beside her (her own movement and its trail): the
     # detector's next box of her continues her track, not the blob's new motion-only track
-    from edgetriage.edge.detect import Det
-    from edgetriage.edge.track import MOTION, IoUTracker, TrackerConfig
+    from edgetriage.edge.vision.detect import Det
+    from edgetriage.edge.vision.track import MOTION, IoUTracker, TrackerConfig
 
     tracker = IoUTracker(TrackerConfig())
     (person,) = tracker.update(0.0, [Det("person", 0.6, (0.33, 0.0, 0.37, 0.12))]).started
@@ -232,7 +232,7 @@ def test_a_detection_continues_the_track_it_named_not_the_motion_beside_it():
 
 
 def test_exit_evidence_walking_out_of_the_picture_not_standing_at_its_edge():
-    from edgetriage.edge.track import leaving
+    from edgetriage.edge.vision.track import leaving
 
     first = (0.33, 0.0, 0.37, 0.13)  # against the top edge, 13 % of the frame tall
     assert leaving(first, (0.34, 0.0, 0.38, 0.11))  # its feet came up: going out through the top

@@ -11,12 +11,12 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-from edgetriage.edge.capture import CaptureError, Frame, FrameSource
-from edgetriage.edge.crops import crop_box, encode_jpeg, phash_dct64
-from edgetriage.edge.detect import Det, DetectorConfig, SSDLiteDetector, YoloxDetector, build_detector
-from edgetriage.edge.motion import MotionConfig, MotionGate
-from edgetriage.edge.pipeline import TrackEvent, VisionConfig, VisionPipeline
-from edgetriage.edge.track import IoUTracker, TrackerConfig
+from edgetriage.edge.vision.capture import CaptureError, Frame, FrameSource
+from edgetriage.edge.vision.crops import crop_box, encode_jpeg, phash_dct64
+from edgetriage.edge.vision.detect import Det, DetectorConfig, SSDLiteDetector, YoloxDetector, build_detector
+from edgetriage.edge.vision.motion import MotionConfig, MotionGate
+from edgetriage.edge.vision.pipeline import TrackEvent, VisionConfig, VisionPipeline
+from edgetriage.edge.vision.track import IoUTracker, TrackerConfig
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.modelfiles import ModelError, resolve
 from edgetriage.shared.phash import hamming
@@ -147,7 +147,7 @@ def test_detector_scores_are_sorted_and_above_min_score(clip_one_by_one):
 
 
 def test_missing_provider_falls_back_to_cpu_with_a_warning(caplog):
-    with caplog.at_level(logging.WARNING, logger="edgetriage.edge.detect"):
+    with caplog.at_level(logging.WARNING, logger="edgetriage.edge.vision.detect"):
         det = build_detector(DetectorConfig(providers=["NoSuchExecutionProvider", "CPUExecutionProvider"]))
     assert det.providers == ["CPUExecutionProvider"]
     assert "NoSuchExecutionProvider" in caplog.text

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from conftest import MEDIA
 from edgetriage.cloud.storage.store import SQLiteStore
-from edgetriage.edge.crops import crop_box, encode_jpeg, phash_dct64
-from edgetriage.edge.rules import Rules, RulesConfig, Triage
-from edgetriage.edge.vcache import VerdictCache
+from edgetriage.edge.triage.rules import Rules, RulesConfig, Triage
+from edgetriage.edge.triage.verdict_cache import VerdictCache
+from edgetriage.edge.vision.crops import crop_box, encode_jpeg, phash_dct64
 from edgetriage.shared.embedding import EMBEDDING_BYTES, embedding_of, similarity
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.phash import hamming
@@ -130,7 +130,7 @@ def test_old_events_without_an_embedding_still_reuse_by_hash(look, tmp_path):
 
 
 def test_the_triage_embeds_only_tracks_that_may_leave_the_device(look, stages):
-    from edgetriage.edge.vision import TrackEvent
+    from edgetriage.edge.vision.events import TrackEvent
 
     jpeg, phash, embedding = look(30.0)
 

@@ -198,7 +198,7 @@ def test_an_event_s_local_time_is_never_ahead_of_the_device_s_clock_and_is_the_c
     from edgetriage.cloud.http.web.timeline import Timeline
     from edgetriage.edge.agent import EdgeAgent
     from edgetriage.edge.config import EdgeConfig
-    from edgetriage.edge.vision import TrackEvent
+    from edgetriage.edge.vision.events import TrackEvent
     from edgetriage.shared.protocol import decode_event
 
     config = EdgeConfig.model_validate({"device": "pi-facts", "mqtt": {"url": mosquitto.url, "prefix": "facts"},

@@ -35,8 +35,8 @@ from edgetriage.cloud.service import CloudService
 from edgetriage.cloud.storage.claims import RedisClaims, SQLiteClaims
 from edgetriage.cloud.storage.redis_store import RedisStore, connect_redis
 from edgetriage.cloud.storage.store import SQLiteStore
-from edgetriage.edge.crops import phash_dct64
-from edgetriage.edge.outbox import Outbox
+from edgetriage.edge.delivery.outbox import Outbox
+from edgetriage.edge.vision.crops import phash_dct64
 from edgetriage.shared.config import MQTTConfig
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.mqtt import MQTTLink
@@ -104,8 +104,8 @@ DRIVER = r'''
 import json, queue, sys, threading, time
 from edgetriage.edge.agent import EdgeAgent
 from edgetriage.edge.config import load_edge_config
-from edgetriage.edge.detect import Det
-from edgetriage.edge.pipeline import TrackEvent
+from edgetriage.edge.vision.detect import Det
+from edgetriage.edge.vision.events import TrackEvent
 
 config = load_edge_config(sys.argv[1])
 crops = json.load(open(sys.argv[2]))[sys.argv[3]]

@@ -219,7 +219,7 @@ def _start(*argv: str, cwd: Path, env: dict | None = None) -> Logged:
 def _short_clip(source: Path, dest: Path, start: int = 740, frames: int = 40) -> Path:
     """Real frames of the sample clip (one visitor) as a short video file."""
     import cv2
-    from edgetriage.edge.capture import FrameSource
+    from edgetriage.edge.vision.capture import FrameSource
 
     writer = None
     with FrameSource(str(source), start_frame=start, max_frames=frames) as video:
@@ -325,8 +325,8 @@ def test_an_event_never_says_it_happened_after_it_was_decided(mosquitto, prefix,
     event's time and its local_time (what descriptions and questions read) never run ahead of the moment the
     device decided, so they agree with the page's card, which never shows a time in the future."""
     from edgetriage.edge.agent import EdgeAgent
-    from edgetriage.edge.clock import local_time
     from edgetriage.edge.config import CameraConfig, EdgeConfig
+    from edgetriage.edge.triage.local_time import local_time
     from edgetriage.shared.protocol import decode_event
     from edgetriage.shared.topics import Topics
 

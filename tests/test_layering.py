@@ -55,7 +55,7 @@ def test_edge_extra_pulls_no_heavy_packages():
 
 def test_importing_the_agent_loads_no_cloud_stack():
     code = (
-        "import sys, edgetriage.edge.agent, edgetriage.edge.pipeline, edgetriage.edge.outbox;"
+        "import sys, edgetriage.edge.agent, edgetriage.edge.vision.pipeline, edgetriage.edge.delivery.outbox;"
         f"bad=[m for m in {HEAVY!r} if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
@@ -100,7 +100,7 @@ def test_one_median_for_the_whole_product():
                 continue
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 if isinstance(node, ast.FunctionDef) and node.name.lstrip("_") in ("median", "percentile") \
-                        and not (rel == "edge/vision_stats.py" and node.name == "median"):  # delegates to it
+                        and not (rel == "edge/vision/counts.py" and node.name == "median"):  # delegates to it
                     others.append(f"{rel}: def {node.name}")
                 if isinstance(node, ast.Attribute) and node.attr == "median" and \
                         isinstance(node.value, ast.Name) and node.value.id in ("statistics", "np", "numpy"):
@@ -168,7 +168,8 @@ def test_no_two_config_classes_share_a_name():
 
 
 def test_the_outbox_and_budget_sections_are_defined_beside_their_components():
-    from edgetriage.edge import budget, config, outbox
+    from edgetriage.edge import config
+    from edgetriage.edge.delivery import budget, outbox
 
     assert config.EdgeConfig.model_fields["outbox"].annotation is outbox.OutboxConfig
     assert config.EdgeConfig.model_fields["budget"].annotation is budget.EscalationBudgetConfig

@@ -1,6 +1,6 @@
-"""Closer looks in the dark (edge/lowlight.py): the noise is measured, the enlarged square is denoised, and the
-small pedestrian at night that no look at the noisy pixels scores is found. Real frames of the shared parking
-lot, darkened and noised in memory as in tests/test_motion_noise.py, with the real YOLOX-Nano."""
+"""Closer looks in the dark (edge/vision/lowlight.py): the noise is measured, the enlarged square is denoised,
+and the small pedestrian at night that no look at the noisy pixels scores is found. Real frames of the shared
+parking lot, darkened and noised in memory as in tests/test_motion_noise.py, with the real YOLOX-Nano."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import cv2
 import numpy as np
 import pytest
 from conftest import MEDIA
-from edgetriage.edge import lowlight
-from edgetriage.edge.capture import Frame, FrameSource
-from edgetriage.edge.pipeline import VisionConfig, VisionPipeline
+from edgetriage.edge.vision import lowlight
+from edgetriage.edge.vision.capture import Frame, FrameSource
+from edgetriage.edge.vision.pipeline import VisionConfig, VisionPipeline
 from test_motion_noise import NIGHT_LUMA, PARKING_LOT, night_frames, pedestrian_events
 
 HIM = (74, 0, 282, 208)  # the 2x square a closer look takes around his middle (178, 12) in the 480x270 frame

@@ -12,15 +12,15 @@ import pytest
 from edgetriage.cloud.http.web.boxes import boxes_in_crop, event_boxes
 from edgetriage.cloud.push import _await_state, config_message
 from edgetriage.cloud.scheduler import LoadState
-from edgetriage.edge.budget import SpendingPolicy
-from edgetriage.edge.capture import FrameSource
 from edgetriage.edge.config import EdgeConfig
 from edgetriage.edge.daemon import EdgeDaemon
-from edgetriage.edge.detect import DetectorConfig, build_detector
-from edgetriage.edge.outbox import Outbox
-from edgetriage.edge.pipeline import VisionPipeline
-from edgetriage.edge.remote import RemoteRefused, parse_update
+from edgetriage.edge.delivery.budget import SpendingPolicy
+from edgetriage.edge.delivery.outbox import Outbox
+from edgetriage.edge.remote_config import RemoteRefused, parse_update
 from edgetriage.edge.stats import EdgeStats
+from edgetriage.edge.vision.capture import FrameSource
+from edgetriage.edge.vision.detect import DetectorConfig, build_detector
+from edgetriage.edge.vision.pipeline import VisionPipeline
 from edgetriage.shared.protocol import (
     CROP_MARGIN,
     DeviceState,

@@ -8,9 +8,9 @@ import cv2
 import numpy as np
 import pytest
 from conftest import MEDIA
-from edgetriage.edge.capture import Frame, FrameSource
-from edgetriage.edge.motion import FULL_BRIGHTNESS, NOISE_SIGMAS, MotionConfig, MotionGate
-from edgetriage.edge.pipeline import VisionConfig, VisionPipeline
+from edgetriage.edge.vision.capture import Frame, FrameSource
+from edgetriage.edge.vision.motion import FULL_BRIGHTNESS, NOISE_SIGMAS, MotionConfig, MotionGate
+from edgetriage.edge.vision.pipeline import VisionConfig, VisionPipeline
 
 PARKING_LOT = MEDIA / "person-bicycle-car-detection.gif"  # a 17x33 px pedestrian at the top, 0-0.9 s
 NIGHT_LUMA = 36.0  # the hard cases' night (bench/hard_cases.py)

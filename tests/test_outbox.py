@@ -5,7 +5,7 @@ from __future__ import annotations
 import queue
 import sqlite3
 
-from edgetriage.edge.outbox import Outbox
+from edgetriage.edge.delivery.outbox import Outbox
 from edgetriage.shared.config import MQTTConfig
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.mqtt import MQTTLink

@@ -22,8 +22,8 @@ from edgetriage.cloud.analysis.translator import Translator
 from edgetriage.cloud.config import AnalyzerConfig, CloudConfig, PolicyConfig
 from edgetriage.cloud.service import CloudService
 from edgetriage.cloud.storage.store import SQLiteStore as Store
-from edgetriage.edge.crops import phash_dct64
-from edgetriage.edge.vcache import VerdictCache as DeviceCache
+from edgetriage.edge.triage.verdict_cache import VerdictCache as DeviceCache
+from edgetriage.edge.vision.crops import phash_dct64
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.policycell import EventFacts
 from edgetriage.shared.protocol import Detection, Event, Verdict, decode_verdict, encode_verdict

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 from edgetriage.cloud.storage.redis_store import RedisStore, connect_redis
 from edgetriage.cloud.storage.store import SQLiteStore
-from edgetriage.edge.vcache import VerdictCache
+from edgetriage.edge.triage.verdict_cache import VerdictCache
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.protocol import ReuseRule, Verdict
 from edgetriage.shared.reuse import scope_key

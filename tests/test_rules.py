@@ -8,9 +8,9 @@ import time
 from dataclasses import dataclass
 
 import pytest
-from edgetriage.edge.classify import Classification, ClassifierConfig, CropClassifier
-from edgetriage.edge.rules import RuleOverride, Rules, RulesConfig, ScheduleWindow, Triage
-from edgetriage.edge.vcache import VerdictCache
+from edgetriage.edge.triage.rules import RuleOverride, Rules, RulesConfig, ScheduleWindow, Triage
+from edgetriage.edge.triage.verdict_cache import VerdictCache
+from edgetriage.edge.vision.classify import Classification, ClassifierConfig, CropClassifier
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.protocol import ReuseRule, Verdict
 

@@ -35,7 +35,7 @@ from edgetriage.cloud.service import CloudService
 from edgetriage.cloud.storage.redis_store import RedisStore, connect_redis
 from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.cloud.trust import CloudKeys
-from edgetriage.edge.vcache import VerdictCache as DeviceCache
+from edgetriage.edge.triage.verdict_cache import VerdictCache as DeviceCache
 from edgetriage.shared.config import MQTTConfig
 from edgetriage.shared.cropkeys import phash_dct64
 from edgetriage.shared.embedding import similarity
@@ -111,7 +111,8 @@ def blank() -> bytes:
 
 @pytest.fixture(scope="module")
 def person_embedding(person) -> bytes:
-    """The embedding dev-b's device sends with its person (the shipped MobileNetV2, as edge.classify makes it)."""
+    """The embedding dev-b's device sends with its person (the shipped MobileNetV2, as
+    edge.vision.classify makes it)."""
     embedding = CloudKeys(CloudConfig().reuse).embedding(person[1])
     assert embedding is not None
     return embedding

@@ -415,7 +415,7 @@ def model_index(models_dir: Path) -> dict[str, Path]:
 
 
 async def get_model(request: web.Request) -> web.StreamResponse:
-    """A detector model file by the sha256 a remote config announced (edge.remote fetches it)."""
+    """A detector model file by the sha256 a remote config announced (edge.remote_config fetches it)."""
     sha = request.match_info["sha256"]
     if not _SHA256_RE.match(sha):
         raise BadRequest(f"{shown(sha)} is not a sha256 (64 lowercase hex characters)")

@@ -29,11 +29,11 @@ from typing import Annotated, Literal, Protocol
 
 from pydantic import Field, field_validator, model_validator
 
-from ..shared.config import Strict
-from ..shared.policycell import EventFacts, zone_word
-from ..shared.protocol import MAX_DETECTIONS, MAX_ZONES, Verdict
-from ..shared.reuse import PEOPLE_MIN
-from .clock import local_time
+from ...shared.config import Strict
+from ...shared.policycell import EventFacts, zone_word
+from ...shared.protocol import MAX_DETECTIONS, MAX_ZONES, Verdict
+from ...shared.reuse import PEOPLE_MIN
+from .local_time import local_time
 
 DecisionKind = Literal["escalate", "cached", "local", "dropped"]
 Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
@@ -143,7 +143,7 @@ class Rule:
 
 
 class ScoredTrack(Protocol):
-    """What the rules look at in a track event (edge.pipeline.TrackEvent has these). Only `label` and
+    """What the rules look at in a track event (edge.vision.events.TrackEvent has these). Only `label` and
     `score` are required; `uncertain`, `camera`, `zones`, `dwell_s`, `captured_ms` and `classification` are read
     when present."""
 
@@ -264,7 +264,7 @@ def _vetoed_by(classification: object, min_prob: float) -> tuple[str, float] | N
 
 
 class VerdictLookup(Protocol):
-    """The device verdict cache as the triage uses it (edge.vcache.VerdictCache)."""
+    """The device verdict cache as the triage uses it (edge.triage.verdict_cache.VerdictCache)."""
 
     def lookup(self, *, device: str, camera: str, site: str | None, label: str, phash: str,
                phash_alg: str = "dct64", now_ms: int, embedding: bytes | None = None,
@@ -272,7 +272,7 @@ class VerdictLookup(Protocol):
 
 
 class Describer(Protocol):
-    """The crop classifier as the triage uses it (edge.classify.CropClassifier)."""
+    """The crop classifier as the triage uses it (edge.vision.classify.CropClassifier)."""
 
     def classify_jpeg(self, jpeg: bytes) -> object | None: ...
 

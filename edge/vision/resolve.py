@@ -1,6 +1,6 @@
-"""The closer looks the vision pipeline takes: confirming what the detector found once (edge/looks.py says
-when), resolving a persistent motion track nothing explained (the verifier's zoomed look, then the
-classifier), and looking for the rider of a bicycle, motorcycle or horse the detector named. Functions of one
+"""The closer looks the vision pipeline takes: confirming what the detector found once (looks.py says when),
+resolving a persistent motion track nothing explained (the verifier's zoomed look, then the classifier), and
+looking for the rider of a bicycle, motorcycle or horse the detector named. Functions of one
 camera's `VisionPipeline`, on its thread."""
 
 from __future__ import annotations
@@ -9,15 +9,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..shared.protocol import MAX_DETECTIONS
+from ...shared.protocol import MAX_DETECTIONS
 from .capture import Frame
 from .crops import cut
 from .detect import Region
+from .events import TrackEvent, VisionConfig
 from .looks import CONFIRM_CLOSER, CONFIRM_ZOOM
 from .lowlight import DARK_BRIGHTNESS
 from .motion import detection_regions, frame_pixels
 from .track import Track, with_tracks
-from .vision import TrackEvent, VisionConfig
 
 if TYPE_CHECKING:
     from .pipeline import VisionPipeline, _TrackMemory
@@ -29,7 +29,7 @@ RIDDEN = frozenset({"bicycle", "motorcycle", "horse"})  # someone is usually on 
 
 def confirm(pipe: VisionPipeline, frame: Frame) -> None:
     """Look again, closer, at the tracks the detector found, has not confirmed yet and did not find on this
-    frame, moving or not (a few looks spread over about a second, see edge/looks.py), where the look would
+    frame, moving or not (a few looks spread over about a second, see looks.py), where the look would
     see them CONFIRM_CLOSER times closer than this frame's looks did."""
     pts = frame.pts_s
     h, w = frame.image.shape[:2]

@@ -40,7 +40,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from ..shared.config import Strict
+from ...shared.config import Strict
 
 log = logging.getLogger("edgetriage.edge.outbox")
 

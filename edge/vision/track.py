@@ -23,7 +23,7 @@ from typing import Annotated
 import numpy as np
 from pydantic import Field
 
-from ..shared.config import Strict
+from ...shared.config import Strict
 from .detect import Det, Region
 
 Box = tuple[float, float, float, float]

@@ -6,10 +6,11 @@ entry count with least-recently-used eviction, so a busy camera cannot grow it w
 prompt version shows up for a scope and label, answers from older prompts for it are forgotten: a prompt
 change is how the cloud says "the old answers are no longer what I would say".
 
-A verdict may carry further keys besides its own crop: other looks of the track it answered (edge.gallery,
-`add_key`), at most `max_keys` per verdict, each only when none of the verdict's keys reaches it already.
-They share the verdict's entry (its TTL, eviction and prompt) and answer with the same verdict. Looks of a
-track whose verdict has not arrived yet wait (`MAX_PENDING` verdicts) and are filed when it does.
+A verdict may carry further keys besides its own crop: other looks of the track it answered
+(edge.triage.gallery, `add_key`), at most `max_keys` per verdict, each only when none of the verdict's keys
+reaches it already. They share the verdict's entry (its TTL, eviction and prompt) and answer with the same
+verdict. Looks of a track whose verdict has not arrived yet wait (`MAX_PENDING` verdicts) and are filed when
+it does.
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from ..shared.policycell import EventFacts
-from ..shared.protocol import Verdict
-from ..shared.reuse import (
+from ...shared.policycell import EventFacts
+from ...shared.protocol import Verdict
+from ...shared.reuse import (
     Candidate,
     best,
     candidate,

@@ -22,16 +22,16 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field, ValidationError
 
-from ..shared.config import Strict
-from ..shared.ids import uuid7
-from ..shared.protocol import LoadReport, ProtocolError, Verdict, decode_event, decode_load_report
+from ...shared.config import Strict
+from ...shared.ids import uuid7
+from ...shared.protocol import LoadReport, ProtocolError, Verdict, decode_event, decode_load_report
+from ..stats import EdgeStats
+from ..triage.rules import Decision
 from .outbox import Outbox
-from .rules import Decision
-from .stats import EdgeStats
 
 if TYPE_CHECKING:
-    from .config import EdgeConfig
-    from .pipeline import TrackEvent
+    from ..config import EdgeConfig
+    from ..vision.pipeline import TrackEvent
 
 log = logging.getLogger("edgetriage.edge.agent")
 

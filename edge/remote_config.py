@@ -38,7 +38,7 @@ from ..shared.config import ConfigError, validate_config
 from ..shared.modelfiles import ModelError, ModelFile, manifest, resolve, sha256_of
 from ..shared.protocol import MAX_CONFIG_BYTES, RemoteConfigError, decode_remote_config
 from .config import EdgeConfig, RemoteUpdateConfig
-from .detect import BACKENDS, Detector, DetectorConfig, build_detector, model_key
+from .vision.detect import BACKENDS, Detector, DetectorConfig, build_detector, model_key
 
 log = logging.getLogger("edgetriage.edge.remote")
 

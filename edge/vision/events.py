@@ -1,4 +1,4 @@
-"""What one camera's vision pipeline (edge/pipeline.py) is configured with and what it hands out: the
+"""What one camera's vision pipeline (edge/vision/pipeline.py) is configured with and what it hands out: the
 `VisionConfig` schema, the `TrackEvent` of an object seen for a while, the `PipelineOutput` of each frame."""
 
 from __future__ import annotations
@@ -8,13 +8,13 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from ..shared.config import Strict
-from ..shared.protocol import CROP_MARGIN
+from ...shared.config import Strict
+from ...shared.protocol import CROP_MARGIN
 from .classify import Classification, ClassifierConfig
 from .detect import Det, DetectorConfig
-from .gallery import GalleryConfig, TrackLook
 from .looks import LookConfig
 from .motion import MotionConfig
+from .samples import GalleryConfig, TrackLook
 from .track import TrackerConfig
 
 # what the detector's boxes are tracked as; other COCO labels only explain motion (a "tv" flickering, a
@@ -30,8 +30,8 @@ class VisionConfig(Strict):
     verifier: DetectorConfig | None = None
     classifier: ClassifierConfig | None = Field(default_factory=ClassifierConfig)
     tracker: TrackerConfig = Field(default_factory=TrackerConfig)
-    looks: LookConfig = Field(default_factory=LookConfig)  # looks motion does not ask for (edge/looks.py)
-    gallery: GalleryConfig = Field(default_factory=GalleryConfig)  # a track's looks as reuse keys (edge/gallery.py)
+    looks: LookConfig = Field(default_factory=LookConfig)  # looks motion does not ask for (looks.py)
+    gallery: GalleryConfig = Field(default_factory=GalleryConfig)  # looks kept as reuse keys (samples.py)
     track_labels: list[str] = Field(default_factory=lambda: list(DEFAULT_TRACK_LABELS))
     min_score: Annotated[float, Field(ge=0.0, le=1.0)] = 0.2  # detections under this are not tracked
     uncertain_below: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5  # best person score under this -> uncertain
@@ -42,7 +42,7 @@ class VisionConfig(Strict):
     # this much of its probability (what a person wears or carries): faint boxes alone are what noise, rain
     # and cars from above make; two models that each barely see a person are not one that does (0: off)
     uncertain_min_person_mass: Annotated[float, Field(ge=0.0, le=1.0)] = 0.3
-    uncertain_regions: bool = True  # persistent unexplained motion becomes a track (edge/pipeline.py, step 4)
+    uncertain_regions: bool = True  # unexplained motion that persists becomes a track (pipeline.py, step 4)
     uncertain_after_s: Annotated[float, Field(ge=0.0)] = 1.0
     # a motion region the classifier gives this much vehicle/animal probability is named, not uncertain
     veto_min_prob: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5
@@ -80,7 +80,7 @@ class TrackEvent:
     source: Literal["detector", "motion"] = "detector"  # what first saw it
     classification: Classification | None = None  # set by the pipeline or, where a rule asks, the agent
     crop_box: tuple[float, float, float, float] | None = None  # where crop_jpeg was cut, frame-normalised
-    direction: str | None = None  # its way across the picture up to emission (edge.track.direction_of)
+    direction: str | None = None  # its way across the picture up to emission (edge.vision.track.direction_of)
     embedding: bytes | None = None  # appearance embedding (shared.embedding), set by the triage when it may escalate
 
     @property
@@ -95,5 +95,5 @@ class PipelineOutput:
     ended: list[TrackEvent]  # a track emitted only when it ends appears in both lists of the same output
     # tracks the stream ended on before they were confirmed: shown by replay, never events, never escalated
     tentative: list[TrackEvent] = field(default_factory=list)
-    # looks of tracks sampled for the gallery (edge/gallery.py), each once its track's event is out
+    # looks of tracks sampled for the gallery (edge/triage/gallery.py), each once its track's event is out
     looks: list[TrackLook] = field(default_factory=list)

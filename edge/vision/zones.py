@@ -14,7 +14,7 @@ import cv2
 import numpy as np
 from pydantic import Field, field_validator
 
-from ..shared.config import Strict
+from ...shared.config import Strict
 
 Unit = Annotated[float, Field(ge=0.0, le=1.0)]
 Point = tuple[Unit, Unit]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-from ..shared.stats import median, percentile
+from ...shared.stats import median, percentile
 
 
 class LatencyWindow:

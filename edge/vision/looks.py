@@ -15,7 +15,7 @@ already in view when a stream starts are seen:
   and 0.54, 0.45, 0.76, -, -, -, -, 0.39, 0.53 at 4x (blowing a few pixels up further does not help). Motion on
   a new track is looked at as often as these looks come (`confirm_spacing_s`); then like anything moving;
 - a track one hit short of confirmation whose box walked out through a frame edge is not a flicker: the
-  pipeline makes it an event when it ends (`edge.track.leaving`, "exit evidence");
+  pipeline makes it an event when it ends (`edge.vision.track.leaving`, "exit evidence");
 - a confirmed object standing still: the longer the looks have found it where it was, the longer the next
   one may wait, doubling from the pipeline's `tracked_interval_s` up to `still_interval_s`, as long as the
   presence check keeps its track alive in between (it is looked at before the track would end unseen). This
@@ -34,7 +34,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from ..shared.config import Strict
+from ...shared.config import Strict
 from .track import Box, Track
 
 STILL_IOU = 0.7  # a box that overlaps its last one this much did not move

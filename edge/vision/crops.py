@@ -6,8 +6,8 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from ..shared.cropkeys import phash_dct64
-from ..shared.protocol import CROP_MARGIN, crop_region
+from ...shared.cropkeys import phash_dct64
+from ...shared.protocol import CROP_MARGIN, crop_region
 
 Box = tuple[float, float, float, float]
 

@@ -22,7 +22,7 @@ import cv2
 import numpy as np
 from pydantic import Field
 
-from ..shared.config import Strict
+from ...shared.config import Strict
 from .capture import Frame
 from .detect import Region
 

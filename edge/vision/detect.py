@@ -20,10 +20,10 @@ import cv2
 import numpy as np
 from pydantic import Field
 
-from ..shared import yolox
-from ..shared.config import Strict
-from ..shared.modelfiles import ModelError, ModelFile, manifest, resolve
-from ..shared.onnx import open_session
+from ...shared import yolox
+from ...shared.config import Strict
+from ...shared.modelfiles import ModelError, ModelFile, manifest, resolve
+from ...shared.onnx import open_session
 
 log = logging.getLogger(__name__)
 

@@ -1,8 +1,8 @@
 """The agent's delivery side: the durable outbox, the MQTT link, publishing and the verdicts coming back.
 
 Escalated events are stored in the outbox before anything is sent, so a crash, a power cut or a missing broker
-costs a delay, never an event. What leaves the outbox is metered by the spending policy (edge.budget: the
-escalation budget, held while the cloud says it is overloaded). Verdicts (MessagePack, on the device's own
+costs a delay, never an event. What leaves the outbox is metered by the spending policy (edge.delivery.budget:
+the escalation budget, held while the cloud says it is overloaded). Verdicts (MessagePack, on the device's own
 `answers` topic: the subscribers' JSON on `verdicts` lacks the embedding the cache reuses by) complete their
 outbox entries, fill the device's verdict cache and are timed from escalation to arrival.
 
@@ -20,16 +20,16 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-from ..shared.ids import uuid7_ms
-from ..shared.mqtt import Incoming, MQTTLink, Will
-from ..shared.protocol import ProtocolError, Verdict
-from ..shared.topics import OFFLINE, ONLINE, Topics
-from ..shared.verdict_forms import decode_device_verdict
+from ...shared.ids import uuid7_ms
+from ...shared.mqtt import Incoming, MQTTLink, Will
+from ...shared.protocol import ProtocolError, Verdict
+from ...shared.topics import OFFLINE, ONLINE, Topics
+from ...shared.verdict_forms import decode_device_verdict
+from ..config import EdgeConfig
+from ..stats import EdgeStats
+from ..triage.verdict_cache import VerdictCache
 from .budget import SpendingPolicy
-from .config import EdgeConfig
 from .outbox import Outbox
-from .stats import EdgeStats
-from .vcache import VerdictCache
 
 log = logging.getLogger("edgetriage.edge.agent")
 

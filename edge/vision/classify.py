@@ -15,10 +15,10 @@ from typing import Annotated, Literal
 import numpy as np
 from pydantic import Field
 
-from ..shared.config import Strict
-from ..shared.cropkeys import Appearance, ImagenetInput, decode_jpeg
-from ..shared.embedding import embedding_of
-from ..shared.modelfiles import ModelError, resolve
+from ...shared.config import Strict
+from ...shared.cropkeys import Appearance, ImagenetInput, decode_jpeg
+from ...shared.embedding import embedding_of
+from ...shared.modelfiles import ModelError, resolve
 from .detect import DetectorConfig, model_key, open_session
 
 log = logging.getLogger(__name__)

@@ -13,8 +13,8 @@ The cascade, cheapest first:
 4. a blob nothing explains, that persists (`uncertain_after_s`), is *resolved*: the verifier (a second
    detector, if configured) and the classifier look at it. A person they find is a person; something they
    name (a car, a dog) is that; anything else becomes `label="person", uncertain=True` for the rules
-   (edge/resolve.py, with the look for a bicycle's rider).
-Extra looks (a stream's first second, confirming what was found) are edge/looks.py's; at the end of a stream
+   (edge/vision/resolve.py, with the look for a bicycle's rider).
+Extra looks (a stream's first second, confirming what was found) are looks.py's; at the end of a stream
 confirmed tracks become events whatever their length, tentative ones come back in `PipelineOutput.tentative`.
 
 Nothing here does I/O or decides what an event means; the agent (or the replay) reads `PipelineOutput`.
@@ -30,21 +30,21 @@ from typing import Literal
 
 import numpy as np
 
-from ..shared.protocol import MAX_DETECTIONS
-from ..shared.stats import median
+from ...shared.protocol import MAX_DETECTIONS
+from ...shared.stats import median
 from . import lowlight
 from .capture import Frame
 from .classify import Classification, CropClassifier
+from .counts import PipelineStats
 from .crops import Box, cut, encode_jpeg, phash_dct64
 from .detect import Det, Detector, Region, build_detector
-from .gallery import LookSampler, LookState
+from .events import PipelineOutput, TrackEvent, VisionConfig
 from .looks import LookPlanner
 from .lowlight import DARK_BRIGHTNESS
 from .motion import FULL_BRIGHTNESS, MotionGate, detection_regions, patch_difference
 from .resolve import OBJECT, OTHER_EXPLAINS_MIN, check_rider, confirm, look_closer, overlaps, resolve
+from .samples import LookSampler, LookState
 from .track import MOTION, IoUTracker, Track, direction_of, inside_fraction, leaving, with_tracks
-from .vision import PipelineOutput, TrackEvent, VisionConfig
-from .vision_stats import PipelineStats
 from .zones import CameraGeometry
 
 MAX_SCORES_KEPT = 1024  # per track, for the median; a person standing for hours must not grow memory
@@ -82,7 +82,7 @@ class _TrackMemory:
     source: Literal["detector", "motion"] = "detector"
     first_box: Box | None = None  # where it was first seen (detected), for its direction of travel
     event: TrackEvent | None = None
-    looks: LookState = field(default_factory=LookState)  # its looks for the gallery (edge/gallery.py)
+    looks: LookState = field(default_factory=LookState)  # its looks for the gallery (edge/triage/gallery.py)
 
 
 @dataclass
@@ -455,7 +455,7 @@ def _better_crop(memory: _TrackMemory, score: float, paced: bool) -> bool:
 
 def _left(track: Track, memory: _TrackMemory, labels: frozenset[str], min_hits: int) -> bool:
     """Exit evidence: a tentative track one hit short of `min_hits` whose box, against a frame edge, moved
-    towards that edge since it was first seen (edge.track.leaving). The object left the picture, which is why
+    towards that edge since it was first seen (track.leaving). The object left the picture, which is why
     the looks stopped finding it: not a flicker (a flicker does not walk out of the frame)."""
     if track.label not in labels or memory.resolved or track.hits < min_hits - 1 or memory.first_box is None:
         return False
