@@ -4,7 +4,7 @@ the new one, on a local broker.
 Each trial stores an escalated event and the model's site-wide `alert` for it in the cloud's store, and gives it to
 the two devices of the site as they would hold it: the device that asked (its answers topic) and the other device
 (the site offer), each in the device's own verdict cache (the edge's VerdictCache, filled from the answers topic
-as the device's delivery does). Then `POST /v1/verdicts/{id}/feedback` says `benign` over real HTTP, and the
+by the edge's own delivery, pumped as its daemon pumps it). Then `POST /v1/verdicts/{id}/feedback` says `benign` over real HTTP, and the
 clock runs until the cloud cache (the store's lookup of a look-alike), both device caches (their lookup of a
 look-alike) answer `benign`. Real Mosquitto on a free port, the cloud service connected to it, SQLite and Redis.
 
@@ -27,9 +27,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import paho.mqtt.client as mqtt
 import requests
-from paho.mqtt.enums import CallbackAPIVersion
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from brokers import Mosquitto, free_port  # noqa: E402
@@ -41,11 +39,13 @@ from edgetriage.cloud.service import CloudService  # noqa: E402
 from edgetriage.cloud.storage.redis_store import RedisStore, connect_redis  # noqa: E402
 from edgetriage.cloud.storage.store import SQLiteStore  # noqa: E402
 from edgetriage.cloud.verdicts import foreign  # noqa: E402
-from edgetriage.edge.vcache import VerdictCache  # noqa: E402
+from edgetriage.edge.config import EdgeConfig  # noqa: E402
+from edgetriage.edge.delivery.link import Delivery  # noqa: E402
+from edgetriage.edge.stats import EdgeStats  # noqa: E402
+from edgetriage.edge.triage.verdict_cache import VerdictCache  # noqa: E402
 from edgetriage.shared.ids import uuid7  # noqa: E402
 from edgetriage.shared.modelfiles import bundled_dir  # noqa: E402
 from edgetriage.shared.protocol import Detection, Event, ReuseRule, Verdict  # noqa: E402
-from edgetriage.shared.verdict_forms import decode_device_verdict  # noqa: E402
 
 TOKEN = "bench-operator"
 DEVICES = ("pi-door", "pi-yard")
@@ -54,27 +54,25 @@ LIMIT_S = 10.0  # a trial whose caches have not all turned by then counts as thi
 
 
 class Device:
-    """One device's verdict cache, filled from its answers topic as the device's delivery fills it."""
+    """One device's verdict cache, filled from its answers topic by the edge's own delivery (edge.delivery.link),
+    pumped as the daemon pumps it."""
 
-    def __init__(self, name: str, url: str, prefix: str) -> None:
+    def __init__(self, name: str, url: str, prefix: str, state_dir: Path) -> None:
         self.name = name
         self.cache = VerdictCache()
-        self.lock = threading.Lock()
-        host, port = url.removeprefix("mqtt://").split(":")
-        ready = threading.Event()
-        self.client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"{name}-{uuid.uuid4().hex[:6]}",
-                                  protocol=mqtt.MQTTv5)
-        self.client.on_message = self._on_message
-        self.client.on_subscribe = lambda *a: ready.set()
-        self.client.on_connect = lambda c, u, f, rc, p: c.subscribe(f"{prefix}/v1/{name}/answers", 1)
-        self.client.connect(host, int(port))
-        self.client.loop_start()
-        if not ready.wait(10):
-            raise RuntimeError(f"{name}: could not subscribe on {url}")
+        self.lock = threading.RLock()
+        config = EdgeConfig.model_validate({"device": name, "site": "home", "state_dir": str(state_dir / name),
+                                            "mqtt": {"url": url, "prefix": prefix}})
+        self.delivery = Delivery(config, EdgeStats(), self.cache, self.lock)
+        if not self.delivery.link.wait_connected(10):
+            raise RuntimeError(f"{name}: could not connect to {url}")
+        self._stop = threading.Event()
+        self._pump = threading.Thread(target=self._pumping, name=f"pump-{name}", daemon=True)
+        self._pump.start()
 
-    def _on_message(self, client: Any, userdata: Any, msg: Any) -> None:
-        verdict = decode_device_verdict(msg.payload)
-        self.hold(verdict)
+    def _pumping(self) -> None:
+        while not self._stop.wait(0.002):
+            self.delivery.pump()
 
     def hold(self, verdict: Verdict) -> None:
         with self.lock:
@@ -87,8 +85,9 @@ class Device:
         return found.verdict if found is not None else None
 
     def close(self) -> None:
-        self.client.disconnect()
-        self.client.loop_stop()
+        self._stop.set()
+        self._pump.join(5)
+        self.delivery.close()
 
 
 def _crop() -> bytes:
@@ -143,7 +142,7 @@ def _trials(kind: str, broker: Mosquitto, workdir: Path, trials: int) -> list[fl
     loop.run_until_complete(service.wait_connected(10))
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
-    devices = [Device(name, broker.url, prefix) for name in DEVICES]
+    devices = [Device(name, broker.url, prefix, workdir / f"{kind}-devices") for name in DEVICES]
     jpeg = _crop()
     took: list[float] = []
     try:

@@ -272,3 +272,32 @@ def test_wrong_in_chromium_corrects_the_card(running, visitor_jpeg):
     shown = asyncio.run(scenario())
     assert shown == "corrected (was alert) by operator (page): garden hose"
     assert running.store.get_verdict(event.event_id).verdict == "benign"
+
+
+def test_the_device_cache_files_the_correction_over_what_it_held(visitor_jpeg):
+    """The edge's verdict cache: a correction (same event id) replaces the verdict with its further keys, so no
+    look of that track answers the old verdict; a model verdict nearer to a crop loses to the operator's."""
+    from edgetriage.cloud.feedback import operator_copy
+    from edgetriage.edge.triage.verdict_cache import VerdictCache
+    from edgetriage.shared.feedbackmark import FeedbackMark
+
+    cache = VerdictCache()
+    now = int(time.time() * 1000)
+    held = _verdict(_event(visitor_jpeg, 1, HASH))
+    assert cache.add(held, now)
+    look = f"{int(HASH, 16) ^ (0xfff << 40):016x}"  # another look of the track: 12 bits off, its own key
+    assert cache.add_key(held.event_id, look, None, now, max_keys=4)
+
+    def answer(phash: str) -> Verdict | None:
+        return cache.lookup(device="pi-door", camera="porch", site="home", label="person", phash=phash,
+                            now_ms=int(time.time() * 1000))
+
+    assert answer(look).verdict == "alert" and answer(_flip(HASH, 1)).verdict == "alert"
+    mark = FeedbackMark(by="operator", at_ms=now + 5, note="", was="alert")
+    assert cache.add(operator_copy(held, "benign", mark, now + 5), now + 5)
+    assert answer(_flip(HASH, 1)).verdict == "benign" and len(cache) == 1
+    assert answer(look) is None  # the old verdict's further key went with it: nothing answers "alert" there
+    nearer = _verdict(_event(visitor_jpeg, 2, _flip(HASH, 4)))  # a later model verdict, 1 bit from the probe
+    assert cache.add(nearer, now + 10)
+    found = answer(_flip(HASH, 5))
+    assert found.event_id == held.event_id and found.verdict == "benign" and found.decided_by == "operator"
