@@ -1,8 +1,9 @@
 """Material for retraining the edge detector elsewhere: the stored crops with labels from their verdicts
 (`edgetriage cloud export-dataset`).
 
-Which crops, in this order: those an operator confirmed or corrected (cloud.feedback; mark `operator`), then
-model verdicts at or above `min_confidence` (mark `model`). An `alert` crop is a positive: the event's label
+Which crops, in this order: those an operator confirmed or corrected (cloud.feedback; mark `operator`), the
+cache hits that copied such a verdict for a look-alike (`operator_reuse`), then model verdicts at or above
+`min_confidence` (mark `model`). An `alert` crop is a positive: the event's label
 (the device's detection of it, moved from the frame into the crop) is its box. A `benign` crop is a hard
 negative (no box): something the device took for its label that was not one. A policy's benign verdict is no
 negative (the policy may allow a real person) and is left out, as are `unknown`, fallbacks, crops past the
@@ -27,6 +28,7 @@ from .feedback import is_operator_verdict
 from .storage.store import Store
 
 FORMATS = ("coco", "yolo")
+MARKS = ("operator", "operator_reuse", "model")  # the order of the images: who said what they show
 MIN_CONFIDENCE = 0.8
 PAGE = 500
 DAY_MS = 86_400_000
@@ -54,8 +56,8 @@ def label_of(row: dict[str, Any], min_confidence: float) -> tuple[str, str] | st
         return "no verdict"
     if verdict["verdict"] not in ("alert", "benign"):
         return f"verdict {verdict['verdict']}"
-    if is_operator_verdict(verdict):
-        return "operator", verdict["verdict"]
+    if is_operator_verdict(verdict):  # a cache hit that copied an operator's verdict: a look-alike of it
+        return ("operator_reuse" if verdict.get("source") == "cloud_cache" else "operator"), verdict["verdict"]
     if verdict.get("source") == "fallback":
         return "fallback"
     if verdict.get("decided_by") == "policy" and verdict["verdict"] == "benign":
@@ -104,7 +106,7 @@ def export_dataset(store: Store, out: Path, *, fmt: Literal["coco", "yolo"], sin
             skipped[got] += 1
         else:
             chosen.append((row, *got))
-    chosen.sort(key=lambda item: item[1] != "operator")  # the operator's first, newest first within each
+    chosen.sort(key=lambda item: MARKS.index(item[1]))  # the operator's first, newest first within each
     (out / "images").mkdir(parents=True, exist_ok=True)
     items = _write_images(store, out, chosen, skipped)
     names = sorted({item["label"] for item in items if not item["hard_negative"]} or {"person"})
@@ -114,8 +116,7 @@ def export_dataset(store: Store, out: Path, *, fmt: Literal["coco", "yolo"], sin
         _write_yolo(out, items, names)
     manifest = {"format": fmt, "since_ms": since_ms, "made_ms": now, "min_confidence": min_confidence,
                 "retention_crops_days": crops_days, "classes": names,
-                "counts": {"images": len(items), "operator": sum(i["mark"] == "operator" for i in items),
-                           "model": sum(i["mark"] == "model" for i in items),
+                "counts": {"images": len(items), **{m: sum(i["mark"] == m for i in items) for m in MARKS},
                            "positives": sum(not i["hard_negative"] for i in items),
                            "hard_negatives": sum(i["hard_negative"] for i in items), "skipped": dict(skipped)},
                 "items": [{k: v for k, v in i.items() if k != "box"} for i in items]}

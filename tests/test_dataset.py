@@ -47,6 +47,8 @@ def stored(tmp_path, visitor_jpeg) -> tuple[Path, dict[str, Event]]:
         "old": _stored(store, visitor_jpeg, 6, "alert", received_ms=now - 3 * DAY_MS),
         "unknown": _stored(store, visitor_jpeg, 7, "unknown"),
     }
+    events["copy"] = _stored(store, visitor_jpeg, 8, "alert", source="cloud_cache",  # a look-alike's cache hit
+                             reused_from=events["corrected"].event_id)
     Feedback(store, lambda v: True, lambda v, o: None, lambda s: [], {}).give(
         events["corrected"].event_id, verdict="benign", note="a coat on the chair")
     store.close()
@@ -63,13 +65,14 @@ def test_coco_export_reads_back_with_pycocotools_every_crop_and_label(stored, tm
     assert main(["cloud", "export-dataset", "--config", str(config), "--since", "30d", "--format", "coco",
                  "--json", str(out)]) == 0
     counts = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert counts["images"] == 3 and counts["operator"] == 1 and counts["model"] == 2
+    assert counts["images"] == 4 and counts["operator"] == 1 and counts["operator_reuse"] == 1
+    assert counts["model"] == 2 and counts["hard_negatives"] == 3
     assert counts["skipped"] == {"low confidence": 1, "benign by policy": 1, "past retention": 1,
                                  "verdict unknown": 1}
     coco = COCO(str(out / "annotations.json"))
     images = coco.loadImgs(coco.getImgIds())
     by_event = {img["edgetriage"]["event_id"]: img for img in images}
-    assert set(by_event) == {events[k].event_id for k in ("alert", "benign", "corrected")}
+    assert set(by_event) == {events[k].event_id for k in ("alert", "benign", "corrected", "copy")}
     width, height = jpeg_size(visitor_jpeg)
     for img in images:
         assert (out / img["file_name"]).read_bytes() == visitor_jpeg
@@ -80,12 +83,12 @@ def test_coco_export_reads_back_with_pycocotools_every_crop_and_label(stored, tm
     anns = coco.loadAnns(coco.getAnnIds(imgIds=[positive["id"]]))
     assert len(anns) == 1 and anns[0]["category_id"] == person[0]
     assert anns[0]["bbox"] == pytest.approx([0.2 * width, 0.1 * height, 0.6 * width, 0.8 * height], abs=0.02)
-    for key in ("benign", "corrected"):  # hard negatives: images without a box
+    for key in ("benign", "corrected", "copy"):  # hard negatives: images without a box
         img = by_event[events[key].event_id]
         assert coco.getAnnIds(imgIds=[img["id"]]) == [] and img["edgetriage"]["hard_negative"] is True
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["items"][0]["event_id"] == events["corrected"].event_id  # the operator's first
-    assert [i["mark"] for i in manifest["items"]] == ["operator", "model", "model"]
+    assert [i["mark"] for i in manifest["items"]] == ["operator", "operator_reuse", "model", "model"]
     assert by_event[events["corrected"].event_id]["edgetriage"]["mark"] == "operator"
 
 
@@ -94,7 +97,7 @@ def test_yolo_export_has_a_label_file_per_crop_and_refuses_a_used_folder(stored,
     out = tmp_path / "yolo"
     assert main(["cloud", "export-dataset", "--config", str(config), "--format", "yolo", str(out)]) == 0
     labels = {p.stem: p.read_text().split() for p in (out / "labels").glob("*.txt")}
-    assert set(labels) == {events[k].event_id for k in ("alert", "benign", "corrected")}
+    assert set(labels) == {events[k].event_id for k in ("alert", "benign", "corrected", "copy")}
     assert all((out / "images" / f"{name}.jpg").is_file() for name in labels)
     cls, cx, cy, w, h = labels[events["alert"].event_id]
     assert cls == "0" and [float(v) for v in (cx, cy, w, h)] == pytest.approx([0.5, 0.5, 0.6, 0.8], abs=1e-4)
