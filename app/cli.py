@@ -357,12 +357,16 @@ def build_parser() -> argparse.ArgumentParser:
     push.set_defaults(func=cmd_cloud_push_config)
 
     from .ask import add_parser as add_ask_parser
+    from .export import add_parser as add_export_parser
     from .pagelink import add_parser as add_page_link_parser
+    from .proposals import add_parser as add_proposals_parser
     from .watch import add_parser as add_watch_parser
 
     add_ask_parser(sub)  # edgetriage ask "QUESTION"
     add_watch_parser(sub)  # edgetriage watch
     add_page_link_parser(csub)  # edgetriage cloud page-link
+    add_export_parser(csub)  # edgetriage cloud export-dataset
+    add_proposals_parser(csub)  # edgetriage cloud proposals
     return parser
 
 

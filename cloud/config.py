@@ -249,6 +249,18 @@ class HomeAssistantConfig(Strict):
     # seconds after an alert verdict until the alert sensor turns off by itself; 0: on until the next verdict
     alert_off_delay_s: Annotated[int, Field(ge=0, le=86400)] = 60
     thumbnails: bool = True  # publish each camera's latest crop for the image entity
+class ThresholdsConfig(Strict):
+    """[thresholds]: per-camera score floors proposed from the verdict history (cloud.thresholds). Nothing changes
+    on a device unless an operator accepts a proposal, or `auto` is on: then every `interval_s` a proposal that
+    misses nobody and stays at or under `max_min_score` is pushed by itself."""
+
+    auto: bool = False
+    max_min_score: Annotated[float, Field(ge=0.0, le=1.0)] = 0.4
+    margin: Annotated[float, Field(ge=0.0, le=0.5)] = 0.05  # a floor stays this far under every wanted score
+    min_avoided: Annotated[int, Field(ge=1)] = 3  # escalations a floor must avoid to be worth proposing
+    interval_s: Annotated[float, Field(ge=1.0, le=7 * 86400.0)] = 3600.0
+    history_days: Annotated[float, Field(gt=0.0, le=365.0)] = 7.0  # the verdicts a proposal reads
+    band: tuple[Annotated[float, Field(ge=0.0, le=1.0)], Annotated[float, Field(ge=0.0, le=1.0)]] = (0.2, 0.5)
 
 
 class CloudConfig(Strict):
@@ -265,6 +277,7 @@ class CloudConfig(Strict):
     homeassistant: HomeAssistantConfig = HomeAssistantConfig()
     ask: AskConfig = AskConfig()
     suppressions: SuppressionsConfig = SuppressionsConfig()
+    thresholds: ThresholdsConfig = ThresholdsConfig()
 
     @model_validator(mode="after")
     def _shared_subscription(self) -> CloudConfig:

@@ -23,6 +23,7 @@ from .http.auth import ApiAuth
 from .http.web import page_link
 from .service import CloudService
 from .storage.redis_store import open_store
+from .thresholds import AutoThresholds
 
 log = logging.getLogger("edgetriage.cloud")
 
@@ -76,6 +77,7 @@ async def serve(config: CloudConfig, *, backend: Backend | None = None, stop: as
         ha.attach(service)
         ha.start()
     await service.start()
+    auto = loop.create_task(AutoThresholds(store, config).loop()) if config.thresholds.auto else None
     runner = None
     if config.http.enabled:
         auth = ApiAuth.from_config(config.http)
@@ -90,6 +92,8 @@ async def serve(config: CloudConfig, *, backend: Backend | None = None, stop: as
     await stop.wait()
     log.info("stopping: finishing in-flight work")
     await service.stop()
+    if auto is not None:
+        auto.cancel()
     if ha is not None:
         await ha.stop()
     if runner is not None:

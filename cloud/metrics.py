@@ -10,6 +10,7 @@ figures can be added up and `histogram_quantile()` gives p50/p95 in Grafana.
     edgetriage_cloud_events_duplicate_total         an event id seen before (answered from the store)
     edgetriage_cloud_verdicts_total{source}         new verdicts: llm, cloud_cache, fallback
     edgetriage_cloud_verdicts_overruled_total       model verdicts the consistency check overruled
+    edgetriage_cloud_feedback_total{device,camera,kind}  operator feedback: confirmed or corrected verdicts
     edgetriage_cloud_verdicts_published_total       verdicts handed to the broker
     edgetriage_cloud_verdicts_unpublished_total     stored but not handed over (no connection)
     edgetriage_cloud_verdict_seconds{source}        receipt -> verdict stored (histogram)
@@ -168,6 +169,9 @@ class CloudMetrics:
                     "Model descriptions that said more than the facts (by kind: person, colour, object, zone, "
                     "time, dwell, direction), replaced by the facts' own words.",
                     [({"kind": k}, stats.corrected.get(k, 0)) for k in CORRECTED_KINDS])
+        out.counter("edgetriage_cloud_feedback_total", "Operator feedback on verdicts (cloud.feedback), by camera "
+                    "and kind: confirmed, or corrected.",
+                    [({"device": d, "camera": c, "kind": k}, n) for (d, c, k), n in sorted(stats.feedback.items())])
         out.counter("edgetriage_cloud_verdicts_published_total", "Verdicts handed to the broker.",
                     stats.published)
         out.counter("edgetriage_cloud_verdicts_unpublished_total",

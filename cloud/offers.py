@@ -43,6 +43,12 @@ class SiteOffers:
             self._queue.extend(offers)
             self._wake.set()
 
+    def send(self, offers: list[Verdict]) -> None:
+        """Offers made elsewhere (an operator's correction, cloud.feedback), sent as the service's own."""
+        if offers and self._link() is not None:
+            self._queue.extend(offers)
+            self._wake.set()
+
     @property
     def waiting(self) -> int:
         return len(self._queue)

@@ -54,13 +54,6 @@ class Publisher:
         self.stats.published += 1
         return True
 
-    def offers(self, offers: list[Verdict]) -> None:
-        """A new site-wide model verdict, offered to the site's other devices (cloud.trust.Sites)."""
-        link = self.link
-        for offer in offers if link is not None else ():
-            mid = link.publish(self.topics.answers(offer.device), encode_device_verdict(offer), qos=1)
-            if mid is not None:
-                self.stats.site_offers += 1
 
     def load(self, load: LoadState) -> bool:
         """Retained `<prefix>/v1/_cloud/load`: devices hold or degrade their escalations while it says

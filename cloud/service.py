@@ -31,6 +31,7 @@ from ..shared.text import shown
 from ..shared.topics import Topics
 from .analysis import Analysis, Backend
 from .config import CloudConfig
+from .feedback import Feedback
 from .figures import Figures
 from .health import IntakeHealth
 from .housekeeping import Housekeeping, sweep
@@ -105,6 +106,8 @@ class CloudService:
         self._warn = Throttled(log)
         self.health = IntakeHealth(config.delivery.stalled_after_s)  # /healthz and /metrics read why nothing moves
         self.intake = MQTTIntake(self, self._track, self.stats, self._warn, self.health, store.get_verdict)
+        self.feedback = Feedback(store, self.publisher.verdict, lambda _verdict, offers: self.offers.send(offers),
+                                 self.trust.sites.devices, self.stats.feedback)  # an operator's word on a verdict
 
     # -- lifecycle -------------------------------------------------------------------------------------
     @property

@@ -20,6 +20,7 @@ import msgpack
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
 from .embedding import Embedding
+from .feedbackmark import FeedbackMark
 from .ids import CAMERA_ID_RE, DEVICE_ID_RE
 from .policycell import PolicyInputs
 from .text import plain_or_as_is
@@ -45,8 +46,6 @@ FreeText = Annotated[str, BeforeValidator(plain_or_as_is)]
 ShortText = Annotated[str, BeforeValidator(plain_or_as_is), Field(max_length=256)]
 ZoneName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,32}$")]  # as the edge's zone names
 MAX_FACTS = 12
-
-
 
 REJECT_CODES = ("too_large", "encoding", "schema_version", "invalid", "image", "site")
 
@@ -139,6 +138,7 @@ class ReuseRule(_Message):
     embedding_alg: Literal["mnv2avg256"] = "mnv2avg256"
     min_similarity: Annotated[float, Field(ge=0.5, le=1.0)] = DEFAULT_MIN_SIMILARITY
     policy_inputs: PolicyInputs | None = None  # optional: the ranges of the facts a policy read (shared.policycell)
+    operator: bool = False  # optional: the rule of an operator's verdict, which reuse prefers (shared.reuse)
 
 
 class ReusedBy(_Message):
@@ -191,9 +191,10 @@ class Verdict(_Message):
     reused_by: ReusedBy | None = None  # optional: for a reused verdict, which reuse key matched
     # Optional (older clouds send none): what decided (the compiled policy, the model, or the check table over
     # the model), the policy in its compiled form, and the clause that decided
-    decided_by: Literal["policy", "model", "check"] | None = None
+    decided_by: Literal["policy", "model", "check", "operator"] | None = None
     policy: Annotated[str, Field(max_length=300)] | None = None
     clause: Annotated[str, Field(max_length=200)] | None = None
+    feedback: FeedbackMark | None = None  # optional: set when an operator confirmed or corrected the verdict
 
     model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
 

@@ -7,8 +7,8 @@ and fetch them; they call `best`/`nearest` to choose and `worth_filing` before t
 
 Two keys reach a crop (`match`): the 64-bit DCT hash, within `max_distance` bits (exact and near-exact
 copies), or, when both crops carry one, the appearance embedding (shared.embedding) with a cosine similarity of
-at least `min_similarity` (the same person a few seconds or a pass later, after the hash has moved on). A
-hash match ranks before an embedding match; then the nearer (fewer bits, higher similarity), the newer,
+at least `min_similarity` (the same person a few seconds or a pass later, after the hash has moved on). An
+operator's verdict (cloud.feedback) ranks first, then a hash match before an embedding match; then the nearer (fewer bits, higher similarity), the newer,
 the smaller event id, so every cache picks the same one. The device may give a verdict further keys, other
 looks of the track it answered (edge.triage.gallery): `further_key` makes one (same verdict, thresholds and
 `made_ms`, so it never outlives the verdict), `novel` says whether a look is worth one, `continues` whether a
@@ -52,6 +52,7 @@ class Candidate(NamedTuple):
     embedding: bytes | None = None
     min_similarity: float = DEFAULT_MIN_SIMILARITY
     inputs: PolicyInputs | None = None  # the ranges of the facts the verdict's policy read (None: it read none)
+    operator: bool = False  # an operator's verdict (cloud.feedback): it ranks before any model's
 
 
 def scope_key(scope: str, device: str, camera: str, site: str | None) -> str:
@@ -73,7 +74,7 @@ def bucket(rule: ReuseRule) -> tuple[str, str, str, str]:
 
 def candidate(rule: ReuseRule, event_id: str, made_ms: int) -> Candidate:
     return Candidate(event_id, rule.phash, rule.max_distance, made_ms, rule.ttl_s, rule.embedding,
-                     rule.min_similarity, rule.policy_inputs)
+                     rule.min_similarity, rule.policy_inputs, rule.operator)
 
 
 def match(c: Candidate, phash: str, embedding: bytes | None, cap: int | None = None) -> ReusedBy | None:
@@ -154,8 +155,9 @@ def still_answers(rule: ReuseRule | None, made_ms: int, label: str, phash: str, 
 
 def best(candidates: Iterable[Candidate], phash: str, now_ms: int, cap: int | None = None,
          embedding: bytes | None = None, facts: EventFacts | None = None) -> tuple[Candidate, ReusedBy] | None:
-    """Of one bucket's candidates, the unexpired one whose rule reaches this crop and how: hash matches
-    before embedding matches, the nearer first, then the newest, then the smaller event id. A candidate whose
+    """Of one bucket's candidates, the unexpired one whose rule reaches this crop and how: an operator's verdict
+    before the model's, hash matches before embedding matches, the nearer first, then the newest, then the
+    smaller event id. A candidate whose
     policy read facts of its event answers only where `facts` (this event's, `event_facts`) fall in the same
     ranges (shared.policycell.inside); without `facts`, never."""
     found = _best(candidates, phash, now_ms, cap, embedding, facts)
@@ -164,7 +166,7 @@ def best(candidates: Iterable[Candidate], phash: str, now_ms: int, cap: int | No
 
 def _best(candidates: Iterable[Candidate], phash: str, now_ms: int, cap: int | None,
           embedding: bytes | None, facts: EventFacts | None = None) -> tuple[Candidate, tuple[int, int, float]] | None:
-    top: tuple[int, float, int, str] | None = None
+    top: tuple[bool, int, float, int, str] | None = None
     found: tuple[Candidate, tuple[int, int, float]] | None = None
     for c in candidates:
         if expired(c.made_ms, c, now_ms) or not inside(c.inputs, facts):
@@ -172,7 +174,8 @@ def _best(candidates: Iterable[Candidate], phash: str, now_ms: int, cap: int | N
         how = _reached(c, phash, embedding, cap)
         if how is None:
             continue
-        rank = (0, how[1], -c.made_ms, c.ref) if how[0] == 0 else (1, -how[2], -c.made_ms, c.ref)
+        rank = (not c.operator, 0, how[1], -c.made_ms, c.ref) if how[0] == 0 \
+            else (not c.operator, 1, -how[2], -c.made_ms, c.ref)
         if top is None or rank < top:
             top, found = rank, (c, how)
     return found

@@ -12,7 +12,14 @@ import shutil
 import pytest
 import torch
 from edgetriage.cloud.analysis import build_backend
-from edgetriage.cloud.analysis.device import CPU_BATCH, MAX_BATCH, Accelerator, DeviceError, kv_bytes_per_token, place
+from edgetriage.cloud.analysis.device import (
+    CPU_BATCH,
+    MAX_BATCH,
+    Accelerator,
+    DeviceError,
+    kv_bytes_per_token,
+    place,
+)
 from edgetriage.cloud.analysis.llm import HF_DIR_NAME, cache_dir, loaded_model
 from edgetriage.cloud.analysis.transformers import _runtime, build_engine
 from edgetriage.cloud.config import AnalyzerConfig

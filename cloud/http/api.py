@@ -6,6 +6,7 @@ and the service's figures, model files for devices, health, metrics and its own 
     GET  /v1/events/{id}              one event and its verdict
     GET  /v1/events/{id}/thumbnail    the crop, scaled to fit 192 px; /crop: the crop as sent
     GET  /v1/verdicts/{id}            the verdict as the device got it (JSON, the whole reuse rule)
+    POST /v1/verdicts/{id}/feedback   the operator says it was right or what it should be (feedback_routes)
     GET  /v1/stats                    alpha, L_light, L_llm, L_sched, L_total vs measured, U, hit rate, ...
     POST /v1/ask                      a question in words about the events (cloud.ask), or spoken (audio/*)
     POST /v1/page-link                a fresh one-time link to the live page (operator only)
@@ -53,7 +54,9 @@ from ..storage.store import Store
 from ..suppress.api import add_suppressions
 from ..suppress.setup import build_learner
 from .auth import ApiAuth, Principal
+from .feedback_routes import add_feedback
 from .openapi import openapi_document
+from .proposal_routes import add_proposals
 from .web import add_page, post_page_link
 
 log = logging.getLogger("edgetriage.cloud.api")
@@ -461,6 +464,8 @@ def build_app(store: Store, service: CloudService | None, models_dir: Path | Non
     # other modules' routes
     add_metrics(app, service)  # GET /metrics (Prometheus)
     add_page(app, store, service)  # the live page under /ui/
+    add_feedback(app, service.feedback if service is not None else None, PRINCIPAL)  # operator feedback
+    add_proposals(app, store, service.config if service is not None else None, PRINCIPAL)  # camera thresholds
     asker = build_asker(store, service)
     if asker is not None:
         add_ask(app, asker, PRINCIPAL)  # POST /v1/ask, /ui/ask (cloud.ask)

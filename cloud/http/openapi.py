@@ -12,6 +12,8 @@ from typing import Any
 from ...shared.protocol import MAX_EVENT_BYTES, VERDICTS, Event, Verdict
 from ..ask.openapi import ask_path
 from ..suppress.openapi import suppression_paths
+from .feedback_routes import feedback_path
+from .proposal_routes import proposal_paths
 
 _REF = "#/components/schemas/{model}"
 EVENT_ID = {"type": "string", "pattern": "^[0-9a-f-]{1,36}$"}
@@ -212,6 +214,8 @@ def _document() -> dict[str, Any]:
                     "404": _error("No model with that sha256 is served here.")}}},
             "/v1/ask": ask_path(ERRORS, _error),
             **suppression_paths(ERRORS, _error),
+            "/v1/verdicts/{event_id}/feedback": feedback_path(ERRORS, _error),
+            **proposal_paths(ERRORS, _error),
             "/v1/page-link": {"post": {
                 "summary": "A fresh one-time link to the live page (operator token only)", "operationId": "pageLink",
                 "responses": {"200": _json({"type": "object", "required": ["path", "link", "expires_s"], "properties": {

@@ -11,7 +11,8 @@ Layout under `<prefix>:`
     events:d:<device> / events:l:<label>   the same, per device and per label
     vd:<id>           the verdict exactly as published (protocol JSON)
     rules:<bucket>    sorted set, score = expiry ms, member "<phash>|<max_distance>|<created_ms>|<event id>",
-                      then "|<min_similarity>|<embedding, base64>" when the rule has an embedding;
+                      then "|<min_similarity>|<embedding, base64>" when the rule has an embedding,
+                      and "|o" last for the rule of an operator's verdict (cloud.feedback);
                       a bucket is one (scope key, label, hash algorithm, prompt version)
     nverdicts         count of distinct verdicts
     crops_swept       the event id up to which retention has deleted crops
@@ -133,16 +134,21 @@ def _member(verdict: Verdict) -> tuple[str, str, int] | None:
 
 def _member_text(c: Candidate) -> str:
     text = f"{c.phash}|{c.max_distance}|{c.made_ms}|{c.ref}"
-    return text if c.embedding is None else f"{text}|{c.min_similarity!r}|{base64.b64encode(c.embedding).decode()}"
+    if c.embedding is not None:
+        text = f"{text}|{c.min_similarity!r}|{base64.b64encode(c.embedding).decode()}"
+    return f"{text}|o" if c.operator else text
 
 
 def _candidate(member: bytes | str, expires_ms: float) -> Candidate:
     phash, max_distance, created_ms, event_id, *seen = _text(member).split("|")
     ttl_s = (int(expires_ms) - int(created_ms)) // 1000
+    operator = seen[-1:] == ["o"]
+    if operator:
+        seen.pop()
     if seen:
         return Candidate(event_id, phash, int(max_distance), int(created_ms), ttl_s, base64.b64decode(seen[1]),
-                         float(seen[0]))
-    return Candidate(event_id, phash, int(max_distance), int(created_ms), ttl_s)
+                         float(seen[0]), operator=operator)
+    return Candidate(event_id, phash, int(max_distance), int(created_ms), ttl_s, operator=operator)
 
 
 class RedisStore:

@@ -56,7 +56,8 @@ CREATE TABLE IF NOT EXISTS rules (
     created_ms     INTEGER NOT NULL,
     expires_ms     INTEGER NOT NULL,
     embedding      BLOB,             -- the crop's appearance embedding (int8), NULL when it had none
-    min_similarity REAL
+    min_similarity REAL,
+    operator       INTEGER           -- 1 for the rule of an operator's verdict (cloud.feedback): reuse prefers it
 );
 CREATE INDEX IF NOT EXISTS rules_lookup ON rules (scope_key, label, phash_alg, prompt_version, expires_ms);
 """
@@ -284,10 +285,10 @@ class SQLiteStore:
         if worth_filing(rule, verdict.event_id, verdict.reused_from, source, verdict.created_ms):
             self._conn.execute(
                 "INSERT INTO rules (event_id, scope_key, label, phash_alg, prompt_version, phash, "
-                "max_distance, created_ms, expires_ms, embedding, min_similarity) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (verdict.event_id, *bucket(rule), _signed64(rule.phash), rule.max_distance,
-                 verdict.created_ms, verdict.created_ms + rule.ttl_s * 1000, rule.embedding, rule.min_similarity),
+                "max_distance, created_ms, expires_ms, embedding, min_similarity, operator) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (verdict.event_id, *bucket(rule), _signed64(rule.phash), rule.max_distance, verdict.created_ms,
+                 verdict.created_ms + rule.ttl_s * 1000, rule.embedding, rule.min_similarity, int(rule.operator)),
             )
 
     # -- reads -----------------------------------------------------------------------------------------
@@ -440,19 +441,20 @@ def _signed64(phash: str) -> int:
     return value - (1 << 64) if value >= 1 << 63 else value
 
 
-_CANDIDATE = "event_id, phash, max_distance, created_ms, expires_ms, embedding, min_similarity"
+_CANDIDATE = "event_id, phash, max_distance, created_ms, expires_ms, embedding, min_similarity, operator"
 
 
 def _candidate(event_id: str, phash: int, max_distance: int, created_ms: int, expires_ms: int,
-               embedding: bytes | None, min_similarity: float | None) -> Candidate:
+               embedding: bytes | None, min_similarity: float | None, operator: int | None) -> Candidate:
     return Candidate(event_id, f"{phash & _BITS64:016x}", max_distance, created_ms, (expires_ms - created_ms) // 1000,
                      bytes(embedding) if embedding is not None else None,
-                     min_similarity if min_similarity is not None else DEFAULT_MIN_SIMILARITY)
+                     min_similarity if min_similarity is not None else DEFAULT_MIN_SIMILARITY, operator=bool(operator))
 
 
 def _add_embedding_columns(conn: sqlite3.Connection) -> None:
-    """A store made before reuse by embedding gets its two rule columns (NULL: rules reach by hash only)."""
+    """A store made before reuse by embedding gets its two rule columns (NULL: rules reach by hash only), one
+    made before operator feedback its `operator` column (NULL: a model's rule)."""
     have = {row[1] for row in conn.execute("PRAGMA table_info(rules)")}
-    for column, kind in (("embedding", "BLOB"), ("min_similarity", "REAL")):
+    for column, kind in (("embedding", "BLOB"), ("min_similarity", "REAL"), ("operator", "INTEGER")):
         if column not in have:
             conn.execute(f"ALTER TABLE rules ADD COLUMN {column} {kind}")

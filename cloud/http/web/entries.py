@@ -52,7 +52,8 @@ class Entry:
     reused_from: str | None = None
     facts: list[str] = field(default_factory=list)  # what the cloud's closer look told the model
     checked: str | None = None  # why the evidence overruled the model, if it did
-    decided_by: str | None = None  # policy | model | check
+    decided_by: str | None = None  # policy | model | check | operator
+    feedback: dict[str, Any] | None = None  # the operator's word on it: by, at_ms, note, was (cloud.feedback)
     policy: str | None = None  # the operator's policy, compiled, in plain words
     clause: str | None = None  # the clause of it that decided
     boxes: list[dict] = field(default_factory=list)
@@ -95,7 +96,7 @@ class Entry:
                 "latency_ms": round_or_none(self.latency_ms), "cloud_ms": round_or_none(self.cloud_ms),
                 "reused_from": self.reused_from, "facts": self.facts, "checked": self.checked, "boxes": self.boxes,
                 "decided_by": self.decided_by, "policy": self.policy, "clause": self.clause,
-                "thumb": f"thumbs/{self.id}.jpg" if self.thumb else None}
+                "feedback": self.feedback, "thumb": f"thumbs/{self.id}.jpg" if self.thumb else None}
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ class CameraCounts:
     llm: int = 0
     fallback: int = 0
     alerts: int = 0
+    corrections: int = 0  # verdicts an operator corrected (cloud.feedback)
 
 
 def camera_rows(cameras: dict[CameraKey, CameraCounts],

@@ -37,7 +37,8 @@ PAGE_STORE = web.AppKey("page_store", Store)
 HEARTBEAT_S = 15.0  # a comment line this often keeps proxies from closing an idle stream
 RETRY_MS = 2000  # how soon a browser reconnects a dropped stream
 STATIC = {"dom.js": "text/javascript", "app.js": "text/javascript", "ask.js": "text/javascript",
-          "suppress.js": "text/javascript", "style.css": "text/css",
+          "suppress.js": "text/javascript", "feedback.js": "text/javascript", "thresholds.js": "text/javascript",
+          "style.css": "text/css",
           "index.html": "text/html"}
 _ENTRY_ID_RE = re.compile(r"^[0-9a-z~_-]{1,200}$")
 _SECURITY_HEADERS = {

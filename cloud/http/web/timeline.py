@@ -234,6 +234,10 @@ class Timeline:
         entry.source, entry.reused_from = verdict.source, verdict.reused_from
         entry.facts, entry.checked = list(verdict.facts), verdict.checked
         entry.decided_by, entry.policy, entry.clause = verdict.decided_by, verdict.policy, verdict.clause
+        mark = verdict.feedback
+        if mark is not None and (entry.feedback or {}).get("at_ms") != mark.at_ms and mark.was != verdict.verdict:
+            self._camera(entry).corrections += 1  # an operator's correction, counted once
+        entry.feedback = mark.model_dump(mode="json") if mark is not None else None
         entry.cloud_ms = verdict.timings.total_ms
         entry.queue_ms = verdict.timings.queue_ms if verdict.source in MODEL_SOURCES else None
         entry.analyze_ms = verdict.timings.analyze_ms if verdict.source in MODEL_SOURCES else None

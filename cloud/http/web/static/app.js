@@ -98,6 +98,7 @@
     if (e.model) meta.push(e.model);
     meta.push(e.id.includes("~") ? "not sent to the cloud" : "event " + e.id.slice(0, 13) + "…");
     info.appendChild(el("div", "meta", meta.join(" · ")));
+    if (window.edgetriageFeedback) info.appendChild(window.edgetriageFeedback.control(e));  // "wrong?" (feedback.js)
     card.appendChild(info);
     return card;
   }
@@ -257,7 +258,7 @@
       const name = el("td", null, c.device + "/" + c.camera);
       name.title = c.device + "/" + c.camera;
       tr.appendChild(name);
-      for (const k of ["frames_read", "frames_detected", "escalated", "device_cache", "cloud_cache", "llm", "alerts"]) {
+      for (const k of ["frames_read", "frames_detected", "escalated", "device_cache", "cloud_cache", "llm", "alerts", "corrections"]) {
         tr.appendChild(el("td", null, fmtNum(c[k])));
       }
       cams.appendChild(tr);
