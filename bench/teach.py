@@ -27,7 +27,7 @@ Figures (one JSON line last):
     recall_after                             visits after (including at_place) with an escalated event of
                                              theirs (goal 1.0)
     wrong_suppressions                       suppressed events of a real visitor (goal 0)
-    feedback_propagation_ms                  from bench/teach_feedback.py (helper "feedback") when present
+    feedback_propagation_ms                  from bench/teach_feedback.py
 
     python bench/teach.py [--quick]
 """
@@ -281,12 +281,11 @@ def figures(tallies: dict[str, dict[str, Tally]], accepted: int) -> dict[str, An
 
 
 def feedback_figures(quick: bool) -> dict[str, Any]:
-    """`feedback_propagation_ms` and its company from bench/teach_feedback.py (helper "feedback"), if it is here."""
-    if not (Path(__file__).resolve().parent / "teach_feedback.py").exists():
-        return {}
+    """`feedback_propagation_ms` and its company, measured by bench/teach_feedback.py."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
     from teach_feedback import measure_feedback_propagation
 
-    return measure_feedback_propagation(quick=quick)
+    return measure_feedback_propagation(trials=5 if quick else 20)
 
 
 def main() -> int:
