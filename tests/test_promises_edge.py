@@ -13,7 +13,7 @@ from edgetriage.edge.vision.detect import Det
 from edgetriage.edge.vision.events import TrackEvent, VisionConfig
 from edgetriage.edge.vision.looks import LookConfig, LookPlanner
 from edgetriage.edge.vision.pipeline import Stages, VisionPipeline
-from edgetriage.edge.vision.resolve import overlaps
+from edgetriage.edge.vision.closer import overlaps
 from edgetriage.edge.vision.track import Track
 
 BOX = (0.4, 0.1, 0.6, 0.9)
