@@ -130,7 +130,7 @@ def add_parser(sub) -> None:
                                   f"answer with the events it cites. The API comes from ${API_URL_ENV} (default "
                                   f"{DEFAULT_URL}), the token from ${API_TOKEN_ENV} (the cloud's [http] token). "
                                   "Works from the device too: standard library only.", 100),
-        epilog='examples:\n  EDGETRIAGE_API_TOKEN=... edgetriage ask "was anyone at the door after 5 pm?" --camera door'
+        epilog='example:\n  EDGETRIAGE_API_TOKEN=... edgetriage ask "was anyone at the door after 5 pm?" --camera door'
                '\n  EDGETRIAGE_API_TOKEN=... edgetriage ask --audio question.wav')
     ask_cmd.add_argument("question", nargs="?", help='e.g. "How many people came to the porch today?"')
     ask_cmd.add_argument("--audio", metavar="FILE", help="ask the question spoken in this recording instead "
