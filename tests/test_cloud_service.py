@@ -547,7 +547,9 @@ def test_overload_is_announced_and_cleared_a_full_queue_makes_events_wait_not_fa
             cleared, _ = await watcher.next()
             while cleared["overloaded"]:  # refreshed reports while it lasted
                 cleared, _ = await watcher.next(30)
-            assert cleared == {"overloaded": False, "queue_depth": 0, "ts": cleared["ts"]}
+            capacity = {"verdicts_per_s", "capacity_per_s", "queue_wait_ms"}  # measured once verdicts were made
+            assert {k: v for k, v in cleared.items() if k not in capacity} == {"overloaded": False, "queue_depth": 0,
+                                                                               "ts": cleared["ts"]}
             assert service.stats.fallback == 1 and service.stats.llm == 5
         finally:
             device.close()

@@ -615,7 +615,7 @@ def test_the_bearer_scheme_is_case_insensitive(scheme):
 @pytest.fixture
 def clock(monkeypatch) -> list[int]:
     now = [1_000_000]
-    monkeypatch.setattr(claims_module, "_now_ms", lambda: now[0])
+    monkeypatch.setattr(claims_module, "now_ms", lambda: now[0])
     return now
 
 
