@@ -284,7 +284,9 @@ def test_the_pages_microphone_button_asks_by_voice_in_chromium(api, tmp_path):
         try:
             await browser.start()
             await browser.send("Page.navigate", {"url": page_link(api.app, api.base)})
-            await browser.wait_for("document.getElementById('ask-mic') !== null", 30, "the microphone button")
+            # the button's handler is attached by ask.js: wait for the page's scripts, not just the button
+            await browser.wait_for("document.readyState === 'complete' && document.getElementById('ask-mic') !== null",
+                                   30, "the microphone button")
             await browser.js("document.getElementById('ask-mic').click()")
             await browser.wait_for("document.getElementById('ask-mic').getAttribute('aria-pressed') === 'true'", 15,
                                    "the button to listen")
