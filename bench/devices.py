@@ -6,7 +6,7 @@ report, and keeps the device's delivery rules:
 - outbox: an event stays in the outbox until its verdict arrives; one that is still unanswered after
   `verdict_timeout_s` is published again with the same event id (the cloud must answer it from its store,
   never analyse it twice);
-- budget: the device's escalation budget (edgetriage.edge.budget.EscalationBudget, the device's own class)
+- budget: the device's escalation budget (edgetriage.edge.delivery.budget.EscalationBudget, the device's own class)
   is charged when an event first goes out; an event the budget cannot pay for now waits, oldest first.
 
 One sweeper task looks after every device's re-sends and waiting events once a second: a thousand devices do
@@ -22,8 +22,8 @@ from collections import deque
 from dataclasses import dataclass, field
 
 import aiomqtt
-from edgetriage.edge.budget import EscalationBudget
-from edgetriage.edge.outbox import OutboxConfig
+from edgetriage.edge.delivery.budget import EscalationBudget
+from edgetriage.edge.delivery.outbox import OutboxConfig
 from edgetriage.shared.protocol import Event, ProtocolError, Verdict, encode_event
 from edgetriage.shared.topics import OFFLINE, ONLINE, Topics
 from edgetriage.shared.verdict_forms import decode_device_verdict
