@@ -15,22 +15,17 @@ other sections and overrides stay as they were) as a rule override for that came
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import math
-import queue
 import time
-import uuid
 from typing import Any
 
 from ..shared.config import MQTTConfig
-from ..shared.mqtt import Incoming, MQTTLink
-from ..shared.protocol import ProtocolError, decode_remote_config
-from ..shared.topics import Topics
 from .config import CloudConfig, ThresholdsConfig
 from .feedback import is_operator_verdict
 from .push import PushResult, config_message, push_config
 from .storage.store import Store
+from .suppress.publish import retained_config as read_retained
 
 log = logging.getLogger("edgetriage.cloud.thresholds")
 
@@ -134,37 +129,10 @@ class AutoThresholds:
                 log.exception("thresholds: the automatic round failed")
 
 
-def retained_config(mqtt: MQTTConfig, device: str, timeout_s: float = 2.0) -> dict[str, Any]:
-    """The device's retained remote configuration as a push document: its sections, and its model when it
-    names one ({} when there is none)."""
-    got: queue.SimpleQueue[bytes] = queue.SimpleQueue()
-    topic = Topics(mqtt.prefix).config(device)
-
-    def on_message(msg: Incoming) -> None:
-        if msg.topic == topic:
-            got.put(msg.payload)
-
-    link = MQTTLink(mqtt.model_copy(update={"session_expiry_s": 0}), f"edgetriage-read-{uuid.uuid4().hex[:12]}",
-                    on_message=on_message)
-    link.subscribe(topic, 1)
-    link.start()
-    try:
-        link.wait_connected(timeout_s)
-        payload = got.get(timeout=timeout_s)
-    except queue.Empty:
-        return {}
-    finally:
-        link.stop()
-    try:
-        message = decode_remote_config(payload) if payload else None
-    except ProtocolError:
-        return {}
-    if message is None:
-        return {}
-    doc = json.loads(json.dumps(message.config))
-    if message.model is not None:
-        doc["model"] = message.model.model_dump(exclude_none=True)
-    return doc
+def retained_config(mqtt: MQTTConfig, device: str, wait_s: float = 2.0) -> dict[str, Any]:
+    """The device's retained remote configuration as a push document (cloud.suppress.publish reads it the same
+    way); a broker that cannot be reached raises ConnectionError rather than answer {} and lose the sections."""
+    return read_retained(mqtt, device, wait_s)
 
 
 def merged(config: dict[str, Any], camera: str, proposed: dict[str, Any]) -> dict[str, Any]:
