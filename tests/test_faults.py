@@ -607,7 +607,7 @@ def test_outbox_full_policies_by_priority_and_age_with_exact_counts(tmp_path):
 def test_two_workers_on_one_shared_subscription_analyse_each_event_once(tmp_path, prefix, crops, mosquitto):
     """Two `edgetriage cloud run` processes on `$share/<group>/...` with Redis: every event published twice
     (a device re-send), the second copies in an order that sends each to the other worker than the first,
-    yet each is analysed once, whichever worker gets which copy, by the worker that got its first copy."""
+    yet each is analysed once, whichever worker gets which copy."""
     n = 4
     redis_prefix = f"test-faults-{uuid.uuid4().hex[:8]}"
     base = {"mqtt": {"url": mosquitto.url, "prefix": prefix}, "group": f"g{uuid.uuid4().hex[:6]}",
@@ -646,10 +646,13 @@ def test_two_workers_on_one_shared_subscription_analyse_each_event_once(tmp_path
         stats = [w.stats() for w in workers]
         assert sum(s["received"] for s in stats) == 2 * n
         assert sum(s["llm"] + s["fallback"] for s in stats) == n  # each event analysed once, in all
-        # the broker shares the copies out (which worker gets a first copy is its choice, not ours), and each
-        # worker answers exactly the copies it got first: every copy it received is analysed or a repeat
+        # the broker shares the copies out (which worker gets a first copy is its choice, not ours). Which worker
+        # answers an event is the one whose claim lands first: a first copy stored by one worker can be claimed by
+        # the other, if its second copy arrives between the store and the claim (a loaded machine makes that
+        # window long), so the promise is per event, not per worker: nothing analysed twice, nothing discarded
         assert all(s["received"] >= 1 for s in stats), stats
-        assert all(s["llm"] + s["fallback"] == s["received"] - s["duplicates"] for s in stats), stats
+        assert all(s["llm"] + s["fallback"] <= s["received"] for s in stats), stats
+        assert sum(s["claims_lost"] for s in stats) == 0, stats
         assert sum(s["duplicates"] for s in stats) == n
         for event_id, copies in tap.by_event().items():
             assert len({(v.created_ms, v.description) for v in copies}) == 1, f"{event_id} analysed twice"
