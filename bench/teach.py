@@ -13,6 +13,10 @@ Cases, made at run time from the shipped one-by-one clip (models/media) at 10 fp
 
 The arms/bottle clip the issue names does not ship in models/media, so it is not a case here.
 
+Variants (`--variant`), to check that what the loop learns is not one clip's quirk: `dark` every frame at 0.5
+of its light (a dim camera, after the rain and the object); `retimed` 7.5 fps and segments 7 minutes apart;
+`cut` every segment 2 s later and 1 s shorter, the object and the standers cut from 1 s later.
+
 Phase "before": the device (the real pipeline and decisions, edge replay) escalates; the cloud's verdict for
 each escalation is the ground truth by construction (a rain streak or the pasted object: benign; a visitor:
 alert), since what is measured is the teaching loop, not the model; every benign one goes to the real learner
@@ -29,7 +33,7 @@ Figures (one JSON line last):
     wrong_suppressions                       suppressed events of a real visitor (goal 0)
     feedback_propagation_ms                  from bench/teach_feedback.py
 
-    python bench/teach.py [--quick]
+    python bench/teach.py [--quick] [--variant dark|retimed|cut] [--no-feedback]
 """
 
 from __future__ import annotations
@@ -89,6 +93,28 @@ AT_PLACE = [(69.0, 75.0), (86.0, 92.0)]
 # [suppressions] as this bench runs it: accepted at once, 3 alike events make a rule, places up to half the
 # frame apart count as one (rain falls everywhere); the rest are the defaults
 SETTINGS = SuppressionsConfig(min_events=3, auto_accept=True, near=0.5, margin=0.05)
+VARIANTS = ("dark", "retimed", "cut")
+DARK = 0.5
+
+
+@dataclass(frozen=True)
+class Variant:
+    """How a variant changes the cases (see the module docstring); the default is the bench as measured."""
+
+    name: str = "none"
+    fps: float = FPS
+    apart_ms: int = APART_MS
+    shift_s: float = 0.0  # of every segment's start and of the cut-outs
+    shorten_s: float = 0.0
+    light: float = 1.0
+
+    @classmethod
+    def named(cls, name: str | None) -> Variant:
+        return {None: cls(), "dark": cls("dark", light=DARK), "retimed": cls("retimed", fps=7.5, apart_ms=7 * 60_000),
+                "cut": cls("cut", shift_s=2.0, shorten_s=1.0)}[name]
+
+    def cut(self, a: float, b: float) -> tuple[float, float]:
+        return a + self.shift_s, b + self.shift_s - self.shorten_s
 
 
 @dataclass
@@ -98,6 +124,7 @@ class Segment:
     paste: np.ndarray | None = None  # what stands at OBJECT_AT on every frame
     visits: list[tuple[float, float]] = field(default_factory=list)
     seed: int = 0  # of the rain: new streaks at new places in every segment
+    light: float = 1.0  # the camera's: 0.5 a dim one
 
 
 @dataclass
@@ -131,25 +158,28 @@ def _object_box(shape: tuple[int, ...], paste: np.ndarray) -> tuple[float, float
     return x / w, y / h, (x + paste.shape[1]) / w, (y + paste.shape[0]) / h
 
 
-def _cuts(cuts: list[tuple[float, float]], paste: np.ndarray | None, case: str, labels) -> list[Segment]:
+def _cuts(cuts: list[tuple[float, float]], paste: np.ndarray | None, case: str, labels,
+          variant: Variant) -> list[Segment]:
     out = []
-    for a, b in cuts:
-        make = {"cut": [a, b], "fps": FPS}
+    for a, b in (variant.cut(*c) for c in cuts):
+        make = {"cut": [a, b], "fps": variant.fps}
         visits = [(0.0, b - a)] if case == "at_place" else expected_visits(make, labels)
-        out.append(Segment(case, DerivedClip(case, ONE_BY_ONE, make, visits), paste, visits, seed=round(a * 10)))
+        out.append(Segment(case, DerivedClip(case, ONE_BY_ONE, make, visits), paste, visits, seed=round(a * 10),
+                           light=variant.light))
     return out
 
 
-def segments(quick: bool) -> tuple[list[Segment], list[Segment]]:
+def segments(quick: bool, variant: Variant | None = None) -> tuple[list[Segment], list[Segment]]:
     """(before, after) segments of every case."""
+    variant = variant or Variant()
     labels = load_labels(MEDIA)[ONE_BY_ONE]
-    thing = _frame_at(OBJECT_FROM_S)
-    before = (_cuts(RAIN_BEFORE[:5] if quick else RAIN_BEFORE, None, "rain", labels)
-              + _cuts(STATIC_BEFORE[:4] if quick else STATIC_BEFORE, thing, "static", labels))
-    after = (_cuts(RAIN_AFTER[:3] if quick else RAIN_AFTER, None, "rain", labels)
-             + _cuts(STATIC_AFTER[:2] if quick else STATIC_AFTER, thing, "static", labels))
+    thing = _frame_at(OBJECT_FROM_S + variant.shift_s / 2)
+    before = (_cuts(RAIN_BEFORE[:5] if quick else RAIN_BEFORE, None, "rain", labels, variant)
+              + _cuts(STATIC_BEFORE[:4] if quick else STATIC_BEFORE, thing, "static", labels, variant))
+    after = (_cuts(RAIN_AFTER[:3] if quick else RAIN_AFTER, None, "rain", labels, variant)
+             + _cuts(STATIC_AFTER[:2] if quick else STATIC_AFTER, thing, "static", labels, variant))
     for cut, second in zip(AT_PLACE, STANDERS_FROM_S, strict=True):
-        after += _cuts([cut], _frame_at(second), "at_place", labels)
+        after += _cuts([cut], _frame_at(second + variant.shift_s / 2), "at_place", labels, variant)
     return before, after
 
 
@@ -164,6 +194,8 @@ def run_segment(replayer: Replayer, seg: Segment, start_ms: int) -> list[Replaye
         if seg.paste is not None:
             image = image.copy()
             image[y:y + seg.paste.shape[0], x:x + seg.paste.shape[1]] = seg.paste
+        if seg.light != 1.0:
+            image = cv2.convertScaleAbs(image, alpha=seg.light)
         session.process(Frame(i, i / fps, start_ms + round(i * 1000 / fps), image))
     session.finish()
     return [e for e in session.events if e.event.label == "person"]
@@ -212,7 +244,8 @@ def _retained(mqtt: MQTTConfig) -> bytes:
         link.stop()
 
 
-def teach(before: list[Segment], after: list[Segment], workdir: Path, log=print) -> dict[str, Any]:
+def teach(before: list[Segment], after: list[Segment], workdir: Path, log=print,
+          apart_ms: int = APART_MS) -> dict[str, Any]:
     base = EdgeConfig(device=DEVICE, cameras=[CameraConfig(id=CAMERA, source=f"{CAMERA}.avi")])
     first = Replayer(base)
     shape = (432, 768)
@@ -239,7 +272,7 @@ def teach(before: list[Segment], after: list[Segment], workdir: Path, log=print)
                     learner.learn(e.event_id, "model" if benign else ALERT, now_ms=int(ev.captured_ms))
             tally(seg, events, shape, tallies["before"].setdefault(seg.case, Tally()))
             log(f"before {seg.clip.name}: {[(e.decision.kind if e.decision else '-', is_false(seg, e, shape)) for e in events]}")
-            clock += APART_MS
+            clock += apart_ms
         accepted = [p for p in learner.proposals.all() if p.status == "accepted"]
         update = parse_update(_retained(mqtt), base)  # the device's own parser, on what the broker retained
         log(f"accepted {len(accepted)} suppression(s); the device's config {update.version} holds "
@@ -249,7 +282,7 @@ def teach(before: list[Segment], after: list[Segment], workdir: Path, log=print)
             events = run_segment(second, seg, clock)
             tally(seg, events, shape, tallies["after"].setdefault(seg.case, Tally()))
             log(f"after {seg.clip.name}: {[(e.decision.kind if e.decision else '-', is_false(seg, e, shape)) for e in events]}")
-            clock += APART_MS
+            clock += apart_ms
     finally:
         learner.close()
         broker.stop()
@@ -291,12 +324,18 @@ def feedback_figures(quick: bool) -> dict[str, Any]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer static segments (CI)")
+    parser.add_argument("--variant", choices=VARIANTS, help="the cases changed (see above); default: as they are")
+    parser.add_argument("--no-feedback", action="store_true", help="leave out feedback_propagation_ms")
     args = parser.parse_args()
     t0 = time.monotonic()
-    before, after = segments(args.quick)
+    variant = Variant.named(args.variant)
+    before, after = segments(args.quick, variant)
     with tempfile.TemporaryDirectory(prefix="edgetriage-teach-") as tmp:
-        results = teach(before, after, Path(tmp), log=lambda m: print(m, file=sys.stderr, flush=True))
-    results.update(feedback_figures(args.quick))
+        results = teach(before, after, Path(tmp), log=lambda m: print(m, file=sys.stderr, flush=True),
+                        apart_ms=variant.apart_ms)
+    results["variant"] = variant.name
+    if not args.no_feedback:
+        results.update(feedback_figures(args.quick))
     results["seconds"] = round(time.monotonic() - t0, 1)
     print(json.dumps(results), flush=True)
     return 0
