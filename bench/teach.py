@@ -14,7 +14,7 @@ Cases, made at run time from the shipped one-by-one clip (models/media) at 10 fp
 The arms/bottle clip the issue names does not ship in models/media, so it is not a case here.
 
 Variants (`--variant`), to check that what the loop learns is not one clip's quirk: `dark` every frame at 0.5
-of its light (a dim camera, after the rain and the object); `retimed` 7.5 fps and segments 7 minutes apart;
+of its light (a dim scene, the object in it; the rain, lit by the camera's own light, as bright as before); `retimed` 7.5 fps and segments 7 minutes apart;
 `cut` every segment 2 s later and 1 s shorter, the object and the standers cut from 1 s later.
 
 Phase "before": the device (the real pipeline and decisions, edge replay) escalates; the cloud's verdict for
@@ -189,13 +189,13 @@ def run_segment(replayer: Replayer, seg: Segment, start_ms: int) -> list[Replaye
     x, y = OBJECT_AT
     rng = np.random.default_rng(seg.seed)
     for i, image in enumerate(frames):
-        if seg.case == "rain":
-            image = _rain(image, rng)
         if seg.paste is not None:
             image = image.copy()
             image[y:y + seg.paste.shape[0], x:x + seg.paste.shape[1]] = seg.paste
-        if seg.light != 1.0:
+        if seg.light != 1.0:  # the scene, the object in it included; rain is lit by the camera's own light
             image = cv2.convertScaleAbs(image, alpha=seg.light)
+        if seg.case == "rain":
+            image = _rain(image, rng)
         session.process(Frame(i, i / fps, start_ms + round(i * 1000 / fps), image))
     session.finish()
     return [e for e in session.events if e.event.label == "person"]

@@ -4,8 +4,10 @@ the device (which answers a matching track itself as `suppressed`).
 A suppression names one camera's recurring false detection: a place (`region`, x1, y1, x2, y2 normalised to the
 frame), an appearance (the crop's perceptual hash and, where made, its appearance embedding: shared.cropkeys)
 and a time it ends (`expires_ms`). A track matches only when all of these hold: same camera and label, its box
-lies in the region (at least `min_inside` of it) and is about the size of the learned crops (`areas`, within
-SIZE_SLACK), its crop looks like one of the learned ones (`exemplars`: the embedding's cosine similarity at
+lies in the region (at least `min_inside` of it, the region grown by DRIFT of the box's own width and height:
+the box of one thing moves by a share of its own size from sighting to sighting, so a small thing at the
+region's edge is not lost by a few pixels and a large one gets no more room than its size) and is about the
+size of the learned crops (`areas`, within SIZE_SLACK), its crop looks like one of the learned ones (`exemplars`: the embedding's cosine similarity at
 least `min_similarity` where both have one, else the hash within `max_distance` bits), and the rule has not
 expired. Place alone never matches, so a person who walks or stands
 where a suppression is still looks like a person, not like the bin, and is still escalated.
@@ -31,6 +33,7 @@ DEFAULT_MIN_INSIDE = 0.75
 DEFAULT_SUPPRESS_SIMILARITY = 0.92
 DEFAULT_SUPPRESS_DISTANCE = 6
 SIZE_SLACK = 2.0  # a track's box area may be this many times smaller or larger than the learned ones
+DRIFT = 0.25  # the region grows by this share of a track box's own width and height before `min_inside`
 SUPPRESSION_ID_RE = r"^s-[0-9a-f]{12}$"
 
 Unit = Annotated[float, Field(ge=0.0, le=1.0)]
@@ -87,10 +90,14 @@ def inside(box: tuple[float, float, float, float], region: tuple[float, float, f
 
 
 def in_place(rule: SuppressionRule, box: tuple[float, float, float, float]) -> bool:
-    """The place half of the rule: the box lies in the region and is about the size of the learned crops."""
+    """The place half of the rule: the box lies in the region (grown by DRIFT of the box's size) and is about
+    the size of the learned crops."""
     size = area(box)
-    return (inside(box, rule.region) >= rule.min_inside
-            and rule.areas[0] / SIZE_SLACK <= size <= rule.areas[1] * SIZE_SLACK)
+    if not rule.areas[0] / SIZE_SLACK <= size <= rule.areas[1] * SIZE_SLACK:
+        return False
+    dx, dy = DRIFT * (box[2] - box[0]), DRIFT * (box[3] - box[1])
+    x1, y1, x2, y2 = rule.region
+    return inside(box, (x1 - dx, y1 - dy, x2 + dx, y2 + dy)) >= rule.min_inside
 
 
 def looks_alike(phash: str, embedding: bytes | None, other_phash: str, other_embedding: bytes | None, *,
@@ -118,5 +125,5 @@ def first_match(rules: list[SuppressionRule], **track) -> SuppressionRule | None
     return next((rule for rule in rules if suppression_matches(rule, **track)), None)
 
 
-__all__ = ["MAX_EXEMPLARS", "MAX_SUPPRESSIONS", "Exemplar", "SuppressionRule", "SuppressionsSection", "area",
+__all__ = ["DRIFT", "MAX_EXEMPLARS", "MAX_SUPPRESSIONS", "Exemplar", "SuppressionRule", "SuppressionsSection", "area",
            "first_match", "in_place", "inside", "looks_alike", "suppression_matches"]

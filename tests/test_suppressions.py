@@ -141,6 +141,32 @@ def test_the_rule_answers_the_recurring_object_never_a_person_there_and_ends(sto
                                    embedding=embed(crops["visitor"][0]), now_ms=now)
 
 
+
+def _moved(box, by: float):
+    """`box` moved left by `by` of its own width."""
+    dx = by * (box[2] - box[0])
+    return (box[0] - dx, box[1], box[2] - dx, box[3])
+
+
+def test_a_look_alike_that_drifted_past_the_regions_edge_still_matches_a_person_there_never(stores, crops, embed):
+    """The place test allows a box to drift by a share of its own size (shared.suppression.DRIFT): the same thing
+    whose crop was cut a third of its width off the learned ones is still answered; further off it is another
+    place; and a visitor at the drifted box is still not answered (appearance AND place)."""
+    events, proposals = stores
+    learner = Learner(SuppressionsConfig(min_events=4, margin=0.0), proposals, events, embed=embed)
+    rule = _learn_all(learner, events, crops["empty"][:4])[3].rule
+    assert rule.region == PLACE  # the learned crops' own box: no margin
+    now = int(time.time() * 1000)
+
+    def track(jpeg: bytes, box) -> bool:
+        return suppression_matches(rule, camera="porch", label="person", box=box,
+                                   phash=phash_dct64(decode_jpeg(jpeg)), embedding=embed(jpeg), now_ms=now)
+
+    drifted = _moved(PLACE, 0.3)  # 0.7 of it in the region: under min_inside before the drift allowance
+    assert track(crops["empty"][5], drifted)
+    assert not track(crops["empty"][5], _moved(PLACE, 0.7))
+    assert not any(track(v, drifted) for v in crops["visitor"])
+
 def _retained(broker_url: str, prefix: str, device: str) -> bytes:
     got: queue.SimpleQueue[bytes] = queue.SimpleQueue()
     topic = Topics(prefix).config(device)
