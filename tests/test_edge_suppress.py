@@ -19,7 +19,7 @@ from edgetriage.edge.metrics import DeviceSnapshot, EdgeMetrics
 from edgetriage.edge.remote_config import RemoteRefused, parse_update
 from edgetriage.edge.replay import Replayer
 from edgetriage.edge.vision.capture import Frame
-from edgetriage.shared.suppression import Exemplar, SuppressionRule, area
+from edgetriage.shared.suppression import Exemplar, SuppressionRule, area, inside
 from prometheus_client import generate_latest
 
 CLIP = MEDIA / "one-by-one-person-detection.mp4"
@@ -32,7 +32,7 @@ def _cutout(second: float) -> np.ndarray:
     return cv2.resize(cut, (133, 280), interpolation=cv2.INTER_AREA)
 
 
-def _frames(start_s: float, paste: np.ndarray, t0_ms: int, seconds: float = 4.0) -> list[Frame]:
+def _frames(start_s: float, paste: np.ndarray, t0_ms: int, seconds: float = 4.0, at=AT) -> list[Frame]:
     cap = cv2.VideoCapture(str(CLIP))
     out = []
     try:
@@ -40,7 +40,7 @@ def _frames(start_s: float, paste: np.ndarray, t0_ms: int, seconds: float = 4.0)
             cap.set(cv2.CAP_PROP_POS_MSEC, (start_s + i / FPS) * 1000)
             ok, image = cap.read()
             assert ok
-            x, y = AT
+            x, y = at
             image[y:y + paste.shape[0], x:x + paste.shape[1]] = paste
             out.append(Frame(i, i / FPS, t0_ms + round(i * 1000 / FPS), image))
     finally:
@@ -105,6 +105,27 @@ def test_the_object_is_suppressed_and_a_visitor_standing_there_is_escalated(dete
     standing = _at_place(_run(config, detector, stages, _frames(69.0, cutouts["visitor"], now)), cutouts["visitor"])
     assert standing and "escalate" in {e.decision.kind for e in standing}
     assert "suppressed" not in {e.decision.kind for e in standing}
+
+
+def test_the_object_moved_by_a_share_of_its_size_is_still_suppressed_a_visitor_there_is_not(detector, stages,
+                                                                                         cutouts, learned):
+    """The object pushed 60 px to the right (0.45 of its width; a third of its box out of the learned region):
+    still the same thing at the same place (shared.suppression.DRIFT), so suppressed; a visitor standing at
+    the moved place is still escalated."""
+    now = int(time.time() * 1000)
+    config = _config([learned])
+    moved = (AT[0] + 60, AT[1])
+
+    def at_moved(what: str, start_s: float):
+        events = _run(config, detector, stages, _frames(start_s, cutouts[what], now, at=moved))
+        return [e for e in events if e.event.label == "person" and e.event.crop_box is not None
+                and e.event.crop_box[0] < 0.3 and e.event.crop_box[2] > moved[0] / 768]
+
+    pushed = at_moved("object", 45.0)
+    assert pushed and {e.decision.kind for e in pushed} == {"suppressed"}
+    assert any(inside(e.event.crop_box, learned.region) < learned.min_inside for e in pushed)  # drifted out
+    standing = at_moved("visitor", 69.0)
+    assert standing and {e.decision.kind for e in standing} == {"escalate"}
 
 
 def test_an_expired_rule_answers_nothing(detector, stages, cutouts, learned):
