@@ -11,11 +11,15 @@ Cases, made at run time from the shipped one-by-one clip (models/media) at 10 fp
     at_place (after only) the object replaced by another visitor standing exactly there, as a person who
              stands where the suppression is: a real visit that must still be escalated
 
-The arms/bottle clip the issue names does not ship in models/media, so it is not a case here.
+The arms/bottle clip the issue names does not ship in models/media, and no shipped clip can stand for it: none
+has a still object that people reach into (a room, a road, two walkers, a parking lot), and arms cut from the
+one-by-one visitors and pasted over the object would be a real person's arms by construction, which this bench
+must count as a visit to escalate, not as a false detection. So it is not a case here.
 
-Variants (`--variant`), to check that what the loop learns is not one clip's quirk: `dark` every frame at 0.5
-of its light (a dim scene, the object in it; the rain, lit by the camera's own light, as bright as before); `retimed` 7.5 fps and segments 7 minutes apart;
-`cut` every segment 2 s later and 1 s shorter, the object and the standers cut from 1 s later.
+Variants (`--variant`), to check that what the loop learns is not one clip's quirk: `dark` every frame at
+0.5 of its light (a dim scene, the object in it; the rain, lit by the camera's own light, as bright as
+before); `retimed` 7.5 fps and segments 7 minutes apart; `cut` every segment 2 s later and 1 s shorter, the
+object and the standers cut from 1 s later.
 
 Phase "before": the device (the real pipeline and decisions, edge replay) escalates; the cloud's verdict for
 each escalation is the ground truth by construction (a rain streak or the pasted object: benign; a visitor:

@@ -7,10 +7,10 @@ and a time it ends (`expires_ms`). A track matches only when all of these hold: 
 lies in the region (at least `min_inside` of it, the region grown by DRIFT of the box's own width and height:
 the box of one thing moves by a share of its own size from sighting to sighting, so a small thing at the
 region's edge is not lost by a few pixels and a large one gets no more room than its size) and is about the
-size of the learned crops (`areas`, within SIZE_SLACK), its crop looks like one of the learned ones (`exemplars`: the embedding's cosine similarity at
-least `min_similarity` where both have one, else the hash within `max_distance` bits), and the rule has not
-expired. Place alone never matches, so a person who walks or stands
-where a suppression is still looks like a person, not like the bin, and is still escalated.
+size of the learned crops (`areas`, within SIZE_SLACK), its crop looks like one of the learned ones
+(`exemplars`: the embedding's cosine similarity at least `min_similarity` where both have one, else the hash
+within `max_distance` bits), and the rule has not expired. Place alone never matches, so a person who walks or
+stands where a suppression is still looks like a person, not like the bin, and is still escalated.
 
 On the wire a device's accepted suppressions travel in its remote configuration (shared.protocol.RemoteConfig)
 as the section `suppressions = {"rules": [...]}`: versioned, validated and retained like every other section.
