@@ -144,8 +144,15 @@ class CloudService:
         self._spawn(self.intake.heal())
 
     async def wait_connected(self, timeout: float) -> bool:
+        """Connected and every subscription granted (SUBACK), within `timeout` in all: ready to receive. Before
+        the SUBACK the broker drops what a device publishes, if this client has no session there yet."""
         link = self.publisher.link
-        return link is not None and await asyncio.to_thread(link.wait_connected, timeout)
+        if link is None:
+            return False
+        deadline = time.monotonic() + timeout
+        if not await asyncio.to_thread(link.wait_connected, timeout):
+            return False
+        return await asyncio.to_thread(link.subscribed.wait, max(0.0, deadline - time.monotonic()))
 
     async def stop(self) -> None:
         """Finish in-flight work for up to `drain_timeout_s`, then disconnect. Work still running then is
