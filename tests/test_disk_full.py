@@ -29,7 +29,7 @@ def test_a_full_disk_under_the_cloud_store_loses_nothing(mosquitto, prefix, tmp_
     device = MQTTLink(mqtt, f"{prefix}-dev", on_message=got.put)
     device.subscribe(topics.verdicts("dev"), 1)
     device.start()
-    assert device.wait_connected(10)
+    assert device.wait_connected(10) and device.subscribed.wait(10)  # no verdict published before we listen
     config = CloudConfig.model_validate({"mqtt": {"url": mosquitto.url, "prefix": prefix, "client_id": f"{prefix}-c"},
                                          "store_path": str(tmp_path / "cloud.db"), "http": {"enabled": False}})
     store = SQLiteStore(config.store_path)
@@ -37,12 +37,14 @@ def test_a_full_disk_under_the_cloud_store_loses_nothing(mosquitto, prefix, tmp_
     store._conn.execute(f"PRAGMA max_page_count = {pages + 60}")  # room for a few 20 KB crops, not for 30
     events = noise_events("dev", 30, seed=5)
 
-    async def serve_until(n: int, timeout: float) -> set[str]:
+    async def serve_until(n: int, timeout: float, ready: asyncio.Event | None = None) -> set[str]:
         service = CloudService(config, FixedDelayModel(0.01, 4), store)
         await service.start()
         seen: set[str] = set()
         try:
-            assert await service.wait_connected(10)
+            assert await service.wait_connected(30)  # connected and subscribed
+            if ready is not None:
+                ready.set()
             deadline = time.monotonic() + timeout
             while len(seen) < n and time.monotonic() < deadline:
                 try:
@@ -54,8 +56,9 @@ def test_a_full_disk_under_the_cloud_store_loses_nothing(mosquitto, prefix, tmp_
         return seen
 
     async def scenario() -> tuple[set[str], set[str]]:
-        first = asyncio.create_task(serve_until(len(events), 8))
-        await asyncio.sleep(1.0)
+        ready = asyncio.Event()
+        first = asyncio.create_task(serve_until(len(events), 8, ready))
+        await ready.wait()  # the cloud's subscription is granted: from now on the broker keeps its messages
         for event in events:
             assert device.publish(topics.events("dev"), encode_event(event)) is not None
         answered = await first

@@ -30,7 +30,7 @@ def test_a_burst_from_one_device_does_not_starve_another(mosquitto, prefix, tmp_
                         on_message=lambda m: got.put((time.monotonic(), m)))
         link.subscribe(topics.verdicts(name), 1)
         link.start()
-        assert link.wait_connected(10)
+        assert link.wait_connected(10) and link.subscribed.wait(10)
         return link
 
     busy, quiet = device("busy"), device("quiet")

@@ -373,7 +373,7 @@ class VerdictTap:
                              backoff_min_s=0.2, backoff_max_s=1.0)
         self.link.subscribe(Topics(prefix).verdicts(DEVICE), 1)
         self.link.start()
-        assert self.link.wait_connected(10)
+        assert self.link.wait_connected(10) and self.link.subscribed.wait(10)  # listening before anything is sent
 
     def by_event(self) -> dict[str, list[Verdict]]:
         out: dict[str, list[Verdict]] = {}
