@@ -15,9 +15,9 @@
 - Token budgets per device and per fleet (cloud.token_budget), as buckets refilling continuously at budget/hour.
   An event from a device (or fleet) whose bucket is empty is refused at once with "unknown" saying which budget
   and when it refills; cache hits are not affected (they never reach the scheduler).
-- Overload (cloud.capacity.LoadSignal): while the queue holds `overload_depth` events or more, or the back-end says it is saturated,
-  `on_load` is told (and told again every `load_refresh_s` with the current depth); once the queue is down
-  to `clear_depth` and the back-end is fine, it is told the overload is over.
+- Overload (cloud.capacity.LoadSignal): while the queue holds `overload_depth` events or more, or the back-end
+  says it is saturated, `on_load` is told (and told again every `load_refresh_s` with the current depth); once
+  the queue is down to `clear_depth` and the back-end is fine, it is told the overload is over.
 - Background work (re-asking the model about cached answers, to measure wrong reuse) runs below every
   tier, in a small queue of its own that never counts towards overload and is dropped first.
 """
