@@ -24,6 +24,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any, TextIO
 
+from .shared import clock
 from .shared.broker_check import BrokerUnreachable, check_broker
 from .shared.config import ConfigError, MQTTConfig, validate_config
 from .shared.mqtt import Incoming, MQTTLink
@@ -98,7 +99,7 @@ class Watcher:
             return event_line(message)
         if isinstance(message, Verdict):
             return verdict_line(message)
-        return f"{_clock(int(time.time() * 1000))}  {device}  {message}"
+        return f"{_clock(clock.now_ms())}  {device}  {message}"
 
 
 def _mqtt(args: argparse.Namespace) -> MQTTConfig:

@@ -6,13 +6,19 @@ page, /v1/stats and /metrics read the same figures.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ..shared.clock import now_ms
 from ..shared.protocol import LoadReport, encode_load_report
 from ..shared.stats import percentile
+from .config import SchedulerConfig
+
+log = logging.getLogger("edgetriage.cloud.scheduler")  # the scheduler's load, logged under its name
 
 WINDOW_S = 60.0  # the figures cover the batches finished in the last minute
 
@@ -93,3 +99,103 @@ class LoadState:
         return {"verdicts_per_s": report.verdicts_per_s, "capacity_per_s": report.capacity_per_s,
                 "headroom_per_s": None if headroom is None else round(headroom, 2),
                 "queue_wait_ms": report.queue_wait_ms}
+
+
+class BusyTime:
+    """How long the back-end has had at least one batch in flight, and that as a share of the time since start."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self.started_at = clock()
+        self._since: float | None = None
+        self._busy_s = 0.0
+
+    def restart(self) -> None:
+        self.started_at = self.clock()
+
+    def running(self, now: float) -> None:
+        """A batch started at `now` (the clock only starts if none was running)."""
+        if self._since is None:
+            self._since = now
+
+    def idle(self) -> None:
+        """The last batch in flight ended."""
+        if self._since is not None:
+            self._busy_s += self.clock() - self._since
+            self._since = None
+
+    def busy_s(self) -> float:
+        extra = self.clock() - self._since if self._since is not None else 0.0
+        return self._busy_s + extra
+
+    def utilisation(self) -> float:
+        wall = self.clock() - self.started_at
+        return min(1.0, self.busy_s() / wall) if wall > 0 else 0.0
+
+
+class LoadSignal:
+    """Whether the analyzer is overloaded, told to `on_load` when that changes: overloaded from `overload_depth`
+    events waiting or a back-end that says it is saturated, normal again at `clear_depth` with the back-end fine.
+    `refresh()` tells it again every `load_refresh_s` while overloaded, else when the capacity figures changed
+    (at most every `capacity_report_s`), and notices a back-end that recovered while nothing was queued."""
+
+    def __init__(self, config: SchedulerConfig, capacity: CapacityMeter, *, depth: Callable[[], int],
+                 saturated: Callable[[], bool], on_load: Callable[[LoadState], None] | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.config = config
+        self.capacity = capacity
+        self.on_load = on_load
+        self.clock = clock
+        self.state = LoadState(False, 0, now_ms())
+        self._depth = depth
+        self._saturated = saturated
+
+    def update(self) -> bool:
+        """Check the depth and the back-end; True when this check started an overload."""
+        saturated = self._saturated()
+        if self.state.overloaded:
+            if self._depth() <= (self.config.clear_depth or 0) and not saturated:
+                self.set(False)
+            return False
+        if self._depth() >= (self.config.overload_depth or 1) or saturated:
+            self.set(True)
+            return True
+        return False
+
+    def set(self, overloaded: bool, force: bool = False) -> None:
+        if not force and overloaded == self.state.overloaded:
+            return
+        self.state = self.now(overloaded)
+        if overloaded:
+            log.warning("analyzer overloaded: %d events waiting", self._depth())
+        else:
+            log.info("analyzer load back to normal (%d waiting)", self._depth())
+        self._tell()
+
+    def now(self, overloaded: bool | None = None) -> LoadState:
+        """The load report as it would be sent now, capacity measured up to this moment."""
+        return LoadState(self.state.overloaded if overloaded is None else overloaded, self._depth(), now_ms(),
+                         self.capacity.snapshot())
+
+    def _tell(self) -> None:
+        if self.on_load is None:
+            return
+        try:
+            self.on_load(self.state)
+        except Exception:  # noqa: BLE001 - a listener's bug must not stop scheduling
+            log.exception("on_load callback failed")
+
+    async def refresh(self, on_overload: Callable[[], None]) -> None:
+        """Until cancelled: check the load every load_refresh_s (`on_overload` is called when a check starts an
+        overload) and tell the report again as the class says."""
+        told = self.clock()
+        while True:
+            await asyncio.sleep(self.config.load_refresh_s)
+            if self.update():
+                on_overload()
+            every = self.config.capacity_report_s
+            if self.state.overloaded or (every and self.clock() - told >= every
+                                         and self.capacity.snapshot() != self.state.capacity):
+                self.state = self.now()
+                self._tell()
+                told = self.clock()

@@ -16,12 +16,12 @@ one "class cx cy w h" line per box, normalised; data.yaml names the classes). Bo
 from __future__ import annotations
 
 import json
-import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
+from ..shared import clock
 from ..shared.protocol import crop_region, jpeg_size
 from .config import RetentionConfig
 from .feedback import is_operator_verdict
@@ -89,7 +89,7 @@ def export_dataset(store: Store, out: Path, *, fmt: Literal["coco", "yolo"], sin
         raise DatasetError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise DatasetError(f"{out} exists and is not an empty folder; give a new or empty OUT")
-    now = now_ms if now_ms is not None else int(time.time() * 1000)
+    now = now_ms if now_ms is not None else clock.now_ms()
     crops_days = (retention or RetentionConfig()).crops_days
     kept_from = now - int(crops_days * DAY_MS) if crops_days else None
     chosen: list[tuple[dict[str, Any], str, str]] = []

@@ -14,11 +14,11 @@ Readers (the suppression proposals, the dataset export): `is_operator_verdict`, 
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..shared import clock
 from ..shared.feedbackmark import FeedbackMark
 from ..shared.protocol import VERDICTS, Verdict
 from .storage.store import Store
@@ -108,7 +108,7 @@ class Feedback:
         if old is None:
             raise FeedbackError(f"no verdict for event {event_id!r} (yet): feedback needs a verdict to correct", 404)
         answer = wanted_verdict(old.verdict, correct, verdict)
-        now = now_ms if now_ms is not None else int(time.time() * 1000)
+        now = now_ms if now_ms is not None else clock.now_ms()
         was = old.feedback.was if old.feedback is not None else old.verdict  # the model's, after a second word
         mark = FeedbackMark(by=by, at_ms=now, note=note, was=was)
         new = operator_copy(old, answer, mark, now)

@@ -31,6 +31,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..shared import clock
 from ..shared.config import ConfigError, MQTTConfig
 from ..shared.modelfiles import manifest
 from ..shared.mqtt import Incoming, MQTTLink
@@ -82,7 +83,7 @@ def config_message(doc: dict[str, Any], *, version: str | None = None) -> tuple[
         if not isinstance(value, dict):
             raise ConfigError(f"{key}: a config section must be a table ([{key}] in TOML)")
     try:
-        message = RemoteConfig(version=version, config=doc, issued_ms=int(time.time() * 1000),
+        message = RemoteConfig(version=version, config=doc, issued_ms=clock.now_ms(),
                                model=_complete_model(model) if model is not None else None)
         return version, encode_remote_config(message)
     except ValidationError as exc:

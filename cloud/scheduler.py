@@ -12,12 +12,12 @@
   another sharing the store) may answer it from the cache.
 - Deadline per event, counted from its arrival: past it with the model, the verdict is "unknown" saying
   so (the model's late answer is then discarded); still queued, it waits (OverCapacity, above).
-- Token budgets per device and per fleet, as buckets refilling continuously at budget/hour. An event from a
-  device (or fleet) whose bucket is empty is refused at once with "unknown" saying which budget and when it
-  refills; cache hits are not affected (they never reach the scheduler).
-- Overload: while the queue holds `overload_depth` events or more, or the back-end says it is saturated,
-  `on_load` is told (and told again every `load_refresh_s` with the current depth); once the queue is down
-  to `clear_depth` and the back-end is fine, it is told the overload is over.
+- Token budgets per device and per fleet (cloud.token_budget), as buckets refilling continuously at budget/hour.
+  An event from a device (or fleet) whose bucket is empty is refused at once with "unknown" saying which budget
+  and when it refills; cache hits are not affected (they never reach the scheduler).
+- Overload (cloud.capacity.LoadSignal): while the queue holds `overload_depth` events or more, or the back-end
+  says it is saturated, `on_load` is told (and told again every `load_refresh_s` with the current depth); once
+  the queue is down to `clear_depth` and the back-end is fine, it is told the overload is over.
 - Background work (re-asking the model about cached answers, to measure wrong reuse) runs below every
   tier, in a small queue of its own that never counts towards overload and is dropped first.
 """
@@ -33,9 +33,10 @@ from dataclasses import dataclass, field
 
 from ..shared.protocol import Event
 from .analysis import Analysis, Backend, fallback
-from .capacity import CapacityMeter, LoadState
-from .config import SchedulerConfig, TokenBudgetConfig
+from .capacity import BusyTime, CapacityMeter, LoadSignal, LoadState
+from .config import SchedulerConfig
 from .fairqueue import FairQueue
+from .token_budget import Budgets, used_tokens
 
 log = logging.getLogger("edgetriage.cloud.scheduler")
 
@@ -80,102 +81,6 @@ class _Job:
     dispatched: bool = field(compare=False, default=False)  # handed to the back-end
 
 
-class TokenBucket:
-    """`per_hour` tokens, refilled continuously; the last request may overdraw it (its size is only known
-    once answered), which the refill then repays."""
-
-    def __init__(self, per_hour: int, now: float) -> None:
-        self.per_hour = per_hour
-        self.level = float(per_hour)
-        self.stamp = now
-
-    def _refill(self, now: float) -> None:
-        self.level = min(float(self.per_hour), self.level + (now - self.stamp) * self.per_hour / 3600.0)
-        self.stamp = now
-
-    def left(self, now: float) -> float:
-        self._refill(now)
-        return self.level
-
-    def spent(self, now: float) -> bool:
-        self._refill(now)
-        return self.level <= 0.0
-
-    def take(self, tokens: float, now: float) -> None:
-        self._refill(now)
-        self.level -= tokens
-
-    def refill_in_s(self, now: float) -> float:
-        """Seconds until the bucket holds a token again."""
-        self._refill(now)
-        if self.level > 0 or self.per_hour == 0:
-            return 0.0 if self.level > 0 else float("inf")
-        return (1.0 - self.level) * 3600.0 / self.per_hour
-
-
-class Budgets:
-    """Token buckets per device and for the whole fleet."""
-
-    def __init__(self, config: TokenBudgetConfig, clock: Callable[[], float] = time.monotonic) -> None:
-        self.config = config
-        self.clock = clock
-        self.fleet = TokenBucket(config.fleet_tokens_per_hour, clock()) if config.fleet_tokens_per_hour is not None \
-            else None
-        self.devices: dict[str, TokenBucket] = {}
-
-    def _device(self, device: str) -> TokenBucket | None:
-        per_hour = self.config.devices.get(device, self.config.device_tokens_per_hour)
-        if per_hour is None:
-            return None
-        bucket = self.devices.get(device)
-        if bucket is None:
-            bucket = self.devices[device] = TokenBucket(per_hour, self.clock())
-        return bucket
-
-    def refusal(self, device: str, *, fleet_only: bool = False) -> str | None:
-        """Why `device` may not use the model now, or None when it may."""
-        now = self.clock()
-        bucket = None if fleet_only else self._device(device)
-        if bucket is not None and bucket.spent(now):
-            return (f"token budget of device {device} is spent ({bucket.per_hour} tokens/hour); "
-                    f"the model answers it again in {_wait_text(bucket.refill_in_s(now))}")
-        if self.fleet is not None and self.fleet.spent(now):
-            return (f"the fleet's token budget is spent ({self.fleet.per_hour} tokens/hour); "
-                    f"the model answers again in {_wait_text(self.fleet.refill_in_s(now))}")
-        return None
-
-    def charge(self, device: str | None, tokens: float) -> None:
-        now = self.clock()
-        bucket = self._device(device) if device is not None else None
-        if bucket is not None:
-            bucket.take(tokens, now)
-        if self.fleet is not None:
-            self.fleet.take(tokens, now)
-
-    def snapshot(self) -> dict[str, object]:
-        now = self.clock()
-        out: dict[str, object] = {}
-        if self.fleet is not None:
-            out["fleet_left"] = round(self.fleet.left(now))
-        out["devices_spent"] = sorted(d for d, b in self.devices.items() if b.left(now) <= 0)
-        return out
-
-
-def _wait_text(seconds: float) -> str:
-    if seconds == float("inf"):
-        return "never (the budget is 0)"
-    return f"about {max(1, round(seconds))} s"
-
-
-def used_tokens(analysis: Analysis, estimate: int) -> float:
-    """What an analysis cost, from the back-end's own count where it gave one."""
-    extra = analysis.extra or {}
-    prompt, new = extra.get("prompt_tokens"), extra.get("new_tokens")
-    if isinstance(prompt, int | float) and isinstance(new, int | float):
-        cached = extra.get("cached_tokens")
-        return float(prompt + new - (cached if isinstance(cached, int | float) else 0))
-    return float(estimate)
-
 
 @dataclass
 class SchedulerStats:
@@ -204,14 +109,15 @@ class Scheduler:
         self.backend = backend
         self.config = config
         self.still_needed = still_needed
-        self.on_load = on_load
         self.clock = clock
         self.max_batch = max(1, backend.max_batch)
         self.concurrency = config.concurrency or max(1, backend.concurrency)
         self.capacity = CapacityMeter(self.concurrency, clock=clock)
         self.budgets = Budgets(config.budget, clock)
         self.stats = SchedulerStats()
-        self.load = LoadState(False, 0, int(time.time() * 1000))
+        self.busy = BusyTime(clock)
+        self._load = LoadSignal(config, self.capacity, depth=lambda: self._depth, saturated=self._backend_saturated,
+                                on_load=on_load, clock=clock)
         self._queue = FairQueue()
         self._depth = 0  # live foreground jobs waiting
         self._background = 0  # live background jobs waiting
@@ -221,9 +127,6 @@ class Scheduler:
         self._workers: list[asyncio.Task] = []
         self._refresher: asyncio.Task | None = None
         self._accepting = False
-        self._busy_since: float | None = None
-        self._busy_s = 0.0
-        self._started_at = clock()
         self._batch_tasks: set[asyncio.Task] = set()
 
     # -- lifecycle -------------------------------------------------------------------------------------
@@ -232,10 +135,10 @@ class Scheduler:
             raise RuntimeError("Scheduler.start() called twice")
         self._cond = asyncio.Condition()
         self._accepting = True
-        self._started_at = self.clock()
+        self.busy.restart()
         self._workers = [asyncio.create_task(self._worker(), name=f"scheduler-{i}") for i in range(self.concurrency)]
-        self._refresher = asyncio.create_task(self._refresh(), name="scheduler-load")
-        self._set_load(False, force=True)
+        self._refresher = asyncio.create_task(self._load.refresh(self._count_overload), name="scheduler-load")
+        self._load.set(False, force=True)
 
     async def stop(self, grace_s: float = 10.0) -> None:
         """Stop taking work; release every waiting event (its submitter gets Released); give running batches
@@ -268,14 +171,21 @@ class Scheduler:
     def in_flight(self) -> int:
         return len(self._running)
 
+    @property
+    def load(self) -> LoadState:
+        """What the scheduler last said of its load (the retained load report's content)."""
+        return self._load.state
+
+    def load_now(self) -> LoadState:
+        """The load report as it would be sent now, capacity measured up to this moment (the page, /metrics)."""
+        return self._load.now()
+
     def busy_s(self) -> float:
         """Seconds the back-end has had at least one batch in flight since start."""
-        extra = self.clock() - self._busy_since if self._busy_since is not None else 0.0
-        return self._busy_s + extra
+        return self.busy.busy_s()
 
     def utilisation(self) -> float:
-        wall = self.clock() - self._started_at
-        return min(1.0, self.busy_s() / wall) if wall > 0 else 0.0
+        return self.busy.utilisation()
 
     def tier(self, event: Event) -> int:
         for rule in self.config.priorities:
@@ -423,8 +333,7 @@ class Scheduler:
         for job in batch:
             self.budgets.charge(None if job.background else job.event.device, estimate)
         self._running.extend(batch)
-        if self._busy_since is None:
-            self._busy_since = now
+        self.busy.running(now)
         self.stats.batches += 1
         self.stats.dispatched += len(batch)
         started = now
@@ -444,9 +353,8 @@ class Scheduler:
             for job in batch:
                 if job in self._running:
                     self._running.remove(job)
-            if not self._running and self._busy_since is not None:
-                self._busy_s += self.clock() - self._busy_since
-                self._busy_since = None
+            if not self._running:
+                self.busy.idle()
         if results is None:
             return  # every submitter's own deadline answers it
         self.capacity.finished(len(batch), self.clock() - started, [(started - j.arrived) * 1000 for j in batch])
@@ -480,58 +388,16 @@ class Scheduler:
             self._depth -= 1
         self._update_load()
 
-    # -- overload --------------------------------------------------------------------------------------
+    # -- overload (cloud.capacity.LoadSignal) ------------------------------------------------------------
     def _update_load(self) -> None:
-        saturated = self._backend_saturated()
-        if self.load.overloaded:
-            if self._depth <= (self.config.clear_depth or 0) and not saturated:
-                self._set_load(False)
-        elif self._depth >= (self.config.overload_depth or 1) or saturated:
-            self.stats.overloads += 1
-            self._set_load(True)
+        if self._load.update():
+            self._count_overload()
+
+    def _count_overload(self) -> None:
+        self.stats.overloads += 1
 
     def _backend_saturated(self) -> bool:
         try:
             return bool(self.backend.saturated())
         except Exception:  # noqa: BLE001
             return False
-
-    def _set_load(self, overloaded: bool, force: bool = False) -> None:
-        if not force and overloaded == self.load.overloaded:
-            return
-        self.load = self._state(overloaded)
-        if overloaded:
-            log.warning("analyzer overloaded: %d events waiting", self._depth)
-        else:
-            log.info("analyzer load back to normal (%d waiting)", self._depth)
-        self._tell_load()
-
-    def load_now(self) -> LoadState:
-        """The load report as it would be sent now, capacity measured up to this moment (the page, /metrics)."""
-        return self._state(self.load.overloaded)
-
-    def _state(self, overloaded: bool) -> LoadState:
-        return LoadState(overloaded, self._depth, int(time.time() * 1000), self.capacity.snapshot())
-
-    def _tell_load(self) -> None:
-        if self.on_load is None:
-            return
-        try:
-            self.on_load(self.load)
-        except Exception:  # noqa: BLE001 - a listener's bug must not stop scheduling
-            log.exception("on_load callback failed")
-
-    async def _refresh(self) -> None:
-        """While overloaded, tell the current depth every load_refresh_s; otherwise tell changed capacity
-        figures every capacity_report_s; notice a back-end that recovered (or saturated) while nothing was
-        queued."""
-        told = self.clock()
-        while True:
-            await asyncio.sleep(self.config.load_refresh_s)
-            self._update_load()
-            every = self.config.capacity_report_s
-            if self.load.overloaded or (every and self.clock() - told >= every
-                                        and self.capacity.snapshot() != self.load.capacity):
-                self.load = self._state(self.load.overloaded)
-                self._tell_load()
-                told = self.clock()

@@ -14,6 +14,7 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
+from ..shared import clock
 from ..shared.protocol import Event, Verdict
 from .scheduler import Released
 from .servicestats import ServiceStats, Throttled
@@ -103,7 +104,7 @@ def retake(keeper: ClaimKeeper, store: Store, event: Event, stats: ServiceStats)
     if not keeper.take(event.event_id, again=True):
         return False
     stats.claims_retaken += 1
-    store.put_event(event, int(time.time() * 1000))  # a no-op when it is still there
+    store.put_event(event, clock.now_ms())  # a no-op when it is still there
     return True
 
 

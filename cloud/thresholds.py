@@ -20,6 +20,7 @@ import math
 import time
 from typing import Any
 
+from ..shared import clock
 from ..shared.config import MQTTConfig
 from .config import CloudConfig, ThresholdsConfig
 from .feedback import is_operator_verdict
@@ -81,7 +82,7 @@ def propose(store: Store, device: str, camera: str, *, since_ms: int | None = No
 def propose_for(store: Store, config: ThresholdsConfig, device: str, camera: str, now_ms: int | None = None,
                 since_ms: int | None = None) -> dict[str, Any]:
     """`propose` with the [thresholds] settings (its band, margin, least avoided, history)."""
-    now = now_ms if now_ms is not None else int(time.time() * 1000)
+    now = now_ms if now_ms is not None else clock.now_ms()
     since = since_ms if since_ms is not None else now - int(config.history_days * 86_400_000)
     return propose(store, device, camera, since_ms=since, band=config.band, margin=config.margin,
                    min_avoided=config.min_avoided)
@@ -104,7 +105,7 @@ class AutoThresholds:
     def run_once(self, now_ms: int | None = None) -> list[dict[str, Any]]:
         """The proposals pushed this time."""
         bounds = self.config.thresholds
-        now = now_ms if now_ms is not None else int(time.time() * 1000)
+        now = now_ms if now_ms is not None else clock.now_ms()
         done = []
         for device, camera in cameras_seen(self.store, now - int(bounds.history_days * 86_400_000)):
             new = propose_for(self.store, bounds, device, camera, now)["proposed"]

@@ -90,6 +90,12 @@ class _SharedDetector:
     def model_name(self) -> str:
         return self.inner.model_name
 
+    @property
+    def input_size(self) -> tuple[int, int] | None:
+        # not the inner model's: the agent's pipelines have always sized their looks as an unsized detector
+        # (vision.detect.UNSIZED_SIDE), where a replay of the same model sizes them by its input
+        return None
+
     def detect(self, image_bgr: np.ndarray, region: Region | None = None) -> list[Det]:
         return self.inner.detect(image_bgr) if region is None else self.inner.detect(image_bgr, region)
 

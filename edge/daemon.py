@@ -1,8 +1,8 @@
 """`edgetriage edge run`: the camera daemon a user installs on a Pi and forgets.
 
-One thread per camera reads frames and hands them to the agent (edge.agent); a lost or missing source is
-reopened after a jittered, growing delay, never in a busy loop, and reported on the retained state topic and
-in the metrics. The main thread delivers (the agent's outbox and MQTT), tells systemd how things are
+One thread per camera (edge.camera_worker) reads frames and hands them to the agent (edge.agent); a lost or
+missing source is reopened after a jittered, growing delay, never in a busy loop, and reported on the retained
+state topic and in the metrics. The main thread delivers (the agent's outbox and MQTT), tells systemd how things are
 (`READY=1` after the first processed frame, `WATCHDOG=1` only while no camera is stuck inside a read or a
 detector call), publishes the device state, applies remote configurations and swaps detector models that a
 background thread fetched and checked. SIGTERM stops it within seconds; the outbox keeps what was not sent.
@@ -16,12 +16,10 @@ from __future__ import annotations
 
 import logging
 import os
-import random
 import signal
 import threading
 import time
-from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from ..shared.clock import now_ms
@@ -39,6 +37,7 @@ from ..shared.protocol import (
 from ..shared.topics import Topics
 from ..shared.version import package_version
 from .agent import EdgeAgent
+from .camera_worker import CameraWorker, RateMeter
 from .config import CameraConfig, EdgeConfig, load_edge_config
 from .metrics import CameraSnapshot, DeviceSnapshot, EdgeMetrics
 from .remote_config import (
@@ -51,7 +50,6 @@ from .remote_config import (
     parse_update,
 )
 from .systemd import SystemdNotifier
-from .vision.capture import CaptureError, FrameSource
 from .vision.capture import redact as _redact
 
 log = logging.getLogger("edgetriage.edge.daemon")
@@ -59,161 +57,6 @@ log = logging.getLogger("edgetriage.edge.daemon")
 TICK_S = 0.2  # the main loop wakes at least this often
 STOP_JOIN_S = 4.0  # how long shutdown waits for camera threads (a read can block for read_timeout_s)
 STATE_MIN_INTERVAL_S = 0.5  # state changes are published at most this often
-RATE_WINDOW_S = 10.0
-
-
-# -- cameras ---------------------------------------------------------------------------------------------
-class RateMeter:
-    """Events per second over the last `window_s`, from a growing count sampled now and then."""
-
-    def __init__(self, window_s: float = RATE_WINDOW_S) -> None:
-        self.window_s = window_s
-        self.rate = 0.0
-        self._samples: deque[tuple[float, int]] = deque()
-
-    def update(self, now: float, count: int) -> float:
-        self._samples.append((now, count))
-        while len(self._samples) > 2 and self._samples[1][0] <= now - self.window_s:
-            self._samples.popleft()
-        t0, c0 = self._samples[0]
-        self.rate = (count - c0) / (now - t0) if now > t0 and count >= c0 else 0.0
-        return self.rate
-
-
-class CameraWorker:
-    """One camera on a thread of its own: open, read, hand every frame to the agent; when the source is
-    lost, wait a random delay of up to reconnect_min_s * 2^n (capped at reconnect_max_s) and open it again.
-    A file that reaches its end is "ended" and not reopened. A file source is checked before the daemon starts
-    (edge.preflight: missing or not a video is a config error); one that goes missing later (a remote config,
-    a mount) is retried like a lost stream."""
-
-    def __init__(self, camera: CameraConfig, agent: EdgeAgent, *, on_change: Callable[[], None],
-                 rng: random.Random | None = None) -> None:
-        self.camera = camera
-        self.agent = agent
-        self.state = "connecting"
-        self.reconnects = 0
-        self.last_error = ""
-        self.frames_read = 0
-        self.busy_since: float | None = None  # last progress while inside a source; None while waiting on purpose
-        self.first_frame = threading.Event()
-        self.read_rate = RateMeter()
-        self.detect_rate = RateMeter()
-        self._on_change = on_change
-        self._rng = rng or random.Random()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"camera-{camera.id}", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-
-    def join(self, timeout: float) -> bool:
-        """True when the thread has ended."""
-        if self._thread.is_alive():
-            self._thread.join(max(0.0, timeout))
-        return not self._thread.is_alive()
-
-    @property
-    def alive(self) -> bool:
-        return self._thread.is_alive()
-
-    def stuck(self, now: float, stall_s: float) -> bool:
-        """Inside one read or one pipeline step for longer than `stall_s`."""
-        since = self.busy_since
-        return since is not None and now - since > stall_s
-
-    def _set_state(self, state: str) -> None:
-        if state != self.state:
-            self.state = state
-            self._on_change()
-
-    def _backoff(self, attempt: int) -> float:
-        cam = self.camera
-        cap = min(cam.reconnect_max_s, cam.reconnect_min_s * (2 ** min(attempt, 20)))
-        return self._rng.uniform(min(cam.reconnect_min_s / 2, cap), cap)
-
-    def _run(self) -> None:
-        attempt = 0
-        while not self._stop.is_set():
-            ended = delivered = False
-            error = ""
-            try:
-                ended, delivered = self._stream()
-            except CaptureError as exc:
-                error = str(exc)
-            except Exception as exc:  # noqa: BLE001 - one camera's failure must not take the device down
-                log.exception("camera %s: processing failed", self.camera.id)
-                error = f"processing failed: {exc}"
-            finally:
-                self.busy_since = None
-                try:
-                    self.agent.end_stream(self.camera.id)
-                except Exception:  # noqa: BLE001
-                    log.exception("camera %s: ending its tracks failed", self.camera.id)
-            if self._stop.is_set():
-                break
-            if ended:
-                log.info("camera %s: %s finished", self.camera.id, _redact(self.camera.source))
-                self._set_state("ended")
-                return
-            attempt = 0 if delivered else attempt
-            delay = self._backoff(attempt)
-            attempt += 1
-            self.reconnects += 1
-            # messages name the source; a camera URL's password must not reach the logs or the state topic
-            self.last_error = (error or "the stream ended").replace(self.camera.source, _redact(self.camera.source))
-            if attempt == 1 or attempt % 10 == 0:
-                log.warning("camera %s: %s (reconnect attempt %d in %.1f s)", self.camera.id, self.last_error,
-                            attempt, delay)
-            self._set_state("reconnecting")
-            self._stop.wait(delay)
-        self._set_state("stopped")
-
-    def _stream(self) -> tuple[bool, bool]:
-        """Read the source until it ends or is lost: (ended as a file ends, delivered at least one frame)."""
-        cam = self.camera
-        source = FrameSource(cam.source, start_frame=cam.start_frame,
-                             min_interval_s=1.0 / cam.detect_fps if cam.detect_fps else 0.0,
-                             open_timeout_s=cam.open_timeout_s, read_timeout_s=cam.read_timeout_s)
-        delivered = False
-        base = self.frames_read
-        self.busy_since = time.monotonic()
-        try:
-            source.open()
-            log.info("camera %s: %s open, %dx%d at %g fps", cam.id, _redact(str(cam.source)), source.width,
-                     source.height, source.fps)
-            self._set_state("streaming")
-            pace = cam.realtime and not source.live
-            t0: float | None = None
-            first_pts = 0.0
-            for frame in source:
-                self.frames_read = base + source.grabbed
-                if self._stop.is_set():
-                    return False, delivered
-                if pace:
-                    if t0 is None:
-                        t0, first_pts = time.monotonic(), frame.pts_s
-                    delay = t0 + (frame.pts_s - first_pts) - time.monotonic()
-                    if delay > 0:
-                        self.busy_since = None  # waiting on purpose is not being stuck
-                        if self._stop.wait(delay):
-                            return False, delivered
-                self.busy_since = time.monotonic()
-                self.agent.process(cam.id, frame)
-                self.busy_since = time.monotonic()
-                if not delivered:
-                    delivered = True
-                    self.last_error = ""
-                    if not self.first_frame.is_set():
-                        self.first_frame.set()
-                        self._on_change()
-            self.frames_read = base + source.grabbed
-            return not source.live, delivered
-        finally:
-            source.close()
 
 
 # -- the daemon ------------------------------------------------------------------------------------------

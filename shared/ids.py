@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import re
-import time
 import uuid
+
+from . import clock
 
 DEVICE_ID_RE = re.compile(r"^[a-z0-9-]{1,64}$")
 CAMERA_ID_RE = re.compile(r"^[a-z0-9_-]{1,64}$")
@@ -24,7 +25,7 @@ def check_device_id(value: str) -> str:
 
 def uuid7(now_ms: int | None = None) -> str:
     """A UUIDv7 string: 48-bit Unix milliseconds, then random bits, so ids sort by creation time."""
-    ms = int(time.time() * 1000) if now_ms is None else int(now_ms)
+    ms = clock.now_ms() if now_ms is None else int(now_ms)
     rand = int.from_bytes(os.urandom(10), "big")
     rand_a = rand >> 68 & 0xFFF  # 12 bits
     rand_b = rand & ((1 << 62) - 1)  # 62 bits

@@ -8,22 +8,48 @@ Limits a receiver enforces before anything else touches the message: the message
 MAX_VERDICT_BYTES), MessagePack container sizes and nesting, every field's type, range and length, and the
 crop's real pixel count read from its JPEG frame header (a small file can declare a huge image; nothing
 decodes a crop over MAX_CROP_PIXELS or one whose header disagrees with `crop_size`).
+
+The control messages (load report, remote config, device state) are in shared.control, the base every message
+shares and the refusal in shared.wire; all their names are importable from here as well.
 """
 
 from __future__ import annotations
 
 import json
-import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 import msgpack
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BeforeValidator, ConfigDict, Field, field_validator
 
+from .control import (
+    MAX_CONFIG_BYTES,
+    MAX_LOAD_BYTES,
+    MAX_STATE_BYTES,
+    AppliedConfig,
+    BudgetState,
+    CameraState,
+    CloudSeen,
+    ConfigRefusal,
+    DeviceState,
+    LoadReport,
+    ModelRef,
+    ModelRefusal,
+    RemoteConfig,
+    RemoteConfigError,
+    RunningModel,
+    decode_device_state,
+    decode_load_report,
+    decode_remote_config,
+    encode_device_state,
+    encode_load_report,
+    encode_remote_config,
+)
 from .embedding import Embedding
 from .feedbackmark import FeedbackMark
 from .ids import CAMERA_ID_RE, DEVICE_ID_RE
 from .policycell import PolicyInputs
 from .text import plain_or_as_is
+from .wire import REJECT_CODES, FreeText, Message, ProtocolError, short, validated, validation_reason
 
 SCHEMA_VERSION = 1
 MAX_EVENT_BYTES = 256 * 1024
@@ -41,41 +67,23 @@ VERDICTS = ("alert", "benign", "unknown")
 
 Label = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_ .'-]+$")]
 Unit = Annotated[float, Field(ge=0.0, le=1.0)]
-# free text a sender writes: made plain (shared.text: NFKC, no zero-width or bidi controls, no NUL) on decoding
-FreeText = Annotated[str, BeforeValidator(plain_or_as_is)]
 ShortText = Annotated[str, BeforeValidator(plain_or_as_is), Field(max_length=256)]
 ZoneName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,32}$")]  # as the edge's zone names
 MAX_FACTS = 12
 
-REJECT_CODES = ("too_large", "encoding", "schema_version", "invalid", "image", "site")
 
-
-class ProtocolError(ValueError):
-    """A message that cannot be accepted, with the reason a person can act on and a short `code` (one of
-    REJECT_CODES) to count rejections by."""
-
-    def __init__(self, reason: str, code: str = "invalid"):
-        super().__init__(reason)
-        self.reason = reason
-        self.code = code
-
-
-class _Message(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True)
-
-
-class Detection(_Message):
+class Detection(Message):
     label: Label
     score: Unit
     box: tuple[Unit, Unit, Unit, Unit] = Field(description="x1, y1, x2, y2 normalised to the frame, 0..1")
 
 
-class ClassScore(_Message):
+class ClassScore(Message):
     label: Annotated[str, BeforeValidator(plain_or_as_is), Field(min_length=1, max_length=128)]
     score: Unit
 
 
-class Event(_Message):
+class Event(Message):
     """One escalated track: what the device saw and the crop it is asking about."""
 
     schema_version: Literal[1] = Field(SCHEMA_VERSION, alias="v")
@@ -118,7 +126,7 @@ class Event(_Message):
         return value
 
 
-class ReuseRule(_Message):
+class ReuseRule(Message):
     """Which future events a verdict answers: same scope key, label, prompt version, and a crop whose
     perceptual hash lies within `max_distance` bits or (when both carry one) whose appearance embedding has
     a cosine similarity of at least `min_similarity`, until `ttl_s` after the verdict was made."""
@@ -141,7 +149,7 @@ class ReuseRule(_Message):
     operator: bool = False  # optional: the rule of an operator's verdict, which reuse prefers (shared.reuse)
 
 
-class ReusedBy(_Message):
+class ReusedBy(Message):
     """Which key of the cached verdict's rule reached this crop, and how near it was: the hash (`distance`
     bits, `threshold` its max_distance) or the embedding (`similarity`, `threshold` its min_similarity)."""
 
@@ -154,7 +162,7 @@ class ReusedBy(_Message):
 Millis = Annotated[float, Field(ge=0.0, le=86_400_000.0, allow_inf_nan=False)]
 
 
-class Timings(_Message):
+class Timings(Message):
     queue_ms: Millis = 0.0
     analyze_ms: Millis = 0.0
     total_ms: Millis = 0.0
@@ -164,7 +172,7 @@ CORRECTED_KINDS = ("person", "colour", "object", "zone", "time", "dwell", "direc
 CorrectedKind = Literal["person", "colour", "object", "zone", "time", "dwell", "direction"]
 
 
-class Verdict(_Message):
+class Verdict(Message):
     """The cloud's answer to one event, readable by any MQTT subscriber."""
 
     schema_version: Literal[1] = Field(SCHEMA_VERSION, alias="v")
@@ -199,30 +207,11 @@ class Verdict(_Message):
     model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
 
 
-def _short(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 24 else text[:21] + "..."
-
-
-def _reason(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors()[:3]:
-        where = ".".join(str(p) for p in err["loc"]) or "message"
-        parts.append(f"{where}: {err['msg']}")
-    more = len(exc.errors()) - 3
-    return "; ".join(parts) + (f" (+{more} more)" if more > 0 else "")
-
-
 def crop_region(box: tuple[float, float, float, float], margin: float = CROP_MARGIN) -> tuple[float, float, float, float]:
     """Where, in normalised frame coordinates, a crop around `box` grown by `margin` lies (clipped to the frame)."""
     x1, y1, x2, y2 = box
     mx, my = (x2 - x1) * margin, (y2 - y1) * margin
     return max(0.0, x1 - mx), max(0.0, y1 - my), min(1.0, x2 + mx), min(1.0, y2 + my)
-
-
-def validation_reason(exc: ValidationError) -> str:
-    """A pydantic error as one line naming the fields, as the decoders say it."""
-    return _reason(exc)
 
 
 def encode_event(event: Event) -> bytes:
@@ -295,9 +284,9 @@ def decode_event(data: bytes) -> Event:
         raise ProtocolError("event must be a MessagePack map", "encoding")
     version = obj.get("v")
     if type(version) is not int or version != SCHEMA_VERSION:  # True == 1 and 1.0 == 1 must not pass
-        raise ProtocolError(f"event schema version {_short(version)} is not supported (this receiver speaks "
+        raise ProtocolError(f"event schema version {short(version)} is not supported (this receiver speaks "
                             f"v{SCHEMA_VERSION})", "schema_version")
-    event = _validated(Event, obj, "event")
+    event = validated(Event, obj, "event")
     _check_crop(event)
     return event
 
@@ -322,228 +311,19 @@ def decode_verdict(data: bytes) -> Verdict:
         raise ProtocolError("verdict must be a JSON object", "encoding")
     version = obj.get("v")
     if type(version) is not int or version != SCHEMA_VERSION:  # True == 1 and 1.0 == 1 must not pass
-        raise ProtocolError(f"verdict schema version {_short(version)} is not supported", "schema_version")
-    return _validated(Verdict, obj, "verdict")
+        raise ProtocolError(f"verdict schema version {short(version)} is not supported", "schema_version")
+    return validated(Verdict, obj, "verdict")
 
 
-# -- control messages: the cloud's load report, remote configuration, device state (all JSON) -------------
-MAX_LOAD_BYTES = 4096  # a load report is a few dozen bytes
-MAX_CONFIG_BYTES = 256 * 1024  # a remote config message
-MAX_STATE_BYTES = 256 * 1024  # a device state message (one entry per camera)
-_SHA256_RE = r"^[0-9a-f]{64}$"
-_VERSION_RE = r"^[A-Za-z0-9._:+-]{1,64}$"
-
-
-class LoadReport(_Message):
-    """The cloud's retained load report on `<prefix>/v1/_cloud/load`; an empty payload clears it. Its capacity
-    figures (cloud.capacity) are left out while unmeasured: old clouds' reports decode, old devices ignore them."""
-
-    overloaded: bool
-    queue_depth: Annotated[int, Field(ge=0)] = 0
-    ts: Annotated[int, Field(ge=0, lt=1 << 53)]  # epoch milliseconds when the cloud wrote it
-    verdicts_per_s: Annotated[float, Field(ge=0, le=1e9)] | None = None
-    capacity_per_s: Annotated[float, Field(ge=0, le=1e9)] | None = None
-    queue_wait_ms: Annotated[float, Field(ge=0, le=1e10)] | None = None
-
-    @property
-    def headroom_per_s(self) -> float | None:  # verdicts/s the cloud could still take; None: not measured
-        c, v = self.capacity_per_s, self.verdicts_per_s
-        return None if c is None or v is None else max(0.0, c - v)
-
-
-def _json_object(data: bytes, what: str, limit: int) -> dict:
-    if len(data) > limit:
-        raise ProtocolError(f"{what} is {len(data)} bytes, over the {limit}-byte limit", "too_large")
-    try:
-        obj = json.loads(data)
-    except RecursionError:
-        raise ProtocolError(f"{what} is not JSON: nested too deeply", "encoding") from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ProtocolError(f"{what} is not JSON: {str(exc)[:120]}", "encoding") from None
-    if not isinstance(obj, dict):
-        raise ProtocolError(f"{what} must be a JSON object", "encoding")
-    return obj
-
-
-def _validated(model: type[BaseModel], obj: dict, what: str):
-    try:
-        return model.model_validate(obj)
-    except ValidationError as exc:
-        raise ProtocolError(f"invalid {what}: {_reason(exc)}") from None
-    except RecursionError:
-        raise ProtocolError(f"invalid {what}: values nested too deeply") from None
-
-
-def encode_load_report(report: LoadReport) -> bytes:
-    return report.model_dump_json(exclude_none=True).encode()
-
-
-def decode_load_report(data: bytes) -> LoadReport:
-    """ProtocolError says what was wrong: {"overloaded": bool, "queue_depth": int, "ts": epoch ms, ...}."""
-    return _validated(LoadReport, _json_object(data, "load report", MAX_LOAD_BYTES), "load report")
-
-
-class ModelRef(_Message):
-    """A detector model named by the hash of its file; `entry` describes it when the device's manifest does not."""
-
-    sha256: Annotated[str, Field(pattern=_SHA256_RE)]
-    name: Annotated[str, Field(min_length=1, max_length=128)] | None = None
-    entry: dict[str, Any] | None = None
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class RemoteConfig(_Message):
-    """A device's remote configuration, retained on `<prefix>/v1/<device>/config`: the sections to merge over
-    the device's own file (the device validates them against its schema) and, optionally, a model."""
-
-    version: Annotated[str, Field(pattern=_VERSION_RE)]
-    config: dict[str, Any] = {}
-    model: ModelRef | None = None
-    issued_ms: Annotated[int, Field(ge=0, lt=1 << 53)] | None = None
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class RemoteConfigError(ProtocolError):
-    """A remote config that cannot be taken; `version` is its version when that much could be read."""
-
-    def __init__(self, reason: str, version: str | None = None, code: str = "invalid") -> None:
-        super().__init__(reason, code)
-        self.version = version
-
-
-def encode_remote_config(message: RemoteConfig) -> bytes:
-    fields = {k: v for k, v in message.model_dump(mode="json").items() if v is not None}
-    payload = json.dumps(fields, separators=(",", ":")).encode()
-    if len(payload) > MAX_CONFIG_BYTES:
-        raise RemoteConfigError(f"config message is {len(payload)} bytes, over the {MAX_CONFIG_BYTES}-byte limit",
-                                message.version, "too_large")
-    return payload
-
-
-def decode_remote_config(data: bytes) -> RemoteConfig:
-    """RemoteConfigError says what was wrong and where, and carries the version when it was readable."""
-    try:
-        doc = _json_object(data, "config message", MAX_CONFIG_BYTES)
-    except ProtocolError as exc:
-        reason = exc.reason.replace("must be a JSON object", 'must be a JSON object with "version" and "config"')
-        raise RemoteConfigError(reason, None, exc.code) from None
-    version = doc.get("version")
-    if not isinstance(version, str) or not re.match(_VERSION_RE, version):
-        raise RemoteConfigError("version: required, 1-64 characters of A-Z a-z 0-9 . _ : + -")
-    unknown = sorted(set(doc) - set(RemoteConfig.model_fields))
-    if unknown:
-        raise RemoteConfigError(f"{', '.join(unknown)}: unknown key (a config message has version, config, model)",
-                                version)
-    if not isinstance(doc.get("config", {}), dict):
-        raise RemoteConfigError("config: must be an object of sections", version)
-    model = doc.get("model")
-    if model is not None:
-        _check_model(model, version)
-    try:
-        return _validated(RemoteConfig, doc, "config message")
-    except ProtocolError as exc:
-        raise RemoteConfigError(exc.reason, version) from None
-
-
-def _check_model(value: Any, version: str) -> None:
-    """The model announcement's own messages (they name the field and what it must be)."""
-    if not isinstance(value, dict):
-        raise RemoteConfigError("model: must be an object with sha256", version)
-    sha = value.get("sha256")
-    if not isinstance(sha, str) or not re.match(_SHA256_RE, sha):
-        raise RemoteConfigError("model.sha256: must be 64 lowercase hex characters", version)
-    name = value.get("name")
-    if name is not None and (not isinstance(name, str) or not 0 < len(name) <= 128):
-        raise RemoteConfigError("model.name: must be a short string", version)
-    entry = value.get("entry")
-    if entry is not None and not isinstance(entry, dict):
-        raise RemoteConfigError("model.entry: must be a manifest entry object", version)
-    unknown = sorted(set(value) - {"sha256", "name", "entry"})
-    if unknown:
-        raise RemoteConfigError(f"model.{unknown[0]}: unknown key (a model has sha256, name, entry)", version)
-
-
-class ConfigRefusal(_Message):
-    version: str | None = None
-    reason: FreeText
-    ms: int
-
-
-class AppliedConfig(_Message):
-    version: str
-    source: Literal["file", "remote"]
-    applied_ms: int
-    refused: ConfigRefusal | None = None
-
-
-class ModelRefusal(_Message):
-    name: FreeText
-    sha256: str
-    reason: FreeText
-    ms: int
-
-
-class RunningModel(_Message):
-    name: FreeText
-    sha256: str
-    since_ms: int
-    loading: str | None = None  # sha256 of the model being fetched and checked
-    refused: ModelRefusal | None = None
-
-
-class CameraState(_Message):
-    state: FreeText  # connecting, streaming, reconnecting, stalled, ended, stopped
-    source: FreeText  # the camera URL without its password
-    reconnects: int
-    last_error: FreeText
-    frames_read: int
-    frames_processed: int
-    fps_read: float
-    fps_detected: float
-    detect_fps: float
-
-
-class CloudSeen(_Message):
-    connected: bool
-    overloaded: bool
-    queue_depth: int | None = None
-    load_ts: float | None = None  # epoch seconds of the cloud's last load report
-    headroom_per_s: float | None = None  # verdicts/s the cloud could still take, by its last load report
-
-
-class BudgetState(_Message):
-    per_minute: int
-    per_hour: int
-    policy: FreeText
-    available: int | None = None  # None: no limit
-    waiting: int
-    dropped: int
-    local: int
-
-
-class DeviceState(_Message):
-    """A device's retained state on `<prefix>/v1/<device>/state`: what runs, how the cameras are, what was
-    applied or refused (the answer `cloud push-config --wait` follows)."""
-
-    device: str
-    ts_ms: int
-    started_ms: int
-    running: bool
-    ready: bool
-    watchdog_healthy: bool
-    config: AppliedConfig
-    model: RunningModel
-    cameras: dict[str, CameraState]
-    cloud: CloudSeen
-    budget: BudgetState
-    outbox: dict[str, int]
-
-
-def encode_device_state(state: DeviceState) -> bytes:
-    return state.model_dump_json().encode()
-
-
-def decode_device_state(data: bytes) -> DeviceState:
-    return _validated(DeviceState, _json_object(data, "device state", MAX_STATE_BYTES), "device state")
+# the protocol's public names: its own, the control messages (shared.control) and the base (shared.wire)
+__all__ = [
+    "AppliedConfig", "BudgetState", "CORRECTED_KINDS", "CROP_MARGIN", "CameraState", "ClassScore", "CloudSeen",
+    "ConfigRefusal", "CorrectedKind", "DEFAULT_MAX_DISTANCE", "DEFAULT_MIN_SIMILARITY", "Detection", "DeviceState",
+    "Event", "FreeText", "Label", "LoadReport", "MAX_CLASSES", "MAX_CONFIG_BYTES", "MAX_CROP_PIXELS",
+    "MAX_DETECTIONS", "MAX_EVENT_BYTES", "MAX_FACTS", "MAX_LOAD_BYTES", "MAX_STATE_BYTES", "MAX_VERDICT_BYTES",
+    "MAX_ZONES", "Message", "Millis", "ModelRef", "ModelRefusal", "PHASH_ALGS", "ProtocolError", "REJECT_CODES",
+    "RemoteConfig", "RemoteConfigError", "ReuseRule", "ReusedBy", "RunningModel", "SCHEMA_VERSION", "ShortText",
+    "Timings", "Unit", "VERDICTS", "Verdict", "ZoneName", "crop_region", "decode_device_state", "decode_event",
+    "decode_load_report", "decode_remote_config", "decode_verdict", "encode_device_state", "encode_event",
+    "encode_load_report", "encode_remote_config", "encode_verdict", "jpeg_size", "validation_reason",
+]

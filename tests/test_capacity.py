@@ -9,7 +9,8 @@ import json
 from edgetriage.cloud.capacity import Capacity, CapacityMeter, LoadState
 from edgetriage.cloud.config import SchedulerConfig
 from edgetriage.cloud.scheduler import Scheduler
-from edgetriage.shared.protocol import CloudSeen, LoadReport, _Message, decode_load_report, encode_load_report
+from edgetriage.shared.protocol import CloudSeen, LoadReport, decode_load_report, encode_load_report
+from edgetriage.shared.wire import Message
 from fixed_model import FixedDelayModel, noise_events
 from pydantic import Field
 
@@ -51,7 +52,7 @@ def test_a_report_without_figures_is_byte_for_byte_the_old_one_and_old_reports_d
     assert report.verdicts_per_s is None and report.capacity_per_s is None and report.headroom_per_s is None
 
 
-class V1LoadReport(_Message):
+class V1LoadReport(Message):
     """The load report as devices before issue 29 decode it."""
 
     overloaded: bool

@@ -570,7 +570,7 @@ def test_overload_is_announced_and_cleared_a_full_queue_makes_events_wait_not_fa
 
 def test_token_buckets_refill_by_the_hour_and_say_when():
     from edgetriage.cloud.config import TokenBudgetConfig
-    from edgetriage.cloud.scheduler import Budgets
+    from edgetriage.cloud.token_budget import Budgets
 
     now = [1000.0]
     budgets = Budgets(TokenBudgetConfig(device_tokens_per_hour=3600, fleet_tokens_per_hour=36_000,

@@ -534,7 +534,7 @@ def test_page_server_access_stream_resume_and_figures(clip_one_by_one, tmp_path)
 
 
 def test_a_page_that_falls_behind_is_cut_off_not_waited_for():
-    from edgetriage.cloud.http.web.timeline import LISTENER_QUEUE, Listener
+    from edgetriage.cloud.http.web.listeners import LISTENER_QUEUE, Listener
 
     async def run() -> None:
         listener = Listener()

@@ -30,7 +30,6 @@ import binascii
 import json
 import logging
 import re
-import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -40,6 +39,7 @@ import msgpack
 from aiohttp import web
 from pydantic import ValidationError, field_validator
 
+from ...shared import clock
 from ...shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
 from ...shared.modelfiles import bundled_dir
 from ...shared.protocol import VERDICTS, Event, ProtocolError, decode_event, encode_verdict
@@ -272,7 +272,7 @@ async def post_event(request: web.Request) -> web.Response:
     payload = _event_payload(await request.read(), request.content_type if given else "")
     try:
         event = decode_event(payload)
-        check_captured(event, int(time.time() * 1000), service.config.retention.events_days,
+        check_captured(event, clock.now_ms(), service.config.retention.events_days,
                        service.config.delivery.max_clock_skew_s)  # said now, also when not waiting (202)
     except ProtocolError as exc:
         service.stats.reject(exc.code)

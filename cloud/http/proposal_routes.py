@@ -10,11 +10,11 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any
 
 from aiohttp import web
 
+from ...shared import clock
 from ...shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
 from ...shared.text import shown
 from ..config import CloudConfig, ThresholdsConfig
@@ -85,7 +85,7 @@ def add_proposals(app: web.Application, store: Store, config: CloudConfig | None
             return _error(401, "sign in through the page link the service printed at start")
 
         def every() -> list[dict[str, Any]]:
-            since = int(time.time() * 1000) - int(bounds.history_days * 86_400_000)
+            since = clock.now_ms() - int(bounds.history_days * 86_400_000)
             return [propose_for(store, bounds, device, camera) for device, camera in cameras_seen(store, since)]
 
         return web.json_response({"proposals": await asyncio.to_thread(every), "can_accept": config is not None})

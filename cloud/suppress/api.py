@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import re
-import time
 from typing import Any
 
 from aiohttp import web
 
+from ...shared import clock
 from ..http.web.access import COOKIE
 from ..http.web.routes import ACCESS
 from .learner import Learner
@@ -55,7 +55,7 @@ def _listing(request: web.Request, thumbs: str) -> web.Response:
         return _error(400, "device must be a device id (a-z, 0-9, -; up to 64)")
     if status is not None and status not in STATUSES:
         return _error(400, f"status must be one of {', '.join(STATUSES)}")
-    now = int(time.time() * 1000)
+    now = clock.now_ms()
     found = [p for p in request.app[LEARNER].proposals.all()
              if (device is None or p.device == device) and (status is None or p.status == status)]
     return web.json_response([proposal_json(p, now, thumbs) for p in reversed(found)])
@@ -71,7 +71,7 @@ async def _decide(request: web.Request, action: str) -> web.Response:
     decided = await asyncio.to_thread(learner.decide, suppression_id, ACTIONS[action], "operator")
     if decided is None:
         return _error(404, f"no suppression {suppression_id}")
-    return web.json_response(proposal_json(decided, int(time.time() * 1000)))
+    return web.json_response(proposal_json(decided, clock.now_ms()))
 
 
 def add_suppressions(app: web.Application, learner: Learner, principal_key: web.RequestKey) -> None:

@@ -22,11 +22,11 @@ import hashlib
 import logging
 import queue
 import threading
-import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ...shared import clock
 from ...shared.cropkeys import decode_jpeg, phash_dct64
 from ...shared.embedding import similarity
 from ...shared.protocol import Verdict
@@ -51,10 +51,6 @@ MAX_ALERTS = 64  # per camera, the newest
 Box = tuple[float, float, float, float]
 Publisher = Callable[[str, list[SuppressionRule]], object]  # (device, its accepted live rules)
 Embedder = Callable[[bytes], bytes | None]  # a crop's JPEG -> the cloud's appearance embedding
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 @dataclass(frozen=True)
@@ -164,7 +160,7 @@ class Learner:
                     alerts = self._alerts.setdefault((seen.device, seen.camera), deque(maxlen=MAX_ALERTS))
                     alerts.append(seen.embedding)
             return None
-        now = _now_ms() if now_ms is None else now_ms
+        now = clock.now_ms() if now_ms is None else now_ms
         key = (seen.device, seen.camera, seen.label)
         with self._lock:
             sightings = self._seen.setdefault(key, deque(maxlen=4 * MAX_EVIDENCE))
@@ -260,7 +256,7 @@ class Learner:
         if proposal is None:
             return None
         was = proposal.status
-        decided = proposal.model_copy(update={"status": status, "decided_by": by, "decided_ms": _now_ms()})
+        decided = proposal.model_copy(update={"status": status, "decided_by": by, "decided_ms": clock.now_ms()})
         self.proposals.put(decided)
         log.info("suppression %s %s by %s", suppression_id, status, by)
         if "accepted" in (was, status) and was != status:
@@ -269,7 +265,7 @@ class Learner:
 
     def live_rules(self, device: str, now_ms: int | None = None) -> list[SuppressionRule]:
         """The device's accepted suppressions that have not expired."""
-        now = _now_ms() if now_ms is None else now_ms
+        now = clock.now_ms() if now_ms is None else now_ms
         return [p.rule for p in self.proposals.all()
                 if p.device == device and p.status == "accepted" and p.rule.expires_ms > now]
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import queue
-import time
 import uuid
 from typing import Any
 
+from ...shared import clock
 from ...shared.config import MQTTConfig
 from ...shared.mqtt import Incoming, MQTTLink
 from ...shared.protocol import ProtocolError, decode_remote_config
@@ -66,7 +66,7 @@ def publish_suppressions(mqtt: MQTTConfig, device: str, rules: list[SuppressionR
     doc.pop(SECTION, None)
     if rules:
         doc[SECTION] = json.loads(SuppressionsSection(rules=rules).model_dump_json(exclude_none=True))
-    version, payload = config_message(doc, version=f"suppressions-{int(time.time() * 1000)}")
+    version, payload = config_message(doc, version=f"suppressions-{clock.now_ms()}")
     return push_config(mqtt, device, payload, version=version)
 
 

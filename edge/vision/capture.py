@@ -16,6 +16,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from ...shared import clock
+
 DEFAULT_FPS = 10.0
 _URL_SCHEMES = ("rtsp://", "rtsps://", "http://", "https://", "rtmp://", "udp://", "tcp://")
 _LIVE_READ_RETRIES = 5  # consecutive failed reads before a live source counts as lost
@@ -116,7 +118,7 @@ class FrameSource:
         if self.start_frame and not self.live:
             self._skip_to(cap, self.start_frame)
         self._cap = cap
-        self._opened_ms = int(time.time() * 1000)
+        self._opened_ms = clock.now_ms()
 
     def _skip_to(self, cap: cv2.VideoCapture, index: int) -> None:
         """Seek when the back-end lands exactly on the frame, else decode forward (always exact)."""
@@ -176,7 +178,7 @@ class FrameSource:
                 now = time.monotonic()
                 t0 = now if t0 is None else t0
                 pts = now - t0
-                wall_ms = int(time.time() * 1000)
+                wall_ms = clock.now_ms()
             else:
                 pts = index / self.fps
                 wall_ms = self._opened_ms + int(round(pts * 1000.0))

@@ -69,13 +69,22 @@ class Detector(Protocol):
     @property
     def model_name(self) -> str: ...
 
+    @property
+    def input_size(self) -> tuple[int, int] | None:
+        """The model input's (width, height) in pixels; None: not told (the agent's shared wrapper)."""
+        ...
+
     def detect(self, image_bgr: np.ndarray, region: Region | None = None) -> list[Det]: ...
+
+
+UNSIZED_SIDE = 300  # the input side of a detector that does not tell its size
 
 
 def input_side(detector: Detector) -> int:
     """The longer side of the detector's input (pixels): what a closer look is sized by. A detector that does
-    not say (the agent's shared wrapper, a test's) counts as 300."""
-    return max(getattr(detector, "input_size", (300, 300)))
+    not tell its size counts as UNSIZED_SIDE."""
+    size = detector.input_size
+    return max(size) if size is not None else UNSIZED_SIDE
 
 
 def model_key(config: DetectorConfig) -> str:

@@ -21,7 +21,9 @@ from typing import Any
 from ....shared.protocol import Event, Verdict
 from .boxes import boxes_in_crop, crop_region, event_boxes
 from .entries import MODEL_SOURCES, DeviceDecision, Entry, now_ms, wall_time
+from .listeners import Listener, Listeners
 from .panel import CameraCounts, camera_rows, panel_figures
+from .thumbs import Thumbs
 
 log = logging.getLogger("edgetriage.cloud.web")
 
@@ -30,25 +32,6 @@ BACKLOG = 200  # entries a newly opened page receives
 THUMB_BUDGET_BYTES = 32 * 1024 * 1024  # crops kept in memory for entries the store does not hold
 HISTORY = 600  # figure samples kept for the latency chart
 TICK_S = 1.0  # how often figures are recomputed (when something changed) and the live gauges sent
-LISTENER_QUEUE = 1000  # messages a listener may fall behind before it is cut off
-
-
-class Listener:
-    """One open page: the messages it has not read yet; `closed` once it fell behind or the page went."""
-
-    def __init__(self) -> None:
-        self.queue: asyncio.Queue[tuple[int | None, str, str] | None] = asyncio.Queue(LISTENER_QUEUE)
-        self.closed = False
-
-    def offer(self, item: tuple[int | None, str, str] | None) -> None:
-        if self.closed:
-            return
-        try:
-            self.queue.put_nowait(item)
-        except asyncio.QueueFull:
-            self.closed = True  # fell behind: end its stream; the browser reconnects from its last id
-            self.queue = asyncio.Queue(1)
-            self.queue.put_nowait(None)
 
 
 StatusSource = Callable[[], dict[str, Any]]
@@ -72,12 +55,10 @@ class Timeline:
         self.camera_stats = camera_stats
         self.cloud_figures = cloud_figures
         self._entries: OrderedDict[str, Entry] = OrderedDict()
-        self._thumbs: OrderedDict[str, bytes] = OrderedDict()  # crops the store does not hold
-        self._thumb_bytes = 0
-        self._thumb_budget = thumb_budget
+        self._thumbs = Thumbs(thumb_budget)  # crops the store does not hold
         self._device_feed = False  # whether any device reports its own decisions here (then its cache is known)
         self._cameras: dict[tuple[str, str], CameraCounts] = {}
-        self._listeners: set[Listener] = set()
+        self._listeners = Listeners()
         self._seq = 0
         self._dirty = True
         self._figures: dict[str, Any] = {}
@@ -96,9 +77,7 @@ class Timeline:
 
     async def close(self) -> None:
         """End every open stream (so the server can stop at once) and the tick."""
-        for listener in list(self._listeners):
-            listener.offer(None)
-        self._listeners.clear()
+        self._listeners.close()
         if self._ticker is not None:
             self._ticker.cancel()
             try:
@@ -195,7 +174,9 @@ class Timeline:
                 detections = ((d.label, d.score, d.box), *detections)
             entry.boxes = boxes_in_crop(detections, d.crop_box or crop_region(d.box), d.box)
         if d.crop_jpeg and not entry.thumb:
-            self._keep_thumb(entry_id, d.crop_jpeg)
+            for old_id in self._thumbs.keep(entry_id, d.crop_jpeg):
+                if (old_entry := self._entries.get(old_id)) is not None:
+                    old_entry.thumb = False
             entry.thumb = True
         if new:
             camera = self._camera(entry)
@@ -256,16 +237,6 @@ class Timeline:
             camera = self._cameras[key] = CameraCounts()
         return camera
 
-    def _keep_thumb(self, entry_id: str, jpeg: bytes) -> None:
-        self._thumbs[entry_id] = jpeg
-        self._thumb_bytes += len(jpeg)
-        while self._thumb_bytes > self._thumb_budget and self._thumbs:
-            old_id, old = self._thumbs.popitem(last=False)
-            self._thumb_bytes -= len(old)
-            old_entry = self._entries.get(old_id)
-            if old_entry is not None and old_id != entry_id:
-                old_entry.thumb = False
-
     def _put(self, entry: Entry) -> None:
         self._seq += 1
         entry.seq = self._seq
@@ -274,14 +245,10 @@ class Timeline:
         self._entries.move_to_end(entry.id)
         while len(self._entries) > self.capacity:
             old_id, _ = self._entries.popitem(last=False)
-            old = self._thumbs.pop(old_id, None)
-            if old is not None:
-                self._thumb_bytes -= len(old)
+            self._thumbs.drop(old_id)
         self._dirty = True
         if self._listeners:
-            message = (entry.seq, "entry", json.dumps(entry.as_json(), separators=(",", ":")))
-            for listener in list(self._listeners):
-                listener.offer(message)
+            self._listeners.offer((entry.seq, "entry", json.dumps(entry.as_json(), separators=(",", ":"))))
 
     # -- output ---------------------------------------------------------------------------------------
     def thumb(self, entry_id: str) -> bytes | None:
@@ -294,12 +261,10 @@ class Timeline:
         return changed[-limit:]
 
     def listen(self) -> Listener:
-        listener = Listener()
-        self._listeners.add(listener)
-        return listener
+        return self._listeners.listen()
 
     def forget(self, listener: Listener) -> None:
-        self._listeners.discard(listener)
+        self._listeners.forget(listener)
 
     @property
     def listeners(self) -> int:
@@ -374,5 +339,4 @@ class Timeline:
         if message == self._last_stats and now - self._last_sent < 10.0:
             return
         self._last_stats, self._last_sent = message, now
-        for listener in list(self._listeners):
-            listener.offer((None, "stats", message))
+        self._listeners.offer((None, "stats", message))
