@@ -92,9 +92,9 @@ class _SharedDetector:
 
     @property
     def input_size(self) -> tuple[int, int] | None:
-        # not the inner model's: the agent's pipelines have always sized their looks as an unsized detector
-        # (vision.detect.UNSIZED_SIDE), where a replay of the same model sizes them by its input
-        return None
+        # the inner model's, as a replay of the same model has it: closer looks are sized by the detector's input
+        # (before, a live agent hid it behind this wrapper and sized every look as an unsized detector's)
+        return self.inner.input_size
 
     def detect(self, image_bgr: np.ndarray, region: Region | None = None) -> list[Det]:
         return self.inner.detect(image_bgr) if region is None else self.inner.detect(image_bgr, region)
