@@ -267,9 +267,13 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--offset", type=int, default=3,
                       help="second pass starts this many frames later, so crops are near-duplicates (default 3; "
                            "0: no second pass)")
-    demo.add_argument("--max-frames", type=int, default=None, help="stop each pass after this many frames (default: all)")
+    demo.add_argument(
+        "--max-frames", type=int, default=None, help="stop each pass after this many frames (default: all)"
+    )
     demo.add_argument("--model", help="LLM: a GGUF file or model folder (default: SmolLM2-135M, fetched once)")
-    demo.add_argument("--http-port", type=int, default=0, help="serve the cloud API on this port (default 0: a free one)")
+    demo.add_argument(
+        "--http-port", type=int, default=0, help="serve the cloud API on this port (default 0: a free one)"
+    )
     demo.add_argument("--serve", action="store_true",
                       help="keep the live page up after the summary, until Ctrl-C (prints its one-time URL)")
     demo.add_argument("--no-ha", action="store_true", help="do not announce the demo camera to Home Assistant")
@@ -287,10 +291,15 @@ def build_parser() -> argparse.ArgumentParser:
     fetch.add_argument("--gguf-only", action="store_true", help="download and verify the GGUF, do not convert")
     fetch.set_defaults(func=cmd_models_fetch)
 
-    edge = _command(sub, "edge", "the device agent: run it, check its config, replay clips",
-                    "The device side: `run` watches the cameras and escalates what needs a second look, "
-                    "`check-config` checks a device config first, `replay` shows what the device would decide on "
-                    "recorded clips.", "edgetriage edge check-config --config edge.toml && edgetriage edge run --config edge.toml")
+    edge = _command(
+        sub,
+        "edge",
+        "the device agent: run it, check its config, replay clips",
+        "The device side: `run` watches the cameras and escalates what needs a second look, "
+        "`check-config` checks a device config first, `replay` shows what the device would decide on "
+        "recorded clips.",
+        "edgetriage edge check-config --config edge.toml && edgetriage edge run --config edge.toml",
+    )
     esub = edge.add_subparsers(dest="edge_command", required=True, metavar="COMMAND")
     run = _command(esub, "run", "run the device agent until stopped",
                    "Reads the cameras in --config, decides on each detection on the device, sends the ones that "
@@ -307,7 +316,9 @@ def build_parser() -> argparse.ArgumentParser:
                      "decoded, the metrics port) and prints what it checked and where the broker password comes "
                      "from. Exit status 2 with one line per problem.",
                      "edgetriage edge check-config --config /etc/edgetriage/edge.toml")
-    check.add_argument("--config", metavar="FILE", help="the device's TOML config (no default: a device names its cameras)")
+    check.add_argument(
+        "--config", metavar="FILE", help="the device's TOML config (no default: a device names its cameras)"
+    )
     check.set_defaults(func=cmd_edge_check)
     replay = _command(esub, "replay", "run the vision pipeline and decisions on recorded clips, offline",
                       "Runs each video through the same pipeline and rules as `edge run`, without a broker or "

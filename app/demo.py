@@ -314,6 +314,8 @@ def _summary(agent) -> dict:
         "latency_ms": {
             "detect": _median(list(s.detect_ms)),
             "verdict_llm": _median(list(s.verdict_ms.get("llm", []))),
-            "verdict_cache": _median(list(s.verdict_ms.get("cloud_cache", [])) + list(s.verdict_ms.get("device_cache", []))),
+            "verdict_cache": _median(
+                list(s.verdict_ms.get("cloud_cache", [])) + list(s.verdict_ms.get("device_cache", []))
+            ),
         },
     }

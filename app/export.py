@@ -78,8 +78,12 @@ def add_parser(csub: Any) -> None:
     cmd.add_argument("out", metavar="OUT", help="the folder to write (new or empty)")
     cmd.add_argument("--since", help="only events received since: 7d, 12h, 30m (ago), epoch ms or an ISO date/time "
                                      "(default: all kept)")
-    cmd.add_argument("--format", choices=("coco", "yolo"), default="coco", help="coco (annotations.json) or yolo "
-                                                                                 "(labels/*.txt, data.yaml); default coco")
+    cmd.add_argument(
+        "--format",
+        choices=("coco", "yolo"),
+        default="coco",
+        help="coco (annotations.json) or yolo (labels/*.txt, data.yaml); default coco",
+    )
     cmd.add_argument("--config", metavar="FILE", help="the cloud's TOML config, for its store and retention "
                                                     "(default: ./var/cloud.db, 7 days of crops)")
     cmd.add_argument("--min-confidence", type=float, default=0.8, metavar="P",

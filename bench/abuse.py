@@ -309,7 +309,9 @@ def attack_ask_names(cloud: Cloud, devices: dict[str, Device]) -> dict[str, Any]
     attacker.wait([e.event_id for e in named], 30)
     time.sleep(0.5)
     after = {q: cloud.ask(q) for q in QUESTIONS}
-    changed = [q for q in QUESTIONS if (before[q][0], before[q][1].get("value")) != (after[q][0], after[q][1].get("value"))]
+    changed = [
+        q for q in QUESTIONS if (before[q][0], before[q][1].get("value")) != (after[q][0], after[q][1].get("value"))
+    ]
     for q in QUESTIONS:
         say(f"  {q!r}: {before[q][1].get('answer')!r} -> {after[q][1].get('answer')!r}")
     return {"ask_hijacked": len(changed), "ask_questions": len(QUESTIONS)}
@@ -323,7 +325,10 @@ def attack_far_future(cloud: Cloud, devices: dict[str, Device]) -> dict[str, Any
     attacker.wait([e.event_id], 5)
     time.sleep(0.5)
     statuses = [cloud.ask(q)[0] for q in QUESTIONS + ("What happened today?", "When was the last person?")]
-    return {"ask_5xx": sum(1 for s in statuses if s >= 500 or s == 0), "far_future_answered": e.event_id in attacker.answers}
+    return {
+        "ask_5xx": sum(1 for s in statuses if s >= 500 or s == 0),
+        "far_future_answered": e.event_id in attacker.answers,
+    }
 
 
 def attack_asks_vs_events(cloud: Cloud, devices: dict[str, Device], n: int, askers: int) -> dict[str, Any]:

@@ -155,12 +155,19 @@ def fill(site: dict, clock: SiteClock, media: Path, workdir: Path, broker: Any, 
     from edgetriage.edge.config import EdgeConfig
 
     prefix = f"a{uuid.uuid4().hex[:8]}"
-    device = EdgeConfig.model_validate({
-        **site["device"], "mqtt": {"url": broker.url, "prefix": prefix}, "state_dir": str(workdir / "device"),
-        "cameras": [{"id": c, "source": str(media / site["visits"][0]["clip"]), "zones": site.get("zones", {}).get(c, [])}
-                    for c in site["cameras"]],
-        "rules": {"labels": ["person", "car", "bicycle"], "confirm_labels": ["person", "car", "bicycle"]},
-        "budget": {"per_minute": 0, "per_hour": 0}})
+    device = EdgeConfig.model_validate(
+        {
+            **site["device"],
+            "mqtt": {"url": broker.url, "prefix": prefix},
+            "state_dir": str(workdir / "device"),
+            "cameras": [
+                {"id": c, "source": str(media / site["visits"][0]["clip"]), "zones": site.get("zones", {}).get(c, [])}
+                for c in site["cameras"]
+            ],
+            "rules": {"labels": ["person", "car", "bicycle"], "confirm_labels": ["person", "car", "bicycle"]},
+            "budget": {"per_minute": 0, "per_hour": 0},
+        }
+    )
     # the cloud reads the device's questions in the device config's zone, with the operator's names for its
     # cameras and zones ([ask] cameras, zones: names only a device sends are matched when quoted)
     cloud = bench_cloud.Cloud(bench_cloud.cloud_config(broker, workdir, prefix, ask={

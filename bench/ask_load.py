@@ -262,18 +262,24 @@ def main() -> int:
             model.stop()
             broker.stop()
     out = {
-        "event_p50_idle_ms": round(statistics.median(idle), 2), "event_p99_idle_ms": round(p99(idle), 2),
-        "event_p50_asks_ms": round(statistics.median(busy), 2), "event_p99_asks_ms": round(p99(busy), 2),
+        "event_p50_idle_ms": round(statistics.median(idle), 2),
+        "event_p99_idle_ms": round(p99(idle), 2),
+        "event_p50_asks_ms": round(statistics.median(busy), 2),
+        "event_p99_asks_ms": round(p99(busy), 2),
         "event_p99_ratio_under_asks": round(p99(busy) / p99(idle), 3),
-        "question_p50_ms": round(statistics.median(latencies), 2), "questions": len(latencies),
-        "ask_statuses": statuses, "ask_5xx": sum(n for s, n in statuses.items() if s >= 500),
-        "ask_hijacked": hijacked, "hijack_answers": {q: [before[q].get("answer"), after[q].get("answer")] for q in HIJACK},
+        "question_p50_ms": round(statistics.median(latencies), 2),
+        "questions": len(latencies),
+        "ask_statuses": statuses,
+        "ask_5xx": sum(n for s, n in statuses.items() if s >= 500),
+        "ask_hijacked": hijacked,
+        "hijack_answers": {q: [before[q].get("answer"), after[q].get("answer")] for q in HIJACK},
         "vocab_event_ms_ratio": round(statistics.median(side["big"]) / statistics.median(side["small"]), 3),
         "event_p50_ms_names_16": round(statistics.median(side["small"]), 2),
         "event_p50_ms_names_6400": round(statistics.median(side["big"]), 2),
         "healthz_p50_ms_names_16": round(statistics.median(healthz["small"]), 2),
         "healthz_p50_ms_names_6400": round(statistics.median(healthz["big"]), 2),
-        "rss_mb_names_16": rss["small"], "rss_mb_names_6400": rss["big"],
+        "rss_mb_names_16": rss["small"],
+        "rss_mb_names_6400": rss["big"],
         "stored_events": args.stored,
     }
     print(json.dumps(out))

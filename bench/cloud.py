@@ -176,7 +176,10 @@ class Relay:
                           confidence=0.5, description="relay", model="relay", source="cloud_cache",
                           created_ms=int(time.time() * 1000))
         # as the protocol asks of any cloud: the device's form on `answers`, the subscribers' on `verdicts`
-        out = ((topics.answers(DEVICE), encode_device_verdict(verdict)), (topics.verdicts(DEVICE), encode_verdict(verdict)))
+        out = (
+            (topics.answers(DEVICE), encode_device_verdict(verdict)),
+            (topics.verdicts(DEVICE), encode_verdict(verdict)),
+        )
         self.client = Client(port, subscribe=topics.all_events())
         self.client.client.on_message = lambda c, u, m: [c.publish(t, p, qos=1) for t, p in out]
 
@@ -360,7 +363,9 @@ def bench_replay(broker: Broker, workdir: Path, analyzer: Any, media: Path, quic
     from edgetriage.edge.config import CameraConfig, EdgeConfig
 
     prefix = f"b{uuid.uuid4().hex[:8]}"
-    reuse = {"verify_sample": 0.0} if min_similarity is None else {"verify_sample": 0.0, "min_similarity": min_similarity}
+    reuse = (
+        {"verify_sample": 0.0} if min_similarity is None else {"verify_sample": 0.0, "min_similarity": min_similarity}
+    )
     config = cloud_config(broker, workdir, prefix, reuse=reuse)
     cloud = Cloud(config, analyzer)
     repeats = Repeats(load_labels(media), config.reuse.ttl_s)
@@ -401,7 +406,9 @@ def bench_replay(broker: Broker, workdir: Path, analyzer: Any, media: Path, quic
     say(f"P6: {answered} escalations answered ({totals}); asking the model again about every reused crop")
 
     def ask(events: list[Event]) -> list[str]:
-        return [a.verdict for start in range(0, len(events), 8) for a in analyzer.analyze_batch(events[start:start + 8])]
+        return [
+            a.verdict for start in range(0, len(events), 8) for a in analyzer.analyze_batch(events[start : start + 8])
+        ]
 
     figures = repeats.figures(ask)
     say(f"P6: {figures}")
@@ -443,9 +450,14 @@ def _one_vs_batch(analyzer: Any, events: list[Event], suffix: str, forget: bool)
     batched = analyzer.analyze_batch(events)
     batch_s = time.perf_counter() - t0
     same = sum(a.verdict == b.verdict for a, b in zip(single, batched, strict=True))
-    return {f"batch_ratio{suffix}": round(one_s / batch_s, 2), f"batch_single_s{suffix}": round(one_s, 2),
-            f"batch_batched_s{suffix}": round(batch_s, 2), f"batch_size{suffix}": len(events),
-            f"batch_same_verdicts{suffix}": same, f"batch_errors{suffix}": sum(a.error is not None for a in single + batched)}
+    return {
+        f"batch_ratio{suffix}": round(one_s / batch_s, 2),
+        f"batch_single_s{suffix}": round(one_s, 2),
+        f"batch_batched_s{suffix}": round(batch_s, 2),
+        f"batch_size{suffix}": len(events),
+        f"batch_same_verdicts{suffix}": same,
+        f"batch_errors{suffix}": sum(a.error is not None for a in single + batched),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -210,18 +210,26 @@ def clip_figures(run: ClipRun, visits: list[tuple[float, float]] | None, duratio
         kinds[e.decision.kind] = kinds.get(e.decision.kind, 0) + 1
     in_range = [v for v in visits or [] if v[0] < duration_s]
     return {
-        "frames": run.frames, "fps": run.fps,
+        "frames": run.frames,
+        "fps": run.fps,
         "gated_fps": round(run.frames / run.gated.seconds, 1) if run.gated.seconds else None,
         "speedup": round(run.every_frame.seconds / run.gated.seconds, 2) if run.gated.seconds else None,
         "speedup_cpu": round(run.every_frame.cpu / run.gated.cpu, 2) if run.gated.cpu else None,
-        "every_frame_fps": round(run.every_frame.calls / run.every_frame.seconds, 1) if run.every_frame.seconds else None,
-        "detector_frames": run.stats.get("frames_detected"), "detector_calls": run.stats.get("detector_calls"),
-        "frames_followed": run.stats.get("frames_followed"), "motion_tracks": run.stats.get("motion_tracks"),
+        "every_frame_fps": round(run.every_frame.calls / run.every_frame.seconds, 1)
+        if run.every_frame.seconds
+        else None,
+        "detector_frames": run.stats.get("frames_detected"),
+        "detector_calls": run.stats.get("detector_calls"),
+        "frames_followed": run.stats.get("frames_followed"),
+        "motion_tracks": run.stats.get("motion_tracks"),
         "resolved": run.stats.get("resolved"),
-        "reference_intervals": len(reference), "reference_found": found_intervals(reference, persons),
+        "reference_intervals": len(reference),
+        "reference_found": found_intervals(reference, persons),
         "visits": len(in_range) if visits is not None else None,
         "visits_found": found_visits(in_range, persons) if visits is not None else None,
-        "events": len(run.events), "person_events": len(persons), "decisions": kinds,
+        "events": len(run.events),
+        "person_events": len(persons),
+        "decisions": kinds,
         "person_escalations": sum(1 for e in run.events if e.event.label == "person" and e.decision.kind == "escalate"),
         "uncertain_events": sum(1 for e in run.events if e.event.uncertain),
     }

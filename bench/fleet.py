@@ -44,7 +44,8 @@ so in `slow_backend`.
 More than 200 devices (`--devices 1000`): the fleet part runs once, with 2 workers: a warm-up first (the first
 devices send each recorded escalation once, and the real CPU model answers them: the site as it is once
 running), then each device replays a window of the recording (3,000 events in all: 3 a device at 1,000), so
-most events are cache hits and the few misses go to the model; the scaling part is unchanged. The open-file limit is raised for the
+most events are cache hits and the few misses go to the model; the scaling part is unchanged. The open-file limit is
+raised for the
 devices' sockets and the broker's (`open_file_limit` in the JSON).
 
     python bench/fleet.py [--quick] [--media DIR] [--devices N] [--rerecord]

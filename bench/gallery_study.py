@@ -106,8 +106,13 @@ def measure(all_crops: list[Crop], gap: float, config: GalleryConfig) -> dict[st
                     counts["different_pairs"] += 1
                     counts["different_one_key"] += reached(gallery[:1], query)
                     counts["different_gallery"] += reached(gallery, query)
-    rate = {f"{kind}_{keys}_rate": round(counts[f"{kind}_{keys}"] / counts[f"{kind}_pairs"], 6) if counts[f"{kind}_pairs"]
-            else None for kind in ("same", "different") for keys in ("one_key", "gallery")}
+    rate = {
+        f"{kind}_{keys}_rate": round(counts[f"{kind}_{keys}"] / counts[f"{kind}_pairs"], 6)
+        if counts[f"{kind}_pairs"]
+        else None
+        for kind in ("same", "different")
+        for keys in ("one_key", "gallery")
+    }
     return {"gap_s": gap, "max_looks": config.max_looks, "every_s": config.every_s, **counts, **rate}
 
 
@@ -130,8 +135,12 @@ def look_vs_detect(media: Path, rounds: int = 3) -> dict[str, float]:
             t1 = time.perf_counter()
             detector.detect(image)
             look_s, detect_s = look_s + t1 - t0, detect_s + time.perf_counter() - t1
-    return {"looks": len(looks), "look_ms": round(look_s * 1000 / (rounds * len(looks)), 1),
-            "detect_ms": round(detect_s * 1000 / (rounds * len(looks)), 1), "look_over_detect": round(look_s / detect_s, 3)}
+    return {
+        "looks": len(looks),
+        "look_ms": round(look_s * 1000 / (rounds * len(looks)), 1),
+        "detect_ms": round(detect_s * 1000 / (rounds * len(looks)), 1),
+        "look_over_detect": round(look_s / detect_s, 3),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

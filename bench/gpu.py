@@ -34,7 +34,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _by_path(name: str):
     """A module of ours that imports nothing of ours, loaded from its file (the package may not import here)."""
-    spec = importlib.util.spec_from_file_location(f"edgetriage_bench_{name}", ROOT / "cloud" / "analysis" / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(
+        f"edgetriage_bench_{name}", ROOT / "cloud" / "analysis" / f"{name}.py"
+    )
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
@@ -196,7 +198,8 @@ TIE_LOGITS = 0.25  # verdicts the float32 model prefers by less than this may di
 
 
 def answers(model, seed: int, rows: int = 8, new: int = 12) -> tuple[list[list[int]], list[int], list[float]]:
-    """(greedy tokens per row, the verdict per row, its margin over the runner-up in logits) through the verdict path: a shared prefix prefilled once,
+    """(greedy tokens per row, the verdict per row, its margin over the runner-up in logits) through the verdict
+    path: a shared prefix prefilled once,
     left-padded rows of different lengths after it; the verdict is the first step's choice among three tokens,
     as the answer constraint makes it."""
     import torch
@@ -243,7 +246,9 @@ def equivalence(seed: int = 0) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="CPU-sized: batches 1 and 4, 24 new tokens, the first shape only")
+    parser.add_argument(
+        "--quick", action="store_true", help="CPU-sized: batches 1 and 4, 24 new tokens, the first shape only"
+    )
     parser.add_argument("--shape", default="135M", help="135M, 1.7B, 7B or all (comma-separated too)")
     parser.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     parser.add_argument("--batches", default=None, help="comma-separated; default 1,4,8 (quick), "

@@ -146,10 +146,14 @@ def _specs(labels: dict[str, list[tuple[float, float]]], durations: dict[str, fl
         specs += [(look, source, {"cut": c, "look": look} if c else {"look": look})
                   for look in CONDITIONS for c in cuts if (look, source) not in NOT_SHOWN]
     # the road: cars move all the time, nobody is there
-    specs += [("start_mid_visit", PERSON_FREE, {"cut": [15.0, 23.0]}),
-              ("frozen_3s", PERSON_FREE, {"cut": [15.0, 15.0], "fps": 10.0, "hold_s": 3.0}),
-              ("fps_5", PERSON_FREE, {"fps": 5.0}), ("gif_3s", PERSON_FREE, {"cut": [0.0, 3.0], "fps": 10.0, "gif": True}),
-              ("night", PERSON_FREE, {"night": True}), ("still_20s", PERSON_FREE, {"cut": [0.0, 5.0], "hold_s": 20.0})]
+    specs += [
+        ("start_mid_visit", PERSON_FREE, {"cut": [15.0, 23.0]}),
+        ("frozen_3s", PERSON_FREE, {"cut": [15.0, 15.0], "fps": 10.0, "hold_s": 3.0}),
+        ("fps_5", PERSON_FREE, {"fps": 5.0}),
+        ("gif_3s", PERSON_FREE, {"cut": [0.0, 3.0], "fps": 10.0, "gif": True}),
+        ("night", PERSON_FREE, {"night": True}),
+        ("still_20s", PERSON_FREE, {"cut": [0.0, 5.0], "hold_s": 20.0}),
+    ]
     specs += [(look, PERSON_FREE, {"cut": [0.0, 10.0], "look": look}) for look in CONDITIONS]
     return specs
 

@@ -169,10 +169,22 @@ def fleet_broker(workdir: Path, prefix: str, devices: Iterable[str], *,
     acl += f"\n\nuser {MONITOR_USER}\ntopic read $SYS/#\n"
     (workdir / "acl").write_text(acl)
     port = free_port()
-    lines = [f"listener {port} 127.0.0.1", "allow_anonymous false", f"password_file {passwd}",
-             f"acl_file {workdir / 'acl'}", "max_connections -1", "max_queued_messages 100000",
-             "max_inflight_messages 20", "set_tcp_nodelay true", "sys_interval 2", f"user {pwd.getpwuid(os.geteuid()).pw_name}",
-             "log_dest stderr", "log_type error", "log_type warning", *extra]
+    lines = [
+        f"listener {port} 127.0.0.1",
+        "allow_anonymous false",
+        f"password_file {passwd}",
+        f"acl_file {workdir / 'acl'}",
+        "max_connections -1",
+        "max_queued_messages 100000",
+        "max_inflight_messages 20",
+        "set_tcp_nodelay true",
+        "sys_interval 2",
+        f"user {pwd.getpwuid(os.geteuid()).pw_name}",
+        "log_dest stderr",
+        "log_type error",
+        "log_type warning",
+        *extra,
+    ]
     return Mosquitto(port, workdir, config_text="\n".join(lines) + "\n"), passwords
 
 

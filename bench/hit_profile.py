@@ -34,13 +34,20 @@ HERE = Path(__file__).resolve().parent
 # (stage, functions whose cumulative time it is: (file suffix, function name)); stages do not nest
 STAGES = [
     ("decode and validate the event (MessagePack, pydantic, JPEG header)", [("shared/protocol.py", "decode_event")]),
-    ("verdict cache lookup (index range, nearest, the stored verdict)", [("cloud/storage/store.py", "lookup"),
-                                                                        ("cloud/storage/store.py", "lookup_many"),
-                                                                        ("cloud/storage/redis_store.py", "lookup"),
-                                                                        ("cloud/storage/redis_store.py", "lookup_many")]),
+    (
+        "verdict cache lookup (index range, nearest, the stored verdict)",
+        [
+            ("cloud/storage/store.py", "lookup"),
+            ("cloud/storage/store.py", "lookup_many"),
+            ("cloud/storage/redis_store.py", "lookup"),
+            ("cloud/storage/redis_store.py", "lookup_many"),
+        ],
+    ),
     ("the hit's verdict (a copy of the stored one)", [("cloud/verdicts.py", "reused")]),
-    ("store event + verdict (one transaction / pipeline per loop turn)", [("cloud/storage/store.py", "put_answered_many"),
-                                                                         ("cloud/storage/redis_store.py", "put_answered_many")]),
+    (
+        "store event + verdict (one transaction / pipeline per loop turn)",
+        [("cloud/storage/store.py", "put_answered_many"), ("cloud/storage/redis_store.py", "put_answered_many")],
+    ),
     ("publish the verdict (encode, paho queues it)", [("cloud/service.py", "_publish")]),
     ("acknowledge the event (paho queues the PUBACK)", [("shared/mqtt.py", "ack")]),
 ]

@@ -275,7 +275,8 @@ def teach(before: list[Segment], after: list[Segment], workdir: Path, log=print,
                     benign = is_false(seg, e, shape)  # the verdict: benign, or alert for a visitor
                     learner.learn(e.event_id, "model" if benign else ALERT, now_ms=int(ev.captured_ms))
             tally(seg, events, shape, tallies["before"].setdefault(seg.case, Tally()))
-            log(f"before {seg.clip.name}: {[(e.decision.kind if e.decision else '-', is_false(seg, e, shape)) for e in events]}")
+            marks = [(e.decision.kind if e.decision else "-", is_false(seg, e, shape)) for e in events]
+            log(f"before {seg.clip.name}: {marks}")
             clock += apart_ms
         accepted = [p for p in learner.proposals.all() if p.status == "accepted"]
         update = parse_update(_retained(mqtt), base)  # the device's own parser, on what the broker retained
@@ -285,7 +286,8 @@ def teach(before: list[Segment], after: list[Segment], workdir: Path, log=print,
         for seg in after:
             events = run_segment(second, seg, clock)
             tally(seg, events, shape, tallies["after"].setdefault(seg.case, Tally()))
-            log(f"after {seg.clip.name}: {[(e.decision.kind if e.decision else '-', is_false(seg, e, shape)) for e in events]}")
+            marks = [(e.decision.kind if e.decision else "-", is_false(seg, e, shape)) for e in events]
+            log(f"after {seg.clip.name}: {marks}")
             clock += apart_ms
     finally:
         learner.close()

@@ -4,7 +4,8 @@ the new one, on a local broker.
 Each trial stores an escalated event and the model's site-wide `alert` for it in the cloud's store, and gives it to
 the two devices of the site as they would hold it: the device that asked (its answers topic) and the other device
 (the site offer), each in the device's own verdict cache (the edge's VerdictCache, filled from the answers topic
-by the edge's own delivery, pumped as its daemon pumps it). Then `POST /v1/verdicts/{id}/feedback` says `benign` over real HTTP, and the
+by the edge's own delivery, pumped as its daemon pumps it). Then `POST /v1/verdicts/{id}/feedback` says `benign` over
+real HTTP, and the
 clock runs until the cloud cache (the store's lookup of a look-alike), both device caches (their lookup of a
 look-alike) answer `benign`. Real Mosquitto on a free port, the cloud service connected to it, SQLite and Redis.
 

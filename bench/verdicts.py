@@ -86,10 +86,19 @@ def row_for(crop, analysis, ms: float) -> dict:
     overruled = analysis.checked is not None and analysis.verdict != analysis.model_verdict
     x = features(analysis.verdict, verdict_p, analysis.extra.get("evidence_score"), overruled,
                  analysis.extra.get("picture") or ())
-    return {"clip": crop.clip, "expected": crop.expected, "verdict": analysis.verdict,
-            "model": analysis.model_verdict, "overruled": overruled, "corrected": list(analysis.corrected), "ms": ms, "x": x,
-            "correct": analysis.verdict == crop.expected, "shipped": analysis.confidence,
-            "score": analysis.extra.get("person_score")}
+    return {
+        "clip": crop.clip,
+        "expected": crop.expected,
+        "verdict": analysis.verdict,
+        "model": analysis.model_verdict,
+        "overruled": overruled,
+        "corrected": list(analysis.corrected),
+        "ms": ms,
+        "x": x,
+        "correct": analysis.verdict == crop.expected,
+        "shipped": analysis.confidence,
+        "score": analysis.extra.get("person_score"),
+    }
 
 
 def say_row(number: int, crop, analysis, ms: float) -> None:
@@ -194,9 +203,17 @@ def main(argv: list[str] | None = None) -> int:
         say(f"wrote {CALIBRATION}")
     else:
         Calibration.load()  # the shipped file must stay readable
-    result = {"agreement": agreement, "recall": recall, "majority_share": round(majority_share, 3),
-              "ece": round(error, 3), "overrides": round(overrides, 3), "corrected": round(corrected, 3), "agreement_model": round(agreement_model, 3),
-              "p50_ms": round(statistics.median(r["ms"] for r in rows), 1), "crops": n}
+    result = {
+        "agreement": agreement,
+        "recall": recall,
+        "majority_share": round(majority_share, 3),
+        "ece": round(error, 3),
+        "overrides": round(overrides, 3),
+        "corrected": round(corrected, 3),
+        "agreement_model": round(agreement_model, 3),
+        "p50_ms": round(statistics.median(r["ms"] for r in rows), 1),
+        "crops": n,
+    }
     if shifted_rows:
         table = {"clean": clean} | {name: agreement_of(r) for name, r in shifted_rows.items()}
         shifted_all = [r for name in shifted_rows for r in shifted_rows[name]]

@@ -52,7 +52,8 @@ class ReusePolicy(Strict):
 
     scope "camera": only events from the same device and camera; "site": any camera of any device of the same
     site as `sites` lists them (devices no site lists fall back to their camera), by the keys the cloud computes
-    from the crop itself, and the verdict is offered to the site's other devices as it is made. max_distance is in bits of the 64-bit perceptual hash; min_similarity is the cosine
+    from the crop itself, and the verdict is offered to the site's other devices as it is made. max_distance is in
+    bits of the 64-bit perceptual hash; min_similarity is the cosine
     similarity of appearance embeddings that also counts as the same (events that carry one); ttl_s bounds how long a
     verdict, and anything reused from it, stays valid. verify_sample: the share of cache hits the model is
     asked about again, to measure how often reuse is wrong.

@@ -215,7 +215,9 @@ class CloudService:
         self.stats.received += 1
         parsed = self.topics.parse(topic)
         if parsed is None or parsed[1] != "events":
-            raise ProtocolError(f"topic {shown(topic, 80)} is not <prefix>/v1/<device>/events under {self.topics.prefix}")
+            raise ProtocolError(
+                f"topic {shown(topic, 80)} is not <prefix>/v1/<device>/events under {self.topics.prefix}"
+            )
         event = message if isinstance(message, Event) else decode_event(message)
         check_captured(event, now_ms(), self.config.retention.events_days, self.config.delivery.max_clock_skew_s)
         if event.device != parsed[0]:

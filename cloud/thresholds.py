@@ -153,5 +153,7 @@ def merged(config: dict[str, Any], camera: str, proposed: dict[str, Any]) -> dic
 def accept(mqtt: MQTTConfig, device: str, camera: str, proposed: dict[str, Any], *, wait_s: float = 0.0) -> PushResult:
     """Push the proposal to the device (its retained remote configuration, merged; a new version)."""
     doc = merged(retained_config(mqtt, device), camera, proposed)
-    version, payload = config_message(doc, version=f"thresholds-{camera}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}")
+    version, payload = config_message(
+        doc, version=f"thresholds-{camera}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
+    )
     return push_config(mqtt, device, payload, version=version, wait_s=wait_s)

@@ -81,8 +81,12 @@ class EdgeDaemon:
         self._state_topic = self.topics.state(self.device)
         self._config_topic = self.topics.config(self.device)
         self.files = RemoteFiles(config.state_dir, config)
-        self.models = ModelLoader(ModelFetcher.from_config(config.remote), self.files, swap=lambda d: self.agent.swap_detector(d),
-                                  on_change=self._changed.set)
+        self.models = ModelLoader(
+            ModelFetcher.from_config(config.remote),
+            self.files,
+            swap=lambda d: self.agent.swap_detector(d),
+            on_change=self._changed.set,
+        )
 
         # the remote config applied before a restart holds until the broker says otherwise
         saved = self.files.load_saved() if config.remote.enabled else None

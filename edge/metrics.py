@@ -155,8 +155,12 @@ class EdgeMetrics:
     def __init__(self, snapshot: Callable[[], DeviceSnapshot]) -> None:
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(_SnapshotCollector(snapshot))
-        self.detect_seconds = Histogram(f"{NS}_detector_latency_seconds", "Time per detector look (a whole frame or its regions)",
-                                        buckets=DETECT_BUCKETS, registry=self.registry)
+        self.detect_seconds = Histogram(
+            f"{NS}_detector_latency_seconds",
+            "Time per detector look (a whole frame or its regions)",
+            buckets=DETECT_BUCKETS,
+            registry=self.registry,
+        )
         self._server: Any = None
         self.port = 0
 

@@ -78,7 +78,11 @@ def _explain(exc: ValidationError, source: str) -> str:
     lines = [f"{source}: invalid configuration"]
     for err in exc.errors():
         key = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        msg = "unknown key (check the spelling; see the example config)" if err["type"] == "extra_forbidden" else err["msg"]
+        msg = (
+            "unknown key (check the spelling; see the example config)"
+            if err["type"] == "extra_forbidden"
+            else err["msg"]
+        )
         lines.append(f"  {key}: {msg}")
     return "\n".join(lines)
 

@@ -207,7 +207,9 @@ class Verdict(Message):
     model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
 
 
-def crop_region(box: tuple[float, float, float, float], margin: float = CROP_MARGIN) -> tuple[float, float, float, float]:
+def crop_region(
+    box: tuple[float, float, float, float], margin: float = CROP_MARGIN
+) -> tuple[float, float, float, float]:
     """Where, in normalised frame coordinates, a crop around `box` grown by `margin` lies (clipped to the frame)."""
     x1, y1, x2, y2 = box
     mx, my = (x2 - x1) * margin, (y2 - y1) * margin

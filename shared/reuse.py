@@ -8,7 +8,8 @@ and fetch them; they call `best`/`nearest` to choose and `worth_filing` before t
 Two keys reach a crop (`match`): the 64-bit DCT hash, within `max_distance` bits (exact and near-exact
 copies), or, when both crops carry one, the appearance embedding (shared.embedding) with a cosine similarity of
 at least `min_similarity` (the same person a few seconds or a pass later, after the hash has moved on). An
-operator's verdict (cloud.feedback) ranks first, then a hash match before an embedding match; then the nearer (fewer bits, higher similarity), the newer,
+operator's verdict (cloud.feedback) ranks first, then a hash match before an embedding match; then the nearer (fewer
+bits, higher similarity), the newer,
 the smaller event id, so every cache picks the same one. The device may give a verdict further keys, other
 looks of the track it answered (edge.triage.gallery): `further_key` makes one (same verdict, thresholds and
 `made_ms`, so it never outlives the verdict), `novel` says whether a look is worth one, `continues` whether a

@@ -70,7 +70,9 @@ def mosquitto(tmp_path_factory) -> Iterator[Mosquitto]:
 def secure(tmp_path) -> Iterator[Mosquitto]:
     """The shipped broker config (deploy/mosquitto: TLS, client certificates, ACL) on free ports, with
     certificates for cam-a and cam-b (and the cloud) and a password user cam-c."""
-    broker = Mosquitto.shipped(tmp_path / "broker", ("cam-a", "cam-b"), passwords={"cam-c": None, "edgetriage.homeassistant": None}).start()
+    broker = Mosquitto.shipped(
+        tmp_path / "broker", ("cam-a", "cam-b"), passwords={"cam-c": None, "edgetriage.homeassistant": None}
+    ).start()
     yield broker
     broker.stop()
 

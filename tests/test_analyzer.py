@@ -35,11 +35,21 @@ def _event(crop: bytes, *, uncertain: bool = False, classes: list[ClassScore] | 
     x1, y1, x2, y2 = BOX
     score = 0.58 if uncertain else 0.9
     return Event(
-        event_id=uuid7(), device="pi-test", camera="hall", captured_ms=int(time.time() * 1000), label=label,
-        score=score, uncertain=uncertain, track_id=7,
+        event_id=uuid7(),
+        device="pi-test",
+        camera="hall",
+        captured_ms=int(time.time() * 1000),
+        label=label,
+        score=score,
+        uncertain=uncertain,
+        track_id=7,
         detections=[Detection(label=label, score=score, box=(x1 / 768, y1 / 432, x2 / 768, y2 / 432))],
-        classes=classes or [], phash="8f3a6b1c2d4e5f60", reason="score in the uncertain band" if uncertain else "new track",
-        crop=crop, crop_size=(x2 - x1, y2 - y1))
+        classes=classes or [],
+        phash="8f3a6b1c2d4e5f60",
+        reason="score in the uncertain band" if uncertain else "new track",
+        crop=crop,
+        crop_size=(x2 - x1, y2 - y1),
+    )
 
 
 def _assert_valid(analysis, analyzer) -> None:

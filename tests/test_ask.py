@@ -184,7 +184,9 @@ def test_rules_answer_counts_last_lists_and_yes_no_from_the_store(store):
     assert last["route"] == "rules" and last["value"] == "2026-11-29 20:00"
     assert last["events"] == list(ids(store, camera="cam2"))
     night = asyncio.run(asker.ask("Was anyone at the back door last night?"))
-    assert night["route"] == "rules" and night["value"] is True and set(night["events"]) == ids(store, camera="back_door")
+    assert (
+        night["route"] == "rules" and night["value"] is True and set(night["events"]) == ids(store, camera="back_door")
+    )
     listed = asyncio.run(asker.ask("list the alerts yesterday"))
     assert listed["route"] == "rules" and len(listed["value"]) == 2  # 21:10 porch, 23:40 back door
     none = asyncio.run(asker.ask("Were there any cars on the porch?"))
@@ -432,7 +434,10 @@ def test_edgetriage_ask_on_the_command_line(api):
 def test_the_live_page_asks_with_its_session_and_shows_route_events_and_figures(api, store):
     from edgetriage.cloud.http.web import page_link
 
-    assert requests.post(f"{api.base}/ui/ask", json={"question": "When was the last alert?"}, timeout=30).status_code == 401
+    assert (
+        requests.post(f"{api.base}/ui/ask", json={"question": "When was the last alert?"}, timeout=30).status_code
+        == 401
+    )
     browser = requests.Session()
     assert browser.get(page_link(api.app, api.base), allow_redirects=False, timeout=30).status_code == 303
     page = browser.get(f"{api.base}/ui/", timeout=30).text
@@ -492,7 +497,9 @@ def test_open_questions_through_an_openai_compatible_server(store, transformers_
     completion on the real server (`transformers serve` with the CPU model), citations checked as ever."""
     from edgetriage.cloud.config import OpenAIConfig
 
-    analyzer = AnalyzerConfig(backend="openai", openai=OpenAIConfig(base_urls=[transformers_serve], model=str(model_dir)))
+    analyzer = AnalyzerConfig(
+        backend="openai", openai=OpenAIConfig(base_urls=[transformers_serve], model=str(model_dir))
+    )
     asker = Asker(store, AskConfig(timezone="Europe/Berlin", t_max_ms=120_000, **NAMES), analyzer, clock_ms=lambda: NOW)
     answer = asyncio.run(asker.ask("What were the people at the back door doing last night?"))
     assert answer["route"] == "llm" and not answer["partial"] and answer["answer"].strip(), answer

@@ -37,7 +37,9 @@ def media(clip_one_by_one) -> Path:
     folder = clip_one_by_one.parent
     for name in ("car-detection.mp4", "person-bicycle-car-detection.gif", "face-demographics-walking.gif"):
         if not (folder / name).is_file():
-            pytest.fail(f"{folder / name} is missing: the sample clips ship in models/media/ (is the checkout complete?)")
+            pytest.fail(
+                f"{folder / name} is missing: the sample clips ship in models/media/ (is the checkout complete?)"
+            )
     return folder
 
 

@@ -256,7 +256,9 @@ def test_overload_holds_or_resolves_locally_and_recovers(tmp_path, mosquitto, pr
         assert [d.kind for d, _ in local] == ["local"] * 3
         assert {d.verdict.verdict for d, _ in local} == {"unknown"} and agent.stats.overload_local == 3
 
-        bus.load(True, ts_ms=int((time.time() - 600) * 1000))  # a report older than stale_s is ignored: the cloud may be gone
+        bus.load(
+            True, ts_ms=int((time.time() - 600) * 1000)
+        )  # a report older than stale_s is ignored: the cloud may be gone
         assert bus.wait(lambda: not agent.overloaded, 5, agent.pump)
         (decision, eid), = [agent.decide("door", ev) for ev in _events(track_event, [0.9])]
         assert decision.kind == "escalate"
@@ -588,8 +590,13 @@ reconnect_min_s = 0.3
 reconnect_max_s = 1.0
 """)
     env = {**os.environ, "NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "600000"}  # a ping every 0.3 s
-    proc = subprocess.Popen([sys.executable, "-m", "edgetriage", "edge", "run", "--config", str(tmp_path / "edge.toml")],
-                            env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "edgetriage", "edge", "run", "--config", str(tmp_path / "edge.toml")],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     try:
         ready = notify.wait("READY=1", 60)
         assert ready is not None, "no READY=1"

@@ -93,7 +93,9 @@ def crops(clip_one_by_one, tmp_path_factory) -> Path:
         index["visitors"].append({"path": str(path), "phash": phash, "size": [crop.shape[1], crop.shape[0]]})
         path = folder / f"frame-{t}.jpg"
         path.write_bytes(cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY, 95])[1].tobytes())
-        index["frames"].append({"path": str(path), "phash": phash_dct64(frame), "size": [frame.shape[1], frame.shape[0]]})
+        index["frames"].append(
+            {"path": str(path), "phash": phash_dct64(frame), "size": [frame.shape[1], frame.shape[0]]}
+        )
     assert len(index["visitors"]) >= 10
     (folder / "crops.json").write_text(json.dumps(index))
     return folder / "crops.json"
@@ -369,8 +371,13 @@ class VerdictTap:
     def __init__(self, broker: Mosquitto, prefix: str) -> None:
         self.messages: list[Verdict] = []
         config = MQTTConfig(url=broker.url, prefix=prefix)
-        self.link = MQTTLink(config, f"{prefix}-tap", on_message=lambda m: self.messages.append(decode_verdict(m.payload)),
-                             backoff_min_s=0.2, backoff_max_s=1.0)
+        self.link = MQTTLink(
+            config,
+            f"{prefix}-tap",
+            on_message=lambda m: self.messages.append(decode_verdict(m.payload)),
+            backoff_min_s=0.2,
+            backoff_max_s=1.0,
+        )
         self.link.subscribe(Topics(prefix).verdicts(DEVICE), 1)
         self.link.start()
         assert self.link.wait_connected(10) and self.link.subscribed.wait(10)  # listening before anything is sent
@@ -408,7 +415,9 @@ def test_broker_killed_mid_stream_every_verdict_reaches_the_device_once(tmp_path
     entry."""
     n = 6
     broker = _persistent_broker(tmp_path)
-    cloud = cloud_factory(_cloud_config(tmp_path, broker, prefix, reuse={"max_distance": 0, "min_similarity": 1.0}), max_batch=1)
+    cloud = cloud_factory(
+        _cloud_config(tmp_path, broker, prefix, reuse={"max_distance": 0, "min_similarity": 1.0}), max_batch=1
+    )
     device = Device(_device_config(tmp_path, broker.port, prefix, verdict_timeout_s=20.0), crops)
     try:
         first = device.submit(n // 2)
@@ -422,7 +431,9 @@ def test_broker_killed_mid_stream_every_verdict_reaches_the_device_once(tmp_path
         assert device.wait_idle(140)
         s = device.summary()
         assert s["outbox"] == [] and set(s["verdict_counts"]) == set(ids)
-        completed = s["summary"]["verdicts_llm"] + s["summary"]["verdicts_cloud_cache"] + s["summary"]["verdicts_fallback"]
+        completed = (
+            s["summary"]["verdicts_llm"] + s["summary"]["verdicts_cloud_cache"] + s["summary"]["verdicts_fallback"]
+        )
         assert completed == n and s["summary"]["verdicts_unmatched"] == 0  # each completed one outbox entry once
         assert sorted(device.verdicts) == sorted(ids)  # reported once each; repeats are only counted
         assert s["summary"]["connects"] >= 2 and s["summary"]["republished"] >= 1
@@ -442,7 +453,9 @@ def test_agent_killed_mid_stream_outbox_replays_nothing_lost(tmp_path, prefix, c
     """SIGKILL the device while events wait for their verdicts; the broker publishes its will; a new agent
     on the same outbox and session gets every missing verdict."""
     n = 6
-    cloud = cloud_factory(_cloud_config(tmp_path, mosquitto, prefix, reuse={"max_distance": 0, "min_similarity": 1.0}), max_batch=1)
+    cloud = cloud_factory(
+        _cloud_config(tmp_path, mosquitto, prefix, reuse={"max_distance": 0, "min_similarity": 1.0}), max_batch=1
+    )
     status: list[bytes] = []
     watcher = MQTTLink(MQTTConfig(url=mosquitto.url, prefix=prefix), f"{prefix}-watch",
                        on_message=lambda m: status.append(m.payload))

@@ -295,8 +295,14 @@ def test_a_plain_question_passes_the_guard_as_plain_text():
 
 def test_free_text_a_device_sends_is_made_plain_on_decoding():
     event = _event(5, reason="uncertain\u202e\u0000 ｐｅｒｓｏｎ\u200b near the door\u2028")
-    raw = encode_event(event.model_copy(update={"reason": "uncertain\u202e\u0000 ｐｅｒｓｏｎ\u200b near the door\u2028",
-                                                "classes": [ClassScore(label="per\u200bson", score=0.5)]}))
+    raw = encode_event(
+        event.model_copy(
+            update={
+                "reason": "uncertain\u202e\u0000 ｐｅｒｓｏｎ\u200b near the door\u2028",
+                "classes": [ClassScore(label="per\u200bson", score=0.5)],
+            }
+        )
+    )
     decoded = decode_event(raw)
     assert decoded.reason == "uncertain person near the door "
     assert decoded.classes[0].label == "person"

@@ -296,9 +296,18 @@ def test_vision_models_get_the_crop_facts_and_policy_and_their_answers_are_check
                                       "usage": {"prompt_tokens": 50, "completion_tokens": 20}})
 
         runner, port = await _chat_server(chat)
-        config = AnalyzerConfig.model_validate({"backend": "openai", "openai": {
-            "base_urls": [f"http://127.0.0.1:{port}/v1"], "model": "vlm", "vision": True,
-            "api_key_env": "ET_TEST_KEY"}, "policies": [{"camera": "hall", "text": "judge whether the visitor looks like they belong here"}]})
+        config = AnalyzerConfig.model_validate(
+            {
+                "backend": "openai",
+                "openai": {
+                    "base_urls": [f"http://127.0.0.1:{port}/v1"],
+                    "model": "vlm",
+                    "vision": True,
+                    "api_key_env": "ET_TEST_KEY",
+                },
+                "policies": [{"camera": "hall", "text": "judge whether the visitor looks like they belong here"}],
+            }
+        )
         backend = build_backend(config)
         try:
             return [await backend.analyze(_event(crops[name])) for name in ("person", "person", "empty")]
@@ -327,7 +336,10 @@ def test_vision_models_get_the_crop_facts_and_policy_and_their_answers_are_check
     assert body["response_format"]["json_schema"]["schema"] == answer_schema()
     text, image = body["messages"][-1]["content"]
     assert text["type"] == "text" and "Does the attached image show a person?" in text["text"]
-    assert "Policy: judge whether the visitor looks like they belong here. Facts: " in text["text"] and "Person: yes, in a " in text["text"]
+    assert (
+        "Policy: judge whether the visitor looks like they belong here. Facts: " in text["text"]
+        and "Person: yes, in a " in text["text"]
+    )
     assert image["image_url"]["url"] == "data:image/jpeg;base64," + base64.b64encode(crops["person"]).decode()
 
 

@@ -266,7 +266,9 @@ def test_demo_serve_page_in_chromium(mosquitto, clip_one_by_one, tmp_path):
         try:
             page = asyncio.run(_drive_page(link, out, tmp_path / "demo-page.png"))
         except AssertionError as exc:
-            raise AssertionError(f"{exc}\n(demo exit status {proc.poll()}; its stderr ends: {err.lines[-15:]})") from None
+            raise AssertionError(
+                f"{exc}\n(demo exit status {proc.poll()}; its stderr ends: {err.lines[-15:]})"
+            ) from None
         err.wait_for("the page stays up until Ctrl-C", 30)
         assert proc.poll() is None, "--serve must keep the page up after the summary"
         token = err.wait_for("Authorization: Bearer ", 1).split("Bearer ", 1)[1].split("'")[0]

@@ -97,7 +97,10 @@ def test_opening_hours_and_after_closing_read_the_policy_s_own_window():
 
 def test_flips_when_only_the_deciding_fact_changes():
     door = "Alert only if someone stays at the door longer than 30 s"
-    assert (_verdict(door, dwell=5.0, zones={"door"}), _verdict(door, dwell=60.0, zones={"door"})) == ("benign", "alert")
+    assert (_verdict(door, dwell=5.0, zones={"door"}), _verdict(door, dwell=60.0, zones={"door"})) == (
+        "benign",
+        "alert",
+    )
     pool = "People on the patio are family; anyone at the pool is an alert"
     assert (_verdict(pool, zones={"patio"}), _verdict(pool, zones={"pool"})) == ("benign", "alert")
     crowd = "Alert on more than two people at night"
@@ -178,7 +181,10 @@ class CountingModel:
 
 @pytest.fixture(scope="module")
 def crops(clip_one_by_one) -> dict[str, bytes]:
-    return {"person": clip_crop(clip_one_by_one, PERSON_FRAME, BOX), "empty": clip_crop(clip_one_by_one, EMPTY_FRAME, BOX)}
+    return {
+        "person": clip_crop(clip_one_by_one, PERSON_FRAME, BOX),
+        "empty": clip_crop(clip_one_by_one, EMPTY_FRAME, BOX),
+    }
 
 
 @pytest.fixture(scope="module")

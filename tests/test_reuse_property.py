@@ -143,7 +143,11 @@ def test_the_property_sees_a_far_hash_answered_by_embedding_alone():
     with _stores() as (sqlite, redis):
         source = _verdict(T0, "person", _hash((0, [], None)), 8, 60, None, _embedding((0, [], (0, 0, 0))))
         device.add(source, T0)
-        far, near_look, other_look = _hash((1, [], None)), _embedding((0, [], (0, 1, 1))), _embedding((0, [], (0, 2, 1)))
+        far, near_look, other_look = (
+            _hash((1, [], None)),
+            _embedding((0, [], (0, 1, 1))),
+            _embedding((0, [], (0, 2, 1))),
+        )
         for look, expected in ((near_look, source.event_id), (other_look, None), (None, None)):
             hits = [store.lookup(scope_key=scope_key("camera", "edge-1", "door", None), label="person",
                                  phash=far, phash_alg="dct64", prompt_version=PROMPT, now_ms=T0 + 2, embedding=look)

@@ -1,4 +1,5 @@
-"""What ships for deployment. The systemd units: valid for systemd (`systemd-analyze verify`), hardened (`systemd-analyze security`
+"""What ships for deployment. The systemd units: valid for systemd (`systemd-analyze verify`), hardened
+(`systemd-analyze security`
 exposure at most 2.0), and carrying what the edge agent needs on a Pi (notify + watchdog, a dynamic user,
 state directory, only the camera device).
 
@@ -186,4 +187,6 @@ def test_grafana_dashboard_uses_only_exposed_metrics(tmp_path):
     used = set(re.findall(r"edgetriage_[a-z_]+", " ".join(exprs)))
     exposed = _exposed_metric_names(tmp_path)
     assert used - exposed == set(), f"the dashboard asks for metrics nobody exposes: {sorted(used - exposed)}"
-    assert {n for n in used if n.startswith("edgetriage_cloud_")} and {n for n in used if n.startswith("edgetriage_edge_")}
+    assert {n for n in used if n.startswith("edgetriage_cloud_")} and {
+        n for n in used if n.startswith("edgetriage_edge_")
+    }

@@ -132,7 +132,10 @@ def test_a_spoken_question_is_answered_as_its_words_are_in_wav_webm_and_ogg(api,
     assert voice["answered_share"] == 0.8 and voice["transcribe_p50_ms"] > 0 and 0 < voice["rtf"] < 5
     metrics = requests.get(f"{api.base}/metrics", timeout=30).text
     assert "edgetriage_cloud_voice_transcriptions_total 5" in metrics
-    assert "edgetriage_cloud_voice_answered_ratio 0.8" in metrics and "edgetriage_cloud_voice_transcribe_seconds" in metrics
+    assert (
+        "edgetriage_cloud_voice_answered_ratio 0.8" in metrics
+        and "edgetriage_cloud_voice_transcribe_seconds" in metrics
+    )
 
 
 def test_spoken_questions_over_the_limits_get_413_and_400_with_what_to_do(api, tmp_path):

@@ -38,4 +38,6 @@ def test_the_relay_counts_each_published_byte_by_kind(mosquitto, prefix):
     rest = 2 + len(state_topic) + 2 + 1 + 2
     assert counter.bytes["state"] == 1 + _varint(rest) + rest
     assert counter.packets["connect"] == 1 and counter.bytes["disconnect"] == 2
-    assert sum(counter.bytes.values()) == counter.bytes["connect"] + counter.bytes["events"] + counter.bytes["state"] + 2
+    assert (
+        sum(counter.bytes.values()) == counter.bytes["connect"] + counter.bytes["events"] + counter.bytes["state"] + 2
+    )

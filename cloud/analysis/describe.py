@@ -131,7 +131,9 @@ def _objects_said(text: str, facts: Facts) -> set[str]:
     rest = text
     for p in said:
         rest = re.sub(rf"\b{re.escape(p)}s?\b", " ", rest)
-    said |= {w for w in _words(rest) if w in heads} | {w[:-1] for w in _words(rest) if w.endswith("s") and w[:-1] in heads}
+    said |= {w for w in _words(rest) if w in heads} | {
+        w[:-1] for w in _words(rest) if w.endswith("s") and w[:-1] in heads
+    }
     named = {n.lower() for n, _ in facts.objects} | {facts.label.lower()}
     named_words = {w for n in named for w in n.split()}
     if facts.hint:

@@ -49,7 +49,9 @@ class PolicyBook:
         self.compiled: dict[str, Policy] = {}
         for entry in self.entries:
             known = tuple(e.zone for e in self.entries if e.zone and (e.camera in (None, entry.camera)))
-            self.compiled.setdefault(self._key(entry.camera, entry.text), compile_policy(entry.text, known, entry.camera))
+            self.compiled.setdefault(
+                self._key(entry.camera, entry.text), compile_policy(entry.text, known, entry.camera)
+            )
 
     def report(self) -> list[str]:
         """Each policy with its compiled form in plain words and the parts no rule read (check-config)."""

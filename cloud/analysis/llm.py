@@ -59,12 +59,16 @@ def _step(progress: bool, message: str) -> None:
 def verify_gguf(path: Path, expected_sha256: str) -> None:
     """Raise LLMError unless `path` is a file with the expected sha256."""
     if not path.is_file():
-        raise LLMError(f"LLM file {path} is missing; run `python -m edgetriage.cloud.analysis.llm` to download it (the analyzer also does on first use)")
+        raise LLMError(
+            f"LLM file {path} is missing; run `python -m edgetriage.cloud.analysis.llm` to download it "
+            "(the analyzer also does on first use)"
+        )
     actual = sha256_of(path)
     if actual != expected_sha256:
         raise LLMError(
             f"LLM file {path} has sha256 {actual[:12]}…, the manifest expects {expected_sha256[:12]}…: the file is "
-            f"damaged or not the one shipped; delete it and run `python -m edgetriage.cloud.analysis.llm` to download it again"
+            "damaged or not the one shipped; delete it and run `python -m edgetriage.cloud.analysis.llm` to download "
+            "it again"
         )
 
 
@@ -168,12 +172,16 @@ def convert_to_hf_dir(gguf: Path, out_dir: Path, progress: bool = True) -> Path:
         loaded = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32,
                                                       local_files_only=True)
     except ImportError as exc:
-        raise LLMError(f"converting a GGUF needs {exc.name or 'a missing package'}: pip install accelerate gguf") from None
+        raise LLMError(
+            f"converting a GGUF needs {exc.name or 'a missing package'}: pip install accelerate gguf"
+        ) from None
     except Exception as exc:  # transformers raises many types for unusable files
         if "accelerate" in str(exc):
             raise LLMError("converting a GGUF needs the accelerate package: pip install accelerate") from None
-        raise LLMError(f"cannot load {gguf} with transformers ({type(exc).__name__}: {exc}); "
-                       "is it a GGUF of an architecture transformers supports?") from None
+        raise LLMError(
+            f"cannot load {gguf} with transformers ({type(exc).__name__}: {exc}); "
+            "is it a GGUF of an architecture transformers supports?"
+        ) from None
     config = loaded.config
     if hasattr(config, "quantization_config"):
         del config.quantization_config
@@ -307,8 +315,10 @@ def loaded_model(path: Path, threads: int = 1, device: str = "cpu", dtype: str =
                                                          local_files_only=True)
             model.to(device)
         except Exception as exc:  # transformers raises many types for unusable folders
-            raise LLMError(f"cannot load the LLM from {key.folder} on {device} ({type(exc).__name__}: {exc}); "
-                           "delete the folder if it is a damaged conversion and it will be rebuilt on next use") from None
+            raise LLMError(
+                f"cannot load the LLM from {key.folder} on {device} ({type(exc).__name__}: {exc}); "
+                "delete the folder if it is a damaged conversion and it will be rebuilt on next use"
+            ) from None
         model.eval()
         log.info("LLM loaded from %s on %s (%s) in %.2f s", key.folder, device, dtype, time.monotonic() - started)
         _loaded[key] = LoadedModel(key, tokenizer, model, time.monotonic() - started)

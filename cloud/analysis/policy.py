@@ -10,7 +10,7 @@ Conditions (`Cond.kind`), all read at the device's local time and from the cloud
 |-----------|-------------------------------|----------------------------------------------------------------|
 | time      | (start, end) minutes, wraps   | the event's local_time                                         |
 | weekday   | bit mask, bit 0 = Monday      | local date: captured_ms shifted by (local_time - UTC), nearest 15 min |
-| zone      | a zone name (zone_word)       | the event's zones, compared by name only: a zone's wording decides nothing |
+| zone      | a zone name (zone_word)       | the event's zones, by name only (its wording decides nothing)  |
 | dwell     | (op, seconds)                 | the device's dwell_s                                           |
 | direction | "towards the camera" ...      | the device's direction                                         |
 | people    | (op, n)                       | person detections of the device in the frame (score >= 0.30)   |
@@ -290,7 +290,8 @@ def _cond_words(kind: str, v: object) -> str:
     if kind == "any":
         return "(" + " or ".join(c.words() for c in v) + ")"  # type: ignore[attr-defined]
     if kind == "direction":
-        return f"direction = {v} ({ {'towards the camera': 'entering', 'away from the camera': 'leaving'}.get(v, 'moving') })"
+        way = {"towards the camera": "entering", "away from the camera": "leaving"}.get(v, "moving")
+        return f"direction = {v} ({way})"
     if kind == "words":
         return f"[not compiled: “{v}” — the model is asked]"
     return f"{kind} = {v}"

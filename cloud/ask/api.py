@@ -118,11 +118,21 @@ def prometheus_text(asker: Asker | None) -> str:
              "# TYPE edgetriage_cloud_ask_answers_total counter"]
     lines += [f'edgetriage_cloud_ask_answers_total{{route="{r}"}} {n}' for r, n in f["routes"].items()]
     for name, value, kind, text in (
-            ("partial_total", f["partial"], "counter", "answers from the fast path because the LLM path would break t_max_ms"),
-            ("refused_total", f["refused"], "counter", "questions refused with a 4xx"),
-            ("alpha_ratio", f["alpha"], "gauge", "questions answered without the LLM / questions answered"),
-            ("total_seconds", None if f["L_total_ms"] is None else f["L_total_ms"] / 1000, "gauge",
-             "L_total = L_sched + alpha*L_fast + (1-alpha)*L_llm")):
+        (
+            "partial_total",
+            f["partial"],
+            "counter",
+            "answers from the fast path because the LLM path would break t_max_ms",
+        ),
+        ("refused_total", f["refused"], "counter", "questions refused with a 4xx"),
+        ("alpha_ratio", f["alpha"], "gauge", "questions answered without the LLM / questions answered"),
+        (
+            "total_seconds",
+            None if f["L_total_ms"] is None else f["L_total_ms"] / 1000,
+            "gauge",
+            "L_total = L_sched + alpha*L_fast + (1-alpha)*L_llm",
+        ),
+    ):
         if value is not None:
             lines += [f"# HELP edgetriage_cloud_ask_{name} {text}", f"# TYPE edgetriage_cloud_ask_{name} {kind}",
                       f"edgetriage_cloud_ask_{name} {value}"]

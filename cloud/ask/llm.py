@@ -33,7 +33,8 @@ class TextModel(Protocol):
 
 
 class TransformersText:
-    """Greedy decoding on the in-process model (CPU or CUDA, as `[analyzer] device` says); `max_time` stops generation at the deadline (the text so far)."""
+    """Greedy decoding on the in-process model (CPU or CUDA, as `[analyzer] device` says); `max_time` stops
+    generation at the deadline (the text so far)."""
 
     def __init__(self, config: AnalyzerConfig) -> None:
         self.config = config

@@ -98,7 +98,9 @@ def unusual_text(facts: Sequence[EventFact], usual: Sequence[EventFact], zone: Z
     odd = [f for f in facts if f.event_id in why]
     if not odd and not busier:
         kinds = Counter(f.label for f in facts)
-        what = ", ".join(f"{n} {label if n == 1 else PLURAL.get(label, label + 's')}" for label, n in kinds.most_common())
+        what = ", ".join(
+            f"{n} {label if n == 1 else PLURAL.get(label, label + 's')}" for label, n in kinds.most_common()
+        )
         alerts = sum(f.verdict == "alert" for f in facts)
         what += f"; {alerts} judged an alert" if alerts else "; no alerts"
         return (f"Nothing out of the ordinary{scope}: {len(facts)} events ({what}) at the hours, places and "

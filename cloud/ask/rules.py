@@ -21,7 +21,17 @@ from .kinds import kind_of
 from .spelling import spell
 from .when import Window, time_window
 
-INTENTS = ("count", "last", "first", "list", "exists", "duration", "unusual", "overview", "unstored")  # the last three: kinds.py
+INTENTS = (
+    "count",
+    "last",
+    "first",
+    "list",
+    "exists",
+    "duration",
+    "unusual",
+    "overview",
+    "unstored",
+)  # the last three: kinds.py
 LABEL_WORDS = {
     "person": ("person", "persons", "people", "someone", "somebody", "anyone", "anybody", "visitor", "visitors",
                "man", "men", "woman", "women", "pedestrian", "pedestrians", "human", "humans", "guy", "guys",
@@ -51,14 +61,29 @@ _OPEN = re.compile(
 _INTENT_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("count", re.compile(r"\b(how many|number of|count|how often|how many times)\b")),
     ("first", re.compile(r"\b(first|earliest)\b")),
-    ("last", re.compile(r"\bhow long ago\b|\b(last (time|seen|one|event|alert|visit|visitor|person|car)|most recent|latest|"
-                        r"(when|what time) (was|were|did|is) .*\blast\b|last (\w+ )?(seen|came|showed|appeared|there|visit))")),
-    ("list", re.compile(r"^(list|show|give me|display)\b|\b(which|what) (events|alerts|detections)\b|"
-                        r"\bshow me\b|\blist (of )?(the )?(events|alerts|all)\b")),
-    ("exists", re.compile(r"^(was|were|is|are|did|does|do|has|have|had|any)\b.*\b(any|anyone|anybody|someone|"
-                          r"somebody|anything|something|activity|movement|motion|events?|detections?|"
-                          + "|".join(w for words in (*LABEL_WORDS.values(), *VERDICT_WORDS.values()) for w in words)
-                          + r")\b|^(anyone|anybody|anything|someone|somebody|something)\b")),
+    (
+        "last",
+        re.compile(
+            r"\bhow long ago\b|\b(last (time|seen|one|event|alert|visit|visitor|person|car)|most recent|latest|"
+            r"(when|what time) (was|were|did|is) .*\blast\b|last (\w+ )?(seen|came|showed|appeared|there|visit))"
+        ),
+    ),
+    (
+        "list",
+        re.compile(
+            r"^(list|show|give me|display)\b|\b(which|what) (events|alerts|detections)\b|"
+            r"\bshow me\b|\blist (of )?(the )?(events|alerts|all)\b"
+        ),
+    ),
+    (
+        "exists",
+        re.compile(
+            r"^(was|were|is|are|did|does|do|has|have|had|any)\b.*\b(any|anyone|anybody|someone|"
+            r"somebody|anything|something|activity|movement|motion|events?|detections?|"
+            + "|".join(w for words in (*LABEL_WORDS.values(), *VERDICT_WORDS.values()) for w in words)
+            + r")\b|^(anyone|anybody|anything|someone|somebody|something)\b"
+        ),
+    ),
 )
 SYNONYMS = (("back", "rear"), ("rear", "back"))  # words of camera names people swap
 

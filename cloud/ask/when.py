@@ -29,8 +29,15 @@ NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5
            "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20,
            "thirty": 30, "forty": 40, "forty five": 45, "fifty": 50, "couple": 2, "couple of": 2, "few": 3,
            "several": 3}
-PARTS = {"morning": (6, 12), "afternoon": (12, 18), "evening": (18, 24), "night": (18, 30), "lunchtime": (12, 14), "dark": (18, 30),
-         "overnight": (22, 30)}
+PARTS = {
+    "morning": (6, 12),
+    "afternoon": (12, 18),
+    "evening": (18, 24),
+    "night": (18, 30),
+    "lunchtime": (12, 14),
+    "dark": (18, 30),
+    "overnight": (22, 30),
+}
 JUST_NOW_S = 1800  # "just now", "a few minutes ago": the last half hour
 AROUND_H = 0.5  # "around 3": half an hour either side
 

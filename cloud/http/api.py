@@ -293,11 +293,15 @@ async def post_event(request: web.Request) -> web.Response:
     except ProtocolError as exc:
         raise BadRequest(exc.reason) from None
     except OverCapacity:  # stored, unanswered: analysed when there is room
-        return web.json_response({"event_id": event.event_id, "status": "waiting",
-                                  "verdict": f"/v1/verdicts/{event.event_id}"}, status=202, headers={"Retry-After": "5"})
+        return web.json_response(
+            {"event_id": event.event_id, "status": "waiting", "verdict": f"/v1/verdicts/{event.event_id}"},
+            status=202,
+            headers={"Retry-After": "5"},
+        )
     except Released:
-        return _error(503, "the service stopped before the model got to this event; send it again",
-                      {"Retry-After": "5"})
+        return _error(
+            503, "the service stopped before the model got to this event; send it again", {"Retry-After": "5"}
+        )
     return web.Response(body=encode_verdict(verdict), content_type="application/json")
 
 
@@ -362,7 +366,9 @@ def _crop(request: web.Request, shown: Callable[[bytes], bytes]) -> web.Response
     crop = request.app[STORE].get_crop(event_id)
     if crop is None:
         return _error(404, f"no crop for event {event_id!r}: never stored, or deleted by retention")
-    return web.Response(body=shown(crop), content_type="image/jpeg", headers={"Cache-Control": "private, max-age=86400"})
+    return web.Response(
+        body=shown(crop), content_type="image/jpeg", headers={"Cache-Control": "private, max-age=86400"}
+    )
 
 
 def thumbnail(jpeg: bytes, size: int = THUMBNAIL_PX) -> bytes:

@@ -195,7 +195,9 @@ class RedisStore:
         self._put_verdict(keys=keys, args=[encode_verdict(verdict), new[1] if new else "", new[2] if new else 0,
                                            old[1] if old else "", now, source[1] if source else ""])
 
-    def _filed_source(self, verdict: Verdict, source_doc: bytes | Verdict | None, now: int) -> tuple[str, str, int] | None:
+    def _filed_source(
+        self, verdict: Verdict, source_doc: bytes | Verdict | None, now: int
+    ) -> tuple[str, str, int] | None:
         """The filed rule whose presence makes this verdict's rule not worth filing (shared.reuse), or None."""
         if isinstance(source_doc, bytes | str):
             source_doc = Verdict.model_validate_json(source_doc)
@@ -267,8 +269,15 @@ class RedisStore:
                     self._seen[member] = Verdict.model_validate_json(doc)
                     self._seen_member[ref] = member
         found = [self._seen.get(member) if member else None for member in members]
-        return [v if v is not None and still_answers(v.cache, v.created_ms, q["label"], q["phash"], q["phash_alg"],
-                                                     q["now_ms"], q.get("embedding")) else None for v, q in zip(found, queries, strict=True)]
+        return [
+            v
+            if v is not None
+            and still_answers(
+                v.cache, v.created_ms, q["label"], q["phash"], q["phash_alg"], q["now_ms"], q.get("embedding")
+            )
+            else None
+            for v, q in zip(found, queries, strict=True)
+        ]
 
     def list_events(self, device: str | None = None, label: str | None = None, limit: int = 50,
                     before: str | None = None, *, camera: str | None = None, verdict: str | None = None,

@@ -1,7 +1,8 @@
 """Durable record of what the service received and answered, and the index the verdict cache searches.
 
 `Store` is the interface the service and the API use; `SQLiteStore` is the default (one process), and
-storage.redis_store has the one several processes share. SQLiteStore keeps everything in one SQLite file in WAL mode with synchronous=NORMAL: a commit survives a process crash (not necessarily a
+storage.redis_store has the one several processes share. SQLiteStore keeps everything in one SQLite file in WAL mode
+with synchronous=NORMAL: a commit survives a process crash (not necessarily a
 power cut), readers never block the writer, and a commit costs well under a millisecond, so the service
 can store a verdict before it publishes it without slowing the message path. One connection, guarded by
 a lock, so the store may be called from any thread; the WAL is copied into the database file by a thread
@@ -323,8 +324,15 @@ class SQLiteStore:
                         "AND label = ? AND phash_alg = ? AND prompt_version = ? AND expires_ms >= ?", (*key, since))]
                 best = nearest(ranges[key], q["phash"], q["now_ms"], embedding=q.get("embedding"))
                 found.append(None if best is None else self._verdict_of(best))
-        return [v if v is not None and still_answers(v.cache, v.created_ms, q["label"], q["phash"], q["phash_alg"],
-                                                     q["now_ms"], q.get("embedding")) else None for v, q in zip(found, queries, strict=True)]
+        return [
+            v
+            if v is not None
+            and still_answers(
+                v.cache, v.created_ms, q["label"], q["phash"], q["phash_alg"], q["now_ms"], q.get("embedding")
+            )
+            else None
+            for v, q in zip(found, queries, strict=True)
+        ]
 
     def _verdict_of(self, best: Candidate) -> Verdict | None:
         """The verdict of a filed rule, parsed once (the lock is held)."""

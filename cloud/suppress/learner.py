@@ -9,7 +9,8 @@ one size, that look alike (shared.suppression.looks_alike), and no live suppress
 the learner proposes one: the region their crops cover (grown by `margin`, at most `max_region` of the frame),
 their sizes, up to MAX_EXEMPLARS of their looks, an expiry `expiry_s` ahead. Its similarity bar is set from the
 camera's own real visitors: `alert_margin` above the most alike of its recent alert crops (at any place), never
-under `min_similarity_floor`; `min_similarity` while the camera has had no alert yet. The operator accepts or rejects it (cloud.suppress.api); with `auto_accept`
+under `min_similarity_floor`; `min_similarity` while the camera has had no alert yet. The operator accepts or rejects
+it (cloud.suppress.api); with `auto_accept`
 it is accepted at once. An accepted or expired one changes the device's remote config (cloud.suppress.publish).
 
 Work off the event loop: sightings are keyed and matched on one thread of the learner's own, as the device

@@ -70,7 +70,8 @@ DROP_CAUSES = ("evicted", "rejected", "expired")
 
 
 class OutboxConfig(Strict):
-    """[outbox]: where escalated events wait for their verdicts (the `Outbox` below), and what gives when it is full: "drop_oldest"
+    """[outbox]: where escalated events wait for their verdicts (the `Outbox` below), and what gives when it is full:
+    "drop_oldest"
     evicts the oldest events of the same or a lower priority, "reject_newest" refuses the new event unless it
     outranks stored ones. `priority` ranks labels (default 0; higher is kept longer)."""
 
@@ -333,7 +334,9 @@ class Outbox:
 
     def count_unsent(self) -> int:
         with self._lock:
-            return self._db.execute("SELECT COUNT(*) FROM outbox WHERE state = 'pending' AND attempts = 0").fetchone()[0]
+            return self._db.execute("SELECT COUNT(*) FROM outbox WHERE state = 'pending' AND attempts = 0").fetchone()[
+                0
+            ]
 
     def get(self, event_id: str) -> OutboxItem | None:
         with self._lock:

@@ -160,8 +160,13 @@ class VisionPipeline:
         looks: list[Region] | None = None
         keyframe = pts - self._last_whole_pts >= cfg.motion.keyframe_interval_s - 1e-6
         if reason == "motion" and blobs and not keyframe and not whole:
-            looks = detection_regions(with_tracks(blob_px, self._tracker.tracks, self._last_pts, w, h), w, h, self._region_side,
-                                      cfg.motion.max_regions)
+            looks = detection_regions(
+                with_tracks(blob_px, self._tracker.tracks, self._last_pts, w, h),
+                w,
+                h,
+                self._region_side,
+                cfg.motion.max_regions,
+            )
         self._detect(frame, looks, blobs)
 
     def _detect(self, frame: Frame, looks: list[Region] | None, blobs: list[tuple[float, float, float, float]],
@@ -249,8 +254,12 @@ class VisionPipeline:
                     return (min(self._looks.confirm_spacing_s, cfg.moving_interval_s)
                             if self._looks.new(track, self._last_pts) else cfg.moving_interval_s)
                 continue
-            due = max(due, self._looks.still_due(track, cfg.tracked_interval_s, self._last_pts, self._last_detect_pts) if share >= 0.6
-                      else min(cfg.moving_interval_s, cfg.tracked_interval_s))
+            due = max(
+                due,
+                self._looks.still_due(track, cfg.tracked_interval_s, self._last_pts, self._last_detect_pts)
+                if share >= 0.6
+                else min(cfg.moving_interval_s, cfg.tracked_interval_s),
+            )
         return due
 
     def _observe(self, memory: TrackMemory, track: Track, det: Det, dets: list[Det], frame: Frame,
@@ -307,7 +316,9 @@ class VisionPipeline:
         return not tc.min_median_score or (median(memory.scores, None) or 0.0) >= tc.min_median_score
 
     def _ready(self, track: Track, memory: TrackMemory, pts: float) -> bool:
-        if track.last_seen_ts - track.first_ts < self._config.tracker.emit_after_s or not self._confirmed(track, memory):
+        if track.last_seen_ts - track.first_ts < self._config.tracker.emit_after_s or not self._confirmed(
+            track, memory
+        ):
             return False
         if self._min_dwell is not None:
             need = self._min_dwell(frozenset(memory.zone_since))
