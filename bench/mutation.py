@@ -369,10 +369,20 @@ IDLE_LIMIT_S = 90  # mutmut with no worker for this long is stuck (its worker wa
 
 
 def _children(pid: int) -> list[str]:
+    """The worker processes of `pid`: its children but multiprocessing's resource tracker, which mutmut's
+    spawn context starts once and which outlives a killed worker (counted, it hid every stuck run)."""
     try:
-        return Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
     except OSError:
         return []
+    return [kid for kid in kids if b"resource_tracker" not in _cmdline(kid)]
+
+
+def _cmdline(pid: str) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
 
 
 def _mutmut_watched(repo: Path, env: dict[str, str], module: str) -> int:

@@ -460,6 +460,93 @@ def test_a_lost_claim_race_leaves_the_event_to_the_winner(tmp_path):
     db.close()
 
 
+class _SimTime:
+    """The takeover loop's clock and sleep: time moves only when the loop sleeps, so its renewals and rounds are
+    read on its own account, with no waiting (the loop's `time` and `asyncio` are swapped for this)."""
+
+    CancelledError = asyncio.CancelledError
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.now += seconds
+        await asyncio.sleep(0)
+
+
+@pytest.mark.parametrize(("lease_s", "renewals", "rounds"), [
+    (60.0, [1000.0, 1020.0, 1040.0], 1.0),  # a long lease: renewed every 20 s, orphans looked for every second
+    (0.3, [1000.0, 1000.1, 1000.2], 0.1),  # a short one: both every third of it
+])
+def test_takeover_renews_every_third_of_a_lease_and_looks_for_orphans_every_second_at_most(
+        tmp_path, monkeypatch, lease_s, renewals, rounds):
+    from edgetriage.cloud import takeover as takeover_module
+
+    sim = _SimTime()
+    monkeypatch.setattr(takeover_module, "time", sim)
+    monkeypatch.setattr(takeover_module, "asyncio", sim)
+    db, _ = _orphan(tmp_path)
+    keeper = ClaimKeeper(SQLiteClaims(tmp_path / "claims.db", "me"), lease_s)
+    renewed: list[float] = []
+    looked: list[float] = []
+    keeper.renew = lambda: renewed.append(sim.now) or []
+    takeover = TakeOver(keeper, db, ServiceStats(), Throttled(logging.getLogger("test")),
+                        room=lambda: looked.append(sim.now) or 0, busy=lambda eid: False,
+                        answer=lambda event: asyncio.sleep(0), spawn=lambda coro: coro.close())
+
+    async def scenario():
+        task = asyncio.create_task(takeover.run())
+        while len(renewed) < 3:
+            await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(scenario())
+    assert renewed == pytest.approx(renewals)  # a live worker's claims never come near running out
+    gaps = [b - a for a, b in zip(looked, looked[1:])]
+    assert gaps and gaps == pytest.approx([rounds] * len(gaps))  # room for an orphan is used within a round
+    db.close()
+
+
+def test_taking_up_an_event_is_logged_under_the_service_s_logger(tmp_path, caplog):
+    db, event = _orphan(tmp_path)
+    keeper = ClaimKeeper(SQLiteClaims(tmp_path / "claims.db", "me"), 60)
+    takeover = _takeover(db, keeper, busy=lambda eid: False, spawned=[])
+    with caplog.at_level(logging.DEBUG, logger="edgetriage.cloud.service"):  # what a user's logging config names
+        takeover.take(event.event_id)
+    assert [(r.name, r.getMessage()) for r in caplog.records] == [
+        ("edgetriage.cloud.service", f"taking up event {event.event_id}: its claim ran out, or it waited for room")]
+    db.close()
+
+
+@pytest.mark.parametrize("room", [0, 1])
+def test_one_free_place_in_the_queue_takes_up_one_orphan(tmp_path, room):
+    db, event = _orphan(tmp_path)
+    keeper = ClaimKeeper(SQLiteClaims(tmp_path / "claims.db", "me"), 0.03)
+    spawned: list = []
+    rounds: list = []
+    takeover = TakeOver(keeper, db, ServiceStats(), Throttled(logging.getLogger("test")),
+                        room=lambda: rounds.append(1) or room, busy=lambda eid: False,
+                        answer=lambda event: asyncio.sleep(0), spawn=lambda coro: (spawned.append(coro), coro.close()))
+
+    async def scenario():
+        task = asyncio.create_task(takeover.run())
+        deadline = time.monotonic() + 10
+        while len(rounds) < 3 and time.monotonic() < deadline:  # three rounds, each seeing the orphan
+            await asyncio.sleep(0.005)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(scenario())
+    assert len(rounds) >= 3 and len(spawned) == room and takeover.stats.taken_over == room
+    db.close()
+
+
 # -- takeover, store_verdict, retake, settle --------------------------------------------------------------
 def test_takeover_forgets_what_it_cannot_or_need_not_answer(tmp_path):
     db, event = _orphan(tmp_path)
