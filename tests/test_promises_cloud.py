@@ -173,6 +173,7 @@ def test_flights_across_processes_end_at_their_deadline_or_landing(redis_prefix)
         one.land("a")
         await asyncio.wait_for(waiter, 10.0)
         assert client.hget(key, "a") is None and two.waited == 1
+        assert two.polls >= 1 and one.polls == 0  # round trips only by a process that waits for another's flight
         # a flight whose deadline has passed (its worker died) is waited for by nobody
         client.hset(key, "dead", f"1|{PHASH}|8|{int(time.time() * 1000) - 1}")
         assert two.take_off("c", BUCKET, PHASH, 8) is None
@@ -183,6 +184,50 @@ def test_flights_across_processes_end_at_their_deadline_or_landing(redis_prefix)
     assert open_flights(RedisStore(client, redis_prefix), 30.0)._redis is client
     local = open_flights(object(), 30.0)
     assert local._redis is None and local._lease_ms == 30_000
+
+
+@pytest.mark.parametrize("lease_s", [None, 0.5, 2.5])
+def test_a_flight_is_waited_for_to_its_deadline_s_last_millisecond(monkeypatch, lease_s):
+    """A flight whose worker died is given up at its deadline (the scheduler's deadline_s), in this process as
+    in Redis: to the millisecond, a fraction of a second included (a 0.5 s deadline was once a flight of 0 s)."""
+    from edgetriage.cloud import singleflight as singleflight_module
+
+    now = [1_000_000]
+    monkeypatch.setattr(singleflight_module, "now_ms", lambda: now[0])
+
+    async def scenario():
+        flights = SingleFlight() if lease_s is None else SingleFlight(lease_s=lease_s)  # default: 10 minutes
+        assert flights.take_off("a", BUCKET, PHASH, 8) is None
+        now[0] += int((lease_s or 600) * 1000)
+        assert flights.take_off("b", BUCKET, flip(PHASH, 8), 8) == "a"  # its last millisecond: still waited for
+        now[0] += 1
+        assert flights.take_off("c", BUCKET, flip(PHASH, 8), 8) is None  # past it: a model call of its own
+
+    asyncio.run(scenario())
+
+
+def test_flight_lists_keep_their_names_under_the_store_s_prefix(redis_prefix):  # noqa: F811
+    """Every key single flight writes is under the store's prefix (deployments share a Redis; `delete_all`
+    removes them), and a bucket's list keeps its name, so workers of two versions share flights during an
+    upgrade. Without a prefix given, the store's default one."""
+    from edgetriage.cloud.storage.redis_store import RedisStore
+
+    client = connect_redis(REDIS_URL)
+    assert SingleFlight(client)._key(BUCKET) == "edgetriage:flights:e58cb815bddb71f72897e6ff"
+    assert RedisStore(client).prefix == "edgetriage"
+
+    async def scenario():
+        one, two = SingleFlight(client, redis_prefix), SingleFlight(client, redis_prefix)
+        assert one._key(BUCKET) == f"{redis_prefix}:flights:e58cb815bddb71f72897e6ff"
+        assert one.take_off("a", BUCKET, PHASH, 8, make_embedding(1)) is None
+        assert two.take_off("b", BUCKET, PHASH, 8) == "a"
+        keys = {k.decode() for k in client.scan_iter(match=f"*{redis_prefix}*")}
+        assert keys and all(k.startswith(f"{redis_prefix}:flights:") for k in keys), keys
+        one.land("a")
+
+    asyncio.run(scenario())
+    RedisStore(client, redis_prefix).delete_all()
+    assert list(client.scan_iter(match=f"*{redis_prefix}*")) == []
 
 
 # -- the cloud's verdict cache ------------------------------------------------------------------------------
