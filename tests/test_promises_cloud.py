@@ -574,6 +574,9 @@ def test_one_free_place_in_the_queue_takes_up_one_orphan(tmp_path, room):
     keeper = ClaimKeeper(SQLiteClaims(tmp_path / "claims.db", "me"), 0.03)
     spawned: list = []
     rounds: list = []
+    asked: list[int] = []
+    orphans = keeper.orphans
+    keeper.orphans = lambda limit=100: asked.append(limit) or orphans(limit)
     takeover = TakeOver(keeper, db, ServiceStats(), Throttled(logging.getLogger("test")),
                         room=lambda: rounds.append(1) or room, busy=lambda eid: False,
                         answer=lambda event: asyncio.sleep(0), spawn=lambda coro: (spawned.append(coro), coro.close()))
@@ -589,6 +592,57 @@ def test_one_free_place_in_the_queue_takes_up_one_orphan(tmp_path, room):
 
     asyncio.run(scenario())
     assert len(rounds) >= 3 and len(spawned) == room and takeover.stats.taken_over == room
+    assert set(asked) == ({1} if room else set())  # a full queue does not even ask the claim store
+    db.close()
+
+
+def test_every_event_taken_up_is_counted(tmp_path):
+    db, first = _orphan(tmp_path)
+    second = make_event()
+    db.put_event(second, second.captured_ms)
+    keeper = ClaimKeeper(SQLiteClaims(tmp_path / "claims.db", "me"), 60)
+    spawned: list = []
+    takeover = _takeover(db, keeper, busy=lambda eid: False, spawned=spawned)
+    for event in (first, second):
+        takeover.take(event.event_id)
+    assert takeover.stats.taken_over == 2 and len(spawned) == 2 and keeper.held == {first.event_id, second.event_id}
+    db.close()
+
+
+def test_a_failed_renewal_is_said_and_the_next_round_renews_again(tmp_path, monkeypatch, caplog):
+    from edgetriage.cloud import takeover as takeover_module
+
+    sim = _SimTime()
+    monkeypatch.setattr(takeover_module, "time", sim)
+    monkeypatch.setattr(takeover_module, "asyncio", sim)
+    db, _ = _orphan(tmp_path)
+    keeper = ClaimKeeper(SQLiteClaims(tmp_path / "claims.db", "me"), 3.0)
+    renewed: list[float] = []
+
+    def renew() -> list[str]:
+        renewed.append(sim.now)
+        if len(renewed) == 1:
+            raise OSError("the claim store is away")
+        return []
+
+    keeper.renew = renew
+    takeover = TakeOver(keeper, db, ServiceStats(), Throttled(logging.getLogger("test"), 0.0), room=lambda: 0,
+                        busy=lambda eid: False, answer=lambda event: asyncio.sleep(0), spawn=lambda coro: coro.close())
+
+    async def scenario():
+        task = asyncio.create_task(takeover.run())
+        while len(renewed) < 4 and sim.now < 1100:
+            await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    with caplog.at_level("WARNING", logger="test"):
+        asyncio.run(scenario())
+    # failed at 1000, waited a third of the lease (and a round), then renewed every third of it again
+    assert renewed == pytest.approx([1000.0, 1002.0, 1003.0, 1004.0])
+    assert [r.getMessage() for r in caplog.records] == [
+        "renewing or taking over claims failed (the claim store is away); retrying in 1 s"]
     db.close()
 
 
@@ -689,8 +743,10 @@ def test_a_claim_that_ran_out_is_taken_again_and_the_verdict_stored_meanwhile_wi
     theirs = ClaimKeeper(SQLiteClaims(tmp_path / "claims.db", "them"), 60)
     stats = ServiceStats()
     event = make_event()
+    before = int(time.time() * 1000)
     assert retake(mine, db, event, stats) and stats.claims_retaken == 1 and mine.was_retaken(event.event_id)
-    assert db.get_event(event.event_id) is not None  # stored again (a store that lost its data lost it too)
+    stored = db.get_event(event.event_id)  # stored again (a store that lost its data lost it too), received now
+    assert stored is not None and before <= stored["received_ms"] <= int(time.time() * 1000)
     ours = Verdict(event_id=event.event_id, device="house", camera="porch", label="person", verdict="alert",
                    confidence=0.9, description="ours", model="m", created_ms=2)
     earlier = ours.model_copy(update={"description": "theirs", "verdict": "benign"})
@@ -699,6 +755,7 @@ def test_a_claim_that_ran_out_is_taken_again_and_the_verdict_stored_meanwhile_wi
     assert db.get_verdict(event.event_id).description == "theirs"
     other = make_event()
     assert theirs.take(other.event_id) and not retake(mine, db, other, stats) and stats.claims_retaken == 1
+    assert retake(mine, db, make_event(), stats) and stats.claims_retaken == 2  # each one counted
     plain = ClaimKeeper(SQLiteClaims(tmp_path / "claims.db", "plain"), 60)
     third = make_event()
     db.put_event(third, third.captured_ms)
@@ -732,6 +789,29 @@ def test_settling_lands_the_flight_and_releases_or_ends_the_claim(tmp_path, capl
         assert caplog.records[-1].getMessage().startswith("could not end the claim on away: ")
 
     asyncio.run(scenario())
+
+
+def test_settling_with_the_flight_list_away_says_so_and_still_releases_the_claim(tmp_path, caplog):
+    from brokers import RedisServer
+    from edgetriage.cloud.takeover import settle
+
+    claims = SQLiteClaims(tmp_path / "claims.db", "me")
+    keeper = ClaimKeeper(claims, 60)
+
+    async def scenario():
+        with RedisServer(tmp_path / "redis") as server:  # a Redis of the test's own, stopped under the flight
+            flights = SingleFlight(connect_redis(server.url), "t")
+            assert keeper.take("e") and flights.take_off("e", BUCKET, PHASH, 8) is None
+            waiter = asyncio.ensure_future(flights.wait("e", BUCKET, 30.0))
+            await asyncio.sleep(0)
+        with caplog.at_level("WARNING", logger="test"):
+            settle(flights, keeper, "e", True, Throttled(logging.getLogger("test"), 0.0))
+        await asyncio.wait_for(waiter, 5.0)  # this process's waiters are told all the same
+
+    asyncio.run(scenario())
+    assert [r.getMessage().split(": ")[0] for r in caplog.records] == ["could not end the single flight of e"]
+    assert keeper.held == set() and not claims.holds("e") and claims.expired() == []
+    claims.close()
 
 
 # -- auth --------------------------------------------------------------------------------------------------
