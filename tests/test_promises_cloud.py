@@ -206,6 +206,57 @@ def test_a_flight_is_waited_for_to_its_deadline_s_last_millisecond(monkeypatch, 
     asyncio.run(scenario())
 
 
+def test_a_flight_in_redis_is_waited_for_to_its_deadline_s_last_millisecond(monkeypatch, redis_prefix):  # noqa: F811
+    from edgetriage.cloud import singleflight as singleflight_module
+
+    now = [1_000_000]
+    monkeypatch.setattr(singleflight_module, "now_ms", lambda: now[0])
+    client = connect_redis(REDIS_URL)
+
+    async def scenario():
+        one, two = SingleFlight(client, redis_prefix, 0.5), SingleFlight(client, redis_prefix, 0.5)
+        assert one.take_off("a", BUCKET, PHASH, 8) is None
+        now[0] += 500
+        assert two.take_off("b", BUCKET, flip(PHASH, 8), 8) == "a"  # another process's flight, last millisecond
+        now[0] += 1
+        assert two.take_off("c", BUCKET, flip(PHASH, 8), 8) is None  # its worker died: not waited for
+        one.land("a")
+        two.land("c")
+
+    asyncio.run(scenario())
+
+
+def test_a_look_alike_finds_its_flight_among_several_in_redis(redis_prefix):  # noqa: F811
+    client = connect_redis(REDIS_URL)
+
+    async def scenario():
+        one, two = SingleFlight(client, redis_prefix), SingleFlight(client, redis_prefix)
+        assert one.take_off("far", BUCKET, flip(PHASH, 40), 8) is None
+        assert one.take_off("near", BUCKET, PHASH, 8) is None  # 40 bits from "far": a flight of its own
+        assert one.take_off("other", BUCKET, flip(PHASH, 20), 8) is None
+        assert two.take_off("b", BUCKET, flip(PHASH, 2), 8) == "near"  # four listed, it waits for its look-alike
+        for flight in ("far", "near", "other"):
+            one.land(flight)
+
+    asyncio.run(scenario())
+
+
+def test_a_waiter_never_waits_past_its_own_deadline(redis_prefix):  # noqa: F811
+    client = connect_redis(REDIS_URL)
+
+    async def scenario():
+        one, two = SingleFlight(client, redis_prefix), SingleFlight(client, redis_prefix)
+        assert one.take_off("a", BUCKET, PHASH, 8) is None
+        for flights in (one, two):  # the flight's own process (its future), another process (the poller)
+            waiter = asyncio.ensure_future(flights.wait("a", BUCKET, 0.0))  # its deadline has come
+            for _ in range(20):  # a few turns of the event loop, not the poller's round nor a second
+                await asyncio.sleep(0)
+            assert waiter.done()
+        one.land("a")
+
+    asyncio.run(scenario())
+
+
 def test_flight_lists_keep_their_names_under_the_store_s_prefix(redis_prefix):  # noqa: F811
     """Every key single flight writes is under the store's prefix (deployments share a Redis; `delete_all`
     removes them), and a bucket's list keeps its name, so workers of two versions share flights during an
