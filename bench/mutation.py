@@ -420,15 +420,19 @@ def run_module(repo: Path, env: dict[str, str], module: str) -> dict:
 
 
 def retest(dest: Path) -> dict:
-    """A kept folder's surviving mutants again, against the working tree's tests as they are now (after
-    tests were added for them), without running every mutant again."""
-    repo, env = dest / "repo", _env(dest)
+    """A kept folder's surviving mutants again, against the working tree as it is now (the tests added for
+    them, and the rest of the code they run against: a test of today's code fails on yesterday's, and a
+    baseline that fails judges nothing), without running every mutant again. The mutated module itself must
+    be the copy's: after changing it, `--resume` first (its changed lines are mutated afresh)."""
+    repo = dest / "repo"
     db = sqlite3.connect(str(repo / ".mutmut-cache"))
     (module,) = db.execute("SELECT filename FROM SourceFile").fetchone()
     ids = [i for (i,) in db.execute("SELECT id FROM Mutant WHERE status = 'bad_survived'")]
     db.close()
+    if (ROOT / module).read_text() != (repo / module).read_text():
+        raise SystemExit(f"{module} changed since this folder's run: --resume {dest} first")
     shutil.rmtree(repo / "tests")
-    shutil.copytree(ROOT / "tests", repo / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    env = scratch_copy(dest)
     started = time.monotonic()
     for mutant in ids:
         subprocess.run(_mutmut(module, str(mutant)), cwd=repo, env=env, stdout=subprocess.DEVNULL)

@@ -10,7 +10,7 @@ import pytest
 from conftest import clip_crop
 from edgetriage.cloud.analysis.answer import Answer
 from edgetriage.cloud.analysis.calibrate import Calibration, ece, features, fit
-from edgetriage.cloud.analysis.check import ABSENT, SURE, judged, rule
+from edgetriage.cloud.analysis.check import ABSENT, SURE, Ruling, judged, rule
 from edgetriage.cloud.analysis.describe import contradictions
 from edgetriage.cloud.analysis.prompt import PromptBook, PromptBuilder, policy_for, versioned
 from edgetriage.cloud.analysis.translator import Facts, Translator, colour_name
@@ -137,6 +137,23 @@ def test_the_check_leaves_unknown_labels_and_marks_unreadable_crops():
     assert rule("alert", _facts(0.0, known=False), None).verdict == "alert"  # the detector has no such class
     assert rule("benign", _facts(0.0, decoded=False), None).verdict == "unknown"
     assert rule("alert", None, None).verdict == "alert"  # no facts: nothing to hold it against
+
+
+def test_the_check_says_each_row_in_full_and_an_unknown_on_an_unreadable_crop_stands():
+    """`checked` is published with the verdict: each row's reason word for word. A model that says "unknown"
+    about a crop that does not decode said what the check would: its answer stands, nothing is overruled."""
+    assert rule("alert", _facts(0.05), None).reason == "absent: the closer look finds no person at all (0.05)"
+    assert rule("benign", _facts(0.9), None).reason == (
+        "sure: the closer look is certain of a person (0.90) and no policy allows one here")
+    assert rule("benign", _facts(0.3), None).reason == (
+        "seen: the facts say there is a person (0.30) and no policy allows one here")
+    assert rule("unknown", _facts(0.9), None).reason == "sure-unknown: the closer look is certain of a person (0.90)"
+    assert rule("unknown", _facts(0.05), None).reason == (
+        "absent-unknown: the closer look finds no person at all (0.05)")
+    for said in ("alert", "benign"):
+        assert rule(said, _facts(0.9, decoded=False), None) == Ruling(
+            "unknown", "unreadable: the crop does not decode as an image, so nothing can be seen")
+    assert rule("unknown", _facts(0.9, decoded=False), None) == Ruling("unknown", None)
 
 
 def test_an_overruled_answer_says_why_and_keeps_the_model_s_verdict(translator, crops):
