@@ -12,7 +12,7 @@ from edgetriage.cloud.analysis.answer import Answer
 from edgetriage.cloud.analysis.calibrate import Calibration, ece, features, fit
 from edgetriage.cloud.analysis.check import ABSENT, SURE, Ruling, judged, rule
 from edgetriage.cloud.analysis.describe import contradictions
-from edgetriage.cloud.analysis.prompt import PromptBook, PromptBuilder, policy_for, versioned
+from edgetriage.cloud.analysis.prompt import Prompt, PromptBook, PromptBuilder, policy_for, versioned
 from edgetriage.cloud.analysis.translator import Facts, Translator, colour_name
 from edgetriage.cloud.config import AnalyzerConfig, PolicyConfig
 from edgetriage.shared.config import ConfigError
@@ -154,6 +154,25 @@ def test_the_check_says_each_row_in_full_and_an_unknown_on_an_unreadable_crop_st
         assert rule(said, _facts(0.9, decoded=False), None) == Ruling(
             "unknown", "unreadable: the crop does not decode as an image, so nothing can be seen")
     assert rule("unknown", _facts(0.9, decoded=False), None) == Ruling("unknown", None)
+
+
+@pytest.mark.parametrize(("description", "listed"), [
+    ("A person in a red top holding a knife next to a dog.", "colour red; object dog, knife"),
+    ("Red green yellow purple orange knife bottle umbrella suitcase laptop phone cup bicycle dog cat horse bus car.",
+     # the list cut at 140 characters: `checked` fits the verdict's 200
+     "colour green, orange, purple, red, yellow; object bicycle, bottle, bus, car, cat, cup, dog, horse, knife, "
+     "laptop, orange, phone, suitcase, u"),
+])
+def test_a_replaced_description_is_said_in_checked_word_for_word_and_the_time_it_took(description, listed):
+    facts = Facts("person", 0.9, (0.1, 0.1, 0.9, 0.9), True, upper="dark", lower="blue")
+    prompt = Prompt(messages=[], version="person-3", source="test", facts=facts, policy=None)
+    started = time.perf_counter() - 100.0  # asked 100 s ago
+    analysis = judged(Answer(verdict="alert", description=description, confidence=0.8), prompt, {"alert": 0.8},
+                      Calibration.load(), name="m", started=started, extra={})
+    took_ms = (time.perf_counter() - started) * 1000
+    assert analysis.checked == f"description: {listed} not in the facts, replaced by their words"
+    assert len(analysis.checked) <= 200
+    assert 100_000 <= analysis.analyze_ms <= took_ms
 
 
 def test_an_overruled_answer_says_why_and_keeps_the_model_s_verdict(translator, crops):
