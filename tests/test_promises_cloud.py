@@ -603,7 +603,7 @@ def test_takeover_renews_every_third_of_a_lease_and_looks_for_orphans_every_seco
 
     asyncio.run(scenario())
     assert renewed == pytest.approx(renewals)  # a live worker's claims never come near running out
-    gaps = [b - a for a, b in zip(looked, looked[1:])]
+    gaps = [b - a for a, b in zip(looked, looked[1:], strict=False)]
     assert gaps and gaps == pytest.approx([rounds] * len(gaps))  # room for an orphan is used within a round
     db.close()
 
