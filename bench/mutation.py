@@ -12,7 +12,8 @@ The working tree is copied to a scratch folder and the `edgetriage` package is p
 killed. Each module is mutated with only its own fast tests (no LLM, no video). A mutant counts as killed
 when its tests fail (however slowly) or hang past mutmut's time limit. Prints killed ÷ mutants per module
 and the surviving mutants (`mutmut show` diffs) so they can be judged; ends with one JSON line. Results and
-the survivors' reasons: TESTING.md.
+the survivors' reasons: TESTING.md. Never `mutmut show` in a kept folder while its run goes on: it reads the
+module, mutated at that moment, into mutmut's cache, and the run stops ("Attribute Mutant.line is required").
 """
 
 from __future__ import annotations
@@ -198,7 +199,7 @@ PLANTED: list[Plant] = [
           r'c\.categories\["person"\] >= cfg\.uncertain_min_person_mass',
           'c.categories["person"] > cfg.uncertain_min_person_mass',
           (_E + "test_an_uncertain_person_needs_exactly_the_person_mass",)),
-    Plant("the rider exception dropped", "edge.vision.closer", "resolve",
+    Plant("the rider exception dropped", "edge.vision.closer", "CloserLooks.resolve",
           r"\s+and not \(other\.label in RIDDEN and evidence >= cfg\.uncertain_min_score\)\)", ")",
           (_E + "test_a_bike_with_faint_person_evidence_is_looked_at_as_a_person",)),
     Plant("the overlap fraction a half", "edge.vision.closer", "overlaps", r"smaller / 3\.0", "smaller / 2.0",
@@ -369,20 +370,19 @@ IDLE_LIMIT_S = 90  # mutmut with no worker for this long is stuck (its worker wa
 
 
 def _children(pid: int) -> list[str]:
-    """The worker processes of `pid`: its children but multiprocessing's resource tracker, which mutmut's
-    spawn context starts once and which outlives a killed worker (counted, it hid every stuck run)."""
+    """mutmut's worker processes (its multiprocessing resource tracker, which outlives a dead worker, is none)."""
     try:
-        kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        pids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
     except OSError:
         return []
-    return [kid for kid in kids if b"resource_tracker" not in _cmdline(kid)]
-
-
-def _cmdline(pid: str) -> bytes:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return b""
+    workers = []
+    for child in pids:
+        try:
+            if b"resource_tracker" not in Path(f"/proc/{child}/cmdline").read_bytes():
+                workers.append(child)
+        except OSError:
+            pass
+    return workers
 
 
 def _mutmut_watched(repo: Path, env: dict[str, str], module: str) -> int:
