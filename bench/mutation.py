@@ -12,7 +12,8 @@ The working tree is copied to a scratch folder and the `edgetriage` package is p
 killed. Each module is mutated with only its own fast tests (no LLM, no video). A mutant counts as killed
 when its tests fail (however slowly) or hang past mutmut's time limit. Prints killed ÷ mutants per module
 and the surviving mutants (`mutmut show` diffs) so they can be judged; ends with one JSON line. Results and
-the survivors' reasons: TESTING.md.
+the survivors' reasons: TESTING.md. Never `mutmut show` in a kept folder while its run goes on: it reads the
+module, mutated at that moment, into mutmut's cache, and the run stops ("Attribute Mutant.line is required").
 """
 
 from __future__ import annotations
@@ -198,7 +199,7 @@ PLANTED: list[Plant] = [
           r'c\.categories\["person"\] >= cfg\.uncertain_min_person_mass',
           'c.categories["person"] > cfg.uncertain_min_person_mass',
           (_E + "test_an_uncertain_person_needs_exactly_the_person_mass",)),
-    Plant("the rider exception dropped", "edge.vision.closer", "resolve",
+    Plant("the rider exception dropped", "edge.vision.closer", "CloserLooks.resolve",
           r"\s+and not \(other\.label in RIDDEN and evidence >= cfg\.uncertain_min_score\)\)", ")",
           (_E + "test_a_bike_with_faint_person_evidence_is_looked_at_as_a_person",)),
     Plant("the overlap fraction a half", "edge.vision.closer", "overlaps", r"smaller / 3\.0", "smaller / 2.0",
@@ -369,10 +370,19 @@ IDLE_LIMIT_S = 90  # mutmut with no worker for this long is stuck (its worker wa
 
 
 def _children(pid: int) -> list[str]:
+    """mutmut's worker processes (its multiprocessing resource tracker, which outlives a dead worker, is none)."""
     try:
-        return Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        pids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
     except OSError:
         return []
+    workers = []
+    for child in pids:
+        try:
+            if b"resource_tracker" not in Path(f"/proc/{child}/cmdline").read_bytes():
+                workers.append(child)
+        except OSError:
+            pass
+    return workers
 
 
 def _mutmut_watched(repo: Path, env: dict[str, str], module: str) -> int:
@@ -410,15 +420,19 @@ def run_module(repo: Path, env: dict[str, str], module: str) -> dict:
 
 
 def retest(dest: Path) -> dict:
-    """A kept folder's surviving mutants again, against the working tree's tests as they are now (after
-    tests were added for them), without running every mutant again."""
-    repo, env = dest / "repo", _env(dest)
+    """A kept folder's surviving mutants again, against the working tree as it is now (the tests added for
+    them, and the rest of the code they run against: a test of today's code fails on yesterday's, and a
+    baseline that fails judges nothing), without running every mutant again. The mutated module itself must
+    be the copy's: after changing it, `--resume` first (its changed lines are mutated afresh)."""
+    repo = dest / "repo"
     db = sqlite3.connect(str(repo / ".mutmut-cache"))
     (module,) = db.execute("SELECT filename FROM SourceFile").fetchone()
     ids = [i for (i,) in db.execute("SELECT id FROM Mutant WHERE status = 'bad_survived'")]
     db.close()
+    if (ROOT / module).read_text() != (repo / module).read_text():
+        raise SystemExit(f"{module} changed since this folder's run: --resume {dest} first")
     shutil.rmtree(repo / "tests")
-    shutil.copytree(ROOT / "tests", repo / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    env = scratch_copy(dest)
     started = time.monotonic()
     for mutant in ids:
         subprocess.run(_mutmut(module, str(mutant)), cwd=repo, env=env, stdout=subprocess.DEVNULL)

@@ -76,7 +76,7 @@ class SingleFlight:
         self.land(event_id)  # filed before (a withdrawn try): whoever waits for it looks again
         now = now_ms()
         self._seq += 1
-        lease_s = self._lease_ms // 1000
+        lease_s = self._lease_ms / 1000  # to the millisecond, as in Redis (a deadline may be 0.5 s)
         mine = _Local(self._seq, bucket, Candidate(event_id, phash, max_distance, now, lease_s, embedding, min_similarity))
         earlier = [f.candidate for f in self._local.values() if f.bucket == bucket and f.seq < mine.seq]
         ahead = nearest(earlier, phash, now, embedding=embedding)

@@ -173,6 +173,7 @@ def test_flights_across_processes_end_at_their_deadline_or_landing(redis_prefix)
         one.land("a")
         await asyncio.wait_for(waiter, 10.0)
         assert client.hget(key, "a") is None and two.waited == 1
+        assert two.polls >= 1 and one.polls == 0  # round trips only by a process that waits for another's flight
         # a flight whose deadline has passed (its worker died) is waited for by nobody
         client.hset(key, "dead", f"1|{PHASH}|8|{int(time.time() * 1000) - 1}")
         assert two.take_off("c", BUCKET, PHASH, 8) is None
@@ -183,6 +184,101 @@ def test_flights_across_processes_end_at_their_deadline_or_landing(redis_prefix)
     assert open_flights(RedisStore(client, redis_prefix), 30.0)._redis is client
     local = open_flights(object(), 30.0)
     assert local._redis is None and local._lease_ms == 30_000
+
+
+@pytest.mark.parametrize("lease_s", [None, 0.5, 2.5])
+def test_a_flight_is_waited_for_to_its_deadline_s_last_millisecond(monkeypatch, lease_s):
+    """A flight whose worker died is given up at its deadline (the scheduler's deadline_s), in this process as
+    in Redis: to the millisecond, a fraction of a second included (a 0.5 s deadline was once a flight of 0 s)."""
+    from edgetriage.cloud import singleflight as singleflight_module
+
+    now = [1_000_000]
+    monkeypatch.setattr(singleflight_module, "now_ms", lambda: now[0])
+
+    async def scenario():
+        flights = SingleFlight() if lease_s is None else SingleFlight(lease_s=lease_s)  # default: 10 minutes
+        assert flights.take_off("a", BUCKET, PHASH, 8) is None
+        now[0] += int((lease_s or 600) * 1000)
+        assert flights.take_off("b", BUCKET, flip(PHASH, 8), 8) == "a"  # its last millisecond: still waited for
+        now[0] += 1
+        assert flights.take_off("c", BUCKET, flip(PHASH, 8), 8) is None  # past it: a model call of its own
+
+    asyncio.run(scenario())
+
+
+def test_a_flight_in_redis_is_waited_for_to_its_deadline_s_last_millisecond(monkeypatch, redis_prefix):  # noqa: F811
+    from edgetriage.cloud import singleflight as singleflight_module
+
+    now = [1_000_000]
+    monkeypatch.setattr(singleflight_module, "now_ms", lambda: now[0])
+    client = connect_redis(REDIS_URL)
+
+    async def scenario():
+        one, two = SingleFlight(client, redis_prefix, 0.5), SingleFlight(client, redis_prefix, 0.5)
+        assert one.take_off("a", BUCKET, PHASH, 8) is None
+        now[0] += 500
+        assert two.take_off("b", BUCKET, flip(PHASH, 8), 8) == "a"  # another process's flight, last millisecond
+        now[0] += 1
+        assert two.take_off("c", BUCKET, flip(PHASH, 8), 8) is None  # its worker died: not waited for
+        one.land("a")
+        two.land("c")
+
+    asyncio.run(scenario())
+
+
+def test_a_look_alike_finds_its_flight_among_several_in_redis(redis_prefix):  # noqa: F811
+    client = connect_redis(REDIS_URL)
+
+    async def scenario():
+        one, two = SingleFlight(client, redis_prefix), SingleFlight(client, redis_prefix)
+        assert one.take_off("far", BUCKET, flip(PHASH, 40), 8) is None
+        assert one.take_off("near", BUCKET, PHASH, 8) is None  # 40 bits from "far": a flight of its own
+        assert one.take_off("other", BUCKET, flip(PHASH, 20), 8) is None
+        assert two.take_off("b", BUCKET, flip(PHASH, 2), 8) == "near"  # four listed, it waits for its look-alike
+        for flight in ("far", "near", "other"):
+            one.land(flight)
+
+    asyncio.run(scenario())
+
+
+def test_a_waiter_never_waits_past_its_own_deadline(redis_prefix):  # noqa: F811
+    client = connect_redis(REDIS_URL)
+
+    async def scenario():
+        one, two = SingleFlight(client, redis_prefix), SingleFlight(client, redis_prefix)
+        assert one.take_off("a", BUCKET, PHASH, 8) is None
+        for flights in (one, two):  # the flight's own process (its future), another process (the poller)
+            waiter = asyncio.ensure_future(flights.wait("a", BUCKET, 0.0))  # its deadline has come
+            for _ in range(20):  # a few turns of the event loop, not the poller's round nor a second
+                await asyncio.sleep(0)
+            assert waiter.done()
+        one.land("a")
+
+    asyncio.run(scenario())
+
+
+def test_flight_lists_keep_their_names_under_the_store_s_prefix(redis_prefix):  # noqa: F811
+    """Every key single flight writes is under the store's prefix (deployments share a Redis; `delete_all`
+    removes them), and a bucket's list keeps its name, so workers of two versions share flights during an
+    upgrade. Without a prefix given, the store's default one."""
+    from edgetriage.cloud.storage.redis_store import RedisStore
+
+    client = connect_redis(REDIS_URL)
+    assert SingleFlight(client)._key(BUCKET) == "edgetriage:flights:e58cb815bddb71f72897e6ff"
+    assert RedisStore(client).prefix == "edgetriage"
+
+    async def scenario():
+        one, two = SingleFlight(client, redis_prefix), SingleFlight(client, redis_prefix)
+        assert one._key(BUCKET) == f"{redis_prefix}:flights:e58cb815bddb71f72897e6ff"
+        assert one.take_off("a", BUCKET, PHASH, 8, make_embedding(1)) is None
+        assert two.take_off("b", BUCKET, PHASH, 8) == "a"
+        keys = {k.decode() for k in client.scan_iter(match=f"*{redis_prefix}*")}
+        assert keys and all(k.startswith(f"{redis_prefix}:flights:") for k in keys), keys
+        one.land("a")
+
+    asyncio.run(scenario())
+    RedisStore(client, redis_prefix).delete_all()
+    assert list(client.scan_iter(match=f"*{redis_prefix}*")) == []
 
 
 # -- the cloud's verdict cache ------------------------------------------------------------------------------
@@ -460,6 +556,147 @@ def test_a_lost_claim_race_leaves_the_event_to_the_winner(tmp_path):
     db.close()
 
 
+class _SimTime:
+    """The takeover loop's clock and sleep: time moves only when the loop sleeps, so its renewals and rounds are
+    read on its own account, with no waiting (the loop's `time` and `asyncio` are swapped for this)."""
+
+    CancelledError = asyncio.CancelledError
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.now += seconds
+        await asyncio.sleep(0)
+
+
+@pytest.mark.parametrize(("lease_s", "renewals", "rounds"), [
+    (60.0, [1000.0, 1020.0, 1040.0], 1.0),  # a long lease: renewed every 20 s, orphans looked for every second
+    (0.3, [1000.0, 1000.1, 1000.2], 0.1),  # a short one: both every third of it
+])
+def test_takeover_renews_every_third_of_a_lease_and_looks_for_orphans_every_second_at_most(
+        tmp_path, monkeypatch, lease_s, renewals, rounds):
+    from edgetriage.cloud import takeover as takeover_module
+
+    sim = _SimTime()
+    monkeypatch.setattr(takeover_module, "time", sim)
+    monkeypatch.setattr(takeover_module, "asyncio", sim)
+    db, _ = _orphan(tmp_path)
+    keeper = ClaimKeeper(SQLiteClaims(tmp_path / "claims.db", "me"), lease_s)
+    renewed: list[float] = []
+    looked: list[float] = []
+    keeper.renew = lambda: renewed.append(sim.now) or []
+    takeover = TakeOver(keeper, db, ServiceStats(), Throttled(logging.getLogger("test")),
+                        room=lambda: looked.append(sim.now) or 0, busy=lambda eid: False,
+                        answer=lambda event: asyncio.sleep(0), spawn=lambda coro: coro.close())
+
+    async def scenario():
+        task = asyncio.create_task(takeover.run())
+        while len(renewed) < 3 and not task.done():  # a loop that died is a failure, not a wait
+            await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(scenario())
+    assert renewed == pytest.approx(renewals)  # a live worker's claims never come near running out
+    gaps = [b - a for a, b in zip(looked, looked[1:], strict=False)]
+    assert gaps and gaps == pytest.approx([rounds] * len(gaps))  # room for an orphan is used within a round
+    db.close()
+
+
+def test_taking_up_an_event_is_logged_under_the_service_s_logger(tmp_path, caplog):
+    db, event = _orphan(tmp_path)
+    keeper = ClaimKeeper(SQLiteClaims(tmp_path / "claims.db", "me"), 60)
+    takeover = _takeover(db, keeper, busy=lambda eid: False, spawned=[])
+    with caplog.at_level(logging.DEBUG, logger="edgetriage.cloud.service"):  # what a user's logging config names
+        takeover.take(event.event_id)
+    assert [(r.name, r.getMessage()) for r in caplog.records] == [
+        ("edgetriage.cloud.service", f"taking up event {event.event_id}: its claim ran out, or it waited for room")]
+    db.close()
+
+
+@pytest.mark.parametrize("room", [0, 1])
+def test_one_free_place_in_the_queue_takes_up_one_orphan(tmp_path, room):
+    db, event = _orphan(tmp_path)
+    keeper = ClaimKeeper(SQLiteClaims(tmp_path / "claims.db", "me"), 0.03)
+    spawned: list = []
+    rounds: list = []
+    asked: list[int] = []
+    orphans = keeper.orphans
+    keeper.orphans = lambda limit=100: asked.append(limit) or orphans(limit)
+    takeover = TakeOver(keeper, db, ServiceStats(), Throttled(logging.getLogger("test")),
+                        room=lambda: rounds.append(1) or room, busy=lambda eid: False,
+                        answer=lambda event: asyncio.sleep(0), spawn=lambda coro: (spawned.append(coro), coro.close()))
+
+    async def scenario():
+        task = asyncio.create_task(takeover.run())
+        deadline = time.monotonic() + 10
+        while len(rounds) < 3 and time.monotonic() < deadline:  # three rounds, each seeing the orphan
+            await asyncio.sleep(0.005)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(scenario())
+    assert len(rounds) >= 3 and len(spawned) == room and takeover.stats.taken_over == room
+    assert set(asked) == ({1} if room else set())  # a full queue does not even ask the claim store
+    db.close()
+
+
+def test_every_event_taken_up_is_counted(tmp_path):
+    db, first = _orphan(tmp_path)
+    second = make_event()
+    db.put_event(second, second.captured_ms)
+    keeper = ClaimKeeper(SQLiteClaims(tmp_path / "claims.db", "me"), 60)
+    spawned: list = []
+    takeover = _takeover(db, keeper, busy=lambda eid: False, spawned=spawned)
+    for event in (first, second):
+        takeover.take(event.event_id)
+    assert takeover.stats.taken_over == 2 and len(spawned) == 2 and keeper.held == {first.event_id, second.event_id}
+    db.close()
+
+
+def test_a_failed_renewal_is_said_and_the_next_round_renews_again(tmp_path, monkeypatch, caplog):
+    from edgetriage.cloud import takeover as takeover_module
+
+    sim = _SimTime()
+    monkeypatch.setattr(takeover_module, "time", sim)
+    monkeypatch.setattr(takeover_module, "asyncio", sim)
+    db, _ = _orphan(tmp_path)
+    keeper = ClaimKeeper(SQLiteClaims(tmp_path / "claims.db", "me"), 3.0)
+    renewed: list[float] = []
+
+    def renew() -> list[str]:
+        renewed.append(sim.now)
+        if len(renewed) == 1:
+            raise OSError("the claim store is away")
+        return []
+
+    keeper.renew = renew
+    takeover = TakeOver(keeper, db, ServiceStats(), Throttled(logging.getLogger("test"), 0.0), room=lambda: 0,
+                        busy=lambda eid: False, answer=lambda event: asyncio.sleep(0), spawn=lambda coro: coro.close())
+
+    async def scenario():
+        task = asyncio.create_task(takeover.run())
+        while len(renewed) < 4 and sim.now < 1100 and not task.done():
+            await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    with caplog.at_level("WARNING", logger="test"):
+        asyncio.run(scenario())
+    # failed at 1000, waited a third of the lease (and a round), then renewed every third of it again
+    assert renewed == pytest.approx([1000.0, 1002.0, 1003.0, 1004.0])
+    assert [r.getMessage() for r in caplog.records] == [
+        "renewing or taking over claims failed (the claim store is away); retrying in 1 s"]
+    db.close()
+
+
 # -- takeover, store_verdict, retake, settle --------------------------------------------------------------
 def test_takeover_forgets_what_it_cannot_or_need_not_answer(tmp_path):
     db, event = _orphan(tmp_path)
@@ -557,8 +794,10 @@ def test_a_claim_that_ran_out_is_taken_again_and_the_verdict_stored_meanwhile_wi
     theirs = ClaimKeeper(SQLiteClaims(tmp_path / "claims.db", "them"), 60)
     stats = ServiceStats()
     event = make_event()
+    before = int(time.time() * 1000)
     assert retake(mine, db, event, stats) and stats.claims_retaken == 1 and mine.was_retaken(event.event_id)
-    assert db.get_event(event.event_id) is not None  # stored again (a store that lost its data lost it too)
+    stored = db.get_event(event.event_id)  # stored again (a store that lost its data lost it too), received now
+    assert stored is not None and before <= stored["received_ms"] <= int(time.time() * 1000)
     ours = Verdict(event_id=event.event_id, device="house", camera="porch", label="person", verdict="alert",
                    confidence=0.9, description="ours", model="m", created_ms=2)
     earlier = ours.model_copy(update={"description": "theirs", "verdict": "benign"})
@@ -567,6 +806,7 @@ def test_a_claim_that_ran_out_is_taken_again_and_the_verdict_stored_meanwhile_wi
     assert db.get_verdict(event.event_id).description == "theirs"
     other = make_event()
     assert theirs.take(other.event_id) and not retake(mine, db, other, stats) and stats.claims_retaken == 1
+    assert retake(mine, db, make_event(), stats) and stats.claims_retaken == 2  # each one counted
     plain = ClaimKeeper(SQLiteClaims(tmp_path / "claims.db", "plain"), 60)
     third = make_event()
     db.put_event(third, third.captured_ms)
@@ -600,6 +840,29 @@ def test_settling_lands_the_flight_and_releases_or_ends_the_claim(tmp_path, capl
         assert caplog.records[-1].getMessage().startswith("could not end the claim on away: ")
 
     asyncio.run(scenario())
+
+
+def test_settling_with_the_flight_list_away_says_so_and_still_releases_the_claim(tmp_path, caplog):
+    from brokers import RedisServer
+    from edgetriage.cloud.takeover import settle
+
+    claims = SQLiteClaims(tmp_path / "claims.db", "me")
+    keeper = ClaimKeeper(claims, 60)
+
+    async def scenario():
+        with RedisServer(tmp_path / "redis") as server:  # a Redis of the test's own, stopped under the flight
+            flights = SingleFlight(connect_redis(server.url), "t")
+            assert keeper.take("e") and flights.take_off("e", BUCKET, PHASH, 8) is None
+            waiter = asyncio.ensure_future(flights.wait("e", BUCKET, 30.0))
+            await asyncio.sleep(0)
+        with caplog.at_level("WARNING", logger="test"):
+            settle(flights, keeper, "e", True, Throttled(logging.getLogger("test"), 0.0))
+        await asyncio.wait_for(waiter, 5.0)  # this process's waiters are told all the same
+
+    asyncio.run(scenario())
+    assert [r.getMessage().split(": ")[0] for r in caplog.records] == ["could not end the single flight of e"]
+    assert keeper.held == set() and not claims.holds("e") and claims.expired() == []
+    claims.close()
 
 
 # -- auth --------------------------------------------------------------------------------------------------

@@ -96,6 +96,58 @@ def test_a_thousand_waiters_on_another_workers_flight_cost_one_read_per_poll(tmp
             one.land("a")
             await asyncio.wait_for(asyncio.gather(*waiters), 2.0)
             assert time.monotonic() - started < 1.0
+            assert two.polls == hgets() and one.polls == 0  # `polls` counts the round trips, one each
 
         asyncio.run(run())
         client.close()
+
+
+def test_a_waiter_hears_at_once_when_redis_fails_under_the_poller(tmp_path):
+    """Redis going away while look-alikes wait for another worker's flight: every waiter gets the error (its
+    event takes the store-error path) at the next poll, none waits out its deadline in silence."""
+    import pytest
+    import redis
+    from brokers import RedisServer
+
+    with RedisServer(tmp_path / "redis") as server:
+        client = connect_redis(server.url)
+
+        async def run() -> None:
+            one, two = SingleFlight(client, "t", 30.0), SingleFlight(client, "t", 30.0)
+            assert one.take_off("a", BUCKET, HASH, 8) is None
+            waiters = [asyncio.ensure_future(two.wait("a", BUCKET, 30.0)) for _ in range(3)]
+            while two.polls == 0:  # the poller is polling
+                await asyncio.sleep(POLL_S)
+            server.kill()
+            for waiter in waiters:
+                with pytest.raises(redis.exceptions.ConnectionError):
+                    await asyncio.wait_for(waiter, 10.0)
+
+        asyncio.run(run())
+        client.close()
+
+
+def test_the_poller_waits_for_another_worker_s_flight_to_its_deadline_s_last_millisecond(monkeypatch):
+    from edgetriage.cloud import singleflight as singleflight_module
+
+    now = [1_000_000]
+    monkeypatch.setattr(singleflight_module, "now_ms", lambda: now[0])
+    prefix = f"test-flight-{uuid.uuid4().hex[:8]}"
+    client = connect_redis(REDIS_URL)
+
+    async def run() -> None:
+        one, two = SingleFlight(client, prefix, 0.5), SingleFlight(client, prefix, 0.5)
+        assert one.take_off("a", BUCKET, HASH, 8) is None  # listed until 1_000_500, inclusive
+        now[0] = 1_000_500
+        waiter = asyncio.ensure_future(two.wait("a", BUCKET, 30.0))
+        while two.polls < 2:  # two polls in the flight's last millisecond
+            await asyncio.sleep(POLL_S)
+        assert not waiter.done()
+        now[0] += 1  # past it: its worker died, the waiter goes on
+        await asyncio.wait_for(waiter, 10.0)
+        one.land("a")
+
+    try:
+        asyncio.run(run())
+    finally:
+        RedisStore(client, prefix).delete_all()

@@ -10,9 +10,9 @@ import pytest
 from conftest import clip_crop
 from edgetriage.cloud.analysis.answer import Answer
 from edgetriage.cloud.analysis.calibrate import Calibration, ece, features, fit
-from edgetriage.cloud.analysis.check import ABSENT, SURE, judged, rule
+from edgetriage.cloud.analysis.check import ABSENT, SURE, Ruling, judged, rule
 from edgetriage.cloud.analysis.describe import contradictions
-from edgetriage.cloud.analysis.prompt import PromptBook, PromptBuilder, policy_for, versioned
+from edgetriage.cloud.analysis.prompt import Prompt, PromptBook, PromptBuilder, policy_for, versioned
 from edgetriage.cloud.analysis.translator import Facts, Translator, colour_name
 from edgetriage.cloud.config import AnalyzerConfig, PolicyConfig
 from edgetriage.shared.config import ConfigError
@@ -137,6 +137,42 @@ def test_the_check_leaves_unknown_labels_and_marks_unreadable_crops():
     assert rule("alert", _facts(0.0, known=False), None).verdict == "alert"  # the detector has no such class
     assert rule("benign", _facts(0.0, decoded=False), None).verdict == "unknown"
     assert rule("alert", None, None).verdict == "alert"  # no facts: nothing to hold it against
+
+
+def test_the_check_says_each_row_in_full_and_an_unknown_on_an_unreadable_crop_stands():
+    """`checked` is published with the verdict: each row's reason word for word. A model that says "unknown"
+    about a crop that does not decode said what the check would: its answer stands, nothing is overruled."""
+    assert rule("alert", _facts(0.05), None).reason == "absent: the closer look finds no person at all (0.05)"
+    assert rule("benign", _facts(0.9), None).reason == (
+        "sure: the closer look is certain of a person (0.90) and no policy allows one here")
+    assert rule("benign", _facts(0.3), None).reason == (
+        "seen: the facts say there is a person (0.30) and no policy allows one here")
+    assert rule("unknown", _facts(0.9), None).reason == "sure-unknown: the closer look is certain of a person (0.90)"
+    assert rule("unknown", _facts(0.05), None).reason == (
+        "absent-unknown: the closer look finds no person at all (0.05)")
+    for said in ("alert", "benign"):
+        assert rule(said, _facts(0.9, decoded=False), None) == Ruling(
+            "unknown", "unreadable: the crop does not decode as an image, so nothing can be seen")
+    assert rule("unknown", _facts(0.9, decoded=False), None) == Ruling("unknown", None)
+
+
+@pytest.mark.parametrize(("description", "listed"), [
+    ("A person in a red top holding a knife next to a dog.", "colour red; object dog, knife"),
+    ("Red green yellow purple orange knife bottle umbrella suitcase laptop phone cup bicycle dog cat horse bus car.",
+     # the list cut at 140 characters: `checked` fits the verdict's 200
+     "colour green, orange, purple, red, yellow; object bicycle, bottle, bus, car, cat, cup, dog, horse, knife, "
+     "laptop, orange, phone, suitcase, u"),
+])
+def test_a_replaced_description_is_said_in_checked_word_for_word_and_the_time_it_took(description, listed):
+    facts = Facts("person", 0.9, (0.1, 0.1, 0.9, 0.9), True, upper="dark", lower="blue")
+    prompt = Prompt(messages=[], version="person-3", source="test", facts=facts, policy=None)
+    started = time.perf_counter() - 100.0  # asked 100 s ago
+    analysis = judged(Answer(verdict="alert", description=description, confidence=0.8), prompt, {"alert": 0.8},
+                      Calibration.load(), name="m", started=started, extra={})
+    took_ms = (time.perf_counter() - started) * 1000
+    assert analysis.checked == f"description: {listed} not in the facts, replaced by their words"
+    assert len(analysis.checked) <= 200
+    assert 100_000 <= analysis.analyze_ms <= took_ms
 
 
 def test_an_overruled_answer_says_why_and_keeps_the_model_s_verdict(translator, crops):
