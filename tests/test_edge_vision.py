@@ -14,6 +14,7 @@ import pytest
 from edgetriage.edge.vision.capture import CaptureError, Frame, FrameSource
 from edgetriage.edge.vision.crops import crop_box, encode_jpeg, phash_dct64
 from edgetriage.edge.vision.detect import Det, DetectorConfig, SSDLiteDetector, YoloxDetector, build_detector
+from edgetriage.edge.vision.looks import LookConfig
 from edgetriage.edge.vision.motion import MotionConfig, MotionGate
 from edgetriage.edge.vision.pipeline import TrackEvent, VisionConfig, VisionPipeline
 from edgetriage.edge.vision.track import IoUTracker, TrackerConfig
@@ -351,3 +352,30 @@ def test_track_event_fits_the_protocol(yolox, clip_one_by_one):
         crop_size=event.crop_size)
     decoded = decode_event(encode_event(message))
     assert decoded.phash == event.phash and decoded.crop == event.crop_jpeg
+
+
+class WholeFrameOnly:
+    """A detector of the test's own that finds one person filling most of the frame, on whole-frame looks only."""
+
+    input_size = (300, 300)
+
+    def __init__(self) -> None:
+        self.looks: list[object] = []
+
+    def detect(self, image: np.ndarray, region=None) -> list[Det]:
+        self.looks.append(region)
+        return [Det("person", 0.9, (0.1, 0.1, 0.9, 0.9))] if region is None else []
+
+
+def test_a_confirmation_look_around_a_track_that_fills_the_frame_looks_at_the_whole_frame():
+    # the square around her would cover most of the frame, so detection_regions says "the whole frame"
+    # (None); that is still a look (it was read as "no look" after fc7f8d6: she stayed tentative)
+    image = np.random.default_rng(7).integers(0, 255, (240, 320, 3), np.uint8)
+    frames = [Frame(i, i / 10, 1_700_000_000_000 + 100 * i, image) for i in range(20)]  # nothing moves
+    detector = WholeFrameOnly()
+    config = VisionConfig(looks=LookConfig(start_look_s=0.0))  # the first frame is the only look motion gives
+    events, _, pipeline = run_pipeline(frames, detector, config)
+    stats = pipeline.stats
+    assert stats.confirm_looks >= 2 and stats.frames_detected == 1 + stats.confirm_looks
+    assert detector.looks == [None] * stats.frames_detected  # every look was the whole frame
+    assert [(e.label, e.first_ts) for e in events] == [("person", 0.0)] and events[0].hits >= 3

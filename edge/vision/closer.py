@@ -44,6 +44,14 @@ def build_stages(config: VisionConfig) -> Stages:
                   CropClassifier(config.classifier) if config.classifier is not None else None)
 
 
+@dataclass(frozen=True, slots=True)
+class Look:
+    """A closer look to take: at `squares` of the frame (frame pixels), or at the whole frame (`squares` None,
+    as `detection_regions` says when the squares around the tracks would be too many or cover most of it)."""
+
+    squares: list[Region] | None
+
+
 @dataclass(slots=True)
 class Rider:
     """A person found on a ridden track: a track of its own, with its memory and the hit that started it."""
@@ -77,8 +85,8 @@ class CloserLooks:
         self.looked += squares
 
     def confirm(self, frame: Frame, tentative: list[Track], tracks: list[Track], last_pts: float
-                ) -> list[Region] | None:
-        """The squares of a closer look at the tracks the detector found, has not confirmed yet (`tentative`)
+                ) -> Look | None:
+        """The closer look at the tracks the detector found, has not confirmed yet (`tentative`)
         and did not find on this frame, moving or not (a few looks spread over about a second, see looks.py),
         where the look would see them CONFIRM_CLOSER times closer than this frame's looks did; None: no
         look."""
@@ -92,7 +100,7 @@ class CloserLooks:
         return self._around(frame, due, tracks, last_pts)
 
     def in_the_dark(self, frame: Frame, tracks: list[Track], brightness: float, last_pts: float
-                    ) -> list[Region] | None:
+                    ) -> Look | None:
         """In a dark scene, motion this frame's look started a track on, explaining nothing of it, looked at
         once more, as closely as a confirmation look, where that is CONFIRM_CLOSER times closer than this
         frame's look: in practice where that look was the whole frame (a stream's first second, a keyframe). A
@@ -114,16 +122,16 @@ class CloserLooks:
         self.stats.closer_looks += 1
         return self._around(frame, due, tracks, last_pts)
 
-    def _around(self, frame: Frame, due: list[Track], tracks: list[Track], last_pts: float) -> list[Region]:
-        """Squares around the `due` tracks, CONFIRM_ZOOM times the detector's input at most (squares that
-        overlap merged; too many: the whole frame)."""
+    def _around(self, frame: Frame, due: list[Track], tracks: list[Track], last_pts: float) -> Look:
+        """A look at squares around the `due` tracks, CONFIRM_ZOOM times the detector's input at most (squares
+        that overlap merged; too many, or most of the frame: the whole frame, a look all the same)."""
         pts = frame.pts_s
         h, w = frame.image.shape[:2]
         # grown to the tracks they touch: a square must not cut through someone (a partial box misleads the
         # tracker)
         boxes = with_tracks([frame_pixels(track.predict(pts), w, h) for track in due], tracks, last_pts, w, h)
         side = min(zoom_side(self.input_side, px, CONFIRM_ZOOM) for px in boxes)  # the closest look any needs
-        return detection_regions(boxes, w, h, side, self.config.motion.max_regions)
+        return Look(detection_regions(boxes, w, h, side, self.config.motion.max_regions))
 
     def _closer(self, track: Track, pts: float, w: int, h: int) -> bool:
         """Whether a look around the track (`_around`) would see it at least CONFIRM_CLOSER times closer than
@@ -236,5 +244,5 @@ def overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float,
     return ix * iy >= smaller / 3.0
 
 
-__all__ = ["OBJECT", "OTHER_EXPLAINS_MIN", "RIDDEN", "CloserLooks", "Rider", "Stages", "build_stages",
+__all__ = ["OBJECT", "OTHER_EXPLAINS_MIN", "RIDDEN", "CloserLooks", "Look", "Rider", "Stages", "build_stages",
            "overlaps", "zoom_side"]

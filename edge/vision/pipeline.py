@@ -101,12 +101,11 @@ class VisionPipeline:
         closer = self._closer  # closer looks at what the detector found and has not confirmed, ...
         tentative = [t for t in self.tracks if t.label in self._track_labels and t.hits >= 1
                      and not self._confirmed(t, self._memory[t.track_id])]
-        if (squares := closer.confirm(frame, tentative, self.tracks, self._last_pts)) is not None:
-            self._detect(frame, squares, [], paced=False)
+        if (look := closer.confirm(frame, tentative, self.tracks, self._last_pts)) is not None:
+            self._detect(frame, look.squares, [], paced=False)  # squares None: the whole frame
         # ... and at new motion in the dark
-        squares = closer.in_the_dark(frame, self.tracks, self._gate.brightness(), self._last_pts)
-        if squares is not None:
-            self._detect(frame, squares, [], paced=False)
+        if (look := closer.in_the_dark(frame, self.tracks, self._gate.brightness(), self._last_pts)) is not None:
+            self._detect(frame, look.squares, [], paced=False)
         self._hold.hold(pts, self._memory)
         self._gate.update_scene([track.box for track in self._tracker.tracks])
         self._end(self._tracker.expire(pts), out)
