@@ -116,3 +116,116 @@ def test_a_detection_belongs_to_a_box_from_a_third_of_the_smaller_one():
     assert overlaps((0.0, 0.0, 4.0, 4.0), (1.0, 1.0, 2.0, 2.0))  # inside a bigger box: all of the smaller
     assert not overlaps((0.0, 0.0, 1.0, 1.0), (1.0, 0.0, 2.0, 1.0))  # touching is not overlapping
     assert not overlaps((0.0, 0.0, 1.0, 1.0), (0.0, 1.0, 1.0, 2.0))
+
+
+# -- the look planner's other looks: the start of a stream, tentative tracks, what it forgets ----------------
+def test_look_settings_default_to_the_documented_looks_and_refuse_values_out_of_range():
+    from pydantic import ValidationError
+
+    cfg = LookConfig()
+    assert (cfg.start_look_s, cfg.start_every_s, cfg.confirm_looks, cfg.confirm_within_s, cfg.still_interval_s) == (
+        1.0, 0.2, 4, 1.0, 4.0)
+    edges = {"start_look_s": (0.0, 60.0), "start_every_s": (0.0, 10.0), "confirm_looks": (0, 30),
+             "confirm_within_s": (None, 10.0), "still_interval_s": (0.0, 60.0)}
+    for name, (low, high) in edges.items():
+        assert getattr(LookConfig(**{name: high}), name) == high
+        with pytest.raises(ValidationError, match=name):
+            LookConfig(**{name: high + 1})
+        if low is not None:
+            assert getattr(LookConfig(**{name: low}), name) == low
+        with pytest.raises(ValidationError, match=name):
+            LookConfig(**{name: -1})
+    with pytest.raises(ValidationError, match="confirm_within_s"):
+        LookConfig(confirm_within_s=0.0)  # looks spread over no time at all
+    with pytest.raises(ValidationError, match="confirm_look\\b"):
+        LookConfig(confirm_look=3)  # a misspelt key is named, not ignored
+
+
+def test_start_up_looks_cover_the_first_start_look_s_every_start_every_s():
+    planner = LookPlanner(LookConfig(start_look_s=1.0, start_every_s=0.2), max_missed_s=2.0)
+    assert planner.starting(5.0) and planner.starting(5.9) and planner.starting(6.0 - 2e-6)
+    assert not planner.starting(6.0)  # the first frame started the clock: one second of start
+    assert planner.start_due(5.0)  # nothing looked at yet
+    planner.start_looked(5.0)
+    assert not planner.start_due(5.19) and planner.start_due(5.2)
+    planner.restart()  # a reconnect: the start again, from its own first frame
+    assert planner.starting(20.0) and planner.starting(20.99) and not planner.starting(21.0)
+    assert planner.start_due(20.0)
+    off = LookPlanner(LookConfig(start_look_s=0.0, start_every_s=0.0), max_missed_s=2.0)
+    assert not off.starting(0.0)
+    off.start_looked(0.0)
+    assert off.start_due(0.0)  # 0: every frame of the start
+
+
+def test_a_tentative_track_gets_its_looks_spread_over_its_confirmation_time_then_none():
+    planner = LookPlanner(LookConfig(confirm_looks=4, confirm_within_s=1.0), max_missed_s=2.0)
+    assert planner.confirm_spacing_s == pytest.approx(0.2)
+    track = Track(1, "person", BOX, 10.0, 10.0, 10.0)
+    planner.looked(track, None, 10.0)  # the detector found it at 10.0
+    assert planner.confirm_due([track], 10.0) == []  # found on this very frame
+    assert planner.confirm_due([], 10.1) == []
+    made = []
+    for pts in (10.1, 10.2, 10.3, 10.4, 10.5, 10.6, 10.7, 10.8, 10.9, 11.0, 11.1):
+        due = planner.confirm_due([track], pts)
+        if due:
+            assert due == [track]
+            planner.confirming(due, pts)
+            made.append(pts)
+    assert made == [10.1, 10.3, 10.5, 10.7]  # four looks, 0.2 s apart, then no more
+    other = Track(2, "person", BOX, 10.7, 10.7, 10.7)
+    planner.looked(other, None, 10.7)
+    assert planner.confirm_due([other], 10.85) == []  # the last look (10.7) is less than the spacing back
+    assert planner.confirm_due([other], 10.9) == [other]  # the looks of one track leave the other its own
+    assert planner.new(other, 11.7) and not planner.new(other, 11.71)  # its confirmation time, found at 10.7
+    planner.ended(track)
+    assert planner.confirm_due([track], 10.95) == [track]  # forgotten: its looks (and time) start again
+    planner.restart()
+    assert planner.confirm_due([other], 10.75) == [other]  # a new stream: no look is recent, no track known
+
+
+def test_a_tentative_track_never_found_by_a_look_counts_its_time_from_its_first_frame():
+    planner = LookPlanner(LookConfig(), max_missed_s=2.0)
+    track = Track(1, "person", BOX, 3.0, 3.0, 3.0)  # motion started it at 3.0; no look has found it
+    assert planner.new(track, 4.0) and not planner.new(track, 4.01)
+    assert planner.confirm_due([track], 4.0) == [track] and planner.confirm_due([track], 4.01) == []
+    assert LookPlanner(LookConfig(confirm_looks=0), max_missed_s=2.0).confirm_due([track], 3.5) == []
+    hit_now = Track(2, "person", BOX, 3.0, 3.5, 3.5)  # this frame's look found it: no closer look
+    assert planner.confirm_due([hit_now], 3.5) == [] and planner.confirm_due([hit_now], 3.6) == [hit_now]
+
+
+def test_a_still_object_counts_its_stillness_from_the_look_that_found_it_where_it_is():
+    wide, narrower, narrowest = (0.0, 0.0, 10.0, 1.0), (0.0, 0.0, 7.0, 1.0), (0.0, 0.0, 6.9, 1.0)
+    planner = LookPlanner(LookConfig(still_interval_s=4.0), max_missed_s=100.0)
+    track = Track(1, "person", wide, 0.0, 0.0, 0.0)
+    planner.looked(track, None, 0.0)
+    track.last_seen_ts = 8.0
+    track.box = narrower
+    planner.looked(track, wide, 8.0)  # IoU 0.7 with its last box, exactly: it did not move
+    assert planner.still_due(track, 0.5, 8.0, 8.0) == 4.0
+    track.box = narrowest
+    planner.looked(track, narrower, 8.0)  # IoU 0.986: still
+    assert planner.still_due(track, 0.5, 8.0, 8.0) == 4.0
+    track.box = narrower
+    planner.looked(track, wide, 8.0)
+    track.box = (0.0, 0.0, 6.99, 1.0)
+    planner.looked(track, wide, 8.0)  # IoU 0.699: it moved, still only since now
+    assert planner.still_due(track, 0.5, 8.0, 8.0) == 0.5
+    for before in ((5.0, 5.0, 6.0, 6.0), (6.99, 0.0, 8.0, 1.0), (0.0, 1.0, 6.99, 2.0)):  # apart, or edge to edge
+        apart = LookPlanner(LookConfig(still_interval_s=4.0), max_missed_s=100.0)
+        apart.looked(track, None, 0.0)
+        apart.looked(track, before, 8.0)
+        assert apart.still_due(track, 0.5, 8.0, 8.0) == 0.5, before
+    first = LookPlanner(LookConfig(still_interval_s=4.0), max_missed_s=100.0)
+    first.looked(track, track.box, 2.0)  # a box to compare with, but no look found it before: still from 2.0
+    assert first.still_due(track, 0.5, 8.0, 8.0) == 4.0 and first.still_due(track, 0.5, 2.9, 2.9) == 0.5
+
+
+def test_a_still_object_waits_no_longer_than_tracked_interval_when_the_slower_looks_are_off_or_not_slower():
+    planner = LookPlanner(LookConfig(still_interval_s=1.0), max_missed_s=100.0)
+    track = Track(1, "person", BOX, 0.0, 0.0, 0.0)
+    planner.looked(track, None, 0.0)
+    track.last_seen_ts = 30.0
+    assert planner.still_due(track, 1.0, 30.0, 30.0) == 1.0  # still_interval_s no longer than the pipeline's own
+    assert planner.still_due(track, 0.25, 30.0, 30.0) == 1.0
+    assert planner.still_due(track, -1.0, 30.0, 30.0) == -1.0  # a pipeline that looks every frame: as asked
+    assert planner.still_due(track, 0.0, 30.0, 30.0) == 0.0
