@@ -229,3 +229,230 @@ def test_a_still_object_waits_no_longer_than_tracked_interval_when_the_slower_lo
     assert planner.still_due(track, 0.25, 30.0, 30.0) == 1.0
     assert planner.still_due(track, -1.0, 30.0, 30.0) == -1.0  # a pipeline that looks every frame: as asked
     assert planner.still_due(track, 0.0, 30.0, 30.0) == 0.0
+
+
+# -- CloserLooks itself: what a zoomed look decides, the rider, the looks it asks for ------------------------
+class Records(Sees):
+    """A detector of the test's own that also keeps the squares it was asked to look at."""
+
+    def __init__(self, *found: Det) -> None:
+        super().__init__(*found)
+        self.regions: list = []
+
+    def detect(self, image: np.ndarray, region=None) -> list[Det]:
+        self.regions.append(region)
+        return list(self.found)
+
+
+SMALL = (0.45, 0.45, 0.55, 0.55)  # 40x20 px of a 400x200 frame
+
+
+def _closer(detector: Sees, classifier=None, verifier=None, masks=None, config: VisionConfig | None = None):
+    from edgetriage.edge.vision.closer import CloserLooks
+    from edgetriage.edge.vision.closer import Stages as Shared
+    from edgetriage.edge.vision.counts import PipelineStats
+    from edgetriage.edge.vision.zones import CameraGeometry
+
+    config = config or VisionConfig()
+    planner = LookPlanner(config.looks, max_missed_s=2.0)
+    return CloserLooks(config, detector, Shared(verifier, classifier), CameraGeometry(masks=masks), planner,
+                       PipelineStats())
+
+
+def _frame(pts: float = 5.0, value: int = 128) -> Frame:
+    return Frame(50, pts, 1000, np.full((200, 400, 3), value, np.uint8))
+
+
+def _resolved(*found: Det, classifier=None, box=SMALL, evidence: float = 0.0, masks=None, first_ts: float = 4.0):
+    from edgetriage.edge.vision.memory import TrackMemory
+
+    closer = _closer(Sees(*found), classifier=classifier, masks=masks)
+    track = Track(7, "motion", box, first_ts, 5.0, 5.0, hits=0)
+    memory = TrackMemory(source="motion", evidence=evidence)
+    closer.resolve(track, memory, _frame())
+    return track, memory, closer.stats
+
+
+def test_a_zoomed_look_with_a_sure_person_resolves_the_track_as_that_person():
+    at = VisionConfig().uncertain_below
+    person = Det("person", at, (0.46, 0.44, 0.54, 0.56))
+    track, memory, stats = _resolved(person, Det("car", at + 0.2, SMALL))  # a person named surely wins
+    assert (track.label, memory.uncertain, memory.resolved, stats.resolved) == ("person", False, True, {"person": 1})
+    assert memory.best_box == person.box and list(memory.scores) == [at] and memory.best_dets == [
+        person, Det("car", at + 0.2, SMALL)]
+    assert stats.verifier_calls == 1 and not memory.noise
+    track, memory, stats = _resolved(Det("person", at - 0.01, SMALL))  # under uncertain_below: uncertain
+    assert (track.label, memory.uncertain, stats.resolved) == ("person", True, {"uncertain": 1})
+    assert list(memory.scores) == [at - 0.01] and memory.best_box == SMALL
+
+
+def test_a_zoomed_look_naming_something_else_explains_the_motion():
+    from edgetriage.edge.vision.closer import OBJECT, OTHER_EXPLAINS_MIN
+
+    car = Det("car", OTHER_EXPLAINS_MIN, (0.44, 0.44, 0.56, 0.56))
+    track, memory, stats = _resolved(car, Det("person", 0.2, SMALL))
+    assert (track.label, memory.uncertain, stats.resolved, memory.best_box) == ("car", False, {"named": 1}, car.box)
+    assert list(memory.scores) == [OTHER_EXPLAINS_MIN] and not memory.noise
+    track, memory, stats = _resolved(Det("car", OTHER_EXPLAINS_MIN - 0.01, SMALL), Det("person", 0.2, SMALL))
+    assert (track.label, stats.resolved) == ("person", {"uncertain": 1})  # too faint to explain anything
+    track, _, stats = _resolved(Det("car", 0.45, SMALL), evidence=0.45)  # no more than the person evidence
+    assert (track.label, stats.resolved) == ("person", {"uncertain": 1})
+    track, memory, stats = _resolved(Det("cell phone", 0.9, SMALL), first_ts=1.0)  # explained, never an event
+    assert (track.label, memory.noise, stats.resolved) == (OBJECT, True, {"named": 1})
+    assert memory.next_look_s == 5.0 + 4.0  # looked at again after as long as it has existed
+    _, memory, _ = _resolved(Det("cell phone", 0.9, SMALL), first_ts=4.5)
+    assert memory.next_look_s == 5.0 + VisionConfig().uncertain_after_s  # at least uncertain_after_s later
+
+
+def test_what_a_zoomed_look_ignores_detections_apart_from_the_track_or_masked():
+    from edgetriage.edge.vision.closer import OBJECT
+
+    apart = Det("person", 0.9, (0.0, 0.0, 0.1, 0.1))
+    track, memory, stats = _resolved(apart)  # nothing of the track's own: noise
+    assert (track.label, memory.noise, stats.resolved) == (OBJECT, True, {"noise": 1})
+    mask = [(0.4, 0.4), (0.6, 0.4), (0.6, 0.6), (0.4, 0.6)]
+    track, memory, stats = _resolved(Det("person", 0.9, SMALL), masks=[mask])
+    assert (track.label, stats.resolved) == (OBJECT, {"noise": 1})
+    track, memory, stats = _resolved(evidence=VisionConfig().uncertain_min_score)  # earlier faint evidence
+    assert (track.label, memory.uncertain, list(memory.scores)) == ("person", True, [0.1])
+    track, memory, stats = _resolved(evidence=VisionConfig().uncertain_min_score - 0.01, first_ts=1.0)
+    assert (track.label, memory.noise, stats.resolved, memory.next_look_s) == (OBJECT, True, {"noise": 1}, 9.0)
+    _, memory, _ = _resolved(first_ts=4.5)
+    assert memory.next_look_s == 6.0
+
+
+def test_the_classifier_names_what_the_zoomed_look_did_not():
+    from edgetriage.edge.vision.closer import OBJECT
+
+    class Car(Weighs):
+        def classify(self, crop: np.ndarray) -> Classification:
+            return Classification([], {"person": 0.1, "vehicle": 0.8, "animal": 0.0, "object": 0.1}, 500, True)
+
+    track, memory, stats = _resolved(Det("person", 0.3, SMALL), classifier=Car(0.0))
+    assert (track.label, memory.uncertain, stats.resolved, stats.classifier_calls) == (
+        "vehicle", False, {"classified": 1}, 1)
+    assert list(memory.scores) == [0.8] and memory.classification is not None
+    track, memory, stats = _resolved(Det("person", 0.3, SMALL), classifier=Weighs(0.0))  # "object": no name
+    assert (track.label, memory.noise, stats.resolved) == (OBJECT, True, {"noise": 1})
+    track, _, stats = _resolved(Det("person", 0.3, SMALL), classifier=Weighs(0.5))
+    assert (track.label, stats.resolved, stats.classifier_calls) == ("person", {"uncertain": 1}, 1)
+
+    class TooSmall(Weighs):
+        def classify(self, crop: np.ndarray) -> Classification:
+            return Classification([], {"person": 0.0, "vehicle": 0.0, "animal": 0.0, "object": 1.0}, 0, False)
+
+    track, _, stats = _resolved(Det("person", 0.3, SMALL), classifier=TooSmall(0.0))  # a crop too small to judge
+    assert (track.label, stats.resolved) == ("person", {"uncertain": 1})
+
+
+def test_the_zoomed_look_is_the_verifier_s_at_two_and_a_half_times_the_box():
+    from edgetriage.edge.vision.memory import TrackMemory
+
+    detector, verifier = Records(), Records(Det("person", 0.9, SMALL))
+    closer = _closer(detector, verifier=verifier)
+    closer.resolve(Track(7, "motion", SMALL, 4.0, 5.0, 5.0, hits=0), TrackMemory(source="motion"), _frame())
+    assert detector.regions == [] and len(verifier.regions) == 1 and closer.stats.verifier_calls == 1
+    x1, y1, x2, y2 = verifier.regions[0]
+    assert x2 - x1 == y2 - y1 and 100 <= x2 - x1 <= 102  # 2.5 x its 40 px (and room for the box around it)
+    assert x1 <= 180 and y1 <= 90 and x2 >= 220 and y2 >= 110
+    alone = Records()
+    _closer(alone).resolve(Track(7, "motion", SMALL, 4.0, 5.0, 5.0, hits=0), TrackMemory(source="motion"), _frame())
+    assert alone.regions == [verifier.regions[0]]  # no verifier: the detector looks the same way
+    whole = Records()
+    _closer(whole).resolve(Track(7, "motion", (0.0, 0.0, 1.0, 1.0), 4.0, 5.0, 5.0, hits=0),
+                           TrackMemory(source="motion"), _frame())
+    assert whole.regions == [None]  # a box the size of the frame: the whole frame
+
+
+def test_a_bike_s_rider_becomes_a_person_track_of_its_own_once():
+    from edgetriage.edge.vision.memory import TrackMemory
+    from edgetriage.edge.vision.track import IoUTracker, TrackerConfig
+
+    cfg = VisionConfig()
+    faint, sure = Det("person", cfg.uncertain_min_score, SMALL), Det("person", 0.6, (0.46, 0.4, 0.54, 0.55))
+    closer = _closer(Sees(faint, sure, Det("person", 0.9, (0.0, 0.0, 0.1, 0.1)), Det("bicycle", 0.9, SMALL)))
+    tracker = IoUTracker(TrackerConfig(), first_id=20)
+    bike = Track(3, "bicycle", SMALL, 2.0, 5.0, 5.0)
+    memory = TrackMemory()
+    rider = closer.rider(bike, memory, _frame(), tracker)
+    assert rider is not None and rider.best == sure and rider.people == [faint, sure]
+    assert (rider.track.label, rider.track.box, rider.track.first_ts, rider.track.track_id) == (
+        "person", sure.box, 2.0, 20)
+    assert tracker.tracks == [rider.track] and closer.stats.resolved == {"rider": 1}
+    assert (rider.memory.source, rider.memory.resolved, rider.memory.uncertain) == ("motion", True, False)
+    assert memory.rider_checked and closer.rider(bike, memory, _frame(), tracker) is None  # once per track
+    assert closer.stats.verifier_calls == 1
+    unsure = _closer(Sees(Det("person", cfg.uncertain_below - 0.01, SMALL))).rider(
+        Track(3, "horse", SMALL, 2.0, 5.0, 5.0), TrackMemory(), _frame(), IoUTracker(TrackerConfig()))
+    assert unsure is not None and unsure.memory.uncertain
+    nobody = _closer(Sees(Det("person", cfg.uncertain_min_score - 0.01, SMALL)))
+    assert nobody.rider(Track(3, "motorcycle", SMALL, 2.0, 5.0, 5.0), TrackMemory(), _frame(),
+                        IoUTracker(TrackerConfig())) is None
+    car = _closer(Sees(sure))
+    assert car.rider(Track(3, "car", SMALL, 2.0, 5.0, 5.0), TrackMemory(), _frame(), IoUTracker(TrackerConfig())) \
+        is None and car.stats.verifier_calls == 0  # no look for a rider of a car
+
+
+def test_a_tentative_track_is_looked_at_closer_only_where_the_look_sees_it_closer():
+    detector = Records()
+    closer = _closer(detector)
+    track = Track(1, "person", SMALL, 5.0, 5.0, 5.0)
+    closer.planner.looked(track, None, 5.0)
+    frame = _frame(5.2)
+    closer.saw(5.2, [(0, 0, 400, 200)])  # this frame's look was the whole frame
+    squares = closer.confirm(frame, [track], [track], 5.0)
+    assert squares is not None and len(squares) == 1 and closer.stats.confirm_looks == 1
+    x1, y1, x2, y2 = squares[0]
+    assert x2 - x1 == y2 - y1 == 160 and x1 <= 180 and x2 >= 220  # the detector's 320 px input, zoomed 2x at most
+    assert closer.confirm(_frame(5.3), [track], [track], 5.2) is None  # the next one is confirm_spacing_s later
+    near = _closer(Records())
+    near.planner.looked(track, None, 5.0)
+    near.saw(5.2, [(100, 20, 300, 180)])  # 200 px around it: a 160 px look is not 1.5x closer
+    assert near.confirm(frame, [track], [track], 5.0) is None and near.stats.confirm_looks == 0
+    near.saw(5.2, [(0, 0, 240, 240)])  # looks add up on one frame: the 200 px one is still the closest
+    assert near.confirm(frame, [track], [track], 5.0) is None
+    far = _closer(Records())
+    far.planner.looked(track, None, 5.0)
+    far.saw(5.2, [(0, 0, 240, 240)])  # 240 px = 1.5 x 160: closer enough
+    assert far.confirm(frame, [track], [track], 5.0) is not None
+    other = _closer(Records())
+    other.planner.looked(track, None, 5.0)
+    other.saw(5.1, [(180, 90, 220, 110)])  # a look of another frame says nothing of this one
+    other.saw(5.2, [(0, 0, 100, 100)])  # this frame's look did not cover it
+    assert other.confirm(frame, [track], [track], 5.0) is not None
+
+
+def test_new_motion_in_the_dark_gets_one_closer_look_on_its_first_frame():
+    from edgetriage.edge.vision.lowlight import DARK_BRIGHTNESS
+
+    closer = _closer(Records())
+    blob = Track(4, "motion", SMALL, 5.0, 5.0, 5.0, hits=0)
+    frame = _frame(5.0, 20)
+    closer.saw(5.0, [(0, 0, 400, 200)])
+    assert closer.in_the_dark(frame, [blob], DARK_BRIGHTNESS, 4.9) is None  # not dark
+    squares = closer.in_the_dark(frame, [blob], DARK_BRIGHTNESS - 0.1, 4.9)
+    assert squares is not None and len(squares) == 1 and closer.stats.closer_looks == 1
+    assert closer.in_the_dark(_frame(5.1, 20), [blob], 10.0, 5.0) is None  # not on its first frame
+    detected = Track(5, "person", SMALL, 5.0, 5.0, 5.0)
+    assert closer.in_the_dark(frame, [detected], 10.0, 4.9) is None  # a detection explained it
+    assert closer.stats.closer_looks == 1
+
+
+def test_a_closer_look_s_square_is_two_and_a_half_times_the_blob_within_the_zoom():
+    from edgetriage.edge.vision.closer import zoom_side
+
+    assert zoom_side(320, (0, 0, 40, 20)) == 100
+    assert zoom_side(320, (0, 0, 10, 30)) == 80  # a speck: a quarter of the input at least (4x zoom)
+    assert zoom_side(320, (0, 0, 10, 10), 2) == 160
+    assert zoom_side(320, (0, 0, 200, 20)) == 320  # never more than the input
+
+
+def test_stages_are_built_only_for_the_models_the_config_names():
+    from edgetriage.edge.vision.closer import build_stages
+
+    from edgetriage.edge.vision.classify import CropClassifier
+
+    stages = build_stages(VisionConfig(classifier=None))
+    assert stages.verifier is None and stages.classifier is None
+    stages = build_stages(VisionConfig())  # the default: the classifier, no verifier
+    assert stages.verifier is None and isinstance(stages.classifier, CropClassifier)
