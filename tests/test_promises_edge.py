@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from edgetriage.edge.vision.capture import Frame
 from edgetriage.edge.vision.classify import Classification
+from edgetriage.edge.vision.closer import overlaps
 from edgetriage.edge.vision.detect import Det
 from edgetriage.edge.vision.events import TrackEvent, VisionConfig
 from edgetriage.edge.vision.looks import LookConfig, LookPlanner
 from edgetriage.edge.vision.pipeline import Stages, VisionPipeline
-from edgetriage.edge.vision.closer import overlaps
 from edgetriage.edge.vision.track import Track
 
 BOX = (0.4, 0.1, 0.6, 0.9)
@@ -448,9 +448,8 @@ def test_a_closer_look_s_square_is_two_and_a_half_times_the_blob_within_the_zoom
 
 
 def test_stages_are_built_only_for_the_models_the_config_names():
-    from edgetriage.edge.vision.closer import build_stages
-
     from edgetriage.edge.vision.classify import CropClassifier
+    from edgetriage.edge.vision.closer import build_stages
 
     stages = build_stages(VisionConfig(classifier=None))
     assert stages.verifier is None and stages.classifier is None
