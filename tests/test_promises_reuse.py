@@ -201,3 +201,14 @@ def test_a_candidate_s_defaults_and_a_look_match_is_a_hash_match():
     assert found is None  # a policy that read facts answers nothing without them
     how = match(look, flip(PHASH, 2), None)
     assert (how.key, how.distance, how.threshold, how.similarity) == ("hash", 2, 8, None)
+
+
+def test_an_operator_s_verdict_ranks_before_a_nearer_model_answer():
+    from edgetriage.shared.reuse import best, nearest
+
+    model = Candidate("m", flip(PHASH, 1), 8, 900, 60)  # a model's answer: filed without saying so
+    operator = Candidate("o", flip(PHASH, 6), 8, 10, 60, operator=True)  # farther and older, but the operator's
+    assert nearest([model, operator], PHASH, 1000) is operator and nearest([operator, model], PHASH, 1000) is operator
+    found, how = best([model, operator], PHASH, 1000)
+    assert found is operator and how.distance == 6
+    assert nearest([model, Candidate("n", flip(PHASH, 2), 8, 900, 60)], PHASH, 1000) is model  # among the model's
