@@ -369,10 +369,19 @@ IDLE_LIMIT_S = 90  # mutmut with no worker for this long is stuck (its worker wa
 
 
 def _children(pid: int) -> list[str]:
+    """mutmut's worker processes (its multiprocessing resource tracker, which outlives a dead worker, is none)."""
     try:
-        return Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        pids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
     except OSError:
         return []
+    workers = []
+    for child in pids:
+        try:
+            if b"resource_tracker" not in Path(f"/proc/{child}/cmdline").read_bytes():
+                workers.append(child)
+        except OSError:
+            pass
+    return workers
 
 
 def _mutmut_watched(repo: Path, env: dict[str, str], module: str) -> int:
