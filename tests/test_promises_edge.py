@@ -455,3 +455,24 @@ def test_stages_are_built_only_for_the_models_the_config_names():
     assert stages.verifier is None and stages.classifier is None
     stages = build_stages(VisionConfig())  # the default: the classifier, no verifier
     assert stages.verifier is None and isinstance(stages.classifier, CropClassifier)
+
+
+def test_one_confirmation_look_is_one_look():
+    planner = LookPlanner(LookConfig(confirm_looks=1), max_missed_s=2.0)
+    track = Track(1, "person", BOX, 0.0, 0.0, 0.0)
+    assert planner.confirm_due([track], 0.5) == [track]
+    planner.confirming([track], 0.5)
+    assert planner.confirm_due([track], 0.9) == []  # its one look made
+
+
+def test_stillness_is_judged_by_the_boxes_overlap_wherever_they_are():
+    planner = LookPlanner(LookConfig(still_interval_s=4.0), max_missed_s=100.0)
+    last, now = (0.1, 0.2, 0.6, 0.3), (0.1, 0.2, 0.45, 0.3)  # 0.5 x 0.1 and 0.35 x 0.1: IoU 0.7
+    track = Track(1, "person", last, 0.0, 0.0, 0.0)
+    planner.looked(track, None, 0.0)
+    track.box, track.last_seen_ts = now, 8.0
+    planner.looked(track, last, 8.0)
+    assert planner.still_due(track, 0.5, 8.0, 8.0) == 4.0
+    track.box = (0.1, 0.2, 0.44, 0.3)  # IoU 0.68: moved
+    planner.looked(track, last, 8.0)
+    assert planner.still_due(track, 0.5, 8.0, 8.0) == 0.5
