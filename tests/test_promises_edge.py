@@ -388,6 +388,10 @@ def test_a_bike_s_rider_becomes_a_person_track_of_its_own_once():
     nobody = _closer(Sees(Det("person", cfg.uncertain_min_score - 0.01, SMALL)))
     assert nobody.rider(Track(3, "motorcycle", SMALL, 2.0, 5.0, 5.0), TrackMemory(), _frame(),
                         IoUTracker(TrackerConfig())) is None
+    for ridden in ("bicycle", "motorcycle", "horse"):
+        found = _closer(Sees(sure)).rider(Track(3, ridden, SMALL, 2.0, 5.0, 5.0), TrackMemory(), _frame(),
+                                          IoUTracker(TrackerConfig()))
+        assert found is not None and found.best == sure, ridden
     car = _closer(Sees(sure))
     assert car.rider(Track(3, "car", SMALL, 2.0, 5.0, 5.0), TrackMemory(), _frame(), IoUTracker(TrackerConfig())) \
         is None and car.stats.verifier_calls == 0  # no look for a rider of a car
@@ -405,6 +409,8 @@ def test_a_tentative_track_is_looked_at_closer_only_where_the_look_sees_it_close
     x1, y1, x2, y2 = squares[0]
     assert x2 - x1 == y2 - y1 == 160 and x1 <= 180 and x2 >= 220  # the detector's 320 px input, zoomed 2x at most
     assert closer.confirm(_frame(5.3), [track], [track], 5.2) is None  # the next one is confirm_spacing_s later
+    closer.saw(5.4, [(0, 0, 400, 200)])
+    assert closer.confirm(_frame(5.4), [track], [track], 5.2) is not None and closer.stats.confirm_looks == 2
     near = _closer(Records())
     near.planner.looked(track, None, 5.0)
     near.saw(5.2, [(100, 20, 300, 180)])  # 200 px around it: a 160 px look is not 1.5x closer
@@ -476,3 +482,22 @@ def test_stillness_is_judged_by_the_boxes_overlap_wherever_they_are():
     track.box = (0.1, 0.2, 0.44, 0.3)  # IoU 0.68: moved
     planner.looked(track, last, 8.0)
     assert planner.still_due(track, 0.5, 8.0, 8.0) == 0.5
+
+
+def test_a_pipeline_without_a_verifier_or_classifier_resolves_motion_with_its_detector():
+    class Closer(Sees):
+        """Names the faint person only on a closer look (a region), never on the whole frame."""
+
+        def detect(self, image: np.ndarray, region=None) -> list[Det]:
+            return [FAINT] if region is not None else []
+
+    pipe = VisionPipeline("cam", VisionConfig(), Closer())  # no stages given: the detector looks closer
+    events: list[TrackEvent] = []
+    for i in range(30):
+        image = np.full((180, 320, 3), 128, np.uint8)
+        image[60:140, 40 + 3 * i:70 + 3 * i] = 30
+        events += pipe.process(Frame(i, i / 10, 1000 + 100 * i, image)).new_events
+    events += pipe.finish().new_events
+    assert [(e.label, e.uncertain) for e in events] == [("person", True)]
+    assert pipe.stats.classifier_calls == 0 and pipe.stats.verifier_calls >= 1
+    assert pipe.stats.resolved == {"uncertain": 1}
