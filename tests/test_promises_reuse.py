@@ -212,3 +212,40 @@ def test_an_operator_s_verdict_ranks_before_a_nearer_model_answer():
     found, how = best([model, operator], PHASH, 1000)
     assert found is operator and how.distance == 6
     assert nearest([model, Candidate("n", flip(PHASH, 2), 8, 900, 60)], PHASH, 1000) is model  # among the model's
+
+
+def test_an_expired_candidate_never_hides_a_live_one_after_it():
+    from edgetriage.shared.policycell import EventFacts, PolicyInputs
+    from edgetriage.shared.reuse import nearest
+
+    expired = Candidate("old", PHASH, 8, 0, 1)  # gone at 1,001 ms
+    live = Candidate("new", flip(PHASH, 3), 8, 5000, 60)
+    assert nearest([expired, live], PHASH, 10_000) is live and nearest([live, expired], PHASH, 10_000) is live
+    other_hours = Candidate("cell", PHASH, 8, 5000, 60, None, 0.97, PolicyInputs(minutes=(0, 60)))
+    at = EventFacts(600, 2, frozenset(), -1.0, "", 1)
+    assert nearest([other_hours, live], PHASH, 10_000, facts=at) is live  # another policy range: passed over
+    assert nearest([Candidate("far", flip(PHASH, 20), 8, 5000, 60), live], PHASH, 10_000) is live
+
+
+def test_among_embedding_matches_the_more_similar_then_the_newer_wins():
+    from edgetriage.shared.reuse import nearest
+
+    face = make_embedding(1)
+    near_face = bytes((b + (3 if i % 2 else 0)) % 256 for i, b in enumerate(face))  # a little off
+    assert 0.9 < similarity(face, near_face) < similarity(face, face)
+    far = flip(PHASH, 40)
+    exact = Candidate("a", far, 6, 10, 60, face, 0.5)
+    close = Candidate("b", far, 6, 900, 60, near_face, 0.5)  # newer, but less alike
+    assert nearest([close, exact], PHASH, 1000, embedding=face) is exact
+    assert nearest([exact, close], PHASH, 1000, embedding=face) is exact
+    older, newer = Candidate("c", far, 6, 10, 60, face, 0.5), Candidate("d", far, 6, 20, 60, face, 0.5)
+    assert nearest([older, newer], PHASH, 1000, embedding=face) is newer
+    assert nearest([newer, older], PHASH, 1000, embedding=face) is newer
+
+
+def test_a_gallery_key_of_an_odd_distance_reaches_half_of_it_in_whole_bits():
+    key = further_key(Candidate("v", PHASH, 7, 5, 60), flip(PHASH, 20), None)
+    assert key.max_distance == 3 and isinstance(key.max_distance, int)
+    how = match(key, flip(flip(PHASH, 20), 3), None)
+    assert how is not None and how.threshold == 3
+    assert match(key, flip(flip(PHASH, 20), 4), None) is None
