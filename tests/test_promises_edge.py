@@ -501,3 +501,67 @@ def test_a_pipeline_without_a_verifier_or_classifier_resolves_motion_with_its_de
     assert [(e.label, e.uncertain) for e in events] == [("person", True)]
     assert pipe.stats.classifier_calls == 0 and pipe.stats.verifier_calls >= 1
     assert pipe.stats.resolved == {"uncertain": 1}
+
+
+UPPER_RIGHT = (0.6, 0.2, 0.7, 0.4)  # 240-280 x 40-80 px of a 400x200 frame: its centre (260, 60)
+LOWER_LEFT = (0.1, 0.7, 0.2, 0.9)  # 40-80 x 140-180 px: its centre (60, 160)
+
+
+@pytest.mark.parametrize(("box", "looked", "closer_look"), [
+    (UPPER_RIGHT, (259, 59, 459, 259), False),  # a 200 px look saw its centre: 160 px is not 1.5x closer
+    (UPPER_RIGHT, (61, -139, 261, 61), False),  # its centre in the look's last pixel
+    (LOWER_LEFT, (59, 100, 259, 300), False),
+    (UPPER_RIGHT, (260, 59, 460, 259), False),  # the look's first column is the centre's
+    (UPPER_RIGHT, (259, 60, 459, 260), False),  # ... its first row
+    (UPPER_RIGHT, (60, 59, 260, 259), True),  # the centre one past the look's last column: not seen
+    (UPPER_RIGHT, (259, -140, 459, 60), True),  # ... one past its last row
+    (UPPER_RIGHT, (259, 100, 459, 300), True),  # the centre's column, not its row
+    (UPPER_RIGHT, (100, 59, 200, 259), True),  # its row, not its column
+    (UPPER_RIGHT, (259, 59, 359, 309), True),  # a 100x250 look (a portrait frame): 250 px, 1.5x of 160 and more
+    (UPPER_RIGHT, (259, 59, 499, 299), True),  # 240 px: exactly 1.5x as far, closer enough
+])
+def test_a_confirmation_look_is_made_only_where_this_frame_s_looks_saw_the_centre_less_closely(box, looked,
+                                                                                            closer_look):
+    closer = _closer(Records())
+    track = Track(1, "person", box, 5.0, 5.0, 5.0)
+    closer.planner.looked(track, None, 5.0)
+    closer.saw(5.2, [looked])
+    assert (closer.confirm(_frame(5.2), [track], [track], 5.0) is not None) is closer_look
+
+
+def test_a_confirmation_look_is_made_when_nothing_looked_at_this_frame():
+    closer = _closer(Records())
+    track = Track(1, "person", UPPER_RIGHT, 5.0, 5.0, 5.0)
+    closer.planner.looked(track, None, 5.0)
+    closer.saw(5.0, [(0, 0, 400, 200)])  # a look of an earlier frame
+    assert closer.confirm(_frame(5.2), [track], [track], 5.0) is not None
+
+
+def test_the_zoomed_look_is_around_the_box_wherever_it_is_and_every_look_is_counted():
+    from edgetriage.edge.vision.memory import TrackMemory
+
+    verifier = Records()
+    closer = _closer(Records(), verifier=verifier)
+    for box in (UPPER_RIGHT, LOWER_LEFT):
+        closer.resolve(Track(7, "motion", box, 4.0, 5.0, 5.0, hits=0), TrackMemory(source="motion"), _frame())
+    (ux1, uy1, ux2, uy2), (lx1, ly1, lx2, ly2) = verifier.regions
+    assert 100 <= ux2 - ux1 == uy2 - uy1 <= 102 and ux1 <= 240 and uy1 <= 40 and ux2 >= 280 and uy2 >= 80
+    assert 100 <= lx2 - lx1 == ly2 - ly1 <= 102 and lx1 <= 40 and ly1 <= 140 and lx2 >= 80 and ly2 >= 180
+    assert closer.stats.verifier_calls == 2
+
+
+def test_the_best_of_several_detections_decides():
+    at = VisionConfig().uncertain_below
+    track, memory, _ = _resolved(Det("person", at - 0.2, SMALL), Det("person", at, SMALL), Det("person", 0.2, SMALL))
+    assert (track.label, memory.uncertain, list(memory.scores)) == ("person", False, [at])
+    track, memory, _ = _resolved(Det("dog", 0.5, SMALL), Det("car", 0.8, SMALL), Det("cat", 0.6, SMALL))
+    assert (track.label, list(memory.scores)) == ("car", [0.8])
+
+
+def test_every_look_in_the_dark_is_counted():
+    closer = _closer(Records())
+    for n, pts in enumerate((5.0, 6.0), 1):
+        blob = Track(n, "motion", SMALL, pts, pts, pts, hits=0)
+        closer.saw(pts, [(0, 0, 400, 200)])
+        assert closer.in_the_dark(_frame(pts, 20), [blob], 10.0, pts - 0.1) is not None
+    assert closer.stats.closer_looks == 2
