@@ -16,8 +16,9 @@ from edgetriage.cloud.analysis.describe import from_facts
 from edgetriage.cloud.analysis.prompt import Prompt
 from edgetriage.cloud.analysis.translator import Facts
 from edgetriage.cloud.ask.cache import AnswerCache, Coverage
+from edgetriage.cloud.ask.config import AskConfig
 from edgetriage.cloud.ask.facts import EventFact
-from edgetriage.cloud.ask.router import cite
+from edgetriage.cloud.ask.router import Asker, cite
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.protocol import Verdict
 
@@ -173,3 +174,182 @@ def test_a_server_s_text_is_parsed_or_a_fallback_says_why():
     assert good.extra["raw"].startswith('{"verdict": "alert"')
     bad = analysis_from_text("x" * 400, prompt, Calibration.load(), name="srv", started=time.perf_counter())
     assert bad.verdict == "unknown" and bad.error.startswith("unusable model output (") and len(bad.extra["raw"]) == 300
+
+
+# -- questions: the language model's path, with a text model of the test's own ------------------------------
+class Says:
+    """A text model of the test's own: says `text` (or fails, or never answers) and keeps what it was asked."""
+
+    name = "says"
+
+    def __init__(self, text: str = "", error: str | None = None, silent: bool = False) -> None:
+        self.text, self.error, self.silent = text, error, silent
+        self.calls: list[tuple[str, str, int, float]] = []
+
+    async def warm(self) -> None:
+        return None
+
+    async def complete(self, system: str, user: str, max_new_tokens: int, deadline_s: float) -> str:
+        from edgetriage.cloud.ask.llm import TextModelError
+
+        self.calls.append((system, user, max_new_tokens, deadline_s))
+        if self.error is not None:
+            raise TextModelError(self.error)
+        if self.silent:
+            await asyncio.Event().wait()  # never set: no answer, ever
+        return self.text
+
+
+OPEN = "What was the person at the porch carrying?"  # an open question: the language model's
+
+
+def test_an_open_question_goes_to_the_model_with_its_events_numbered_and_only_valid_citations_kept(store):  # noqa: F811
+    from edgetriage.cloud.ask.router import SYSTEM
+
+    model = Says("The person carried a parcel [2], then a backpack [1] [2] [99].")
+    asker = test_ask.asker_for(store, model, t_max_ms=20_000.0, max_new_tokens=40)
+    answer = asyncio.run(asker.ask(OPEN))
+    ((system, user, max_new, deadline_s),) = model.calls
+    assert system == SYSTEM and system.startswith("You answer questions about what home security cameras saw.")
+    assert system.endswith("cite the events you used by number in brackets, like [2].")
+    assert user.startswith("Events (local time):\n[1] ") and user.endswith(f"\n\nQuestion: {OPEN}")
+    lines = user.split("\n\n")[0].splitlines()[1:]
+    assert [line.split(" ", 1)[0] for line in lines] == [f"[{n}]" for n in range(1, len(lines) + 1)]
+    assert all("porch" in line for line in lines) and len(lines) == 3  # the porch's events, as the user reads them
+    assert max_new == 40 and 17.0 < deadline_s <= 18.0  # 0.9 of what is left of t_max_ms
+    assert (answer["route"], answer["partial"], answer["model"], answer["context"]) == ("llm", False, "says", 3)
+    assert answer["answer"].startswith("The person carried a parcel [1], then a backpack [2] [1]")
+    assert "[99]" not in answer["answer"] and len(answer["events"]) == 2 and len(set(answer["events"])) == 2
+    assert set(answer["events"]) <= test_ask.ids(store, camera="porch")
+    figures = asker.figures()
+    assert figures["dropped_citations"] == 1 and figures["routes"]["llm"] == 1 and figures["alpha"] == 0.0
+    assert figures["llm_errors"] == 0 and figures["partial"] == 0
+
+
+@pytest.mark.parametrize("said", ["", "   ", "Events (local time): [1] ...", "Question: what was it?",
+                                  "[1] 28 Nov 21:10, person on porch"])
+def test_a_model_that_says_nothing_usable_gets_an_answer_from_the_stored_facts(store, said):  # noqa: F811
+    asker = test_ask.asker_for(store, Says(said))
+    answer = asyncio.run(asker.ask(OPEN))
+    assert answer["route"] == "llm" and not answer["partial"] and answer["from_facts"].startswith(
+        "the language model gave no usable answer")
+    assert answer["answer"].startswith("From the stored events on porch (3): ")
+
+
+def test_a_model_that_fails_or_never_answers_gives_way_to_the_fast_answer_marked_partial(store):  # noqa: F811
+    failing = test_ask.asker_for(store, Says(error="the model server is down"))
+    answer = asyncio.run(failing.ask(OPEN))
+    assert answer["partial"] and answer["route"] == "fast" and answer["partial_reason"] == "the model server is down"
+    assert answer["answer"].startswith("Partial answer (the model server is down): ")
+    assert set(answer["events"]) == test_ask.ids(store, camera="porch")
+    assert failing.figures()["llm_errors"] == 1 and failing.figures()["partial"] == 1
+    silent = test_ask.asker_for(store, Says(silent=True), t_max_ms=300.0)
+    answer = asyncio.run(silent.ask(OPEN))
+    assert answer["partial"] and answer["partial_reason"] == "no answer within t_max_ms"
+    assert silent.figures()["llm_errors"] == 1 and not silent.cache  # a partial answer is never cached
+
+
+def test_a_question_with_no_events_to_read_is_answered_without_the_model(store):  # noqa: F811
+    model = Says("Never asked.")
+    answer = asyncio.run(test_ask.asker_for(store, model).ask("What was the person at the driveway carrying?"))
+    assert model.calls == [] and not answer["partial"] and answer["events"] == []
+
+
+def test_the_latency_figures_are_one_measurement_of_every_route(store):  # noqa: F811
+    asker = test_ask.asker_for(store, Says("A parcel [1]."))
+    asyncio.run(asker.ask("How many people came to the porch today?"))  # rules
+    asyncio.run(asker.ask("How many people came to the porch today?"))  # cache
+    asyncio.run(asker.ask(OPEN))  # llm
+    f = asker.figures()
+    assert f["answers"] == 3 and f["routes"] == {"cache": 1, "rules": 1, "fast": 0, "llm": 1}
+    assert f["alpha"] == round(2 / 3, 4) and f["L_total_formula"] == "L_sched + alpha*L_fast + (1-alpha)*L_llm"
+    assert f["L_total_ms"] == round(f["L_sched_ms"] + f["alpha"] * f["L_fast_ms"] + (1 - f["alpha"]) * f["L_llm_ms"], 2)
+    assert f["L_llm_ms"] == f["llm_p50_ms"] == f["llm_p95_ms"] and f["fast_p50_ms"] is None
+    assert min(f["rules_p50_ms"], f["cache_p50_ms"]) <= f["L_fast_ms"] <= max(f["rules_p50_ms"], f["cache_p50_ms"])
+    assert f["t_max_ms"] == asker.config.t_max_ms and f["cache_entries"] == 2 and f["refused"] == 0
+    assert f["measured_p50_ms"] is not None and f["partial_p50_ms"] is None
+    empty = test_ask.asker_for(store).figures()
+    assert (empty["alpha"], empty["L_total_ms"], empty["answers"]) == (None, None, 0)
+
+
+# -- questions: the router's settings and what it says --------------------------------------------------------
+def test_anything_unusual_without_time_words_means_the_last_24_hours(store):  # noqa: F811
+    answer = asyncio.run(test_ask.asker_for(store).ask("Anything unusual?"))
+    assert answer["window"] == {"start_ms": test_ask.NOW - 86_400_000, "end_ms": None,
+                                "phrase": "in the last 24 hours"}
+
+
+def test_an_event_past_the_calendar_s_last_day_is_left_out_and_the_last_day_itself_is_not(store):  # noqa: F811
+    from edgetriage.cloud.ask.router import LAST_DAY_MS
+
+    asker = test_ask.asker_for(store)
+    before = asyncio.run(asker.ask("How many people came to the porch?"))["value"]
+    test_ask.put(store, "house", "porch", "person", LAST_DAY_MS, "benign", "the last day")
+    test_ask.put(store, "house", "porch", "person", LAST_DAY_MS + 1, "benign", "past it")
+    asker = test_ask.asker_for(store)
+    assert asyncio.run(asker.ask("How many people came to the porch?"))["value"] == before + 1
+    assert LAST_DAY_MS == 253_402_214_400_000  # 9999-12-31 00:00 UTC
+
+
+def test_a_stored_row_that_cannot_be_read_is_skipped_and_said_under_the_ask_logger(store, caplog):  # noqa: F811
+    import logging
+
+    asker = test_ask.asker_for(store)
+    rows = asker.reads.list_events
+    broken = {"event_id": "broken-row", "device": "house", "camera": "porch", "label": "person",
+              "captured_ms": "soon"}  # a capture time that is no number
+    asker.reads.list_events = lambda **kw: [*rows(**kw), broken]
+    with caplog.at_level(logging.WARNING, logger="edgetriage.cloud.ask"):
+        answer = asyncio.run(asker.ask("How many people came to the porch?"))
+    assert answer["value"] == 3
+    said = [r for r in caplog.records if "broken-row" in r.getMessage()]
+    assert [r.name for r in said] == ["edgetriage.cloud.ask"]
+    assert said[0].getMessage().startswith("question skipped stored event broken-row: ")
+
+
+def test_without_a_service_the_vocabulary_is_read_again_after_five_seconds(store, monkeypatch):  # noqa: F811
+    import edgetriage.cloud.ask.router as router
+
+    clock = [1000.0]
+    monkeypatch.setattr(router.time, "monotonic", lambda: clock[0])
+    asker = test_ask.asker_for(store)
+    first = asker.vocabulary()
+    test_ask.put(store, "house", "gate", "person", test_ask.NOW - 1000, "benign", "a new camera")
+    clock[0] = 1005.0
+    assert asker.vocabulary() is first and ("house", "gate") not in first.cameras
+    clock[0] = 1005.001
+    assert ("house", "gate") in asker.vocabulary().cameras
+    attached = test_ask.asker_for(store)
+    attached.attached = True  # a service tells it of every event: never read again
+    known = attached.vocabulary()
+    clock[0] = 9999.0
+    assert attached.vocabulary() is known
+
+
+def test_question_workers_yield_to_the_event_loop(store):  # noqa: F811
+    import os
+    import sys
+    import threading
+
+    seen = []
+
+    class Scores:
+        """A complexity model of the test's own that notes the thread it runs on (a question worker)."""
+
+        def score(self, text: str) -> float:
+            seen.append((sys.getswitchinterval(), os.getpriority(os.PRIO_PROCESS, threading.get_native_id())))
+            return 0.0
+
+    before = sys.getswitchinterval()
+    base = os.getpriority(os.PRIO_PROCESS, 0)
+    sys.setswitchinterval(0.005)  # Python's default
+    try:
+        asker = Asker(store, AskConfig(timezone="Europe/Berlin", **test_ask.NAMES), test_ask.AnalyzerConfig(
+            backend="vllm"), complexity=Scores(), clock_ms=lambda: test_ask.NOW)
+        asyncio.run(asker.ask(OPEN))
+        asker.close()
+    finally:
+        sys.setswitchinterval(before)
+    niceness = 10 if os.geteuid() == 0 or base <= 10 else base  # raising one's niceness needs no privilege
+    assert seen == [(0.0005, niceness)]
+    assert asker.stats.latency["rules"].maxlen == asker.stats.sched_ms.maxlen == 2048  # the figures' window
