@@ -163,11 +163,13 @@ def test_an_event_s_facts_as_a_policy_reads_them():
     event = make_event().model_copy(update={
         "local_time": "21:07", "zones": ["Loading_Zone", "door"], "dwell_s": 12, "direction": "left",
         "detections": [Detection(label="person", score=PEOPLE_MIN, box=(0, 0, 1, 1)),
+                       Detection(label="person", score=0.9, box=(0, 0, 1, 1)),
                        Detection(label="person", score=PEOPLE_MIN - 0.01, box=(0, 0, 1, 1)),
                        Detection(label="car", score=0.9, box=(0, 0, 1, 1))]})
     facts = event_facts(event)
     assert (facts.minute, facts.zones, facts.dwell_s, facts.direction, facts.people) == (
-        21 * 60 + 7, frozenset({"loading", "door"}), 12.0, "left", 1)
+        21 * 60 + 7, frozenset({"loading", "door"}), 12.0, "left", 2)  # people, not the car
+    assert event_facts(event.model_copy(update={"local_time": "09:17"})).minute == 9 * 60 + 17
     assert 0 <= facts.weekday <= 6
     bare = event_facts(make_event())
     assert (bare.minute, bare.weekday, bare.dwell_s, bare.direction) == (-1, 7, -1.0, "")
