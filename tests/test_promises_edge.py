@@ -565,3 +565,30 @@ def test_every_look_in_the_dark_is_counted():
         closer.saw(pts, [(0, 0, 400, 200)])
         assert closer.in_the_dark(_frame(pts, 20), [blob], 10.0, pts - 0.1) is not None
     assert closer.stats.closer_looks == 2
+
+
+def test_the_rider_exception_holds_from_exactly_the_faint_evidence_threshold():
+    at = VisionConfig().uncertain_min_score
+    track, memory, stats = _resolved(Det("person", at, SMALL), Det("bicycle", 0.6, SMALL))
+    assert (track.label, memory.uncertain, stats.resolved) == ("person", True, {"uncertain": 1})
+    track, memory, stats = _resolved(Det("bicycle", 0.6, SMALL), evidence=at - 0.01)
+    assert (track.label, memory.uncertain, stats.resolved) == ("bicycle", False, {"named": 1})
+
+
+def test_the_classifier_is_shown_the_crop_and_every_call_is_counted():
+    from edgetriage.edge.vision.memory import TrackMemory
+
+    shown = []
+
+    class Looks(Weighs):
+        def classify(self, crop: np.ndarray) -> Classification:
+            shown.append(crop)
+            return super().classify(crop)
+
+    closer = _closer(Sees(), classifier=Looks(0.5))
+    for n in (1, 2):
+        track, memory = Track(n, "motion", SMALL, 4.0, 5.0, 5.0, hits=0), TrackMemory(source="motion")
+        closer.resolve(track, memory, _frame())
+        assert memory.uncertain is False and memory.noise  # nothing there: noise, not an uncertain person
+    assert closer.stats.classifier_calls == 2 and closer.stats.resolved == {"noise": 2}
+    assert all(isinstance(c, np.ndarray) and c.ndim == 3 and c.shape[2] == 3 and c.shape[0] >= 20 for c in shown)
