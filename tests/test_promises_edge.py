@@ -592,3 +592,28 @@ def test_the_classifier_is_shown_the_crop_and_every_call_is_counted():
         assert memory.uncertain is False and memory.noise  # nothing there: noise, not an uncertain person
     assert closer.stats.classifier_calls == 2 and closer.stats.resolved == {"noise": 2}
     assert all(isinstance(c, np.ndarray) and c.ndim == 3 and c.shape[2] == 3 and c.shape[0] >= 20 for c in shown)
+
+
+def test_overlap_is_a_third_of_the_smaller_box_wherever_the_boxes_are_and_in_either_order():
+    small, big = (1.0, 3.5, 4.0, 4.5), (3.0, 3.5, 9.0, 9.5)  # 3x1 and 6x6: they share 1x1, a third of the small
+    assert overlaps(small, big) and overlaps(big, small)
+    just_off = (3.01, 3.5, 9.0, 9.5)  # 0.99x1: just under a third
+    assert not overlaps(small, just_off) and not overlaps(just_off, small)
+
+
+def test_a_tall_speck_s_closer_look_is_two_and_a_half_times_its_height():
+    from edgetriage.edge.vision.closer import zoom_side
+
+    assert zoom_side(320, (5, 10, 15, 110)) == 250
+
+
+def test_riders_are_counted_and_a_rider_scoring_exactly_uncertain_below_is_sure():
+    from edgetriage.edge.vision.memory import TrackMemory
+    from edgetriage.edge.vision.track import IoUTracker, TrackerConfig
+
+    at = VisionConfig().uncertain_below
+    closer = _closer(Sees(Det("person", at, SMALL)))
+    tracker = IoUTracker(TrackerConfig())
+    riders = [closer.rider(Track(n, "bicycle", SMALL, 2.0, 5.0, 5.0), TrackMemory(), _frame(), tracker) for n in (1, 2)]
+    assert all(r is not None and not r.memory.uncertain for r in riders)
+    assert closer.stats.resolved == {"rider": 2}
