@@ -353,3 +353,24 @@ def test_question_workers_yield_to_the_event_loop(store):  # noqa: F811
     niceness = 10 if os.geteuid() == 0 or base <= 10 else base  # raising one's niceness needs no privilege
     assert seen == [(0.0005, niceness)]
     assert asker.stats.latency["rules"].maxlen == asker.stats.sched_ms.maxlen == 2048  # the figures' window
+
+
+def test_an_event_id_in_the_model_s_text_stays_only_when_it_is_a_cited_event_s():
+    facts = [_fact(n) for n in range(3)]
+    own = facts[1].event_id
+    text, cited, _ = cite(f"A visitor [2] (event {own}), see also event 0195dead-beef-7abc-8def-0123456789ab "
+                          "and id 7f3a9c21e0.", facts)
+    assert cited == [facts[1]] and own in text and text.startswith("A visitor [1]")
+    assert "0195dead" not in text and "7f3a9c21e0" not in text and "()" not in text and " ." not in text
+    text, _, _ = cite(f"Event {facts[0].event_id.upper()} came [2].", facts)  # not the cited one, in any case
+    assert facts[0].event_id.lower() not in text.lower() and text == "came [1]."
+
+
+def test_the_p95_of_a_route_is_the_value_95_percent_of_its_answers_stay_under(store):  # noqa: F811
+    asker = test_ask.asker_for(store)
+    asker.stats.latency["rules"].extend(float(v) for v in range(100, 0, -1))  # 1 ... 100 ms, in any order
+    asker.stats.latency["fast"].extend(float(v) for v in range(1, 21))
+    asker.stats.latency["cache"].append(7.0)
+    f = asker.figures()
+    assert (f["rules_p95_ms"], f["fast_p95_ms"], f["cache_p95_ms"], f["llm_p95_ms"]) == (96.0, 20.0, 7.0, None)
+    assert f["rules_p50_ms"] == 50.5
