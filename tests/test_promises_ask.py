@@ -337,7 +337,8 @@ def test_question_workers_yield_to_the_event_loop(store):  # noqa: F811
         """A complexity model of the test's own that notes the thread it runs on (a question worker)."""
 
         def score(self, text: str) -> float:
-            seen.append((sys.getswitchinterval(), os.getpriority(os.PRIO_PROCESS, threading.get_native_id())))
+            seen.append((sys.getswitchinterval(), os.getpriority(os.PRIO_PROCESS, threading.get_native_id()),
+                         threading.current_thread().name.split("_")[0]))
             return 0.0
 
     before = sys.getswitchinterval()
@@ -351,7 +352,7 @@ def test_question_workers_yield_to_the_event_loop(store):  # noqa: F811
     finally:
         sys.setswitchinterval(before)
     niceness = 10 if os.geteuid() == 0 or base <= 10 else base  # raising one's niceness needs no privilege
-    assert seen == [(0.0005, niceness)]
+    assert seen == [(0.0005, niceness, "ask")]  # the thread's name, as a profiler or a log line shows it
     assert asker.stats.latency["rules"].maxlen == asker.stats.sched_ms.maxlen == 2048  # the figures' window
 
 
@@ -374,3 +375,35 @@ def test_the_p95_of_a_route_is_the_value_95_percent_of_its_answers_stay_under(st
     f = asker.figures()
     assert (f["rules_p95_ms"], f["fast_p95_ms"], f["cache_p95_ms"], f["llm_p95_ms"]) == (96.0, 20.0, 7.0, None)
     assert f["rules_p50_ms"] == 50.5
+
+
+def test_a_service_attached_tells_the_asker_of_every_event_and_verdict(store, monkeypatch):  # noqa: F811
+    import edgetriage.cloud.ask.router as router
+
+    class Service:
+        """What the asker is attached to (cloud.observed.Listened): the service's listener lists."""
+
+        def __init__(self) -> None:
+            self.event_listeners: list = []
+            self.verdict_listeners: list = []
+
+    clock = [1000.0]
+    monkeypatch.setattr(router.time, "monotonic", lambda: clock[0])
+    service, asker = Service(), test_ask.asker_for(store)
+    asker.attach(service)
+    assert service.event_listeners == [asker.event_landed] and service.verdict_listeners == [asker.verdict_landed]
+    known = asker.vocabulary()
+    event = test_ask.put(store, "house", "gate", "person", test_ask.NOW - 1000, "benign", "a new camera")
+    clock[0] = 2000.0  # long past the re-read: an attached asker learns from the service, not from the store
+    assert asker.vocabulary() is known and ("house", "gate") not in known.cameras
+    for listener in service.event_listeners:
+        listener(event, test_ask.NOW)
+    assert ("house", "gate") in asker.vocabulary().cameras
+
+
+def test_one_model_answer_ahead_at_6_s_leaves_room_within_10_s(store):  # noqa: F811
+    model = Says("A parcel [1].")
+    asker = test_ask.asker_for(store, model, t_max_ms=10_000.0)
+    asker.stats.latency["llm"].append(6000.0)  # a recent answer took 6 s; none is running now
+    answer = asyncio.run(asker.ask(OPEN))
+    assert len(model.calls) == 1 and answer["route"] == "llm" and not answer["partial"]
