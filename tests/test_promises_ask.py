@@ -407,3 +407,15 @@ def test_one_model_answer_ahead_at_6_s_leaves_room_within_10_s(store):  # noqa: 
     asker.stats.latency["llm"].append(6000.0)  # a recent answer took 6 s; none is running now
     answer = asyncio.run(asker.ask(OPEN))
     assert len(model.calls) == 1 and answer["route"] == "llm" and not answer["partial"]
+
+
+def test_an_asker_without_a_clock_of_its_own_reads_time_words_by_the_wall_clock(store):  # noqa: F811
+    import time as wall
+
+    asker = Asker(store, AskConfig(timezone="Europe/Berlin", **test_ask.NAMES), test_ask.AnalyzerConfig(
+        backend="vllm"))
+    before = wall.time() * 1000
+    answer = asyncio.run(asker.ask("Anything unusual?"))
+    after = wall.time() * 1000
+    assert before - 86_400_000 - 1 <= answer["window"]["start_ms"] <= after - 86_400_000 + 1
+    asker.close()
