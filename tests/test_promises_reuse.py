@@ -196,6 +196,7 @@ def test_a_candidate_s_defaults_and_a_look_match_is_a_hash_match():
 
     plain = Candidate("v", PHASH, 8, 0, 60)
     assert (plain.embedding, plain.min_similarity, plain.inputs) == (None, DEFAULT_MIN_SIMILARITY, None)
+    assert plain.operator is False  # a bool, as the stores file it: a model's verdict unless said otherwise
     face = make_embedding(1)
     assert match(Candidate("v", PHASH, 8, 0, 60, face), flip(PHASH, 40), face).key == "embedding"
     look = Candidate("v", PHASH, 8, 0, 60, None, 0.97, PolicyInputs(look=True))
