@@ -419,3 +419,43 @@ def test_an_asker_without_a_clock_of_its_own_reads_time_words_by_the_wall_clock(
     after = wall.time() * 1000
     assert before - 86_400_000 - 1 <= answer["window"]["start_ms"] <= after - 86_400_000 + 1
     asker.close()
+
+
+def test_the_vocabulary_knows_the_operator_s_devices_and_the_stored_events_zones(store):  # noqa: F811
+    test_ask.put(store, "house", "porch", "person", test_ask.NOW - 5000, "benign", "at the gate", ("front_gate",))
+    asker = test_ask.asker_for(store, timezones={"office": "Asia/Tokyo"})  # a device with no events yet
+    vocabulary = asker.vocabulary()
+    assert {"office", "house", "shed"} <= vocabulary.devices and "front_gate" in vocabulary.zones
+
+
+def test_a_cached_answer_says_which_route_first_gave_it_and_refusals_are_counted(store):  # noqa: F811
+    from edgetriage.cloud.ask.guard import AskError
+
+    asker = test_ask.asker_for(store)
+    first = asyncio.run(asker.ask("How many people came to the porch today?"))
+    again = asyncio.run(asker.ask("How many people came to the porch today?"))
+    assert (first["route"], again["route"], again["first_route"], again["cached"]) == ("rules", "cache", "rules", True)
+    for bad in ("", "   "):
+        with pytest.raises(AskError):
+            asyncio.run(asker.ask(bad))
+    assert asker.figures()["refused"] == 2
+
+
+def test_warming_loads_the_text_model_and_a_model_that_cannot_load_waits_for_its_question(store):  # noqa: F811
+    from edgetriage.cloud.ask.llm import TextModelError
+
+    class Warms(Says):
+        def __init__(self, fails: bool) -> None:
+            super().__init__("A parcel [1].")
+            self.fails, self.warmed = fails, 0
+
+        async def warm(self) -> None:
+            self.warmed += 1
+            if self.fails:
+                raise TextModelError("the model file is missing")
+
+    for fails in (False, True):
+        model = Warms(fails)
+        asyncio.run(test_ask.asker_for(store, model).warm())  # a model that cannot load raises nothing here
+        assert model.warmed == 1
+    asyncio.run(test_ask.asker_for(store).warm())  # no text model: nothing to warm
