@@ -459,3 +459,19 @@ def test_warming_loads_the_text_model_and_a_model_that_cannot_load_waits_for_its
         asyncio.run(test_ask.asker_for(store, model).warm())  # a model that cannot load raises nothing here
         assert model.warmed == 1
     asyncio.run(test_ask.asker_for(store).warm())  # no text model: nothing to warm
+
+
+def test_a_question_scoring_exactly_the_complexity_threshold_goes_to_the_model(store):  # noqa: F811
+    class Scores:
+        def __init__(self, score: float) -> None:
+            self.value = score
+
+        def score(self, text: str) -> float:
+            return self.value
+
+    at = AskConfig().complexity_threshold
+    for score, route in ((at, "llm"), (at - 0.001, "fast")):
+        asker = Asker(store, AskConfig(timezone="Europe/Berlin", **test_ask.NAMES), test_ask.AnalyzerConfig(),
+                      text_model=Says("A parcel [1]."), complexity=Scores(score), clock_ms=lambda: test_ask.NOW)
+        answer = asyncio.run(asker.ask(OPEN))
+        assert (answer["route"], answer["complexity"]) == (route, round(score, 3))
