@@ -475,3 +475,12 @@ def test_a_question_scoring_exactly_the_complexity_threshold_goes_to_the_model(s
                       text_model=Says("A parcel [1]."), complexity=Scores(score), clock_ms=lambda: test_ask.NOW)
         answer = asyncio.run(asker.ask(OPEN))
         assert (answer["route"], answer["complexity"]) == (route, round(score, 3))
+
+
+def test_a_name_only_a_device_sent_used_as_a_word_gets_a_hint_to_quote_it(store):  # noqa: F811
+    test_ask.put(store, "house", "gate", "person", test_ask.NOW - 5000, "benign", "at the gate")
+    answer = asyncio.run(test_ask.asker_for(store).ask("How many people came to the gate today?"))
+    assert answer["hint"] == ('"gate": a name only a device sent, matched when quoted '
+                              "(or name it in [ask] cameras / zones)")
+    quoted = asyncio.run(test_ask.asker_for(store).ask('How many people came to "gate" today?'))
+    assert "hint" not in quoted and quoted["value"] == 1
