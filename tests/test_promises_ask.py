@@ -470,7 +470,7 @@ def test_a_question_scoring_exactly_the_complexity_threshold_goes_to_the_model(s
             return self.value
 
     at = AskConfig().complexity_threshold
-    for score, route in ((at, "llm"), (at - 0.001, "fast")):
+    for score, route in ((at, "llm"), (at - 0.001, "fast"), (0.12345, "fast")):  # said to 3 decimals
         asker = Asker(store, AskConfig(timezone="Europe/Berlin", **test_ask.NAMES), test_ask.AnalyzerConfig(),
                       text_model=Says("A parcel [1]."), complexity=Scores(score), clock_ms=lambda: test_ask.NOW)
         answer = asyncio.run(asker.ask(OPEN))
@@ -484,3 +484,27 @@ def test_a_name_only_a_device_sent_used_as_a_word_gets_a_hint_to_quote_it(store)
                               "(or name it in [ask] cameras / zones)")
     quoted = asyncio.run(test_ask.asker_for(store).ask('How many people came to "gate" today?'))
     assert "hint" not in quoted and quoted["value"] == 1
+
+
+def test_the_model_reads_the_events_that_show_the_look_asked_about_or_all_when_none_does(store):  # noqa: F811
+    for question, shown in (("What was the person with a backpack at the porch doing?", 1),
+                            ("What was the person with a red umbrella at the porch doing?", 3)):
+        model = Says("Walking past [1].")
+        answer = asyncio.run(test_ask.asker_for(store, model).ask(question))
+        assert answer["route"] == "llm" and answer["context"] == shown, question
+        lines = model.calls[0][1].split("\n\n")[0].splitlines()[1:]
+        assert len(lines) == shown and (shown == 3 or "backpack" in lines[0])
+
+
+def test_an_answer_s_latency_is_in_milliseconds(store):  # noqa: F811
+    import time as wall
+
+    class Slow:
+        def score(self, text: str) -> float:
+            wall.sleep(0.05)  # 50 ms of work on the question worker (a stand-in for a slow classifier)
+            return 0.0
+
+    asker = Asker(store, AskConfig(timezone="Europe/Berlin", **test_ask.NAMES), test_ask.AnalyzerConfig(
+        backend="vllm"), complexity=Slow(), clock_ms=lambda: test_ask.NOW)
+    answer = asyncio.run(asker.ask(OPEN))
+    assert 50.0 <= answer["latency_ms"] < 60_000 and 50.0 <= asker.figures()["fast_p50_ms"] < 60_000
