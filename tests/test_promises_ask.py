@@ -508,3 +508,53 @@ def test_an_answer_s_latency_is_in_milliseconds(store):  # noqa: F811
         backend="vllm"), complexity=Slow(), clock_ms=lambda: test_ask.NOW)
     answer = asyncio.run(asker.ask(OPEN))
     assert 50.0 <= answer["latency_ms"] < 60_000 and 50.0 <= asker.figures()["fast_p50_ms"] < 60_000
+
+
+@pytest.mark.parametrize(("question", "scope", "status", "said"), [
+    ("How many people came today?", {"device": "Not_A_Device"}, 400,
+     "device='Not_A_Device' is not a device id ([a-z0-9-], at most 64)"),
+    ("How many people came today?", {"camera": "Bad Cam"}, 400,
+     "camera='Bad Cam' is not a camera id ([a-z0-9_-], at most 64)"),
+    ("How many people came today?", {"token_device": "house", "device": "shed"}, 403,
+     "the token of device house may not ask about device shed"),
+    ('How many people came to "nowhere"?', {}, 404, 'no camera, zone, device or label is named "nowhere" in the '
+     "events stored (quotes are for names; leave them out to ask in words)"),
+    ('How many people came to "nowhere"?', {"token_device": "house"}, 404, 'no camera, zone, device or label of '
+     'device house is named "nowhere" in the events stored (quotes are for names; leave them out to ask in words)'),
+    ("How many people came today?", {"camera": "garden"}, 404, "camera='garden': no events from such a camera"),
+    ("How many people came today?", {"camera": "garden", "token_device": "house"}, 404,
+     "camera='garden': no events from such a camera of device house"),
+    ("How many people came to cam2 today?", {"token_device": "house"}, 403,
+     "the token of device house may not ask about camera cam2"),
+])
+def test_a_refused_question_says_why_with_its_status(store, question, scope, status, said):  # noqa: F811
+    from edgetriage.cloud.ask.guard import AskError
+
+    asker = test_ask.asker_for(store)
+    with pytest.raises(AskError) as refused:
+        asyncio.run(asker.ask(question, **scope))
+    assert (refused.value.status, str(refused.value)) == (status, said)
+    assert asker.figures()["refused"] == 1
+
+
+def test_every_answer_is_counted_with_its_scheduling_time_in_milliseconds(store):  # noqa: F811
+    import time as wall
+
+    class Slow:
+        def score(self, text: str) -> float:
+            wall.sleep(0.05)  # 50 ms of work before the route is decided
+            return 0.0
+
+    asker = Asker(store, AskConfig(timezone="Europe/Berlin", **test_ask.NAMES), test_ask.AnalyzerConfig(
+        backend="vllm"), complexity=Slow(), clock_ms=lambda: test_ask.NOW)
+    answers = [asyncio.run(asker.ask(q)) for q in ("How many people came today?", "When was the last alert?",
+                                                   OPEN, "Did the same person come back?")]
+    f = asker.figures()
+    assert f["routes"]["rules"] == 2 and f["routes"]["fast"] == 2 and f["partial"] == 0
+    assert 50.0 <= max(asker.stats.sched_ms) <= max(a["latency_ms"] for a in answers)  # scored: 50 ms of it
+    assert 0.0 <= f["L_sched_ms"] <= max(a["latency_ms"] for a in answers)
+    assert all(a["latency_ms"] == round(a["latency_ms"], 2) for a in answers)
+    partial = test_ask.asker_for(store)  # no text model: each open question a partial answer
+    for q in (OPEN, "Did the same person come back?"):
+        asyncio.run(partial.ask(q))
+    assert partial.figures()["partial"] == 2
