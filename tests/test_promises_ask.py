@@ -558,3 +558,22 @@ def test_every_answer_is_counted_with_its_scheduling_time_in_milliseconds(store)
     for q in (OPEN, "Did the same person come back?"):
         asyncio.run(partial.ask(q))
     assert partial.figures()["partial"] == 2
+
+
+def test_what_s_been_going_on_without_time_words_means_the_last_24_hours(store):  # noqa: F811
+    answer = asyncio.run(test_ask.asker_for(store).ask("What's been going on?"))
+    assert answer["window"] == {"start_ms": test_ask.NOW - 86_400_000, "end_ms": None,
+                                "phrase": "in the last 24 hours"}
+
+
+def test_several_unknown_or_device_only_names_are_listed_three_at_most_each_cut_at_40(store):  # noqa: F811
+    from edgetriage.cloud.ask.guard import AskError
+
+    long = "x" * 45
+    with pytest.raises(AskError) as refused:
+        asyncio.run(test_ask.asker_for(store).ask(f'How many people came to "aaa", "bbb", "{long}" or "ddd"?'))
+    assert f'is named "aaa", "bbb", "{"x" * 40}" in the events stored' in str(refused.value)
+    for camera in ("gate", "yard"):
+        test_ask.put(store, "house", camera, "person", test_ask.NOW - 5000, "benign", "a device's own camera")
+    answer = asyncio.run(test_ask.asker_for(store).ask("How many people came to the gate or the yard today?"))
+    assert answer["hint"].startswith('"gate", "yard": a name only a device sent')
