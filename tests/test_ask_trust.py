@@ -144,22 +144,28 @@ def _zoned(device: str, n: int, start: int) -> list[Event]:
 def test_an_event_costs_the_same_with_6400_names_learned_as_with_16(store, caplog):
     """400 events with 16 new zone names each: a name is learned in constant time (no pattern rebuilt), so the
     400th event costs what the first did; past [ask] max_learned_names nothing more is learned, said once."""
-    small, big = asker_for(store), asker_for(store)
-    small.vocabulary()
+    big = asker_for(store)
     big.vocabulary()
     _landing_ms(big, _zoned("dev-a", 400, 0))  # 6,400 zone names learned
     assert len(big.vocabulary().zones) >= 6400
-    ratios = []
-    for round_ in range(5):  # side by side, a few rounds: the machine's load falls on both alike
-        fresh_small = asker_for(store)
-        fresh_small.vocabulary()
-        _landing_ms(fresh_small, _zoned("dev-b", 1, 10_000 + round_ * 100))  # 16 names
-        one_small = _landing_ms(fresh_small, _zoned("dev-b", 40, 20_000 + round_ * 100))
-        one_big = _landing_ms(big, _zoned("dev-c", 40, 30_000 + round_ * 100))
-        ratios.append(one_big / one_small)
+    small_ms: list[float] = []
+    big_ms: list[float] = []
+    for round_ in range(15):  # a fresh small asker every 10 events: it never knows more than 176 names
+        small = asker_for(store)
+        small.vocabulary()
+        _landing_ms(small, _zoned("dev-b", 1, 10_000 + round_ * 100))  # 16 names
+        pairs = zip(_zoned("dev-b", 10, 20_000 + round_ * 100), _zoned("dev-c", 10, 40_000 + round_ * 100),
+                    strict=True)
+        for i, (one_small, one_big) in enumerate(pairs):
+            # interleaved event by event, each first in turn: a burst of the machine's load falls on both alike
+            turns = [(small, one_small, small_ms), (big, one_big, big_ms)]
+            for asker, event, times in turns if i % 2 else turns[::-1]:
+                times.append(_landing_ms(asker, [event]))
     # tens of microseconds either way (a whole event takes milliseconds); rebuilding every pattern per new
-    # name made the 6,400-name landing thousands of times the 16-name one
-    assert statistics.median(ratios) <= 2.0, ratios
+    # name made the 6,400-name landing thousands of times the 16-name one, and one scan of the names learned
+    # per new name about 200 times (measured with one planted); medians of 150 interleaved events each
+    ratio = statistics.median(big_ms) / statistics.median(small_ms)
+    assert ratio <= 3.0, (ratio, statistics.median(big_ms), statistics.median(small_ms))
     capped = asker_for(store, max_learned_names=100)
     capped.vocabulary()
     with caplog.at_level(logging.WARNING, logger="edgetriage.cloud.ask"):

@@ -834,7 +834,10 @@ def test_cache_hits_are_in_the_store_when_they_are_published(kind, via, tmp_path
         device.start()
         try:
             assert await asyncio.to_thread(device.wait_connected, 10)
-            await asyncio.sleep(0.3)  # the service's subscription is live
+            deadline = time.monotonic() + 10
+            while not service.publisher.subscribed:  # the broker granted the service's subscription (SUBACK)
+                assert time.monotonic() < deadline, "the service's subscription was never granted"
+                await asyncio.sleep(0.01)
             for e in hits:
                 assert device.publish(topic, encode_event(e)) is not None
             deadline = time.monotonic() + 10

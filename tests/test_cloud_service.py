@@ -291,7 +291,8 @@ def test_event_abandoned_mid_analysis_is_redelivered_and_answered(mosquitto, pre
             first = CloudService(config, llm_analyzer, store)
             await first.start()
             assert await first.wait_connected(10)
-            await asyncio.sleep(0.2)  # let the SUBSCRIBE reach the broker before the event does
+            # the broker granted the SUBSCRIBE (SUBACK) before the event is published
+            assert await asyncio.to_thread(first.publisher.link.subscribed.wait, 10), first.publisher.error
             device.publish(DEVICE, encode_event(event))
             await _until(lambda: store.get_event(event.event_id) is not None)
             await first.stop()  # drain_timeout_s=0: the analysis is abandoned, its claim ended
@@ -336,7 +337,7 @@ def test_mqtt311_service_answers_from_the_cache_with_a_bounded_rule(mosquitto, p
         device = DeviceClient(mosquitto.url, prefix, protocol=mqtt.MQTTv311)
         try:
             assert await service.wait_connected(10)
-            await asyncio.sleep(0.2)
+            assert await asyncio.to_thread(service.publisher.link.subscribed.wait, 10), service.publisher.error
             device.publish(DEVICE, encode_event(look_alike))
             verdict = decode_verdict((await device.next_verdict(30))[1])
             assert (verdict.source, verdict.reused_from, verdict.verdict) == ("cloud_cache", made.event_id, "benign")

@@ -46,7 +46,7 @@ def test_a_burst_from_one_device_does_not_starve_another(mosquitto, prefix, tmp_
         await service.start()
         try:
             assert await service.wait_connected(10)
-            await asyncio.sleep(0.3)
+            assert await asyncio.to_thread(service.publisher.link.subscribed.wait, 10), service.publisher.error
             for event in burst:
                 assert busy.publish(topics.events("busy"), encode_event(event)) is not None
             await asyncio.sleep(3.0)  # the burst fills the queue (256) and the rest waits behind it

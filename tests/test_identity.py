@@ -29,9 +29,11 @@ pytestmark = pytest.mark.faults
 TOPICS = Topics("edgetriage")
 
 
-def _link(config, client_id: str, *subscriptions: str) -> tuple[MQTTLink, queue.Queue[Incoming]]:
+def _link(config, client_id: str, *subscriptions: str, acked: queue.Queue[int] | None = None
+          ) -> tuple[MQTTLink, queue.Queue[Incoming]]:
     got: queue.Queue[Incoming] = queue.Queue()
-    link = MQTTLink(config, client_id, on_message=got.put, backoff_min_s=0.2, backoff_max_s=1.0)
+    link = MQTTLink(config, client_id, on_message=got.put, backoff_min_s=0.2, backoff_max_s=1.0,
+                    on_published=acked.put if acked is not None else None)
     for topic in subscriptions:
         link.subscribe(topic, 1)
     link.start()
@@ -39,35 +41,55 @@ def _link(config, client_id: str, *subscriptions: str) -> tuple[MQTTLink, queue.
     return link, got
 
 
-def _impostor(config, client_id: str) -> tuple[mqtt.Client, threading.Event]:
+def _impostor(config, client_id: str) -> tuple[mqtt.Client, threading.Event, threading.Event]:
     """A client with a device's own certificate that asks for another client id, with a clean start (which
-    would wipe that client's stored session)."""
-    connected = threading.Event()
+    would wipe that client's stored session); its events: connected, and answered (connected or refused)."""
+    connected, answered = threading.Event(), threading.Event()
     client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5)
     client.tls_set_context(tls_context(config))
-    client.on_connect = lambda c, u, f, rc, p: connected.set() if not rc.is_failure else None
+
+    def on_connect(c, u, f, rc, p) -> None:
+        if not rc.is_failure:
+            connected.set()
+        answered.set()
+
+    client.on_connect = on_connect
+    client.on_disconnect = lambda *a: answered.set()  # refused after the handshake (TLS 1.3 checks the
+    client.on_connect_fail = lambda *a: answered.set()  # client's certificate after the client is done)
     try:
         client.connect(config.host, config.port, clean_start=True)
     except OSError:  # refused in the TLS handshake: as good as refused
-        return client, connected
+        answered.set()
+        return client, connected, answered
     client.loop_start()
-    return client, connected
+    return client, connected, answered
 
 
 def test_a_device_cannot_take_another_clients_id(secure):
-    cloud, _ = _link(secure.mqtt(CLOUD), "edgetriage-cloud-1")
+    acked: queue.Queue[int] = queue.Queue()
+    cloud, _ = _link(secure.mqtt(CLOUD), "edgetriage-cloud-1", acked=acked)
     b, b_got = _link(secure.mqtt("cam-b"), "cam-b", TOPICS.verdicts("cam-b"))
+    assert b.subscribed.wait(10)
     b.stop()  # offline, its session (and subscription) kept by the broker
     try:
         from test_security import _verdict  # a valid verdict payload
 
+        def round_trip() -> None:
+            """A verdict for the offline cam-b, PUBACKed: the broker has queued it in cam-b's session."""
+            mid = cloud.publish(TOPICS.verdicts("cam-b"), _verdict("cam-b"))
+            assert mid is not None
+            while acked.get(timeout=10) != mid:
+                pass
+
         for _ in range(3):
-            assert cloud.publish(TOPICS.verdicts("cam-b"), _verdict("cam-b")) is not None
-        time.sleep(0.5)
+            round_trip()
         # device A's certificate asks for cam-b's client id, and for the cloud's
         borrowed = [_impostor(secure.mqtt("cam-a"), "cam-b"), _impostor(secure.mqtt("cam-a"), "edgetriage-cloud-1"),
                     _impostor(secure.mqtt("cam-a", port=secure.cloud_port), "edgetriage-cloud-1")]
-        time.sleep(2.0)
+        # once the two let in are connected, the broker has done whatever it does to the ids they asked for
+        assert borrowed[0][1].wait(10) and borrowed[1][1].wait(10), "the impostors with cam-a's certificate"
+        assert borrowed[2][2].wait(10), "the impostor on the cloud's listener got no answer"
+        round_trip()  # ... and the cloud's connection still answers: one more verdict queued for cam-b
         assert cloud.connected.is_set() and cloud.reconnects == 0, "the cloud was kicked off by a borrowed id"
         # the impostors that got in did so as cam-a (the broker replaced the id they asked for); the one on
         # the cloud's listener was refused in the TLS handshake (a device certificate is not the cloud's)
@@ -76,13 +98,13 @@ def test_a_device_cannot_take_another_clients_id(secure):
         assert {cid for cid, user in logins if cid in ("cam-b", "edgetriage-cloud-1")} == {"cam-b", "edgetriage-cloud-1"}
         assert len([1 for cid, _ in logins if cid in ("cam-b", "edgetriage-cloud-1")]) == 2, logins  # the real ones
         assert borrowed[0][1].is_set() and borrowed[1][1].is_set() and not borrowed[2][1].is_set()
-        for client, _ in borrowed:
+        for client, *_ in borrowed:
             client.loop_stop()
             client.disconnect()
-        # cam-b's stored session survived: its three queued verdicts arrive when it comes back
+        # cam-b's stored session survived: its four queued verdicts arrive when it comes back
         b2, b2_got = _link(secure.mqtt("cam-b"), "cam-b")
         try:
-            got = [b2_got.get(timeout=10) for _ in range(3)]
+            got = [b2_got.get(timeout=10) for _ in range(4)]
             assert {m.topic for m in got} == {TOPICS.verdicts("cam-b")}
         finally:
             b2.stop()
@@ -122,7 +144,9 @@ def test_several_cloud_workers_and_home_assistant_share_the_cloud_identity(secur
                 assert await w.wait_connected(10), w.publisher.error
             for bridge in bridges:
                 assert await bridge.wait_connected(10)
-            await asyncio.sleep(0.5)
+            for w in workers:  # both workers' shared subscriptions granted (SUBACK): each may be handed events
+                assert await asyncio.to_thread(w.publisher.link.subscribed.wait, 10), w.publisher.error
+            assert await asyncio.to_thread(device.subscribed.wait, 10)
             for event in events:
                 assert device.publish(TOPICS.events("cam-a"), encode_event(event)) is not None
             seen: dict[str, int] = {}

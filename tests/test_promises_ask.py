@@ -16,8 +16,9 @@ from edgetriage.cloud.analysis.describe import from_facts
 from edgetriage.cloud.analysis.prompt import Prompt
 from edgetriage.cloud.analysis.translator import Facts
 from edgetriage.cloud.ask.cache import AnswerCache, Coverage
+from edgetriage.cloud.ask.config import AskConfig
 from edgetriage.cloud.ask.facts import EventFact
-from edgetriage.cloud.ask.router import cite
+from edgetriage.cloud.ask.router import Asker, cite
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.protocol import Verdict
 
@@ -173,3 +174,406 @@ def test_a_server_s_text_is_parsed_or_a_fallback_says_why():
     assert good.extra["raw"].startswith('{"verdict": "alert"')
     bad = analysis_from_text("x" * 400, prompt, Calibration.load(), name="srv", started=time.perf_counter())
     assert bad.verdict == "unknown" and bad.error.startswith("unusable model output (") and len(bad.extra["raw"]) == 300
+
+
+# -- questions: the language model's path, with a text model of the test's own ------------------------------
+class Says:
+    """A text model of the test's own: says `text` (or fails, or never answers) and keeps what it was asked."""
+
+    name = "says"
+
+    def __init__(self, text: str = "", error: str | None = None, silent: bool = False) -> None:
+        self.text, self.error, self.silent = text, error, silent
+        self.calls: list[tuple[str, str, int, float]] = []
+
+    async def warm(self) -> None:
+        return None
+
+    async def complete(self, system: str, user: str, max_new_tokens: int, deadline_s: float) -> str:
+        from edgetriage.cloud.ask.llm import TextModelError
+
+        self.calls.append((system, user, max_new_tokens, deadline_s))
+        if self.error is not None:
+            raise TextModelError(self.error)
+        if self.silent:
+            await asyncio.Event().wait()  # never set: no answer, ever
+        return self.text
+
+
+OPEN = "What was the person at the porch carrying?"  # an open question: the language model's
+
+
+def test_an_open_question_goes_to_the_model_with_its_events_numbered_and_only_valid_citations_kept(store):  # noqa: F811
+    from edgetriage.cloud.ask.router import SYSTEM
+
+    model = Says("The person carried a parcel [2], then a backpack [1] [2] [99].")
+    asker = test_ask.asker_for(store, model, t_max_ms=20_000.0, max_new_tokens=40)
+    answer = asyncio.run(asker.ask(OPEN))
+    ((system, user, max_new, deadline_s),) = model.calls
+    assert system == SYSTEM and system.startswith("You answer questions about what home security cameras saw.")
+    assert system.endswith("cite the events you used by number in brackets, like [2].")
+    assert user.startswith("Events (local time):\n[1] ") and user.endswith(f"\n\nQuestion: {OPEN}")
+    lines = user.split("\n\n")[0].splitlines()[1:]
+    assert [line.split(" ", 1)[0] for line in lines] == [f"[{n}]" for n in range(1, len(lines) + 1)]
+    assert all("porch" in line for line in lines) and len(lines) == 3  # the porch's events, as the user reads them
+    assert max_new == 40 and 17.0 < deadline_s <= 18.0  # 0.9 of what is left of t_max_ms
+    assert (answer["route"], answer["partial"], answer["model"], answer["context"]) == ("llm", False, "says", 3)
+    assert answer["answer"].startswith("The person carried a parcel [1], then a backpack [2] [1]")
+    assert "[99]" not in answer["answer"] and len(answer["events"]) == 2 and len(set(answer["events"])) == 2
+    assert set(answer["events"]) <= test_ask.ids(store, camera="porch")
+    figures = asker.figures()
+    assert figures["dropped_citations"] == 1 and figures["routes"]["llm"] == 1 and figures["alpha"] == 0.0
+    assert figures["llm_errors"] == 0 and figures["partial"] == 0
+
+
+@pytest.mark.parametrize("said", ["", "   ", "Events (local time): [1] ...", "Question: what was it?",
+                                  "[1] 28 Nov 21:10, person on porch"])
+def test_a_model_that_says_nothing_usable_gets_an_answer_from_the_stored_facts(store, said):  # noqa: F811
+    asker = test_ask.asker_for(store, Says(said))
+    answer = asyncio.run(asker.ask(OPEN))
+    assert answer["route"] == "llm" and not answer["partial"] and answer["from_facts"].startswith(
+        "the language model gave no usable answer")
+    assert answer["answer"].startswith("From the stored events on porch (3): ")
+
+
+def test_a_model_that_fails_or_never_answers_gives_way_to_the_fast_answer_marked_partial(store):  # noqa: F811
+    failing = test_ask.asker_for(store, Says(error="the model server is down"))
+    answer = asyncio.run(failing.ask(OPEN))
+    assert answer["partial"] and answer["route"] == "fast" and answer["partial_reason"] == "the model server is down"
+    assert answer["answer"].startswith("Partial answer (the model server is down): ")
+    assert set(answer["events"]) == test_ask.ids(store, camera="porch")
+    assert failing.figures()["llm_errors"] == 1 and failing.figures()["partial"] == 1
+    silent = test_ask.asker_for(store, Says(silent=True), t_max_ms=300.0)
+    answer = asyncio.run(silent.ask(OPEN))
+    assert answer["partial"] and answer["partial_reason"] == "no answer within t_max_ms"
+    assert silent.figures()["llm_errors"] == 1 and not silent.cache  # a partial answer is never cached
+
+
+def test_a_question_with_no_events_to_read_is_answered_without_the_model(store):  # noqa: F811
+    model = Says("Never asked.")
+    answer = asyncio.run(test_ask.asker_for(store, model).ask("What was the person at the driveway carrying?"))
+    assert model.calls == [] and not answer["partial"] and answer["events"] == []
+
+
+def test_the_latency_figures_are_one_measurement_of_every_route(store):  # noqa: F811
+    asker = test_ask.asker_for(store, Says("A parcel [1]."))
+    asyncio.run(asker.ask("How many people came to the porch today?"))  # rules
+    asyncio.run(asker.ask("How many people came to the porch today?"))  # cache
+    asyncio.run(asker.ask(OPEN))  # llm
+    f = asker.figures()
+    assert f["answers"] == 3 and f["routes"] == {"cache": 1, "rules": 1, "fast": 0, "llm": 1}
+    assert f["alpha"] == round(2 / 3, 4) and f["L_total_formula"] == "L_sched + alpha*L_fast + (1-alpha)*L_llm"
+    assert f["L_total_ms"] == round(f["L_sched_ms"] + f["alpha"] * f["L_fast_ms"] + (1 - f["alpha"]) * f["L_llm_ms"], 2)
+    assert f["L_llm_ms"] == f["llm_p50_ms"] == f["llm_p95_ms"] and f["fast_p50_ms"] is None
+    assert min(f["rules_p50_ms"], f["cache_p50_ms"]) <= f["L_fast_ms"] <= max(f["rules_p50_ms"], f["cache_p50_ms"])
+    assert f["t_max_ms"] == asker.config.t_max_ms and f["cache_entries"] == 2 and f["refused"] == 0
+    assert f["measured_p50_ms"] is not None and f["partial_p50_ms"] is None
+    empty = test_ask.asker_for(store).figures()
+    assert (empty["alpha"], empty["L_total_ms"], empty["answers"]) == (None, None, 0)
+
+
+# -- questions: the router's settings and what it says --------------------------------------------------------
+def test_anything_unusual_without_time_words_means_the_last_24_hours(store):  # noqa: F811
+    answer = asyncio.run(test_ask.asker_for(store).ask("Anything unusual?"))
+    assert answer["window"] == {"start_ms": test_ask.NOW - 86_400_000, "end_ms": None,
+                                "phrase": "in the last 24 hours"}
+
+
+def test_an_event_past_the_calendar_s_last_day_is_left_out_and_the_last_day_itself_is_not(store):  # noqa: F811
+    from edgetriage.cloud.ask.router import LAST_DAY_MS
+
+    asker = test_ask.asker_for(store)
+    before = asyncio.run(asker.ask("How many people came to the porch?"))["value"]
+    test_ask.put(store, "house", "porch", "person", LAST_DAY_MS, "benign", "the last day")
+    test_ask.put(store, "house", "porch", "person", LAST_DAY_MS + 1, "benign", "past it")
+    asker = test_ask.asker_for(store)
+    assert asyncio.run(asker.ask("How many people came to the porch?"))["value"] == before + 1
+    assert LAST_DAY_MS == 253_402_214_400_000  # 9999-12-31 00:00 UTC
+
+
+def test_a_stored_row_that_cannot_be_read_is_skipped_and_said_under_the_ask_logger(store, caplog):  # noqa: F811
+    import logging
+
+    asker = test_ask.asker_for(store)
+    rows = asker.reads.list_events
+    broken = {"event_id": "broken-row", "device": "house", "camera": "porch", "label": "person",
+              "captured_ms": "soon"}  # a capture time that is no number
+    asker.reads.list_events = lambda **kw: [*rows(**kw), broken]
+    with caplog.at_level(logging.WARNING, logger="edgetriage.cloud.ask"):
+        answer = asyncio.run(asker.ask("How many people came to the porch?"))
+    assert answer["value"] == 3
+    said = [r for r in caplog.records if "broken-row" in r.getMessage()]
+    assert [r.name for r in said] == ["edgetriage.cloud.ask"]
+    assert said[0].getMessage().startswith("question skipped stored event broken-row: ")
+
+
+def test_without_a_service_the_vocabulary_is_read_again_after_five_seconds(store, monkeypatch):  # noqa: F811
+    import edgetriage.cloud.ask.router as router
+
+    clock = [1000.0]
+    monkeypatch.setattr(router.time, "monotonic", lambda: clock[0])
+    asker = test_ask.asker_for(store)
+    first = asker.vocabulary()
+    test_ask.put(store, "house", "gate", "person", test_ask.NOW - 1000, "benign", "a new camera")
+    clock[0] = 1005.0
+    assert asker.vocabulary() is first and ("house", "gate") not in first.cameras
+    clock[0] = 1005.001
+    assert ("house", "gate") in asker.vocabulary().cameras
+    attached = test_ask.asker_for(store)
+    attached.attached = True  # a service tells it of every event: never read again
+    known = attached.vocabulary()
+    clock[0] = 9999.0
+    assert attached.vocabulary() is known
+
+
+def test_question_workers_yield_to_the_event_loop(store):  # noqa: F811
+    import os
+    import sys
+    import threading
+
+    seen = []
+
+    class Scores:
+        """A complexity model of the test's own that notes the thread it runs on (a question worker)."""
+
+        def score(self, text: str) -> float:
+            seen.append((sys.getswitchinterval(), os.getpriority(os.PRIO_PROCESS, threading.get_native_id()),
+                         threading.current_thread().name.split("_")[0]))
+            return 0.0
+
+    before = sys.getswitchinterval()
+    base = os.getpriority(os.PRIO_PROCESS, 0)
+    sys.setswitchinterval(0.005)  # Python's default
+    try:
+        asker = Asker(store, AskConfig(timezone="Europe/Berlin", **test_ask.NAMES), test_ask.AnalyzerConfig(
+            backend="vllm"), complexity=Scores(), clock_ms=lambda: test_ask.NOW)
+        asyncio.run(asker.ask(OPEN))
+        asker.close()
+    finally:
+        sys.setswitchinterval(before)
+    niceness = 10 if os.geteuid() == 0 or base <= 10 else base  # raising one's niceness needs no privilege
+    assert seen == [(0.0005, niceness, "ask")]  # the thread's name, as a profiler or a log line shows it
+    assert asker.stats.latency["rules"].maxlen == asker.stats.sched_ms.maxlen == 2048  # the figures' window
+
+
+def test_an_event_id_in_the_model_s_text_stays_only_when_it_is_a_cited_event_s():
+    facts = [_fact(n) for n in range(3)]
+    own = facts[1].event_id
+    text, cited, _ = cite(f"A visitor [2] (event {own}), see also event 0195dead-beef-7abc-8def-0123456789ab "
+                          "and id 7f3a9c21e0.", facts)
+    assert cited == [facts[1]] and own in text and text.startswith("A visitor [1]")
+    assert "0195dead" not in text and "7f3a9c21e0" not in text and "()" not in text and " ." not in text
+    text, _, _ = cite(f"Event {facts[0].event_id.upper()} came [2].", facts)  # not the cited one, in any case
+    assert facts[0].event_id.lower() not in text.lower() and text == "came [1]."
+
+
+def test_the_p95_of_a_route_is_the_value_95_percent_of_its_answers_stay_under(store):  # noqa: F811
+    asker = test_ask.asker_for(store)
+    asker.stats.latency["rules"].extend(float(v) for v in range(100, 0, -1))  # 1 ... 100 ms, in any order
+    asker.stats.latency["fast"].extend(float(v) for v in range(1, 21))
+    asker.stats.latency["cache"].append(7.0)
+    f = asker.figures()
+    assert (f["rules_p95_ms"], f["fast_p95_ms"], f["cache_p95_ms"], f["llm_p95_ms"]) == (96.0, 20.0, 7.0, None)
+    assert f["rules_p50_ms"] == 50.5
+
+
+def test_a_service_attached_tells_the_asker_of_every_event_and_verdict(store, monkeypatch):  # noqa: F811
+    import edgetriage.cloud.ask.router as router
+
+    class Service:
+        """What the asker is attached to (cloud.observed.Listened): the service's listener lists."""
+
+        def __init__(self) -> None:
+            self.event_listeners: list = []
+            self.verdict_listeners: list = []
+
+    clock = [1000.0]
+    monkeypatch.setattr(router.time, "monotonic", lambda: clock[0])
+    service, asker = Service(), test_ask.asker_for(store)
+    asker.attach(service)
+    assert service.event_listeners == [asker.event_landed] and service.verdict_listeners == [asker.verdict_landed]
+    known = asker.vocabulary()
+    event = test_ask.put(store, "house", "gate", "person", test_ask.NOW - 1000, "benign", "a new camera")
+    clock[0] = 2000.0  # long past the re-read: an attached asker learns from the service, not from the store
+    assert asker.vocabulary() is known and ("house", "gate") not in known.cameras
+    for listener in service.event_listeners:
+        listener(event, test_ask.NOW)
+    assert ("house", "gate") in asker.vocabulary().cameras
+
+
+def test_one_model_answer_ahead_at_6_s_leaves_room_within_10_s(store):  # noqa: F811
+    model = Says("A parcel [1].")
+    asker = test_ask.asker_for(store, model, t_max_ms=10_000.0)
+    asker.stats.latency["llm"].append(6000.0)  # a recent answer took 6 s; none is running now
+    answer = asyncio.run(asker.ask(OPEN))
+    assert len(model.calls) == 1 and answer["route"] == "llm" and not answer["partial"]
+
+
+def test_an_asker_without_a_clock_of_its_own_reads_time_words_by_the_wall_clock(store):  # noqa: F811
+    import time as wall
+
+    asker = Asker(store, AskConfig(timezone="Europe/Berlin", **test_ask.NAMES), test_ask.AnalyzerConfig(
+        backend="vllm"))
+    before = wall.time() * 1000
+    answer = asyncio.run(asker.ask("Anything unusual?"))
+    after = wall.time() * 1000
+    assert before - 86_400_000 - 1 <= answer["window"]["start_ms"] <= after - 86_400_000 + 1
+    asker.close()
+
+
+def test_the_vocabulary_knows_the_operator_s_devices_and_the_stored_events_zones(store):  # noqa: F811
+    test_ask.put(store, "house", "porch", "person", test_ask.NOW - 5000, "benign", "at the gate", ("front_gate",))
+    asker = test_ask.asker_for(store, timezones={"office": "Asia/Tokyo"})  # a device with no events yet
+    vocabulary = asker.vocabulary()
+    assert {"office", "house", "shed"} <= vocabulary.devices and "front_gate" in vocabulary.zones
+
+
+def test_a_cached_answer_says_which_route_first_gave_it_and_refusals_are_counted(store):  # noqa: F811
+    from edgetriage.cloud.ask.guard import AskError
+
+    asker = test_ask.asker_for(store)
+    first = asyncio.run(asker.ask("How many people came to the porch today?"))
+    again = asyncio.run(asker.ask("How many people came to the porch today?"))
+    assert (first["route"], again["route"], again["first_route"], again["cached"]) == ("rules", "cache", "rules", True)
+    for bad in ("", "   "):
+        with pytest.raises(AskError):
+            asyncio.run(asker.ask(bad))
+    assert asker.figures()["refused"] == 2
+
+
+def test_warming_loads_the_text_model_and_a_model_that_cannot_load_waits_for_its_question(store):  # noqa: F811
+    from edgetriage.cloud.ask.llm import TextModelError
+
+    class Warms(Says):
+        def __init__(self, fails: bool) -> None:
+            super().__init__("A parcel [1].")
+            self.fails, self.warmed = fails, 0
+
+        async def warm(self) -> None:
+            self.warmed += 1
+            if self.fails:
+                raise TextModelError("the model file is missing")
+
+    for fails in (False, True):
+        model = Warms(fails)
+        asyncio.run(test_ask.asker_for(store, model).warm())  # a model that cannot load raises nothing here
+        assert model.warmed == 1
+    asyncio.run(test_ask.asker_for(store).warm())  # no text model: nothing to warm
+
+
+def test_a_question_scoring_exactly_the_complexity_threshold_goes_to_the_model(store):  # noqa: F811
+    class Scores:
+        def __init__(self, score: float) -> None:
+            self.value = score
+
+        def score(self, text: str) -> float:
+            return self.value
+
+    at = AskConfig().complexity_threshold
+    for score, route in ((at, "llm"), (at - 0.001, "fast"), (0.12345, "fast")):  # said to 3 decimals
+        asker = Asker(store, AskConfig(timezone="Europe/Berlin", **test_ask.NAMES), test_ask.AnalyzerConfig(),
+                      text_model=Says("A parcel [1]."), complexity=Scores(score), clock_ms=lambda: test_ask.NOW)
+        answer = asyncio.run(asker.ask(OPEN))
+        assert (answer["route"], answer["complexity"]) == (route, round(score, 3))
+
+
+def test_a_name_only_a_device_sent_used_as_a_word_gets_a_hint_to_quote_it(store):  # noqa: F811
+    test_ask.put(store, "house", "gate", "person", test_ask.NOW - 5000, "benign", "at the gate")
+    answer = asyncio.run(test_ask.asker_for(store).ask("How many people came to the gate today?"))
+    assert answer["hint"] == ('"gate": a name only a device sent, matched when quoted '
+                              "(or name it in [ask] cameras / zones)")
+    quoted = asyncio.run(test_ask.asker_for(store).ask('How many people came to "gate" today?'))
+    assert "hint" not in quoted and quoted["value"] == 1
+
+
+def test_the_model_reads_the_events_that_show_the_look_asked_about_or_all_when_none_does(store):  # noqa: F811
+    for question, shown in (("What was the person with a backpack at the porch doing?", 1),
+                            ("What was the person with a red umbrella at the porch doing?", 3)):
+        model = Says("Walking past [1].")
+        answer = asyncio.run(test_ask.asker_for(store, model).ask(question))
+        assert answer["route"] == "llm" and answer["context"] == shown, question
+        lines = model.calls[0][1].split("\n\n")[0].splitlines()[1:]
+        assert len(lines) == shown and (shown == 3 or "backpack" in lines[0])
+
+
+def test_an_answer_s_latency_is_in_milliseconds(store):  # noqa: F811
+    import time as wall
+
+    class Slow:
+        def score(self, text: str) -> float:
+            wall.sleep(0.05)  # 50 ms of work on the question worker (a stand-in for a slow classifier)
+            return 0.0
+
+    asker = Asker(store, AskConfig(timezone="Europe/Berlin", **test_ask.NAMES), test_ask.AnalyzerConfig(
+        backend="vllm"), complexity=Slow(), clock_ms=lambda: test_ask.NOW)
+    answer = asyncio.run(asker.ask(OPEN))
+    assert 50.0 <= answer["latency_ms"] < 60_000 and 50.0 <= asker.figures()["fast_p50_ms"] < 60_000
+
+
+@pytest.mark.parametrize(("question", "scope", "status", "said"), [
+    ("How many people came today?", {"device": "Not_A_Device"}, 400,
+     "device='Not_A_Device' is not a device id ([a-z0-9-], at most 64)"),
+    ("How many people came today?", {"camera": "Bad Cam"}, 400,
+     "camera='Bad Cam' is not a camera id ([a-z0-9_-], at most 64)"),
+    ("How many people came today?", {"token_device": "house", "device": "shed"}, 403,
+     "the token of device house may not ask about device shed"),
+    ('How many people came to "nowhere"?', {}, 404, 'no camera, zone, device or label is named "nowhere" in the '
+     "events stored (quotes are for names; leave them out to ask in words)"),
+    ('How many people came to "nowhere"?', {"token_device": "house"}, 404, 'no camera, zone, device or label of '
+     'device house is named "nowhere" in the events stored (quotes are for names; leave them out to ask in words)'),
+    ("How many people came today?", {"camera": "garden"}, 404, "camera='garden': no events from such a camera"),
+    ("How many people came today?", {"camera": "garden", "token_device": "house"}, 404,
+     "camera='garden': no events from such a camera of device house"),
+    ("How many people came to cam2 today?", {"token_device": "house"}, 403,
+     "the token of device house may not ask about camera cam2"),
+])
+def test_a_refused_question_says_why_with_its_status(store, question, scope, status, said):  # noqa: F811
+    from edgetriage.cloud.ask.guard import AskError
+
+    asker = test_ask.asker_for(store)
+    with pytest.raises(AskError) as refused:
+        asyncio.run(asker.ask(question, **scope))
+    assert (refused.value.status, str(refused.value)) == (status, said)
+    assert asker.figures()["refused"] == 1
+
+
+def test_every_answer_is_counted_with_its_scheduling_time_in_milliseconds(store):  # noqa: F811
+    import time as wall
+
+    class Slow:
+        def score(self, text: str) -> float:
+            wall.sleep(0.05)  # 50 ms of work before the route is decided
+            return 0.0
+
+    asker = Asker(store, AskConfig(timezone="Europe/Berlin", **test_ask.NAMES), test_ask.AnalyzerConfig(
+        backend="vllm"), complexity=Slow(), clock_ms=lambda: test_ask.NOW)
+    answers = [asyncio.run(asker.ask(q)) for q in ("How many people came today?", "When was the last alert?",
+                                                   OPEN, "Did the same person come back?")]
+    f = asker.figures()
+    assert f["routes"]["rules"] == 2 and f["routes"]["fast"] == 2 and f["partial"] == 0
+    assert 50.0 <= max(asker.stats.sched_ms) <= max(a["latency_ms"] for a in answers)  # scored: 50 ms of it
+    assert 0.0 <= f["L_sched_ms"] <= max(a["latency_ms"] for a in answers)
+    assert all(a["latency_ms"] == round(a["latency_ms"], 2) for a in answers)
+    partial = test_ask.asker_for(store)  # no text model: each open question a partial answer
+    for q in (OPEN, "Did the same person come back?"):
+        asyncio.run(partial.ask(q))
+    assert partial.figures()["partial"] == 2
+
+
+def test_what_s_been_going_on_without_time_words_means_the_last_24_hours(store):  # noqa: F811
+    answer = asyncio.run(test_ask.asker_for(store).ask("What's been going on?"))
+    assert answer["window"] == {"start_ms": test_ask.NOW - 86_400_000, "end_ms": None,
+                                "phrase": "in the last 24 hours"}
+
+
+def test_several_unknown_or_device_only_names_are_listed_three_at_most_each_cut_at_40(store):  # noqa: F811
+    from edgetriage.cloud.ask.guard import AskError
+
+    long = "x" * 45
+    with pytest.raises(AskError) as refused:
+        asyncio.run(test_ask.asker_for(store).ask(f'How many people came to "aaa", "bbb", "{long}" or "ddd"?'))
+    assert f'is named "aaa", "bbb", "{"x" * 40}" in the events stored' in str(refused.value)
+    for camera in ("gate", "yard"):
+        test_ask.put(store, "house", camera, "person", test_ask.NOW - 5000, "benign", "a device's own camera")
+    answer = asyncio.run(test_ask.asker_for(store).ask("How many people came to the gate or the yard today?"))
+    assert answer["hint"].startswith('"gate", "yard": a name only a device sent')

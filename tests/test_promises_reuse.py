@@ -163,11 +163,13 @@ def test_an_event_s_facts_as_a_policy_reads_them():
     event = make_event().model_copy(update={
         "local_time": "21:07", "zones": ["Loading_Zone", "door"], "dwell_s": 12, "direction": "left",
         "detections": [Detection(label="person", score=PEOPLE_MIN, box=(0, 0, 1, 1)),
+                       Detection(label="person", score=0.9, box=(0, 0, 1, 1)),
                        Detection(label="person", score=PEOPLE_MIN - 0.01, box=(0, 0, 1, 1)),
                        Detection(label="car", score=0.9, box=(0, 0, 1, 1))]})
     facts = event_facts(event)
     assert (facts.minute, facts.zones, facts.dwell_s, facts.direction, facts.people) == (
-        21 * 60 + 7, frozenset({"loading", "door"}), 12.0, "left", 1)
+        21 * 60 + 7, frozenset({"loading", "door"}), 12.0, "left", 2)  # people, not the car
+    assert event_facts(event.model_copy(update={"local_time": "09:17"})).minute == 9 * 60 + 17
     assert 0 <= facts.weekday <= 6
     bare = event_facts(make_event())
     assert (bare.minute, bare.weekday, bare.dwell_s, bare.direction) == (-1, 7, -1.0, "")
@@ -194,6 +196,7 @@ def test_a_candidate_s_defaults_and_a_look_match_is_a_hash_match():
 
     plain = Candidate("v", PHASH, 8, 0, 60)
     assert (plain.embedding, plain.min_similarity, plain.inputs) == (None, DEFAULT_MIN_SIMILARITY, None)
+    assert plain.operator is False  # a bool, as the stores file it: a model's verdict unless said otherwise
     face = make_embedding(1)
     assert match(Candidate("v", PHASH, 8, 0, 60, face), flip(PHASH, 40), face).key == "embedding"
     look = Candidate("v", PHASH, 8, 0, 60, None, 0.97, PolicyInputs(look=True))
@@ -201,3 +204,51 @@ def test_a_candidate_s_defaults_and_a_look_match_is_a_hash_match():
     assert found is None  # a policy that read facts answers nothing without them
     how = match(look, flip(PHASH, 2), None)
     assert (how.key, how.distance, how.threshold, how.similarity) == ("hash", 2, 8, None)
+
+
+def test_an_operator_s_verdict_ranks_before_a_nearer_model_answer():
+    from edgetriage.shared.reuse import best, nearest
+
+    model = Candidate("m", flip(PHASH, 1), 8, 900, 60)  # a model's answer: filed without saying so
+    operator = Candidate("o", flip(PHASH, 6), 8, 10, 60, operator=True)  # farther and older, but the operator's
+    assert nearest([model, operator], PHASH, 1000) is operator and nearest([operator, model], PHASH, 1000) is operator
+    found, how = best([model, operator], PHASH, 1000)
+    assert found is operator and how.distance == 6
+    assert nearest([model, Candidate("n", flip(PHASH, 2), 8, 900, 60)], PHASH, 1000) is model  # among the model's
+
+
+def test_an_expired_candidate_never_hides_a_live_one_after_it():
+    from edgetriage.shared.policycell import EventFacts, PolicyInputs
+    from edgetriage.shared.reuse import nearest
+
+    expired = Candidate("old", PHASH, 8, 0, 1)  # gone at 1,001 ms
+    live = Candidate("new", flip(PHASH, 3), 8, 5000, 60)
+    assert nearest([expired, live], PHASH, 10_000) is live and nearest([live, expired], PHASH, 10_000) is live
+    other_hours = Candidate("cell", PHASH, 8, 5000, 60, None, 0.97, PolicyInputs(minutes=(0, 60)))
+    at = EventFacts(600, 2, frozenset(), -1.0, "", 1)
+    assert nearest([other_hours, live], PHASH, 10_000, facts=at) is live  # another policy range: passed over
+    assert nearest([Candidate("far", flip(PHASH, 20), 8, 5000, 60), live], PHASH, 10_000) is live
+
+
+def test_among_embedding_matches_the_more_similar_then_the_newer_wins():
+    from edgetriage.shared.reuse import nearest
+
+    face = make_embedding(1)
+    near_face = bytes((b + (3 if i % 2 else 0)) % 256 for i, b in enumerate(face))  # a little off
+    assert 0.9 < similarity(face, near_face) < similarity(face, face)
+    far = flip(PHASH, 40)
+    exact = Candidate("a", far, 6, 10, 60, face, 0.5)
+    close = Candidate("b", far, 6, 900, 60, near_face, 0.5)  # newer, but less alike
+    assert nearest([close, exact], PHASH, 1000, embedding=face) is exact
+    assert nearest([exact, close], PHASH, 1000, embedding=face) is exact
+    older, newer = Candidate("c", far, 6, 10, 60, face, 0.5), Candidate("d", far, 6, 20, 60, face, 0.5)
+    assert nearest([older, newer], PHASH, 1000, embedding=face) is newer
+    assert nearest([newer, older], PHASH, 1000, embedding=face) is newer
+
+
+def test_a_gallery_key_of_an_odd_distance_reaches_half_of_it_in_whole_bits():
+    key = further_key(Candidate("v", PHASH, 7, 5, 60), flip(PHASH, 20), None)
+    assert key.max_distance == 3 and isinstance(key.max_distance, int)
+    how = match(key, flip(flip(PHASH, 20), 3), None)
+    assert how is not None and how.threshold == 3
+    assert match(key, flip(flip(PHASH, 20), 4), None) is None

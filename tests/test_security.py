@@ -80,6 +80,20 @@ class Client:
             except queue.Empty:
                 return out
 
+    def until(self, payload: bytes, timeout: float = 10.0) -> list[tuple[str, bytes]]:
+        """(topic, payload) of every message received up to and including the first with `payload`."""
+        deadline = time.monotonic() + timeout
+        out = []
+        while not out or out[-1][1] != payload:
+            left = deadline - time.monotonic()
+            assert left > 0, f"{payload!r} never arrived; got {out}"
+            try:
+                message = self.messages.get(timeout=left)
+            except queue.Empty:
+                continue
+            out.append((message.topic, message.payload))
+        return out
+
     def close(self) -> None:
         self.link.stop()
 
@@ -99,14 +113,17 @@ def test_device_cannot_publish_as_another_device(secure):
     cloud = _connected(Client(secure.mqtt(CLOUD), "cloud-1", ("$share/workers/edgetriage/v1/+/events",)))
     a = _connected(Client(secure.mqtt("cam-a"), "cam-a"))
     try:
-        time.sleep(0.3)  # the cloud's SUBSCRIBE is processed before the publishes arrive
+        assert cloud.link.subscribed.wait(10), "the cloud's subscription was never granted"  # SUBACK: live
         assert a.published(a.link.publish(TOPICS.events("cam-a"), b"own")) == "acked"
         assert "Not authorized" in a.published(a.link.publish(TOPICS.events("cam-b"), b"forged"))
         assert "Not authorized" in a.published(a.link.publish(TOPICS.verdicts("cam-a"), b"self-answered"))
         assert "Not authorized" in a.published(a.link.publish(TOPICS.status("cam-b"), b"offline", retain=True))
         assert "Not authorized" in a.published(a.link.publish(TOPICS.cloud_load(), b'{"overloaded": true}'))
         assert a.link.refused == 4
-        assert cloud.topics_received(1.0) == [TOPICS.events("cam-a")]  # only the event on its own topic
+        # a marker after the forged ones: one client's messages arrive in order, so anything forged that got
+        # through would be in before it
+        assert a.published(a.link.publish(TOPICS.events("cam-a"), b"marker")) == "acked"
+        assert cloud.until(b"marker") == [(TOPICS.events("cam-a"), b"own"), (TOPICS.events("cam-a"), b"marker")]
     finally:
         a.close()
         cloud.close()
@@ -118,13 +135,17 @@ def test_device_cannot_read_another_devices_verdicts(secure):
     b = _connected(Client(secure.mqtt("cam-b"), "cam-b", (TOPICS.verdicts("cam-b"),)))
     cloud = _connected(Client(secure.mqtt(CLOUD), "cloud-1"))
     try:
-        time.sleep(0.3)
+        assert a.link.subscribed.wait(10) and b.link.subscribed.wait(10), "a subscription was never granted"
         assert cloud.published(cloud.link.publish(TOPICS.events("cam-a"), b"x")) != "acked"  # the cloud writes no events
-        assert cloud.published(cloud.link.publish(TOPICS.verdicts("cam-b"), _verdict("cam-b"))) == "acked"
-        assert cloud.published(cloud.link.publish(TOPICS.verdicts("cam-a"), _verdict("cam-a"))) == "acked"
-        assert b.topics_received(1.0) == [TOPICS.verdicts("cam-b")]
-        got_a = a.topics_received(0.5)
-        assert got_a and set(got_a) == {TOPICS.verdicts("cam-a")}, got_a  # its own, through any of its filters
+        for_b, for_a = _verdict("cam-b"), _verdict("cam-a")
+        assert cloud.published(cloud.link.publish(TOPICS.verdicts("cam-b"), for_b)) == "acked"
+        assert cloud.published(cloud.link.publish(TOPICS.verdicts("cam-a"), for_a)) == "acked"
+        marker = _verdict("cam-a")  # after both: what A would wrongly get of B's comes before it
+        assert cloud.published(cloud.link.publish(TOPICS.verdicts("cam-a"), marker)) == "acked"
+        assert b.until(for_b) == [(TOPICS.verdicts("cam-b"), for_b)]
+        got_a = a.until(marker)
+        assert {topic for topic, _ in got_a} == {TOPICS.verdicts("cam-a")}, got_a  # its own, through any filter
+        assert for_a in {payload for _, payload in got_a}
     finally:
         for c in (a, b, cloud):
             c.close()
@@ -205,8 +226,12 @@ def test_clients_without_a_certificate_or_password_are_refused(secure, tmp_path,
     wrong = "wrong-" + secrets.token_hex(8)
     wrong_password = Client(secure.mqtt(None, port=secure.password_port, username="cam-c", password=wrong), "cam-c")
     try:
-        time.sleep(2.0)
-        for c in (anonymous, forged, no_password, wrong_password):
+        clients = (anonymous, forged, no_password, wrong_password)
+        deadline = time.monotonic() + 15  # until each has been answered: refused (a connection clears the error)
+        while not all(c.link.last_error for c in clients):
+            assert time.monotonic() < deadline, [(c.link.client_id, c.link.last_error) for c in clients]
+            time.sleep(0.05)
+        for c in clients:
             assert not c.link.connected.is_set(), c.link.client_id
             assert c.link.last_error, c.link.client_id
         assert "not authorized" in no_password.link.last_error.lower() or "bad user" in no_password.link.last_error.lower()
@@ -280,7 +305,9 @@ def test_event_and_verdict_round_trip_under_tls_and_acl(secure, llm_analyzer, vi
         await service.start()
         try:
             assert await service.wait_connected(10)
-            await asyncio.sleep(0.3)
+            assert await asyncio.to_thread(service.publisher.link.subscribed.wait, 10), service.publisher.error
+            for device in (a, b):  # b's "#" is live too, or its silence below would prove nothing
+                assert await asyncio.to_thread(device.link.subscribed.wait, 10)
             assert a.published(a.link.publish(TOPICS.events("cam-a"), encode_event(event))) == "acked"
             got = await asyncio.to_thread(a.messages.get, True, 120)
             verdict = decode_verdict(got.payload)

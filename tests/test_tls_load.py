@@ -49,7 +49,8 @@ def test_tls_flood_from_one_device_gets_exactly_one_verdict_each(secure, tmp_pat
         try:
             assert await service.wait_connected(10), service.publisher.error
             assert await asyncio.to_thread(device.wait_connected, 10), device.last_error
-            await asyncio.sleep(0.3)
+            assert await asyncio.to_thread(service.publisher.link.subscribed.wait, 10), service.publisher.error
+            assert await asyncio.to_thread(device.subscribed.wait, 10)
             started = time.monotonic()
 
             def flood() -> None:  # the device's own thread side, as the edge agent publishes
