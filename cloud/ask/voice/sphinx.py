@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..vocab import QUESTION_WORDS
+from .accents import pronunciations
 from .audio import Audio
 from .config import VoiceConfig
 from .sitelm import arpa, plain, site_sentences
@@ -88,7 +89,12 @@ class SphinxTranscriber:
 
     def _site_model(self, names: frozenset[str]) -> None:
         decoder = self._decoder
-        text = arpa(site_sentences(names, QUESTION_WORDS), lambda w: decoder.lookup_word(w) is not None)
+        sentences = site_sentences(names, QUESTION_WORDS)
+        words = sorted({w for sentence in sentences for w in sentence if decoder.lookup_word(w) is not None})
+        extra = pronunciations(words, decoder.lookup_word)
+        for i, (word, phones) in enumerate(extra):  # the site's words as other Englishes say them
+            decoder.add_word(word, phones, i == len(extra) - 1)
+        text = arpa(sentences, lambda w: decoder.lookup_word(w) is not None)
         path = Path(self._dir.name) / "site.arpa"
         path.write_text(text, encoding="utf-8")
         decoder.add_lm_file("site", str(path))  # replaces the search of that name
