@@ -46,7 +46,7 @@ def _things() -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 PLURAL, ONE = _things()
-# {many}: a plural thing, {one}: one thing, {place}: a camera or zone, {time}: a time phrase (or none)
+# questions the rules answer; {many}: a plural thing, {one}: one thing, {place}: a camera or zone, {time}: a time phrase (or none)
 FORMS = (
     "how many {many} came to the {place} {time}", "how many {many} were at the {place} {time}",
     "how many {many} were seen on the {place} camera {time}", "how many {many} did the {place} get {time}",
@@ -63,9 +63,13 @@ FORMS = (
     "was there {one} at the {place} {time}", "were there any {many} at the {place} {time}",
     "did {one} come to the {place} {time}", "did the {place} camera see {one} {time}",
     "any {many} at the {place} {time}", "has there been {one} at the {place} {time}",
-    "is there {one} at the {place}", "{one} at the {place} {time}", "was {one} there {time}",
+    "is there {one} at the {place}", "anyone at the {place} {time}", "anything on the {place} camera {time}",
+    "someone at the {place} {time}", "anybody on the {place} {time}", "was {one} there {time}",
     "did {one} show up at the {place} {time}", "were {many} on the {place} {time}",
     "how long did {one} stay at the {place} {time}",
+)
+# questions the router sends to the model (open ones): heard as well, answered by the model
+OPEN_FORMS = (
     "what happened at the {place} {time}", "who was at the {place} {time}",
     "what was {one} at the {place} wearing", "describe the {many} at the {place} {time}",
     "is there anything unusual at the {place} {time}", "what did the {place} camera see {time}",
@@ -84,7 +88,7 @@ def times() -> tuple[str, ...]:
     parts = ["tonight", "last night", "overnight", "at night", "after dark", "after midnight", "in the early hours",
              "in the small hours", "before dawn", "in the middle of the night", "at lunchtime", "through the night"]
     for part in ("morning", "afternoon", "evening", "night"):
-        parts += [f"this {part}", f"in the {part}", f"yesterday {part}", f"during the {part}"]
+        parts += [f"in the {part}", f"yesterday {part}", f"during the {part}"] + ([f"this {part}"] * (part != "night"))
         parts += [f"{day} {part}" for day in WEEKDAYS[::3]]
     clock: list[str] = []
     named = ("noon", "midday", "midnight", "lunchtime")
@@ -96,11 +100,10 @@ def times() -> tuple[str, ...]:
     clock += [f"{prep} {h}:30" for prep in ("after", "since", "before", "at") for h in _hours()]
     spans = ["in the last hour", "in the last half hour", "just now", "a few minutes ago", "a minute ago",
              "since yesterday", "in the last week", "in the past day"]
-    amounts = ("a couple of", "a few", "several", "2", "3", "4", "5", "6", "8", "10", "12", "15", "20", "30",
+    amounts = ("couple of", "few", "several", "2", "3", "4", "5", "6", "8", "10", "12", "15", "20", "30",
                "45")
     for lead in ("in the last", "in the past", "over the last", "during the last", "within the last", "the last"):
         spans += [f"{lead} {n} {unit}" for n in amounts for unit in ("minutes", "hours", "days")]
-    spans += [f"{n} {unit} ago" for n in amounts[3:9] for unit in ("minutes", "hours")]
     days_after = ("today", "yesterday", "this morning", "this evening", "tonight", "last night", "on monday")
     said_with_day = [f"{c} {days_after[i % len(days_after)]}" for i, c in enumerate(clock)]
     return tuple(dict.fromkeys(days + parts + clock + spans + said_with_day))
@@ -120,7 +123,7 @@ def sentences(places: Iterable[str], times_said: tuple[str, ...] | None = None) 
                                     time=time).split())
 
     for place in places:
-        for i, form in enumerate(FORMS):
+        for i, form in enumerate(FORMS + OPEN_FORMS):
             for k in range(4):
                 out.append(fill(form, place, said[(i * 7 + k * 131) % len(said)] if k else ""))
     for i, time in enumerate(said):
