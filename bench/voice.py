@@ -168,6 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--questions", type=int, default=None, help="at most this many questions per part")
     parser.add_argument("--unseen", action="store_true", help="also the unseen part: other voices, another speed, "
                                                               "held-out questions past the first 30")
+    parser.add_argument("--only", choices=(*PARTS, "unseen"), help="this part only (unseen: implies --unseen)")
     args = parser.parse_args(argv)
     for tool in ("espeak-ng", "sox"):
         if shutil.which(tool) is None:
@@ -193,8 +194,8 @@ def main(argv: list[str] | None = None) -> int:
             except Exception as exc:  # noqa: BLE001 - a refusal is an answer too (its message)
                 return f"refused: {exc}"
 
-        plan = [(part, path, voices, speeds, 0) for part, (path, voices) in PARTS.items()]
-        if args.unseen:
+        plan = [(part, path, voices, speeds, 0) for part, (path, voices) in PARTS.items() if args.only in (None, part)]
+        if args.unseen or args.only == "unseen":
             plan.append(("unseen", UNSEEN[0], UNSEEN[1], (UNSEEN[2],), UNSEEN[3]))
         for part, path, voices, part_speeds, skip in plan:
             for text in questions(path, limit, zone, skip):
@@ -220,8 +221,8 @@ def main(argv: list[str] | None = None) -> int:
         asker.close()
         store.close()
     everything, records = records, [r for r in records if r["part"] in PARTS]  # the headline: tuned + held out
-    three = sorted(r["ms"] for r in records if 2.5 <= r["seconds"] <= 3.5)
-    results = figures(records)
+    three = sorted(r["ms"] for r in records or everything if 2.5 <= r["seconds"] <= 3.5)
+    results = figures(records) if records else {}
     for part in (*PARTS, "unseen"):
         mine = [r for r in everything if r["part"] == part]
         results.update({f"{k}_{part}": v for k, v in figures(mine).items()} if mine else {})
@@ -229,15 +230,16 @@ def main(argv: list[str] | None = None) -> int:
     results["answer_agreement_by_condition"] = by_condition(everything, lambda rs: ratio(rs, "agree"))
     results["transcribe_p50_ms"] = round(float(np.median(three)), 1) if three else None
     results["transcribe_3s_utterances"] = len(three)
-    results["rtf"] = round(sum(r["ms"] for r in records) / 1000 / sum(r["seconds"] for r in records), 4)
+    timed = records or everything
+    results["rtf"] = round(sum(r["ms"] for r in timed) / 1000 / sum(r["seconds"] for r in timed), 4)
     results.update(general_passes=hearing.general_passes, snr_db=SNR_DB, speeds=list(speeds), quick=args.quick,
                    question_files={p: str(path.name) for p, (path, _) in PARTS.items()},
                    voices={**{p: list(v) for p, (_, v) in PARTS.items()},
-                           **({"unseen": list(UNSEEN[1])} if args.unseen else {})}, seconds=round(time.monotonic() - started, 1))
+                           **({"unseen": list(UNSEEN[1])} if args.unseen or args.only == "unseen" else {})}, seconds=round(time.monotonic() - started, 1))
     for key in ("wer", "wer_clean", "wer_noisy", "answer_agreement_clean", "answer_agreement_noisy"):
-        say(f"{key:>24} = {results[key]}  (tuned {results[key + '_tuned']}, held out {results[key + '_heldout']}"
-            + (f", unseen {results[key + '_unseen']})" if args.unseen else ")"))
-    say(f"misread (share of utterances): {results['misread']}")
+        say(f"{key:>24} = {results.get(key)}  " + ", ".join(f"{p} {results[f'{key}_{p}']}" for p in (*PARTS, "unseen")
+                                                            if f"{key}_{p}" in results))
+    say(f"misread (share of utterances): {results.get('misread') or results.get('misread_unseen')}")
     say(f"transcribe_p50_ms = {results['transcribe_p50_ms']} (3 s questions), rtf = {results['rtf']}")
     print(json.dumps(results), flush=True)
     return 0

@@ -24,10 +24,12 @@ _PRONOUNS = frozenset("someone somebody anyone anybody nobody".split())
 _COLLECTIVE = frozenset("people men women children kids guys ladies humans".split())
 
 
-def _things() -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(plural things, one thing): "people", "cars", "alerts", "benign events"; "a person", "someone", "an alert"."""
+def _things() -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """(plural things, one thing, a thing's noun): "people", "cars", "alerts", "benign events"; "a person",
+    "someone", "an alert"; "person", "car", "alert"."""
     plural: list[str] = ["events", "detections"]
     one: list[str] = ["anything", "something", "any motion"]
+    noun: list[str] = ["event", "detection", "visit"]
     for word in (w for words in LABEL_WORDS.values() for w in words):
         if word in _PRONOUNS or word == "no one":
             one.append(word)
@@ -35,28 +37,32 @@ def _things() -> tuple[tuple[str, ...], tuple[str, ...]]:
             plural.append(word)
         else:
             one.append(("an " if word[0] in "aeiou" else "a ") + word)
+            noun.append(word)
     for word in (w for words in VERDICT_WORDS.values() for w in words):
         if word.endswith("s") and not word.endswith("ss"):
             plural.append(word)  # "alerts", "false alarms", "false positives"
         elif word.split()[-1] in ("alert", "alarm", "positive"):
             one.append(("an " if word[0] in "aeiou" else "a ") + word)
+            noun.append(word)
         elif " " not in word:
             plural.append(f"{word} events")  # "benign events", "unclassified events"
-    return tuple(plural), tuple(one)
+    return tuple(plural), tuple(one), tuple(noun)
 
 
-PLURAL, ONE = _things()
-# questions the rules answer; {many}: a plural thing, {one}: one thing, {place}: a camera or zone, {time}: a time phrase (or none)
+PLURAL, ONE, NOUN = _things()
+# questions the rules answer; {many}: a plural thing, {one}: one thing, {thing}: a thing's noun,
+# {place}: a camera or zone, {time}: a time phrase (or none)
 FORMS = (
     "how many {many} came to the {place} {time}", "how many {many} were at the {place} {time}",
     "how many {many} were seen on the {place} camera {time}", "how many {many} did the {place} get {time}",
     "number of {many} at the {place} {time}", "count the {many} on the {place} {time}",
     "how often was there {one} at the {place} {time}", "how many times did {one} come to the {place} {time}",
     "how many {many} {time}", "how many {many} were there {time}",
-    "when was the first {one} at the {place} {time}", "when did {one} first come to the {place} {time}",
-    "the earliest event at the {place} {time}",
-    "when was the last {one} at the {place}", "when did {one} last come to the {place}",
-    "when was {one} last seen at the {place}", "the most recent event at the {place}", "the latest {many} on the {place}",
+    "when was the first {thing} at the {place} {time}", "when did {one} first come to the {place} {time}",
+    "the earliest {thing} at the {place} {time}",
+    "when was the last {thing} at the {place}", "when did {one} last come to the {place}",
+    "when was {one} last seen at the {place}", "the most recent {thing} at the {place}",
+    "the latest {thing} on the {place}",
     "how long ago was {one} at the {place}",
     "list the {many} at the {place} {time}", "show me the {many} on the {place} camera {time}",
     "give me the {many} at the {place} {time}", "which events were at the {place} {time}",
@@ -119,8 +125,8 @@ def sentences(places: Iterable[str], times_said: tuple[str, ...] | None = None) 
     def fill(form: str, place: str, time: str) -> str:
         nonlocal turn
         turn += 1
-        return " ".join(form.format(many=PLURAL[turn % len(PLURAL)], one=ONE[turn % len(ONE)], place=place,
-                                    time=time).split())
+        return " ".join(form.format(many=PLURAL[turn % len(PLURAL)], one=ONE[turn % len(ONE)],
+                                    thing=NOUN[turn % len(NOUN)], place=place, time=time).split())
 
     for place in places:
         for i, form in enumerate(FORMS + OPEN_FORMS):
