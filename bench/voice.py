@@ -53,6 +53,7 @@ from edgetriage.cloud.ask.voice.audio import Audio, decode
 from edgetriage.cloud.ask.voice.config import VoiceConfig
 from edgetriage.cloud.ask.voice.sitelm import words_of
 from edgetriage.cloud.ask.voice.sphinx import SphinxTranscriber
+from edgetriage.cloud.ask.voice.transcribe import rules_answer
 from edgetriage.cloud.config import AnalyzerConfig
 from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.shared.ids import uuid7
@@ -186,7 +187,8 @@ def main(argv: list[str] | None = None) -> int:
             "timezones": {device: SITE["device"]["timezone"]}, "cameras": {device: SITE["cameras"]},
             "zones": sorted({z["name"] for zs in SITE["zones"].values() for z in zs}), "cache_entries": 0})
         asker = Asker(store, config, AnalyzerConfig(backend="vllm"), clock_ms=lambda: now)  # no text model
-        hearing = SphinxTranscriber(VoiceConfig(), lambda: asker.vocabulary().spoken_names())
+        hearing = SphinxTranscriber(VoiceConfig(), lambda: asker.vocabulary().spoken_names(),
+                                    rules_answer(asker.vocabulary))
 
         def answer(text: str) -> str:
             try:

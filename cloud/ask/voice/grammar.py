@@ -115,7 +115,8 @@ def times() -> tuple[str, ...]:
     return tuple(dict.fromkeys(days + parts + clock + spans + said_with_day))
 
 
-def sentences(places: Iterable[str], times_said: tuple[str, ...] | None = None) -> list[str]:
+def sentences(places: Iterable[str], times_said: tuple[str, ...] | None = None,
+              forms: tuple[str, ...] = FORMS + OPEN_FORMS) -> list[str]:
     """The router's language at this site: each form at each place, each time phrase in a few forms."""
     places = sorted(set(places) - {""}) or ["camera"]
     said = times_said if times_said is not None else times()
@@ -129,10 +130,10 @@ def sentences(places: Iterable[str], times_said: tuple[str, ...] | None = None) 
                                     thing=NOUN[turn % len(NOUN)], place=place, time=time).split())
 
     for place in places:
-        for i, form in enumerate(FORMS + OPEN_FORMS):
+        for i, form in enumerate(forms):
             for k in range(4):
                 out.append(fill(form, place, said[(i * 7 + k * 131) % len(said)] if k else ""))
     for i, time in enumerate(said):
         for k in range(2):
-            out.append(fill(FORMS[(i * 3 + k * 11) % len(FORMS)], places[(i + k) % len(places)], time))
+            out.append(fill(forms[(i * 3 + k * 11) % len(forms)], places[(i + k) % len(places)], time))
     return out

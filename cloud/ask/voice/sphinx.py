@@ -13,6 +13,7 @@ event loop.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import tempfile
 import threading
@@ -30,6 +31,7 @@ from .sitelm import arpa, plain, site_sentences
 
 log = logging.getLogger("edgetriage.cloud.ask.voice")
 
+NBEST = 10  # the site reading's alternatives looked through for one the router answers
 GENERAL_BELOW = 1e-4  # the site reading's posterior under which the general model is tried too
 # a microphone's noise floor (about -60 dBFS), added to what is heard: the model learnt from recorded speech,
 # and a digitally silent gap (synthesised speech, a muted browser track) gives it features it never saw
@@ -43,9 +45,11 @@ SEARCH = {"beam": 1e-80, "wbeam": 1e-60, "pbeam": 1e-80, "maxhmmpf": -1, "topn":
 class SphinxTranscriber:
     name = "pocketsphinx"
 
-    def __init__(self, config: VoiceConfig, names: Callable[[], Iterable[str]]) -> None:
+    def __init__(self, config: VoiceConfig, names: Callable[[], Iterable[str]],
+                 reads: Callable[[str], bool] | None = None) -> None:
         self.config = config
         self.names = names
+        self.reads = reads  # whether the router answers a text by its rules (see _readable)
         self._decoder: Any = None
         self._site_names: frozenset[str] | None = None
         self._lock = threading.Lock()
@@ -61,11 +65,23 @@ class SphinxTranscriber:
             raw = self._floored(audio.pcm).tobytes()
             site = self._decode(decoder, "site", raw)
             if site is not None and site.prob >= GENERAL_BELOW:
-                return plain(site.hypstr)
+                return self._readable(decoder, plain(site.hypstr))
             self.general_passes += 1
             general = self._decode(decoder, None, raw)
             best = max((h for h in (site, general) if h is not None), key=lambda h: h.score, default=None)
             return plain(best.hypstr) if best is not None else ""
+
+    def _readable(self, decoder: Any, best: str) -> str:
+        """The likeliest reading; when the router cannot answer it by its rules, the first of the next likeliest
+        that it can: "how many people were at the porch", not "... people wear at ..." (which reads as an open
+        question about clothes), where the sound barely tells the two apart."""
+        if self.reads is None or self.reads(best):
+            return best
+        for hypothesis in itertools.islice(decoder.nbest(), NBEST):
+            text = plain(hypothesis.hypstr)
+            if self.reads(text):
+                return text
+        return best
 
     @staticmethod
     def _floored(pcm: np.ndarray) -> np.ndarray:
