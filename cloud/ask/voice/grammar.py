@@ -7,7 +7,6 @@ Every part comes from what the router itself reads, never from a bench's questio
              the open questions that go to the model (what happened, who, describe, anything unusual)
     times    the time words when.py reads: days, parts of a day, clock times after each of its prepositions
              (after, since, before, until, by, around, at, between .. and ..), spans (in the last N hours)
-    looks    what someone wore or carried, as appearance.py reads it ("in a grey top", "with a bag")
     places   the operator's camera and zone names in each spoken form (given by the caller)
 
 Each time phrase is said in a few forms and places, and each form at each place, with the things and times
@@ -18,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..appearance import COLOURS, HEAD, LOWER, OBJECTS, UPPER, look_in
 from ..rules import LABEL_WORDS, VERDICT_WORDS
 from ..when import WEEKDAYS
 
@@ -52,26 +50,6 @@ def _things() -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
 
 
 PLURAL, ONE, NOUN = _things()
-
-
-def _looks() -> tuple[str, ...]:
-    """How a question says what someone looked like (appearance.py): "in a grey top", "wearing red", "with a bag"."""
-    colours = sorted({w for words in COLOURS.values() for w in words})
-    garments = (*UPPER, *LOWER, *HEAD)
-
-    def one(words: str) -> str:  # "a grey top", "grey jeans"
-        return words if words.endswith("s") and not words.endswith("ss") else f"a {words}"
-
-    said = [f"{lead} {one(f'{colour} {garments[i % len(garments)]}')}" for i, colour in enumerate(colours)
-            for lead in ("in", "wearing")]
-    said += [f"wearing {colour}" for colour in colours]
-    said += [f"{lead} {one(garment)}" for garment in garments for lead in ("in", "wearing")]
-    said += [f"{lead} {one(thing)}" for words in OBJECTS.values() for thing in words
-             for lead in ("with", "carrying", "holding")]
-    return tuple(p for p in dict.fromkeys(said) if look_in(p) is not None)  # those the router reads as looks
-
-
-LOOKS = _looks()
 # questions the rules answer; {many}: a plural thing, {one}: one thing, {thing}: a thing's noun,
 # {place}: a camera or zone, {time}: a time phrase (or none)
 FORMS = (
@@ -95,8 +73,6 @@ FORMS = (
     "someone at the {place} {time}", "anybody on the {place} {time}", "was {one} there {time}",
     "did {one} show up at the {place} {time}", "were {many} on the {place} {time}",
     "how long did {one} stay at the {place} {time}",
-    "how many {many} {look} came to the {place} {time}", "was there {one} {look} at the {place} {time}",
-    "did anyone {look} come to the {place} {time}", "when was the last {thing} {look} at the {place}",
 )
 # questions the router sends to the model (open ones): heard as well, answered by the model
 OPEN_FORMS = (
@@ -151,8 +127,7 @@ def sentences(places: Iterable[str], times_said: tuple[str, ...] | None = None,
         nonlocal turn
         turn += 1
         return " ".join(form.format(many=PLURAL[turn % len(PLURAL)], one=ONE[turn % len(ONE)],
-                                    thing=NOUN[turn % len(NOUN)], look=LOOKS[turn % len(LOOKS)], place=place,
-                                    time=time).split())
+                                    thing=NOUN[turn % len(NOUN)], place=place, time=time).split())
 
     for place in places:
         for i, form in enumerate(forms):
@@ -161,9 +136,4 @@ def sentences(places: Iterable[str], times_said: tuple[str, ...] | None = None,
     for i, time in enumerate(said):
         for k in range(2):
             out.append(fill(forms[(i * 3 + k * 11) % len(forms)], places[(i + k) % len(places)], time))
-    looked = [f for f in forms if "{look}" in f] or forms[:1]
-    for i, look in enumerate(LOOKS):  # each look said twice
-        for k in range(2):
-            form = looked[(i + k) % len(looked)]
-            out.append(fill(form.replace("{look}", look), places[(i + k) % len(places)], said[(i * 5 + k) % len(said)]))
     return out
