@@ -31,7 +31,7 @@ from edgetriage.cloud.ask.voice.audio import Audio, AudioError, decode
 from edgetriage.cloud.ask.voice.config import VoiceConfig
 from edgetriage.cloud.ask.voice.sitelm import plain, words_of
 from edgetriage.cloud.ask.voice.sphinx import SphinxTranscriber
-from edgetriage.cloud.ask.voice.transcribe import OpenAITranscriber, TranscribeError
+from edgetriage.cloud.ask.voice.transcribe import OpenAITranscriber, TranscribeError, rules_answer
 from edgetriage.cloud.ask.when import time_window
 from test_ask import DEVICE_TOKEN, OPERATOR
 from test_page import CDP
@@ -39,8 +39,9 @@ from test_page import CDP
 store = test_ask.store  # the site of tests/test_ask.py: porch, back_door, driveway (house), cam2 (shed)
 api = test_ask.api
 PORCH = "How many people came to the porch today?"
-SITE_NAMES = Vocabulary({(d, c) for d, cams in test_ask.NAMES["cameras"].items() for c in cams}, (),
-                        test_ask.NAMES["zones"], devices=set(test_ask.NAMES["cameras"])).spoken_names
+SITE = Vocabulary({(d, c) for d, cams in test_ask.NAMES["cameras"].items() for c in cams}, (),
+                  test_ask.NAMES["zones"], devices=set(test_ask.NAMES["cameras"]))
+SITE_NAMES = SITE.spoken_names
 
 
 def speak(text: str, folder: Path, voice: str = "en-us", speed: int = 150) -> bytes:
@@ -82,7 +83,7 @@ def ask_text(base: str, question: str, token: str = OPERATOR) -> dict:
 # -- the recogniser --------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def sphinx() -> Iterator[SphinxTranscriber]:
-    transcriber = SphinxTranscriber(VoiceConfig(), SITE_NAMES)
+    transcriber = SphinxTranscriber(VoiceConfig(), SITE_NAMES, rules_answer(lambda: SITE))  # as the service has it
     yield transcriber
     transcriber.close()
 
@@ -110,8 +111,7 @@ def reading(question: str, vocabulary: Vocabulary) -> tuple:
 def test_british_speakers_are_heard_as_the_router_reads_the_question(sphinx, tmp_path, voice):
     """Non-rhotic speakers say "after" AA F T AH and "door" D AO: the site's words carry those pronunciations,
     and the time words the router reads are in the site's model, so what is heard reads as what was asked."""
-    vocabulary = Vocabulary({(d, c) for d, cams in test_ask.NAMES["cameras"].items() for c in cams}, (),
-                            test_ask.NAMES["zones"], devices=set(test_ask.NAMES["cameras"]))
+    vocabulary = SITE
     for question in ("Were there any cars on the driveway after 6 pm?", "Was anyone at the porch after midnight?",
                      "How many people came to the back door before 8 this morning?",
                      "Did anybody come to the porch in the last 2 hours?", "How many alerts were there last night?"):
@@ -132,8 +132,7 @@ def test_other_englishes_pronunciations_of_the_sites_words():
 def test_the_site_model_learns_the_routers_own_language():
     """Every time phrase the recogniser is taught is one the router reads as a time, and every question form
     the rules answer is read, at every place of the site, with an intent and as no open question."""
-    vocabulary = Vocabulary({(d, c) for d, cams in test_ask.NAMES["cameras"].items() for c in cams}, (),
-                            test_ask.NAMES["zones"], devices=set(test_ask.NAMES["cameras"]))
+    vocabulary = SITE
     for phrase in grammar.times():
         said = plain(" ".join(words_of(phrase)))  # as the recogniser writes it
         assert time_window(normalise(said), ZoneInfo("Europe/Berlin"), test_ask.NOW) is not None, (phrase, said)
@@ -143,8 +142,6 @@ def test_the_site_model_learns_the_routers_own_language():
     for sentence in sentences:
         intent, is_open, *_ = reading(plain(" ".join(words_of(sentence))), vocabulary)
         assert intent is not None and not is_open, sentence
-    open_ones = grammar.sentences(places, forms=grammar.OPEN_FORMS)
-    assert all(reading(s, vocabulary)[1] or reading(s, vocabulary)[0] is None for s in open_ones)
 
 
 def test_audio_beyond_the_limits_or_not_audio_is_refused_clearly():
