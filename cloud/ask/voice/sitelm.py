@@ -5,7 +5,8 @@ camera and zone names. A trigram model of that language makes "porch", "back doo
 likely words where the general English model hears "so many people are they". It is written as ARPA text from
 
     the router's own training questions   (cloud/ask/data/complexity_train.jsonl: how people ask)
-    question forms with the site's names  (every camera and zone the operator named, in each spoken form)
+    the router's grammar at this site     (cloud.ask.voice.grammar: the rules' question forms, label, verdict
+                                           and time words, at every camera and zone the operator named)
     the words the rules read              (each a sentence of its own, so the model knows them all)
 
 Probabilities are absolute-discounted with back-off (D = 0.5), add-k smoothed unigrams. The bench's questions

@@ -4,7 +4,9 @@ Each question is decoded with the site's language model (cloud.ask.voice.sitelm:
 with the operator's camera and zone names). When that reading is unlikely (its posterior under
 `GENERAL_BELOW`: the speaker said something the site's model does not know) it is decoded again with the
 general English model of the wheel, and the likelier reading is kept: "porch" and "after midnight" are
-heard, and general English still works. The site model is rebuilt when the names change.
+heard, and general English still works. The site model is rebuilt when the names change; its words also get
+the pronunciations of non-rhotic Englishes (cloud.ask.voice.accents). Where the likeliest site reading is one
+the router's rules cannot answer, the n-best list is looked through for the first reading they can.
 
 One decoder, used by one thread at a time (pocketsphinx is not thread-safe): a lock, and the work off the
 event loop.
