@@ -14,6 +14,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import av
 import numpy as np
@@ -23,20 +24,24 @@ import test_ask
 from aiohttp import web
 from conftest import free_port
 from edgetriage.cloud.ask.api import VOICE
+from edgetriage.cloud.ask.rules import normalise, read
 from edgetriage.cloud.ask.vocab import Vocabulary
+from edgetriage.cloud.ask.voice import accents, grammar
 from edgetriage.cloud.ask.voice.audio import Audio, AudioError, decode
 from edgetriage.cloud.ask.voice.config import VoiceConfig
-from edgetriage.cloud.ask.voice.sitelm import words_of
+from edgetriage.cloud.ask.voice.sitelm import plain, words_of
 from edgetriage.cloud.ask.voice.sphinx import SphinxTranscriber
-from edgetriage.cloud.ask.voice.transcribe import OpenAITranscriber, TranscribeError
+from edgetriage.cloud.ask.voice.transcribe import OpenAITranscriber, TranscribeError, rules_answer
+from edgetriage.cloud.ask.when import time_window
 from test_ask import DEVICE_TOKEN, OPERATOR
 from test_page import CDP
 
 store = test_ask.store  # the site of tests/test_ask.py: porch, back_door, driveway (house), cam2 (shed)
 api = test_ask.api
 PORCH = "How many people came to the porch today?"
-SITE_NAMES = Vocabulary({(d, c) for d, cams in test_ask.NAMES["cameras"].items() for c in cams}, (),
-                        test_ask.NAMES["zones"], devices=set(test_ask.NAMES["cameras"])).spoken_names
+SITE = Vocabulary({(d, c) for d, cams in test_ask.NAMES["cameras"].items() for c in cams}, (),
+                  test_ask.NAMES["zones"], devices=set(test_ask.NAMES["cameras"]))
+SITE_NAMES = SITE.spoken_names
 
 
 def speak(text: str, folder: Path, voice: str = "en-us", speed: int = 150) -> bytes:
@@ -78,7 +83,7 @@ def ask_text(base: str, question: str, token: str = OPERATOR) -> dict:
 # -- the recogniser --------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def sphinx() -> Iterator[SphinxTranscriber]:
-    transcriber = SphinxTranscriber(VoiceConfig(), SITE_NAMES)
+    transcriber = SphinxTranscriber(VoiceConfig(), SITE_NAMES, rules_answer(lambda: SITE))  # as the service has it
     yield transcriber
     transcriber.close()
 
@@ -94,6 +99,49 @@ def test_the_cpu_recogniser_hears_the_sites_own_words(sphinx, tmp_path, question
 def test_general_english_is_still_heard(sphinx, tmp_path):
     heard = sphinx.transcribe_now(decode(speak("What is the weather like in Paris?", tmp_path), max_seconds=30))
     assert "weather" in heard and "paris" in heard, heard
+
+
+# the router's reading of a question: what an answer depends on
+def reading(question: str, vocabulary: Vocabulary) -> tuple:
+    query = read(question, vocabulary, ZoneInfo("Europe/Berlin"), test_ask.NOW)
+    return query.intent, query.open, query.cameras, query.zones, query.label, query.verdict, query.window
+
+
+@pytest.mark.parametrize("voice", ["en-gb-x-rp", "en-gb"])
+def test_british_speakers_are_heard_as_the_router_reads_the_question(sphinx, tmp_path, voice):
+    """Non-rhotic speakers say "after" AA F T AH and "door" D AO: the site's words carry those pronunciations,
+    and the time words the router reads are in the site's model, so what is heard reads as what was asked."""
+    vocabulary = SITE
+    for question in ("Were there any cars on the driveway after 6 pm?", "Was anyone at the porch after midnight?",
+                     "How many people came to the back door before 8 this morning?",
+                     "Did anybody come to the porch in the last 2 hours?", "How many alerts were there last night?"):
+        heard = sphinx.transcribe_now(decode(speak(question, tmp_path, voice), max_seconds=30))
+        assert reading(heard, vocabulary) == reading(question, vocabulary), (voice, question, heard)
+
+
+def test_other_englishes_pronunciations_of_the_sites_words():
+    assert {"AE F T AH", "AA F T ER", "AA F T AH"} == set(accents.variants("AE F T ER"))  # after
+    assert accents.variants("P AO R CH") == ["P AO CH"] and accents.variants("D AO R") == ["D AO"]  # porch, door
+    assert accents.variants("L AE S T") == ["L AA S T"] and accents.variants("K AE N T") == ["K AA N T"]
+    assert accents.variants("K AE M ER AH") == [] and accents.variants("R EH D") == []  # camera, red: as they are
+    dictionary = {"after": "AE F T ER", "porch": "P AO R CH", "porch(2)": "P AO CH", "red": "R EH D"}
+    added = dict(accents.pronunciations(["after", "porch", "red"], dictionary.get))
+    assert added == {"after(2)": "AE F T AH", "after(3)": "AA F T ER", "after(4)": "AA F T AH"}
+
+
+def test_the_site_model_learns_the_routers_own_language():
+    """Every time phrase the recogniser is taught is one the router reads as a time, and every question form
+    the rules answer is read, at every place of the site, with an intent and as no open question."""
+    vocabulary = SITE
+    for phrase in grammar.times():
+        said = plain(" ".join(words_of(phrase)))  # as the recogniser writes it
+        assert time_window(normalise(said), ZoneInfo("Europe/Berlin"), test_ask.NOW) is not None, (phrase, said)
+    places = {" ".join(words_of(p)) for p in vocabulary.spoken_names()}
+    sentences = grammar.sentences(places, forms=grammar.FORMS)
+    assert len(sentences) > 2000 and {"backdoor", "rear door", "front door", "driveway"} <= places
+    for sentence in sentences:
+        intent, is_open, *_ = reading(plain(" ".join(words_of(sentence))), vocabulary)
+        assert intent is not None and not is_open, sentence
 
 
 def test_audio_beyond_the_limits_or_not_audio_is_refused_clearly():

@@ -30,7 +30,7 @@ from ..storage.store import Store
 from .guard import AskError
 from .router import Asker
 from .voice.hearing import Hearing, is_audio
-from .voice.transcribe import build_transcriber
+from .voice.transcribe import build_transcriber, rules_answer
 
 log = logging.getLogger("edgetriage.cloud.ask")
 
@@ -184,7 +184,8 @@ def add_ask(app: web.Application, asker: Asker, principal_key: web.RequestKey) -
     app[ASKER] = asker
     if asker.config.voice.enabled:  # spoken questions: the recogniser loads with the first one
         app[VOICE] = Hearing(asker.config.voice,
-                             build_transcriber(asker.config.voice, lambda: asker.vocabulary().spoken_names()))
+                             build_transcriber(asker.config.voice, lambda: asker.vocabulary().spoken_names(),
+                                               rules_answer(asker.vocabulary)))
     warming: list[asyncio.Task] = []
 
     async def post_ask(request: web.Request) -> web.Response:

@@ -30,7 +30,7 @@ class VoiceConfig(Strict):
     timeout_s: Annotated[float, Field(gt=0, le=600)] = 30.0
     language: str | None = Field("en", pattern=r"^[a-z]{2}$", description="openai: the language spoken")
     language_weight: Annotated[float, Field(ge=1, le=30)] = Field(
-        10.0, description="pocketsphinx: how much the site's language model counts against the sound")
+        8.0, description="pocketsphinx: how much the site's language model counts against the sound")
 
     @model_validator(mode="after")
     def _url_for_openai(self) -> VoiceConfig:

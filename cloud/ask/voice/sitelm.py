@@ -5,7 +5,8 @@ camera and zone names. A trigram model of that language makes "porch", "back doo
 likely words where the general English model hears "so many people are they". It is written as ARPA text from
 
     the router's own training questions   (cloud/ask/data/complexity_train.jsonl: how people ask)
-    question forms with the site's names  (every camera and zone the operator named, in each spoken form)
+    the router's grammar at this site     (cloud.ask.voice.grammar: the rules' question forms, label, verdict
+                                           and time words, at every camera and zone the operator named)
     the words the rules read              (each a sentence of its own, so the model knows them all)
 
 Probabilities are absolute-discounted with back-off (D = 0.5), add-k smoothed unigrams. The bench's questions
@@ -22,6 +23,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ..complexity import TRAIN_FILE
+from . import grammar
 
 ORDER = 3
 DISCOUNT = 0.5
@@ -32,21 +34,6 @@ _NUMBERS = ("zero one two three four five six seven eight nine ten eleven twelve
 _TENS = ("", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
 _UNITS = frozenset("am pm o'clock oclock hours hour minutes minute days day weeks week times seconds".split())
 _BEFORE_TIMES = frozenset("since after before at until till by from to between and past around".split())
-TIMES = ("today", "yesterday", "tonight", "last night", "this morning", "this afternoon", "this evening",
-         "after midnight", "before noon", "since nine", "after five pm", "in the last hour", "this week",
-         "on monday", "on saturday", "overnight", "between six and eight", "in the morning", "at night", "")
-THINGS = ("people", "person", "anyone", "someone", "a person", "visitors", "cars", "a car", "vehicles", "a vehicle",
-          "trucks", "a bicycle", "bikes", "dogs", "a dog", "cats", "an animal", "animals", "alerts", "events",
-          "deliveries", "a package", "motion")
-FORMS = ("how many {thing} came to the {place} {time}", "how many {thing} were at the {place} {time}",
-         "was there {thing} at the {place} {time}", "was anyone at the {place} {time}",
-         "did anyone come to the {place} {time}", "when was the last {thing} at the {place}",
-         "when did {thing} first come to the {place} {time}", "show me the {thing} at the {place} {time}",
-         "list the {thing} on the {place} camera {time}", "what happened at the {place} {time}",
-         "who was at the {place} {time}", "any {thing} on the {place} {time}", "how long did {thing} stay at "
-         "the {place} {time}", "what was the person at the {place} wearing", "count the {thing} in the {place}",
-         "is there anything unusual at the {place}", "describe the {thing} at the {place} {time}")
-
 
 def _spelt(n: int) -> str:
     if n <= 20:
@@ -102,12 +89,7 @@ def site_sentences(places: Iterable[str], keywords: Iterable[str], train_file: P
     """The corpus: the router's training questions, the question forms with every place name, the keywords."""
     sentences = [words_of(json.loads(line)["q"]) for line in train_file.read_text(encoding="utf-8").splitlines()
                  if line.strip()]
-    turn = 0
-    for place in sorted({" ".join(words_of(p)) for p in places} - {""}):
-        for form in FORMS:  # every form meets every place at every time; the things take turns
-            for time in TIMES:
-                turn += 1
-                sentences.append(words_of(form.format(thing=THINGS[turn % len(THINGS)], place=place, time=time)))
+    sentences += [words_of(s) for s in grammar.sentences({" ".join(words_of(p)) for p in places})]
     sentences += [words_of(w) for w in sorted(set(keywords))]
     return [s for s in sentences if s]
 

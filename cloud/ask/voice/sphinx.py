@@ -4,7 +4,9 @@ Each question is decoded with the site's language model (cloud.ask.voice.sitelm:
 with the operator's camera and zone names). When that reading is unlikely (its posterior under
 `GENERAL_BELOW`: the speaker said something the site's model does not know) it is decoded again with the
 general English model of the wheel, and the likelier reading is kept: "porch" and "after midnight" are
-heard, and general English still works. The site model is rebuilt when the names change.
+heard, and general English still works. The site model is rebuilt when the names change; its words also get
+the pronunciations of non-rhotic Englishes (cloud.ask.voice.accents). Where the likeliest site reading is one
+the router's rules cannot answer, the n-best list is looked through for the first reading they can.
 
 One decoder, used by one thread at a time (pocketsphinx is not thread-safe): a lock, and the work off the
 event loop.
@@ -13,6 +15,7 @@ event loop.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import tempfile
 import threading
@@ -23,24 +26,32 @@ from typing import Any
 import numpy as np
 
 from ..vocab import QUESTION_WORDS
+from .accents import pronunciations
 from .audio import Audio
 from .config import VoiceConfig
 from .sitelm import arpa, plain, site_sentences
 
 log = logging.getLogger("edgetriage.cloud.ask.voice")
 
+NBEST = 10  # the site reading's alternatives looked through for one the router answers
 GENERAL_BELOW = 1e-4  # the site reading's posterior under which the general model is tried too
 # a microphone's noise floor (about -60 dBFS), added to what is heard: the model learnt from recorded speech,
 # and a digitally silent gap (synthesised speech, a muted browser track) gives it features it never saw
 NOISE_FLOOR = 30.0
+# the search: the site's model is small, so wide beams cost little and keep the words a narrow beam drops for
+# sounds the US model scores poorly (other accents, synthetic voices); 16 of each codebook's Gaussians (not 4)
+# score each frame: about twice the acoustic work, still under a fifth of real time
+SEARCH = {"beam": 1e-80, "wbeam": 1e-60, "pbeam": 1e-80, "maxhmmpf": -1, "topn": 16}
 
 
 class SphinxTranscriber:
     name = "pocketsphinx"
 
-    def __init__(self, config: VoiceConfig, names: Callable[[], Iterable[str]]) -> None:
+    def __init__(self, config: VoiceConfig, names: Callable[[], Iterable[str]],
+                 reads: Callable[[str], bool] | None = None) -> None:
         self.config = config
         self.names = names
+        self.reads = reads  # whether the router answers a text by its rules (see _readable)
         self._decoder: Any = None
         self._site_names: frozenset[str] | None = None
         self._lock = threading.Lock()
@@ -56,11 +67,23 @@ class SphinxTranscriber:
             raw = self._floored(audio.pcm).tobytes()
             site = self._decode(decoder, "site", raw)
             if site is not None and site.prob >= GENERAL_BELOW:
-                return plain(site.hypstr)
+                return self._readable(decoder, plain(site.hypstr))
             self.general_passes += 1
             general = self._decode(decoder, None, raw)
             best = max((h for h in (site, general) if h is not None), key=lambda h: h.score, default=None)
             return plain(best.hypstr) if best is not None else ""
+
+    def _readable(self, decoder: Any, best: str) -> str:
+        """The likeliest reading; when the router cannot answer it by its rules, the first of the next likeliest
+        that it can: "how many people were at the porch", not "... people wear at ..." (which reads as an open
+        question about clothes), where the sound barely tells the two apart."""
+        if self.reads is None or self.reads(best):
+            return best
+        for hypothesis in itertools.islice(decoder.nbest(), NBEST):
+            text = plain(hypothesis.hypstr)
+            if self.reads(text):
+                return text
+        return best
 
     @staticmethod
     def _floored(pcm: np.ndarray) -> np.ndarray:
@@ -80,7 +103,7 @@ class SphinxTranscriber:
         if self._decoder is None:
             from pocketsphinx import Decoder
 
-            self._decoder = Decoder(loglevel="ERROR", lw=self.config.language_weight, dither=True)
+            self._decoder = Decoder(loglevel="ERROR", lw=self.config.language_weight, dither=True, **SEARCH)
         names = frozenset(self.names())
         if names != self._site_names:
             self._site_model(names)
@@ -88,7 +111,12 @@ class SphinxTranscriber:
 
     def _site_model(self, names: frozenset[str]) -> None:
         decoder = self._decoder
-        text = arpa(site_sentences(names, QUESTION_WORDS), lambda w: decoder.lookup_word(w) is not None)
+        sentences = site_sentences(names, QUESTION_WORDS)
+        words = sorted({w for sentence in sentences for w in sentence if decoder.lookup_word(w) is not None})
+        extra = pronunciations(words, decoder.lookup_word)
+        for i, (word, phones) in enumerate(extra):  # the site's words as other Englishes say them
+            decoder.add_word(word, phones, i == len(extra) - 1)
+        text = arpa(sentences, lambda w: decoder.lookup_word(w) is not None)
         path = Path(self._dir.name) / "site.arpa"
         path.write_text(text, encoding="utf-8")
         decoder.add_lm_file("site", str(path))  # replaces the search of that name

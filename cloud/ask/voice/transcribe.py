@@ -13,9 +13,13 @@ import json
 import os
 from collections.abc import Callable, Iterable
 from typing import Protocol
+from zoneinfo import ZoneInfo
 
+from ..rules import Names, read
 from .audio import Audio
 from .config import API_KEY_ENV, VoiceConfig
+
+UTC = ZoneInfo("UTC")  # rules_answer asks whether a text is answerable, not about which hours: any zone does
 
 
 class TranscribeError(RuntimeError):
@@ -82,10 +86,21 @@ class OpenAITranscriber:
         return None
 
 
-def build_transcriber(config: VoiceConfig, names: Callable[[], Iterable[str]]) -> Transcriber:
-    """The back-end [ask.voice] names; `names` gives the site's words now (cameras, zones) for the CPU one."""
+def build_transcriber(config: VoiceConfig, names: Callable[[], Iterable[str]],
+                      reads: Callable[[str], bool] | None = None) -> Transcriber:
+    """The back-end [ask.voice] names; for the CPU one, `names` gives the site's words now (cameras, zones)
+    and `reads` whether the router answers a text by its rules (rules_answer)."""
     if config.backend == "openai":
         return OpenAITranscriber(config)
     from .sphinx import SphinxTranscriber
 
-    return SphinxTranscriber(config, names)
+    return SphinxTranscriber(config, names, reads)
+
+
+def rules_answer(vocabulary: Callable[[], Names]) -> Callable[[str], bool]:
+    """Whether the router's rules answer a text (an intent, no open question) with the names `vocabulary` gives."""
+
+    def reads(text: str) -> bool:
+        return read(text, vocabulary(), UTC, 0).rule_answerable
+
+    return reads
