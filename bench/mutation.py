@@ -508,7 +508,9 @@ def report(repo: Path, env: dict[str, str], module: str, seconds: float) -> dict
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--module", action="append", choices=sorted(MODULES), help="only these (repeatable)")
-    parser.add_argument("--planted", action="store_true", help="only plant the hand-planted bugs (issues 18 and 31) and run their tests")
+    parser.add_argument(
+        "--planted", action="store_true", help="only plant the hand-planted bugs (issues 18 and 31) and run their tests"
+    )
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder (its path is printed)")
     parser.add_argument("--retest", type=Path, metavar="FOLDER",
                         help="a folder kept with --keep: run its survivors again against the current tests")

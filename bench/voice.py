@@ -234,10 +234,18 @@ def main(argv: list[str] | None = None) -> int:
     results["transcribe_3s_utterances"] = len(three)
     timed = records or everything
     results["rtf"] = round(sum(r["ms"] for r in timed) / 1000 / sum(r["seconds"] for r in timed), 4)
-    results.update(general_passes=hearing.general_passes, snr_db=SNR_DB, speeds=list(speeds), quick=args.quick,
-                   question_files={p: str(path.name) for p, (path, _) in PARTS.items()},
-                   voices={**{p: list(v) for p, (_, v) in PARTS.items()},
-                           **({"unseen": list(UNSEEN[1])} if args.unseen or args.only == "unseen" else {})}, seconds=round(time.monotonic() - started, 1))
+    results.update(
+        general_passes=hearing.general_passes,
+        snr_db=SNR_DB,
+        speeds=list(speeds),
+        quick=args.quick,
+        question_files={p: str(path.name) for p, (path, _) in PARTS.items()},
+        voices={
+            **{p: list(v) for p, (_, v) in PARTS.items()},
+            **({"unseen": list(UNSEEN[1])} if args.unseen or args.only == "unseen" else {}),
+        },
+        seconds=round(time.monotonic() - started, 1),
+    )
     for key in ("wer", "wer_clean", "wer_noisy", "answer_agreement_clean", "answer_agreement_noisy"):
         say(f"{key:>24} = {results.get(key)}  " + ", ".join(f"{p} {results[f'{key}_{p}']}" for p in (*PARTS, "unseen")
                                                             if f"{key}_{p}" in results))

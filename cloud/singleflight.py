@@ -77,7 +77,9 @@ class SingleFlight:
         now = now_ms()
         self._seq += 1
         lease_s = self._lease_ms / 1000  # to the millisecond, as in Redis (a deadline may be 0.5 s)
-        mine = _Local(self._seq, bucket, Candidate(event_id, phash, max_distance, now, lease_s, embedding, min_similarity))
+        mine = _Local(
+            self._seq, bucket, Candidate(event_id, phash, max_distance, now, lease_s, embedding, min_similarity)
+        )
         earlier = [f.candidate for f in self._local.values() if f.bucket == bucket and f.seq < mine.seq]
         ahead = nearest(earlier, phash, now, embedding=embedding)
         if ahead is not None:
@@ -90,7 +92,9 @@ class SingleFlight:
                                args=[event_id, f"{phash}|{max_distance}|{now + self._lease_ms}{looks}"])
         shared = []
         for other, raw in zip(flat[::2], flat[1::2], strict=True):
-            other_seq, other_phash, other_max, deadline, *seen = (raw.decode() if isinstance(raw, bytes) else raw).split("|")
+            other_seq, other_phash, other_max, deadline, *seen = (
+                raw.decode() if isinstance(raw, bytes) else raw
+            ).split("|")
             if int(other_seq) < int(seq) and int(deadline) >= now:
                 ref = other.decode() if isinstance(other, bytes) else other
                 shared.append(Candidate(ref, other_phash, int(other_max), now, lease_s,

@@ -135,10 +135,23 @@ def _landing_ms(asker: Asker, events: list[Event]) -> float:
 
 
 def _zoned(device: str, n: int, start: int) -> list[Event]:
-    return [Event(event_id=uuid7(NOW), device=device, camera=f"cam{i % 4}", captured_ms=NOW, label="person",
-                  score=0.9, track_id=1, detections=[Detection(label="person", score=0.9, box=(0.1, 0.1, 0.5, 0.9))],
-                  phash="0123456789abcdef", reason="detector sure", crop=JPEG, zones=[f"z{start + i}-{j}" for j in range(16)])
-            for i in range(n)]
+    return [
+        Event(
+            event_id=uuid7(NOW),
+            device=device,
+            camera=f"cam{i % 4}",
+            captured_ms=NOW,
+            label="person",
+            score=0.9,
+            track_id=1,
+            detections=[Detection(label="person", score=0.9, box=(0.1, 0.1, 0.5, 0.9))],
+            phash="0123456789abcdef",
+            reason="detector sure",
+            crop=JPEG,
+            zones=[f"z{start + i}-{j}" for j in range(16)],
+        )
+        for i in range(n)
+    ]
 
 
 def test_an_event_costs_the_same_with_6400_names_learned_as_with_16(store, caplog):
@@ -221,9 +234,20 @@ def _fill(store: SQLiteStore, n: int) -> None:
     items = []
     for i in range(n):
         captured = NOW - 3_600_000 - i * 60_000
-        event = Event(event_id=uuid7(captured), device="house", camera="porch", captured_ms=captured, label="person",
-                      score=0.9, track_id=i, detections=[Detection(label="person", score=0.9, box=(0.1, 0.1, 0.5, 0.9))],
-                      phash=f"{i:016x}", reason="detector sure", crop=JPEG, zones=["front_door"])
+        event = Event(
+            event_id=uuid7(captured),
+            device="house",
+            camera="porch",
+            captured_ms=captured,
+            label="person",
+            score=0.9,
+            track_id=i,
+            detections=[Detection(label="person", score=0.9, box=(0.1, 0.1, 0.5, 0.9))],
+            phash=f"{i:016x}",
+            reason="detector sure",
+            crop=JPEG,
+            zones=["front_door"],
+        )
         verdict = Verdict(event_id=event.event_id, device="house", camera="porch", label="person", verdict="benign",
                           confidence=0.8, description=f"visitor {i} in a coat", model="test", source="llm",
                           created_ms=captured)

@@ -789,9 +789,21 @@ def test_cache_hits_are_in_the_store_when_they_are_published(kind, via, tmp_path
     def event(n: int) -> Event:
         t = int(time.time() * 1000)
         phash = f"{int(BASE, 16) ^ (1 << (n % 64)) if n else int(BASE, 16):016x}"  # 1 bit from the first
-        return Event(event_id=uuid7(t), device="pi-door", camera="porch", captured_ms=t, label="person", score=0.6,
-                     uncertain=True, track_id=n, detections=[Detection(label="person", score=0.6, box=(0.5, 0, 0.7, 0.9))],
-                     phash=phash, reason="detector unsure", crop=crop, crop_size=(190, 400))
+        return Event(
+            event_id=uuid7(t),
+            device="pi-door",
+            camera="porch",
+            captured_ms=t,
+            label="person",
+            score=0.6,
+            uncertain=True,
+            track_id=n,
+            detections=[Detection(label="person", score=0.6, box=(0.5, 0, 0.7, 0.9))],
+            phash=phash,
+            reason="detector unsure",
+            crop=crop,
+            crop_size=(190, 400),
+        )
 
     config = CloudConfig.model_validate({
         "mqtt": {"url": mosquitto.url, "prefix": prefix, "client_id": f"{prefix}-cloud"},

@@ -137,8 +137,12 @@ async def _until(pred: Callable[[], bool], timeout: float = 10.0) -> None:
 
 def _config(mosquitto, prefix: str, tmp_path: Path, **kw) -> CloudConfig:
     protocol = kw.pop("protocol", "5")
-    return CloudConfig(mqtt=MQTTConfig(url=mosquitto.url, prefix=prefix, client_id=f"{prefix}-cloud", protocol=protocol),
-                       store_path=str(tmp_path / "state" / "cloud.db"), http=HTTPConfig(port=0), **kw)
+    return CloudConfig(
+        mqtt=MQTTConfig(url=mosquitto.url, prefix=prefix, client_id=f"{prefix}-cloud", protocol=protocol),
+        store_path=str(tmp_path / "state" / "cloud.db"),
+        http=HTTPConfig(port=0),
+        **kw,
+    )
 
 
 # -- tests ---------------------------------------------------------------------------------------------
@@ -170,7 +174,12 @@ def test_events_in_verdicts_out_with_dedupe_cache_rejects_and_api(mosquitto, pre
             topic, raw = await device.next_verdict()
             verdict = decode_verdict(raw)
             assert topic == f"{prefix}/v1/{DEVICE}/verdicts"
-            assert (verdict.event_id, verdict.source, verdict.device, verdict.camera) == (first.event_id, "llm", DEVICE, "hall")
+            assert (verdict.event_id, verdict.source, verdict.device, verdict.camera) == (
+                first.event_id,
+                "llm",
+                DEVICE,
+                "hall",
+            )
             # the model's own answer: named after it, and a description, not a fallback's reason
             assert verdict.model == llm_analyzer.name and verdict.description.strip()
             assert not verdict.description.startswith("no model verdict")
@@ -190,7 +199,11 @@ def test_events_in_verdicts_out_with_dedupe_cache_rejects_and_api(mosquitto, pre
             # a look-alike crop 3 bits away: answered from the cache, pointing at the model's answer
             device.publish(DEVICE, encode_event(near))
             reused = decode_verdict((await device.next_verdict(30))[1])
-            assert (reused.event_id, reused.source, reused.reused_from) == (near.event_id, "cloud_cache", first.event_id)
+            assert (reused.event_id, reused.source, reused.reused_from) == (
+                near.event_id,
+                "cloud_cache",
+                first.event_id,
+            )
             assert (reused.verdict, reused.confidence, reused.description, reused.model) == (
                 verdict.verdict, verdict.confidence, verdict.description, verdict.model)
             assert reused.cache is not None and reused.cache.phash == near.phash
@@ -250,7 +263,9 @@ async def _check_api(store: Store, service: CloudService, first: Event, near: Ev
             assert [e["event_id"] for e in listed] == [e.event_id for e in newer] + oldest  # newest first
             assert [e["verdict"]["source"] for e in listed] == ["cloud_cache", "llm", "llm", "cloud_cache", "llm"]
 
-            async with http.get(f"{base}/v1/events", params={"device": DEVICE, "before": newer[-1].event_id, "limit": "1"}) as r:
+            async with http.get(
+                f"{base}/v1/events", params={"device": DEVICE, "before": newer[-1].event_id, "limit": "1"}
+            ) as r:
                 page = await r.json()
             async with http.get(f"{base}/v1/events", params={"limit": "5", "before": page[0]["event_id"]}) as r:
                 rest = await r.json()
@@ -578,7 +593,9 @@ def test_token_buckets_refill_by_the_hour_and_say_when():
                                    devices={"pi-big": 7200}), clock=lambda: now[0])
     assert budgets.refusal("pi-a") is None
     budgets.charge("pi-a", 3600 + 30)  # the last request may overdraw: its size is known only afterwards
-    assert "device pi-a is spent (3600 tokens/hour)" in budgets.refusal("pi-a") and "about 31 s" in budgets.refusal("pi-a")
+    assert "device pi-a is spent (3600 tokens/hour)" in budgets.refusal("pi-a") and "about 31 s" in budgets.refusal(
+        "pi-a"
+    )
     assert budgets.refusal("pi-big") is None  # its own, larger budget
     now[0] += 31
     assert budgets.refusal("pi-a") is None  # refilled at 1 token/s

@@ -26,8 +26,11 @@ def test_a_burst_from_one_device_does_not_starve_another(mosquitto, prefix, tmp_
     got: queue.Queue[tuple[float, Incoming]] = queue.Queue()
 
     def device(name: str) -> MQTTLink:
-        link = MQTTLink(CloudConfig().mqtt.model_copy(update={"url": mosquitto.url, "prefix": prefix}), f"{prefix}-{name}",
-                        on_message=lambda m: got.put((time.monotonic(), m)))
+        link = MQTTLink(
+            CloudConfig().mqtt.model_copy(update={"url": mosquitto.url, "prefix": prefix}),
+            f"{prefix}-{name}",
+            on_message=lambda m: got.put((time.monotonic(), m)),
+        )
         link.subscribe(topics.verdicts(name), 1)
         link.start()
         assert link.wait_connected(10) and link.subscribed.wait(10)

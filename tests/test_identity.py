@@ -95,7 +95,10 @@ def test_a_device_cannot_take_another_clients_id(secure):
         # the cloud's listener was refused in the TLS handshake (a device certificate is not the cloud's)
         logins = re.findall(r"New client connected from \S+ as (\S+) \(.*u'([^']*)'\)", secure.log_text())
         assert {cid for cid, user in logins if user == "cam-a"} == {"cam-a"}, logins  # (they kick each other)
-        assert {cid for cid, user in logins if cid in ("cam-b", "edgetriage-cloud-1")} == {"cam-b", "edgetriage-cloud-1"}
+        assert {cid for cid, user in logins if cid in ("cam-b", "edgetriage-cloud-1")} == {
+            "cam-b",
+            "edgetriage-cloud-1",
+        }
         assert len([1 for cid, _ in logins if cid in ("cam-b", "edgetriage-cloud-1")]) == 2, logins  # the real ones
         assert borrowed[0][1].is_set() and borrowed[1][1].is_set() and not borrowed[2][1].is_set()
         for client, *_ in borrowed:

@@ -136,7 +136,9 @@ def test_device_cannot_read_another_devices_verdicts(secure):
     cloud = _connected(Client(secure.mqtt(CLOUD), "cloud-1"))
     try:
         assert a.link.subscribed.wait(10) and b.link.subscribed.wait(10), "a subscription was never granted"
-        assert cloud.published(cloud.link.publish(TOPICS.events("cam-a"), b"x")) != "acked"  # the cloud writes no events
+        assert (
+            cloud.published(cloud.link.publish(TOPICS.events("cam-a"), b"x")) != "acked"
+        )  # the cloud writes no events
         for_b, for_a = _verdict("cam-b"), _verdict("cam-a")
         assert cloud.published(cloud.link.publish(TOPICS.verdicts("cam-b"), for_b)) == "acked"
         assert cloud.published(cloud.link.publish(TOPICS.verdicts("cam-a"), for_a)) == "acked"
@@ -154,7 +156,8 @@ def test_device_cannot_read_another_devices_verdicts(secure):
 def test_a_refused_subscription_is_named_and_the_link_never_says_ready(tmp_path, caplog):
     """A subscription the broker refuses at SUBACK would otherwise be silence: no message ever, no error.
     Mosquitto's dynamic-security plugin refuses one (as EMQX and HiveMQ ACLs do; the acl_file plugin grants
-    every subscription and filters on delivery): its admin user, as set up here, may subscribe to $CONTROL and $SYS only."""
+    every subscription and filters on delivery): its admin user, as set up here, may subscribe to $CONTROL and
+    $SYS only."""
     plugin = next(iter(glob.glob("/usr/lib/*/mosquitto_dynamic_security.so")), None)
     assert plugin, "Debian's mosquitto package ships the dynamic-security plugin"
     config = tmp_path / "dynsec.json"
@@ -234,7 +237,9 @@ def test_clients_without_a_certificate_or_password_are_refused(secure, tmp_path,
         for c in clients:
             assert not c.link.connected.is_set(), c.link.client_id
             assert c.link.last_error, c.link.client_id
-        assert "not authorized" in no_password.link.last_error.lower() or "bad user" in no_password.link.last_error.lower()
+        assert (
+            "not authorized" in no_password.link.last_error.lower() or "bad user" in no_password.link.last_error.lower()
+        )
         # plain MQTT on the TLS port gets no answer but a closed connection
         with socket.create_connection(("127.0.0.1", secure.tls_port), timeout=5) as s:
             s.sendall(bytes([0x10, 12, 0, 4]) + b"MQTT" + bytes([5, 2, 0, 30, 0, 0, 0]))
@@ -264,7 +269,9 @@ def test_password_login_from_the_environment_is_never_logged(secure, monkeypatch
     finally:
         c.close()
     assert secure.passwords["cam-c"] not in caplog.text
-    assert secure.passwords["cam-c"] not in repr(config) and secure.passwords["cam-c"] not in str(MQTTConfig(password=secure.passwords["cam-c"]))
+    assert secure.passwords["cam-c"] not in repr(config) and secure.passwords["cam-c"] not in str(
+        MQTTConfig(password=secure.passwords["cam-c"])
+    )
 
 
 def test_tls_settings_that_cannot_work_are_config_errors(secure, tmp_path):
@@ -287,9 +294,21 @@ def test_event_and_verdict_round_trip_under_tls_and_acl(secure, llm_analyzer, vi
     crop = visitor_crop
     jpeg = cv2.imencode(".jpg", crop, [cv2.IMWRITE_JPEG_QUALITY, 85])[1].tobytes()
     now = int(time.time() * 1000)
-    event = Event(event_id=uuid7(now), device="cam-a", camera="door", captured_ms=now, label="person", score=0.4,
-                  uncertain=True, track_id=1, detections=[Detection(label="person", score=0.4, box=(0.48, 0, 0.73, 0.93))],
-                  phash="0f0f33cc0f0f33cc", reason="uncertain", crop=jpeg, crop_size=(crop.shape[1], crop.shape[0]))
+    event = Event(
+        event_id=uuid7(now),
+        device="cam-a",
+        camera="door",
+        captured_ms=now,
+        label="person",
+        score=0.4,
+        uncertain=True,
+        track_id=1,
+        detections=[Detection(label="person", score=0.4, box=(0.48, 0, 0.73, 0.93))],
+        phash="0f0f33cc0f0f33cc",
+        reason="uncertain",
+        crop=jpeg,
+        crop_size=(crop.shape[1], crop.shape[0]),
+    )
     redis_prefix = f"test-sec-{uuid.uuid4().hex[:8]}"
     config = CloudConfig.model_validate({
         "mqtt": secure.mqtt(CLOUD, client_id="cloud-worker-1").model_dump(),

@@ -33,7 +33,10 @@ def _event(crop: bytes, *, score: float = 0.45, label: str = "person", camera: s
 
 @pytest.fixture(scope="module")
 def crops(clip_one_by_one) -> dict[str, bytes]:
-    return {"person": clip_crop(clip_one_by_one, PERSON_FRAME, BOX), "empty": clip_crop(clip_one_by_one, EMPTY_FRAME, BOX)}
+    return {
+        "person": clip_crop(clip_one_by_one, PERSON_FRAME, BOX),
+        "empty": clip_crop(clip_one_by_one, EMPTY_FRAME, BOX),
+    }
 
 
 @pytest.fixture(scope="module")
