@@ -404,9 +404,10 @@ def test_a_tentative_track_is_looked_at_closer_only_where_the_look_sees_it_close
     closer.planner.looked(track, None, 5.0)
     frame = _frame(5.2)
     closer.saw(5.2, [(0, 0, 400, 200)])  # this frame's look was the whole frame
-    squares = closer.confirm(frame, [track], [track], 5.0)
-    assert squares is not None and len(squares) == 1 and closer.stats.confirm_looks == 1
-    x1, y1, x2, y2 = squares[0]
+    look = closer.confirm(frame, [track], [track], 5.0)
+    assert look is not None and look.squares is not None and len(look.squares) == 1
+    assert closer.stats.confirm_looks == 1
+    x1, y1, x2, y2 = look.squares[0]
     assert x2 - x1 == y2 - y1 == 160 and x1 <= 180 and x2 >= 220  # the detector's 320 px input, zoomed 2x at most
     assert closer.confirm(_frame(5.3), [track], [track], 5.2) is None  # the next one is confirm_spacing_s later
     closer.saw(5.4, [(0, 0, 400, 200)])
@@ -436,8 +437,9 @@ def test_new_motion_in_the_dark_gets_one_closer_look_on_its_first_frame():
     frame = _frame(5.0, 20)
     closer.saw(5.0, [(0, 0, 400, 200)])
     assert closer.in_the_dark(frame, [blob], DARK_BRIGHTNESS, 4.9) is None  # not dark
-    squares = closer.in_the_dark(frame, [blob], DARK_BRIGHTNESS - 0.1, 4.9)
-    assert squares is not None and len(squares) == 1 and closer.stats.closer_looks == 1
+    look = closer.in_the_dark(frame, [blob], DARK_BRIGHTNESS - 0.1, 4.9)
+    assert look is not None and look.squares is not None and len(look.squares) == 1
+    assert closer.stats.closer_looks == 1
     assert closer.in_the_dark(_frame(5.1, 20), [blob], 10.0, 5.0) is None  # not on its first frame
     detected = Track(5, "person", SMALL, 5.0, 5.0, 5.0)
     assert closer.in_the_dark(frame, [detected], 10.0, 4.9) is None  # a detection explained it

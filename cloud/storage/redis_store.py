@@ -33,9 +33,9 @@ from urllib.parse import urlparse
 
 from ...shared.config import ConfigError
 from ...shared.protocol import Event, Verdict, encode_verdict
-from ...shared.reuse import Candidate, bucket, candidate, nearest, still_answers, worth_filing
+from ...shared.reuse import Candidate, bucket, candidate, nearest, worth_filing
 from ..config import CloudConfig
-from .store import SQLiteStore
+from .store import SQLiteStore, still_answering
 
 try:  # the `cloud` extra; only needed when a Redis URL is configured
     import redis
@@ -269,15 +269,7 @@ class RedisStore:
                     self._seen[member] = Verdict.model_validate_json(doc)
                     self._seen_member[ref] = member
         found = [self._seen.get(member) if member else None for member in members]
-        return [
-            v
-            if v is not None
-            and still_answers(
-                v.cache, v.created_ms, q["label"], q["phash"], q["phash_alg"], q["now_ms"], q.get("embedding")
-            )
-            else None
-            for v, q in zip(found, queries, strict=True)
-        ]
+        return still_answering(found, queries)
 
     def list_events(self, device: str | None = None, label: str | None = None, limit: int = 50,
                     before: str | None = None, *, camera: str | None = None, verdict: str | None = None,

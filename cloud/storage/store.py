@@ -173,6 +173,14 @@ class Checkpoints:
             self._closed.wait(self._interval_s)
 
 
+
+def still_answering(found: list[Verdict | None], queries: list[dict[str, Any]]) -> list[Verdict | None]:
+    """Each verdict a lookup found, where the shared reuse rule (shared.reuse.still_answers) says it still answers
+    its query; None where it does not, or where nothing was found. The last word of both stores' lookups."""
+    return [v if v is not None and still_answers(v.cache, v.created_ms, q["label"], q["phash"], q["phash_alg"],
+                                                 q["now_ms"], q.get("embedding")) else None
+            for v, q in zip(found, queries, strict=True)]
+
 class SQLiteStore:
     """The default store: one SQLite file (see the module docstring)."""
 
@@ -324,15 +332,7 @@ class SQLiteStore:
                         "AND label = ? AND phash_alg = ? AND prompt_version = ? AND expires_ms >= ?", (*key, since))]
                 best = nearest(ranges[key], q["phash"], q["now_ms"], embedding=q.get("embedding"))
                 found.append(None if best is None else self._verdict_of(best))
-        return [
-            v
-            if v is not None
-            and still_answers(
-                v.cache, v.created_ms, q["label"], q["phash"], q["phash_alg"], q["now_ms"], q.get("embedding")
-            )
-            else None
-            for v, q in zip(found, queries, strict=True)
-        ]
+        return still_answering(found, queries)
 
     def _verdict_of(self, best: Candidate) -> Verdict | None:
         """The verdict of a filed rule, parsed once (the lock is held)."""
