@@ -508,6 +508,17 @@ def _orphan(tmp_path) -> tuple[SQLiteStore, Event]:
     return db, event
 
 
+async def _three_rounds(takeover: TakeOver, rounds: list) -> None:
+    """Run the takeover loop until it has asked for room three times (each round sees the orphans), then stop it."""
+    task = asyncio.create_task(takeover.run())
+    deadline = time.monotonic() + 10
+    while len(rounds) < 3 and time.monotonic() < deadline:
+        await asyncio.sleep(0.005)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
 def _takeover(db, keeper, *, busy, spawned, rounds=None) -> TakeOver:
     def room() -> int:
         if rounds is not None:
@@ -526,16 +537,7 @@ def test_an_event_this_process_is_answering_is_not_taken_over_again(tmp_path, bu
     rounds: list = []
     takeover = _takeover(db, keeper, busy=lambda eid: busy, spawned=spawned, rounds=rounds)
 
-    async def scenario():
-        task = asyncio.create_task(takeover.run())
-        deadline = time.monotonic() + 10
-        while len(rounds) < 3 and time.monotonic() < deadline:  # three rounds, each seeing the orphan
-            await asyncio.sleep(0.005)
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-
-    asyncio.run(scenario())
+    asyncio.run(_three_rounds(takeover, rounds))
     assert len(rounds) >= 3
     if busy:
         assert spawned == [] and takeover.stats.taken_over == 0
@@ -632,16 +634,7 @@ def test_one_free_place_in_the_queue_takes_up_one_orphan(tmp_path, room):
                         room=lambda: rounds.append(1) or room, busy=lambda eid: False,
                         answer=lambda event: asyncio.sleep(0), spawn=lambda coro: (spawned.append(coro), coro.close()))
 
-    async def scenario():
-        task = asyncio.create_task(takeover.run())
-        deadline = time.monotonic() + 10
-        while len(rounds) < 3 and time.monotonic() < deadline:  # three rounds, each seeing the orphan
-            await asyncio.sleep(0.005)
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-
-    asyncio.run(scenario())
+    asyncio.run(_three_rounds(takeover, rounds))
     assert len(rounds) >= 3 and len(spawned) == room and takeover.stats.taken_over == room
     assert set(asked) == ({1} if room else set())  # a full queue does not even ask the claim store
     db.close()
