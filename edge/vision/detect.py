@@ -71,7 +71,7 @@ class Detector(Protocol):
 
     @property
     def input_size(self) -> tuple[int, int] | None:
-        """The model input's (width, height) in pixels; None: not told (the agent's shared wrapper)."""
+        """The model input's (width, height) in pixels; None: not told (a stand-in of a test's own)."""
         ...
 
     def detect(self, image_bgr: np.ndarray, region: Region | None = None) -> list[Det]: ...
