@@ -577,3 +577,80 @@ def test_several_unknown_or_device_only_names_are_listed_three_at_most_each_cut_
         test_ask.put(store, "house", camera, "person", test_ask.NOW - 5000, "benign", "a device's own camera")
     answer = asyncio.run(test_ask.asker_for(store).ask("How many people came to the gate or the yard today?"))
     assert answer["hint"].startswith('"gate", "yard": a name only a device sent')
+
+
+class Ticks:
+    """A timer of the test's own: each reading is `step` seconds after the one before (exact in binary)."""
+
+    def __init__(self, step: float = 0.25) -> None:
+        self.now, self.step, self.lock = 1000.0, step, __import__("threading").Lock()
+
+    def __call__(self) -> float:
+        with self.lock:
+            self.now += self.step
+            return self.now
+
+
+def test_latency_and_scheduling_time_are_the_timer_s_intervals_in_milliseconds(store):  # noqa: F811
+    ticks = Ticks()
+    asker = Asker(store, AskConfig(timezone="Europe/Berlin", t_max_ms=20_000.0, **test_ask.NAMES),
+                  test_ask.AnalyzerConfig(), text_model=Says("A parcel [1]."), clock_ms=lambda: test_ask.NOW,
+                  timer=ticks)
+    rules = asyncio.run(asker.ask("How many people came to the porch today?"))  # started, decided, done
+    cached = asyncio.run(asker.ask("How many people came to the porch today?"))  # started, decided, done
+    llm = asyncio.run(asker.ask(OPEN))  # started, decided, the budget, the call's start and end, done
+    assert (rules["route"], cached["route"], llm["route"]) == ("rules", "cache", "llm") and not llm["partial"]
+    assert (rules["latency_ms"], cached["latency_ms"], llm["latency_ms"]) == (500.0, 500.0, 1250.0)
+    assert list(asker.stats.sched_ms) == [250.0, 250.0, 250.0]
+    f = asker.figures()
+    assert (f["rules_p50_ms"], f["cache_p50_ms"], f["llm_p50_ms"], f["L_sched_ms"]) == (500.0, 500.0, 1250.0, 250.0)
+
+
+@pytest.mark.parametrize(("t_max_ms", "partial"), [(750.0, True), (778.0, False)])
+def test_a_model_answer_that_used_more_than_nine_tenths_of_what_was_left_is_partial(store, t_max_ms, partial):  # noqa: F811
+    # 500 ms gone before the call (started, decided, the budget's reading), so t_max_ms - 500 was left;
+    # the call itself takes one tick, 250 ms: over 0.9 x 250 (t_max 750), just under 0.9 x 278 = 250.2 (t_max 778)
+    asker = Asker(store, AskConfig(timezone="Europe/Berlin", t_max_ms=t_max_ms, **test_ask.NAMES),
+                  test_ask.AnalyzerConfig(), text_model=Says("A parcel [1]."), clock_ms=lambda: test_ask.NOW,
+                  timer=Ticks())
+    answer = asyncio.run(asker.ask(OPEN))
+    assert answer["partial"] is partial and answer["route"] == ("fast" if partial else "llm")
+    if partial:
+        assert answer["partial_reason"] == "the language model ran out of time (t_max_ms)"
+
+
+def test_closing_finishes_the_question_in_hand_and_drops_the_ones_waiting(store):  # noqa: F811
+    import threading
+
+    started, release = threading.Event(), threading.Event()
+
+    class Held:
+        """A complexity model of the test's own that holds the first question on the (only) worker."""
+
+        def score(self, text: str) -> float:
+            if not started.is_set():
+                started.set()
+                assert release.wait(30)
+            return 0.0
+
+    asker = Asker(store, AskConfig(timezone="Europe/Berlin", workers=1, **test_ask.NAMES),
+                  test_ask.AnalyzerConfig(backend="vllm"), complexity=Held(), clock_ms=lambda: test_ask.NOW)
+
+    async def main():
+        first = asyncio.ensure_future(asker.ask(OPEN))
+        second = asyncio.ensure_future(asker.ask("What was the person at the back door carrying?"))
+        assert await asyncio.to_thread(started.wait, 30)
+        closed = threading.Event()
+        closing = threading.Thread(target=lambda: (asker.close(), closed.set()))
+        closing.start()
+        await asyncio.sleep(0)
+        assert not closed.wait(0.3)  # the question in hand is still running: close waits for it
+        release.set()
+        assert await asyncio.to_thread(closed.wait, 30)
+        done, waiting = await asyncio.gather(first, second, return_exceptions=True)
+        return done, waiting
+
+    done, waiting = asyncio.run(main())
+    assert isinstance(done, dict) and done["route"] == "fast" and not done["partial"]  # answered, in full
+    assert isinstance(waiting, asyncio.CancelledError)  # never started: dropped, not run on a closed store
+    assert asker.figures()["answers"] == 1

@@ -125,13 +125,14 @@ class Asker:
 
     def __init__(self, store: Store, config: AskConfig, analyzer: AnalyzerConfig | None = None, *,
                  text_model: TextModel | None = None, complexity: ComplexityModel | None = None,
-                 clock_ms: Callable[[], float] | None = None) -> None:
+                 clock_ms: Callable[[], float] | None = None, timer: Callable[[], float] | None = None) -> None:
         self.store = store
         self.reads = reads_of(store)
         self.config = config
         self.text_model = text_model if text_model is not None else build_text_model(analyzer or AnalyzerConfig())
         self.complexity = complexity or ComplexityModel.load()
-        self.clock_ms = clock_ms or (lambda: time.time() * 1000)
+        self.clock_ms = clock_ms or (lambda: time.time() * 1000)  # wall time, for time words
+        self.timer = timer or time.perf_counter  # seconds, for latencies and the text model's budget
         self.cache = AnswerCache(config.cache_ttl_s, config.cache_entries, self.clock_ms)
         self.stats = AskStats()
         self._stats_lock = threading.Lock()  # answers are counted on the worker threads, read on the loop
@@ -192,7 +193,7 @@ class Asker:
     async def ask(self, question: object, *, token_device: str | None = None, device: str | None = None,
                   camera: str | None = None, since_ms: int | None = None) -> dict[str, Any]:
         """The answer as the API returns it; AskError (a 4xx) for a question refused."""
-        started = time.perf_counter()
+        started = self.timer()
         step = await asyncio.get_running_loop().run_in_executor(
             self._pool, self._prepare, question, token_device, device, camera, since_ms, started)
         if isinstance(step, dict):
@@ -216,7 +217,7 @@ class Asker:
         hit = self.cache.get(key)
         if hit is not None:
             return self._finish({**hit, "cached": True, "first_route": hit["route"], "route": "cache"},
-                                started, time.perf_counter(), "cache")
+                                started, self.timer(), "cache")
         if query.intent in ("unusual", "overview") and query.window is None:  # "anything unusual?": the last day
             query = query.with_scope(window=Window(int(self.clock_ms()) - DAY_MS, None, "in the last 24 hours"))
         facts = self._facts(query, devices)
@@ -227,7 +228,7 @@ class Asker:
         # the same cameras at any time: what is usual there (for "anything unusual?" and open answers)
         overview = query.intent in ("unusual", "overview") or route == "llm"
         usual = self._facts(query.with_scope(window=None), devices) if overview else ()
-        decided = time.perf_counter()
+        decided = self.timer()
         if route != "llm":
             result = answer(loose_intent(query), facts, query, zone, route, usual)
             unquoted = self.vocabulary().unquoted_in(normalise(split_quoted(text)[0]))
@@ -256,7 +257,7 @@ class Asker:
 
     def _finish(self, body: dict[str, Any], started: float, decided: float, route: str, *,
                 partial: bool = False) -> dict[str, Any]:
-        done = time.perf_counter()
+        done = self.timer()
         latency = (done - started) * 1000
         stats = self.stats
         with self._stats_lock:
@@ -364,13 +365,13 @@ class Asker:
             return fast  # nothing for a model to read: the query's "no events" is the whole answer
         if self.text_model is None:
             return _partial(fast, "no text model for this [analyzer] backend (use openai with `vllm serve`)")
-        budget_ms = self.config.t_max_ms - (time.perf_counter() - step.started) * 1000
+        budget_ms = self.config.t_max_ms - (self.timer() - step.started) * 1000
         if self._llm_estimate_ms() > budget_ms:
             return _partial(fast, f"the language model would take longer than t_max_ms ({self.config.t_max_ms:g} ms)")
         lines = "\n".join(f"[{i}] {f.line(step.zone)}" for i, f in enumerate(context, 1))
         prompt = f"Events (local time):\n{lines}\n\nQuestion: {step.text}"
         self._llm_queue += 1
-        begun = time.perf_counter()
+        begun = self.timer()
         try:
             raw = await asyncio.wait_for(
                 self.text_model.complete(SYSTEM, prompt, self.config.max_new_tokens, budget_ms / 1000 * 0.9),
@@ -382,7 +383,7 @@ class Asker:
             return _partial(fast, reason)
         finally:
             self._llm_queue -= 1
-        if (time.perf_counter() - begun) * 1000 >= budget_ms * 0.9:
+        if (self.timer() - begun) * 1000 >= budget_ms * 0.9:
             return _partial(fast, "the language model ran out of time (t_max_ms)")
         said, cited, dropped = cite(raw, context)
         with self._stats_lock:
