@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from ...shared.clock import now_ms
 from ...shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
 from ...shared.stats import median as _median
 from ...shared.text import shown
@@ -131,7 +132,7 @@ class Asker:
         self.config = config
         self.text_model = text_model if text_model is not None else build_text_model(analyzer or AnalyzerConfig())
         self.complexity = complexity or ComplexityModel.load()
-        self.clock_ms = clock_ms or (lambda: time.time() * 1000)  # wall time, for time words
+        self.clock_ms = clock_ms or now_ms  # wall time, for time words
         self.timer = timer or time.perf_counter  # seconds, for latencies and the text model's budget
         self.cache = AnswerCache(config.cache_ttl_s, config.cache_entries, self.clock_ms)
         self.stats = AskStats()

@@ -22,6 +22,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, ValidationError
 
+from ...shared import clock
 from ...shared.config import Strict
 from ...shared.ids import uuid7
 from ...shared.protocol import LoadReport, ProtocolError, Verdict, decode_event, decode_load_report
@@ -193,7 +194,7 @@ class SpendingPolicy:
         """The cloud's last load report says overloaded and is not older than overload.stale_s."""
         load = self.load
         return (load is not None and load.overloaded
-                and time.time() * 1000 - load.ts <= self.overload.stale_s * 1000)
+                and clock.now_ms() - load.ts <= self.overload.stale_s * 1000)
 
     def holding(self) -> bool:
         return self.overload.policy == "hold" and self.overloaded

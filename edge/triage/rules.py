@@ -22,13 +22,13 @@ Reasons are short and human: they travel with escalated events and show up in lo
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Annotated, Literal, Protocol
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
+from ...shared import clock
 from ...shared.config import Strict
 from ...shared.policycell import EventFacts, zone_word
 from ...shared.protocol import MAX_DETECTIONS, MAX_ZONES, Verdict
@@ -230,7 +230,7 @@ class Rules:
                now_ms: int | None = None) -> Decision:
         camera = camera or ev.camera
         rule = self._rule_of(ev, camera)
-        now = now_ms if now_ms is not None else int(ev.captured_ms or time.time() * 1000)
+        now = now_ms if now_ms is not None else ev.captured_ms or clock.now_ms()
         if rule.schedule and not _scheduled(rule.schedule, now, self.timezone):
             return Decision("local", f"outside the schedule of rule {rule.scope}")
         confirm = ev.label in rule.confirm_labels
