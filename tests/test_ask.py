@@ -137,6 +137,28 @@ def text_model():
     ("in the last 24h", NOW - 24 * 3_600_000, None),
     ("over the last couple of hours", NOW - 2 * 3_600_000, None),
     ("last nite", at(28, 18), at(29, 6)),  # shorthand spelt out first
+    # dates, "ago", the night before last, weekday and clock after "since", months
+    ("on november 28", at(28, 0), at(29, 0)),
+    ("on Nov 27th", at(27, 0), at(28, 0)),
+    ("on the 26th of November in the evening", at(26, 18), at(27, 0)),
+    ("on 2026-11-20", at(20, 0), at(21, 0)),
+    ("on the 27th", at(27, 0), at(28, 0)),  # this month's: the 27th has been
+    ("on the 30th", int(datetime(2026, 10, 30, tzinfo=ZONE).timestamp() * 1000),
+     int(datetime(2026, 10, 31, tzinfo=ZONE).timestamp() * 1000)),  # not yet this month: October's
+    ("on december 3", int(datetime(2025, 12, 3, tzinfo=ZONE).timestamp() * 1000),
+     int(datetime(2025, 12, 4, tzinfo=ZONE).timestamp() * 1000)),  # not yet this year: last year's
+    ("between 3 and 5 pm on november 27", at(27, 15), at(27, 17)),
+    ("two days ago", at(27, 0), at(28, 0)),
+    ("a week ago", at(22, 0), at(23, 0)),
+    ("the night before last", at(27, 18), at(28, 6)),
+    ("3 hours ago", at(29, 18), at(29, 19)),  # half an hour either side
+    ("20 minutes ago", at(29, 21, 0), at(29, 21, 20)),  # 10 minutes either side
+    ("since tuesday noon", at(24, 12), None),
+    ("since yesterday at 5pm", at(28, 17), None),
+    ("in the last fortnight", NOW - 14 * 86_400_000, None),
+    ("this month", at(1, 0), None),
+    ("last month", int(datetime(2026, 10, 1, tzinfo=ZONE).timestamp() * 1000), at(1, 0)),
+    ("in october", int(datetime(2026, 10, 1, tzinfo=ZONE).timestamp() * 1000), at(1, 0)),
 ])
 def test_time_words_mean_the_device_local_range(words, start, end):
     window = time_window(normalise(f"how many people {words}"), ZONE, NOW)
@@ -145,6 +167,14 @@ def test_time_words_mean_the_device_local_range(words, start, end):
 
 def test_a_question_without_time_words_has_no_window():
     assert time_window(normalise("how many people came to the porch"), ZONE, NOW) is None
+    for words in ("how many people may come", "people who came 2 times", "on 31 april"):  # no such day
+        assert time_window(normalise(words), ZONE, NOW) is None, words
+
+
+def test_a_date_is_told_back_in_the_answer(store):
+    answer = asyncio.run(asker_for(store).ask("How many people came to the porch on November 28?"))
+    assert answer["window"] == {"start_ms": at(28, 0), "end_ms": at(29, 0), "phrase": "on November 28"}
+    assert "on November 28" in answer["answer"] and answer["route"] == "rules"
 
 
 def test_a_question_about_one_device_reads_times_in_that_device_zone(store):

@@ -4,16 +4,21 @@ A range is a day (or a run of days) narrowed by a part of it and by clock times,
 the moment of asking (`now`):
 
     days        today, earlier today, so far, yesterday, the day before yesterday, on <weekday> (the latest
-                one, today included; "last <weekday>" the one before today), this week, this weekend
+                one, today included; "last <weekday>" the one before today), N days ago, a week ago, a date
+                (28 November, Nov 28th, the 28th of November, 2026-11-28, "on the 28th": the latest such day,
+                today included), this week, this weekend, this month, last month (the calendar month before),
+                in <month> (the latest, this one included)
     parts       morning 06-12, afternoon 12-18, evening 18-24 (tonight, this evening), night 18-06 ("last night",
-                "<weekday> night"), overnight 22-06, after midnight / the early hours / the middle of the
-                night 00-06, lunchtime 12-14
+                "<weekday> night", "the night before last"), overnight 22-06, after midnight / the early hours /
+                the middle of the night 00-06, lunchtime 12-14
     clock       after 5 pm, before 8, between 9 and noon, from 9 to 11, around 3 (half an hour either side),
                 noon / midday / midnight; a clock time without a day means today. A bare hour with no am/pm
                 is read as people say it: 7-11 in the morning, 12 noon, 1-6 in the afternoon (in the evening
                 or at night: +12); "between 9 and 5" ends at 17:00
-    spans       in the last hour / last week / past two hours / N minutes / N days / a couple of hours / half an hour,
-                just now, a few minutes ago (the last half hour), since 9 | 9pm | 21:30 | yesterday | Monday
+    spans       in the last hour / last week / past two hours / N minutes / N days / a fortnight / a couple of hours /
+                half an hour, just now, a few minutes ago (the last half hour), since 9 | 9pm | 21:30 | yesterday |
+                Monday | Tuesday noon | yesterday at 5pm
+    moments     N hours ago (half an hour either side), N minutes ago (half of N either side, 5 to 30 minutes)
 """
 
 from __future__ import annotations
@@ -24,7 +29,10 @@ from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_UNITS_S = {"minute": 60, "min": 60, "hour": 3600, "hr": 3600, "day": 86400, "week": 7 * 86400}
+MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+          "november", "december")
+_UNITS_S = {"minute": 60, "min": 60, "hour": 3600, "hr": 3600, "day": 86400, "week": 7 * 86400,
+            "fortnight": 14 * 86400}
 NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
            "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20,
            "thirty": 30, "forty": 40, "forty five": 45, "fifty": 50, "couple": 2, "couple of": 2, "few": 3,
@@ -150,9 +158,19 @@ def _hhmm(hour: float) -> str:
 # -- days and parts of days ----------------------------------------------------------------------------
 _SINCE = re.compile(r"\bsince (?P<h>\d{1,2})(?::(?P<m>\d{2}))?(?: ?(?P<ampm>am|pm))?(?: (?:this |in the )?"
                     r"(?P<part>morning|afternoon|evening|tonight|last night|yesterday))?\b")
-_SPAN = re.compile(r"\b(?:in the |during the |over the |within the |for the )?(?:last|past|previous) (?:(\d+|an?|one|"
-                   r"two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty five|"
-                   r"forty|fifty|couple(?: of)?|few|several) )?(minute|min|hour|hr|day|week)s?\b")
+_COUNT = (r"(\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|"
+          r"forty five|forty|fifty|couple(?: of)?|few|several)")
+_SPAN = re.compile(r"\b(?:in the |during the |over the |within the |for the )?(?:last|past|previous) (?:"
+                   + _COUNT + r" )?(minute|min|hour|hr|day|week|fortnight)s?\b")
+_AGO = re.compile(r"\b(?:about |around |some )?" + _COUNT + r" (minute|min|hour|hr|day|week)s? ago\b")
+_SINCE_DAY_CLOCK = re.compile(r"\bsince (?P<day>(?:last )?(?:" + "|".join(WEEKDAYS) + r")|yesterday)(?: at| around)? "
+                              + _HOUR.format(n="s") + _NOT_A_TIME + r"\b")
+_MONTH = (r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|"
+          r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
+_DAY_MONTH = re.compile(r"\b(?:the )?(\d{1,2})(?:st|nd|rd|th)? (?:of )?" + _MONTH + r"(?: (20\d\d))?\b")
+_MONTH_DAY = re.compile(r"\b" + _MONTH + r" (?:the )?(\d{1,2})(?:st|nd|rd|th)?(?: (20\d\d))?\b")
+_ISO_DATE = re.compile(r"\b(20\d\d) (\d{1,2}) (\d{1,2})\b")  # 2026-11-28, as normalise leaves it
+_NTH = re.compile(r"\b(?:on|since) the (\d{1,2})(?:st|nd|rd|th)\b")  # "on the 28th": this month's, or last month's
 _HALF_HOUR = re.compile(r"\b(?:in the |within the )?(?:last|past) half (?:an )?hour\b|\bhalf an hour\b")
 _JUST_NOW = re.compile(r"\bjust now\b|\b(?:a )?(?:few|couple of) minutes ago\b|\ba (?:moment|minute) ago\b")
 _SMALL_HOURS = re.compile(r"\bafter midnight\b|\b(?:early|small|wee) hours\b|\bbefore dawn\b|\bmiddle of the night\b")
@@ -171,6 +189,14 @@ def _clock_hour(match: re.Match[str]) -> float | None:
 
 def _day_of(text: str, now: datetime) -> tuple[datetime, str] | None:
     """The one day a question names, and how the answer says it."""
+    dated = _date_of(text, now)
+    if dated is not None:
+        return dated
+    ago = _AGO.search(text)
+    if ago and ago[2] in ("day", "week"):
+        return now - timedelta(days=_count(ago[1]) * (7 if ago[2] == "week" else 1)), ago[0].strip()
+    if re.search(r"\bnight before last\b", text):
+        return now - timedelta(days=2), "the night before last"
     if re.search(r"\bday before yesterday\b", text):
         return now - timedelta(days=2), "the day before yesterday"
     if re.search(r"\byesterday\b", text):
@@ -185,12 +211,43 @@ def _day_of(text: str, now: datetime) -> tuple[datetime, str] | None:
     return None
 
 
+def _count(said: str | None) -> int:
+    return int(said) if said and said.isdigit() else NUMBERS.get(said or "a", 1)
+
+
+def _date_of(text: str, now: datetime) -> tuple[datetime, str] | None:
+    """A calendar date the question names: the latest such day up to today when it names no year."""
+    year, back = None, "year"
+    iso, day_month, month_day = _ISO_DATE.search(text), _DAY_MONTH.search(text), _MONTH_DAY.search(text)
+    if iso:
+        year, month, day = int(iso[1]), int(iso[2]), int(iso[3])
+    elif day_month or month_day:
+        found = day_month or month_day
+        day, word, said_year = (found[1], found[2], found[3]) if day_month else (found[2], found[1], found[3])
+        day, month = int(day), [m[:3] for m in MONTHS].index(word[:3]) + 1
+        year = int(said_year) if said_year else None
+    elif _NTH.search(text):
+        day, month, back = int(_NTH.search(text)[1]), now.month, "month"
+    else:
+        return None
+    try:
+        date = now.replace(year=year or now.year, month=month, day=day)
+        if year is None and date.date() > now.date():  # later this year (or month): the last one that was
+            earlier = (now.year, now.month - 1) if back == "month" and now.month > 1 else (now.year - 1, 12)
+            date = (date.replace(year=now.year - 1) if back == "year"
+                    else now.replace(year=earlier[0], month=earlier[1], day=day))
+    except ValueError:  # 31 April, 30 February: no such day
+        return None
+    said = f"on {MONTHS[date.month - 1].capitalize()} {date.day}"
+    return date, said + (f" {date.year}" if date.year != now.year else "")
+
+
 def _part_of(text: str) -> str | None:
     if re.search(r"\bafter dark\b|\bwhen it was dark\b|\bin the dark\b", text):
         return "dark"
     if re.search(r"\bovernight\b|\bthrough the night\b", text):
         return "overnight"
-    if re.search(r"\b(?:last|during the|in the|at|yesterday|\w+day) night\b|\btonight\b", text):
+    if re.search(r"\b(?:last|during the|in the|at|yesterday|\w+day) night\b|\bnight before last\b|\btonight\b", text):
         return "evening" if "tonight" in text else "night"
     found = re.search(r"\b(morning|afternoon|evening|lunchtime|lunch time)\b", text)
     return found[1].replace("lunch time", "lunchtime") if found else None
@@ -199,6 +256,12 @@ def _part_of(text: str) -> str | None:
 def time_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
     """The time range a normalised question names, or None when it names none. "since" before a named range
     ("since yesterday", "since this morning") keeps its start and runs to now."""
+    since = _SINCE_DAY_CLOCK.search(text)  # "since Tuesday noon", "since yesterday at 5pm"
+    if since and _hour(since, "s", None) is not None:
+        now = datetime.fromtimestamp(now_ms / 1000, zone)
+        day, phrase = _day_of(since["day"], now) or (now, "today")
+        start = _at(day, _hour(since, "s", None) or 0.0)
+        return Window(_ms(start), None, f"since {phrase.removeprefix('on ')} {start.strftime('%H:%M')}")
     window = _named_window(text, zone, now_ms)
     if window is not None and window.end_ms is not None:
         named = window.phrase.lower().removeprefix("on ")
@@ -230,9 +293,16 @@ def _named_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
         return Window(now_ms - JUST_NOW_S * 1000, None, "in the last half hour")
     span = _SPAN.search(text)
     if span and not re.search(r"\blast (minute|hour|day|week)s? (was|were)\b", text):
-        count = int(span[1]) if span[1] and span[1].isdigit() else NUMBERS.get(span[1] or "a", 1)
-        return Window(now_ms - count * _UNITS_S[span[2]] * 1000, None, span[0].strip())
-    week = _week(text, now)
+        return Window(now_ms - _count(span[1]) * _UNITS_S[span[2]] * 1000, None, span[0].strip())
+    ago = _AGO.search(text)
+    if ago and ago[2] not in ("day", "week"):  # "3 hours ago": a moment, and some time either side of it
+        back_s = _count(ago[1]) * _UNITS_S[ago[2]]
+        half_s = AROUND_H * 3600 if ago[2] in ("hour", "hr") else min(1800, max(300, back_s / 2))
+        end = now_ms - (back_s - half_s) * 1000
+        count, unit = _count(ago[1]), {"min": "minute", "hr": "hour"}.get(ago[2], ago[2])
+        return Window(int(now_ms - (back_s + half_s) * 1000), None if end >= now_ms else int(end),
+                      f"about {count} {unit}{'' if count == 1 else 's'} ago")
+    week = _week(text, now) or _month(text, now)
     if week is not None:
         return week
     if _SMALL_HOURS.search(text):  # after midnight: the small hours of today, or of the day named
@@ -250,7 +320,9 @@ def _named_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
         phrase = "after dark" if phrase == "today" else f"{phrase} after dark"
     elif part is not None and phrase == "today":
         phrase = "tonight" if "tonight" in text else f"this {part}"
-    elif part is not None:
+    elif part is not None and phrase[-1].isdigit():  # a date: "on 28 November in the evening"
+        phrase = f"{phrase} {'at night' if part == 'night' else 'in the ' + part}"
+    elif part is not None and phrase != "the night before last":
         phrase = f"{phrase} {part}"
     if part is not None:
         lo, hi = PARTS[part]
@@ -298,4 +370,25 @@ def _week(text: str, now: datetime) -> Window | None:
         if "last weekend" in text and back < 2:
             saturday = _at(saturday - timedelta(days=7), 0)
         return _upto(saturday, _at(saturday + timedelta(days=2), 0), now, "at the weekend")
+    return None
+
+
+def _month(text: str, now: datetime) -> Window | None:
+    """this month (the 1st on), last month (the calendar month before this one), in <month> (the latest, this
+    one included)."""
+    first = _at(now.replace(day=1), 0)
+    if re.search(r"\bthis month\b", text):
+        return Window(_ms(first), None, "this month")
+    if re.search(r"\b(?:last|previous) month\b", text):
+        before = _at((first - timedelta(days=1)).replace(day=1), 0)
+        return Window(_ms(before), _ms(first), f"in {MONTHS[before.month - 1].capitalize()}")
+    named = re.search(r"\b(?:in|during|throughout|for|since|over) (?:the month of )?" + _MONTH + r"\b(?! \d)", text)
+    if named:
+        month = [m[:3] for m in MONTHS].index(named[1][:3]) + 1
+        year = now.year if month <= now.month else now.year - 1
+        start = _at(now.replace(year=year, month=month, day=1), 0)
+        end = _at((start + timedelta(days=32)).replace(day=1), 0)
+        if named[0].startswith("since"):
+            return Window(_ms(start), None, f"since {MONTHS[month - 1].capitalize()}")
+        return _upto(start, end, now, f"in {MONTHS[month - 1].capitalize()}")
     return None
