@@ -174,7 +174,16 @@ def test_a_question_without_time_words_has_no_window():
 def test_a_date_is_told_back_in_the_answer(store):
     answer = asyncio.run(asker_for(store).ask("How many people came to the porch on November 28?"))
     assert answer["window"] == {"start_ms": at(28, 0), "end_ms": at(29, 0), "phrase": "on November 28"}
-    assert "on November 28" in answer["answer"] and answer["route"] == "rules"
+    assert "on November 28" in answer["answer"] and answer["route"] == "rules" and "time_hint" not in answer
+
+
+def test_time_words_read_as_no_range_are_named_in_the_answer(store):
+    asker = asker_for(store)
+    dawn = asyncio.run(asker.ask("How many people came to the porch at dawn?"))
+    everything = asyncio.run(asker.ask("How many people came to the porch?"))
+    assert dawn["window"] is None and dawn["value"] == everything["value"]  # over every stored event ...
+    assert dawn["time_hint"].startswith('"dawn": read as no time range, so this is over every stored event')
+    assert "time_hint" not in everything  # ... and it says so only when the question seemed to name a time
 
 
 def test_a_question_about_one_device_reads_times_in_that_device_zone(store):

@@ -50,6 +50,7 @@ from .query import Answer, answer, loose_intent
 from .retrieve import pick
 from .rules import Query, Window, normalise, read
 from .vocab import Vocabulary, split_quoted
+from .when import unread_time
 
 log = logging.getLogger("edgetriage.cloud.ask")
 
@@ -232,7 +233,11 @@ class Asker:
         decided = self.timer()
         if route != "llm":
             result = answer(loose_intent(query), facts, query, zone, route, usual)
-            unquoted = self.vocabulary().unquoted_in(normalise(split_quoted(text)[0]))
+            said = normalise(split_quoted(text)[0])
+            unread = unread_time(said) if query.window is None else None
+            if unread:  # "at dawn": over every stored event, and the answer says so
+                result.extra = {**result.extra, "time_hint": unread}
+            unquoted = self.vocabulary().unquoted_in(said)
             if unquoted:  # "the porch" where only a device named a camera porch: read as no camera
                 names = ", ".join(f'"{n}"' for n in unquoted)
                 result.extra = {**result.extra, "hint": f"{names}: a name only a device sent, matched when quoted "

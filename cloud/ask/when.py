@@ -373,6 +373,22 @@ def _week(text: str, now: datetime) -> Window | None:
     return None
 
 
+_TIME_LIKE = re.compile(r"\b(?:ago|dawn|dusk|sunrise|sunset|daybreak|nightfall|fortnight|months?|years?|decade|"
+                        r"(?:last|this|next) (?:spring|summer|autumn|fall|winter|season|quarter|term|holiday)|"
+                        + _MONTH[1:-1] + r"|\d{1,2}(?:st|nd|rd|th)|\d{1,2} ?(?:am|pm)|\d{1,2}:\d{2})\b")
+
+
+def unread_time(text: str) -> str | None:
+    """For a normalised question whose time words gave no range: the words that look like a time, which the
+    answer then says it did not read (it is over every stored event), or None."""
+    found = [m[0] for m in _TIME_LIKE.finditer(text)]
+    if not found:
+        return None
+    said = ", ".join(f'"{w}"' for w in dict.fromkeys(found))
+    return (f"{said}: read as no time range, so this is over every stored event; say it as e.g. \"this morning\", "
+            f"\"since 6\", \"on November 28\", \"3 hours ago\"")
+
+
 def _month(text: str, now: datetime) -> Window | None:
     """this month (the 1st on), last month (the calendar month before this one), in <month> (the latest, this
     one included)."""
