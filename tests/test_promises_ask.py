@@ -109,6 +109,11 @@ def test_answer_cache_ttl_size_and_coverage():
         off.put(("a",), {}, everything)
         assert len(off) == 0
     assert cache.landed("house", "porch", "person", 5) == 2 and cache.invalidated == 2 and len(cache) == 0
+    cache.put(("d",), {"k": "d"}, everything)
+    assert cache.landed("house", "porch", "person", 5) == 1 and cache.invalidated == 3  # counted over time
+    for small in (AnswerCache(10, 1, lambda: 0.0), AnswerCache(0.001, 2, lambda: 0.0)):  # one entry; 1 ms
+        small.put(("a",), {"n": 1}, everything)
+        assert small.get(("a",)) == {"n": 1}
 
 
 @pytest.mark.parametrize(("where", "held"), [

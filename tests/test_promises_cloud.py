@@ -323,6 +323,22 @@ def test_a_reused_verdict_expires_with_the_model_answer_it_came_from(tmp_path):
     assert cache.reused(event, last, time.monotonic()).cache.ttl_s == 1
     gone = hit.model_copy(update={"created_ms": now - 3600_000 + 700})
     assert cache.reused(event, gone, time.monotonic()).cache is None
+    ten_min = hit.model_copy(update={"created_ms": now - 3600_000 + 600_300})  # 600.3 s left: 600 whole seconds
+    assert cache.reused(event, ten_min, time.monotonic()).cache.ttl_s == 600
+
+
+def test_a_verdict_s_timings_are_milliseconds_from_arrival_start_and_end(tmp_path):
+    cache = VerdictCache(SQLiteStore(tmp_path / "cloud.db"), ReusePolicy())
+    now = time.monotonic()
+    arrived, started = now - 100.0, now - 50.0  # queued 50 s, then 50 s with the model
+    timed = cache.from_model(make_event(), _analysis(analyze_ms=0.0), "person-4", "m", arrived, started)
+    assert timed.timings.queue_ms == pytest.approx(50_000.0, abs=1.0)
+    assert 50_000.0 <= timed.timings.analyze_ms < 50_040.0  # the model's own time not said: measured here
+    assert 100_000.0 <= timed.timings.total_ms < 100_040.0
+    said = cache.from_model(make_event(), _analysis(analyze_ms=0.5), "person-4", "m", arrived, started)
+    assert said.timings.analyze_ms == 0.5  # the back-end's own figure, however small, is kept
+    copy = cache.reused(make_event(), timed, now - 100.0)
+    assert 100_000.0 <= copy.timings.total_ms < 100_040.0  # a cache hit: from its arrival to now
 
 
 def test_a_site_offer_goes_to_the_site_s_other_devices_only():
@@ -426,7 +442,7 @@ def test_a_cache_hit_is_a_copy_for_the_new_event_and_another_device_sees_only_th
     assert hit.cache.phash == near.phash and hit.cache.prompt_version == "person-3" and hit.cache.ttl_s <= 600
     assert abs(hit.created_ms - time.time() * 1000) < 5000 and 250 <= hit.timings.total_ms < 60_000
     other = cache.answer(make_event("shed", "cam2", site="home"), "person-3", arrived)
-    assert other.device == "shed" and other.reused_from == first.event_id
+    assert (other.device, other.camera) == ("shed", "cam2") and other.reused_from == first.event_id
     assert (other.description, other.facts, other.checked, other.corrected) == ("", [], None, [])
     chained = cache.reused(make_event(site="home"), hit, arrived)
     assert chained.reused_from == first.event_id  # a copy of a copy names the model's answer
@@ -449,7 +465,8 @@ def test_only_a_model_verdict_with_a_site_rule_is_offered(why_not):
     assert site_offers(policy, ["house", "shed"], verdict) == []
     offer = site_offers(ReusePolicy(scope="site"), ["shed"], verdict.model_copy(
         update={"source": "llm", "cache": rule.model_copy(update={"scope": "site", "site": "home"}),
-                "facts": ["Person: yes."]}))[0]
+                "facts": ["Person: yes."], "timings": type(verdict.timings)(queue_ms=5.0, analyze_ms=900.0,
+                                                                            total_ms=905.0)}))[0]
     assert (offer.device, offer.source, offer.facts, offer.event_id) == ("shed", "cloud_cache", [], verdict.event_id)
     assert offer.timings.model_dump() == type(offer.timings)().model_dump()
 
@@ -478,15 +495,17 @@ def test_reuse_checks_ask_the_model_about_a_share_of_hits_and_count_what_it_says
     for coro in spawned:
         coro.close()
     outcomes = [Outcome(_analysis(verdict="benign"), 0.0, 0.0), Outcome(_analysis(), 0.0, 0.0),
+                Outcome(_analysis(verdict="unknown"), 0.0, 0.0),
                 Outcome(_analysis(error="boom"), 0.0, 0.0), Outcome(_analysis(), 0.0, 0.0, refused="budget"),
                 Outcome(None, 0.0, 0.0), Released()]
     answers.extend(outcomes)
     with caplog.at_level("INFO", logger="edgetriage.cloud.service"):
         for _ in outcomes:
             asyncio.run(checks._check(event, reused))
-    assert (stats.reuse_checked, stats.reuse_disagreed, stats.reuse_unchecked) == (2, 1, 3)
+    assert (stats.reuse_checked, stats.reuse_disagreed, stats.reuse_unchecked) == (3, 2, 3)
     said = [r for r in caplog.records if r.name == "edgetriage.cloud.service"]
-    assert [r.getMessage() for r in said] == ["reuse check: the model says benign where the cache said alert"]
+    assert [r.getMessage() for r in said] == ["reuse check: the model says benign where the cache said alert",
+                                              "reuse check: the model says unknown where the cache said alert"]
     assert (said[0].event_id, said[0].device, said[0].camera) == (event.event_id, "house", "porch")
     never = ReuseChecks(ReusePolicy(verify_sample=0.0), stats, ask, spawned.append)
     never.sample(event, reused)
