@@ -659,3 +659,26 @@ def test_closing_finishes_the_question_in_hand_and_drops_the_ones_waiting(store)
     assert isinstance(done, dict) and done["route"] == "fast" and not done["partial"]  # answered, in full
     assert isinstance(waiting, asyncio.CancelledError)  # never started: dropped, not run on a closed store
     assert asker.figures()["answers"] == 1
+
+
+def test_unusual_summary_and_model_questions_weigh_today_against_the_camera_s_usual(tmp_path):
+    """The porch sees people in the morning, every day: a visitor at 15:00 today is at an hour the porch rarely
+    sees anything. That is known only from the porch's other days, which the questions "anything unusual
+    today?", "what happened today?" and an open question the model could not answer all look at."""
+    from edgetriage.cloud.storage.store import SQLiteStore
+
+    db = SQLiteStore(tmp_path / "cloud.db")
+    try:
+        for day in range(20, 29):
+            test_ask.put(db, "house", "porch", "person", test_ask.at(day, 9, 10), "benign", "the postman")
+        test_ask.put(db, "house", "porch", "person", test_ask.at(29, 15, 0), "benign", "a person at the door")
+        rare = "at an hour porch rarely sees anything"
+        unusual = asyncio.run(test_ask.asker_for(db).ask("Anything unusual at the porch today?"))
+        assert rare in unusual["answer"], unusual["answer"]
+        summary = asyncio.run(test_ask.asker_for(db).ask("What happened at the porch today?"))
+        assert rare in summary["answer"], summary["answer"]
+        silent = test_ask.asker_for(db, Says(""), t_max_ms=20_000.0)  # the model says nothing usable
+        told = asyncio.run(silent.ask("What was the person at the porch carrying today?"))
+        assert told["route"] == "llm" and told["from_facts"] and rare in told["answer"], told
+    finally:
+        db.close()
