@@ -159,6 +159,18 @@ def text_model():
     ("this month", at(1, 0), None),
     ("last month", int(datetime(2026, 10, 1, tzinfo=ZONE).timestamp() * 1000), at(1, 0)),
     ("in october", int(datetime(2026, 10, 1, tzinfo=ZONE).timestamp() * 1000), at(1, 0)),
+    ("between friday and sunday", at(27, 0), None),  # runs to now: Sunday is today
+    ("from monday to wednesday", at(23, 0), at(26, 0)),
+    ("from friday to monday", at(20, 0), at(24, 0)),  # Monday came after the Friday before it
+    ("between november 20 and 25", at(20, 0), at(26, 0)),
+    ("between the 20th and the 22nd", at(20, 0), at(23, 0)),
+    ("since the 20th", at(20, 0), None),
+    ("since wed", at(25, 0), None),
+    ("on tues", at(24, 0), at(25, 0)),
+    ("yesterday at 10", at(28, 9, 30), at(28, 10, 30)),  # a day named: a bare hour is a clock time
+    ("yesterday during the day", at(28, 6), at(28, 18)),
+    ("this past weekend", at(28, 0), None),
+    ("since the start of the week", at(23, 0), None),
 ])
 def test_time_words_mean_the_device_local_range(words, start, end):
     window = time_window(normalise(f"how many people {words}"), ZONE, NOW)
@@ -167,7 +179,8 @@ def test_time_words_mean_the_device_local_range(words, start, end):
 
 def test_a_question_without_time_words_has_no_window():
     assert time_window(normalise("how many people came to the porch"), ZONE, NOW) is None
-    for words in ("how many people may come", "people who came 2 times", "on 31 april"):  # no such day
+    for words in ("how many people may come", "people who came 2 times", "on 31 april",  # no such day
+                  "the person sat at the door"):  # "sat" is a day only after "on", "last" or "since"
         assert time_window(normalise(words), ZONE, NOW) is None, words
 
 

@@ -29,6 +29,7 @@ from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_SHORT_DAYS = (("mon",), ("tue", "tues"), ("wed", "weds"), ("thu", "thur", "thurs"), ("fri",), ("sat",), ("sun",))
 MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
           "november", "december")
 _UNITS_S = {"minute": 60, "min": 60, "hour": 3600, "hr": 3600, "day": 86400, "week": 7 * 86400,
@@ -44,6 +45,7 @@ PARTS = {
     "night": (18, 30),
     "lunchtime": (12, 14),
     "dark": (18, 30),
+    "day": (6, 18),
     "overnight": (22, 30),
 }
 JUST_NOW_S = 1800  # "just now", "a few minutes ago": the last half hour
@@ -116,7 +118,7 @@ def _hour(match: re.Match[str], n: str, context: str | None) -> float | None:
     return hour + minute / 60
 
 
-def _clock_range(text: str, context: str | None) -> tuple[float | None, float | None, str] | None:
+def _clock_range(text: str, context: str | None, dated: bool = False) -> tuple[float | None, float | None, str] | None:
     """(from hour, to hour, phrase) a question's clock words name, or None; hours past 24 run into the next day."""
     between = _BETWEEN.search(text)
     if between:
@@ -142,7 +144,7 @@ def _clock_range(text: str, context: str | None) -> tuple[float | None, float | 
     if before and end is not None:
         return None, end, f"before {_hhmm(end)}"
     around = _AROUND.search(text)
-    if around and (around["ah"] is None or around["aampm"] or around["am"] or context is not None
+    if around and (around["ah"] is None or around["aampm"] or around["am"] or context is not None or dated
                    or re.search(r"\b(around|about|circa)\b", around[0])):
         hour = _hour(around, "a", context)
         if hour is not None:
@@ -171,6 +173,11 @@ _DAY_MONTH = re.compile(r"\b(?:the )?(\d{1,2})(?:st|nd|rd|th)? (?:of )?" + _MONT
 _MONTH_DAY = re.compile(r"\b" + _MONTH + r" (?:the )?(\d{1,2})(?:st|nd|rd|th)?(?: (20\d\d))?\b")
 _ISO_DATE = re.compile(r"\b(20\d\d) (\d{1,2}) (\d{1,2})\b")  # 2026-11-28, as normalise leaves it
 _NTH = re.compile(r"\b(?:on|since) the (\d{1,2})(?:st|nd|rd|th)\b")  # "on the 28th": this month's, or last month's
+_A_DAY = (r"(?:last |previous )?(?:" + "|".join(WEEKDAYS) + r")|yesterday|today|the day before yesterday|"
+          r"(?:the )?\d{1,2}(?:st|nd|rd|th)? (?:of )?" + _MONTH + r"|" + _MONTH + r" (?:the )?\d{1,2}(?:st|nd|rd|th)?|"
+          r"the \d{1,2}(?:st|nd|rd|th)")
+_DAY_RANGE = re.compile(r"\b(?:between|from) (?P<a>" + _A_DAY + r") (?:and|to|till|until|through|thru) (?:on )?"
+                        r"(?P<b>" + _A_DAY + r"|(?:the )?\d{1,2}(?:st|nd|rd|th)?)\b")
 _HALF_HOUR = re.compile(r"\b(?:in the |within the )?(?:last|past) half (?:an )?hour\b|\bhalf an hour\b")
 _JUST_NOW = re.compile(r"\bjust now\b|\b(?:a )?(?:few|couple of) minutes ago\b|\ba (?:moment|minute) ago\b")
 _SMALL_HOURS = re.compile(r"\bafter midnight\b|\b(?:early|small|wee) hours\b|\bbefore dawn\b|\bmiddle of the night\b")
@@ -202,7 +209,9 @@ def _day_of(text: str, now: datetime) -> tuple[datetime, str] | None:
     if re.search(r"\byesterday\b", text):
         return now - timedelta(days=1), "yesterday"
     for index, name in enumerate(WEEKDAYS):
-        found = re.search(rf"\b(last |previous )?{name}\b", text)
+        short = "|".join(_SHORT_DAYS[index])  # "on tues", "last sat": a short name only after such a word
+        found = (re.search(rf"\b(last |previous )?{name}\b", text)
+                 or re.search(rf"\b(?:on |since |(last |previous ))(?:{short})\b", text))
         if found:
             back = (now.weekday() - index) % 7 or (7 if found[1] else 0)
             return now - timedelta(days=back), f"on {name.capitalize()}"
@@ -249,6 +258,8 @@ def _part_of(text: str) -> str | None:
         return "overnight"
     if re.search(r"\b(?:last|during the|in the|at|yesterday|\w+day) night\b|\bnight before last\b|\btonight\b", text):
         return "evening" if "tonight" in text else "night"
+    if re.search(r"\bduring the day\b|\bin (?:the )?daylight\b|\bdaytime\b|\bby day\b", text):
+        return "day"
     found = re.search(r"\b(morning|afternoon|evening|lunchtime|lunch time)\b", text)
     return found[1].replace("lunch time", "lunchtime") if found else None
 
@@ -256,18 +267,48 @@ def _part_of(text: str) -> str | None:
 def time_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
     """The time range a normalised question names, or None when it names none. "since" before a named range
     ("since yesterday", "since this morning") keeps its start and runs to now."""
+    now = datetime.fromtimestamp(now_ms / 1000, zone)
+    days = _days(text, now)
+    if days is not None:
+        return days
     since = _SINCE_DAY_CLOCK.search(text)  # "since Tuesday noon", "since yesterday at 5pm"
     if since and _hour(since, "s", None) is not None:
-        now = datetime.fromtimestamp(now_ms / 1000, zone)
         day, phrase = _day_of(since["day"], now) or (now, "today")
         start = _at(day, _hour(since, "s", None) or 0.0)
         return Window(_ms(start), None, f"since {phrase.removeprefix('on ')} {start.strftime('%H:%M')}")
     window = _named_window(text, zone, now_ms)
     if window is not None and window.end_ms is not None:
         named = window.phrase.lower().removeprefix("on ")
-        if re.search(rf"\bsince (on )?{re.escape(named)}\b", text):
+        after = "on " + text.split("since", 1)[1].strip() if "since" in text else ""  # "since the 20th", "since wed"
+        again = _named_window(after, zone, now_ms) if after else None
+        if (again is not None and again.start_ms == window.start_ms
+                or re.search(rf"\bsince (on )?{re.escape(named)}\b", text)):
             return Window(window.start_ms, None, f"since {window.phrase.removeprefix('on ')}")
     return window
+
+
+def _days(text: str, now: datetime) -> Window | None:
+    """A run of days: "between Friday and Sunday", "from November 20 to 25" (the last day whole)."""
+    found = _DAY_RANGE.search(text)
+    if not found:
+        return None
+    first = _day_of(("on " if found["a"].startswith("the ") else "") + found["a"], now)
+    last = _day_of(("on " if found["b"].startswith("the ") else "") + found["b"], now)
+    bare = re.fullmatch(r"(?:the )?(\d{1,2})(?:st|nd|rd|th)?", found["b"])
+    if first is None or (last is None and bare is None):
+        return None
+    if last is None:  # "from November 20 to 25": the first day's month
+        try:
+            last = (first[0].replace(day=int(bare[1])), "")
+        except ValueError:
+            return None
+    start, end = first[0], last[0]
+    if end < start and found["a"].split()[-1] in WEEKDAYS:  # "from Friday to Monday": the Friday before
+        start -= timedelta(days=7 * ((start - end).days // 7 + 1))
+    if end < start:
+        return None
+    said = f"from {start.strftime('%A %B')} {start.day} to {end.strftime('%A %B')} {end.day}"
+    return _upto(_at(start, 0), _at(end + timedelta(days=1), 0), now, said)
 
 
 def _named_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
@@ -318,6 +359,8 @@ def _named_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
         day, phrase = yesterday, ("last night" if part == "night" else "overnight")
     elif part == "dark":
         phrase = "after dark" if phrase == "today" else f"{phrase} after dark"
+    elif part == "day":
+        phrase = f"{phrase} during the day"
     elif part is not None and phrase == "today":
         phrase = "tonight" if "tonight" in text else f"this {part}"
     elif part is not None and phrase[-1].isdigit():  # a date: "on 28 November in the evening"
@@ -329,7 +372,8 @@ def _named_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
         start, end = _at(day, lo), _at(day, hi)
     else:
         start, end = _at(day, 0), _at(day + timedelta(days=1), 0)
-    clock = _clock_range(text, part if part not in ("overnight", "dark") else "night")
+    context = {"overnight": "night", "dark": "night", "day": None}.get(part or "", part)
+    clock = _clock_range(text, context, dated=found is not None)
     if clock is not None:
         start, end, phrase = _narrow(day, start, end, clock, phrase)
         if start >= end:
@@ -362,9 +406,9 @@ def _narrow(day: datetime, start: datetime, end: datetime, clock: tuple[float | 
 def _week(text: str, now: datetime) -> Window | None:
     """this week (Monday on), this weekend / at the weekend ("last week" is the last 7 days, a span)."""
     monday = _at(now - timedelta(days=now.weekday()), 0)
-    if re.search(r"\bthis week\b", text):
+    if re.search(r"\bthis week\b|\b(?:start|beginning) of (?:the|this) week\b", text):
         return Window(_ms(monday), None, "this week")
-    if re.search(r"\b(this|the|last) weekend\b", text):
+    if re.search(r"\b(this|the|last|past) weekend\b", text):
         back = (now.weekday() - 5) % 7
         saturday = _at(now - timedelta(days=back), 0)
         if "last weekend" in text and back < 2:
@@ -393,7 +437,7 @@ def _month(text: str, now: datetime) -> Window | None:
     """this month (the 1st on), last month (the calendar month before this one), in <month> (the latest, this
     one included)."""
     first = _at(now.replace(day=1), 0)
-    if re.search(r"\bthis month\b", text):
+    if re.search(r"\bthis month\b|\b(?:start|beginning) of (?:the|this) month\b", text):
         return Window(_ms(first), None, "this month")
     if re.search(r"\b(?:last|previous) month\b", text):
         before = _at((first - timedelta(days=1)).replace(day=1), 0)
