@@ -7,10 +7,11 @@ the moment of asking (`now`):
                 one, today included; "last <weekday>" the one before today), N days ago, a week ago, a date
                 (28 November, Nov 28th, the 28th of November, 2026-11-28, "on the 28th": the latest such day,
                 today included), this week, this weekend, this month, last month (the calendar month before),
-                in <month> (the latest, this one included)
+                in <month> (the latest, this one included); runs of days: between Friday and Sunday, from
+                November 20 to 25 (the last day whole); short day names after on/last/since (on tues)
     parts       morning 06-12, afternoon 12-18, evening 18-24 (tonight, this evening), night 18-06 ("last night",
                 "<weekday> night", "the night before last"), overnight 22-06, after midnight / the early hours /
-                the middle of the night 00-06, lunchtime 12-14
+                the middle of the night 00-06, lunchtime 12-14, during the day / in daylight 06-18
     clock       after 5 pm, before 8, between 9 and noon, from 9 to 11, around 3 (half an hour either side),
                 noon / midday / midnight; a clock time without a day means today. A bare hour with no am/pm
                 is read as people say it: 7-11 in the morning, 12 noon, 1-6 in the afternoon (in the evening
