@@ -60,7 +60,8 @@ MODULES: dict[str, str] = {
     "cloud/singleflight.py": f"{_PROMISES} tests/test_singleflight.py",
     "cloud/analysis/check.py": "tests/test_promises_ask.py tests/test_facts.py tests/test_verdicts.py -m 'not slow'",
     "cloud/ask/cache.py": "tests/test_promises_ask.py",
-    "cloud/ask/router.py": "tests/test_promises_ask.py tests/test_ask.py tests/test_ask_words.py -m 'not slow'",
+    "cloud/ask/router.py": "tests/test_promises_ask.py tests/test_promises_router.py tests/test_ask.py "
+                           "tests/test_ask_words.py -m 'not slow'",
     "edge/vision/closer.py": "tests/test_promises_edge.py",
     "edge/vision/looks.py": "tests/test_promises_edge.py",
 }

@@ -682,3 +682,134 @@ def test_unusual_summary_and_model_questions_weigh_today_against_the_camera_s_us
         assert told["route"] == "llm" and told["from_facts"] and rare in told["answer"], told
     finally:
         db.close()
+
+
+# -- the text model's budget and the figures, on a timer of the test's own --------------------------------------
+def _timed_asker(store, model, t_max_ms: float, timer=lambda: 1000.0) -> Asker:  # noqa: F811
+    """An asker whose timer stands still unless the test gives it another: every budget is t_max_ms whole."""
+    return Asker(store, AskConfig(timezone="Europe/Berlin", t_max_ms=t_max_ms, **test_ask.NAMES),
+                 test_ask.AnalyzerConfig(), text_model=model, clock_ms=lambda: test_ask.NOW, timer=timer)
+
+
+def test_the_model_is_given_nine_tenths_of_what_is_left_as_its_deadline(store):  # noqa: F811
+    model = Says("A parcel [1].")
+    asyncio.run(_timed_asker(store, model, 20_000.0, Ticks()).ask(OPEN))  # 500 ms gone when the budget is read
+    assert model.calls[0][3] == pytest.approx((20_000.0 - 500.0) / 1000 * 0.9)
+
+
+class Late(Says):
+    """Answers after `delay_s` of real time (asyncio's clock, which the wait for it uses too)."""
+
+    def __init__(self, text: str, delay_s: float) -> None:
+        super().__init__(text)
+        self.delay_s = delay_s
+
+    async def complete(self, system: str, user: str, max_new_tokens: int, deadline_s: float) -> str:
+        await asyncio.sleep(self.delay_s)
+        return await super().complete(system, user, max_new_tokens, deadline_s)
+
+
+def test_a_model_answer_later_than_the_budget_is_not_waited_for(store):  # noqa: F811
+    answer = asyncio.run(_timed_asker(store, Late("A parcel [1].", 0.8), 600.0).ask(OPEN))
+    assert answer["partial"] and answer["partial_reason"] == "no answer within t_max_ms"  # gave up at 0.6 s
+
+
+def test_a_model_expected_to_take_exactly_the_budget_is_still_asked(store):  # noqa: F811
+    exact = _timed_asker(store, Says("A parcel [1]."), 6000.0)
+    exact.stats.latency["llm"].append(6000.0)  # its typical answer takes the whole budget: not longer
+    assert not asyncio.run(exact.ask(OPEN))["partial"]
+    fresh = _timed_asker(store, Says("A parcel [1]."), 0.5)  # no answer measured yet: no estimate, it is asked
+    assert not asyncio.run(fresh.ask(OPEN))["partial"]
+
+
+def test_answers_running_count_against_the_budget_and_stop_counting_when_done(store):  # noqa: F811
+    class Gate(Says):
+        """Answers once the test opens the gate; counts the calls under way."""
+
+        def __init__(self) -> None:
+            super().__init__("A parcel [1].")
+            self.gate = asyncio.Event()
+
+        async def complete(self, system: str, user: str, max_new_tokens: int, deadline_s: float) -> str:
+            self.calls.append((system, user, max_new_tokens, deadline_s))
+            await self.gate.wait()
+            return self.text
+
+    async def round_of_three(asker: Asker, model: Gate, questions: tuple[str, str, str]) -> list[dict]:
+        model.gate, before = asyncio.Event(), len(model.calls)
+        asker.stats.latency["llm"].clear()
+        asker.stats.latency["llm"].append(6000.0)  # a typical answer: 6 s (the timer stands still: answers take 0)
+        first = asyncio.ensure_future(asker.ask(questions[0]))
+        await _until(lambda: len(model.calls) == before + 1)
+        second = asyncio.ensure_future(asker.ask(questions[1]))
+        await _until(lambda: len(model.calls) == before + 2)
+        third = await asker.ask(questions[2])  # two ahead: 3 x 6 s > 15 s, refused at once
+        model.gate.set()
+        return [await first, await second, third]
+
+    async def _until(done) -> None:
+        for _ in range(2000):
+            if done():
+                return
+            await asyncio.sleep(0.005)
+        raise AssertionError("the model was not asked in time")
+
+    model = Gate()
+    asker = _timed_asker(store, model, 15_000.0)
+
+    async def main():  # each question once (an answer is cached)
+        return (await round_of_three(asker, model, (OPEN, "What was the person at the back door carrying?",
+                                                    "What was the person at the porch wearing?")),
+                await round_of_three(asker, model, ("What did the person at the porch look like?",
+                                                    "What was the person at the back door wearing?",
+                                                    "What did the person at the back door look like?")))
+
+    for round_ in asyncio.run(main()):  # the second round the same: the first round's answers stopped counting
+        assert [a["partial"] for a in round_] == [False, False, True]
+        assert round_[2]["partial_reason"] == "the language model would take longer than t_max_ms (15000 ms)"
+    assert len(model.calls) == 4
+
+
+def test_the_figures_count_errors_dropped_citations_and_partial_answers(store):  # noqa: F811
+    failing = _timed_asker(store, Says(error="the server is away"), 20_000.0)
+    for question in (OPEN, "What was the person at the back door carrying?"):
+        asyncio.run(failing.ask(question))
+    f = failing.figures()
+    assert f["llm_errors"] == 2 and f["partial"] == 2 and f["partial_p50_ms"] == 0.0  # the timer stood still
+    assert f["L_total_ms"] == 0.0  # L_sched 0, and the fast share's L_fast unknown (no fast answer) counts 0
+    citing = _timed_asker(store, Says("A parcel [1] [99]."), 20_000.0)
+    for question in (OPEN, "What was the person at the back door carrying?"):
+        asyncio.run(citing.ask(question))
+    assert citing.figures()["dropped_citations"] == 2
+
+
+def test_an_answer_names_the_model_and_the_figures_count_invalidated_answers(store):  # noqa: F811
+    class Nameless:
+        """A text model of the test's own without a name."""
+
+        async def warm(self) -> None:
+            return None
+
+        async def complete(self, system: str, user: str, max_new_tokens: int, deadline_s: float) -> str:
+            return "A parcel [1]."
+
+    answer = asyncio.run(_timed_asker(store, Nameless(), 20_000.0).ask(OPEN))
+    assert answer["model"] == "llm" and answer["context"] >= 1
+    asker = test_ask.asker_for(store)
+    asyncio.run(asker.ask("How many people came to the porch today?"))
+    asker.event_landed(test_ask.put(store, "house", "porch", "person", test_ask.NOW - 1000, "benign", "a visit"),
+                       test_ask.NOW)
+    assert asker.figures()["cache_invalidated"] == 1
+
+
+def test_a_question_without_a_text_model_says_which_back_end_has_one(store):  # noqa: F811
+    answer = asyncio.run(test_ask.asker_for(store).ask(OPEN))
+    assert answer["partial_reason"] == "no text model for this [analyzer] backend (use openai with `vllm serve`)"
+
+
+def test_a_model_answer_that_used_exactly_nine_tenths_of_the_budget_is_partial(store):  # noqa: F811
+    readings = iter([0.0, 0.0, 0.0, 0.0] + [0.25] * 10)  # asked, decided, budget, call made; the call took 250 ms
+    budget = 277.77777777777777  # x 0.9 is 250.0 exactly, in floats
+    assert budget * 0.9 == 250.0
+    answer = asyncio.run(_timed_asker(store, Says("A parcel [1]."), budget, lambda: next(readings)).ask(OPEN))
+    assert answer["partial"] and answer["partial_reason"] == "the language model ran out of time (t_max_ms)"
