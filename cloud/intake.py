@@ -270,7 +270,9 @@ class MQTTIntake:
             if not await self.health.probe(self._lookup):
                 continue
             link = self._link
-            if self._release_wanted and link is not None:
+            if link is None:  # stopping (close): the parked events are not started again now
+                return
+            if self._release_wanted:
                 self._release_wanted = False
                 log.info("the store answers again: reconnecting so the broker sends the released messages again")
                 link.redeliver()

@@ -164,9 +164,9 @@ class CloudService:
             self._claim_task.cancel()
             await asyncio.gather(self._claim_task, return_exceptions=True)
             self._claim_task = None
-        tasks = set(self._tasks)
-        if tasks:
-            _, late = await asyncio.wait(tasks, timeout=self.config.drain_timeout_s)
+        deadline = time.monotonic() + self.config.drain_timeout_s
+        while running := {t for t in self._tasks if not t.done()}:  # a retry may start another: until none
+            _, late = await asyncio.wait(running, timeout=max(0.0, deadline - time.monotonic()))
             for task in late:
                 task.cancel()
             if late:

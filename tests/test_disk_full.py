@@ -86,6 +86,27 @@ def test_a_full_disk_under_the_cloud_store_loses_nothing(mosquitto, prefix, tmp_
     assert not [r for r in caplog.records if r.exc_info is not None]
 
 
+def test_a_stopping_intake_starts_no_retry_of_its_parked_events(tmp_path):
+    """Events acknowledged but not stored wait, parked, for the store to answer again. Once the service stops
+    (the intake is closed), the store answering starts none of them: the claims they would take are closed
+    next (before, a retry begun while stopping ran on a closed database, with a traceback)."""
+    store = SQLiteStore(tmp_path / "cloud.db")
+    service = CloudService(CloudConfig(store_path=str(tmp_path / "cloud.db"), http={"enabled": False}),
+                           FixedDelayModel(0.01, 4), store)
+    (event,) = noise_events("dev", 1, seed=5)
+
+    async def scenario() -> None:
+        service.intake._park((event, int(time.time() * 1000), time.monotonic()))  # as after a full disk
+        service.intake.close()
+        await asyncio.wait_for(service.intake.heal(), 10)  # the store answers: heal ends, starting nothing
+        assert service.pending == 0
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        store.close()
+
+
 # -- the device's outbox ----------------------------------------------------------------------------------------
 T0 = 1_800_000_000_000
 
