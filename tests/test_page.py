@@ -251,10 +251,23 @@ async def _drive_page(link: str, out: Lines, screenshot: Path) -> dict:
         await browser.close()
 
 
+def _exited(proc: subprocess.Popen, err) -> int:
+    """The demo's exit status once Ctrl-C stopped it; one that does not exit within 60 s is made to print
+    where each of its threads is (faulthandler, on SIGABRT) and the test fails with that."""
+    try:
+        return proc.wait(60)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)
+        proc.wait(10)
+        time.sleep(0.5)  # the reader thread takes the last lines
+        raise AssertionError("the demo did not exit within 60 s of Ctrl-C; where its threads were:\n"
+                             + "\n".join(err.lines[-80:])) from None
+
+
 @pytest.mark.slow
 def test_demo_serve_page_in_chromium(mosquitto, clip_one_by_one, tmp_path):
     watch = RetainedWatch(mosquitto.port)
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONFAULTHANDLER": "1"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "edgetriage", "--log-json", "-vv", "demo", "--serve", "--broker", mosquitto.url,
          "--protocol", "5",
@@ -279,7 +292,7 @@ def test_demo_serve_page_in_chromium(mosquitto, clip_one_by_one, tmp_path):
         with urllib.request.urlopen(f"{base}/metrics", timeout=10) as answer:
             metrics = answer.read().decode()
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(60) == 0, err.lines[-20:]
+        assert _exited(proc, err) == 0, err.lines[-20:]
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -350,7 +363,8 @@ def test_demo_page_and_api_agree_on_alpha(mosquitto, clip_one_by_one):
     proc = subprocess.Popen(
         [sys.executable, "-m", "edgetriage", "demo", "--serve", "--no-ha", "--broker", mosquitto.url,
          "--clip", str(clip_one_by_one), "--max-frames", "200"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONFAULTHANDLER": "1"})
     try:
         out, err = Lines(proc.stdout), Lines(proc.stderr)
         token = err.wait_for("Authorization: Bearer ", 300).split("Bearer ", 1)[1].split("'")[0]
@@ -358,7 +372,7 @@ def test_demo_page_and_api_agree_on_alpha(mosquitto, clip_one_by_one):
         link = err.wait_for("a fresh one-time link: ", 60).split("link: ", 1)[1].strip()
         state, stats, metrics = asyncio.run(_page_and_api_figures(link, token))
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(60) == 0, err.lines[-20:]
+        assert _exited(proc, err) == 0, err.lines[-20:]
     finally:
         if proc.poll() is None:
             proc.kill()
