@@ -105,25 +105,16 @@ def test_text_without_ids_comes_back_with_single_spaces():
     assert _without_foreign_ids("  A   visitor\n\n came\t[1]. ", FACTS) == "A visitor came [1]."
 
 
-def test_brackets_a_foreign_id_stood_in_alone_are_removed():
-    text, _, _ = cite(f"Seen (event {FACTS[0].event_id}) and [ {FACTS[2].event_id} ] today [2].", FACTS)
-    assert text == "Seen and today [1]."
-
-
-def test_the_space_a_removed_id_leaves_before_punctuation_goes():
-    text, _, _ = cite(f"It came at event {FOREIGN}, then left [1].", FACTS)
-    assert text == "It came at, then left [1]."
-
-
-def test_the_spaces_around_a_removed_id_collapse_to_one():
-    text, _, _ = cite(f"Seen event {FOREIGN} today [1].", FACTS)
-    assert text == "Seen today [1]."
-
-
-def test_a_removed_id_at_the_start_leaves_no_leading_punctuation_and_the_first_word_whole():
-    # lstrip takes characters, not a prefix: a first word starting with one it takes must keep it
-    text, _, _ = cite(f"Event {FOREIGN}: Xavier came [1].", FACTS)
-    assert text == "Xavier came [1]."
+@pytest.mark.parametrize(("raw", "tidy"), [
+    # brackets a foreign id stood in alone are removed, "( )" and "[ ]" alike
+    (f"Seen (event {FACTS[0].event_id}) and [ {FACTS[2].event_id} ] today [2].", "Seen and today [1]."),
+    (f"It came at event {FOREIGN}, then left [1].", "It came at, then left [1]."),  # no space before punctuation
+    (f"Seen event {FOREIGN} today [1].", "Seen today [1]."),  # the spaces around it collapse to one
+    # no leading punctuation; lstrip takes characters, not a prefix: a first word starting with one keeps it
+    (f"Event {FOREIGN}: Xavier came [1].", "Xavier came [1]."),
+], ids=["brackets", "punctuation", "spaces", "start"])
+def test_the_text_a_removed_id_leaves_is_tidy(raw, tidy):
+    assert cite(raw, FACTS)[0] == tidy
 
 
 # -- Asker._read: the zone a question's times are read in ------------------------------------------------------
