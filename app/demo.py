@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import signal
 import sys
 import tempfile
 import threading
@@ -157,11 +158,20 @@ def _device_feed(cloud: CloudThread, agent_ref: list, device: str):
 
 
 def _wait_for_ctrl_c() -> None:
+    """Until Ctrl-C or SIGTERM (kill, a service manager), either of which stops the page cleanly. Ctrl-C is
+    taken even where the process was started with SIGINT ignored (a job a script put in the background)."""
+    def stop(signum, frame) -> None:
+        raise KeyboardInterrupt
+
+    before = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         while True:
             time.sleep(3600)
     except KeyboardInterrupt:
         print("stopping the page", file=sys.stderr)
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)
 
 
 def run_demo(args: argparse.Namespace) -> int:

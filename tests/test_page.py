@@ -371,7 +371,7 @@ def test_demo_page_and_api_agree_on_alpha(mosquitto, clip_one_by_one):
         out.wait_for("summary:", 600)
         link = err.wait_for("a fresh one-time link: ", 60).split("link: ", 1)[1].strip()
         state, stats, metrics = asyncio.run(_page_and_api_figures(link, token))
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signal.SIGTERM)  # a service manager's stop: as clean as Ctrl-C
         assert _exited(proc, err) == 0, err.lines[-20:]
     finally:
         if proc.poll() is None:
