@@ -5,6 +5,7 @@ the answers it falls in, and the answer cache's TTL, size and coverage. The real
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 
 import pytest
@@ -588,7 +589,7 @@ class Ticks:
     """A timer of the test's own: each reading is `step` seconds after the one before (exact in binary)."""
 
     def __init__(self, step: float = 0.25) -> None:
-        self.now, self.step, self.lock = 1000.0, step, __import__("threading").Lock()
+        self.now, self.step, self.lock = 1000.0, step, threading.Lock()
 
     def __call__(self) -> float:
         with self.lock:

@@ -225,6 +225,11 @@ def _count(said: str | None) -> int:
     return int(said) if said and said.isdigit() else NUMBERS.get(said or "a", 1)
 
 
+def _month_number(word: str) -> int:
+    """1-12 for a month's name or its short form ("nov", "sept")."""
+    return [m[:3] for m in MONTHS].index(word[:3]) + 1
+
+
 def _date_of(text: str, now: datetime) -> tuple[datetime, str] | None:
     """A calendar date the question names: the latest such day up to today when it names no year."""
     year, back = None, "year"
@@ -234,10 +239,10 @@ def _date_of(text: str, now: datetime) -> tuple[datetime, str] | None:
     elif day_month or month_day:
         found = day_month or month_day
         day, word, said_year = (found[1], found[2], found[3]) if day_month else (found[2], found[1], found[3])
-        day, month = int(day), [m[:3] for m in MONTHS].index(word[:3]) + 1
+        day, month = int(day), _month_number(word)
         year = int(said_year) if said_year else None
-    elif _NTH.search(text):
-        day, month, back = int(_NTH.search(text)[1]), now.month, "month"
+    elif nth := _NTH.search(text):
+        day, month, back = int(nth[1]), now.month, "month"
     else:
         return None
     try:
@@ -445,7 +450,7 @@ def _month(text: str, now: datetime) -> Window | None:
         return Window(_ms(before), _ms(first), f"in {MONTHS[before.month - 1].capitalize()}")
     named = re.search(r"\b(?:in|during|throughout|for|since|over) (?:the month of )?" + _MONTH + r"\b(?! \d)", text)
     if named:
-        month = [m[:3] for m in MONTHS].index(named[1][:3]) + 1
+        month = _month_number(named[1])
         year = now.year if month <= now.month else now.year - 1
         start = _at(now.replace(year=year, month=month, day=1), 0)
         end = _at((start + timedelta(days=32)).replace(day=1), 0)
