@@ -16,8 +16,8 @@ MobileNetV2, instead of taking the device's word for either. Measured side by si
     embedding_sim_p50/min          device embedding (edge.vision.classify: pixels) vs the cloud's (JPEG)
 
 Crops: the spot where visitors stand in the shipped one-by-one clip, every second (people and empty ground).
-A real model's answer takes far longer (BENCHMARKS.md: seconds on the CPU model), so a miss's share is smaller
-still. The last stdout line is one JSON object; progress goes to stderr.
+A real model's answer takes far longer (docs/developers/benchmarks.md: seconds on the CPU model), so a miss's
+share is smaller still. The last stdout line is one JSON object; progress goes to stderr.
 
     python bench/cloud_keys.py [--crops N]
 """

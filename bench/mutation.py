@@ -12,7 +12,8 @@ The working tree is copied to a scratch folder and the `edgetriage` package is p
 killed. Each module is mutated with only its own fast tests (no LLM, no video). A mutant counts as killed
 when its tests fail (however slowly) or hang past mutmut's time limit. Prints killed ÷ mutants per module
 and the surviving mutants (`mutmut show` diffs) so they can be judged; ends with one JSON line. Results and
-the survivors' reasons: TESTING.md. Never `mutmut show` in a kept folder while its run goes on: it reads the
+the survivors' reasons: docs/developers/testing.md.
+Never `mutmut show` in a kept folder while its run goes on: it reads the
 module, mutated at that moment, into mutmut's cache, and the run stops ("Attribute Mutant.line is required").
 """
 

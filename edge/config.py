@@ -79,7 +79,8 @@ class CameraConfig(Strict):
 class CacheConfig(Strict):
     max_entries: Annotated[int, Field(ge=1, le=1_000_000)] = 1024
     # the most pHash bits a cached crop may differ by on this device; a verdict's rule may ask for fewer.
-    # 8, measured on the labelled clips (BENCHMARKS.md, "Verdict reuse"): 80 % of crops of the same person
+    # 8, measured on the labelled clips (docs/developers/benchmarks.md, "Verdict reuse"): 80 % of crops of
+    # the same person
     # 0.3-1 s apart match, 0.02 % of pairs of different people collide (10: 84 % and 1.4 %)
     default_max_distance: Annotated[int, Field(ge=0, le=32)] = DEFAULT_MAX_DISTANCE
 

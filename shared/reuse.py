@@ -14,10 +14,10 @@ the smaller event id, so every cache picks the same one. The device may give a v
 looks of the track it answered (edge.triage.gallery): `further_key` makes one (same verdict, thresholds and
 `made_ms`, so it never outlives the verdict), `novel` says whether a look is worth one, `continues` whether a
 look still belongs to its track. DEFAULT_MIN_SIMILARITY = 0.97: the study in
-BENCHMARKS.md ("Verdict reuse: appearance embedding") saw no pair of different people above 0.961.
+docs/developers/benchmarks.md ("Verdict reuse: appearance embedding") saw no pair of different people above 0.961.
 
 One default for `max_distance`: DEFAULT_MAX_DISTANCE = 8 bits (shared.protocol; the cloud's reuse policy and
-the device's cap use it too). The hash study in BENCHMARKS.md ("Verdict reuse: which perceptual hash"):
+the device's cap use it too). The hash study in docs/developers/benchmarks.md ("Verdict reuse: which perceptual hash"):
 at 8 bits 80 % of crops of one person 0.3-1 s apart match and 0.02 % of different-people pairs collide; at
 10 bits 84 % match but 1.4 % collide, 70x more wrong reuse for 4 points of reuse.
 """
@@ -206,7 +206,7 @@ def further_key(c: Candidate, phash: str, embedding: bytes | None) -> Candidate:
     its hash reaches near copies only, within half the rule's distance (as `worth_filing` counts a near copy).
     Each key is another chance for a hash collision between two people (the embedding had none in any study):
     at the full distance a gallery of 8 keys matched 4.4x as many pairs of different people as one key, at
-    half of it no more, for most of the gain (bench/gallery_study.py, BENCHMARKS.md "Track gallery")."""
+    half of it no more, for most of the gain (bench/gallery_study.py, docs/developers/benchmarks.md "Track gallery")."""
     return c._replace(phash=phash, embedding=embedding, max_distance=c.max_distance // 2)
 
 

@@ -10,7 +10,7 @@
 - a verdict stored before it is published, seen from inside the publish call;
 - the cloud config refusing unknown keys with the key's name.
 
-Each of these was checked against a copy of the code with the bug planted (TESTING.md lists them and the
+Each of these was checked against a copy of the code with the bug planted (docs/developers/testing.md lists them and the
 mutation score these tests give the modules that hold the promises).
 """
 

@@ -173,7 +173,9 @@ def _span(low: int | None, high: int | None, what: str) -> str:
 
 
 def _number(value: Any) -> str:
-    return f"{value:g}" if isinstance(value, float) else f"{value:,}".replace(",", " ") if value >= 10000 else str(value)
+    if isinstance(value, float):
+        return f"{value:g}"
+    return f"{value:,}".replace(",", " ") if value >= 10000 else str(value)
 
 
 def toml_value(value: Any) -> str:

@@ -44,7 +44,7 @@ class DetectorConfig(Strict):
     at all: what is tracked, and what counts as uncertain, is the vision pipeline's and the rules' business
     (a faint 0.1 person box on a moving blob is exactly the evidence an uncertain region needs)."""
 
-    # manifest key or path to a file the manifest describes; YOLOX-Nano: see BENCHMARKS.md "Edge" for why
+    # manifest key or path to a file the manifest describes; YOLOX-Nano: docs/developers/benchmarks.md "Edge" says why
     model: str = "yolox_nano"
     precision: Literal["fp32", "int8"] = "fp32"  # int8: the manifest's "<model>_int8" QDQ file
     threads: Annotated[int, Field(ge=1, le=64)] = 2

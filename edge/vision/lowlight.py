@@ -4,7 +4,8 @@ At night a camera raises its gain and its pictures carry sensor noise of several
 look at the whole frame shrinks the picture to the detector's input, which averages that noise away; a closer
 look (a 2x square around something small) enlarges it, and YOLOX-Nano then reads grain where a small person
 is: the parking lot's pedestrian, 17x33 px at a mean luma of 36 under sigma-10 noise, scores 0 at every zoom,
-and 0.6-0.8 on half his frames once the 208-px square is denoised (BENCHMARKS.md, "Night, honest noise").
+and 0.6-0.8 on half his frames once the 208-px square is denoised (docs/developers/benchmarks.md,
+"Night, honest noise").
 
 The filter is OpenCV's non-local means, whose strength is the noise measured on the square itself
 (Immerkaer's estimator: one 3x3 filter and a mean, no parameter to tune per camera). A Gaussian or median

@@ -27,7 +27,8 @@ class GalleryConfig(Strict):
     max_looks: Annotated[int, Field(ge=0, le=32)] = 8  # looks sampled per track, and keys per verdict; 0: off
     # at most one look per this much stream time: 0.2 takes every look the pipeline makes of a moving person
     # (one per moving_interval_s, 0.25 s), so 8 cover the track's first 1.75 s, the emit_after_s window its
-    # escalated crop is chosen from, where a later visit's crop comes from too (BENCHMARKS.md "Track gallery")
+    # escalated crop is chosen from, where a later visit's crop comes from too (docs/developers/benchmarks.md,
+    # "Track gallery")
     every_s: Annotated[float, Field(ge=0.0, le=60.0)] = 0.2
     min_iou: Annotated[float, Field(gt=0.0, le=1.0)] = 0.5  # the detection against the track's predicted box
     # a look's embedding against the nearest of the track's keys so far: a guard against a switch to something
