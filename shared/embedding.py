@@ -6,12 +6,12 @@ closer, the light changed). The shipped MobileNetV2 files have a `features` outp
 (models/provenance/scripts/add_features_output.py), the 1280 pooled channels of the same run; `embedding_of`
 averages them in groups of 5 consecutive channels to 256 values, scaled so the largest is ±127: EMBEDDING_BYTES
 int8 bytes, raw in MessagePack, base64 in JSON (verdicts and stored documents). The study in
-docs/developers/benchmarks.md ("Verdict reuse: appearance embedding") chose this: a random projection to 256
-or 320 values separates same and different people worse, centring the features (subtracting a mean) much
-worse, and grouping by 5 separates as well as all 1280 channels (same person, true matches at zero false
-matches: 0.80 against 0.79) at a fifth of the bytes of int8, with nothing fitted to the clips it is measured on. The device embeds only crops that would leave
-it (edge.vision.classify); the cloud embeds the crops it reuses across devices itself (shared.cropkeys,
-cloud.keys).
+docs/developers/benchmarks.md ("Verdict reuse: appearance embedding") chose this: a random projection to 256 or 320
+values separates same and different people worse, centring the features (subtracting a mean) much worse, and
+grouping by 5 separates as well as all 1280 channels (same person, true matches at zero false matches: 0.80 against
+0.79) at a fifth of the bytes of int8, with nothing fitted to the clips it is measured on. The device embeds only
+crops that would leave it (edge.vision.classify); the cloud embeds the crops it reuses across devices itself
+(shared.cropkeys, cloud.keys).
 Two embeddings are compared by cosine similarity (`similarity`), which shared.reuse uses as the second reuse key
 beside the perceptual hash.
 """
