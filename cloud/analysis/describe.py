@@ -27,9 +27,7 @@ from __future__ import annotations
 import re
 
 from ...shared.protocol import CORRECTED_KINDS as KINDS
-from .translator import MIN_OBJECT, Facts, clothing
-
-FAINT = 0.10  # the facts' sentence says "faint" from here, "yes" from MIN_OBJECT (Facts.sentences)
+from .translator import FAINT, MIN_OBJECT, Facts, clothing
 
 _PERSON_WORDS = ("person", "people", "persons", "man", "men", "woman", "women", "someone", "somebody", "human",
                  "visitor", "intruder", "child", "boy", "girl", "pedestrian", "individual", "figure")
@@ -245,7 +243,7 @@ def from_facts(facts: Facts, verdict: str) -> str:
     if facts.dwell_s is not None:
         context.append(f"for {facts.dwell_s:.0f} s")
     if facts.direction:
-        context.append(f"moving {facts.direction}")
+        context.append("not moving" if facts.direction == "still" else f"moving {facts.direction}")
     return who + (", " + ", ".join(context) if context else "") + "."
 
 
