@@ -7,6 +7,7 @@ the room's six visitors at five moments each, the walking pair), each dressed an
     (33-42), saturation 220-255, value 225-255 (fluorescent dyes read near the sensor's top in daylight); the
     torso only (sleeveless: a half-width of 20-30 % of the box), 16-21 % to 50-60 % of the box high; each
     with and without two retroreflective stripes (light grey, saturation 0-25, value 170-220, 3-4.5 % high);
+    and faded (worn, washed: saturation 165-208, value 190-240, no longer fluorescent-bright) with stripes;
   * ordinary tops, over the torso and short sleeves (half-width 34-46 %), in ordinary dyes: an orange T-shirt
     (hue 7-17, saturation 140-195, value 150-230), a yellow T-shirt (20-31, 110-190, 170-240), red (0-3,
     150-220, 110-200), green, blue, khaki, a rust jacket (hue 5-15, saturation 180-240, value
@@ -23,7 +24,8 @@ value >= 150 on 30 % of the 20-50 % band) and `after` (cloud/analysis/hivis.py).
 
 Last stdout line: one JSON object: for `before` and `after`: `vest_recall` (daylight and dusk),
 `false_hivis` (tops, daylight and dusk), `ir_unknown` (every garment in infrared), and `by` {"vest orange
-stripes dusk": share True, ...}; `samples`.
+stripes dusk": share True, ...}; `samples`; `stripes_found` (striped vests, daylight and dusk, whose stripes
+the reading found).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from verdict_crops import ROOM, WALKING, _frames, build  # noqa: E402
 EMPTY_ROOM_S = 2.0  # the room before its first visitor (models/media/labels.json)
 VESTS = {"orange": (4, 12), "yellow": (24, 32), "yellow-green": (33, 42)}
 VEST_SAT, VEST_VAL = (220, 255), (225, 255)
+FADED_SAT, FADED_VAL = (165, 208), (190, 240)  # a worn, washed vest: no longer fluorescent-bright; its stripes tell
 TOPS = {  # (hue, saturation, value) ranges of ordinary dyes
     "orange T-shirt": ((7, 17), (140, 195), (150, 230)),
     "yellow T-shirt": ((20, 31), (110, 190), (170, 240)),
@@ -145,6 +148,7 @@ def garments():
     for colour, hues in VESTS.items():
         for stripes in (False, True):
             yield f"vest {colour}" + (" stripes" if stripes else ""), "vest", (hues, VEST_SAT, VEST_VAL), True, stripes
+        yield f"vest {colour} faded stripes", "vest", (hues, FADED_SAT, FADED_VAL), True, True
     for name, ranges in TOPS.items():
         yield name, "top", ranges, False, False
     yield "as worn", "top", None, False, False
@@ -159,6 +163,7 @@ def main() -> int:
     rng = np.random.default_rng(args.seed)
     said: dict[str, dict[str, list]] = {"before": defaultdict(list), "after": defaultdict(list)}
     mistakes = []
+    taped: list[bool] = []  # striped vests in daylight and at dusk: were the stripes found
     samples = 0
     crowd = people(translator.look)
     for who, image, mask in crowd[::3] if args.quick else crowd:
@@ -179,11 +184,13 @@ def main() -> int:
                 said["before"][f"{name} {light}"].append(old)
                 said["after"][f"{name} {light}"].append(new.wearing)
                 truth = None if light == "infrared" else kind == "vest"
+                if stripes and light != "infrared":
+                    taped.append(new.stripes)
                 if new.wearing != truth and (truth is not None or new.wearing is not None):
                     mistakes.append(f"{who} {name} {light}: {new.wearing} ({new.why}, share {new.share:.2f})")
     for line in mistakes:
         print("wrong (after):", line, file=sys.stderr)
-    result: dict = {"samples": samples}
+    result: dict = {"samples": samples, "stripes_found": round(sum(taped) / max(1, len(taped)), 3)}
     for method, table in said.items():
         def pooled(test, values=table):
             return [v for key, vs in values.items() if test(key) for v in vs]
