@@ -1,6 +1,7 @@
 """Hi-vis measured as people wear it, on a real visitor of the shipped room clip dressed anew: a worker's orange
 vest (hue 6) is hi-vis, in daylight and at dusk; an orange T-shirt is not; a worn vest is told from a yellow
-top by its retroreflective stripes; on an infrared (grey) picture hi-vis cannot be told (None, not False)."""
+top by its retroreflective stripes; on an infrared (grey) picture hi-vis cannot be told (None, not False), nor
+any garment's colour."""
 
 from __future__ import annotations
 
@@ -78,3 +79,13 @@ def test_on_an_infrared_picture_hi_vis_cannot_be_told(visitor):
     tinted = np.clip(grey.astype(np.int16) + np.array([5, 0, 4]), 0, 255).astype(np.uint8)  # a camera's tint
     assert hivis(_jpeg(grey), box) is None and hivis(_jpeg(tinted), box) is None
     assert hivis(_jpeg(vest), None) is None  # no person's box: nothing to read
+
+
+def test_on_an_infrared_picture_no_garment_colour_is_named(visitor):
+    from edgetriage.cloud.analysis.colours import body_colours
+
+    image, box = visitor
+    vest = _dressed(image, box, hue=6, saturation=240, value=245)
+    assert body_colours(vest, box)[0] == "orange"
+    grey = cv2.cvtColor(cv2.cvtColor(vest, cv2.COLOR_BGR2GRAY), cv2.COLOR_GRAY2BGR)  # the vest reads light grey
+    assert body_colours(grey, box) == (None, None)

@@ -6,7 +6,7 @@ crop, nothing learnt; three answers, as the policy reads them: True, False, or N
 - The light's colour is taken out first (colours.balanced), and brightness is judged against the crop's own
   brightest (`reference`, its 99th percentile of HSV value), so dusk dims the vest and its surroundings alike.
 - The torso: 18-56 % of the box's height, its middle half in width. A pixel is vest-coloured when its hue is
-  fluorescent orange-red to yellow-green (OpenCV HUE, 3..45 of 180: a worker's orange vest reads about 6),
+  fluorescent orange-red to yellow-green (OpenCV HUE, 5..45 of 180: a worker's orange vest reads about 6),
   its saturation >= SAT_MIN and its value >= VAL_MIN of the reference; the torso is vest-coloured when SHARE of
   its pixels are.
 - An orange or yellow T-shirt is vest-coloured too. What tells a vest from it:
@@ -28,9 +28,9 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from .colours import balanced
+from .colours import balanced, monochrome
 
-HUE = (3, 45)  # OpenCV hue (0..180): fluorescent orange-red (~3-12), yellow (~24-32), yellow-green (~33-42)
+HUE = (5, 45)  # OpenCV hue (0..180): fluorescent orange-red (~5-12), yellow (~24-32), yellow-green (~33-42)
 SAT_MIN = 110  # a vest-coloured pixel: at least this saturated...
 VAL_MIN = 0.30  # ... and at least this share of the reference's value
 SHARE = 0.30  # the torso is vest-coloured when this share of its pixels is
@@ -40,9 +40,6 @@ STRIPE_SAT, STRIPE_VAL = 70, 0.45  # a retroreflective tape's pixel: neutral and
 STRIPE_ROW = 0.40  # a row is tape where this share of it is
 STRIPE_MAX = 0.20  # a tape band is at most this share of the torso high
 STRIPE_NEAR = 3  # vest-coloured rows within this many rows above and below it
-MONOCHROME = 0.08  # a lit pixel is coloured when off the crop's even tint by this share of its value...
-LIT = 20  # ... (lit: value >= LIT, and counted from twice that)
-COLOURED_MIN = 0.02  # ... and the crop is monochrome when fewer than this share of its lit pixels are
 DARK_REFERENCE = 28  # a crop whose brightest (reference) is below this is too dark to tell
 WORK_HEIGHT = 200  # the crop is read at most this many pixels high
 
@@ -55,22 +52,11 @@ class Reading:
 
     wearing: bool | None
     share: float = 0.0  # share of the torso vest-coloured
+    saturation: float = 0.0  # the vest-coloured pixels' median saturation (0..255)...
+    value: float = 0.0  # ... and value, as a share of the crop's brightest
     fluorescent: bool = False
     stripes: bool = False
     why: str = ""
-
-
-def monochrome(image: np.ndarray) -> bool:
-    """A grey picture (an infrared night image): the lit pixels' colour is one even tint (a camera's), at most
-    MONOCHROME of their value (counted from LIT up, so a dark pixel's noise weighs no more than a dim one's)."""
-    pixels = image.reshape(-1, 3).astype(np.float32)
-    value = pixels.max(axis=1)
-    lit = value >= LIT
-    if lit.sum() < 16:
-        return False  # too dark to say: the reference says so
-    tint = pixels[lit] - pixels[lit].mean(axis=1, keepdims=True)  # each pixel's colour off its grey
-    residual = np.abs(tint - np.median(tint, axis=0)).max(axis=1) / np.maximum(value[lit], 2 * LIT)
-    return float((residual >= MONOCHROME).mean()) < COLOURED_MIN
 
 
 def torso(image: np.ndarray, box: Box) -> np.ndarray:
@@ -125,8 +111,7 @@ def reading(image: np.ndarray, box: Box | None) -> Reading:
     fluorescent = saturation >= SAT_FLUORESCENT and value >= VAL_FLUORESCENT
     taped = stripes(coloured, (sat < STRIPE_SAT) & (val >= STRIPE_VAL * reference))
     why = "fluorescent dye" if fluorescent else "retroreflective stripes" if taped else "a coloured top, not a vest"
-    return Reading(fluorescent or taped, share, fluorescent, taped,
-                   f"{why} (saturation {saturation:.0f}, value {value:.2f} of the brightest)")
+    return Reading(fluorescent or taped, share, saturation, value, fluorescent, taped, why)
 
 
 def hivis(jpeg: bytes, box: Box | None) -> bool | None:
@@ -139,4 +124,4 @@ def hivis(jpeg: bytes, box: Box | None) -> bool | None:
     return reading(image, box).wearing
 
 
-__all__ = ["Reading", "hivis", "monochrome", "reading"]
+__all__ = ["Reading", "hivis", "reading"]
