@@ -89,3 +89,23 @@ def test_on_an_infrared_picture_no_garment_colour_is_named(visitor):
     assert body_colours(vest, box)[0] == "orange"
     grey = cv2.cvtColor(cv2.cvtColor(vest, cv2.COLOR_BGR2GRAY), cv2.COLOR_GRAY2BGR)  # the vest reads light grey
     assert body_colours(grey, box) == (None, None)
+
+
+def test_a_vest_measured_is_said_as_one_in_the_facts_and_the_description(visitor):
+    import time
+
+    from edgetriage.cloud.analysis.describe import contradictions, from_facts
+    from edgetriage.shared.ids import uuid7
+    from edgetriage.shared.protocol import Event
+
+    image, box = visitor
+    vest = _dressed(image, box, hue=6, saturation=240, value=245, stripes=True)
+    event = Event(event_id=uuid7(), device="pi-hivis", camera="dock", captured_ms=int(time.time() * 1000),
+                  label="person", score=0.5, uncertain=True, track_id=1, phash="8f3a6b1c2d4e5f60",
+                  reason="score in the uncertain band", detections=[], crop=_jpeg(vest))
+    facts = Translator(views=("sent",)).translate(event)
+    assert facts.hivis is True
+    text = from_facts(facts, "alert")
+    assert "hi-vis orange vest" in text and "orange top" not in text, text
+    assert "hi-vis orange vest" in facts.sentences()[-1]
+    assert contradictions(text, facts, "alert") == {}

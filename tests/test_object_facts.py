@@ -91,3 +91,12 @@ def test_a_person_standing_still_is_not_moving():
     facts = Facts("person", 0.9, None, True, upper="grey", direction="still")
     assert "Not moving." in facts.sentences() and "Moving still." not in facts.sentences()
     assert from_facts(facts, "alert") == "A person in a grey top, not moving."
+
+
+def test_an_orange_top_is_a_colour_not_the_fruit():
+    from edgetriage.cloud.analysis.describe import contradictions
+
+    facts = Facts("person", 0.9, None, True, upper="orange")
+    assert contradictions(from_facts(facts, "alert"), facts, "alert") == {}  # "A person in an orange top."
+    dark = Facts("person", 0.9, None, True, upper="dark")
+    assert "orange" in contradictions("A person holding an orange, in a dark top.", dark, "alert")["object"]

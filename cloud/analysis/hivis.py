@@ -3,7 +3,8 @@ crop, nothing learnt; three answers, as the policy reads them: True, False, or N
 
 - None where colour cannot be read: no person's box, a crop that does not decode, a monochrome (infrared
   night) picture, whose grey says nothing of a vest's colour, or a torso too dark to see.
-- The light's colour is taken out first (colours.balanced), and brightness is judged against the crop's own
+- Sensor noise is smoothed (a 3x3 median: at dusk it scatters a dim orange's hue into red) and the light's
+  colour taken out (colours.balanced) first, and brightness is judged against the crop's own
   brightest (`reference`, its 99th percentile of HSV value), so dusk dims the vest and its surroundings alike.
 - The torso: 18-56 % of the box's height, its middle half in width. A pixel is vest-coloured when its hue is
   fluorescent orange-red to yellow-green (OpenCV HUE, 5..45 of 180: a worker's orange vest reads about 6),
@@ -94,7 +95,7 @@ def reading(image: np.ndarray, box: Box | None) -> Reading:
         image = cv2.resize(image, (max(1, round(w * WORK_HEIGHT / h)), WORK_HEIGHT), interpolation=cv2.INTER_AREA)
     if monochrome(image):
         return Reading(None, why="monochrome picture")
-    light = balanced(image)
+    light = balanced(cv2.medianBlur(image, 3))  # a dim picture's sensor noise would scatter the hues
     band = torso(light, box)
     if band.size == 0:
         return Reading(None, why="no torso in the crop")

@@ -21,7 +21,7 @@ reason about (hybrid inference: the translator reads the picture, the model deci
 - How good the picture is (`picture_flags`: dark, blown out, soft), for the confidence: a poor picture makes
   the closer look itself less sure.
 - The colours of the upper and lower body of the person found (colours.py: pixel statistics, nothing learnt;
-  none where the pixels cannot tell).
+  none where the pixels cannot tell), and whether the upper body is a hi-vis vest (hivis.py; None: cannot tell).
 - From the event: how many people the device's detections hold, and what the device knows of where and how
   long (zones, dwell, direction, local time), when it sends them.
 - ImageNet's top class stays a weak hint: it names what the crop looks like, never the subject.
@@ -42,6 +42,7 @@ from ...shared import yolox
 from ...shared.modelfiles import ModelFile, resolve
 from ...shared.protocol import Event
 from .colours import body_colours, colour_name  # noqa: F401  (colour_name: re-exported, its old home)
+from .hivis import reading
 from .imagenet import CropDescriber
 
 log = logging.getLogger(__name__)
@@ -76,6 +77,7 @@ class Facts:
     people_in_frame: int = 0  # person detections of the device, in the whole frame
     upper: str | None = None  # dominant colour of the upper body
     lower: str | None = None
+    hivis: bool | None = None  # a hi-vis vest on the upper body, measured (hivis.py); None: cannot tell
     hint: str | None = None  # ImageNet's top class (weak)
     zones: tuple[str, ...] = ()
     dwell_s: float | None = None
@@ -113,7 +115,8 @@ class Facts:
             out.append(f"{name}: unknown to the detector; it looks like {_article(self.hint or 'thing')} "
                        f"{self.hint or 'thing'}" + (f", with {others}." if others else "."))
         elif self.label_score >= MIN_OBJECT:
-            out.append(f"{name}: yes{clothing(self.upper, self.lower)}" + (f", with {others}." if others else "."))
+            worn = clothing(self.upper, self.lower, self.hivis)
+            out.append(f"{name}: yes{worn}" + (f", with {others}." if others else "."))
         elif self.label_score >= FAINT:
             out.append(f"{name}: faint" + (f", with {others}." if others else "."))
         else:
@@ -132,8 +135,11 @@ def _article(word: str | None) -> str:
     return "an" if word and word[0].lower() in "aeiou" else "a"
 
 
-def clothing(upper: str | None, lower: str | None) -> str:
-    """", in a grey top and blue bottom" from what is known of them ("" when neither is)."""
+def clothing(upper: str | None, lower: str | None, hivis: bool | None = None) -> str:
+    """", in a grey top and blue bottom" from what is known of them ("" when neither is); a hi-vis vest
+    measured is said as one (", in a hi-vis orange vest")."""
+    if hivis:
+        return ", in a hi-vis " + " ".join(w for w in (upper, "vest") if w) + (f" and {lower} bottom" if lower else "")
     parts = [f"{_article(upper)} {upper} top" if upper else "", f"{lower} bottom" if lower else ""]
     if upper and lower:
         return f", in {parts[0]} and {parts[1]}"
@@ -211,12 +217,13 @@ class Translator:
         flags = picture_flags(image)
         score, box, view = self.best_view(image, label, found, flags) if label in self.labels else (0.0, None, None)
         objects = held(found, label, box if score >= FAINT else None)
-        upper = lower = None
+        upper = lower = wearing = None
         if label == "person" and box is not None and score >= MIN_OBJECT:
             upper, lower = body_colours(image, box)
+            wearing = reading(image, box).wearing
         hints = self.describer.describe(event.crop)
         return Facts(event.label, round(score, 3), box, label in self.labels, tuple(objects[:MAX_OBJECTS]),
-                     upper=upper, lower=lower, hint=hints[0][0] if hints else None, picture=flags,
+                     upper=upper, lower=lower, hivis=wearing, hint=hints[0][0] if hints else None, picture=flags,
                      view=view, **device)
 
 
