@@ -24,7 +24,8 @@ value >= 150 on 30 % of the 20-50 % band) and `after` (cloud/analysis/hivis.py).
 
     python bench/hivis.py [--quick] [--seed N]
 
-Last stdout line: one JSON object: for `before` and `after`: `vest_recall` (daylight and dusk),
+Last stdout line: one JSON object: `hivis_recall`, `false_hivis`, `ir_unknown` (after, for CI's floors); for
+`before` and `after`: `vest_recall` (daylight and dusk),
 `false_hivis` (tops, daylight and dusk), `ir_unknown` (every garment in infrared), and `by` {"vest orange
 stripes dusk": share True, ...}; `samples`, `person_missed`; `stripes_found` (striped vests, daylight and
 dusk, whose stripes the reading found); `spread` {kind: the vest-coloured torsos' saturation and value
@@ -230,6 +231,8 @@ def main() -> int:
     for key in result["after"]["by"]:
         print(f"  {key:34s} hi-vis before {result['before']['by'][key]:.2f}, after {result['after']['by'][key]:.2f}",
               file=sys.stderr)
+    result |= {"hivis_recall": result["after"]["vest_recall"], "false_hivis": result["after"]["false_hivis"],
+               "ir_unknown": result["after"]["ir_unknown"]}
     print(json.dumps(result))
     return 0
 
