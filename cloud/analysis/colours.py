@@ -82,7 +82,7 @@ def monochrome(image: np.ndarray) -> bool:
     if lit.sum() < 16:
         return False  # too dark to say: the reference says so
     tint = pixels[lit] - pixels[lit].mean(axis=1, keepdims=True)  # each pixel's colour off its grey
-    residual = np.abs(tint - np.median(tint, axis=0)).max(axis=1) / np.maximum(value[lit], 2 * LIT)
+    residual = np.abs(tint - np.percentile(tint, 50, axis=0)).max(axis=1) / np.maximum(value[lit], 2 * LIT)
     return float((residual >= MONOCHROME).mean()) < COLOURED_MIN
 
 

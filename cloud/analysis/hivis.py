@@ -7,7 +7,7 @@ crop, nothing learnt; three answers, as the policy reads them: True, False, or N
   colour taken out (colours.balanced) first, and brightness is judged against the crop's own
   brightest (`reference`, its 99th percentile of HSV value), so dusk dims the vest and its surroundings alike.
 - The torso: 18-56 % of the box's height, its middle half in width. A pixel is vest-coloured when its hue is
-  fluorescent orange-red to yellow-green (OpenCV HUE, 5..45 of 180: a worker's orange vest reads about 6),
+  fluorescent orange-red to yellow-green (OpenCV HUE, 4..45 of 180: a worker's orange vest reads about 6),
   its saturation >= SAT_MIN and its value >= VAL_MIN of the reference; the torso is vest-coloured when SHARE of
   its pixels are.
 - An orange or yellow T-shirt is vest-coloured too. What tells a vest from it:
@@ -31,7 +31,7 @@ import numpy as np
 
 from .colours import balanced, monochrome
 
-HUE = (5, 45)  # OpenCV hue (0..180): fluorescent orange-red (~5-12), yellow (~24-32), yellow-green (~33-42)
+HUE = (4, 45)  # OpenCV hue (0..180): fluorescent orange-red (~4-12), yellow (~24-32), yellow-green (~33-42)
 SAT_MIN = 110  # a vest-coloured pixel: at least this saturated...
 VAL_MIN = 0.30  # ... and at least this share of the reference's value
 SHARE = 0.30  # the torso is vest-coloured when this share of its pixels is
@@ -108,7 +108,7 @@ def reading(image: np.ndarray, box: Box | None) -> Reading:
     share = float(coloured.mean())
     if share < SHARE:
         return Reading(False, share, why="torso not vest-coloured")
-    saturation, value = float(np.median(sat[coloured])), float(np.median(val[coloured])) / reference
+    saturation, value = float(np.percentile(sat[coloured], 50)), float(np.percentile(val[coloured], 50)) / reference
     fluorescent = saturation >= SAT_FLUORESCENT and value >= VAL_FLUORESCENT
     taped = stripes(coloured, (sat < STRIPE_SAT) & (val >= STRIPE_VAL * reference))
     why = "fluorescent dye" if fluorescent else "retroreflective stripes" if taped else "a coloured top, not a vest"
