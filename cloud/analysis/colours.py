@@ -14,6 +14,8 @@ and a person's hair as "brown" or "red", a grey cardigan under warm light as "or
   the translator names; a saturated orange (a hi-vis vest) is.
 - Each pixel is dark (low value), white or grey (low saturation), or a hue bin (saturation and value gates):
   red, orange, yellow, green, blue, purple, pink; orange and red that are dim are brown.
+- Nothing on a monochrome picture (an infrared night image, `monochrome`): its grey is no garment's colour
+  (an orange vest reads light grey there).
 - A name only with a clear majority: at least MIN_VALID of the region's pixels counted and the winner holding
   MIN_SHARE of them; otherwise None ("unknown": the facts then say nothing of that garment's colour).
 """
@@ -37,6 +39,9 @@ NEUTRAL_MIN = 0.05  # share of the crop that must read near-neutral for the cast
 MIN_VALID = 0.3
 WORK_HEIGHT = 160
 MIN_SHARE = 0.45
+MONOCHROME = 0.08  # a lit pixel is coloured when off the crop's even tint by this share of its value...
+LIT = 20  # ... (lit: value >= LIT, and counted from twice that)
+COLOURED_MIN = 0.02  # ... and the crop is monochrome when fewer than this share of its lit pixels are
 HUES = ((0, 6, "red"), (6, 19, "orange"), (19, 36, "yellow"), (36, 85, "green"), (85, 128, "blue"),
         (128, 150, "purple"), (150, 170, "pink"), (170, 181, "red"))
 NAMES = ("dark", "grey", "white") + tuple(dict.fromkeys(name for _, _, name in HUES)) + ("brown",)
@@ -66,6 +71,19 @@ def neutral_gains(image: np.ndarray, rounds: int = 3) -> np.ndarray:
         mean = np.array([b[neutral].mean(), g[neutral].mean(), r[neutral].mean()], np.float32)
         gains = np.clip(gains * mean.mean() / np.maximum(mean, 1.0), 1 / MAX_GAIN, MAX_GAIN).astype(np.float32)
     return gains
+
+
+def monochrome(image: np.ndarray) -> bool:
+    """A grey picture (an infrared night image): the lit pixels' colour is one even tint (a camera's), at most
+    MONOCHROME of their value (counted from LIT up, so a dark pixel's noise weighs no more than a dim one's)."""
+    pixels = image.reshape(-1, 3).astype(np.float32)
+    value = pixels.max(axis=1)
+    lit = value >= LIT
+    if lit.sum() < 16:
+        return False  # too dark to say: the reference says so
+    tint = pixels[lit] - pixels[lit].mean(axis=1, keepdims=True)  # each pixel's colour off its grey
+    residual = np.abs(tint - np.percentile(tint, 50, axis=0)).max(axis=1) / np.maximum(value[lit], 2 * LIT)
+    return float((residual >= MONOCHROME).mean()) < COLOURED_MIN
 
 
 def balanced(image: np.ndarray) -> np.ndarray:
@@ -145,6 +163,8 @@ def body_colours(image: np.ndarray, box: Box) -> tuple[str | None, str | None]:
     h, w = image.shape[:2]
     if h > WORK_HEIGHT:
         image = cv2.resize(image, (max(1, round(w * WORK_HEIGHT / h)), WORK_HEIGHT), interpolation=cv2.INTER_AREA)
+    if monochrome(image):
+        return None, None
     light = balanced(image)
     classes = classes_of(light).reshape(light.shape[:2])
     scene = background_classes(classes, box)

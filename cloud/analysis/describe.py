@@ -27,9 +27,7 @@ from __future__ import annotations
 import re
 
 from ...shared.protocol import CORRECTED_KINDS as KINDS
-from .translator import MIN_OBJECT, Facts, clothing
-
-FAINT = 0.10  # the facts' sentence says "faint" from here, "yes" from MIN_OBJECT (Facts.sentences)
+from .translator import FAINT, MIN_OBJECT, Facts, clothing
 
 _PERSON_WORDS = ("person", "people", "persons", "man", "men", "woman", "women", "someone", "somebody", "human",
                  "visitor", "intruder", "child", "boy", "girl", "pedestrian", "individual", "figure")
@@ -46,6 +44,8 @@ _GARMENTS = ("top", "shirt", "t-shirt", "jacket", "coat", "hoodie", "sweater", "
 _UPPER = {"top", "shirt", "t-shirt", "jacket", "coat", "hoodie", "sweater", "jumper", "cardigan", "vest",
           "blouse", "sweatshirt"}
 _LOWER = {"bottom", "trouser", "trousers", "pant", "pants", "jean", "jeans", "skirt", "short", "shorts", "legging"}
+_WORN = re.compile(r"\b(?:" + "|".join(_COLOURS) + r")\s+(?:[a-z-]+\s+)?(?:" + "|".join(map(re.escape, _GARMENTS))
+                   + r")s?\b")
 _PLACES = ("door", "doorway", "entrance", "entry", "exit", "gate", "porch", "patio", "pool", "yard", "backyard",
            "garden", "driveway", "garage", "street", "road", "parking", "lot", "shop", "store", "kitchen", "hall",
            "hallway", "corridor", "lobby", "stairs", "staircase", "balcony", "fence", "sidewalk", "pavement",
@@ -128,7 +128,7 @@ def _colours_said(text: str, facts: Facts) -> set[str]:
 def _objects_said(text: str, facts: Facts) -> set[str]:
     heads, phrases = _object_names()
     said = {p for p in phrases if re.search(rf"\b{re.escape(p)}s?\b", text)}
-    rest = text
+    rest = _WORN.sub(" ", text)  # "an orange top" names a colour, not the fruit
     for p in said:
         rest = re.sub(rf"\b{re.escape(p)}s?\b", " ", rest)
     said |= {w for w in _words(rest) if w in heads} | {
@@ -229,7 +229,7 @@ def from_facts(facts: Facts, verdict: str) -> str:
     label = facts.label
     others = " and ".join(f"{_article(name)} {name}" for name, _ in facts.objects)
     if seen(facts) or (not facts.label_known and verdict == "alert"):
-        colours = clothing(facts.upper, facts.lower).removeprefix(",")
+        colours = clothing(facts.upper, facts.lower, facts.hivis).removeprefix(",")
         who = f"{_article(label).capitalize()} {label}{colours}" + (f", with {others}" if others else "")
     elif facts.label_known and facts.label_score >= FAINT:
         who = f"A faint shape, no {label} clearly seen" + (f"; {others}" if others else "")
@@ -245,7 +245,7 @@ def from_facts(facts: Facts, verdict: str) -> str:
     if facts.dwell_s is not None:
         context.append(f"for {facts.dwell_s:.0f} s")
     if facts.direction:
-        context.append(f"moving {facts.direction}")
+        context.append("not moving" if facts.direction == "still" else f"moving {facts.direction}")
     return who + (", " + ", ".join(context) if context else "") + "."
 
 

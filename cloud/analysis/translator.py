@@ -3,7 +3,10 @@ reason about (hybrid inference: the translator reads the picture, the model deci
 
 - The shipped COCO detector (YOLOX-Nano) runs on the crop alone, so the crop fills the model's input (the device
   saw it as a small part of a whole frame): is there a person, how sure, where; which other COCO objects are
-  in it (bag, bicycle, dog, car...).
+  in it (bag, bicycle, dog, car...): only those it is sure of (SURE_OBJECT) and, when the label was found,
+  that touch the label's box (`held`): what a person carries, rides or walks. Below that score an object is
+  no fact at all: on the shipped clips' people the detector finds a "teddy bear" in a grey cardigan (0.26),
+  a "tie" in a waistcoat's panel (0.41), a "skateboard" in a table's foot (0.30) (bench/objects.py).
 - The label's score is the best of four views of the crop (`VIEWS`), because the crops a camera sends are
   rarely the clean ones a detector learnt from: as sent; mirrored (a person is symmetric, a detector is not
   quite); bordered, inside a grey border as wide as the crop (a crop cut tight, or cut to half a body, fills
@@ -18,7 +21,7 @@ reason about (hybrid inference: the translator reads the picture, the model deci
 - How good the picture is (`picture_flags`: dark, blown out, soft), for the confidence: a poor picture makes
   the closer look itself less sure.
 - The colours of the upper and lower body of the person found (colours.py: pixel statistics, nothing learnt;
-  none where the pixels cannot tell).
+  none where the pixels cannot tell), and whether the upper body is a hi-vis vest (hivis.py; None: cannot tell).
 - From the event: how many people the device's detections hold, and what the device knows of where and how
   long (zones, dwell, direction, local time), when it sends them.
 - ImageNet's top class stays a weak hint: it names what the crop looks like, never the subject.
@@ -39,11 +42,14 @@ from ...shared import yolox
 from ...shared.modelfiles import ModelFile, resolve
 from ...shared.protocol import Event
 from .colours import body_colours, colour_name  # noqa: F401  (colour_name: re-exported, its old home)
+from .hivis import reading
 from .imagenet import CropDescriber
 
 log = logging.getLogger(__name__)
 
-MIN_OBJECT = 0.30  # COCO objects below this score are not mentioned
+MIN_OBJECT = 0.30  # the label from this score is there ("Person: yes")
+FAINT = 0.10  # ... from this score a faint one ("Person: faint"), whose box the objects must touch
+SURE_OBJECT = 0.50  # another COCO object is a fact from this score (and touching the label's box), not below
 MIN_SEEN = 0.05  # the detector's floor; the best score of the asked label is reported from here up
 PEOPLE_MIN = 0.30  # event detections of a person at or above this count as people in the frame
 MAX_OBJECTS = 4
@@ -71,6 +77,7 @@ class Facts:
     people_in_frame: int = 0  # person detections of the device, in the whole frame
     upper: str | None = None  # dominant colour of the upper body
     lower: str | None = None
+    hivis: bool | None = None  # a hi-vis vest on the upper body, measured (hivis.py); None: cannot tell
     hint: str | None = None  # ImageNet's top class (weak)
     zones: tuple[str, ...] = ()
     dwell_s: float | None = None
@@ -97,7 +104,7 @@ class Facts:
         if self.dwell_s is not None:
             out.append(f"Stayed {self.dwell_s:.0f} s.")
         if self.direction:
-            out.append(f"Moving {self.direction}.")
+            out.append("Not moving." if self.direction == "still" else f"Moving {self.direction}.")
         if self.people_in_frame > 1:
             out.append(f"{self.people_in_frame} people in the frame.")
         name = self.label[:1].upper() + self.label[1:]
@@ -108,8 +115,9 @@ class Facts:
             out.append(f"{name}: unknown to the detector; it looks like {_article(self.hint or 'thing')} "
                        f"{self.hint or 'thing'}" + (f", with {others}." if others else "."))
         elif self.label_score >= MIN_OBJECT:
-            out.append(f"{name}: yes{clothing(self.upper, self.lower)}" + (f", with {others}." if others else "."))
-        elif self.label_score >= 0.1:
+            worn = clothing(self.upper, self.lower, self.hivis)
+            out.append(f"{name}: yes{worn}" + (f", with {others}." if others else "."))
+        elif self.label_score >= FAINT:
             out.append(f"{name}: faint" + (f", with {others}." if others else "."))
         else:
             out.append(f"{name}: no" + (f", but {others}." if others else "."))
@@ -127,8 +135,11 @@ def _article(word: str | None) -> str:
     return "an" if word and word[0].lower() in "aeiou" else "a"
 
 
-def clothing(upper: str | None, lower: str | None) -> str:
-    """", in a grey top and blue bottom" from what is known of them ("" when neither is)."""
+def clothing(upper: str | None, lower: str | None, hivis: bool | None = None) -> str:
+    """", in a grey top and blue bottom" from what is known of them ("" when neither is); a hi-vis vest
+    measured is said as one (", in a hi-vis orange vest")."""
+    if hivis:
+        return ", in a hi-vis " + " ".join(w for w in (upper, "vest") if w) + (f" and {lower} bottom" if lower else "")
     parts = [f"{_article(upper)} {upper} top" if upper else "", f"{lower} bottom" if lower else ""]
     if upper and lower:
         return f", in {parts[0]} and {parts[1]}"
@@ -205,17 +216,33 @@ class Translator:
         label = event.label.lower()
         flags = picture_flags(image)
         score, box, view = self.best_view(image, label, found, flags) if label in self.labels else (0.0, None, None)
-        objects: list[tuple[str, float]] = []
-        for name, s, _ in found:
-            if name != label and s >= MIN_OBJECT and name not in (o for o, _ in objects):
-                objects.append((name, round(s, 2)))
-        upper = lower = None
+        objects = held(found, label, box if score >= FAINT else None)
+        upper = lower = wearing = None
         if label == "person" and box is not None and score >= MIN_OBJECT:
             upper, lower = body_colours(image, box)
+            wearing = reading(image, box).wearing
         hints = self.describer.describe(event.crop)
         return Facts(event.label, round(score, 3), box, label in self.labels, tuple(objects[:MAX_OBJECTS]),
-                     upper=upper, lower=lower, hint=hints[0][0] if hints else None, picture=flags,
+                     upper=upper, lower=lower, hivis=wearing, hint=hints[0][0] if hints else None, picture=flags,
                      view=view, **device)
+
+
+def held(found: list, label: str, box: Box | None) -> list[tuple[str, float]]:
+    """[(name, score)] of the other objects that are facts, best first, one per name: those the detector is
+    sure of (SURE_OBJECT) and, when the label has a box, that touch it (the boxes overlap): a bag in a hand,
+    a bicycle under its rider, not a car parked across the crop from them."""
+    objects: list[tuple[str, float]] = []
+    for name, s, where in found:
+        if name == label or s < SURE_OBJECT or name in (o for o, _ in objects):
+            continue
+        if box is None or touches(where, box):
+            objects.append((name, round(s, 2)))
+    return objects
+
+
+def touches(a: Box, b: Box) -> bool:
+    """The two boxes overlap (share some area)."""
+    return min(a[2], b[2]) > max(a[0], b[0]) and min(a[3], b[3]) > max(a[1], b[1])
 
 
 def _views(image: np.ndarray, views: tuple[str, ...]):
