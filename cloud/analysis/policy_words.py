@@ -1,419 +1,637 @@
-"""The operator's words compiled into a Policy (policy.py): plain regular expressions over the normalised text,
-the way the question router reads times (cloud/ask/rules.py); no model. What no rule reads is kept as an
-uncompiled part, shown by check-config, and left to the model: never a silent guess.
+"""The operator's words compiled into a Policy (policy.py) by a grammar (policy_grammar.py, lark's Earley
+parser): a sentence compiles only when every word is consumed by a rule of the grammar that gives it its
+meaning; otherwise it is NOT COMPILED and stays in its place as a clause that sends to the model every event
+reaching it. Where the grammar reads a sentence two ways that mean different things, it is NOT COMPILED too.
+A policy that cannot mean anything is refused as a whole (PolicyRefused, one line naming the words): an
+impossible time ("25:00"), a clause that can never hold, two sentences that both apply with different
+verdicts where the words do not say which wins (policy_check.py).
 
-The text splits into clauses at ';', '.', ' otherwise' and ', but'; each clause names its verdict ("is an
-alert", "alert if/when/only if", "are fine/family/customers/staff/allowed", "ignore"), and its conditions:
-
-    times       08:00-20:00, 8am to 8pm, between 22:00 and 06:00, after 20:00, before 7am, at night (22-06),
-                during the day / in daytime (06-22), opening/business hours (the policy's own window),
-                after closing / after hours / outside opening hours (outside it)
-    weekdays    on weekdays, at the weekend, on Mondays, Monday to Friday, Saturday and Sunday
-    zones       at/in/on/near the <name> [zone|area], zone <name>; "not in"/"outside the" <name> deny
-    dwell       stays/lingers/waits longer than / more than / over / at least N s|min; less than / under N
-    direction   entering / coming in / arriving / approaching (towards the camera), leaving / going out /
-                walking away (away from the camera), moving left / right
-    count       more than / over / at least / fewer than N people, N or more people, a group (> 2), alone (<= 1)
-    label       cars / vehicles / dogs ... as the subject
-    appearance  hi-vis / high-visibility / safety vest (measured), in a <colour> top|shirt|jacket|coat|hoodie,
-                <colour> trousers|jeans|skirt|shorts, with / carrying a bag|backpack|suitcase|umbrella|bike|dog
-    except      "X except Y" / "X unless Y": X and not Y
+The meanings (the conventions the documentation states, docs/operator/policies.md):
+    times       07:00-19:00 includes 07:00, excludes 19:00; "between 9 and 5" (bare hours, the first larger)
+                is 09:00-17:00; "after 9pm" runs to 06:00, "after 7am" to midnight, "before 7am" from midnight;
+                morning 06-12, afternoon 12-18, evening 18-22, night 22-06, daytime 06-22
+    days        weekdays Mon-Fri, the weekend Sat and Sun; a day named with a window that wraps midnight is
+                the day the window starts on ("Friday night": Fri 22:00 - Sat 06:00)
+    dwell       "longer than / more than / over 30 s": > 30; "at least": >= 30; "less than / under": < 30
+    count       "more than two people": > 2; "two or more people": >= 2; "alone": <= 1
+    except      "X except/unless/but not/other than Y": Y first with the other verdict, then X
+    only        "alert only if X": X alert, otherwise benign; "only X may be in Z": X in Z benign, then Z alert
+    otherwise   said ("otherwise ...", "anything else is ..."), or the model is asked, and the form says so
 """
 
 from __future__ import annotations
 
-import re
+import functools
+import itertools
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 
-from ...shared.policycell import zone_word
+from lark import Lark, Token, Tree
+from lark.exceptions import UnexpectedInput
+from lark.lexer import Lexer
+
 from .policy import DAYTIME, NIGHT, Clause, Cond, Policy
+from .policy_check import PolicyRefused, check_policy
+from .policy_grammar import GRAMMAR
+from .policy_lexicon import LABELS, Tok, normalise, sentences, tokens
 
-_NUM = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
-        "ten": 10, "a": 1, "an": 1, "half a": 0.5, "a couple of": 2, "a few": 3}
-_DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_COLOURS = ("red", "orange", "yellow", "green", "blue", "purple", "brown", "white", "grey", "gray", "black",
-            "dark")
-_UPPER = r"(?:top|shirt|t-shirt|jacket|coat|hoodie|jumper|sweater|vest|blouse)"
-_LOWER = r"(?:bottom|trousers|pants|jeans|skirt|shorts|leggings)"
-_CARRIED = {"bag": ("backpack", "handbag", "suitcase"), "bags": ("backpack", "handbag", "suitcase"),
-            "backpack": ("backpack",), "rucksack": ("backpack",), "handbag": ("handbag",),
-            "suitcase": ("suitcase",), "luggage": ("suitcase",), "umbrella": ("umbrella",),
-            "bike": ("bicycle",), "bicycle": ("bicycle",), "dog": ("dog",), "skateboard": ("skateboard",),
-            "phone": ("cell phone",), "bottle": ("bottle",), "laptop": ("laptop",)}
-_LABELS = {"car": "car", "cars": "car", "vehicle": "car", "vehicles": "car", "truck": "truck", "trucks": "truck",
-           "dog": "dog", "dogs": "dog", "cat": "cat", "cats": "cat", "bicycle": "bicycle", "bicycles": "bicycle",
-           "bike": "bicycle", "bikes": "bicycle", "motorcycle": "motorcycle", "motorcycles": "motorcycle"}
-_PEOPLE = r"(?:people|persons|person|someone|somebody|anyone|anybody|everyone|visitors?|a person|people)"
-_T = r"(\d{1,2})(?:[:.h](\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?|(noon|midday|midnight)"
-_ALERT = re.compile(r"\b(?:is|are|counts? as|means?|as)\s+(?:an?\s+)?(?:alert|alarm|intruders?|intrusion|"
-                    r"suspicious|trespass\w*)\b|\b(?:alert|alarm|warn|notify)\b(?:\s+(?:me|us))?"
-                    r"(?:\s+(?:only\s+)?(?:if|when|whenever|on|about|for))?|\bintruders?\b")
-_BENIGN = re.compile(r"\b(?:is|are)\s+(?:an?\s+)?(?:fine|ok|okay|allowed|expected|welcome|normal|benign|"
-                     r"harmless|customers?|family|guests?|staff|residents?|employees?|workers?|neighbou?rs?|"
-                     r"friends?|not an? alert|no alert)\b|\b(?:ignore|don'?t alert|do not alert|never alert|"
-                     r"no alert|allow(?:ed)?|fine|benign|ok)\b")
-_OTHERWISE = re.compile(r"^(?:otherwise|else|everything else|anyone else|anything else|the rest|"
-                        r"other(?:wise)? times?)\b[ ,:]*(?:is |are )?(?:an? )?(\w+)")
-_ONLY = re.compile(r"\b(?:alert|alarm|warn|notify)(?:\s+(?:me|us))?\s+only\s+(?:if|when)\b|\bonly\s+alert\b")
-_STOP = set("""a an the and or of to is are be been being it its this that those these there here in on at by
-for with from into near inside only if when whenever while who whom which what someone somebody anyone anybody
-anything people persons person everyone visitors visitor them they their he she his her me us we our you your
-should must can may will would just any all ever always also then than as so do does not no time times here
-one ones man men woman women kid kids child children stays stay stayed wait waits waiting gather gathers
-gathering stand stands standing be site premises property grounds area just seen shows show up appear appears
-appearing""".split())
-_ROLES = (
-    "customers",
-    "customer",
-    "family",
-    "guests",
-    "guest",
-    "staff",
-    "residents",
-    "resident",
-    "employees",
-    "employee",
-    "workers",
-    "worker",
-    "neighbours",
-    "neighbors",
-    "friends",
-    "intruder",
-    "intruders",
-    "alert",
-    "alarm",
-    "fine",
-    "ok",
-    "okay",
-    "allowed",
-    "expected",
-    "welcome",
-    "normal",
-    "benign",
-    "harmless",
-    "ignore",
-    "warn",
-    "notify",
-    "alerts",
-    "alarms",
-    "suspicious",
-    "trespassing",
-    "trespasser",
-    "trespassers",
-    "intrusion",
-    "counts",
-    "count",
-    "means",
-    "mean",
-)
+_PARTS = {"morning": (360, 720), "afternoon": (720, 1080), "evening": (1080, 1320), "night": NIGHT,
+          "daytime": DAYTIME}
+_OPS = {"gt": ">", "ge": ">=", "lt": "<", "le": "<=", "eq": "="}
+_APPEARANCE = ("hivis", "upper", "lower", "carries")
+_MAX_READINGS = 256
+
+
+class _Lexer(Lexer):
+    """The tokens were typed before parsing (policy_lexicon.tokens): hand them to the parser as they are."""
+
+    def __init__(self, conf: object) -> None:
+        pass
+
+    def lex(self, data: list[Tok]) -> Iterable[Token]:  # type: ignore[override]
+        for i, tok in enumerate(data):
+            yield Token(tok.type, tok, start_pos=i)
+
+
+@functools.lru_cache(maxsize=1)
+def _parser() -> tuple[Lark, dict[str, str]]:
+    parser = Lark(GRAMMAR, parser="earley", lexer=_Lexer, ambiguity="explicit", keep_all_tokens=True)
+    keywords = {t.pattern.value: t.name for t in parser.terminals if t.pattern.type == "str"}
+    return parser, keywords
+
+
+class Flag(Exception):  # noqa: N818 - a sentence not compiled, and why
+    pass
+
+
+@dataclass(frozen=True)
+class Piece:
+    kind: str  # cond person label role only there dwell_verb opening none
+    value: object = None
+    words: str = ""
+
+
+@dataclass(frozen=True)
+class Sent:
+    kind: str  # lead copular nobody else otherwise defn
+    verdict: str = ""
+    pre: tuple[Piece, ...] = ()
+    post: tuple[Piece, ...] = ()
+    exc: tuple[Piece, ...] | None = None
+    only: str = ""  # "" | "all" (alert only if) | "pre" (only <subject> may be) | "post" (are only allowed in)
+    window: tuple[int, int] | None = None
+
+
+@dataclass
+class _Build:
+    text: str
+    zones: tuple[str, ...]
+    place: str | None
+    opening: tuple[int, int] | None = None
+    clauses: list[Clause] = field(default_factory=list)
+    groups: list[int] = field(default_factory=list)
+    uncompiled: list[str] = field(default_factory=list)
+    otherwise: list[tuple[str, str]] = field(default_factory=list)
 
 
 def compile_policy(text: str, zones: tuple[str, ...] = (), camera: str | None = None) -> Policy:
-    """The policy these words say; `zones`: the zone names the cloud knows for the camera (config), read as
-    zone names wherever they stand in the words; `camera`: the camera the policy is for ("in the shop" on
-    camera "shop" is the camera itself, not a zone in it)."""
-    place = zone_word(camera) if camera else None
-    norm = _normalise(text)
-    opening = _first_window(norm)
-    clauses: list[Clause] = []
-    uncompiled: list[str] = []
-    otherwise: str | None = None
-    only = bool(_ONLY.search(norm))
-    for part in _parts(norm):
-        other = _OTHERWISE.match(part)
-        if other:
-            otherwise = "alert" if re.match(r"alert|alarm|intrud", other.group(1)) else "benign"
+    """The policy these words say; `zones`: the zone names configured for the camera (read as zones wherever
+    they stand); `camera`: its name ("in the shop" on camera shop is the camera itself). Raises PolicyRefused
+    where the words cannot mean anything."""
+    from ...shared.policycell import zone_word
+
+    build = _Build(text, zones, zone_word(camera) if camera else None)
+    read: list[tuple[str, tuple[Sent, ...] | str]] = []
+    for sentence in sentences(text):
+        try:
+            read.append((sentence, _read(normalise(sentence), zones)))
+        except Flag as exc:
+            read.append((sentence, str(exc)))
+    for _, sents in read:  # opening hours first: "after closing" may come before "we are open 9 to 5"
+        for sent in sents if isinstance(sents, tuple) else ():
+            if sent.window is not None:
+                build.opening = sent.window
+    for group, (sentence, sents) in enumerate(read):
+        if isinstance(sents, str):
+            _flag(build, sentence, sents, group)
             continue
-        clause, left = _clause(part, opening, zones, place)
-        if clause is None:
-            if left:
-                uncompiled.append(left)
-            continue
-        clauses.append(clause)
-        if left:
-            uncompiled.append(left)
-    if otherwise is None:
-        verdicts = {c.verdict for c in clauses}
-        otherwise = "benign" if only or verdicts == {"alert"} else "alert"
-    return Policy(text, tuple(clauses), otherwise, tuple(uncompiled))
+        start = len(build.clauses)
+        try:
+            for sent in sents:
+                _rules(build, sent, sentence, group)
+        except Flag as exc:
+            del build.clauses[start:], build.groups[start:]
+            _flag(build, sentence, str(exc), group)
+    said = {v for v, _ in build.otherwise}
+    if len(said) > 1:
+        raise PolicyRefused(f"the words give two otherwises: {' / '.join(f'“{w}”' for _, w in build.otherwise)}")
+    otherwise = said.pop() if said else "model"
+    policy = Policy(text, tuple(build.clauses), otherwise, tuple(build.uncompiled), bool(build.otherwise))
+    check_policy(policy, build.groups)
+    return policy
 
 
-def _normalise(text: str) -> str:
-    text = text.lower().replace("–", "-").replace("—", "-").replace("’", "'")
-    text = re.sub(r"\bhigh[- ]?vis(?:ibility)?\b|\bhi[- ]?vis\b|\bhivis\b", "hivis", text)
-    return re.sub(r"\s+", " ", text).strip()
+def _flag(build: _Build, sentence: str, why: str, group: int) -> None:
+    build.uncompiled.append(sentence)
+    build.clauses.append(Clause("model", (Cond("words", sentence),), f"{sentence} ({why})"))
+    build.groups.append(group)
 
 
-def _parts(text: str) -> list[str]:
-    """Clauses: at '.', ';', 'otherwise', 'but', and at a comma between two pieces that each name a verdict."""
-    text = re.sub(r"(?<!\d)\.(?!\d)|;|,?\s+\botherwise\b|,\s*but\b|\bbut\b", lambda m: "|" + (
-        "otherwise" if "otherwise" in m.group(0) else ""), text)
-    parts = []
-    for part in (p.strip(" ,") for p in text.split("|") if p.strip(" ,")):
-        current = ""
-        for piece in part.split(","):
-            if current and _verdict(current) and _verdict(piece) and not re.match(
-                    r"\s*(?:except|unless|apart from|other than)\b", piece):
-                parts.append(current.strip())
-                current = piece
-            else:
-                current = f"{current},{piece}" if current else piece
-        parts.append(current.strip(" ,"))
-    return [p for p in parts if p]
+def _read(sentence: str, zones: tuple[str, ...]) -> tuple[Sent, ...]:
+    """The sentence's one meaning, or Flag: a word no rule reads, or two readings that differ."""
+    parser, keywords = _parser()
+    toks = tokens(sentence, keywords, zones)
+    try:
+        tree = parser.parse(toks)  # type: ignore[arg-type]
+    except UnexpectedInput as exc:
+        at = getattr(exc, "token", None)
+        word = at.value.word if isinstance(at, Token) and isinstance(at.value, Tok) else None
+        raise Flag(f"no rule reads “{word}” here" if word else "the sentence ends before its meaning does") from None
+    meanings: dict = {}
+    failures: list[str] = []
+    for value in _values(tree):
+        if isinstance(value, _Fail):
+            failures.append(value.why)
+        else:
+            meanings.setdefault(_meaning(value), value)
+    if not meanings:
+        if any(f.startswith("!") for f in failures):
+            raise PolicyRefused(next(f[1:] for f in failures if f.startswith("!")))
+        raise Flag(failures[0] if failures else "no reading")
+    if len(meanings) > 1:
+        raise Flag("the words read two ways that mean different things")
+    return next(iter(meanings.values()))
 
 
-def _minute(h: str | None, m: str | None, ampm: str | None, word: str | None) -> int | None:
-    if word:
-        return 12 * 60 if word in ("noon", "midday") else 0
-    hour, minute = int(h or 0), int(m or 0)
-    if ampm:
-        if hour > 12:
-            return None
-        hour = hour % 12 + (12 if ampm.startswith("p") else 0)
-    if hour > 24 or minute > 59:
-        return None
-    return hour % 24 * 60 + minute
+def _meaning(sents: tuple[Sent, ...]) -> tuple:
+    """A reading without the words it was read from: two readings that differ only in which rule took a
+    filler word ("on" as a link or as "on Friday") mean the same."""
+    def bare(pieces: tuple[Piece, ...] | None) -> tuple | None:
+        return None if pieces is None else tuple((p.kind, p.value) for p in pieces)
+
+    def bare(pieces: tuple[Piece, ...] | None) -> tuple | None:
+        return None if pieces is None else tuple((p.kind, p.value) for p in pieces if p.kind != "only")
+
+    return tuple((s.kind, s.verdict, bare(s.pre), bare(s.post), bare(s.exc), s.only, s.window) for s in sents)
 
 
-_RANGE = re.compile(rf"(?:between|from)?\s*(?:{_T})\s*(?:-|to|and|until|till)\s*(?:{_T})")
+@dataclass(frozen=True)
+class _Fail:
+    why: str
 
 
-def _first_window(text: str) -> tuple[int, int] | None:
-    for match in _RANGE.finditer(text):
-        window = _window(match)
-        if window is not None:
-            return window
-    return None
-
-
-def _window(match: re.Match) -> tuple[int, int] | None:
-    g = match.groups()
-    if not (g[1] or g[2] or g[3] or g[5] or g[6] or g[7]) and not (match.group(0).strip().startswith(
-            ("between", "from"))):
-        return None  # "2 to 3 people" is no time
-    start, end = _minute(*g[:4]), _minute(*g[4:8])
-    if start is None or end is None or start == end:
-        return None
-    return start, end
-
-
-def _clause(part: str, opening: tuple[int, int] | None, zones: tuple[str, ...],
-            place: str | None) -> tuple[Clause | None, str]:
-    """One clause and the words of it no rule read ("" when all were)."""
-    verdict = _verdict(part)
-    main, exception = (re.split(r"\b(?:except|unless|apart from|other than)\b", part, maxsplit=1) + [""])[:2]
-    conds, left = _conds(main, opening, zones, place)
-    if exception:
-        more, left2 = _conds(exception, opening, zones, place)
-        if len(more) == 1:
-            conds.append(Cond(more[0].kind, more[0].value, not more[0].negated))
-        elif more:
-            conds.append(Cond("all", tuple(more), True))
-        left = " ".join(w for w in (left, left2) if w)
-    if verdict is None:
-        return None, part if conds or left else ""
-    who = re.search(r"\b(staff|employees?|workers?|residents?|family|guests?|customers?|deliver\w*|post(?:man|men)|"
-                    r"couriers?|gardeners?|cleaners?|police|security|owners?|neighbou?rs?|friends?|contractors?)\b",
-                    re.split(r"\b(?:is|are)\b", main, maxsplit=1)[0])
-    if who and not any(c.kind in ("hivis", "upper", "lower", "carries") for c in conds) \
-            and who.group(1) not in left.split():
-        left = " ".join(w for w in (who.group(1), left) if w)  # who they are: only the picture could tell
-    if left:
-        conds.append(Cond("words", left))
-    return Clause(verdict, tuple(conds), part), left
-
-
-def _verdict(part: str) -> str | None:
-    """The verdict a clause names: a negated alert is benign; else the first verdict phrase before any
-    "except" decides ("anyone at night is an alert, except staff, who are fine" is an alert clause)."""
-    if re.search(r"\b(?:no|not an?|don'?t|do not|never)\s+(?:alert|alarm)", part):
-        return "benign"
-    main = re.split(r"\b(?:except|unless|apart from|other than)\b", part, maxsplit=1)[0]
-    found = [(m.start(), v) for v, m in (("alert", _ALERT.search(main)), ("benign", _BENIGN.search(main))) if m]
-    return min(found)[1] if found else None
-
-
-def _conds(text: str, opening: tuple[int, int] | None, zones: tuple[str, ...],
-           place: str | None) -> tuple[list[Cond], str]:
-    conds: list[Cond] = []
-    spans: list[tuple[int, int]] = []
-
-    def take(pattern: str, make) -> None:  # noqa: ANN001 - a local helper
-        for match in re.finditer(pattern, text):
-            if any(s < match.end() and match.start() < e for s, e in spans):
-                continue
-            made = make(match)
-            if made is not None:
-                conds.append(made)
-                spans.append(match.span())
-
-    take(r"\b(?:(\d+)|" + "|".join(k for k in _NUM if " " not in k and len(k) > 2) + r")\s+or more\s+" + _PEOPLE,
-         lambda m: Cond("people", (">=", _count(m.group(0).split()[0]))))
-    take(r"\b(more than|over|at least|fewer than|less than|under|no more than|exactly)\s+(\d+|\w+)\s+" + _PEOPLE,
-         lambda m: _people(m.group(1), m.group(2)))
-    take(r"\b(?:a )?groups? of " + _PEOPLE + r"|\b(?:a )?groups?\b", lambda m: Cond("people", (">", 2)))
-    take(r"\b(?:alone|on (?:their|his|her) own|a single person|a lone person)\b", lambda m: Cond("people", ("<=", 1)))
-    take(r"\b(?:(?:stays?|stayed|staying|lingers?|lingering|loiters?|loitering|remains?|waits?|waiting|dwells?|"
-         r"is there|are there|there|hangs? around)\s+)?(?:for\s+)?(longer than|more than|over|at least|"
-         r"less than|under|shorter than|within|no longer than)\s+(\d+(?:\.\d+)?|\w+(?: a)?)\s*"
-         r"(s|secs?|seconds?|m|mins?|minutes?|h|hours?)\b", lambda m: _dwell(m.group(1), m.group(2), m.group(3)))
-    take(r"\b(?:loiter\w*|linger\w*|hangs? around|hanging around)\b", lambda m: Cond("dwell", (">", 60.0)))
-    take(_RANGE.pattern, lambda m: (lambda w: Cond("time", w) if w else None)(_window(m)))
-    take(rf"\b(after|before|past|from|since)\s+(?:{_T})", lambda m: _after(m))
-    take(r"\b(?:at night|night ?time|nightly|overnight|during the night|in the night|night|after dark|in the dark|"
-         r"when (?:it is|it's) dark)\b",
-         lambda m: Cond("time", NIGHT))
-    take(r"\b(?:during the day|in the day ?time|daytime|during daytime|by day|in daylight|daylight)\b",
-         lambda m: Cond("time", DAYTIME))
-    take(r"\b(?:outside (?:of )?(?:opening|business|working|office|shop|store) hours|after (?:closing|hours|"
-         r"close)|after the (?:shop|store) (?:closes|is closed)|when (?:closed|the shop is closed)|"
-         r"out of hours|closed)\b", lambda m: Cond("time", opening, True) if opening else None)
-    take(r"\b(?:during |in )?(?:opening|business|working|office|shop|store) hours\b|\bwhile open\b",
-         lambda m: Cond("time", opening) if opening else None)
-    take(r"\b(?:on |at |during )?(?:the )?(weekdays?|weekends?|work ?days|(?:mon|tues|wednes|thurs|fri|satur|sun)"
-         r"days?(?:\s*(?:-|to|through|and)\s*(?:mon|tues|wednes|thurs|fri|satur|sun)days?)?)\b",
-         lambda m: _weekday(m.group(1)))
-    take(r"\b(?:entering|enters?|coming in|comes in|arriv\w+|approach\w*|walking (?:towards|toward|in)|"
-         r"coming towards|walks in|going in)\b", lambda m: Cond("direction", "towards the camera"))
-    take(r"\b(?:leaving|leaves?|going out|goes out|walking away|walks away|walks out|depart\w*|exiting|exits?)\b",
-         lambda m: Cond("direction", "away from the camera"))
-    take(r"\b(?:moving|going|walking|heading) (left|right)\b", lambda m: Cond("direction", m.group(1)))
-    take(r"\b(?:in |wearing |with )?(?:an? )?hivis(?: \w*(?:vests?|jackets?|clothing|clothes|gear))?\b|"
-         r"\b(?:safety|reflective|fluorescent|neon) (?:vests?|jackets?)\b", lambda m: Cond("hivis", True))
-    take(rf"\b(?:in |wearing )?(?:an? )?({'|'.join(_COLOURS)}) {_UPPER}s?\b",
-         lambda m: Cond("upper", _colour(m.group(1))))
-    take(rf"\b(?:in |wearing )?(?:an? )?({'|'.join(_COLOURS)}) {_LOWER}\b",
-         lambda m: Cond("lower", _colour(m.group(1))))
-    take(r"\b(?:with|carrying|holding|pushing|walking|riding|on) (?:an? |their |a big |a large )?(" +
-         "|".join(_CARRIED) + r")s?\b", lambda m: Cond("carries", _CARRIED[m.group(1)]))
-    for zone in sorted(zones, key=len, reverse=True):  # the names the cloud knows for the camera, as written
-        word = zone_word(zone)
-        take(rf"\b(not (?:in|at|on) (?:the )?|outside (?:of )?(?:the )?|away from (?:the )?)?"
-             rf"{re.escape(word)}(?: zone| area)?\b", lambda m, w=word: Cond("zone", w, bool(m.group(1))))
-    take(r"\b(not (?:in|at|on|near|by) |outside (?:of )?|away from )?(?:in|at|on|near|by|inside|into|around|"
-         r"through|of|within)? ?(?:the|their|our|my) ([a-z][a-z0-9_-]*(?: (?!(?:" + "|".join(sorted(_ZONE_TAIL | _STOP))
-         + r")\b)[a-z][a-z0-9_-]*)?)\b",
-         lambda m: _zone(m.group(2), bool(m.group(1)), place))
-    take(r"\b(?:in )?zone ([a-z0-9_-]+)\b", lambda m: Cond("zone", zone_word(m.group(1))))
-    take(r"\b(" + "|".join(_LABELS) + r")\b", lambda m: Cond("label", _LABELS[m.group(1)]))
-    left = _leftover(text, spans)
-    return _either(text, _tidy(conds, spans)), left
-
-
-_DEFAULTS = (Cond("dwell", (">", 60.0)), Cond("people", (">", 2)))  # "loitering", "a group": without a number
-
-
-def _tidy(conds: list[Cond], spans: list[tuple[int, int]]) -> list[tuple[Cond, tuple[int, int]]]:
-    """Conditions in the order they stand in the words, each once; a default ("loitering") only where the
-    clause gives no number of its own."""
-    out: list[tuple[Cond, tuple[int, int]]] = []
-    for cond, span in sorted(zip(conds, spans, strict=True), key=lambda cs: cs[1]):
-        if cond in _DEFAULTS and any(c.kind == cond.kind and c not in _DEFAULTS for c in conds):
-            continue
-        if all(cond != c for c, _ in out):
-            out.append((cond, span))
+def _values(node: object) -> list:
+    """Every meaning of a node (an ambiguous node has several), each distinct once; a reading that cannot
+    mean anything is a _Fail ("!" first: a refusal, such as an impossible time)."""
+    if isinstance(node, Token):
+        return [node.value]
+    assert isinstance(node, Tree)
+    if node.data == "_ambig":
+        out: list = []
+        for child in node.children:
+            out.extend(v for v in _values(child) if v not in out)
+        return out[:_MAX_READINGS]
+    options = [_values(c) for c in node.children]
+    out = []
+    for combo in itertools.islice(itertools.product(*options), _MAX_READINGS):
+        fail = next((c for c in combo if isinstance(c, _Fail)), None)
+        if fail is not None:
+            value: object = fail
+        else:
+            try:
+                value = _node(str(node.data), list(combo))
+            except Flag as exc:
+                value = _Fail(str(exc))
+            except PolicyRefused as exc:
+                value = _Fail("!" + str(exc))
+        if value not in out:
+            out.append(value)
     return out
 
 
-def _either(text: str, found: list[tuple[Cond, tuple[int, int]]]) -> list[Cond]:
-    """Two conditions joined by "or" (nothing but "or" between them) hold as one: "at night or on weekends"."""
-    conds: list[Cond] = []
-    spans: list[tuple[int, int]] = []
-    for cond, span in found:
-        if conds and re.fullmatch(r"[\s,]*or[\s,]*", text[spans[-1][1]:span[0]]):
-            prev = conds[-1]
-            conds[-1] = Cond("any", (*(prev.value if prev.kind == "any" else (prev,)), cond))  # type: ignore[misc]
-            spans[-1] = (spans[-1][0], span[1])
+def _words(values: list) -> str:
+    out: list[str] = []
+    for v in values:
+        if isinstance(v, Tok):
+            out.append(v.word)
+        elif isinstance(v, Piece):
+            out.append(v.words)
+        elif isinstance(v, tuple) and v and all(isinstance(p, Piece) for p in v):
+            out.extend(p.words for p in v)
+        elif isinstance(v, _Words):
+            out.append(v.words)
+    return " ".join(w for w in out if w)
+
+
+@dataclass(frozen=True)
+class _Words:
+    """A value with the words it was read from: a clock time, a window, a verdict mark..."""
+
+    kind: str
+    value: object
+    words: str
+
+
+def _find(values: list, kind: str) -> object:
+    return next((v.value for v in values if isinstance(v, _Words) and v.kind == kind), None)
+
+
+def _toks(values: list, type_: str) -> list:
+    return [v.value for v in values if isinstance(v, Tok) and v.type == type_]
+
+
+def _node(name: str, ch: list) -> object:  # noqa: C901, PLR0911, PLR0912 - one reading per rule of the grammar
+    words = _words(ch)
+    pieces = tuple(p for c in ch for p in (c if isinstance(c, tuple) else (c,)) if isinstance(p, Piece))
+    if name == "start":
+        return tuple(s for c in ch for s in (c if isinstance(c, tuple) else (c,)) if isinstance(s, Sent))
+    if name in ("alert_lead", "benign_lead"):
+        head = ch[0]
+        exc = next((c for c in ch if isinstance(c, _Words) and c.kind == "exc"), None)
+        body = next(c for c in ch[1:] if isinstance(c, tuple))
+        only = "all" if (head.value or any(p.kind == "only" for p in body)) else ""
+        return Sent("lead", name.split("_")[0], body, (), exc.value if exc else None, only)
+    if name in ("alert_head", "benign_head"):
+        return _Words("head", any(isinstance(p, Piece) and p.kind == "only" for p in ch), words)
+    if name in ("alert_after", "benign_after"):
+        pred = next(i for i, c in enumerate(ch) if isinstance(c, _Words) and c.kind == "pred")
+        pre = tuple(p for c in ch[:pred] if isinstance(c, tuple) for p in c)
+        post = tuple(p for c in ch[pred + 1:] if isinstance(c, tuple) for p in c)
+        exc = next((c.value for c in ch if isinstance(c, _Words) and c.kind == "exc"), None)
+        first_only = isinstance(ch[0], Piece) and ch[0].kind == "only"
+        later_only = any(isinstance(c, Piece) and c.kind == "only" for c in ch[1:]) or any(
+            p.kind == "only" for p in post)
+        if any(p.kind == "only" for p in pre) and not first_only:
+            first_only = True
+        verdict = name.split("_")[0]
+        only = "all" if verdict == "alert" and (first_only or later_only) else \
+            "pre" if first_only else "post" if later_only else ""
+        return Sent("copular", verdict, pre, post, exc, only)
+    if name in ("alert_pred", "benign_pred"):
+        return _Words("pred", name.split("_")[0], words)
+    if name == "nobody":
+        subj = ch[0]
+        excs = [c.value for c in ch if isinstance(c, _Words) and c.kind == "exc"]
+        body = next((c for c in ch if isinstance(c, tuple)), ())
+        if len(excs) > 1:
+            raise Flag("two exceptions in one sentence")
+        return Sent("nobody", "alert", (subj,), body, excs[0] if excs else None)
+    if name == "nobody_subj":
+        label = next((v for v in ch if isinstance(v, Piece)), None)
+        return label or Piece("person", None, words)
+    if name in ("else_alert", "else_benign"):
+        pred = next(i for i, c in enumerate(ch) if isinstance(c, _Words) and c.kind == "pred")
+        pre = tuple(p for c in ch[:pred] if isinstance(c, tuple) for p in c)
+        if isinstance(ch[0], _Words) and ch[0].value == "person" and (pre or any(
+                isinstance(c, tuple) and c for c in ch[pred + 1:])):
+            pre = (Piece("person", None, ch[0].words), *pre)
+        post = tuple(p for c in ch[pred + 1:] if isinstance(c, tuple) for p in c)
+        return Sent("else", name.split("_")[1], pre, post)
+    if name == "otherwise":
+        return Sent("otherwise", _find(ch, "verdict"))  # type: ignore[arg-type]
+    if name.startswith(("else_word_", "then_")):
+        return _Words("verdict", name.rsplit("_", 1)[1], words)
+    if name == "if_then":
+        verdict = next(c.value for c in ch if isinstance(c, _Words) and c.kind == "verdict")
+        body = next(c for c in ch if isinstance(c, tuple))
+        return Sent("lead", verdict, body)
+    if name == "then_verdict":  # an alert verb
+        return _Words("verdict", "alert", words)
+    if name == "defn_open":
+        return Sent("defn", "", (), (), None, "", _find(ch, "window"))  # type: ignore[arg-type]
+    if name == "body":
+        kept = [c for i, c in enumerate(ch) if not (isinstance(c, Piece) and c.kind == "there" and i + 1 < len(ch)
+                and isinstance(ch[i + 1], _Words) and ch[i + 1].words in ("is", "are"))]  # "there are": exist
+        pieces = tuple(p for c in kept for p in (c if isinstance(c, tuple) else (c,)) if isinstance(p, Piece))
+        if any(p.kind == "count" for p in pieces):
+            pieces = tuple(p for p in pieces if p.kind != "person")
+        return _body(pieces)
+    if name == "exception":
+        body = next(c for c in ch if isinstance(c, tuple))
+        return _Words("exc", body, words)
+    if name == "else_subj":
+        things = {"anything", "everything", "cases", "case", "times", "time", "rest"}
+        return _Words(name, None if set(words.split()) & things else "person", words)
+    if name in ("link", "presence", "joiner", "det", "me", "be", "modal", "benign_adj", "alert_noun",
+                "alert_verb", "except_word", "people_word", "hours_words", "garment", "hivis_word",
+                "upper_word", "lower_word", "wear_word", "not_wear", "carry_word", "not_carry", "place_prep", "leave_word",
+                "neg_place", "otherwise_word", "role_noun", "person_noun", "label_noun"):
+        return _Words(name, None, words)
+    if name == "only":
+        return Piece("only", None, words)
+    if name == "there":
+        return Piece("there", None, words)
+    if name == "person":
+        return Piece("person", None, words)
+    if name == "label":
+        noun = ch[-1].words.split()[-1]
+        return Piece("label", LABELS[noun], words)
+    if name == "role":
+        return Piece("role", None, words)
+    if name.startswith("count_"):
+        return Piece("count", _count(name, ch), words)
+    if name in _OPS:
+        return _Words("op", _OPS[name], words)
+    if name == "num":
+        got = _toks(ch, "T_NUM") + _toks(ch, "T_NUMWORD")
+        return _Words("num", got[0] if got else 1.0, words)
+    if name == "half":
+        return _Words("num", 0.5, words)
+    if name in ("seconds", "minutes", "hours"):
+        return _Words("unit", {"seconds": 1, "minutes": 60, "hours": 3600}[name], words)
+    if name == "subject":
+        return pieces[0]
+    if name == "when_all":
+        conds = _nights(tuple(p.value for p in pieces if p.kind == "cond"))
+        return Piece("cond", conds[0] if len(conds) == 1 else Cond("all", conds), words)
+    if name == "any_mod":
+        if any(p.value.kind == "weekday" and q.value.kind == "time" and len(q.value.value) > 2
+               for p, q in zip(pieces, pieces[1:], strict=False)):
+            raise Flag("a day part after a list of days is each day's: “Friday or Saturday night”")
+        conds = tuple(p.value for p in pieces if p.kind in ("cond", "zone"))
+        if all(c.kind == "weekday" and not c.negated for c in conds):  # "on Friday or on Saturday"
+            return Piece("cond", Cond("weekday", functools.reduce(lambda a, c: a | int(c.value), conds, 0)), words)
+        return Piece("cond", Cond("any", conds), words)
+    if name == "leave_place":
+        zone = _place(False, [c.value for c in ch if isinstance(c, _Words) and c.kind == "zone"], words)
+        return (Piece("cond", Cond("direction", "away from the camera"), words), zone)
+    if name in ("place_in", "place_out"):
+        return _place(name == "place_out", [c.value for c in ch if isinstance(c, _Words) and c.kind == "zone"],
+                      words)
+    if name == "zone_ref":
+        names = [v.value for v in ch if isinstance(v, Tok) and v.type in ("T_ZONE", "T_WORD")]
+        return _Words("zone", " ".join(str(n) for n in names), words)
+    return _times(name, ch, words, pieces)
+
+
+def _times(name: str, ch: list, words: str, pieces: tuple) -> object:  # noqa: C901, PLR0911, PLR0912
+    """The rules of times, days, dwell, direction and the look (the grammar's lower half)."""
+    if name in _PARTS:
+        return Piece("cond", Cond("time", _PARTS[name]), words)
+    if name in ("clock_num", "clock_word", "noon", "midnight", "half_past", "quarter_past", "quarter_to"):
+        return _Words("clock", _clock(name, ch, words), words)
+    if name in ("am", "pm"):
+        return _Words("ampm", name, words)
+    if name == "range":
+        clocks = [c.value for c in ch if isinstance(c, _Words) and c.kind == "clock"]
+        return _Words("window", _range(clocks[0], clocks[1], words), words)
+    if name == "within":
+        return Piece("cond", Cond("time", _find(ch, "window")), words)
+    if name == "outside":
+        return Piece("cond", Cond("time", _find(ch, "window"), True), words) if not _find(
+            ch, "hours_words") else Piece("opening_def", (_find(ch, "window"), True), words)
+    if name in ("after", "before"):
+        clock = _find(ch, "clock")
+        return Piece("cond", Cond("time", _after(clock, name == "after", words)), words)  # type: ignore[arg-type]
+    if name == "during_hours":
+        return Piece("opening_def", (_find(ch, "window"), False), words)
+    if name in ("closed", "opened"):
+        return Piece("opening", name == "closed", words)
+    if name == "any_time":
+        return Piece("none", None, words)
+    if name == "day_mod":
+        return Piece("cond", Cond("weekday", _find(ch, "days")), words)
+    if name in ("weekdays", "weekend", "every_day"):
+        return _Words("days", {"weekdays": 0b0011111, "weekend": 0b1100000, "every_day": 0b1111111}[name], words)
+    if name == "days":
+        return _Words("days", _find(ch, "daylist"), words)
+    if name == "day_list":
+        return _Words("daylist", sum(1 << int(d) for d in _toks(ch, "T_DAY")), words)
+    if name == "day_span":
+        a, b = (int(d) for d in _toks(ch, "T_DAY"))
+        days = range(a, b + 1) if a <= b else [*range(a, 7), *range(0, b + 1)]
+        return _Words("days", sum(1 << d for d in days), words)
+    if name == "night_of":
+        return Piece("cond", Cond("time", (*NIGHT, _find(ch, "daylist"))), words)
+    if name in ("evening_of", "morning_of"):
+        part = _PARTS[name.split("_")[0]]
+        return (Piece("cond", Cond("weekday", _find(ch, "daylist")), words), Piece("cond", Cond("time", part), ""))
+    if name == "dwell_verb":
+        return Piece("dwell_verb", None, words)
+    if name.startswith("dwell_"):
+        op = {"dwell_cmp": _find(ch, "op"), "dwell_or_more": ">=", "dwell_or_less": "<="}[name]
+        seconds = float(_find(ch, "num")) * float(_find(ch, "unit"))  # type: ignore[arg-type]
+        return Piece("cond", Cond("dwell", (op, seconds)), words)
+    if name in ("towards", "away"):
+        return Piece("cond", Cond("direction", f"{name} {'from ' if name == 'away' else ''}the camera"), words)
+    if name == "sideways":
+        return Piece("cond", Cond("direction", "left" if "left" in words.split() else "right"), words)
+    if name == "not_direction":
+        cond = pieces[0].value
+        return Piece("cond", Cond(cond.kind, cond.value, True), words)
+    if name in ("hivis_yes", "hivis_no"):
+        return Piece("cond", Cond("hivis", True, name.endswith("no")), words)
+    if name in ("colour_yes", "colour_no"):
+        cond = next(c.value for c in ch if isinstance(c, _Words) and c.kind == "colour")
+        return Piece("cond", Cond(cond.kind, cond.value, name.endswith("no")), words)
+    if name in ("upper", "lower"):
+        return _Words("colour", Cond(name, _toks(ch, "T_COLOUR")[0]), words)
+    if name in ("hivis_np", "colour_np"):
+        return _Words(name, None, words)
+    if name in ("carry_yes", "carry_no"):
+        return Piece("cond", Cond("carries", _toks(ch, "T_OBJECT")[0], name.endswith("no")), words)
+    if name == "dwell":
+        return pieces[0] if pieces else Piece("none", None, words)
+    raise Flag(f"no meaning for “{words}” ({name})")
+
+
+def _body(pieces: tuple[Piece, ...]) -> tuple[Piece, ...]:
+    """A clause's pieces: "opening hours 07:00-19:00" is those hours (not the hours and, besides, a window); a
+    day with a window that wraps midnight is the day it starts on (policy_words._nights)."""
+    for p, q in zip(pieces, pieces[1:], strict=False):
+        if p.kind == "opening" and q.kind == "cond" and q.value.kind == "time" and len(q.value.value) == 2:
+            raise Flag(f"“{p.words} {q.words}”: the hours named are the opening hours")
+    when = ("time", "weekday", "all")
+    for p, q in zip(pieces, pieces[1:], strict=False):
+        if p.kind == "cond" and p.value.kind == "any" and all(c.kind in when for c in p.value.value) and \
+                q.kind == "cond" and q.value.kind in when:
+            raise Flag(f"“{q.words}” belongs to the last of “{p.words}”")
+    conds = _nights(tuple(p.value for p in pieces if p.kind == "cond"))
+    if all(p.kind != "cond" or p.value in conds for p in pieces):
+        return pieces
+    merged = next(c for c in conds if c.kind == "time" and len(c.value) > 2)
+    out = []
+    for p in pieces:
+        if p.kind == "cond" and p.value.kind == "weekday" and not p.value.negated:
             continue
-        conds.append(cond)
-        spans.append(span)
-    return conds
+        out.append(Piece("cond", merged, p.words) if p.kind == "cond" and p.value.kind == "time"
+                   and not p.value.negated and len(p.value.value) == 2 else p)
+    return tuple(out)
 
 
-_NOT_ZONES = {"day", "daytime", "night", "evening", "morning", "afternoon", "weekend", "weekends", "week",
-              "camera", "picture", "frame", "policy", "rest", "same", "time", "hours", "shop hours", "closing"}
-_ZONE_TAIL = {"is", "are", "after", "before", "between", "from", "during", "at", "for", "and", "or", "with",
-              "longer", "more", "over", "in", "on", "who", "when", "if", "except", "unless", "stays", "stay",
-              "lingers", "waits", "than", "people", "hivis", "vests", "staff", "anyone", "someone", "the", "a",
-              "entering", "leaving", "to", "until", "till", "not", "but", "otherwise", "only", "alert", "fine"}
+def _count(name: str, ch: list) -> tuple[str, float]:
+    n = _find(ch, "num")
+    if name == "count_alone":
+        return ("<=", 1)
+    if name == "count_cmp":
+        return (_find(ch, "op"), int(n))  # type: ignore[return-value,arg-type]
+    more = any(isinstance(c, Tok) and c.word == "more" for c in ch)
+    if name == "count_group":
+        op = _find(ch, "op") or (">=" if more else None)
+        return (op or ">=", int(n))  # type: ignore[arg-type]
+    return (">=" if more else "<=", int(n))  # type: ignore[arg-type]
 
 
-def _zone(words: str, negated: bool, place: str | None) -> Cond | None:
-    """A zone named after a preposition and "the", unless the words are a time, a person, an object...; the
-    policy's own camera named as a place ("in the shop" on camera shop) is the camera itself."""
-    parts = words.split()
-    if len(parts) > 1 and parts[1] in _ZONE_TAIL | _STOP | set(_ROLES):
-        parts = parts[:1]
-    name = zone_word(" ".join(parts))
-    if not name or name in _NOT_ZONES or name.split()[0] in _STOP or name.split()[0] in _ROLES or \
-            name.split()[0] in _CARRIED or re.fullmatch(r"\d.*", name):
-        return None
-    if name == place and not negated:
-        return Cond("place", name)
-    return Cond("zone", name, negated)
+@dataclass(frozen=True)
+class _Clock:
+    minute: int  # 0..1440
+    bare: bool  # an hour 1..12 with no am/pm: morning or evening is not said
+    words: str
 
 
-def _count(word: str) -> float:
-    return float(word) if word.replace(".", "", 1).isdigit() else float(_NUM.get(word, -1))
+def _clock(name: str, ch: list, words: str) -> _Clock:
+    if name == "noon":
+        return _Clock(720, False, words)
+    if name == "midnight":
+        return _Clock(0, False, words)
+    ampm = _find(ch, "ampm")
+    clock = (_toks(ch, "T_CLOCK") or [None])[0]
+    number = (_toks(ch, "T_NUM") + _toks(ch, "T_NUMWORD") or [None])[0]
+    if clock is not None:
+        hour, minute = clock
+    else:
+        if number is None or number != int(number):
+            raise PolicyRefused(f"impossible time “{words}”")
+        hour, minute = int(number), 0
+    if name == "half_past":
+        minute = 30
+    elif name == "quarter_past":
+        minute = 15
+    elif name == "quarter_to":
+        hour, minute = hour - 1, 45
+    if minute > 59 or hour > 24 or (hour == 24 and minute) or (ampm and not 1 <= hour <= 12) or hour < 0:
+        raise PolicyRefused(f"impossible time “{words}”")
+    if ampm:
+        hour = hour % 12 + (12 if ampm == "pm" else 0)
+    bare = not ampm and clock is None and 1 <= hour <= 12 or (name in ("half_past", "quarter_past", "quarter_to")
+                                                               and not ampm and hour <= 12)
+    return _Clock(hour * 60 + minute, bool(bare), words)
 
 
-def _people(op: str, n: str) -> Cond | None:
-    count = int(_count(n))
-    if count < 0:
-        return None
-    ops = {"more than": ">", "over": ">", "at least": ">=", "fewer than": "<", "less than": "<", "under": "<",
-           "no more than": "<=", "exactly": "="}
-    return Cond("people", (ops[op], count))
+def _range(a: _Clock, b: _Clock, words: str) -> tuple[int, int]:
+    """A window; bare hours read in the opening-hours sense where that is the only sense: "9 to 5" is
+    09:00-17:00; "8 to 10" could be morning or evening, and is not compiled."""
+    start, end = a.minute, b.minute
+    if a.bare and b.bare:
+        if start % 720 <= end % 720:
+            raise Flag(f"“{words}”: morning or evening? (say am/pm or 24-hour times)")
+        start, end = start % 720, end % 720 + 720
+    elif a.bare or b.bare:
+        raise Flag(f"“{words}”: morning or evening? (say am/pm or 24-hour times)")
+    end %= 1440
+    if start == end:
+        raise PolicyRefused(f"“{words}” is no window: it starts where it ends")
+    return start, end
 
 
-def _dwell(op: str, n: str, unit: str) -> Cond | None:
-    value = _count(n.replace(" a", "")) if n.strip() != "half a" else 0.5
-    if value < 0:
-        return None
-    seconds = value * (60 if unit.startswith("m") else 3600 if unit.startswith("h") else 1)
-    ops = {"longer than": ">", "more than": ">", "over": ">", "at least": ">=", "less than": "<", "under": "<",
-           "shorter than": "<", "within": "<=", "no longer than": "<="}
-    return Cond("dwell", (ops[op], float(seconds)))
-
-
-def _after(m: re.Match) -> Cond | None:
-    """"before T": from midnight; "after T": to midnight, or through the night to 06:00 for an evening T."""
-    minute = _minute(*m.groups()[1:5])
-    if minute is None or (not m.group(3) and not m.group(4) and not m.group(5)):
-        return None  # "after 5" alone: minutes? hours? not read as a time
-    if m.group(1) == "before":
-        return Cond("time", (0, minute)) if minute else None
+def _after(clock: _Clock, after: bool, words: str) -> tuple[int, int]:
+    if clock.bare:
+        raise Flag(f"“{words}”: morning or evening? (say am/pm or 24-hour times)")
+    minute = clock.minute % 1440
+    if not after:
+        if minute == 0:
+            raise PolicyRefused(f"“{words}” never holds")
+        return (0, minute)
     if minute >= 12 * 60:
-        return Cond("time", (minute, 6 * 60))
-    return Cond("time", (minute, 0)) if minute else None
+        return (minute, 6 * 60)
+    return (minute, 0) if minute else (0, 6 * 60)
 
 
-def _weekday(words: str) -> Cond:
-    if words.startswith("weekday") or words.startswith("work"):
-        return Cond("weekday", 0b0011111)
-    if words.startswith("weekend"):
-        return Cond("weekday", 0b1100000)
-    names = re.findall(r"(mon|tues|wednes|thurs|fri|satur|sun)day", words)
-    days = [_DAYS.index(n + "day") for n in names]
-    if len(days) == 2 and re.search(r"-|to|through", words):
-        a, b = days
-        days = list(range(a, b + 1)) if a <= b else [*range(a, 7), *range(0, b + 1)]
-    return Cond("weekday", sum(1 << d for d in days))
+def _place(negated: bool, names: list, words: str) -> Piece:
+    conds = tuple(Cond("zone", str(n)) for n in names)
+    if len(conds) == 1:
+        return Piece("zone", Cond("zone", conds[0].value, negated), words)
+    return Piece("zone", Cond("any", conds, negated), words)
 
 
-def _colour(word: str) -> str:
-    return "grey" if word == "gray" else word
+def _rules(build: _Build, sent: Sent, sentence: str, group: int) -> None:
+    """The clauses one sentence says, in the order the words rank them."""
+    def add(verdict: str, pieces: tuple[Piece, ...], g: int = group) -> None:
+        conds, used = _conds(build, pieces)
+        build.clauses.append(Clause(verdict, conds, sentence, used))
+        build.groups.append(g)
+
+    other = {"alert": "benign", "benign": "alert"}
+    if sent.kind == "defn":
+        return
+    if sent.kind == "otherwise":
+        build.otherwise.append((sent.verdict, sentence))
+        return
+    main = sent.pre + sent.post
+    if sent.kind == "else":
+        if not [p for p in main if p.kind != "none"]:
+            build.otherwise.append((sent.verdict, sentence))
+            return
+        add(sent.verdict, main, -1)  # "anyone else there": after every clause before it, by the words
+        return
+    if sent.exc is not None:
+        add(other[sent.verdict], main + sent.exc)
+    if sent.only == "pre":
+        add(sent.verdict, main)
+        add(other[sent.verdict], sent.post)
+        return
+    if sent.only == "post":
+        add(sent.verdict, main)
+        add(other[sent.verdict], sent.pre)
+        return
+    add(sent.verdict, main)
+    if sent.only == "all":
+        build.otherwise.append((other[sent.verdict], sentence))
 
 
-def _leftover(text: str, spans: list[tuple[int, int]]) -> str:
-    """The words no rule read, once verdict phrases, subjects and small words are set aside."""
-    kept = list(text)
-    for s, e in spans:
-        kept[s:e] = " " * (e - s)
-    rest = "".join(kept)
-    rest = _ALERT.sub(" ", rest)
-    rest = _BENIGN.sub(" ", rest)
-    words = [w for w in re.findall(r"[a-z][a-z'-]*|\d+", rest) if w not in _STOP and w not in _ROLES]
-    return " ".join(words)
+def _conds(build: _Build, pieces: tuple[Piece, ...]) -> tuple[tuple[Cond, ...], tuple[str, ...]]:
+    conds: list[Cond] = []
+    used: list[str] = []
+    kinds = {p.kind for p in pieces}
+    for p in pieces:
+        if p.kind in ("person", "count", "role") and Cond("label", ("person",)) not in conds:
+            conds.insert(0, Cond("label", ("person",)))
+        if p.kind == "label":
+            conds.insert(0, Cond("label", p.value))
+        elif p.kind == "count":
+            conds.append(Cond("people", p.value))
+        elif p.kind in ("cond", "zone"):
+            conds.append(_placed(p.value, build.place))
+        elif p.kind == "there":
+            places = [c for c in build.clauses[-1].conds if c.kind in ("zone", "place")] if build.clauses else []
+            if not places:
+                raise Flag("“there”: no place named before it")
+            conds.extend(places)
+        elif p.kind == "opening":
+            if build.opening is None:
+                raise Flag(f"“{p.words}”: the words name no opening hours")
+            conds.append(Cond("time", build.opening, bool(p.value)))
+        elif p.kind == "opening_def":
+            build.opening, negated = p.value  # type: ignore[misc]
+            conds.append(Cond("time", build.opening, negated))
+        elif p.kind == "dwell_verb" and not any(q.kind == "cond" and q.value.kind == "dwell" for q in pieces):
+            raise Flag(f"“{p.words}” for how long? (say a time: longer than 2 minutes)")
+        used.append(p.words)
+    if "role" in kinds and not any(c.kind in _APPEARANCE for c in conds):
+        role = next(p.words for p in pieces if p.kind == "role")
+        raise Flag(f"who “{role}” are: only the picture could tell")
+    return _nights(tuple(dict.fromkeys(conds))), tuple(w for w in used if w)
 
 
-__all__ = ["compile_policy"]
+def _placed(cond: Cond, place: str | None) -> Cond:
+    """The camera itself named as a place ("in the shop" on camera shop): always true there."""
+    if cond.kind == "zone" and place and cond.value == place:
+        if cond.negated:
+            raise Flag(f"“not in the {place}”: this camera is the {place}")
+        return Cond("place", place)
+    return cond
+
+
+def _nights(conds: tuple[Cond, ...]) -> tuple[Cond, ...]:
+    """Days named with a window that wraps midnight name the day it starts on ("Fridays after 9pm" runs to
+    Saturday 06:00)."""
+    days = [c for c in conds if c.kind == "weekday" and not c.negated]
+    wraps = [c for c in conds if c.kind == "time" and not c.negated and len(c.value) == 2
+             and c.value[0] > c.value[1]]  # type: ignore[arg-type,index]
+    if len(days) != 1 or len(wraps) != 1:
+        return conds
+    merged = Cond("time", (*wraps[0].value, days[0].value))  # type: ignore[misc]
+    return tuple(merged if c is wraps[0] else c for c in conds if c is not days[0])
+
+
+__all__ = ["Flag", "PolicyRefused", "compile_policy"]
