@@ -72,7 +72,8 @@ def candidates(conds: Sequence[Cond]) -> dict[str, list]:
             if c.kind == "time":
                 for m in c.value[:2]:  # type: ignore[index]
                     minutes |= {m % 1440, (m - 1) % 1440}
-        days = range(7)
+        by_day = any(c.kind == "weekday" or (c.kind == "time" and len(c.value) > 2) for c in flat)  # type: ignore[arg-type]
+        days = range(7) if by_day else (2,)
         out["when"] = [(m, d) for d in days for m in sorted(minutes)]
     if "zone" in kinds:
         names = sorted({str(c.value) for c in flat if c.kind == "zone"})

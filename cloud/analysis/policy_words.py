@@ -69,6 +69,7 @@ class Piece:
     kind: str  # cond person label role only there dwell_verb opening none
     value: object = None
     words: str = ""
+    night_of: bool = False  # "Friday or Saturday night": a day part after a list of days
 
 
 @dataclass(frozen=True)
@@ -343,10 +344,10 @@ def _node(name: str, ch: list) -> object:  # noqa: C901, PLR0911, PLR0912 - one 
         return pieces[0]
     if name == "when_all":
         conds = _nights(tuple(p.value for p in pieces if p.kind == "cond"))
-        return Piece("cond", conds[0] if len(conds) == 1 else Cond("all", conds), words)
+        named = any(c.kind == "time" and len(c.value) > 2 for c in conds)  # type: ignore[arg-type]
+        return Piece("cond", conds[0] if len(conds) == 1 else Cond("all", conds), words, named)
     if name == "any_mod":
-        if any(p.value.kind == "weekday" and q.value.kind == "time" and len(q.value.value) > 2
-               for p, q in zip(pieces, pieces[1:], strict=False)):
+        if any(p.value.kind == "weekday" and q.night_of for p, q in zip(pieces, pieces[1:], strict=False)):
             raise Flag("a day part after a list of days is each day's: “Friday or Saturday night”")
         conds = tuple(p.value for p in pieces if p.kind in ("cond", "zone"))
         if all(c.kind == "weekday" and not c.negated for c in conds):  # "on Friday or on Saturday"
@@ -402,7 +403,7 @@ def _times(name: str, ch: list, words: str, pieces: tuple) -> object:  # noqa: C
         days = range(a, b + 1) if a <= b else [*range(a, 7), *range(0, b + 1)]
         return _Words("days", sum(1 << d for d in days), words)
     if name == "night_of":
-        return Piece("cond", Cond("time", (*NIGHT, _find(ch, "daylist"))), words)
+        return Piece("cond", Cond("time", (*NIGHT, _find(ch, "daylist"))), words, True)
     if name in ("evening_of", "morning_of"):
         part = _PARTS[name.split("_")[0]]
         return (Piece("cond", Cond("weekday", _find(ch, "daylist")), words), Piece("cond", Cond("time", part), ""))
