@@ -17,10 +17,11 @@ joiner: "," | ";" | ","? ("but" | "whereas" | "while" | "and")
 // --- verdict first: "alert (me) (only) if/on ...", "ignore ...", "never alert on ..."
 lead: alert_head body exception?              -> alert_lead
     | benign_head body exception?             -> benign_lead
-alert_head: "always"? alert_verb me? only? | only alert_verb me?
+alert_head: "always"? alert_verb me? only? urgent? | only alert_verb me? urgent?
+urgent: "immediately" | "straight" "away" | "right" "away" | "at" "once" | "now"
 alert_verb: "alert" | "alarm" | "notify" | "warn" | "tell" | "flag" | "report"
           | ("send" | "raise" | "give" | "trigger" | "sound") me? ("an" | "the")? ("alert" | "alarm")
-          | "i" "want" ("an" | "to" "be") ("alert" | "alerted")
+          | "i" "want" ("an" | "to" "be") ("alert" | "alerted") | "let" me "know"
 benign_head: ("ignore" | "do" "not" (alert_verb | "worry" "about") | "never" alert_verb
            | "no" ("alert" | "alerts" | "alarm" | "alarms")) me? only?
 me: "me" | "us"
@@ -35,7 +36,10 @@ alert_pred: be "always"? ("an" | "a")? alert_noun
           | be ("not" | "never") ("allowed" | "permitted" | "welcome" | "ok" | "okay" | "fine")
           | ("should" | "must" | "may") ("not" | "never") "be"
           | be ("suspicious" | "trespassing" | "intruders" | "an" "intruder" | "a" "problem" | "a" "concern")
-          | ("should" | "must") "be" "reported"
+          | ("should" | "must" | "will") "be" ("reported" | "flagged")
+          | ("should" | "must" | "will")? ("trigger" | "triggers" | "raise" | "raises" | "get" | "gets" | "need"
+             | "needs" | "deserve" | "deserves" | "warrant" | "warrants" | "cause" | "causes") ("an" | "a")? alert_noun
+          | ("should" | "must" | "will") alert_verb me? urgent?
 alert_noun: "alert" | "alarm" | "alerts" | "alarms"
 benign_pred: be "always"? benign_adj
            | be "always"? ("family" | "customers" | "staff" | "guests" | "residents" | "neighbours"
@@ -59,7 +63,8 @@ modal: ("should" | "must" | "may" | "can" | "is" "allowed" "to" | "are" "allowed
 // --- "anyone else (there) is an alert", "everything else is fine"
 else_sent: else_subj body? alert_pred body?    -> else_alert
          | else_subj body? benign_pred body?   -> else_benign
-else_subj: ("anyone" | "anybody" | "everyone" | "everybody" | "someone" | "somebody" | "anything" | "everything"
+else_subj: "nothing" "else" -> nothing_else
+         | ("anyone" | "anybody" | "everyone" | "everybody" | "someone" | "somebody" | "anything" | "everything"
            | "all") "else" | "all" "others" | "others" | "the" "rest" | "all" "other" ("people" | "cases" | "times")
          | "any" "other" ("person" | "people" | "case" | "time") | "other" ("people" | "times" | "cases")
 
@@ -78,7 +83,7 @@ then_verdict: (alert_verb me? | ("it" "is" | "that" "is") ("an" | "a")? alert_no
             | (("it" "is" | "that" "is" | "they" "are") benign_adj | "ignore" ("it" | "them"))   -> then_benign
 
 // --- opening hours: "we are open 9 to 5", "opening hours are 08:00-18:00"
-defn: ("we" "are" | "the" (T_WORD | T_ZONE) "is" | "it" "is")? "open" range             -> defn_open
+defn: ("we" "are" | "the" (T_WORD | T_ZONE | T_OTHER) "is" | "it" "is")? "open" range             -> defn_open
     | hours_words ("are" | "is")? range                                          -> defn_open
 hours_words: ("opening" | "business" | "working" | "office" | "shop" | "store" | "open") "hours"
 
@@ -92,6 +97,11 @@ presence: "seen" | "spotted" | "detected" | "present" | "appears" | "appear" | "
 any_mod: or_member (","? "or" or_member)+
 ?or_member: mod | when_mod when_mod+  -> when_all
 ?when_mod: time_mod | day_mod | night_of
+part_list: part ((","? ("and" | "or") | ",") part)+
+?part: ("in" "the" | "during" "the")? ("morning" | "mornings")   -> morning
+     | ("in" "the" | "during" "the")? ("afternoon" | "afternoons") -> afternoon
+     | ("in" "the" | "during" "the")? ("evening" | "evenings")     -> evening
+     | ("at" | "during" "the")? ("night" | "nights")                -> night
 
 subject: det? person_noun                       -> person
        | det? label_noun                        -> label
@@ -100,10 +110,11 @@ subject: det? person_noun                       -> person
 det: "a" | "an" | "any" | "every" | "all" | "some" | "the"
 person_noun: "anyone" | "anybody" | "someone" | "somebody" | "everyone" | "everybody" | "person" | "people"
            | "persons" | "visitor" | "visitors" | "man" | "men" | "woman" | "women" | "human" | "humans"
-           | "individual" | "individuals" | "pedestrian" | "pedestrians" | "one"
+           | "individual" | "individuals" | "pedestrian" | "pedestrians" | "one" | "those" | "them" | "whoever"
 label_noun: "car" | "cars" | "vehicle" | "vehicles" | "truck" | "trucks" | "lorry" | "lorries" | "dog" | "dogs"
           | "cat" | "cats" | "animal" | "animals" | "pet" | "pets" | "bicycle" | "bicycles" | "bike" | "bikes"
           | "motorbike" | "motorbikes" | "motorcycle" | "motorcycles" | "bird" | "birds" | "bus" | "buses"
+          | "horse" | "horses" | "sheep" | "cow" | "cows"
 role_noun: "staff" | "employee" | "employees" | "worker" | "workers" | "builder" | "builders" | "contractor"
          | "contractors" | "cleaner" | "cleaners" | "customer" | "customers" | "shopper" | "shoppers" | "guest"
          | "guests" | "resident" | "residents" | "family" | "neighbour" | "neighbours" | "courier" | "couriers"
@@ -126,14 +137,14 @@ cmp: ("more" "than" | "over" | "longer" "than" | "above") -> gt
    | "exactly" -> eq
 num: T_NUM | "a" | "an" | "one" | "half" ("a" | "an") -> half | T_NUMWORD
 
-?mod: place | time_mod | day_mod | night_of | dwell | direction | wear | carry
+?mod: place | time_mod | day_mod | night_of | dwell | direction | wear | carry | part_list
 
 // --- places: the camera's zones, or "the <word(s)>" after a place word
 place: place_prep zone_ref ("or" "the"? zone_ref)*      -> place_in
      | leave_word zone_ref                               -> leave_place
      | neg_place zone_ref                                -> place_out
 place_prep: "in" | "at" | "on" | "near" | "by" | "inside" | "into" | "within" | "around" | "onto" | "through"
-          | "in" "front" "of" | "entering" | "enters" | "enter" | "in" "or" "near" | "at" "or" "near"
+          | "in" "front" "of" | "entering" | "enters" | "enter" | "in" "or" "near" | "at" "or" "near" | "next" "to"
 leave_word: "leaving" | "leaves" | "leave" | "exiting" | "exits" | "exit" | "going" "out" "of" | "walking" "out" "of"
           | "coming" "out" "of"
 neg_place: "not" place_prep | "outside" "of"? | "away" "from" | "anywhere" "but" place_prep?
@@ -154,10 +165,12 @@ time_mod: ("at"? "night" | "at" "night" "time" | "nighttime" | "night" "time" | 
         | "outside" "of"? "the"? hours_words? range                        -> outside
         | ("during" | "in" | "within") "the"? hours_words range             -> during_hours
         | ("outside" "of"? "the"? hours_words | "after" ("closing" | "hours" | "close" | "closing" "time")
-            | "after" "we" "close" | "out" "of" "hours" | ("when" | "while") ("we" "are" | "it" "is"
-            | "the" (T_WORD | T_ZONE) "is") "closed")                           -> closed
+            | ("after" | "once" | "when") ("we" "close" | "it" "closes" | "the" (T_WORD | T_ZONE | T_OTHER) "closes"
+            | "the" (T_WORD | T_ZONE | T_OTHER) "has" "closed" | "closing") | "out" "of" "hours"
+            | ("when" | "while") ("we" "are" | "it" "is"
+            | "the" (T_WORD | T_ZONE | T_OTHER) "is") "closed")                           -> closed
         | (("during" | "in" | "within") "the"? hours_words | ("when" | "while") ("we" "are" | "it" "is"
-            | "the" (T_WORD | T_ZONE) "is") "open")                             -> opened
+            | "the" (T_WORD | T_ZONE | T_OTHER) "is") "open")                             -> opened
         | ("at" "any" "time" | "any" "time" | "anytime" | "at" "all" "times" | "day" "or" "night"
             | "always" | "day" "and" "night" | "around" "the" "clock")      -> any_time
 range: ("between" | "from")? clock ("-" | "to" | "and" | "until" | "till") clock
@@ -191,6 +204,7 @@ dwell: dwell_verb                                           -> dwell_verb
 dwell_verb: "stays" | "stay" | "staying" | "stayed" | "lingers" | "linger" | "lingering" | "loiters" | "loiter"
           | "loitering" | "waits" | "wait" | "waiting" | "remains" | "remain" | "remaining" | "hangs" "around"
           | "hang" "around" | "hanging" "around" | "stands" | "stand" | "standing" | "dwells" | "is" "there"
+          | "spends" | "spend" | "spending" | "stays" "there" | "stay" "there"
           | "are" "there" | "is" "seen" | "hangs" "about" | "hanging" "about" | "sits" | "sitting" | "sit"
 unit: ("s" | "sec" | "secs" | "second" | "seconds") -> seconds
     | ("m" | "min" | "mins" | "minute" | "minutes") -> minutes
@@ -199,12 +213,13 @@ unit: ("s" | "sec" | "secs" | "second" | "seconds") -> seconds
 // --- which way: "coming in", "leaving", "heading left"
 direction: ("entering" | "enters" | "enter" | "coming" "in" | "comes" "in" | "come" "in" | "arriving" | "arrives"
            | "arrive" | "approaching" | "approaches" | "approach" | "walking" "in" | "walks" "in" | "going" "in"
-           | "goes" "in" | "heading" "in" | "coming" "towards" "the" "camera" | "walking" "towards" "the" "camera"
+           | "goes" "in" | "heading" "in" | "heads" "in" | "coming" "towards" "the" "camera" | "walking" "towards" "the" "camera"
            | "moving" "towards" "the" "camera" | "coming" "towards" | "walking" "towards" | "heading" "towards"
            | "moving" "towards" | "coming" "into" | "walking" "into" | "going" "into")   -> towards
          | ("leaving" | "leaves" | "leave" | "going" "out" | "goes" "out" | "walking" "out" | "walks" "out"
            | "exiting" | "exits" | "exit" | "departing" | "departs" | "walking" "away" | "walks" "away"
-           | "going" "away" | "moving" "away" | "heading" "out" | "heading" "away" | "coming" "out"
+           | "going" "away" | "moving" "away" | "heading" "out" | "heading" "away" | "coming" "out" | "heads" "out"
+           | "goes" "away" | "go" "away" | "go" "out" | "walk" "away" | "walk" "out" | "heads" "away"
            | "walking" "away" "from" "the" "camera" | "moving" "away" "from" "the" "camera")   -> away
          | ("moving" | "walking" | "going" | "heading" | "crossing") "to"? "the"? ("left" | "right")   -> sideways
          | "not" direction                                                              -> not_direction
@@ -231,8 +246,9 @@ upper_word: "top" | "tops" | "shirt" | "shirts" | "tshirt" | "jacket" | "jackets
 lower_word: "trousers" | "pants" | "jeans" | "skirt" | "shorts" | "leggings" | "bottoms" | "bottom" | "trouser"
 
 // --- what they carry
-carry: carry_word ("a" | "an" | "any" | "their" | "some" | "his" | "her")? T_OBJECT    -> carry_yes
-     | not_carry ("a" | "an" | "any" | "their" | "some")? T_OBJECT                     -> carry_no
+carry: carry_word ("a" | "an" | "any" | "their" | "some" | "his" | "her")? objects    -> carry_yes
+     | not_carry ("a" | "an" | "any" | "their" | "some")? objects                     -> carry_no
+objects: T_OBJECT ((","? "or" | ",") ("a" | "an")? T_OBJECT)*
 carry_word: "carrying" | "carries" | "carry" | "holding" | "holds" | "hold" | "with" | "has" | "have" | "having"
           | "who" "carries" | "who" "carry" | "who" "has" | "who" "have" | "pushing" | "wheeling"
 not_carry: "not" "carrying" | "is" "not" "carrying" | "are" "not" "carrying" | "without" | "with" "no"
@@ -243,5 +259,5 @@ exception: ","? except_word body
 except_word: "except" | "except" "for" | "except" "when" | "except" "if" | "unless" | "but" "not"
            | "other" "than" | "apart" "from" | "excluding" | "besides" | "save" "for" | "except" "where"
 
-%declare T_NUM T_NUMWORD T_CLOCK T_ZONE T_WORD T_DAY T_COLOUR T_OBJECT
+%declare T_NUM T_NUMWORD T_CLOCK T_ZONE T_WORD T_OTHER T_DAY T_COLOUR T_OBJECT
 """

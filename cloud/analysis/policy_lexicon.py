@@ -33,7 +33,8 @@ LABELS = {"car": ("car",), "cars": ("car",), "vehicle": ("car", "truck", "bus", 
           "bicycle": ("bicycle",), "bicycles": ("bicycle",), "bike": ("bicycle",), "bikes": ("bicycle",),
           "motorbike": ("motorcycle",), "motorbikes": ("motorcycle",), "motorcycle": ("motorcycle",),
           "motorcycles": ("motorcycle",), "bird": ("bird",), "birds": ("bird",), "bus": ("bus",),
-          "buses": ("bus",)}
+          "buses": ("bus",), "horse": ("horse",), "horses": ("horse",), "sheep": ("sheep",), "cow": ("cow",),
+          "cows": ("cow",)}
 _CONTRACTIONS = {"isn't": "is not", "aren't": "are not", "don't": "do not", "doesn't": "does not",
                  "didn't": "did not", "can't": "can not", "cannot": "can not", "won't": "will not",
                  "shouldn't": "should not", "mustn't": "must not", "wasn't": "was not", "weren't": "were not",
@@ -87,11 +88,11 @@ def tokens(sentence: str, keywords: dict[str, str], zones: tuple[str, ...]) -> l
         i += 1
         if word in _CONTRACTIONS:
             for part in _CONTRACTIONS[word].split():
-                out.append(_typed(part, keywords))
+                out.append(_typed(part, keywords, bool(names)))
             continue
         if word == ":":
             word = ","
-        out.append(_typed(word, keywords))
+        out.append(_typed(word, keywords, bool(names)))
     return out
 
 
@@ -103,7 +104,9 @@ def _zone_at(words: list[str], i: int, names: list[str]) -> int:
     return 0
 
 
-def _typed(word: str, keywords: dict[str, str]) -> Tok:
+def _typed(word: str, keywords: dict[str, str], zoned: bool = False) -> Tok:
+    """The word's type; an unknown word is T_WORD, which a zone may be named with, unless the camera's zones
+    are configured (`zoned`): then a place must be one of them, and the word is T_OTHER, which names none."""
     if re.fullmatch(r"\d{1,2}:\d{2}", word):
         h, m = word.split(":")
         return Tok("T_CLOCK", (int(h), int(m)), word)
@@ -119,7 +122,7 @@ def _typed(word: str, keywords: dict[str, str]) -> Tok:
         return Tok("T_NUMWORD", float(NUMWORDS[word]), word)
     if word in keywords:
         return Tok(keywords[word], word, word)
-    return Tok("T_WORD", word, word)
+    return Tok("T_OTHER" if zoned else "T_WORD", word, word)
 
 
 __all__ = ["COLOURS", "DAYS", "LABELS", "NUMWORDS", "OBJECTS", "Tok", "normalise", "sentences", "tokens"]

@@ -168,9 +168,6 @@ def _meaning(sents: tuple[Sent, ...]) -> tuple:
     """A reading without the words it was read from: two readings that differ only in which rule took a
     filler word ("on" as a link or as "on Friday") mean the same."""
     def bare(pieces: tuple[Piece, ...] | None) -> tuple | None:
-        return None if pieces is None else tuple((p.kind, p.value) for p in pieces)
-
-    def bare(pieces: tuple[Piece, ...] | None) -> tuple | None:
         return None if pieces is None else tuple((p.kind, p.value) for p in pieces if p.kind != "only")
 
     return tuple((s.kind, s.verdict, bare(s.pre), bare(s.post), bare(s.exc), s.only, s.window) for s in sents)
@@ -287,7 +284,12 @@ def _node(name: str, ch: list) -> object:  # noqa: C901, PLR0911, PLR0912 - one 
                 isinstance(c, tuple) and c for c in ch[pred + 1:])):
             pre = (Piece("person", None, ch[0].words), *pre)
         post = tuple(p for c in ch[pred + 1:] if isinstance(c, tuple) for p in c)
-        return Sent("else", name.split("_")[1], pre, post)
+        verdict = name.split("_")[1]
+        if isinstance(ch[0], _Words) and ch[0].value == "nothing":  # "nothing else is an alert": all else fine
+            if pre or post:
+                raise Flag("“nothing else” with conditions")
+            verdict = {"alert": "benign", "benign": "alert"}[verdict]
+        return Sent("else", verdict, pre, post)
     if name == "otherwise":
         return Sent("otherwise", _find(ch, "verdict"))  # type: ignore[arg-type]
     if name.startswith(("else_word_", "then_")):
@@ -310,13 +312,15 @@ def _node(name: str, ch: list) -> object:  # noqa: C901, PLR0911, PLR0912 - one 
     if name == "exception":
         body = next(c for c in ch if isinstance(c, tuple))
         return _Words("exc", body, words)
+    if name == "nothing_else":
+        return _Words("else_subj", "nothing", words)
     if name == "else_subj":
         things = {"anything", "everything", "cases", "case", "times", "time", "rest"}
         return _Words(name, None if set(words.split()) & things else "person", words)
     if name in ("link", "presence", "joiner", "det", "me", "be", "modal", "benign_adj", "alert_noun",
-                "alert_verb", "except_word", "people_word", "hours_words", "garment", "hivis_word",
-                "upper_word", "lower_word", "wear_word", "not_wear", "carry_word", "not_carry", "place_prep", "leave_word",
-                "neg_place", "otherwise_word", "role_noun", "person_noun", "label_noun"):
+                "alert_verb", "urgent", "except_word", "people_word", "hours_words", "garment", "hivis_word",
+                "upper_word", "lower_word", "wear_word", "not_wear", "carry_word", "not_carry", "place_prep",
+                "leave_word", "neg_place", "otherwise_word", "role_noun", "person_noun", "label_noun"):
         return _Words(name, None, words)
     if name == "only":
         return Piece("only", None, words)
@@ -342,6 +346,8 @@ def _node(name: str, ch: list) -> object:  # noqa: C901, PLR0911, PLR0912 - one 
         return _Words("unit", {"seconds": 1, "minutes": 60, "hours": 3600}[name], words)
     if name == "subject":
         return pieces[0]
+    if name == "part_list":
+        return Piece("cond", Cond("any", tuple(p.value for p in pieces)), words)
     if name == "when_all":
         conds = _nights(tuple(p.value for p in pieces if p.kind == "cond"))
         named = any(c.kind == "time" and len(c.value) > 2 for c in conds)  # type: ignore[arg-type]
@@ -430,7 +436,10 @@ def _times(name: str, ch: list, words: str, pieces: tuple) -> object:  # noqa: C
     if name in ("hivis_np", "colour_np"):
         return _Words(name, None, words)
     if name in ("carry_yes", "carry_no"):
-        return Piece("cond", Cond("carries", _toks(ch, "T_OBJECT")[0], name.endswith("no")), words)
+        objects = _find(ch, "objects")
+        return Piece("cond", Cond("carries", objects, name.endswith("no")), words)
+    if name == "objects":
+        return _Words("objects", tuple(dict.fromkeys(o for t in _toks(ch, "T_OBJECT") for o in t)), words)
     if name == "dwell":
         return pieces[0] if pieces else Piece("none", None, words)
     raise Flag(f"no meaning for “{words}” ({name})")
@@ -442,10 +451,14 @@ def _body(pieces: tuple[Piece, ...]) -> tuple[Piece, ...]:
     for p, q in zip(pieces, pieces[1:], strict=False):
         if p.kind == "opening" and q.kind == "cond" and q.value.kind == "time" and len(q.value.value) == 2:
             raise Flag(f"“{p.words} {q.words}”: the hours named are the opening hours")
+    times = [p for p in pieces if p.kind == "cond" and p.value.kind == "time" and not p.value.negated]
+    for p, q in itertools.combinations(times, 2):
+        if not _overlap(p.value.value, q.value.value):
+            raise PolicyRefused(f"“{p.words}” and “{q.words}” never hold at once")
     when = ("time", "weekday", "all")
     for p, q in zip(pieces, pieces[1:], strict=False):
         if p.kind == "cond" and p.value.kind == "any" and all(c.kind in when for c in p.value.value) and \
-                q.kind == "cond" and q.value.kind in when:
+                len({c.kind for c in p.value.value}) > 1 and q.kind == "cond" and q.value.kind in when:
             raise Flag(f"“{q.words}” belongs to the last of “{p.words}”")
     conds = _nights(tuple(p.value for p in pieces if p.kind == "cond"))
     if all(p.kind != "cond" or p.value in conds for p in pieces):
@@ -458,6 +471,12 @@ def _body(pieces: tuple[Piece, ...]) -> tuple[Piece, ...]:
         out.append(Piece("cond", merged, p.words) if p.kind == "cond" and p.value.kind == "time"
                    and not p.value.negated and len(p.value.value) == 2 else p)
     return tuple(out)
+
+
+def _overlap(a: tuple, b: tuple) -> bool:
+    from .policy import in_window
+
+    return any(in_window(m, a[:2]) and in_window(m, b[:2]) for m in range(0, 1440))
 
 
 def _count(name: str, ch: list) -> tuple[str, float]:
@@ -592,7 +611,7 @@ def _conds(build: _Build, pieces: tuple[Piece, ...]) -> tuple[tuple[Cond, ...], 
         elif p.kind == "count":
             conds.append(Cond("people", p.value))
         elif p.kind in ("cond", "zone"):
-            conds.append(_placed(p.value, build.place))
+            conds.append(_placed(p.value, build.place, build.zones))
         elif p.kind == "there":
             places = [c for c in build.clauses[-1].conds if c.kind in ("zone", "place")] if build.clauses else []
             if not places:
@@ -614,9 +633,12 @@ def _conds(build: _Build, pieces: tuple[Piece, ...]) -> tuple[tuple[Cond, ...], 
     return _nights(tuple(dict.fromkeys(conds))), tuple(w for w in used if w)
 
 
-def _placed(cond: Cond, place: str | None) -> Cond:
-    """The camera itself named as a place ("in the shop" on camera shop): always true there."""
-    if cond.kind == "zone" and place and cond.value == place:
+def _placed(cond: Cond, place: str | None, zones: tuple[str, ...]) -> Cond:
+    """The camera itself named as a place ("in the shop" on camera shop, which has no zone "shop"): always
+    true there."""
+    from ...shared.policycell import zone_word
+
+    if cond.kind == "zone" and place and cond.value == place and place not in {zone_word(z) for z in zones}:
         if cond.negated:
             raise Flag(f"“not in the {place}”: this camera is the {place}")
         return Cond("place", place)
