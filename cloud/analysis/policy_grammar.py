@@ -15,8 +15,8 @@ joiner: "," | ";" | ","? ("but" | "whereas" | "while" | "and")
 ?sent: lead | copular | nobody | else_sent | otherwise | defn | if_then
 
 // --- verdict first: "alert (me) (only) if/on ...", "ignore ...", "never alert on ..."
-lead: alert_head body exception?              -> alert_lead
-    | benign_head body exception?             -> benign_lead
+lead: (body ","?)? alert_head body? exception?              -> alert_lead
+    | (body ","?)? benign_head body? exception?             -> benign_lead
 alert_head: "always"? alert_verb me? only? urgent? | only alert_verb me? urgent?
 urgent: "immediately" | "straight" "away" | "right" "away" | "at" "once" | "now"
 alert_verb: "alert" | "alarm" | "notify" | "warn" | "tell" | "flag" | "report"
@@ -85,7 +85,7 @@ then_verdict: (alert_verb me? | ("it" "is" | "that" "is") ("an" | "a")? alert_no
 // --- opening hours: "we are open 9 to 5", "opening hours are 08:00-18:00"
 defn: ("we" "are" | "the" (T_WORD | T_ZONE | T_OTHER) "is" | "it" "is")? "open" range             -> defn_open
     | hours_words ("are" | "is")? range                                          -> defn_open
-hours_words: ("opening" | "business" | "working" | "office" | "shop" | "store" | "open") "hours"
+hours_words: ("opening" | "business" | "working" | "office" | "shop" | "store" | "open" | T_ZONE) "hours"
 
 // --- a clause's subject and conditions, in any order
 body: item+
@@ -98,19 +98,21 @@ any_mod: or_member (","? "or" or_member)+
 ?or_member: mod | when_mod when_mod+  -> when_all
 ?when_mod: time_mod | day_mod | night_of
 part_list: part ((","? ("and" | "or") | ",") part)+
+and_list: or_member ("," or_member)* ","? "and" or_member
 ?part: ("in" "the" | "during" "the")? ("morning" | "mornings")   -> morning
      | ("in" "the" | "during" "the")? ("afternoon" | "afternoons") -> afternoon
      | ("in" "the" | "during" "the")? ("evening" | "evenings")     -> evening
      | ("at" | "during" "the")? ("night" | "nights")                -> night
 
 subject: det? person_noun                       -> person
-       | det? label_noun                        -> label
+       | det? label_noun (("and" | "or" | ",") det? label_noun)*   -> label
        | det? role_noun+                        -> role
        | count
 det: "a" | "an" | "any" | "every" | "all" | "some" | "the"
 person_noun: "anyone" | "anybody" | "someone" | "somebody" | "everyone" | "everybody" | "person" | "people"
            | "persons" | "visitor" | "visitors" | "man" | "men" | "woman" | "women" | "human" | "humans"
            | "individual" | "individuals" | "pedestrian" | "pedestrians" | "one" | "those" | "them" | "whoever"
+           | "they"
 label_noun: "car" | "cars" | "vehicle" | "vehicles" | "truck" | "trucks" | "lorry" | "lorries" | "dog" | "dogs"
           | "cat" | "cats" | "animal" | "animals" | "pet" | "pets" | "bicycle" | "bicycles" | "bike" | "bikes"
           | "motorbike" | "motorbikes" | "motorcycle" | "motorcycles" | "bird" | "birds" | "bus" | "buses"
@@ -133,11 +135,11 @@ people_word: "people" | "persons" | "person" | "visitors" | "men" | "individuals
 cmp: ("more" "than" | "over" | "longer" "than" | "above") -> gt
    | ("at" "least" | "no" "less" "than" | "no" "fewer" "than") -> ge
    | ("less" "than" | "fewer" "than" | "under" | "shorter" "than" | "below") -> lt
-   | ("no" "more" "than" | "no" "longer" "than" | "at" "most" | "up" "to") -> le
+   | ("no" "more" "than" | "no" "longer" "than" | "at" "most" | "up" "to" | "within") -> le
    | "exactly" -> eq
 num: T_NUM | "a" | "an" | "one" | "half" ("a" | "an") -> half | T_NUMWORD
 
-?mod: place | time_mod | day_mod | night_of | dwell | direction | wear | carry | part_list
+?mod: place | time_mod | day_mod | night_of | dwell | direction | wear | carry | part_list | and_list
 
 // --- places: the camera's zones, or "the <word(s)>" after a place word
 place: place_prep zone_ref ("or" "the"? zone_ref)*      -> place_in
@@ -195,6 +197,7 @@ day_list: T_DAY (","? ("and" | "or" | ",") T_DAY)*
 night_of: ("on" | "every")? day_list ("night" | "nights")
         | ("on" | "every")? day_list ("evening" | "evenings")  -> evening_of
         | ("on" | "every")? day_list ("morning" | "mornings")  -> morning_of
+        | ("on" | "every")? day_list ("afternoon" | "afternoons")  -> afternoon_of
 
 // --- how long: "stays longer than 30 s", "for at least 2 minutes", "for 5 minutes or more"
 dwell: dwell_verb                                           -> dwell_verb

@@ -170,7 +170,13 @@ def _meaning(sents: tuple[Sent, ...]) -> tuple:
     def bare(pieces: tuple[Piece, ...] | None) -> tuple | None:
         return None if pieces is None else tuple((p.kind, p.value) for p in pieces if p.kind != "only")
 
-    return tuple((s.kind, s.verdict, bare(s.pre), bare(s.post), bare(s.exc), s.only, s.window) for s in sents)
+    def exc(s: Sent) -> tuple | None:  # "unless they are ...": "they" are the person the clause is about
+        pieces = s.exc
+        if pieces is not None and any(p.kind == "person" for p in s.pre + s.post):
+            pieces = tuple(p for p in pieces if p.kind != "person")
+        return bare(pieces)
+
+    return tuple((s.kind, s.verdict, bare(s.pre), bare(s.post), exc(s), s.only, s.window) for s in sents)
 
 
 @dataclass(frozen=True)
@@ -202,6 +208,8 @@ def _values(node: object) -> list:
                 value = _Fail(str(exc))
             except PolicyRefused as exc:
                 value = _Fail("!" + str(exc))
+            except (StopIteration, LookupError, TypeError, AttributeError, ValueError) as exc:
+                value = _Fail(f"no reading of “{_words(list(combo))}” ({type(exc).__name__})")
         if value not in out:
             out.append(value)
     return out
@@ -244,10 +252,12 @@ def _node(name: str, ch: list) -> object:  # noqa: C901, PLR0911, PLR0912 - one 
     if name == "start":
         return tuple(s for c in ch for s in (c if isinstance(c, tuple) else (c,)) if isinstance(s, Sent))
     if name in ("alert_lead", "benign_lead"):
-        head = ch[0]
+        at = next(i for i, c in enumerate(ch) if isinstance(c, _Words) and c.kind == "head")
         exc = next((c for c in ch if isinstance(c, _Words) and c.kind == "exc"), None)
-        body = next(c for c in ch[1:] if isinstance(c, tuple))
-        only = "all" if (head.value or any(p.kind == "only" for p in body)) else ""
+        body = tuple(p for c in ch[:at] + ch[at + 1:] if isinstance(c, tuple) for p in c)
+        if not body:
+            raise Flag("a verdict with no conditions: say when (or write it as “otherwise ...”)")
+        only = "all" if (ch[at].value or any(p.kind == "only" for p in body)) else ""
         return Sent("lead", name.split("_")[0], body, (), exc.value if exc else None, only)
     if name in ("alert_head", "benign_head"):
         return _Words("head", any(isinstance(p, Piece) and p.kind == "only" for p in ch), words)
@@ -303,6 +313,10 @@ def _node(name: str, ch: list) -> object:  # noqa: C901, PLR0911, PLR0912 - one 
     if name == "defn_open":
         return Sent("defn", "", (), (), None, "", _find(ch, "window"))  # type: ignore[arg-type]
     if name == "body":
+        for a, b, c in zip(ch, ch[1:], ch[2:], strict=False):  # "at night and on weekends": a list, either
+            if isinstance(b, _Words) and b.kind == "link" and b.words == "and" and isinstance(a, Piece) and \
+                    isinstance(c, Piece) and a.kind == c.kind == "cond" and _when(a.value) and _when(c.value):
+                raise Flag("two times joined by “and” are a list")
         kept = [c for i, c in enumerate(ch) if not (isinstance(c, Piece) and c.kind == "there" and i + 1 < len(ch)
                 and isinstance(ch[i + 1], _Words) and ch[i + 1].words in ("is", "are"))]  # "there are": exist
         pieces = tuple(p for c in kept for p in (c if isinstance(c, tuple) else (c,)) if isinstance(p, Piece))
@@ -329,8 +343,8 @@ def _node(name: str, ch: list) -> object:  # noqa: C901, PLR0911, PLR0912 - one 
     if name == "person":
         return Piece("person", None, words)
     if name == "label":
-        noun = ch[-1].words.split()[-1]
-        return Piece("label", LABELS[noun], words)
+        nouns = [c.words.split()[-1] for c in ch if isinstance(c, _Words) and c.kind == "label_noun"]
+        return Piece("label", tuple(dict.fromkeys(x for n in nouns for x in LABELS[n])), words)
     if name == "role":
         return Piece("role", None, words)
     if name.startswith("count_"):
@@ -346,11 +360,17 @@ def _node(name: str, ch: list) -> object:  # noqa: C901, PLR0911, PLR0912 - one 
         return _Words("unit", {"seconds": 1, "minutes": 60, "hours": 3600}[name], words)
     if name == "subject":
         return pieces[0]
+    if name == "and_list":
+        members = tuple(p.value for p in pieces if p.kind == "cond")
+        if not all(_when(c) for c in members):
+            raise Flag("“and” joins conditions, not a list")
+        return Piece("cond", Cond("any", members), words)
     if name == "part_list":
         return Piece("cond", Cond("any", tuple(p.value for p in pieces)), words)
     if name == "when_all":
         conds = _nights(tuple(p.value for p in pieces if p.kind == "cond"))
-        named = any(c.kind == "time" and len(c.value) > 2 for c in conds)  # type: ignore[arg-type]
+        named = any(c.kind == "time" and len(c.value) > 2 for c in conds) or (  # type: ignore[arg-type]
+            {c.kind for c in conds} == {"weekday", "time"})  # a day and its part: "Sunday mornings"
         return Piece("cond", conds[0] if len(conds) == 1 else Cond("all", conds), words, named)
     if name == "any_mod":
         if any(p.value.kind == "weekday" and q.night_of for p, q in zip(pieces, pieces[1:], strict=False)):
@@ -410,9 +430,9 @@ def _times(name: str, ch: list, words: str, pieces: tuple) -> object:  # noqa: C
         return _Words("days", sum(1 << d for d in days), words)
     if name == "night_of":
         return Piece("cond", Cond("time", (*NIGHT, _find(ch, "daylist"))), words, True)
-    if name in ("evening_of", "morning_of"):
+    if name in ("evening_of", "morning_of", "afternoon_of"):
         part = _PARTS[name.split("_")[0]]
-        return (Piece("cond", Cond("weekday", _find(ch, "daylist")), words), Piece("cond", Cond("time", part), ""))
+        return Piece("cond", Cond("all", (Cond("weekday", _find(ch, "daylist")), Cond("time", part))), words, True)
     if name == "dwell_verb":
         return Piece("dwell_verb", None, words)
     if name.startswith("dwell_"):
@@ -451,10 +471,18 @@ def _body(pieces: tuple[Piece, ...]) -> tuple[Piece, ...]:
     for p, q in zip(pieces, pieces[1:], strict=False):
         if p.kind == "opening" and q.kind == "cond" and q.value.kind == "time" and len(q.value.value) == 2:
             raise Flag(f"“{p.words} {q.words}”: the hours named are the opening hours")
+    pieces = tuple(q for p in pieces for q in (  # "Sunday mornings" in a clause: Sunday and the morning
+        [Piece("cond", c, p.words) for c in p.value.value] if p.kind == "cond" and p.value.kind == "all"
+        and not p.value.negated else [p]))
+    if len([p for p in pieces if p.kind == "label"]) > 1:
+        raise Flag("two subjects in one clause")
     times = [p for p in pieces if p.kind == "cond" and p.value.kind == "time" and not p.value.negated]
     for p, q in itertools.combinations(times, 2):
         if not _overlap(p.value.value, q.value.value):
             raise PolicyRefused(f"“{p.words}” and “{q.words}” never hold at once")
+    for p, q in zip(pieces, pieces[1:], strict=False):  # "from 7pm until 7am" is one window, not two
+        if p.words.startswith("from ") and q.words.startswith(("until ", "till ", "to ")):
+            raise Flag(f"“{p.words} {q.words}” is one window")
     when = ("time", "weekday", "all")
     for p, q in zip(pieces, pieces[1:], strict=False):
         if p.kind == "cond" and p.value.kind == "any" and all(c.kind in when for c in p.value.value) and \
@@ -471,6 +499,10 @@ def _body(pieces: tuple[Piece, ...]) -> tuple[Piece, ...]:
         out.append(Piece("cond", merged, p.words) if p.kind == "cond" and p.value.kind == "time"
                    and not p.value.negated and len(p.value.value) == 2 else p)
     return tuple(out)
+
+
+def _when(cond: Cond) -> bool:
+    return cond.kind in ("time", "weekday") or (cond.kind in ("any", "all") and all(_when(c) for c in cond.value))
 
 
 def _overlap(a: tuple, b: tuple) -> bool:
