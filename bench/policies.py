@@ -204,6 +204,8 @@ def blind_part(verbose: bool = True) -> dict:
                 if verbose:
                     print(f"blind {entry['id']}: decided {got}, meant {expected}: {case} ({decision.clause})")
         miscompiled += not flag and wrong > 0
+        if verbose and not flag and wrong:
+            print(f"blind {entry['id']}: compiled without a flag, {wrong} cases differ: {policy.plain()}")
         correct += not flag and wrong == 0
     return {"policies_blind": len(BLIND), "miscompiled_blind": miscompiled, "decided_wrong_blind": decided_wrong,
             "compiled_correct_share_blind": round(correct / len(BLIND), 3), "flagged_blind": flagged,

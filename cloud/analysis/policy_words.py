@@ -30,7 +30,7 @@ from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedInput
 from lark.lexer import Lexer
 
-from .policy import DAYTIME, NIGHT, Clause, Cond, Policy
+from .policy import DAYTIME, NIGHT, Clause, Cond, Policy, in_window
 from .policy_check import PolicyRefused, check_policy
 from .policy_grammar import GRAMMAR
 from .policy_lexicon import LABELS, Tok, normalise, sentences, tokens
@@ -362,22 +362,32 @@ def _node(name: str, ch: list) -> object:  # noqa: C901, PLR0911, PLR0912 - one 
         return pieces[0]
     if name == "and_list":
         members = tuple(p.value for p in pieces if p.kind == "cond")
-        if not all(_when(c) for c in members):
+        if not all(_when(c) for c in members) or len(members) != len(pieces):
             raise Flag("“and” joins conditions, not a list")
-        return Piece("cond", Cond("any", members), words)
+        return _either(pieces, words)
     if name == "part_list":
-        return Piece("cond", Cond("any", tuple(p.value for p in pieces)), words)
+        return _either(pieces, words)
     if name == "when_all":
         conds = _nights(tuple(p.value for p in pieces if p.kind == "cond"))
+        if any(p.kind == "none" for p in pieces):  # "or at any time at the weekend": the whole day, that day
+            if any(c.kind == "time" for c in conds):
+                raise Flag(f"“{words}”: any time, or a window?")
+            conds = (Cond("time", (0, 1440)), *conds)
+        parts = ("night", "nights", "evening", "evenings", "morning", "mornings", "afternoon", "afternoons")
         named = any(c.kind == "time" and len(c.value) > 2 for c in conds) or (  # type: ignore[arg-type]
-            {c.kind for c in conds} == {"weekday", "time"})  # a day and its part: "Sunday mornings"
+            len(pieces) == 2 and pieces[0].kind == "cond" and pieces[0].value.kind == "weekday"
+            and pieces[1].words.split()[0] in parts)  # a day and its part: "Sunday mornings"
         return Piece("cond", conds[0] if len(conds) == 1 else Cond("all", conds), words, named)
     if name == "any_mod":
         if any(p.value.kind == "weekday" and q.night_of for p, q in zip(pieces, pieces[1:], strict=False)):
             raise Flag("a day part after a list of days is each day's: “Friday or Saturday night”")
+        if any(p.kind == "none" for p in pieces):
+            raise Flag("“or at any time”: at any time of what?")
         conds = tuple(p.value for p in pieces if p.kind in ("cond", "zone"))
         if all(c.kind == "weekday" and not c.negated for c in conds):  # "on Friday or on Saturday"
             return Piece("cond", Cond("weekday", functools.reduce(lambda a, c: a | int(c.value), conds, 0)), words)
+        if all(_when(c) for c in conds):
+            return _either(pieces, words)
         return Piece("cond", Cond("any", conds), words)
     if name == "leave_place":
         zone = _place(False, [c.value for c in ch if isinstance(c, _Words) and c.kind == "zone"], words)
@@ -476,6 +486,17 @@ def _body(pieces: tuple[Piece, ...]) -> tuple[Piece, ...]:
         and not p.value.negated else [p]))
     if len([p for p in pieces if p.kind == "label"]) > 1:
         raise Flag("two subjects in one clause")
+    days = [p for p in pieces if p.kind == "cond" and p.value.kind == "weekday" and not p.value.negated]
+    for p, q in itertools.combinations(days, 2):
+        if not int(p.value.value) & int(q.value.value):
+            raise PolicyRefused(f"“{p.words}” and “{q.words}” never hold at once")
+    for p, q in zip(pieces, pieces[1:], strict=False):  # "Friday night or Saturday night": Friday's night
+        if p.kind == "cond" and p.value.kind == "weekday" and q.words.split()[:1] and q.words.split()[0] in (
+                "night", "nights", "evening", "evenings", "morning", "mornings", "afternoon", "afternoons"):
+            raise Flag(f"“{p.words} {q.words}”: a day and its part")
+    if any(p.kind == "cond" and p.value.kind == "time" for p in pieces) and any(
+            p.kind == "cond" and p.value.kind == "any" and Cond("time", (0, 1440)) in _flat(p.value) for p in pieces):
+        raise Flag("a window and “at any time” in one clause")
     times = [p for p in pieces if p.kind == "cond" and p.value.kind == "time" and not p.value.negated]
     for p, q in itertools.combinations(times, 2):
         if not _overlap(p.value.value, q.value.value):
@@ -501,13 +522,38 @@ def _body(pieces: tuple[Piece, ...]) -> tuple[Piece, ...]:
     return tuple(out)
 
 
+def _either(pieces: tuple[Piece, ...], words: str) -> Piece:
+    """A list of times or days, either of which holds. A day before the first or after the last member of
+    the list, where no other member names a day, is every member's ("on a weekday before 7am or after 8pm",
+    "mornings and afternoons on weekdays"): that reading is not this one. A list that covers the whole day
+    ("day or night") is any time."""
+    conds = [p.value for p in pieces]
+    days = [any(c.kind == "weekday" or (c.kind == "all" and any(d.kind == "weekday" for d in c.value))
+                for c in [m]) for m in conds]
+    for i in (0, len(pieces) - 1):
+        member = pieces[i]
+        if member.value.kind == "all" and not member.night_of and sum(days) == 1 and days[i]:
+            inner = member.value.value
+            edge = inner[0] if i == 0 else inner[-1]
+            if edge.kind == "weekday":
+                raise Flag(f"the day in “{member.words}” is every member's")
+    if len(conds) == 1:
+        return pieces[0]
+    if all(c.kind == "time" and not c.negated and len(c.value) == 2 for c in conds) and all(
+            any(in_window(m, c.value) for c in conds) for m in range(1440)):
+        return Piece("none", None, words)
+    return Piece("cond", Cond("any", tuple(conds)), words)
+
+
 def _when(cond: Cond) -> bool:
     return cond.kind in ("time", "weekday") or (cond.kind in ("any", "all") and all(_when(c) for c in cond.value))
 
 
-def _overlap(a: tuple, b: tuple) -> bool:
-    from .policy import in_window
+def _flat(cond: Cond) -> list[Cond]:
+    return [cond, *(d for c in cond.value for d in _flat(c))] if cond.kind in ("any", "all") else [cond]
 
+
+def _overlap(a: tuple, b: tuple) -> bool:
     return any(in_window(m, a[:2]) and in_window(m, b[:2]) for m in range(0, 1440))
 
 
