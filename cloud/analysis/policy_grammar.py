@@ -85,7 +85,8 @@ then_verdict: (alert_verb me? | ("it" "is" | "that" "is") ("an" | "a")? alert_no
 // --- opening hours: "we are open 9 to 5", "opening hours are 08:00-18:00"
 defn: ("we" "are" | "the" (T_WORD | T_ZONE | T_OTHER) "is" | "it" "is")? "open" range             -> defn_open
     | hours_words ("are" | "is")? range                                          -> defn_open
-hours_words: ("opening" | "business" | "working" | "office" | "shop" | "store" | "open" | T_ZONE) "hours"
+hours_words: ("opening" | "business" | "working" | "office" | "shop" | "store" | "open" | "school" | "trading"
+             | T_ZONE) "hours"
 
 // --- a clause's subject and conditions, in any order
 body: item+
@@ -108,7 +109,7 @@ subject: det? person_noun                       -> person
        | det? label_noun (("and" | "or" | ",") det? label_noun)*   -> label
        | det? role_noun+                        -> role
        | count
-det: "a" | "an" | "any" | "every" | "all" | "some" | "the"
+det: "a" | "an" | "any" | "every" | "all" | "some" | "the" | "those" | "these"
 person_noun: "anyone" | "anybody" | "someone" | "somebody" | "everyone" | "everybody" | "person" | "people"
            | "persons" | "visitor" | "visitors" | "man" | "men" | "woman" | "women" | "human" | "humans"
            | "individual" | "individuals" | "pedestrian" | "pedestrians" | "one" | "those" | "them" | "whoever"
@@ -207,7 +208,7 @@ dwell: dwell_verb                                           -> dwell_verb
 dwell_verb: "stays" | "stay" | "staying" | "stayed" | "lingers" | "linger" | "lingering" | "loiters" | "loiter"
           | "loitering" | "waits" | "wait" | "waiting" | "remains" | "remain" | "remaining" | "hangs" "around"
           | "hang" "around" | "hanging" "around" | "stands" | "stand" | "standing" | "dwells" | "is" "there"
-          | "spends" | "spend" | "spending" | "stays" "there" | "stay" "there"
+          | "spends" | "spend" | "spending" | "stays" "there" | "stay" "there" | ("has" | "have") "been" "there"?
           | "are" "there" | "is" "seen" | "hangs" "about" | "hanging" "about" | "sits" | "sitting" | "sit"
 unit: ("s" | "sec" | "secs" | "second" | "seconds") -> seconds
     | ("m" | "min" | "mins" | "minute" | "minutes") -> minutes

@@ -71,10 +71,14 @@ def sentences(text: str) -> list[str]:
     return [p.strip(" ,") for p in parts if p.strip(" ,")]
 
 
-def tokens(sentence: str, keywords: dict[str, str], zones: tuple[str, ...]) -> list[Tok]:
-    """The typed tokens of one normalised sentence. `keywords`: word -> terminal name of the grammar."""
+def tokens(sentence: str, keywords: dict[str, str], zones: tuple[str, ...], camera: str | None = None) -> list[Tok]:
+    """The typed tokens of one normalised sentence. `keywords`: word -> terminal name of the grammar; the
+    camera's own name reads as a place too (the camera itself, policy_words._placed)."""
     text = " " + sentence + " "
     names = sorted({zone_word(z) for z in zones if zone_word(z)}, key=len, reverse=True)
+    zoned = bool(names)
+    if camera and zone_word(camera) and zone_word(camera) not in names:
+        names = sorted([*names, zone_word(camera)], key=len, reverse=True)
     out: list[Tok] = []
     words = re.findall(r"\d{1,2}:\d{2}|\d+(?:\.\d+)?|[a-z][a-z'-]*[a-z]|[a-z]|[,:-]", text)
     i = 0
@@ -88,11 +92,11 @@ def tokens(sentence: str, keywords: dict[str, str], zones: tuple[str, ...]) -> l
         i += 1
         if word in _CONTRACTIONS:
             for part in _CONTRACTIONS[word].split():
-                out.append(_typed(part, keywords, bool(names)))
+                out.append(_typed(part, keywords, zoned))
             continue
         if word == ":":
             word = ","
-        out.append(_typed(word, keywords, bool(names)))
+        out.append(_typed(word, keywords, zoned))
     return out
 
 

@@ -105,7 +105,7 @@ def compile_policy(text: str, zones: tuple[str, ...] = (), camera: str | None = 
     read: list[tuple[str, tuple[Sent, ...] | str]] = []
     for sentence in sentences(text):
         try:
-            read.append((sentence, _read(normalise(sentence), zones)))
+            read.append((sentence, _read(normalise(sentence), zones, camera)))
         except Flag as exc:
             read.append((sentence, str(exc)))
     for _, sents in read:  # opening hours first: "after closing" may come before "we are open 9 to 5"
@@ -138,10 +138,10 @@ def _flag(build: _Build, sentence: str, why: str, group: int) -> None:
     build.groups.append(group)
 
 
-def _read(sentence: str, zones: tuple[str, ...]) -> tuple[Sent, ...]:
+def _read(sentence: str, zones: tuple[str, ...], camera: str | None = None) -> tuple[Sent, ...]:
     """The sentence's one meaning, or Flag: a word no rule reads, or two readings that differ."""
     parser, keywords = _parser()
-    toks = tokens(sentence, keywords, zones)
+    toks = tokens(sentence, keywords, zones, camera)
     try:
         tree = parser.parse(toks)  # type: ignore[arg-type]
     except UnexpectedInput as exc:
