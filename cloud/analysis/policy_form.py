@@ -129,7 +129,7 @@ def explain(policy: Policy) -> list[str]:
                 lines.append(f"     from the words: {' | '.join(clause.used)}")
         else:
             lines.append(f"  {i}. NOT COMPILED: “{clause.source}”: every event no rule before it decides goes to "
-                         "the model (decided_by: model)")
+                         f"the model (decided_by: model); {' '.join(clause.used)}")
     tail = "the model is asked" if policy.otherwise == "model" else policy.otherwise
     lines.append(f"  otherwise: {tail}" + ("" if policy.otherwise_said else " (the words give no otherwise)"))
     rows = deciding(policy)

@@ -134,7 +134,7 @@ def compile_policy(text: str, zones: tuple[str, ...] = (), camera: str | None = 
 
 def _flag(build: _Build, sentence: str, why: str, group: int) -> None:
     build.uncompiled.append(sentence)
-    build.clauses.append(Clause("model", (Cond("words", sentence),), f"{sentence} ({why})"))
+    build.clauses.append(Clause("model", (Cond("words", sentence),), sentence, (f"not compiled: {why}",)))
     build.groups.append(group)
 
 
