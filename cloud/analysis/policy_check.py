@@ -131,14 +131,15 @@ def seen_of(f: dict) -> Seen:
 
 
 def _say(seen: Seen | None) -> str:
-    return "no situation" if seen is None else describe(seen, ("when", "zones", "dwell", "people", "direction",
+    return "no situation" if seen is None else describe(seen, ("day", "when", "zones", "dwell", "people", "direction",
                                                                "label", "hivis", "upper", "lower", "carries"))
 
 
 def describe(seen: Seen, read: Sequence[str]) -> str:
     ev, parts = seen.event, []
     if "when" in read:
-        parts.append(f"{WEEKDAY_NAMES[ev.weekday]} {ev.minute // 60:02d}:{ev.minute % 60:02d}")
+        day = f"{WEEKDAY_NAMES[ev.weekday]} " if "day" in read else ""
+        parts.append(f"{day}{ev.minute // 60:02d}:{ev.minute % 60:02d}")
     if "zones" in read:
         parts.append("in " + ", ".join(sorted(ev.zones)) if ev.zones else "in no zone")
     if "dwell" in read:
@@ -166,13 +167,15 @@ def deciding(policy: Policy) -> list[tuple[str, str]]:
     table = candidates(conds)
     read = list(table)
     rows: dict[str, str] = {}
+    if len({d for _, d in table.get("when", [])}) > 1:
+        read.append("day")
     bases: list[dict] = []
     for i, clause in enumerate(policy.clauses):
         base = _deciding_base(policy, i, clause, table)
         if base is not None:
             bases.append(base)
     for base in bases or [{k: v[0] for k, v in table.items()}]:
-        for key in read:
+        for key in table:
             for value in table[key]:
                 f = {**base, key: value}
                 seen = seen_of(f)

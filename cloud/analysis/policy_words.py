@@ -139,7 +139,27 @@ def _flag(build: _Build, sentence: str, why: str, group: int) -> None:
 
 
 def _read(sentence: str, zones: tuple[str, ...], camera: str | None = None) -> tuple[Sent, ...]:
-    """The sentence's one meaning, or Flag: a word no rule reads, or two readings that differ."""
+    """The sentence's one meaning, or Flag: a word no rule reads, or two readings that differ (remembered:
+    Earley parsing takes a fraction of a second, and a config compiles the same sentences again)."""
+    kind, value = _read_once(sentence, zones, camera)
+    if kind == "flag":
+        raise Flag(value)
+    if kind == "refuse":
+        raise PolicyRefused(value)
+    return value  # type: ignore[return-value]
+
+
+@functools.lru_cache(maxsize=1024)
+def _read_once(sentence: str, zones: tuple[str, ...], camera: str | None) -> tuple[str, object]:
+    try:
+        return "ok", _parse(sentence, zones, camera)
+    except Flag as exc:
+        return "flag", str(exc)
+    except PolicyRefused as exc:
+        return "refuse", str(exc)
+
+
+def _parse(sentence: str, zones: tuple[str, ...], camera: str | None) -> tuple[Sent, ...]:
     parser, keywords = _parser()
     toks = tokens(sentence, keywords, zones, camera)
     try:
