@@ -75,7 +75,8 @@ def test_friday_night_runs_into_saturday_morning():
 def test_two_verdict_sentences_without_otherwise_leave_the_rest_to_the_model():
     text = "Ignore people leaving. Anyone coming in after 9pm is an alert."
     policy = compile_policy(text)
-    assert policy.otherwise == "model" and "otherwise the model is asked (the words give no otherwise)" in policy.plain()
+    assert policy.otherwise == "model"
+    assert "otherwise the model is asked (the words give no otherwise)" in policy.plain()
     assert verdict(text, direction="towards the camera", time="14:00") == "model"
     assert verdict(text, direction="towards the camera", time="21:00") == "alert"
     assert verdict(text, direction="towards the camera", time="05:59") == "alert"

@@ -217,7 +217,8 @@ unit: ("s" | "sec" | "secs" | "second" | "seconds") -> seconds
 // --- which way: "coming in", "leaving", "heading left"
 direction: ("entering" | "enters" | "enter" | "coming" "in" | "comes" "in" | "come" "in" | "arriving" | "arrives"
            | "arrive" | "approaching" | "approaches" | "approach" | "walking" "in" | "walks" "in" | "going" "in"
-           | "goes" "in" | "heading" "in" | "heads" "in" | "coming" "towards" "the" "camera" | "walking" "towards" "the" "camera"
+           | "goes" "in" | "heading" "in" | "heads" "in" | "coming" "towards" "the" "camera"
+           | "walking" "towards" "the" "camera"
            | "moving" "towards" "the" "camera" | "coming" "towards" | "walking" "towards" | "heading" "towards"
            | "moving" "towards" | "coming" "into" | "walking" "into" | "going" "into")   -> towards
          | ("leaving" | "leaves" | "leave" | "going" "out" | "goes" "out" | "walking" "out" | "walks" "out"
