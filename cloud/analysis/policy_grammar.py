@@ -22,7 +22,7 @@ urgent: "immediately" | "straight" "away" | "right" "away" | "at" "once" | "now"
 alert_verb: "alert" | "alarm" | "notify" | "warn" | "tell" | "flag" | "report"
           | ("send" | "raise" | "give" | "trigger" | "sound") me? ("an" | "the")? ("alert" | "alarm")
           | "i" "want" ("an" | "to" "be") ("alert" | "alerted") | "let" me "know"
-benign_head: ("ignore" | "do" "not" (alert_verb | "worry" "about") | "never" alert_verb
+benign_head: ("ignore" | "do" "not" (alert_verb | "worry" "about" | "bother" ("alerting" | "with")) | "never" alert_verb
            | "no" ("alert" | "alerts" | "alarm" | "alarms")) me? only?
 me: "me" | "us"
 only: "only"
@@ -56,6 +56,7 @@ benign_adj: "fine" | "ok" | "okay" | "allowed" | "permitted" | "normal" | "welco
 
 // --- "nobody should be on the roof", "no cars in the bus lane"
 nobody: nobody_subj exception? modal body exception?
+      | "there" ("should" | "must") "be" nobody_subj exception? body exception?
 nobody_subj: "nobody" | "no" "one" | "no" "person" | "no" "people" | "no" "visitors" | "no" label_noun
 modal: ("should" | "must" | "may" | "can" | "is" "allowed" "to" | "are" "allowed" "to" | "is" "permitted" "to") "be"?
      | "is" "allowed" | "are" "allowed" | "is" | "are" | "allowed"

@@ -57,6 +57,10 @@ def _read_once(sentence: str, zones: tuple[str, ...], camera: str | None) -> tup
         return "ok", _parse(sentence, zones, camera)
     except Flag as exc:
         return "flag", str(exc)
+    except (LookupError, TypeError, AttributeError, ValueError) as exc:  # a reading this reader gets wrong
+        if isinstance(exc, PolicyRefused):
+            return "refuse", str(exc)
+        return "flag", f"no reading ({type(exc).__name__})"
     except PolicyRefused as exc:
         return "refuse", str(exc)
 
@@ -169,7 +173,7 @@ def _node(name: str, ch: list) -> object:  # noqa: C901, PLR0911, PLR0912 - one 
     if name in ("alert_pred", "benign_pred"):
         return _Words("pred", name.split("_")[0], words)
     if name == "nobody":
-        subj = ch[0]
+        subj = next(c for c in ch if isinstance(c, Piece))
         excs = [c.value for c in ch if isinstance(c, _Words) and c.kind == "exc"]
         body = next((c for c in ch if isinstance(c, tuple)), ())
         if len(excs) > 1:
