@@ -114,10 +114,11 @@ class VLLMConfig(Strict):
 
 
 class PolicyConfig(Strict):
-    """[[analyzer.policies]]: the operator's rule for one place, in words, given to the model with the facts
-    (e.g. "alert when someone is at the back door between 22:00 and 06:00; delivery people in daytime are
-    fine"). The most specific entry wins: camera and zone, then camera, then zone, then one for everywhere.
-    The policy is part of the prompt version, so a verdict is never reused across policies."""
+    """[[analyzer.policies]]: the operator's rule for one place, in words (`text`, compiled into rules when the
+    config loads) or in the structured form (`rules` and `otherwise`, docs/operator/policies.md); the rules decide
+    and the model judges only what they leave to it. The most specific entry wins: camera and zone, then camera,
+    then zone, then one for everywhere. The policy is part of the prompt version, so a verdict is never reused
+    across policies."""
 
     camera: CameraId | None = None
     zone: Annotated[str, Field(min_length=1, max_length=64)] | None = None
