@@ -117,6 +117,17 @@ def test_contradictions_and_clauses_that_never_hold_are_refused():
 
 
 @pytest.mark.parametrize("text", [
+    "Alert on anyone at the gate except people in hi-vis.",
+    "Alert on anyone at the gate unless they are wearing hi-vis.",
+    "Alert on anyone at the gate, but not people in hi-vis.",
+])
+def test_an_exception_takes_the_other_verdict_first(text):
+    gate = ("gate",)
+    assert [verdict(text, gate, zones=gate, hivis=h) for h in (True, False, None)] == ["benign", "alert", "model"]
+    assert verdict(text, gate, zones=(), hivis=True) == "model"
+
+
+@pytest.mark.parametrize("text", [
     "Alert on anyone without a badge",  # no rule reads "badge"
     "Staff are fine",  # who is staff: only the picture could tell
     "Alert if someone is loitering at the door",  # for how long?
