@@ -57,8 +57,9 @@ def cmd_policy_explain(args: argparse.Namespace) -> int:
     for line in explain(policy):
         print(line)
     if args.write:
+        same = [e for e in config.analyzer.policies if e.text == args.words and e.camera == args.camera]
         try:
-            entry = to_toml(policy, args.camera, None)
+            entry = to_toml(policy, args.camera, same[0].zone if same else None)
         except PolicyRefused as exc:
             raise ConfigError(f"policy explain --write: {exc}") from None
         written = _write(Path(args.config), args.words, args.camera, entry)

@@ -262,6 +262,7 @@ def test_policy_explain_write_puts_the_form_into_the_config(tmp_path):
     text = open(path, encoding="utf-8").read()
     assert f"# words: {words}" in text and "text =" not in text
     entry = load_cloud_config(path).analyzer.policies[0]
+    assert (entry.camera, entry.zone, entry.text, entry.otherwise) == ("gate", "gate", None, "model")
     written = next(iter(PolicyBook([entry]).compiled.values()))
     said = compile_policy(words, ("gate",), "gate")
     assert [(c.verdict, c.conds) for c in written.clauses] == [(c.verdict, c.conds) for c in said.clauses]
