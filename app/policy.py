@@ -13,8 +13,10 @@ from typing import Any
 
 
 def add_parser(csub: Any) -> None:
-    policy = csub.add_parser("policy", help="what a policy in words compiles into",
-                             description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    policy = csub.add_parser("policy", help="what a policy in words compiles into", description=__doc__,
+                             epilog='example:\n  edgetriage cloud policy explain "Alert on anyone at the gate after '
+                                    '9pm" --zone gate',
+                             formatter_class=argparse.RawDescriptionHelpFormatter)
     psub = policy.add_subparsers(dest="policy_command", required=True, metavar="COMMAND")
     cmd = psub.add_parser(
         "explain", help="print the form a policy compiles into and the situations that decide it",
