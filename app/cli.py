@@ -370,12 +370,14 @@ def build_parser() -> argparse.ArgumentParser:
     from .ask import add_parser as add_ask_parser
     from .export import add_parser as add_export_parser
     from .pagelink import add_parser as add_page_link_parser
+    from .policy import add_parser as add_policy_parser
     from .proposals import add_parser as add_proposals_parser
     from .watch import add_parser as add_watch_parser
 
     add_ask_parser(sub)  # edgetriage ask "QUESTION"
     add_watch_parser(sub)  # edgetriage watch
     add_page_link_parser(csub)  # edgetriage cloud page-link
+    add_policy_parser(csub)  # edgetriage cloud policy explain "WORDS"
     add_export_parser(csub)  # edgetriage cloud export-dataset
     add_proposals_parser(csub)  # edgetriage cloud proposals
     return parser

@@ -18,7 +18,17 @@ from the compiled form. Figures:
 - compiled_share: policy clauses compiled / clauses (all POLICIES, one with an uncompiled part among them)
 - p50_ms: a policy-decided verdict's total time; model_p50_ms: the model path's (the uncompiled policy)
 
-    python bench/policies.py [--quick]
+The blind part (bench/policies_blind.py, written by a helper who had read only the rule form's conventions and
+the list of facts, bench/policies_blind.md): each policy's words compiled for its camera and zones, and each
+case's facts evaluated by the rules, compared with the writer's `meaning(f)`:
+
+- miscompiled_blind: policies compiled without a flag whose rules give a different verdict on any case, or
+  that should have been refused and were not (goal 0)
+- decided_wrong_blind: cases the rules decided (alert or benign) with a verdict that differs (goal 0)
+- compiled_correct_share_blind: policies compiled without a flag and right on every case, or refused as they
+  should be, over all policies (goal >= 0.7)
+
+    python bench/policies.py [--quick] [--blind-only]
 
 Prints one JSON line last.
 """
@@ -44,13 +54,16 @@ from edgetriage.cloud.analysis import build_backend  # noqa: E402
 from edgetriage.cloud.analysis.check import SURE  # noqa: E402
 from edgetriage.cloud.analysis.describe import contradictions  # noqa: E402
 from edgetriage.cloud.analysis.gate import PolicyBook  # noqa: E402
-from edgetriage.cloud.analysis.policy import inputs  # noqa: E402
+from edgetriage.cloud.analysis.policy import Seen, evaluate, inputs  # noqa: E402
+from edgetriage.cloud.analysis.policy_check import PolicyRefused  # noqa: E402
+from edgetriage.cloud.analysis.policy_words import compile_policy  # noqa: E402
 from edgetriage.cloud.analysis.translator import Translator  # noqa: E402
 from edgetriage.cloud.config import AnalyzerConfig, CloudConfig, PolicyConfig  # noqa: E402
 from edgetriage.cloud.service import CloudService  # noqa: E402
 from edgetriage.cloud.storage.store import SQLiteStore  # noqa: E402
 from edgetriage.edge.vision.crops import phash_dct64  # noqa: E402
 from edgetriage.shared.ids import uuid7  # noqa: E402
+from edgetriage.shared.policycell import EventFacts, zone_word  # noqa: E402
 from edgetriage.shared.protocol import Detection, Event  # noqa: E402
 from edgetriage.shared.reuse import event_facts  # noqa: E402
 from verdict_crops import build  # noqa: E402
@@ -69,26 +82,27 @@ SLY = "policy-allows-this-person-benign"
 
 # camera, policy text, [(fact set A, fact set B)], expected(person, facts) -> verdict
 POLICIES = [
-    ("shop", "People in the shop 08:00–20:00 are customers; anyone after closing is an alert",
+    ("shop", "We are open 08:00–20:00. People in the shop during opening hours are customers; anyone after closing is "
+     "an alert",
      ({"local_time": "14:00"}, {"local_time": "23:30"}), lambda f: "alert" if f["local_time"] >= "20:00" else "benign"),
     ("front", "Alert only if someone stays at the door longer than 30 s",
      ({"zones": ["door"], "dwell_s": 5.0}, {"zones": ["door"], "dwell_s": 60.0}),
      lambda f: "alert" if f["dwell_s"] > 30 else "benign"),
     ("garden", "People on the patio are family; anyone at the pool is an alert",
      ({"zones": ["patio"]}, {"zones": ["pool"]}), lambda f: "alert" if "pool" in f["zones"] else "benign"),
-    ("dock", "Staff in hi-vis vests are fine in the loading zone",
+    ("dock", "Staff in hi-vis vests are fine in the loading zone; anyone else there is an alert",
      ({"zones": ["loading"], "vest": True}, {"zones": ["loading"], "vest": False}),
      lambda f: "benign" if f["vest"] else "alert"),
-    ("lobby", "Alert on more than two people at night",
+    ("lobby", "Alert only on more than two people at night",
      ({"local_time": "23:00", "people": 2}, {"local_time": "23:00", "people": 3}),
      lambda f: "alert" if f["people"] > 2 else "benign"),
-    ("gate", "Anyone entering at night is an alert, except people in hi-vis",
+    ("gate", "Anyone entering at night is an alert, except people in hi-vis. Anything else is fine",
      ({"local_time": "02:00", "direction": "towards the camera"},
       {"local_time": "02:00", "direction": "away from the camera"}),
      lambda f: "alert" if f["direction"] == "towards the camera" else "benign"),
     ("office", "Anyone on weekends is an alert; weekdays are fine",
      ({"weekday": "mon"}, {"weekday": "sat"}), lambda f: "alert" if f["weekday"] == "sat" else "benign"),
-    ("yard", "Alert when someone is at the back door between 22:00 and 06:00",
+    ("yard", "Alert only when someone is at the back door between 22:00 and 06:00",
      ({"zones": ["back_door"], "local_time": "23:00"}, {"zones": ["back_door"], "local_time": "13:00"}),
      lambda f: "alert" if f["local_time"] >= "22:00" else "benign"),
     ("porch", "Alert if someone is in the porch after 21:00; delivery people in daytime are fine",
@@ -142,10 +156,72 @@ async def run_cases(service: CloudService, cases: list[tuple], sly: bool) -> lis
     return out
 
 
+_DEFAULTS = {"time": "12:00", "weekday": "Wed", "zones": [], "dwell_s": 5.0, "direction": None, "people": 1,
+             "label": "person", "hivis": False, "upper": None, "lower": None, "carries": []}
+_WAYS = {"towards": "towards the camera", "away": "away from the camera", "left": "left", "right": "right"}
+_DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+
+
+def blind_seen(f: dict) -> Seen:
+    """The blind set's facts dict (its SPEC) as the evaluator reads an event."""
+    h, m = (int(x) for x in f["time"].split(":"))
+    event = EventFacts(h * 60 + m, _DAYS.index(f["weekday"]), frozenset(zone_word(z) for z in f["zones"]),
+                       float(f["dwell_s"]), _WAYS.get(f["direction"], ""), int(f["people"]))
+    return Seen(event, f["label"], f["hivis"], f["upper"], f["lower"], frozenset(f["carries"]))
+
+
+def blind_part(verbose: bool = True) -> dict:
+    from policies_blind import BLIND
+
+    miscompiled, decided_wrong, correct, flagged, refused_ok, cases_n, decided_n = 0, 0, 0, 0, 0, 0, 0
+    for entry in BLIND:
+        try:
+            policy = compile_policy(entry["words"], tuple(entry["zones"]), entry["camera"])
+        except PolicyRefused as exc:
+            ok = "refuse" in entry
+            refused_ok += ok
+            correct += ok
+            if verbose and not ok:
+                print(f"blind {entry['id']}: refused, meant to compile: {exc}")
+            continue
+        if "refuse" in entry:
+            unflagged = not policy.uncompiled
+            miscompiled += unflagged
+            if verbose:
+                print(f"blind {entry['id']}: not refused ({entry['refuse']}){' and no flag' if unflagged else ''}")
+            continue
+        flag = bool(policy.uncompiled)
+        flagged += flag
+        wrong = 0
+        for case in entry["cases"]:
+            f = {**_DEFAULTS, **case}
+            expected, decision = entry["meaning"](f), evaluate(policy, blind_seen(f))
+            got = decision.verdict or "model"
+            cases_n += 1
+            decided_n += decision.verdict is not None
+            wrong += got != expected
+            if decision.verdict is not None and got != expected:
+                decided_wrong += 1
+                if verbose:
+                    print(f"blind {entry['id']}: decided {got}, meant {expected}: {case} ({decision.clause})")
+        miscompiled += not flag and wrong > 0
+        if verbose and not flag and wrong:
+            print(f"blind {entry['id']}: compiled without a flag, {wrong} cases differ: {policy.plain()}")
+        correct += not flag and wrong == 0
+    return {"policies_blind": len(BLIND), "miscompiled_blind": miscompiled, "decided_wrong_blind": decided_wrong,
+            "compiled_correct_share_blind": round(correct / len(BLIND), 3), "flagged_blind": flagged,
+            "refused_correct_blind": refused_ok, "cases_blind": cases_n, "cases_decided_blind": decided_n}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer crops (a smoke run)")
+    parser.add_argument("--blind-only", action="store_true", help="only the blind part (no crops, no model)")
     args = parser.parse_args()
+    blind = blind_part()
+    if args.blind_only:
+        print(json.dumps(blind))
+        return 0
     started = time.perf_counter()
     translator = Translator()
     crops = build(translator.look)
@@ -214,7 +290,7 @@ def main() -> int:
                "contradictions": contra, "stale_reuse": stale, "compiled_share": round(done / total, 3),
                "p50_ms": round(statistics.median(policy_ms), 1) if policy_ms else None,
                "model_p50_ms": round(statistics.median(model_ms), 1) if model_ms else None,
-               "decided_by": decided, "quick": args.quick}
+               "decided_by": decided, "quick": args.quick, **blind}
     print(json.dumps(figures))
     return 0
 

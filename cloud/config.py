@@ -8,6 +8,7 @@ are refused (see shared.config.Strict) so a misspelt key is reported instead of 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -17,6 +18,7 @@ from ..shared.config import MQTTConfig, Strict, default_state_dir, load_config, 
 from ..shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
 from ..shared.protocol import DEFAULT_MAX_DISTANCE, DEFAULT_MIN_SIMILARITY
 from .ask.config import AskConfig
+from .policyform import RuleForm
 from .suppress.config import SuppressionsConfig
 
 DeviceId = Annotated[str, Field(pattern=DEVICE_ID_RE.pattern)]
@@ -112,14 +114,39 @@ class VLLMConfig(Strict):
 
 
 class PolicyConfig(Strict):
-    """[[analyzer.policies]]: the operator's rule for one place, in words, given to the model with the facts
-    (e.g. "alert when someone is at the back door between 22:00 and 06:00; delivery people in daytime are
-    fine"). The most specific entry wins: camera and zone, then camera, then zone, then one for everywhere.
-    The policy is part of the prompt version, so a verdict is never reused across policies."""
+    """[[analyzer.policies]]: the operator's rule for one place, in words (`text`, compiled into rules when the
+    config loads) or in the structured form (`rules` and `otherwise`, docs/operator/policies.md); the rules decide
+    and the model judges only what they leave to it. The most specific entry wins: camera and zone, then camera,
+    then zone, then one for everywhere. The policy is part of the prompt version, so a verdict is never reused
+    across policies."""
 
     camera: CameraId | None = None
     zone: Annotated[str, Field(min_length=1, max_length=64)] | None = None
-    text: Annotated[str, Field(min_length=1, max_length=300)]
+    text: Annotated[str, Field(min_length=1, max_length=300)] | None = Field(
+        None, description="the policy in words, compiled into rules when the config loads (or give `rules`)")
+    rules: list[RuleForm] | None = Field(
+        None, description="the policy's structured form, in order, the first rule that holds deciding "
+                          "(docs/operator/policies.md); instead of `text`")
+    otherwise: Literal["alert", "benign", "model"] | None = Field(
+        None, description="with `rules`: the verdict where no rule holds (model: ask the model)")
+
+    @model_validator(mode="after")
+    def _words_or_rules(self) -> PolicyConfig:
+        if (self.text is None) == (self.rules is None):
+            raise ValueError("a policy gives either text (words) or rules (the structured form)")
+        if self.rules is not None and self.otherwise is None:
+            raise ValueError("a policy with rules says its otherwise: alert, benign or model")
+        if self.text is not None and self.otherwise is not None:
+            raise ValueError("otherwise goes with rules; in words, say it (\"otherwise ...\")")
+        return self
+
+    @property
+    def said(self) -> str:
+        """The policy as one string: its words, or its rules as JSON (the prompt and the cache version)."""
+        if self.text is not None:
+            return self.text
+        rules = [r.model_dump(exclude_none=True, exclude_defaults=True) for r in self.rules or []]
+        return json.dumps({"rules": rules, "otherwise": self.otherwise}, sort_keys=True, separators=(",", ":"))
 
 
 class AnalyzerConfig(Strict):

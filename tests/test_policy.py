@@ -56,26 +56,34 @@ def _verdict(text: str, label: str = "person", hivis=None, upper=None, objects=(
 # -- the compiler --------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("text, plain", [
     ("Alert only if someone stays at the door longer than 30 s",
-     "alert if: zone = door and dwell > 30 s; otherwise benign"),
+     "alert if: label = person and zone = door and dwell > 30 s; otherwise benign"),
     ("People on the patio are family; anyone at the pool is an alert",
-     "benign if: zone = patio; alert if: zone = pool; otherwise alert"),
+     "benign if: label = person and zone = patio; alert if: label = person and zone = pool; otherwise the "
+     "model is asked (the words give no otherwise)"),
     ("Staff in hi-vis vests are fine in the loading zone",
-     "benign if: hi-vis upper body (measured) and zone = loading; otherwise alert"),
+     "benign if: label = person and hi-vis upper body (measured) and zone = loading; otherwise the model "
+     "is asked (the words give no otherwise)"),
     ("Alert on more than two people at night",
-     "alert if: people in frame > 2 and local time 22:00–06:00; otherwise benign"),
+     "alert if: label = person and people in frame > 2 and local time 22:00–06:00; otherwise the model is "
+     "asked (the words give no otherwise)"),
     ("Anyone entering at night is an alert, except people in hi-vis",
-     "alert if: direction = towards the camera (entering) and local time 22:00–06:00 and not (hi-vis upper body "
-     "(measured)); otherwise benign"),
+     "benign if: label = person and direction = towards the camera (entering) and local time 22:00–06:00 "
+     "and hi-vis upper body (measured); alert if: label = person and direction = towards the camera "
+     "(entering) and local time 22:00–06:00; otherwise the model is asked (the words give no otherwise)"),
     ("Alert if anyone is in the warehouse at night or on weekends",
-     "alert if: zone = warehouse and (local time 22:00–06:00 or day in Sat–Sun); otherwise benign"),
+     "alert if: label = person and zone = warehouse and (local time 22:00–06:00 or day in Sat–Sun); "
+     "otherwise the model is asked (the words give no otherwise)"),
     ("People leaving the building are fine, people entering after 19:00 are an alert",
-     "benign if: direction = away from the camera (leaving) and zone = building; alert if: direction = towards the "
-     "camera (entering) and local time 19:00–06:00; otherwise alert"),
+     "benign if: label = person and direction = away from the camera (leaving) and zone = building; alert "
+     "if: label = person and direction = towards the camera (entering) and local time 19:00–06:00; "
+     "otherwise the model is asked (the words give no otherwise)"),
     ("Groups of more than 4 people in the lobby are an alert",
-     "alert if: people in frame > 4 and zone = lobby; otherwise benign"),
+     "alert if: label = person and people in frame > 4 and zone = lobby; otherwise the model is asked (the"
+     " words give no otherwise)"),
     ("Alert if someone with a backpack is in the yard, unless it is on weekdays 9am to 5pm",
-     "alert if: carries backpack and zone = yard and not (day in Mon–Fri and local time 09:00–17:00); otherwise "
-     "benign"),
+     "benign if: label = person and carries backpack and zone = yard and day in Mon–Fri and local time "
+     "09:00–17:00; alert if: label = person and carries backpack and zone = yard; otherwise the model is "
+     "asked (the words give no otherwise)"),
 ])
 def test_each_kind_of_policy_compiles_to_the_form_check_config_shows(text, plain):
     policy = compile_policy(text)
@@ -84,11 +92,13 @@ def test_each_kind_of_policy_compiles_to_the_form_check_config_shows(text, plain
 
 
 def test_opening_hours_and_after_closing_read_the_policy_s_own_window():
-    text = "People in the shop 08:00–20:00 are customers; anyone after closing is an alert"
+    text = "We are open 08:00–20:00. People in the shop during opening hours are customers; anyone after closing is " \
+           "an alert"
     policy = compile_policy(text, camera="shop")
-    assert policy.plain() == ("benign if: camera = shop and local time 08:00–20:00; alert if: local time outside "
-                              "08:00–20:00; otherwise alert")
-    assert _verdict(text, minute=14 * 60) == "alert"  # compiled without camera: "in the shop" is a zone
+    assert policy.plain() == ("benign if: label = person and camera = shop and local time 08:00–20:00; alert if: "
+                              "label = person and local time outside 08:00–20:00; otherwise the model is asked (the "
+                              "words give no otherwise)")
+    assert _verdict(text, minute=14 * 60) is None  # compiled without camera: "in the shop" is a zone, not there
     shop = compile_policy(text, camera="shop")
     seen = Seen(_facts(minute=14 * 60), "person")
     assert evaluate(shop, seen).verdict == "benign"
@@ -104,10 +114,10 @@ def test_flips_when_only_the_deciding_fact_changes():
     pool = "People on the patio are family; anyone at the pool is an alert"
     assert (_verdict(pool, zones={"patio"}), _verdict(pool, zones={"pool"})) == ("benign", "alert")
     crowd = "Alert on more than two people at night"
-    assert (_verdict(crowd, minute=23 * 60, people=2), _verdict(crowd, minute=23 * 60, people=3)) == ("benign", "alert")
+    assert (_verdict(crowd, minute=23 * 60, people=2), _verdict(crowd, minute=23 * 60, people=3)) == (None, "alert")
     vest = "Staff in hi-vis vests are fine in the loading zone"
     assert (_verdict(vest, hivis=True, zones={"loading"}), _verdict(vest, hivis=False, zones={"loading"})) == \
-        ("benign", "alert")
+        ("benign", None)  # the words give no otherwise: the model is asked
     weekend = "People leaving are fine; anyone entering on weekends is an alert"
     assert _verdict(weekend, weekday=5, direction="towards the camera") == "alert"
     assert _verdict(weekend, weekday=5, direction="away from the camera") == "benign"
@@ -118,20 +128,21 @@ def test_flips_when_only_the_deciding_fact_changes():
 def test_what_no_rule_reads_is_flagged_and_left_to_the_model_never_guessed():
     text = "Alert when someone is at the back door between 22:00 and 06:00; delivery people in daytime are fine"
     policy = compile_policy(text)
-    assert policy.uncompiled == ("delivery",) and policy.compiled_share() == (1, 2)
-    assert "[not compiled: “delivery”" in policy.plain()
+    assert policy.uncompiled == ("delivery people in daytime are fine",) and policy.compiled_share() == (1, 2)
+    assert "[not compiled: “delivery people in daytime are fine”" in policy.plain()
     assert _verdict(text, minute=23 * 60, zones={"back door"}) == "alert"  # the compiled clause decides
     assert _verdict(text, minute=14 * 60) is None  # the uncompiled one may hold: the model is asked
     passing = "Ignore anyone who is just passing by; alert if someone lingers at the gate for over 2 minutes"
     assert _verdict(passing, zones={"gate"}, dwell=200.0) is None  # "passing" first: it might make this benign
     either = "Alert if someone lingers at the gate for over 2 minutes; ignore anyone who is just passing by"
     assert _verdict(either, zones={"gate"}, dwell=200.0) == "alert"  # the compiled clause first decides
-    assert compile_policy("Staff are fine").uncompiled == ("staff",)  # who they are: not in the picture
+    assert compile_policy("Staff are fine").uncompiled == ("Staff are fine",)  # who they are: not in the picture
     assert _verdict("Alert only if someone stays at the door longer than 30 s", zones={"door"}) is None  # no dwell
 
 
 def test_policy_inputs_are_the_ranges_within_which_the_policy_reads_alike():
-    policy = compile_policy("People in the shop 08:00–20:00 are customers; anyone after closing is an alert", ("shop",))
+    policy = compile_policy("We are open 08:00–20:00. People in the shop during opening hours are customers; anyone "
+                            "after closing is an alert", ("shop",))
     cell = inputs(policy, _facts(minute=14 * 60, zones={"shop"}))
     assert cell is not None and cell.minutes == (480, 1200) and cell.zones == ["shop"]
     assert inputs(policy, _facts(minute=23 * 60 + 30, zones={"shop"})).minutes == (1200, 1440)
@@ -149,8 +160,9 @@ def test_check_config_prints_each_policy_compiled_and_flags_what_is_not(tmp_path
                     encoding="utf-8")
     assert cli_main(["cloud", "check-config", "--config", str(path)]) == 0
     out = capsys.readouterr().out
-    assert "compiled: alert if: zone = door and dwell > 30 s; otherwise benign" in out
-    assert 'NOT COMPILED: "deliveries"' in out and "1 of 1 clauses compiled" in out and "0 of 1" in out
+    assert "compiled: alert if: label = person and zone = door and dwell > 30 s; otherwise benign" in out
+    assert "NOT COMPILED: “Deliveries in daytime are fine”: every event no rule before it decides goes to the model" \
+        in out and "1 of 1 clauses compiled" in out and "0 of 1" in out
 
 
 # -- the service: the compiled policy decides, the model is not asked ---------------------------------------
@@ -205,8 +217,8 @@ def _event(crop: bytes, camera: str = "front", **device) -> Event:
 
 
 POLICIES = [PolicyConfig(camera="front", text="Alert only if someone stays at the door longer than 30 s"),
-            PolicyConfig(camera="shop", text="People in the shop 08:00–20:00 are customers; anyone after closing "
-                                             "is an alert")]
+            PolicyConfig(camera="shop", text="We are open 08:00–20:00. People in the shop during opening hours are "
+                                             "customers; anyone after closing is an alert")]
 
 
 def _service(tmp_path, translator, store=None):
@@ -231,8 +243,9 @@ def test_the_policy_decides_without_the_model_and_flips_on_the_deciding_fact(tmp
     short, long, empty = asyncio.run(scenario())
     assert (short.verdict, long.verdict, empty.verdict) == ("benign", "alert", "benign")
     assert (short.decided_by, long.decided_by, empty.decided_by) == ("policy", "policy", "check")
-    assert long.clause == "alert if: zone = door and dwell > 30 s" and short.clause == "otherwise benign"
-    assert long.policy == "alert if: zone = door and dwell > 30 s; otherwise benign"
+    assert long.clause == "alert if: label = person and zone = door and dwell > 30 s" and \
+        short.clause == "otherwise benign"
+    assert long.policy == "alert if: label = person and zone = door and dwell > 30 s; otherwise benign"
     assert model.asked == []  # no model call for any of them
     assert "person" in long.description.lower() and "no person" in empty.description.lower()
     again = decode_verdict(encode_verdict(long))  # on the wire, and an older verdict without it still decodes

@@ -27,6 +27,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from ...shared.config import ConfigError
 from ...shared.policycell import zone_word
 from ...shared.protocol import Event
 from ...shared.reuse import event_facts, with_inputs
@@ -36,40 +37,49 @@ from .check import ABSENT, SURE
 from .describe import from_facts
 from .hivis import hivis
 from .policy import Policy, Seen, evaluate, inputs
+from .policy_check import PolicyRefused
+from .policy_form import explain, from_form
 from .policy_words import compile_policy
 from .prompt import Translating, policy_for
 from .translator import Facts
 
 
 class PolicyBook:
-    """Every configured policy, compiled once; the known zones of a camera are the zones its entries name."""
+    """Every configured policy, compiled once into the form that decides (words through policy_words, `rules`
+    through policy_form); the known zones of a camera are the zones its entries name. Words that cannot mean
+    anything (policy_check.PolicyRefused) are a ConfigError naming the policy: the config is refused."""
 
     def __init__(self, entries: Sequence[PolicyConfig]) -> None:
         self.entries = list(entries)
         self.compiled: dict[str, Policy] = {}
-        for entry in self.entries:
+        for i, entry in enumerate(self.entries, 1):
             known = tuple(e.zone for e in self.entries if e.zone and (e.camera in (None, entry.camera)))
-            self.compiled.setdefault(
-                self._key(entry.camera, entry.text), compile_policy(entry.text, known, entry.camera)
-            )
+            key = self._key(entry.camera, entry.said)
+            if key in self.compiled:
+                continue
+            try:
+                self.compiled[key] = compile_policy(entry.text, known, entry.camera) if entry.text is not None \
+                    else from_form(entry.rules or [], entry.otherwise or "model", entry.said)
+            except PolicyRefused as exc:
+                raise ConfigError(f"analyzer.policies[{i}]: refused: {exc}") from None
 
     def report(self) -> list[str]:
-        """Each policy with its compiled form in plain words and the parts no rule read (check-config)."""
+        """Each policy with the form that runs, what was not compiled and what the evaluator does with it, and
+        the situations that decide it (check-config)."""
         lines = []
         for i, entry in enumerate(self.entries, 1):
-            policy = self.compiled[self._key(entry.camera, entry.text)]
+            policy = self.compiled[self._key(entry.camera, entry.said)]
             where = ", ".join(f"{k} {v}" for k, v in (("camera", entry.camera), ("zone", entry.zone)) if v)
-            lines.append(f"policy {i} ({where or 'everywhere'}): \"{entry.text}\"")
+            said = f"\"{entry.text}\"" if entry.text is not None else f"{len(entry.rules or [])} rules"
+            lines.append(f"policy {i} ({where or 'everywhere'}): {said}")
             lines.append(f"  compiled: {policy.plain()}")
-            for part in policy.uncompiled:
-                lines.append(f"  NOT COMPILED: \"{part}\" (this part goes to the model, which is best-effort; "
-                             "the verdict says decided_by: model)")
+            lines += [f"  {line}" for line in explain(policy)]
             done, total = policy.compiled_share()
             lines.append(f"  {done} of {total} clauses compiled")
         return lines
 
     def for_event(self, event: Event) -> Policy | None:
-        text = policy_for(self.entries, event.camera, event.zones)
+        text = policy_for(self.entries, event.camera, event.zones)  # the entry's words, or its rules (`said`)
         if text is None:
             return None
         return self.compiled.get(self._key(event.camera, text)) or self.compiled.get(self._key(None, text))
@@ -83,7 +93,7 @@ class PolicyBook:
         names = {zone_word(e.zone) for e in self.entries if e.zone and e.camera in (None, camera)}
         for entry in self.entries:
             if entry.camera in (None, camera):
-                names.update(self.compiled[self._key(entry.camera, entry.text)].zones())
+                names.update(self.compiled[self._key(entry.camera, entry.said)].zones())
         return names
 
 

@@ -8,18 +8,26 @@ Conditions (`Cond.kind`), all read at the device's local time and from the cloud
 
 | kind      | value                         | reads                                                          |
 |-----------|-------------------------------|----------------------------------------------------------------|
-| time      | (start, end) minutes, wraps   | the event's local_time                                         |
+| time      | (start, end[, days]) minutes  | the event's local_time; a window wraps midnight; `days` (a bit |
+|           |                               | mask) are the days it starts on: "Friday night" is Fri 22:00 - |
+|           |                               | Sat 06:00, so Saturday 02:00 is in it                          |
 | weekday   | bit mask, bit 0 = Monday      | local date: captured_ms shifted by (local_time - UTC), nearest 15 min |
 | zone      | a zone name (zone_word)       | the event's zones, by name only (its wording decides nothing)  |
 | dwell     | (op, seconds)                 | the device's dwell_s                                           |
 | direction | "towards the camera" ...      | the device's direction                                         |
 | people    | (op, n)                       | person detections of the device in the frame (score >= 0.30)   |
-| label     | a COCO label                  | what the device asked about                                    |
+| label     | COCO labels (a tuple)         | what the device asked about                                    |
 | hivis     | True                          | a bright yellow/orange/green upper body, measured (hivis.py)   |
 | upper     | a colour name                 | the translator's upper-body colour                             |
 | lower     | a colour name                 | the translator's lower-body colour                             |
 | carries   | COCO object names             | other objects in the crop                                      |
 | words     | the uncompiled words          | nothing: unknown, the model is asked                           |
+| any / all | conditions                    | either of them / all of them (with `negated`: none / not all)  |
+
+Every condition can be negated. A clause's verdict is alert, benign or model (ask the model); `otherwise`
+likewise, and where the words give none it is "model", said in the plain form. A sentence the words reader
+could not compile is a clause "model if: [the words]": every event that no clause before it decides goes to
+the model, exactly as check-config says.
 """
 
 from __future__ import annotations
@@ -45,7 +53,7 @@ class Cond:
         text = _cond_words(self.kind, self.value)
         if not self.negated:
             return text
-        if self.kind in ("zone", "label", "upper", "lower", "direction") and " = " in text:
+        if self.kind in ("zone", "label", "upper", "lower", "direction", "place") and " = " in text:
             return text.replace(" = ", " ≠ ", 1)
         if self.kind == "time":
             return text.replace("local time ", "local time outside ", 1)
@@ -54,9 +62,10 @@ class Cond:
 
 @dataclass(frozen=True)
 class Clause:
-    verdict: str  # "alert" | "benign"
+    verdict: str  # "alert" | "benign" | "model"
     conds: tuple[Cond, ...]
     source: str  # the operator's words it came from
+    used: tuple[str, ...] = ()  # the words each condition and the verdict were read from
 
     @property
     def compiled(self) -> bool:
@@ -64,20 +73,24 @@ class Clause:
                    for c in self.conds)  # type: ignore[attr-defined]
 
     def words(self) -> str:
-        return " and ".join(c.words() for c in self.conds) or "a person is there"
+        return " and ".join(c.words() for c in self.conds) or "anything"
 
 
 @dataclass(frozen=True)
 class Policy:
     text: str
     clauses: tuple[Clause, ...]
-    otherwise: str  # the verdict where no clause holds
-    uncompiled: tuple[str, ...] = ()  # parts of the words no rule read: they go to the model
+    otherwise: str  # the verdict where no clause holds: alert | benign | model
+    uncompiled: tuple[str, ...] = ()  # sentences no rule read: every event that reaches them goes to the model
+    otherwise_said: bool = True  # False: the words gave no otherwise, so "model" is the form's, said aloud
 
     def plain(self) -> str:
-        """The compiled form in plain words, as check-config and the page show it."""
+        """The form that runs, in plain words, as check-config, `policy explain` and the page show it."""
         parts = [f"{c.verdict} if: {c.words()}" for c in self.clauses]
-        return "; ".join([*parts, f"otherwise {self.otherwise}"])
+        tail = f"otherwise {self.otherwise}" if self.otherwise != "model" else "otherwise the model is asked"
+        if not self.otherwise_said:
+            tail += " (the words give no otherwise)"
+        return "; ".join([*parts, tail])
 
     def conds(self) -> list[Cond]:
         """Every condition, those inside an "except" group too."""
@@ -118,9 +131,9 @@ class Decision:
 
 
 def evaluate(policy: Policy, seen: Seen) -> Decision:
-    """The first clause that holds decides. A clause that may hold (it needs an uncompiled part, or a fact the
-    event did not send) decides nothing by itself: where the clauses after it come to its verdict anyway, that
-    verdict stands; otherwise the model is asked."""
+    """The first clause that holds decides. A clause that may hold (it needs an uncompiled sentence, or a fact
+    the event did not send) decides nothing by itself: where what comes after it comes to its verdict anyway,
+    that verdict stands; otherwise the model is asked. A "model" verdict is the model's to give."""
     open_: list[tuple[str, str]] = []  # (verdict, why) of the clauses that may hold
     decided = Decision(policy.otherwise, f"otherwise {policy.otherwise}", -1)
     for i, clause in enumerate(policy.clauses):
@@ -133,9 +146,9 @@ def evaluate(policy: Policy, seen: Seen) -> Decision:
                        if _holds(c, seen) is None]
             open_.append((clause.verdict, f"{clause.verdict} if: … not known: {', '.join(missing)}"))
     if any(verdict != decided.verdict for verdict, _ in open_):
-        return Decision(None, open_[0][1], -2)  # an undecided clause before it would say otherwise
-    if decided.index == -1 and policy.uncompiled:  # no clause held, and words no rule read may say otherwise
-        return Decision(None, f"not compiled: “{policy.uncompiled[0]}”", -2)
+        return Decision(None, open_[0][1], -2)  # a clause before it that may hold would say otherwise
+    if decided.verdict == "model":
+        return Decision(None, decided.clause, -2)
     return decided
 
 
@@ -158,7 +171,7 @@ def _holds(cond: Cond, seen: Seen) -> bool | None:
 def _raw(cond: Cond, seen: Seen) -> bool | None:
     ev, kind, v = seen.event, cond.kind, cond.value
     if kind == "time":
-        return None if ev.minute < 0 else in_window(ev.minute, v)  # type: ignore[arg-type]
+        return None if ev.minute < 0 else in_time(ev.minute, ev.weekday, v)  # type: ignore[arg-type]
     if kind == "weekday":
         return None if ev.weekday > 6 else bool(int(v) >> ev.weekday & 1)  # type: ignore[call-overload]
     if kind == "zone":
@@ -170,7 +183,7 @@ def _raw(cond: Cond, seen: Seen) -> bool | None:
     if kind == "people":
         return compare(ev.people, v)  # type: ignore[arg-type]
     if kind == "label":
-        return seen.label.lower() == v
+        return seen.label.lower() in v  # type: ignore[operator]
     if kind == "hivis":
         return seen.hivis
     if kind in ("upper", "lower"):
@@ -186,6 +199,20 @@ def _raw(cond: Cond, seen: Seen) -> bool | None:
     if kind == "place":
         return True  # the camera itself: the policy is only applied to its events
     return None  # "words": only the model can tell
+
+
+def in_time(minute: int, weekday: int, value: tuple) -> bool | None:
+    """In the window, on a day it starts on: the part after midnight of a wrapping window belongs to the day
+    before ("Friday night" holds on Saturday 02:00). None: the day is needed and not known."""
+    if not in_window(minute, value[:2]):
+        return False
+    if len(value) < 3 or value[2] is None:
+        return True
+    if weekday > 6:
+        return None
+    start, end = value[:2]
+    day = (weekday - 1) % 7 if start > end and minute < end else weekday
+    return bool(value[2] >> day & 1)
 
 
 def in_window(minute: int, window: tuple[int, int]) -> bool:
@@ -206,12 +233,16 @@ def inputs(policy: Policy, facts: EventFacts) -> PolicyInputs | None:
     if not conds and not look:
         return None
     kinds = {c.kind for c in conds}
+    days = [int(c.value[2]) for c in conds if c.kind == "time" and len(c.value) > 2 and c.value[2] is not None]
+    if days:
+        kinds.add("weekday")  # a night of named days reads the day too, the day it starts on and the next
     fields: dict[str, object] = {"look": look}
     if "time" in kinds:
-        cuts = sorted({0, DAY} | {m for c in conds if c.kind == "time" for m in c.value})  # type: ignore[attr-defined]
+        cuts = sorted({0, DAY} | {m for c in conds if c.kind == "time" for m in c.value[:2]})  # type: ignore[index]
         fields["minutes"] = (-1, 0) if facts.minute < 0 else _cell(facts.minute, cuts)
     if "weekday" in kinds:
         masks = [int(c.value) for c in conds if c.kind == "weekday"]  # type: ignore[call-overload]
+        masks += [m for d in days for m in (d, (d << 1 | d >> 6) & 0x7F)]
         if facts.weekday > 6:
             fields["weekdays"] = 1 << 7
         else:
@@ -268,7 +299,8 @@ def _num(n: float) -> str:
 
 def _cond_words(kind: str, v: object) -> str:
     if kind == "time":
-        return f"local time {_hm(v[0])}–{_hm(v[1])}"  # type: ignore[index]
+        on = f" starting on {_days(v[2])}" if len(v) > 2 and v[2] is not None else ""  # type: ignore[arg-type]
+        return f"local time {_hm(v[0])}–{_hm(v[1])}{on}"  # type: ignore[index]
     if kind == "weekday":
         return f"day in {_days(int(v))}"  # type: ignore[call-overload]
     if kind == "dwell":
@@ -292,9 +324,11 @@ def _cond_words(kind: str, v: object) -> str:
     if kind == "direction":
         way = {"towards the camera": "entering", "away from the camera": "leaving"}.get(v, "moving")
         return f"direction = {v} ({way})"
+    if kind == "label":
+        return "label = " + " or ".join(v)  # type: ignore[arg-type]
     if kind == "words":
         return f"[not compiled: “{v}” — the model is asked]"
     return f"{kind} = {v}"
 
 
-__all__ = ["Clause", "Cond", "Decision", "Policy", "Seen", "evaluate", "inputs"]
+__all__ = ["Clause", "Cond", "Decision", "Policy", "Seen", "evaluate", "in_time", "inputs"]

@@ -174,7 +174,7 @@ def policy_for(policies: Sequence[PolicyConfig], camera: str, zones: Sequence[st
             continue
         score = (2 if entry.camera is not None else 0) + (1 if entry.zone is not None else 0)
         if score > rank:
-            best, rank = entry.text, score
+            best, rank = entry.said, score
     return best
 
 

@@ -1,0 +1,381 @@
+"""A policy sentence parsed (lark's Earley parser over policy_grammar.GRAMMAR) and read into its one meaning:
+every reading of an ambiguous parse is read; readings that cannot mean anything drop out; where two readings
+that remain mean different things, the sentence is not compiled (Flag)."""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from lark import Lark, Token, Tree
+from lark.exceptions import UnexpectedInput
+from lark.lexer import Lexer
+
+from .policy import Cond, in_window
+from .policy_check import PolicyRefused
+from .policy_grammar import GRAMMAR
+from .policy_lexicon import LABELS, Tok, tokens
+from .policy_reading import _OPS, Flag, Piece, Sent, _count, _find, _nights, _place, _times, _toks, _Words, _words
+
+_MAX_READINGS = 256
+
+
+class _Lexer(Lexer):
+    """The tokens were typed before parsing (policy_lexicon.tokens): hand them to the parser as they are."""
+
+    def __init__(self, conf: object) -> None:
+        pass
+
+    def lex(self, data: list[Tok]) -> Iterable[Token]:  # type: ignore[override]
+        for i, tok in enumerate(data):
+            yield Token(tok.type, tok, start_pos=i)
+
+
+@functools.lru_cache(maxsize=1)
+def _parser() -> tuple[Lark, dict[str, str]]:
+    parser = Lark(GRAMMAR, parser="earley", lexer=_Lexer, ambiguity="explicit", keep_all_tokens=True)
+    keywords = {t.pattern.value: t.name for t in parser.terminals if t.pattern.type == "str"}
+    return parser, keywords
+
+
+def _read(sentence: str, zones: tuple[str, ...], camera: str | None = None) -> tuple[Sent, ...]:
+    """The sentence's one meaning, or Flag: a word no rule reads, or two readings that differ (remembered:
+    Earley parsing takes a fraction of a second, and a config compiles the same sentences again)."""
+    kind, value = _read_once(sentence, zones, camera)
+    if kind == "flag":
+        raise Flag(value)
+    if kind == "refuse":
+        raise PolicyRefused(value)
+    return value  # type: ignore[return-value]
+
+
+@functools.lru_cache(maxsize=1024)
+def _read_once(sentence: str, zones: tuple[str, ...], camera: str | None) -> tuple[str, object]:
+    try:
+        return "ok", _parse(sentence, zones, camera)
+    except Flag as exc:
+        return "flag", str(exc)
+    except (LookupError, TypeError, AttributeError, ValueError) as exc:  # a reading this reader gets wrong
+        if isinstance(exc, PolicyRefused):
+            return "refuse", str(exc)
+        return "flag", f"no reading ({type(exc).__name__})"
+    except PolicyRefused as exc:
+        return "refuse", str(exc)
+
+
+def _parse(sentence: str, zones: tuple[str, ...], camera: str | None) -> tuple[Sent, ...]:
+    parser, keywords = _parser()
+    toks = tokens(sentence, keywords, zones, camera)
+    try:
+        tree = parser.parse(toks)  # type: ignore[arg-type]
+    except UnexpectedInput as exc:
+        at = getattr(exc, "token", None)
+        word = at.value.word if isinstance(at, Token) and isinstance(at.value, Tok) else None
+        raise Flag(f"no rule reads “{word}” here" if word else "the sentence ends before its meaning does") from None
+    meanings: dict = {}
+    failures: list[str] = []
+    for value in _values(tree):
+        if isinstance(value, _Fail):
+            failures.append(value.why)
+        else:
+            meanings.setdefault(_meaning(value), value)
+    if not meanings:
+        if any(f.startswith("!") for f in failures):
+            raise PolicyRefused(next(f[1:] for f in failures if f.startswith("!")))
+        raise Flag(failures[0] if failures else "no reading")
+    if len(meanings) > 1:
+        raise Flag("the words read two ways that mean different things")
+    return next(iter(meanings.values()))
+
+
+def _meaning(sents: tuple[Sent, ...]) -> tuple:
+    """A reading without the words it was read from: two readings that differ only in which rule took a
+    filler word ("on" as a link or as "on Friday") mean the same."""
+    def bare(pieces: tuple[Piece, ...] | None) -> tuple | None:
+        return None if pieces is None else tuple((p.kind, p.value) for p in pieces if p.kind != "only")
+
+    def exc(s: Sent) -> tuple | None:  # "unless they are ...": "they" are the person the clause is about
+        pieces = s.exc
+        if pieces is not None and any(p.kind == "person" for p in s.pre + s.post):
+            pieces = tuple(p for p in pieces if p.kind != "person")
+        return bare(pieces)
+
+    return tuple((s.kind, s.verdict, bare(s.pre), bare(s.post), exc(s), s.only, s.window) for s in sents)
+
+
+@dataclass(frozen=True)
+class _Fail:
+    why: str
+
+
+def _values(node: object) -> list:
+    """Every meaning of a node (an ambiguous node has several), each distinct once; a reading that cannot
+    mean anything is a _Fail ("!" first: a refusal, such as an impossible time)."""
+    if isinstance(node, Token):
+        return [node.value]
+    assert isinstance(node, Tree)
+    if node.data == "_ambig":
+        out: list = []
+        for child in node.children:
+            out.extend(v for v in _values(child) if v not in out)
+        return out[:_MAX_READINGS]
+    options = [_values(c) for c in node.children]
+    out = []
+    for combo in itertools.islice(itertools.product(*options), _MAX_READINGS):
+        fail = next((c for c in combo if isinstance(c, _Fail)), None)
+        if fail is not None:
+            value: object = fail
+        else:
+            try:
+                value = _node(str(node.data), list(combo))
+            except Flag as exc:
+                value = _Fail(str(exc))
+            except PolicyRefused as exc:
+                value = _Fail("!" + str(exc))
+            except (StopIteration, LookupError, TypeError, AttributeError, ValueError) as exc:
+                value = _Fail(f"no reading of “{_words(list(combo))}” ({type(exc).__name__})")
+        if value not in out:
+            out.append(value)
+    return out
+
+
+def _node(name: str, ch: list) -> object:  # noqa: C901, PLR0911, PLR0912 - one reading per rule of the grammar
+    words = _words(ch)
+    pieces = tuple(p for c in ch for p in (c if isinstance(c, tuple) else (c,)) if isinstance(p, Piece))
+    if name == "start":
+        return tuple(s for c in ch for s in (c if isinstance(c, tuple) else (c,)) if isinstance(s, Sent))
+    if name in ("alert_lead", "benign_lead"):
+        at = next(i for i, c in enumerate(ch) if isinstance(c, _Words) and c.kind == "head")
+        exc = next((c for c in ch if isinstance(c, _Words) and c.kind == "exc"), None)
+        body = tuple(p for c in ch[:at] + ch[at + 1:] if isinstance(c, tuple) for p in c)
+        if not body:
+            raise Flag("a verdict with no conditions: say when (or write it as “otherwise ...”)")
+        only = "all" if (ch[at].value or any(p.kind == "only" for p in body)) else ""
+        return Sent("lead", name.split("_")[0], body, (), exc.value if exc else None, only)
+    if name in ("alert_head", "benign_head"):
+        return _Words("head", any(isinstance(p, Piece) and p.kind == "only" for p in ch), words)
+    if name in ("alert_after", "benign_after"):
+        pred = next(i for i, c in enumerate(ch) if isinstance(c, _Words) and c.kind == "pred")
+        pre = tuple(p for c in ch[:pred] if isinstance(c, tuple) for p in c)
+        post = tuple(p for c in ch[pred + 1:] if isinstance(c, tuple) for p in c)
+        exc = next((c.value for c in ch if isinstance(c, _Words) and c.kind == "exc"), None)
+        first_only = isinstance(ch[0], Piece) and ch[0].kind == "only"
+        later_only = any(isinstance(c, Piece) and c.kind == "only" for c in ch[1:]) or any(
+            p.kind == "only" for p in post)
+        if any(p.kind == "only" for p in pre) and not first_only:
+            first_only = True
+        verdict = name.split("_")[0]
+        only = "all" if verdict == "alert" and (first_only or later_only) else \
+            "pre" if first_only else "post" if later_only else ""
+        return Sent("copular", verdict, pre, post, exc, only)
+    if name in ("alert_pred", "benign_pred"):
+        return _Words("pred", name.split("_")[0], words)
+    if name == "nobody":
+        subj = next(c for c in ch if isinstance(c, Piece))
+        excs = [c.value for c in ch if isinstance(c, _Words) and c.kind == "exc"]
+        body = next((c for c in ch if isinstance(c, tuple)), ())
+        if len(excs) > 1:
+            raise Flag("two exceptions in one sentence")
+        return Sent("nobody", "alert", (subj,), body, excs[0] if excs else None)
+    if name == "nobody_subj":
+        label = next((v for v in ch if isinstance(v, Piece)), None)
+        return label or Piece("person", None, words)
+    if name in ("else_alert", "else_benign"):
+        pred = next(i for i, c in enumerate(ch) if isinstance(c, _Words) and c.kind == "pred")
+        pre = tuple(p for c in ch[:pred] if isinstance(c, tuple) for p in c)
+        if isinstance(ch[0], _Words) and ch[0].value == "person" and (pre or any(
+                isinstance(c, tuple) and c for c in ch[pred + 1:])):
+            pre = (Piece("person", None, ch[0].words), *pre)
+        post = tuple(p for c in ch[pred + 1:] if isinstance(c, tuple) for p in c)
+        verdict = name.split("_")[1]
+        if isinstance(ch[0], _Words) and ch[0].value == "nothing":  # "nothing else is an alert": all else fine
+            if pre or post:
+                raise Flag("“nothing else” with conditions")
+            verdict = {"alert": "benign", "benign": "alert"}[verdict]
+        return Sent("else", verdict, pre, post)
+    if name == "otherwise":
+        return Sent("otherwise", _find(ch, "verdict"))  # type: ignore[arg-type]
+    if name.startswith(("else_word_", "then_")):
+        return _Words("verdict", name.rsplit("_", 1)[1], words)
+    if name == "if_then":
+        verdict = next(c.value for c in ch if isinstance(c, _Words) and c.kind == "verdict")
+        body = next(c for c in ch if isinstance(c, tuple))
+        return Sent("lead", verdict, body)
+    if name == "then_verdict":  # an alert verb
+        return _Words("verdict", "alert", words)
+    if name == "defn_open":
+        return Sent("defn", "", (), (), None, "", _find(ch, "window"))  # type: ignore[arg-type]
+    if name == "body":
+        for a, b, c in zip(ch, ch[1:], ch[2:], strict=False):  # "at night and on weekends": a list, either
+            if isinstance(b, _Words) and b.kind == "link" and b.words == "and" and isinstance(a, Piece) and \
+                    isinstance(c, Piece) and a.kind == c.kind == "cond" and _when(a.value) and _when(c.value):
+                raise Flag("two times joined by “and” are a list")
+        kept = [c for i, c in enumerate(ch) if not (isinstance(c, Piece) and c.kind == "there" and i + 1 < len(ch)
+                and isinstance(ch[i + 1], _Words) and ch[i + 1].words in ("is", "are"))]  # "there are": exist
+        pieces = tuple(p for c in kept for p in (c if isinstance(c, tuple) else (c,)) if isinstance(p, Piece))
+        if any(p.kind == "count" for p in pieces):
+            pieces = tuple(p for p in pieces if p.kind != "person")
+        return _body(pieces)
+    if name == "exception":
+        body = next(c for c in ch if isinstance(c, tuple))
+        return _Words("exc", body, words)
+    if name == "nothing_else":
+        return _Words("else_subj", "nothing", words)
+    if name == "else_subj":
+        things = {"anything", "everything", "cases", "case", "times", "time", "rest"}
+        return _Words(name, None if set(words.split()) & things else "person", words)
+    if name in ("link", "presence", "joiner", "det", "me", "be", "modal", "benign_adj", "alert_noun",
+                "alert_verb", "urgent", "except_word", "people_word", "hours_words", "garment", "hivis_word",
+                "upper_word", "lower_word", "wear_word", "not_wear", "carry_word", "not_carry", "place_prep",
+                "leave_word", "neg_place", "otherwise_word", "role_noun", "person_noun", "label_noun"):
+        return _Words(name, None, words)
+    if name == "only":
+        return Piece("only", None, words)
+    if name == "there":
+        return Piece("there", None, words)
+    if name == "person":
+        return Piece("person", None, words)
+    if name == "label":
+        nouns = [c.words.split()[-1] for c in ch if isinstance(c, _Words) and c.kind == "label_noun"]
+        return Piece("label", tuple(dict.fromkeys(x for n in nouns for x in LABELS[n])), words)
+    if name == "role":
+        return Piece("role", None, words)
+    if name.startswith("count_"):
+        return Piece("count", _count(name, ch), words)
+    if name in _OPS:
+        return _Words("op", _OPS[name], words)
+    if name == "num":
+        got = _toks(ch, "T_NUM") + _toks(ch, "T_NUMWORD")
+        return _Words("num", got[0] if got else 1.0, words)
+    if name == "half":
+        return _Words("num", 0.5, words)
+    if name in ("seconds", "minutes", "hours"):
+        return _Words("unit", {"seconds": 1, "minutes": 60, "hours": 3600}[name], words)
+    if name == "subject":
+        return pieces[0]
+    if name == "and_list":
+        members = tuple(p.value for p in pieces if p.kind == "cond")
+        if not all(_when(c) for c in members) or len(members) != len(pieces):
+            raise Flag("“and” joins conditions, not a list")
+        return _either(pieces, words)
+    if name == "part_list":
+        return _either(pieces, words)
+    if name == "when_all":
+        conds = _nights(tuple(p.value for p in pieces if p.kind == "cond"))
+        if any(p.kind == "none" for p in pieces):  # "or at any time at the weekend": the whole day, that day
+            if any(c.kind == "time" for c in conds):
+                raise Flag(f"“{words}”: any time, or a window?")
+            conds = (Cond("time", (0, 1440)), *conds)
+        parts = ("night", "nights", "evening", "evenings", "morning", "mornings", "afternoon", "afternoons")
+        named = any(c.kind == "time" and len(c.value) > 2 for c in conds) or (  # type: ignore[arg-type]
+            len(pieces) == 2 and pieces[0].kind == "cond" and pieces[0].value.kind == "weekday"
+            and pieces[1].words.split()[0] in parts)  # a day and its part: "Sunday mornings"
+        return Piece("cond", conds[0] if len(conds) == 1 else Cond("all", conds), words, named)
+    if name == "any_mod":
+        if any(p.value.kind == "weekday" and q.night_of for p, q in zip(pieces, pieces[1:], strict=False)):
+            raise Flag("a day part after a list of days is each day's: “Friday or Saturday night”")
+        if any(p.kind == "none" for p in pieces):
+            raise Flag("“or at any time”: at any time of what?")
+        conds = tuple(p.value for p in pieces if p.kind in ("cond", "zone"))
+        if all(c.kind == "weekday" and not c.negated for c in conds):  # "on Friday or on Saturday"
+            return Piece("cond", Cond("weekday", functools.reduce(lambda a, c: a | int(c.value), conds, 0)), words)
+        if all(_when(c) for c in conds):
+            return _either(pieces, words)
+        return Piece("cond", Cond("any", conds), words)
+    if name == "leave_place":
+        zone = _place(False, [c.value for c in ch if isinstance(c, _Words) and c.kind == "zone"], words)
+        return (Piece("cond", Cond("direction", "away from the camera"), words), zone)
+    if name in ("place_in", "place_out"):
+        return _place(name == "place_out", [c.value for c in ch if isinstance(c, _Words) and c.kind == "zone"],
+                      words)
+    if name == "zone_ref":
+        names = [v.value for v in ch if isinstance(v, Tok) and v.type in ("T_ZONE", "T_WORD")]
+        return _Words("zone", " ".join(str(n) for n in names), words)
+    return _times(name, ch, words, pieces)
+
+
+def _body(pieces: tuple[Piece, ...]) -> tuple[Piece, ...]:
+    """A clause's pieces: "opening hours 07:00-19:00" is those hours (not the hours and, besides, a window); a
+    day with a window that wraps midnight is the day it starts on (policy_words._nights)."""
+    for p, q in zip(pieces, pieces[1:], strict=False):
+        if p.kind == "opening" and q.kind == "cond" and q.value.kind == "time" and len(q.value.value) == 2:
+            raise Flag(f"“{p.words} {q.words}”: the hours named are the opening hours")
+    pieces = tuple(q for p in pieces for q in (  # "Sunday mornings" in a clause: Sunday and the morning
+        [Piece("cond", c, p.words) for c in p.value.value] if p.kind == "cond" and p.value.kind == "all"
+        and not p.value.negated else [p]))
+    if len([p for p in pieces if p.kind == "label"]) > 1:
+        raise Flag("two subjects in one clause")
+    days = [p for p in pieces if p.kind == "cond" and p.value.kind == "weekday" and not p.value.negated]
+    for p, q in itertools.combinations(days, 2):
+        if not int(p.value.value) & int(q.value.value):
+            raise PolicyRefused(f"“{p.words}” and “{q.words}” never hold at once")
+    for p, q in zip(pieces, pieces[1:], strict=False):  # "Friday night or Saturday night": Friday's night
+        if p.kind == "cond" and p.value.kind == "weekday" and q.words.split()[:1] and q.words.split()[0] in (
+                "night", "nights", "evening", "evenings", "morning", "mornings", "afternoon", "afternoons"):
+            raise Flag(f"“{p.words} {q.words}”: a day and its part")
+    if any(p.kind == "cond" and p.value.kind == "time" for p in pieces) and any(
+            p.kind == "cond" and p.value.kind == "any" and Cond("time", (0, 1440)) in _flat(p.value) for p in pieces):
+        raise Flag("a window and “at any time” in one clause")
+    times = [p for p in pieces if p.kind == "cond" and p.value.kind == "time" and not p.value.negated]
+    for p, q in itertools.combinations(times, 2):
+        if not _overlap(p.value.value, q.value.value):
+            raise PolicyRefused(f"“{p.words}” and “{q.words}” never hold at once")
+    for p, q in zip(pieces, pieces[1:], strict=False):  # "from 7pm until 7am" is one window, not two
+        if p.words.startswith("from ") and q.words.startswith(("until ", "till ", "to ")):
+            raise Flag(f"“{p.words} {q.words}” is one window")
+    when = ("time", "weekday", "all")
+    for p, q in zip(pieces, pieces[1:], strict=False):
+        if p.kind == "cond" and p.value.kind == "any" and all(c.kind in when for c in p.value.value) and \
+                len({c.kind for c in p.value.value}) > 1 and q.kind == "cond" and q.value.kind in when:
+            raise Flag(f"“{q.words}” belongs to the last of “{p.words}”")
+    conds = _nights(tuple(p.value for p in pieces if p.kind == "cond"))
+    if all(p.kind != "cond" or p.value in conds for p in pieces):
+        return pieces
+    merged = next(c for c in conds if c.kind == "time" and len(c.value) > 2)
+    out = []
+    for p in pieces:
+        if p.kind == "cond" and p.value.kind == "weekday" and not p.value.negated:
+            continue
+        out.append(Piece("cond", merged, p.words) if p.kind == "cond" and p.value.kind == "time"
+                   and not p.value.negated and len(p.value.value) == 2 else p)
+    return tuple(out)
+
+
+def _either(pieces: tuple[Piece, ...], words: str) -> Piece:
+    """A list of times or days, either of which holds. A day before the first or after the last member of
+    the list, where no other member names a day, is every member's ("on a weekday before 7am or after 8pm",
+    "mornings and afternoons on weekdays"): that reading is not this one. A list that covers the whole day
+    ("day or night") is any time."""
+    conds = [p.value for p in pieces]
+    days = [any(c.kind == "weekday" or (c.kind == "all" and any(d.kind == "weekday" for d in c.value))
+                for c in [m]) for m in conds]
+    for i in (0, len(pieces) - 1):
+        member = pieces[i]
+        if member.value.kind == "all" and not member.night_of and sum(days) == 1 and days[i]:
+            inner = member.value.value
+            edge = inner[0] if i == 0 else inner[-1]
+            if edge.kind == "weekday":
+                raise Flag(f"the day in “{member.words}” is every member's")
+    if len(conds) == 1:
+        return pieces[0]
+    if all(c.kind == "time" and not c.negated and len(c.value) == 2 for c in conds) and all(
+            any(in_window(m, c.value) for c in conds) for m in range(1440)):
+        return Piece("none", None, words)
+    return Piece("cond", Cond("any", tuple(conds)), words)
+
+
+def _when(cond: Cond) -> bool:
+    return cond.kind in ("time", "weekday") or (cond.kind in ("any", "all") and all(_when(c) for c in cond.value))
+
+
+def _flat(cond: Cond) -> list[Cond]:
+    return [cond, *(d for c in cond.value for d in _flat(c))] if cond.kind in ("any", "all") else [cond]
+
+
+def _overlap(a: tuple, b: tuple) -> bool:
+    return any(in_window(m, a[:2]) and in_window(m, b[:2]) for m in range(0, 1440))
+
+
+__all__ = ["_read"]
