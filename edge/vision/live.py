@@ -1,0 +1,105 @@
+"""A live source (a network stream, a USB camera) read on a thread of its own, keeping the latest frame only.
+
+A decoder that is not read keeps what arrives: OpenCV's FFmpeg reader buffers the stream and a V4L2 camera
+its driver's queue, so a pipeline slower than the camera would fall further and further behind the live edge.
+Here the reader grabs (decodes) every frame as it arrives and converts to pixels only those due at the detect
+rate; the newest converted frame waits in a one-frame slot, and one the pipeline has not taken when the next is
+due is dropped there, never queued. A frame handed on is stamped when it was grabbed, so its age is known.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from ...shared import clock
+
+READ_RETRIES = 5  # consecutive failed reads before a live source counts as lost
+
+
+@dataclass(slots=True)
+class Grabbed:
+    """A frame converted to pixels, stamped when it was grabbed."""
+
+    image: np.ndarray
+    mono_s: float  # time.monotonic() at the grab
+    wall_ms: int  # epoch ms at the grab
+
+
+class LatestFrameReader:
+    """Owns `cap` from `start()` on (and releases it when its thread ends). `take()` hands out the newest due
+    frame; frames grabbed faster than `min_interval_s` apart are never converted to pixels, and a converted
+    frame nobody took before the next is `dropped`."""
+
+    def __init__(self, cap: cv2.VideoCapture, name: str, *, min_interval_s: float = 0.0) -> None:
+        self.name = name
+        self.min_interval_s = max(0.0, min_interval_s)
+        self.grabbed = 0  # frames taken from the source
+        self.dropped = 0  # converted, then replaced by a newer one before the pipeline took them
+        self.error = ""  # why the source was lost ("" while it delivers, or after stop())
+        self._cap = cap
+        self._slot: Grabbed | None = None
+        self._done = False
+        self._stop = threading.Event()
+        self._ready = threading.Condition()
+        self._thread = threading.Thread(target=self._read, name=f"reader-{name}", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self, join_s: float = 1.0) -> None:
+        """Stop reading; the thread releases the source once its current read returns."""
+        self._stop.set()
+        with self._ready:
+            self._ready.notify_all()
+        if self._thread.is_alive() and threading.current_thread() is not self._thread:
+            self._thread.join(join_s)
+
+    def take(self) -> Grabbed | None:
+        """The newest due frame, waiting for one; None once the source is lost (see `error`) or stopped."""
+        with self._ready:
+            while self._slot is None and not self._done:
+                self._ready.wait(0.5)
+            frame, self._slot = self._slot, None
+            return frame
+
+    def _read(self) -> None:
+        cap = self._cap
+        failures = 0
+        next_due = -math.inf
+        try:
+            while not self._stop.is_set():
+                if not cap.grab():
+                    failures += 1
+                    if failures >= READ_RETRIES:
+                        self.error = f"stopped delivering frames after {self.grabbed} frames"
+                        return
+                    time.sleep(0.05 * failures)
+                    continue
+                failures = 0
+                self.grabbed += 1
+                mono = time.monotonic()
+                if mono + 1e-6 < next_due:
+                    continue  # not due: never converted to pixels
+                # due times advance by the interval, so 25 fps read at 5 keeps 5 on average
+                next_due = (mono if mono - next_due > self.min_interval_s else next_due) + self.min_interval_s
+                ok, image = cap.retrieve()
+                if not ok or image is None:
+                    continue
+                if image.ndim == 2:
+                    image = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
+                with self._ready:
+                    if self._slot is not None:
+                        self.dropped += 1
+                    self._slot = Grabbed(image, mono, clock.now_ms())
+                    self._ready.notify()
+        finally:
+            cap.release()
+            with self._ready:
+                self._done = True
+                self._ready.notify_all()
