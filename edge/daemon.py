@@ -325,7 +325,7 @@ class EdgeDaemon:
                 camera=cam_id, state=w.state, frames_read=w.frames_read,
                 frames_processed=counts.frames if counts else 0, frames_detected=counts.detected if counts else 0,
                 tracks=counts.tracks if counts else 0, reconnects=w.reconnects, fps_read=w.read_rate.rate,
-                fps_detected=w.detect_rate.rate))
+                fps_detected=w.detect_rate.rate, frame_age_s=w.frame_age_s, frames_dropped=w.frames_dropped))
         return DeviceSnapshot(
             cameras=cameras, counters=agent.stats.counters(), outbox=agent.delivery.outbox.depth(),
             outbox_dropped=agent.delivery.outbox.dropped,
