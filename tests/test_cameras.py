@@ -140,3 +140,58 @@ def test_three_cameras_of_three_sizes_on_one_device_escalate_boxes_where_each_al
                 wrong_place.append((name, track_id, label, np.round(box, 3).tolist()))
     assert not wrong_place, (wrong_place, alone)
     assert sorted(len(v) for v in together.values()) == sorted(len(v) for v in alone.values())
+
+
+GIF = MEDIA / "face-demographics-walking.gif"  # 2.8 s, two people walking
+
+
+def test_a_looping_file_starts_again_with_its_time_running_on():
+    with FrameSource(str(GIF)) as once:
+        length = sum(1 for _ in once)
+    with FrameSource(str(GIF), loop=True, max_frames=2 * length + 3) as looping:
+        frames = list(looping)
+    assert len(frames) == 2 * length + 3
+    assert [f.index for f in frames] == list(range(2 * length + 3))
+    assert all(b.pts_s > a.pts_s for a, b in zip(frames, frames[1:], strict=False))
+    assert np.array_equal(frames[length].image, frames[0].image)  # the first frame again
+
+
+@pytest.mark.parametrize("loop", [False, True])
+def test_a_file_camera_ends_once_or_loops_for_ever(loop, detector, mosquitto, prefix, tmp_path, caplog):
+    # without loop: a file that ends says so once at INFO and its camera is done (no reconnect, no warning);
+    # with loop = true it plays on past its end, never reconnecting
+    import logging
+    import time
+
+    from edgetriage.edge.agent import EdgeAgent
+    from edgetriage.edge.camera_worker import CameraWorker
+
+    caplog.set_level(logging.INFO)
+    with FrameSource(str(GIF)) as once:
+        length = sum(1 for _ in once)
+    config = EdgeConfig.model_validate({
+        "device": "demo-1", "mqtt": {"url": mosquitto.url, "prefix": prefix}, "state_dir": str(tmp_path),
+        "cameras": [{"id": "hall", "source": str(GIF), "realtime": False, "loop": loop}]})
+    agent = EdgeAgent(config, detector=detector)
+    worker = CameraWorker(config.cameras[0], agent, on_change=lambda: None)
+    try:
+        worker.start()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and worker.state != "ended" and worker.frames_read < 3 * length:
+            time.sleep(0.05)
+        if loop:
+            assert worker.frames_read >= 3 * length and worker.state == "streaming"
+        else:
+            assert worker.join(10) and worker.state == "ended" and worker.frames_read == length
+            finished = [r for r in caplog.records if "finished" in r.getMessage()]
+            assert len(finished) == 1 and finished[0].levelno == logging.INFO
+        assert worker.reconnects == 0 and not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    finally:
+        worker.stop()
+        worker.join(10)
+        agent.close()
+
+
+def test_loop_is_refused_for_a_live_camera():
+    with pytest.raises(ValueError, match="loop applies to video files"):
+        EdgeConfig.model_validate({"cameras": [{"id": "door", "source": "rtsp://10.0.0.2/stream1", "loop": True}]})
