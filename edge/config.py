@@ -68,7 +68,8 @@ class CameraConfig(Strict):
     read_timeout_s: Seconds = 10.0  # network streams: a stream silent this long counts as lost
     # a lost source is retried after a random delay up to min * 2^n (never under 0.1 s: no busy loop) ...
     reconnect_min_s: Annotated[float, Field(ge=0.1, le=3600.0)] = 1.0
-    reconnect_max_s: Seconds = 60.0  # ... capped here ("full jitter", so cameras do not retry in step)
+    reconnect_max_s: Seconds = 10.0  # ... capped here ("full jitter", so cameras do not retry in step): a
+    # camera back from a reboot is read again within ~10 s (bench/live.py reconnect_s)
     detect_source: str | None = Field(
         None, description="the camera's low-resolution sub-stream (e.g. rtsp://.../stream2), read instead of "
                           "`source` for detection and for the crops sent to the cloud; unset: `source`")
