@@ -2,19 +2,21 @@
 the shipped clips) rather than files replayed one at a time.
 
     frame_age_p95_s      p95 age of the frame handed to the pipeline (grab -> hand-over), one 720p 25 fps camera
-                         detected at 5 fps, the default detector (its look takes longer than the stream's 40 ms
-                         frame interval on these cores)                                        (goal <= 1)
+                         at detect_fps 5 with the detector forced onto every frame handed over (no motion gate:
+                         a look takes longer than the stream's 40 ms frame interval on these cores)  (goal <= 1)
     frame_age_p95_s_every_frame  the same with detect_fps 0: the pipeline takes every frame it can
-    dropped_share        frames decoded and dropped at the reader (never queued) / frames read, detect_fps 0
+    dropped_share        frames dropped at the reader (never converted, never queued) / frames read, detect_fps 0
     reconnect_s          the server stopped for a few seconds, then back: from its return to the first frame
                          through the pipeline, default backoff                                 (goal <= 10)
     wrong_place_crops    events of three cameras of three frame sizes (480x270, 1280x720, 1920x1080) on one
                          device at once whose box or crop lies off (IoU < 0.5) every box the same camera gives
                          alone: the shared detector and pipelines, the clip's frames            (goal 0)
     rss_{1,2,4}_cameras_mb  RSS of a device process (agent, MQTT, INT8 detector, classifier) reading 1, 2, 4 720p
-                         streams at detect_fps 5, after warming up                              (4: goal <= 200)
+                         streams at detect_fps 5, after warming up; _360p: 640x360 detect sub-streams
+                                                                                        (4: goal <= 200)
     rss_per_camera_mb    (rss_4 - rss_1) / 3                                                  (goal <= 15)
-    cpu_720p / cpu_1080p  CPU (share of one core) of one camera's process, 25 fps read and decoded, detect_fps 5
+    cpu_720p / _360p / _1080p  CPU (share of one core) of one camera's process, 25 fps read and decoded,
+                         detect_fps 5, the motion gate on (as a device runs)
 
     python bench/live.py [--quick]
 
@@ -62,7 +64,9 @@ from edgetriage.edge.config import EdgeConfig
 spec = json.loads(sys.argv[1])
 config = EdgeConfig.model_validate({
     "device": "live-1", "mqtt": {"url": spec["mqtt"], "prefix": "live"}, "state_dir": spec["state"],
-    "vision": {"detector": {"precision": spec["precision"]}},
+    "vision": {"detector": {"precision": spec["precision"]},
+               # forced: the detector on every frame handed over (no motion gate), slower than the stream
+               **({"motion": {"keyframe_interval_s": 0.001}, "tracked_interval_s": 0.0} if spec["forced"] else {})},
     "cameras": [{"id": f"cam{i}", "source": url, "detect_fps": spec["detect_fps"]} for i, url in enumerate(spec["urls"])]})
 agent = EdgeAgent(config)
 workers = [CameraWorker(cam, agent, on_change=lambda: None) for cam in config.cameras]
@@ -85,6 +89,7 @@ out = {"rss_mb": status["VmRSS"] / 1024, "hwm_mb": status["VmHWM"] / 1024,
        "cpu": (ru1.ru_utime + ru1.ru_stime - ru0.ru_utime - ru0.ru_stime) / (t1 - t0),
        "ages": [a for w in workers for a in w.ages], "read_fps": (sum(w.frames_read for w in workers) - read0) / (t1 - t0),
        "processed": sum(c.frames for c in agent.camera_counts.values()),
+       "detected": sum(c.detected for c in agent.camera_counts.values()),
        "dropped": sum(w.frames_dropped for w in workers), "read": sum(w.frames_read for w in workers)}
 for w in workers:
     w.stop()
@@ -96,10 +101,10 @@ print("DEVICE " + json.dumps(out))
 
 
 def run_device(urls: list[str], mqtt: str, *, seconds: float, detect_fps: float = 5.0, precision: str = "int8",
-               warmup_s: float = 3.0) -> dict:
+               warmup_s: float = 3.0, forced: bool = False) -> dict:
     with tempfile.TemporaryDirectory() as state:
         spec = {"urls": urls, "mqtt": mqtt, "state": state, "seconds": seconds, "detect_fps": detect_fps,
-                "precision": precision, "warmup_s": warmup_s}
+                "precision": precision, "warmup_s": warmup_s, "forced": forced}
         proc = subprocess.run([sys.executable, "-c", _DEVICE, json.dumps(spec)], capture_output=True, text=True,
                               timeout=300, env=dict(os.environ, EDGETRIAGE_STATE=state))
     lines = [line for line in proc.stdout.splitlines() if line.startswith("DEVICE ")]
@@ -215,22 +220,26 @@ def main() -> int:
     results: dict = {"precision_rss": "int8"}
     with tempfile.TemporaryDirectory() as tmp, Mosquitto(None, Path(tmp) / "mqtt") as broker, \
             RtspServer(clips, user="admin:bench-pw") as server:
-        one = run_device([server.url("hd")], broker.url, seconds=seconds)
+        one = run_device([server.url("hd")], broker.url, seconds=seconds, forced=True)
         results["frame_age_p95_s"] = p95(one["ages"])
-        results["cpu_720p"] = round(one["cpu"], 2)
-        results["rss_1_cameras_mb"] = round(one["rss_mb"], 1)
-        log(f"one 720p camera at detect_fps 5: age p95 {results['frame_age_p95_s']} s, cpu {one['cpu']:.2f}, "
-            f"rss {one['rss_mb']:.0f} MB, read {one['read_fps']:.1f} fps")
-        every = run_device([server.url("hd")], broker.url, seconds=seconds, detect_fps=0.0)
+        log(f"one 720p camera at detect_fps 5, detector on every frame: age p95 {results['frame_age_p95_s']} s, "
+            f"{one['detected']} of {one['processed']} frames detected, read {one['read_fps']:.1f} fps")
+        every = run_device([server.url("hd")], broker.url, seconds=seconds, detect_fps=0.0, forced=True)
         results["frame_age_p95_s_every_frame"] = p95(every["ages"])
         results["dropped_share"] = round(every["dropped"] / every["read"], 3) if every["read"] else None
-        log(f"every frame: age p95 {results['frame_age_p95_s_every_frame']} s, dropped {results['dropped_share']}, "
-            f"processed {every['processed']} of {every['read']}")
-        four = run_device([server.url("hd")] * 4, broker.url, seconds=seconds)
-        results["rss_4_cameras_mb"] = round(four["rss_mb"], 1)
-        results["rss_per_camera_mb"] = round((four["rss_mb"] - one["rss_mb"]) / 3, 1)
-        results["frame_age_p95_s_4_cameras"] = p95(four["ages"])
-        log(f"four 720p cameras: rss {four['rss_mb']:.0f} MB, age p95 {results['frame_age_p95_s_4_cameras']} s")
+        log(f"detect_fps 0, detector on every frame: age p95 {results['frame_age_p95_s_every_frame']} s, dropped "
+            f"{results['dropped_share']}, processed {every['processed']} of {every['read']}")
+        for name, mount in (("720p", "hd"), ("360p", "sub")):
+            one = run_device([server.url(mount)], broker.url, seconds=seconds)
+            four = run_device([server.url(mount)] * 4, broker.url, seconds=seconds)
+            suffix = "" if mount == "hd" else "_360p"
+            results[f"cpu_{name}"] = round(one["cpu"], 2)
+            results[f"rss_1_cameras_mb{suffix}"] = round(one["rss_mb"], 1)
+            results[f"rss_4_cameras_mb{suffix}"] = round(four["rss_mb"], 1)
+            results[f"rss_per_camera_mb{suffix}"] = round((four["rss_mb"] - one["rss_mb"]) / 3, 1)
+            results[f"frame_age_p95_s_4_cameras{suffix}"] = p95(four["ages"])
+            log(f"{name} streams: one camera rss {one['rss_mb']:.0f} MB, cpu {one['cpu']:.2f}; four rss "
+                f"{four['rss_mb']:.0f} MB, age p95 {p95(four['ages'])} s")
         if not quick:
             two = run_device([server.url("hd")] * 2, broker.url, seconds=seconds)
             results["rss_2_cameras_mb"] = round(two["rss_mb"], 1)

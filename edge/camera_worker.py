@@ -58,7 +58,7 @@ class CameraWorker:
         self.reconnects = 0
         self.last_error = ""
         self.frames_read = 0
-        self.frames_dropped = 0  # live: decoded, then replaced by a newer frame before the pipeline took them
+        self.frames_dropped = 0  # live: due while the pipeline was busy, so never converted (never queued)
         self.frame_age_s = 0.0  # how old the last frame handed to the pipeline was (live: since its grab)
         self.ages: deque[float] = deque(maxlen=AGES_KEPT)
         self.opened_at: float | None = None  # time.monotonic() when the source last opened

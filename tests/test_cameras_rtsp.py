@@ -137,9 +137,9 @@ def test_readers_of_several_streams_stop_with_their_source(server):
     # a camera removed or restarted: its reader thread ends and releases the stream
     before = {t.name for t in threading.enumerate()}
     sources = [FrameSource(server.url(m), open_timeout_s=5, read_timeout_s=5) for m in ("main", "sub")]
-    for s in sources:
-        s.open()
-        next(iter(s))
+    frames = [iter(s) for s in sources]
+    for it in frames:
+        next(it)
     assert len([t for t in threading.enumerate() if t.name.startswith("reader-") and t.name not in before]) == 2
     for s in sources:
         s.close()

@@ -108,7 +108,7 @@ class FrameSource:
         self.transport: Transport = transport
         self.loop = loop
         self.grabbed = 0  # frames taken from the source, skipped ones included
-        self.dropped = 0  # live: decoded, then replaced by a newer frame before the pipeline took them
+        self.dropped = 0  # live: due at the detect rate while the pipeline was busy, so never converted
         self.fps = DEFAULT_FPS
         self.width = 0
         self.height = 0
@@ -131,7 +131,9 @@ class FrameSource:
             cap = cv2.VideoCapture(int(self.source))
             hint = "check that the camera is plugged in, that /dev/video* exists and that this user may read it"
         elif self._url:
-            params: list[int] = []
+            # one decoder thread: FFmpeg's frame threads each hold frames (720p: 15 -> 10.5 MB a stream) and
+            # add a frame of delay each; cameras decode side by side on their own reader threads anyway
+            params: list[int] = [cv2.CAP_PROP_N_THREADS, 1]
             if self.open_timeout_s:
                 params += [cv2.CAP_PROP_OPEN_TIMEOUT_MSEC, int(self.open_timeout_s * 1000)]
             if self.read_timeout_s:

@@ -2,9 +2,10 @@
 
 A decoder that is not read keeps what arrives: OpenCV's FFmpeg reader buffers the stream and a V4L2 camera
 its driver's queue, so a pipeline slower than the camera would fall further and further behind the live edge.
-Here the reader grabs (decodes) every frame as it arrives and converts to pixels only those due at the detect
-rate; the newest converted frame waits in a one-frame slot, and one the pipeline has not taken when the next is
-due is dropped there, never queued. A frame handed on is stamped when it was grabbed, so its age is known.
+Here the reader grabs (decodes) every frame as it arrives and converts to pixels only a frame that is due at the
+detect rate while the pipeline is waiting for one: a frame that comes while the pipeline is busy is dropped
+there, never converted and never queued (one BGR frame per camera, no slot of stale ones). A frame handed on
+is stamped when it was grabbed, so its age is known.
 """
 
 from __future__ import annotations
@@ -32,18 +33,19 @@ class Grabbed:
 
 
 class LatestFrameReader:
-    """Owns `cap` from `start()` on (and releases it when its thread ends). `take()` hands out the newest due
-    frame; frames grabbed faster than `min_interval_s` apart are never converted to pixels, and a converted
-    frame nobody took before the next is `dropped`."""
+    """Owns `cap` from `start()` on (and releases it when its thread ends). `take()` waits for the next due
+    frame; frames grabbed faster than `min_interval_s` apart are never converted to pixels, nor is a due frame
+    that comes while nobody waits (`dropped`)."""
 
     def __init__(self, cap: cv2.VideoCapture, name: str, *, min_interval_s: float = 0.0) -> None:
         self.name = name
         self.min_interval_s = max(0.0, min_interval_s)
         self.grabbed = 0  # frames taken from the source
-        self.dropped = 0  # converted, then replaced by a newer one before the pipeline took them
+        self.dropped = 0  # due at the detect rate, but the pipeline was busy: never converted
         self.error = ""  # why the source was lost ("" while it delivers, or after stop())
         self._cap = cap
         self._slot: Grabbed | None = None
+        self._waiting = False  # the pipeline waits in take(): the next due frame is converted for it
         self._done = False
         self._stop = threading.Event()
         self._ready = threading.Condition()
@@ -63,9 +65,10 @@ class LatestFrameReader:
     def take(self) -> Grabbed | None:
         """The newest due frame, waiting for one; None once the source is lost (see `error`) or stopped."""
         with self._ready:
+            self._waiting = True
             while self._slot is None and not self._done:
                 self._ready.wait(0.5)
-            frame, self._slot = self._slot, None
+            frame, self._slot, self._waiting = self._slot, None, False
             return frame
 
     def _read(self) -> None:
@@ -86,6 +89,9 @@ class LatestFrameReader:
                 mono = time.monotonic()
                 if mono + 1e-6 < next_due:
                     continue  # not due: never converted to pixels
+                if not self._waiting:  # a plain read of a bool: a frame late by one grab at worst
+                    self.dropped += 1  # the pipeline is busy: this one is dropped, the next due one is its
+                    continue
                 # due times advance by the interval, so 25 fps read at 5 keeps 5 on average
                 next_due = (mono if mono - next_due > self.min_interval_s else next_due) + self.min_interval_s
                 ok, image = cap.retrieve()
@@ -94,8 +100,6 @@ class LatestFrameReader:
                 if image.ndim == 2:
                     image = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
                 with self._ready:
-                    if self._slot is not None:
-                        self.dropped += 1
                     self._slot = Grabbed(image, mono, clock.now_ms())
                     self._ready.notify()
         finally:
