@@ -67,7 +67,8 @@ config = EdgeConfig.model_validate({
     "vision": {"detector": {"precision": spec["precision"]},
                # forced: the detector on every frame handed over (no motion gate), slower than the stream
                **({"motion": {"keyframe_interval_s": 0.001}, "tracked_interval_s": 0.0} if spec["forced"] else {})},
-    "cameras": [{"id": f"cam{i}", "source": url, "detect_fps": spec["detect_fps"]} for i, url in enumerate(spec["urls"])]})
+    "cameras": [{"id": f"cam{i}", "source": url, "detect_fps": spec["detect_fps"]}
+                for i, url in enumerate(spec["urls"])]})
 agent = EdgeAgent(config)
 workers = [CameraWorker(cam, agent, on_change=lambda: None) for cam in config.cameras]
 for w in workers:
@@ -87,7 +88,8 @@ ru1, t1 = resource.getrusage(resource.RUSAGE_SELF), time.monotonic()
 status = {l.split(":")[0]: int(l.split()[1]) for l in open("/proc/self/status") if l.startswith(("VmRSS", "VmHWM"))}
 out = {"rss_mb": status["VmRSS"] / 1024, "hwm_mb": status["VmHWM"] / 1024,
        "cpu": (ru1.ru_utime + ru1.ru_stime - ru0.ru_utime - ru0.ru_stime) / (t1 - t0),
-       "ages": [a for w in workers for a in w.ages], "read_fps": (sum(w.frames_read for w in workers) - read0) / (t1 - t0),
+       "ages": [a for w in workers for a in w.ages],
+       "read_fps": (sum(w.frames_read for w in workers) - read0) / (t1 - t0),
        "processed": sum(c.frames for c in agent.camera_counts.values()),
        "detected": sum(c.detected for c in agent.camera_counts.values()),
        "dropped": sum(w.frames_dropped for w in workers), "read": sum(w.frames_read for w in workers)}
@@ -152,7 +154,6 @@ def _wait(predicate, timeout_s: float, what: str) -> None:
 # -- wrong place: three frame sizes at once against each alone ----------------------------------------------------
 def wrong_place_crops(frames_per_camera: int) -> dict:
     import cv2
-
     from edgetriage.edge.vision.capture import FrameSource
     from edgetriage.edge.vision.closer import build_stages
     from edgetriage.edge.vision.detect import build_detector
