@@ -4,8 +4,11 @@ A decoder that is not read keeps what arrives: OpenCV's FFmpeg reader buffers th
 its driver's queue, so a pipeline slower than the camera would fall further and further behind the live edge.
 Here the reader grabs (decodes) every frame as it arrives and converts to pixels only a frame that is due at the
 detect rate while the pipeline is waiting for one: a frame that comes while the pipeline is busy is dropped
-there, never converted and never queued (one BGR frame per camera, no slot of stale ones). A frame handed on
-is stamped when it was grabbed, so its age is known.
+there, never converted and never queued (one BGR frame per camera, no slot of stale ones).
+
+A frame handed on is stamped with the moment the live edge was at it: when it was grabbed, less how far the
+reader itself had fallen behind the stream's own clock (a decoder short of CPU lets the stream back up in
+FFmpeg's buffers; the stream's timestamps show it). Its age at hand-over is what the metrics report.
 """
 
 from __future__ import annotations
@@ -28,8 +31,8 @@ class Grabbed:
     """A frame converted to pixels, stamped when it was grabbed."""
 
     image: np.ndarray
-    mono_s: float  # time.monotonic() at the grab
-    wall_ms: int  # epoch ms at the grab
+    mono_s: float  # time.monotonic() when the live edge was at this frame (the grab, less how far behind it was)
+    wall_ms: int  # epoch ms of the same moment
 
 
 class LatestFrameReader:
@@ -42,6 +45,7 @@ class LatestFrameReader:
         self.min_interval_s = max(0.0, min_interval_s)
         self.grabbed = 0  # frames taken from the source
         self.dropped = 0  # due at the detect rate, but the pipeline was busy: never converted
+        self.behind_s = 0.0  # how far the last grab was behind the stream's clock (its timestamps)
         self.error = ""  # why the source was lost ("" while it delivers, or after stop())
         self._cap = cap
         self._slot: Grabbed | None = None
@@ -75,6 +79,8 @@ class LatestFrameReader:
         cap = self._cap
         failures = 0
         next_due = -math.inf
+        lead = -math.inf  # the most the stream's clock was ever ahead of ours: reading at that pace is 0 behind
+        last_stream_s = 0.0
         try:
             while not self._stop.is_set():
                 if not cap.grab():
@@ -87,6 +93,13 @@ class LatestFrameReader:
                 failures = 0
                 self.grabbed += 1
                 mono = time.monotonic()
+                stream_s = cap.get(cv2.CAP_PROP_POS_MSEC) / 1000.0
+                if stream_s > 0.0:
+                    if stream_s < last_stream_s:  # the stream's clock started again (a camera's wrap or reset)
+                        lead = -math.inf
+                    last_stream_s = stream_s
+                    lead = max(lead, stream_s - mono)
+                    self.behind_s = lead - (stream_s - mono)
                 if mono + 1e-6 < next_due:
                     continue  # not due: never converted to pixels
                 if not self._waiting:  # a plain read of a bool: a frame late by one grab at worst
@@ -100,7 +113,7 @@ class LatestFrameReader:
                 if image.ndim == 2:
                     image = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
                 with self._ready:
-                    self._slot = Grabbed(image, mono, clock.now_ms())
+                    self._slot = Grabbed(image, mono - self.behind_s, clock.now_ms() - round(1000 * self.behind_s))
                     self._ready.notify()
         finally:
             cap.release()
