@@ -60,8 +60,11 @@ import json, resource, sys, time
 from edgetriage.edge.agent import EdgeAgent
 from edgetriage.edge.camera_worker import CameraWorker
 from edgetriage.edge.config import EdgeConfig
+from edgetriage.edge.daemon import share_one_heap
 
 spec = json.loads(sys.argv[1])
+if spec["one_heap"]:
+    share_one_heap()  # as `edge run` does before its cameras start
 config = EdgeConfig.model_validate({
     "device": "live-1", "mqtt": {"url": spec["mqtt"], "prefix": "live"}, "state_dir": spec["state"],
     "vision": {"detector": {"precision": spec["precision"]},
@@ -103,10 +106,11 @@ print("DEVICE " + json.dumps(out))
 
 
 def run_device(urls: list[str], mqtt: str, *, seconds: float, detect_fps: float = 5.0, precision: str = "int8",
-               warmup_s: float = 3.0, forced: bool = False) -> dict:
+               warmup_s: float = 3.0, forced: bool = False, one_heap: bool = True) -> dict:
     with tempfile.TemporaryDirectory() as state:
         spec = {"urls": urls, "mqtt": mqtt, "state": state, "seconds": seconds, "detect_fps": detect_fps,
-                "precision": precision, "warmup_s": warmup_s, "forced": forced}
+                "precision": precision, "warmup_s": warmup_s, "forced": forced,
+                "one_heap": one_heap}
         proc = subprocess.run([sys.executable, "-c", _DEVICE, json.dumps(spec)], capture_output=True, text=True,
                               timeout=300, env=dict(os.environ, EDGETRIAGE_STATE=state))
     lines = [line for line in proc.stdout.splitlines() if line.startswith("DEVICE ")]

@@ -12,6 +12,7 @@ so adding a family touches this file only. Boxes leave here normalised to the wh
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -163,6 +164,9 @@ class _OnnxDetector:
         # resized into and the map back to the image belong to the calling thread (a camera's frame size is
         # its own; shared, two sizes re-laid each other out between a resize and its box mapping)
         self._local = threading.local()
+        # as many model runs at once as the cores hold (each runs on `threads` of them): more only time-slice,
+        # and onnxruntime's memory arena grows to hold every run at once and keeps it (8 MB a camera thread)
+        self._runs = threading.BoundedSemaphore(max(1, (os.cpu_count() or 1) // config.threads))
 
     @property
     def model_name(self) -> str:
@@ -214,7 +218,8 @@ class SSDLiteDetector(_OnnxDetector):
         rgb = cv2.cvtColor(resized, cv2.COLOR_BGR2RGB, dst=target)
         if rgb is not target:  # OpenCV builds that cannot write into a strided view return a copy
             target[...] = rgb
-        count, boxes, scores, classes = self.session.run(self._output_names, {self._input_name: layout.tensor})
+        with self._runs:
+            count, boxes, scores, classes = self.session.run(self._output_names, {self._input_name: layout.tensor})
         n = int(count[0])
         scores_0 = scores[0, :n]
         keep = int(np.count_nonzero(scores_0 >= self._min_score))  # scores are sorted descending
@@ -278,7 +283,8 @@ class YoloxDetector(_OnnxDetector):
         if resized is not target:
             target[...] = resized
         layout.tensor[0] = layout.hwc.transpose(2, 0, 1)  # HWC uint8 -> CHW float32, into the reused buffer
-        (raw,) = self.session.run([self._output_name], {self._input_name: layout.tensor})
+        with self._runs:
+            (raw,) = self.session.run([self._output_name], {self._input_name: layout.tensor})
         h, w = image.shape[:2]
         found: list[Det] = []
         for c, score, (x1, y1, x2, y2) in yolox.decode(raw[0], self._cells, self._strides, (w, h), layout.ratio,
