@@ -126,7 +126,8 @@ def _encode(args: argparse.Namespace) -> int:
     pipeline = Gst.parse_launch(
         f"filesrc location={args.clip} ! qtdemux ! h264parse ! avdec_h264 ! videoconvert ! videorate ! videoscale ! "
         f"video/x-raw,format=I420,width={args.width},height={args.height},framerate={args.fps}/1 ! "
-        f"identity eos-after={max(1, round(args.seconds * args.fps))} ! x264enc speed-preset=ultrafast tune=zerolatency key-int-max={args.fps} bitrate=2000 ! "
+        f"identity eos-after={max(1, round(args.seconds * args.fps))} ! "
+        f"x264enc speed-preset=ultrafast tune=zerolatency key-int-max={args.fps} bitrate=2000 ! "
         f"video/x-h264,profile=constrained-baseline ! h264parse ! matroskamux ! filesink location={tmp}")
     pipeline.set_state(Gst.State.PLAYING)
     msg = pipeline.get_bus().timed_pop_filtered(Gst.CLOCK_TIME_NONE, Gst.MessageType.EOS | Gst.MessageType.ERROR)
