@@ -130,10 +130,10 @@ class _SSDLayout:
 
 @dataclass(slots=True)
 class _YoloxLayout:
-    """One thread's YOLOX input for images of one shape: the letterbox canvas, the float tensor, the scale."""
+    """One thread's YOLOX input for images of one shape: the letterbox canvas and the scale. (The float tensor
+    made from the canvas belongs to a model run, not to a thread: there are fewer runs at once than cameras.)"""
 
     shape: tuple[int, ...]
-    tensor: np.ndarray  # [1, 3, H, W] float32 BGR 0..255
     hwc: np.ndarray  # the letterbox canvas, H x W x 3 uint8, pad value around the image
     target: np.ndarray  # the canvas's top-left view the image is resized into
     fit: tuple[int, int]  # the resized image's (width, height)
@@ -259,6 +259,7 @@ class YoloxDetector(_OnnxDetector):
         self._pad = int(entry.get("pad_value", 114))
         width, height = self.input_size
         self._cells, self._strides = yolox.grid(width, height, entry.get("strides", (8, 16, 32)))
+        self._tensors: list[np.ndarray] = []  # free float input tensors, one per model run at once at most
 
     def _layout(self, shape: tuple[int, ...]) -> _YoloxLayout:
         """The calling thread's letterbox for images of `shape` (top-left, on the pad value) and its buffers."""
@@ -269,10 +270,9 @@ class YoloxDetector(_OnnxDetector):
         h, w = shape[:2]
         ratio = min(in_w / w, in_h / h)
         fit_w, fit_h = max(1, int(w * ratio)), max(1, int(h * ratio))
-        tensor, hwc = (layout.tensor, layout.hwc) if layout is not None else \
-            (np.empty((1, 3, in_h, in_w), np.float32), np.empty((in_h, in_w, 3), np.uint8))
+        hwc = layout.hwc if layout is not None else np.empty((in_h, in_w, 3), np.uint8)
         hwc[:] = self._pad
-        layout = self._local.layout = _YoloxLayout(shape, tensor, hwc, hwc[:fit_h, :fit_w], (fit_w, fit_h), ratio)
+        layout = self._local.layout = _YoloxLayout(shape, hwc, hwc[:fit_h, :fit_w], (fit_w, fit_h), ratio)
         return layout
 
     def detect(self, image_bgr: np.ndarray, region: Region | None = None) -> list[Det]:
@@ -282,9 +282,14 @@ class YoloxDetector(_OnnxDetector):
         resized = cv2.resize(image, layout.fit, dst=target, interpolation=cv2.INTER_LINEAR)
         if resized is not target:
             target[...] = resized
-        layout.tensor[0] = layout.hwc.transpose(2, 0, 1)  # HWC uint8 -> CHW float32, into the reused buffer
         with self._runs:
-            (raw,) = self.session.run([self._output_name], {self._input_name: layout.tensor})
+            # one float tensor per run in flight (2 MB at 416), reused; list pop/append are atomic
+            tensor = self._tensors.pop() if self._tensors else np.empty((1, 3, *layout.hwc.shape[:2]), np.float32)
+            try:
+                tensor[0] = layout.hwc.transpose(2, 0, 1)  # HWC uint8 -> CHW float32
+                (raw,) = self.session.run([self._output_name], {self._input_name: tensor})
+            finally:
+                self._tensors.append(tensor)
         h, w = image.shape[:2]
         found: list[Det] = []
         for c, score, (x1, y1, x2, y2) in yolox.decode(raw[0], self._cells, self._strides, (w, h), layout.ratio,
