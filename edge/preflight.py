@@ -41,7 +41,7 @@ def _camera_line(camera: CameraConfig, where: str) -> str:
                           "index (\"0\" is /dev/video0) or an rtsp:// URL")
     probe = FrameSource(camera.read_source)
     if probe.live:
-        detect = f" (detect sub-stream {_kind(camera.detect_source)}: detection and crops)" \
+        detect = f" (detect sub-stream {redact(camera.detect_source)}: detection and crops)" \
             if camera.detect_source else ""
         return (f"camera {camera.id}: {_kind(camera.source)}{detect}, live over {camera.transport.upper()}: opened "
                 "when the agent runs, retried while away")
