@@ -195,3 +195,16 @@ def test_a_file_camera_ends_once_or_loops_for_ever(loop, detector, mosquitto, pr
 def test_loop_is_refused_for_a_live_camera():
     with pytest.raises(ValueError, match="loop applies to video files"):
         EdgeConfig.model_validate({"cameras": [{"id": "door", "source": "rtsp://10.0.0.2/stream1", "loop": True}]})
+
+
+@pytest.mark.parametrize(("url", "shown"), [
+    ("rtsp://admin:s3cret@10.0.0.2:554/stream1", "rtsp://admin:***@10.0.0.2:554/stream1"),
+    ("rtsp://admin:p@ss@10.0.0.2/stream1", "rtsp://admin:***@10.0.0.2/stream1"),
+    ("http://10.0.0.3/video.cgi?user=admin&password=s3cret&res=hd", "http://10.0.0.3/video.cgi?user=admin&password=***&res=hd"),
+    ("rtsp://10.0.0.4/live?token=abc123", "rtsp://10.0.0.4/live?token=***"),
+])
+def test_a_camera_url_is_shown_without_its_secrets(url, shown):
+    from edgetriage.edge.vision.capture import redact
+
+    assert redact(url) == shown
+    assert FrameSource(url).name == f"video {shown}"
