@@ -164,8 +164,9 @@ class EdgeAgent:
         """Read one camera's source to its end (or `max_frames`, or `stop`), deciding on every new track and
         keeping the outbox moving. `realtime` paces a file at its own frame rate, as a camera would deliver
         it. Raises CaptureError when the source cannot be opened or a live source is lost."""
-        source = FrameSource(camera.source, start_frame=camera.start_frame, max_frames=max_frames,
-                             min_interval_s=1.0 / camera.detect_fps if camera.detect_fps else 0.0)
+        source = FrameSource(camera.read_source, start_frame=camera.start_frame, max_frames=max_frames,
+                             min_interval_s=1.0 / camera.detect_fps if camera.detect_fps else 0.0,
+                             transport=camera.transport, loop=camera.loop)
         source.open()
         pace = realtime and not source.live
         t0 = time.monotonic()

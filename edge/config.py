@@ -25,7 +25,7 @@ budget.py, `[rules]` in rules.py, `[vision]` in vision.py); this module composes
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 
@@ -37,6 +37,7 @@ from ..shared.suppression import SuppressionsSection
 from .delivery.budget import EscalationBudgetConfig, OverloadConfig
 from .delivery.outbox import OutboxConfig
 from .triage.rules import RulesConfig
+from .vision.capture import is_live
 from .vision.pipeline import VisionConfig
 from .vision.zones import Polygon, ZoneConfig
 
@@ -67,13 +68,31 @@ class CameraConfig(Strict):
     read_timeout_s: Seconds = 10.0  # network streams: a stream silent this long counts as lost
     # a lost source is retried after a random delay up to min * 2^n (never under 0.1 s: no busy loop) ...
     reconnect_min_s: Annotated[float, Field(ge=0.1, le=3600.0)] = 1.0
-    reconnect_max_s: Seconds = 60.0  # ... capped here ("full jitter", so cameras do not retry in step)
+    reconnect_max_s: Seconds = 10.0  # ... capped here ("full jitter", so cameras do not retry in step): a
+    # camera back from a reboot is read again within ~10 s (bench/live.py reconnect_s)
+    detect_source: str | None = Field(
+        None, description="the camera's low-resolution sub-stream (e.g. rtsp://.../stream2), read instead of "
+                          "`source` for detection and for the crops sent to the cloud; unset: `source`")
+    transport: Literal["tcp", "udp"] = Field(
+        "tcp", description="RTSP over TCP (no lost packets, so no smeared frames; what most cameras and Frigate "
+                           "use) or UDP (where a camera or network wants it)")
+    loop: bool = Field(
+        False, description="file sources: start the file again when it ends, for ever (demos, soak tests); "
+                           "unset: a file that ends says so once and its camera is done")
 
     @model_validator(mode="after")
     def _backoff(self) -> CameraConfig:
         if self.reconnect_max_s < self.reconnect_min_s:
             raise ValueError("reconnect_max_s must be >= reconnect_min_s")
+        if self.loop and is_live(self.read_source):
+            raise ValueError(f"camera {self.id}: loop applies to video files; a live source is read for as long "
+                             "as it delivers (and reconnected when lost)")
         return self
+
+    @property
+    def read_source(self) -> str:
+        """What the device reads: the detect sub-stream when there is one, else `source`."""
+        return self.detect_source or self.source
 
 
 class CacheConfig(Strict):

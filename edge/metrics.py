@@ -31,6 +31,8 @@ class CameraSnapshot:
     reconnects: int
     fps_read: float  # over the last few seconds
     fps_detected: float
+    frame_age_s: float = 0.0  # how old the last frame handed to the pipeline was (live: since it was grabbed)
+    frames_dropped: int = 0  # live: due while the pipeline was busy, so never converted (never queued)
 
 
 @dataclass
@@ -81,6 +83,10 @@ class _SnapshotCollector(Collector):
             "tracks": (CounterMetricFamily, "Tracks started", lambda cam: cam.tracks),
             "camera_reconnects": (CounterMetricFamily, "Attempts to reopen a lost camera",
                                   lambda cam: cam.reconnects),
+            "frames_dropped": (CounterMetricFamily, "Frames due at the detect rate that came while the "
+                               "pipeline was busy: dropped, never queued", lambda cam: cam.frames_dropped),
+            "frame_age_seconds": (GaugeMetricFamily, "Age of the last frame handed to the pipeline (live: since "
+                                  "it was grabbed from the stream)", lambda cam: cam.frame_age_s),
             "camera_up": (GaugeMetricFamily, "1 while the camera delivers frames",
                           lambda cam: float(cam.state == "streaming")),
             "motion_gated_ratio": (GaugeMetricFamily, "Share of processed frames the motion gate kept from the "

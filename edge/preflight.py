@@ -39,14 +39,17 @@ def _camera_line(camera: CameraConfig, where: str) -> str:
     if "source" not in camera.model_fields_set:
         raise ConfigError(f"{where}: camera {camera.id} has no source; give source = a video file, a camera "
                           "index (\"0\" is /dev/video0) or an rtsp:// URL")
-    probe = FrameSource(camera.source)
+    probe = FrameSource(camera.read_source)
     if probe.live:
-        return f"camera {camera.id}: {_kind(camera.source)}, live: opened when the agent runs, retried while away"
+        detect = f" (detect sub-stream {redact(camera.detect_source)}: detection and crops)" \
+            if camera.detect_source else ""
+        return (f"camera {camera.id}: {_kind(camera.source)}{detect}, live over {camera.transport.upper()}: opened "
+                "when the agent runs, retried while away")
     try:
-        shape = probe_video(camera.source)
+        shape = probe_video(camera.read_source)
     except CaptureError as exc:
         raise CaptureError(f"{where}: camera {camera.id}: {exc}") from None
-    return f"camera {camera.id}: {probe.name}: a video, first frame {shape}"
+    return f"camera {camera.id}: {probe.name}: a video, first frame {shape}{', looping' if camera.loop else ''}"
 
 
 def _kind(source: str) -> str:

@@ -637,6 +637,9 @@ reconnect_max_s = 1.0
         assert m['edgetriage_edge_frames_processed_total{camera="clip"}'] == 15
         assert m['edgetriage_edge_frames_detected_total{camera="net"}'] >= 1
         assert m['edgetriage_edge_fps{camera="net",stage="read"}'] > 0
+        # the network camera's frames are handed over as they come (latest frame only): how old, how many dropped
+        assert 0 <= m['edgetriage_edge_frame_age_seconds{camera="net"}'] <= 1
+        assert 'edgetriage_edge_frames_dropped_total{camera="net"}' in m
         assert m["edgetriage_edge_detector_latency_seconds_count"] >= 1
         assert 'edgetriage_edge_budget_drops_total{action="dropped"}' in m
         assert 'edgetriage_edge_outbox_events{state="pending"}' in m

@@ -12,6 +12,8 @@ so adding a family touches this file only. Boxes leave here normalised to the wh
 from __future__ import annotations
 
 import logging
+import os
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Literal, Protocol
@@ -115,6 +117,29 @@ def region_pixels(image: np.ndarray, region: Region | None) -> tuple[np.ndarray,
     return image[y1:y2, x1:x2], (x1 / w, y1 / h, (x2 - x1) / w, (y2 - y1) / h)
 
 
+@dataclass(slots=True)
+class _SSDLayout:
+    """One thread's SSD input for images of one shape: the tensor, the resize target inside it, the box map."""
+
+    shape: tuple[int, ...]
+    tensor: np.ndarray  # [1, H, W, 3] uint8 RGB, grey padded
+    resized: np.ndarray  # the image resized to its place, BGR
+    target: np.ndarray  # the view of `tensor` it goes into
+    box_map: tuple[float, float, float, float]  # (x offset, y offset, x gain, y gain), model -> image
+
+
+@dataclass(slots=True)
+class _YoloxLayout:
+    """One thread's YOLOX input for images of one shape: the letterbox canvas and the scale. (The float tensor
+    made from the canvas belongs to a model run, not to a thread: there are fewer runs at once than cameras.)"""
+
+    shape: tuple[int, ...]
+    hwc: np.ndarray  # the letterbox canvas, H x W x 3 uint8, pad value around the image
+    target: np.ndarray  # the canvas's top-left view the image is resized into
+    fit: tuple[int, int]  # the resized image's (width, height)
+    ratio: float  # model pixels per image pixel
+
+
 class _OnnxDetector:
     """What both detector families share: the manifest entry checked against `family`, the ONNX session,
     the input size and the score threshold."""
@@ -135,7 +160,13 @@ class _OnnxDetector:
         self._input_name = entry["input"]["name"]
         self.session = open_session(self._model, config.threads, config.providers, config.spin)
         self.providers: list[str] = self.session.get_providers()
-        self._shape: tuple[int, ...] | None = None
+        # one detector serves every camera thread: where an image goes in the model input, the buffers it is
+        # resized into and the map back to the image belong to the calling thread (a camera's frame size is
+        # its own; shared, two sizes re-laid each other out between a resize and its box mapping)
+        self._local = threading.local()
+        # as many model runs at once as the cores hold (each runs on `threads` of them): more only time-slice,
+        # and onnxruntime's memory arena grows to hold every run at once and keeps it (8 MB a camera thread)
+        self._runs = threading.BoundedSemaphore(max(1, (os.cpu_count() or 1) // config.threads))
 
     @property
     def model_name(self) -> str:
@@ -155,12 +186,13 @@ class SSDLiteDetector(_OnnxDetector):
         self._output_names = [outputs["count"], outputs["boxes"], outputs["scores"], outputs["classes"]]
         self._labels = {int(k): v for k, v in self._entry.get("labels", {}).items()}
         self._letterbox = config.fit == "letterbox"
-        # Buffers reused for every image of the same size: resize target and the NHWC RGB tensor.
-        width, height = self.input_size
-        self._tensor = np.full((1, height, width, 3), 127, np.uint8)
 
-    def _layout(self, shape: tuple[int, ...]) -> None:
-        """Where the image goes inside the model input, and how to map boxes back to the image."""
+    def _layout(self, shape: tuple[int, ...]) -> _SSDLayout:
+        """Where an image of `shape` goes inside the model input, and how to map boxes back to the image: the
+        calling thread's, kept while its images keep that shape."""
+        layout: _SSDLayout | None = getattr(self._local, "layout", None)
+        if layout is not None and layout.shape == shape:
+            return layout
         in_w, in_h = self.input_size
         h, w = shape[:2]
         if self._letterbox:
@@ -169,29 +201,31 @@ class SSDLiteDetector(_OnnxDetector):
         else:
             fit_w, fit_h = in_w, in_h
         x0, y0 = (in_w - fit_w) // 2, (in_h - fit_h) // 2
-        self._tensor[:] = 127  # grey padding: 0 after the graph's [-1, 1] scaling
-        self._resized = np.empty((fit_h, fit_w, 3), np.uint8)
-        self._target = self._tensor[0, y0:y0 + fit_h, x0:x0 + fit_w]
+        # the NHWC RGB tensor, grey padded (0 after the graph's [-1, 1] scaling), reused by this thread
+        tensor = layout.tensor if layout is not None else np.empty((1, in_h, in_w, 3), np.uint8)
+        tensor[:] = 127
         # normalised model-input coordinate -> normalised image coordinate: (v - offset) * gain
-        self._map = (x0 / in_w, y0 / in_h, in_w / fit_w, in_h / fit_h)
-        self._shape = shape
+        layout = self._local.layout = _SSDLayout(shape, tensor, np.empty((fit_h, fit_w, 3), np.uint8),
+                                                 tensor[0, y0:y0 + fit_h, x0:x0 + fit_w],
+                                                 (x0 / in_w, y0 / in_h, in_w / fit_w, in_h / fit_h))
+        return layout
 
     def detect(self, image_bgr: np.ndarray, region: Region | None = None) -> list[Det]:
         image, (rx, ry, rw, rh) = region_pixels(image_bgr, region)
-        if image.shape != self._shape:
-            self._layout(image.shape)
-        cv2.resize(image, (self._resized.shape[1], self._resized.shape[0]), dst=self._resized,
-                   interpolation=cv2.INTER_LINEAR)
-        rgb = cv2.cvtColor(self._resized, cv2.COLOR_BGR2RGB, dst=self._target)
-        if rgb is not self._target:  # OpenCV builds that cannot write into a strided view return a copy
-            self._target[...] = rgb
-        count, boxes, scores, classes = self.session.run(self._output_names, {self._input_name: self._tensor})
+        layout = self._layout(image.shape)
+        resized, target = layout.resized, layout.target
+        cv2.resize(image, (resized.shape[1], resized.shape[0]), dst=resized, interpolation=cv2.INTER_LINEAR)
+        rgb = cv2.cvtColor(resized, cv2.COLOR_BGR2RGB, dst=target)
+        if rgb is not target:  # OpenCV builds that cannot write into a strided view return a copy
+            target[...] = rgb
+        with self._runs:
+            count, boxes, scores, classes = self.session.run(self._output_names, {self._input_name: layout.tensor})
         n = int(count[0])
         scores_0 = scores[0, :n]
         keep = int(np.count_nonzero(scores_0 >= self._min_score))  # scores are sorted descending
         if keep == 0:
             return []
-        ox, oy, gx, gy = self._map
+        ox, oy, gx, gy = layout.box_map
         found: list[Det] = []
         for i in range(keep):
             ymin, xmin, ymax, xmax = boxes[0, i].tolist()
@@ -222,34 +256,43 @@ class YoloxDetector(_OnnxDetector):
         self._nms_iou = config.nms_iou
         self._output_name = entry["outputs"]["raw"]
         self._labels = self._model.labels
-        self._pad = float(entry.get("pad_value", 114))
+        self._pad = int(entry.get("pad_value", 114))
         width, height = self.input_size
-        self._tensor = np.full((1, 3, height, width), self._pad, np.float32)
-        self._hwc = np.full((height, width, 3), int(self._pad), np.uint8)
         self._cells, self._strides = yolox.grid(width, height, entry.get("strides", (8, 16, 32)))
+        self._tensors: list[np.ndarray] = []  # free float input tensors, one per model run at once at most
 
-    def _layout(self, shape: tuple[int, ...]) -> None:
+    def _layout(self, shape: tuple[int, ...]) -> _YoloxLayout:
+        """The calling thread's letterbox for images of `shape` (top-left, on the pad value) and its buffers."""
+        layout: _YoloxLayout | None = getattr(self._local, "layout", None)
+        if layout is not None and layout.shape == shape:
+            return layout
         in_w, in_h = self.input_size
         h, w = shape[:2]
-        self._ratio = min(in_w / w, in_h / h)
-        fit_w, fit_h = max(1, int(w * self._ratio)), max(1, int(h * self._ratio))
-        self._hwc[:] = int(self._pad)
-        self._target = self._hwc[:fit_h, :fit_w]
-        self._fit = (fit_w, fit_h)
-        self._shape = shape
+        ratio = min(in_w / w, in_h / h)
+        fit_w, fit_h = max(1, int(w * ratio)), max(1, int(h * ratio))
+        hwc = layout.hwc if layout is not None else np.empty((in_h, in_w, 3), np.uint8)
+        hwc[:] = self._pad
+        layout = self._local.layout = _YoloxLayout(shape, hwc, hwc[:fit_h, :fit_w], (fit_w, fit_h), ratio)
+        return layout
 
     def detect(self, image_bgr: np.ndarray, region: Region | None = None) -> list[Det]:
         image, (rx, ry, rw, rh) = region_pixels(image_bgr, region)
-        if image.shape != self._shape:
-            self._layout(image.shape)
-        resized = cv2.resize(image, self._fit, dst=self._target, interpolation=cv2.INTER_LINEAR)
-        if resized is not self._target:
-            self._target[...] = resized
-        self._tensor[0] = self._hwc.transpose(2, 0, 1)  # HWC uint8 -> CHW float32, into the reused buffer
-        (raw,) = self.session.run([self._output_name], {self._input_name: self._tensor})
+        layout = self._layout(image.shape)
+        target = layout.target
+        resized = cv2.resize(image, layout.fit, dst=target, interpolation=cv2.INTER_LINEAR)
+        if resized is not target:
+            target[...] = resized
+        with self._runs:
+            # one float tensor per run in flight (2 MB at 416), reused; list pop/append are atomic
+            tensor = self._tensors.pop() if self._tensors else np.empty((1, 3, *layout.hwc.shape[:2]), np.float32)
+            try:
+                tensor[0] = layout.hwc.transpose(2, 0, 1)  # HWC uint8 -> CHW float32
+                (raw,) = self.session.run([self._output_name], {self._input_name: tensor})
+            finally:
+                self._tensors.append(tensor)
         h, w = image.shape[:2]
         found: list[Det] = []
-        for c, score, (x1, y1, x2, y2) in yolox.decode(raw[0], self._cells, self._strides, (w, h), self._ratio,
+        for c, score, (x1, y1, x2, y2) in yolox.decode(raw[0], self._cells, self._strides, (w, h), layout.ratio,
                                                        self._min_score, self._nms_iou):
             label = self._labels[c] if c < len(self._labels) else f"class_{c}"
             found.append(Det(label, score, (rx + x1 * rw, ry + y1 * rh, rx + x2 * rw, ry + y2 * rh)))

@@ -1,0 +1,122 @@
+"""A live source (a network stream, a USB camera) read on a thread of its own, keeping the latest frame only.
+
+A decoder that is not read keeps what arrives: OpenCV's FFmpeg reader buffers the stream and a V4L2 camera
+its driver's queue, so a pipeline slower than the camera would fall further and further behind the live edge.
+Here the reader grabs (decodes) every frame as it arrives and converts to pixels only a frame that is due at the
+detect rate while the pipeline is waiting for one: a frame that comes while the pipeline is busy is dropped
+there, never converted and never queued (one BGR frame per camera, no slot of stale ones).
+
+A frame handed on is stamped with the moment the live edge was at it: when it was grabbed, less how far the
+reader itself had fallen behind the stream's own clock (a decoder short of CPU lets the stream back up in
+FFmpeg's buffers; the stream's timestamps show it). Its age at hand-over is what the metrics report.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from ...shared import clock
+
+READ_RETRIES = 5  # consecutive failed reads before a live source counts as lost
+
+
+@dataclass(slots=True)
+class Grabbed:
+    """A frame converted to pixels, stamped when it was grabbed."""
+
+    image: np.ndarray
+    mono_s: float  # time.monotonic() when the live edge was at this frame (the grab, less how far behind it was)
+    wall_ms: int  # epoch ms of the same moment
+
+
+class LatestFrameReader:
+    """Owns `cap` from `start()` on (and releases it when its thread ends). `take()` waits for the next due
+    frame; frames grabbed faster than `min_interval_s` apart are never converted to pixels, nor is a due frame
+    that comes while nobody waits (`dropped`)."""
+
+    def __init__(self, cap: cv2.VideoCapture, name: str, *, min_interval_s: float = 0.0) -> None:
+        self.name = name
+        self.min_interval_s = max(0.0, min_interval_s)
+        self.grabbed = 0  # frames taken from the source
+        self.dropped = 0  # due at the detect rate, but the pipeline was busy: never converted
+        self.behind_s = 0.0  # how far the last grab was behind the stream's clock (its timestamps)
+        self.error = ""  # why the source was lost ("" while it delivers, or after stop())
+        self._cap = cap
+        self._slot: Grabbed | None = None
+        self._waiting = False  # the pipeline waits in take(): the next due frame is converted for it
+        self._done = False
+        self._stop = threading.Event()
+        self._ready = threading.Condition()
+        self._thread = threading.Thread(target=self._read, name=f"reader-{name}", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self, join_s: float = 1.0) -> None:
+        """Stop reading; the thread releases the source once its current read returns."""
+        self._stop.set()
+        with self._ready:
+            self._ready.notify_all()
+        if self._thread.is_alive() and threading.current_thread() is not self._thread:
+            self._thread.join(join_s)
+
+    def take(self) -> Grabbed | None:
+        """The newest due frame, waiting for one; None once the source is lost (see `error`) or stopped."""
+        with self._ready:
+            self._waiting = True
+            while self._slot is None and not self._done:
+                self._ready.wait(0.5)
+            frame, self._slot, self._waiting = self._slot, None, False
+            return frame
+
+    def _read(self) -> None:
+        cap = self._cap
+        failures = 0
+        next_due = -math.inf
+        lead = -math.inf  # the most the stream's clock was ever ahead of ours: reading at that pace is 0 behind
+        last_stream_s = 0.0
+        try:
+            while not self._stop.is_set():
+                if not cap.grab():
+                    failures += 1
+                    if failures >= READ_RETRIES:
+                        self.error = f"stopped delivering frames after {self.grabbed} frames"
+                        return
+                    time.sleep(0.05 * failures)
+                    continue
+                failures = 0
+                self.grabbed += 1
+                mono = time.monotonic()
+                stream_s = cap.get(cv2.CAP_PROP_POS_MSEC) / 1000.0
+                if stream_s > 0.0:
+                    if stream_s < last_stream_s:  # the stream's clock started again (a camera's wrap or reset)
+                        lead = -math.inf
+                    last_stream_s = stream_s
+                    lead = max(lead, stream_s - mono)
+                    self.behind_s = lead - (stream_s - mono)
+                if mono + 1e-6 < next_due:
+                    continue  # not due: never converted to pixels
+                if not self._waiting:  # a plain read of a bool: a frame late by one grab at worst
+                    self.dropped += 1  # the pipeline is busy: this one is dropped, the next due one is its
+                    continue
+                # due times advance by the interval, so 25 fps read at 5 keeps 5 on average
+                next_due = (mono if mono - next_due > self.min_interval_s else next_due) + self.min_interval_s
+                ok, image = cap.retrieve()
+                if not ok or image is None:
+                    continue
+                if image.ndim == 2:
+                    image = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
+                with self._ready:
+                    self._slot = Grabbed(image, mono - self.behind_s, clock.now_ms() - round(1000 * self.behind_s))
+                    self._ready.notify()
+        finally:
+            cap.release()
+            with self._ready:
+                self._done = True
+                self._ready.notify_all()
