@@ -78,24 +78,27 @@ def _section_model(annotation: Any) -> tuple[type[BaseModel] | None, str]:
     return None, ""
 
 
-def config_keys(model: type[BaseModel], section: tuple[str, ...] = ()) -> list[Key]:
-    """Every leaf key of a config model, sections walked depth first in declaration order."""
+def config_keys(model: type[BaseModel], section: tuple[str, ...] = (),
+                above: tuple[type[BaseModel], ...] = ()) -> list[Key]:
+    """Every leaf key of a config model, sections walked depth first in declaration order. A section that holds
+    its own kind again (a policy condition's `any` / `all` groups) is one key: its fields are listed once, above."""
     out: list[Key] = []
     for name, field in model.model_fields.items():
         inner, how = _section_model(field.annotation)
-        if inner is not None:
-            out.extend(config_keys(inner, (*section, name + how)))
+        if inner is not None and inner not in (*above, model):
+            out.extend(config_keys(inner, (*section, name + how), (*above, model)))
         else:
             out.append(Key(section, name, _declaring(model, name), field))
     return out
 
 
-def sections(model: type[BaseModel], section: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], type[BaseModel]]]:
+def sections(model: type[BaseModel], section: tuple[str, ...] = (),
+             above: tuple[type[BaseModel], ...] = ()) -> list[tuple[tuple[str, ...], type[BaseModel]]]:
     out = [(section, model)]
     for name, field in model.model_fields.items():
         inner, how = _section_model(field.annotation)
-        if inner is not None:
-            out.extend(sections(inner, (*section, name + how)))
+        if inner is not None and inner not in (*above, model):
+            out.extend(sections(inner, (*section, name + how), (*above, model)))
     return out
 
 
