@@ -147,6 +147,9 @@ class ReuseRule(Message):
     min_similarity: Annotated[float, Field(ge=0.5, le=1.0)] = DEFAULT_MIN_SIMILARITY
     policy_inputs: PolicyInputs | None = None  # optional: the ranges of the facts a policy read (shared.policycell)
     operator: bool = False  # optional: the rule of an operator's verdict, which reuse prefers (shared.reuse)
+    # optional: whether the cloud's own closer look saw a person in the rule's crop (None: it did not look); a
+    # rule whose crop the cloud found person-free never answers another device's person (shared.reuse.agrees)
+    person_seen: bool | None = None
 
 
 class ReusedBy(Message):
