@@ -39,6 +39,10 @@ class HTTPConfig(Strict):
     device_tokens: dict[DeviceId, SecretStr] = Field(
         default_factory=dict, description="per-device tokens: each may only POST events of its own device")
     max_body_bytes: Annotated[int, Field(ge=1024, le=16 << 20)] = 512 * 1024
+    ask_from_devices: bool = Field(False, description="device tokens may POST /v1/ask (about their own device "
+                                                      "only); off: questions are the operator's (403)")
+    ask_per_token: Annotated[int, Field(ge=1, le=64)] = Field(
+        2, description="questions in flight per token (the page's session counts as one); one more is a 429")
     login_ttl_s: Annotated[int, Field(ge=10, le=86400)] = 600
     session_ttl_s: Annotated[int, Field(ge=60, le=30 * 86400)] = 12 * 3600
     models_dir: str | None = Field(None, description="extra model files served by GET /v1/models/{sha256}")

@@ -57,6 +57,7 @@ from .auth import ApiAuth, Principal
 from .feedback_routes import add_feedback
 from .openapi import openapi_document
 from .proposal_routes import add_proposals
+from .askgate import ask_gate
 from .web import add_page, post_page_link
 
 log = logging.getLogger("edgetriage.cloud.api")
@@ -451,7 +452,8 @@ def build_app(store: Store, service: CloudService | None, models_dir: Path | Non
     `http` (or the service's config); `extras` are called with the app to add routes of their own."""
     if http is None:
         http = service.config.http if service is not None else HTTPConfig()
-    app = web.Application(middlewares=[_json_errors, _authenticate], client_max_size=http.max_body_bytes)
+    app = web.Application(middlewares=[_json_errors, _authenticate, ask_gate(http, PRINCIPAL)],
+                          client_max_size=http.max_body_bytes)
     app[STORE] = store
     app[SERVICE] = service
     app[AUTH] = auth or ApiAuth.from_config(http)

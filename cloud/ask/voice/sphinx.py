@@ -8,8 +8,10 @@ heard, and general English still works. The site model is rebuilt when the names
 the pronunciations of non-rhotic Englishes (cloud.ask.voice.accents). Where the likeliest site reading is one
 the router's rules cannot answer, the n-best list is looked through for the first reading they can.
 
-One decoder, used by one thread at a time (pocketsphinx is not thread-safe): a lock, and the work off the
-event loop.
+One decoder, used by one thread at a time (pocketsphinx is not thread-safe): a lock, and the work on a thread of
+its own, never the event loop's default executor (where the cloud embeds and stores events: twenty long clips
+there held every event behind them). Non-speech (noise, a tone, music) can leave the decoder with no reading at
+all, or an n-best entry that is None: that is nothing heard (''), never an error.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import logging
 import tempfile
 import threading
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -55,11 +58,12 @@ class SphinxTranscriber:
         self._decoder: Any = None
         self._site_names: frozenset[str] | None = None
         self._lock = threading.Lock()
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="transcribe")
         self._dir = tempfile.TemporaryDirectory(prefix="edgetriage-voice-")
         self.general_passes = 0  # questions the site model did not know (decoded twice)
 
     async def transcribe(self, audio: Audio) -> str:
-        return await asyncio.to_thread(self.transcribe_now, audio)
+        return await asyncio.get_running_loop().run_in_executor(self._executor, self.transcribe_now, audio)
 
     def transcribe_now(self, audio: Audio) -> str:
         with self._lock:
@@ -80,6 +84,8 @@ class SphinxTranscriber:
         if self.reads is None or self.reads(best):
             return best
         for hypothesis in itertools.islice(decoder.nbest(), NBEST):
+            if hypothesis is None or not hypothesis.hypstr:  # non-speech: an entry with no reading
+                continue
             text = plain(hypothesis.hypstr)
             if self.reads(text):
                 return text
@@ -124,6 +130,7 @@ class SphinxTranscriber:
         log.info("voice: the site's language model has %d names", len(names))
 
     def close(self) -> None:
+        self._executor.shutdown(wait=True, cancel_futures=True)
         with self._lock:
             self._decoder = None
         self._dir.cleanup()
