@@ -19,6 +19,7 @@ import time
 from collections import deque
 
 from ..shared.protocol import Event, ProtocolError
+from .config import RetentionConfig
 
 log = logging.getLogger("edgetriage.cloud.service")
 
@@ -29,9 +30,9 @@ WARN_EVERY_S = 3600.0
 class CropQuota:
     """Per device, the bytes of crops stored within the retention window, in hourly buckets."""
 
-    def __init__(self, quota_mb: float, window_days: float, counts: dict[str, int]) -> None:
-        self.limit = int(quota_mb * (1 << 20))
-        self.window_s = window_days * 86_400 if window_days else float("inf")
+    def __init__(self, retention: RetentionConfig, counts: dict[str, int]) -> None:
+        self.limit = int(retention.crop_quota_mb * (1 << 20))
+        self.window_s = retention.crops_days * 86_400 if retention.crops_days else float("inf")
         self.counts = counts  # device -> crops not kept (ServiceStats.crops_not_kept: /metrics reads it)
         self._stored: dict[str, deque[list[float]]] = {}  # device -> [[bucket start, bytes], ...]
         self._warned: dict[str, float] = {}

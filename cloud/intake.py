@@ -2,7 +2,8 @@
 
 `MQTTIntake`: paho's network thread only queues each message for the event loop, waking it once for all that
 arrived meanwhile (one wake-up per batch, not per message). There the batch is answered as one: every message
-decoded and validated once on the intake's own thread, in turns by device (`fair`), the cache hits among them answered at once (`CacheHits`), and only the others
+decoded and validated once on the intake's own thread (a flood of crafted MessagePack costs that thread, not the
+loop), in turns by device (`fair`), the cache hits among them answered at once (`CacheHits`), and only the others
 (events the model must answer, repeats, events another worker holds) become a task each (the service's
 `answer_rest`). A message is acknowledged to the broker once its claim or its verdict is stored, never before;
 one that cannot be accepted is counted, logged (throttled) and acknowledged, so it is not redelivered.
@@ -38,6 +39,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from ..shared.mqtt import Incoming, MQTTLink
 from ..shared.protocol import Event, ProtocolError, Verdict, decode_event, encode_verdict
+from .config import CloudConfig
 from .health import IntakeHealth, store_outage
 from .scheduler import Released
 from .servicestats import ServiceStats, Throttled
@@ -57,17 +59,20 @@ MAX_PARKED = 10_000  # acknowledged events kept here for another try; beyond tha
 MAX_FAILED_DELIVERIES = 3  # a message that fails on anything but an outage this often is a bug: acknowledged, logged
 
 
-def check_captured(event: Event, now: int, retention_days: float, max_skew_s: float) -> None:
-    """ProtocolError unless the event was captured within [now - retention, now + the allowed clock skew]:
+def check_captured(event: Event, now: int, config: CloudConfig) -> Event:
+    """The event, unless it was captured outside [now - retention, now + the allowed clock skew] (ProtocolError):
     one from the future (a wrong clock, or a crafted 2^53-1) or older than the store keeps anything is
-    refused at intake, before it is stored or asked about."""
+    refused at intake, before it is stored or asked about. One ahead within the skew is shown when the cloud got
+    it (captured_ms = now): a device's clock never puts the "last alert" in the future."""
     captured = event.captured_ms
+    retention_days, max_skew_s = config.retention.events_days, config.delivery.max_clock_skew_s
     if captured > now + max_skew_s * 1000:
         raise ProtocolError(f"captured_ms {captured} is {(captured - now) / 1000:.0f} s ahead of the cloud's clock, "
                             f"more than delivery.max_clock_skew_s = {max_skew_s:g}; set the device's clock (NTP)")
     if retention_days and captured < now - retention_days * 86_400_000:
         raise ProtocolError(f"captured_ms {captured} is {(now - captured) / 86_400_000:.1f} days old, older than "
                             f"retention.events_days = {retention_days:g}; nothing that old is kept")
+    return event.model_copy(update={"captured_ms": now}) if captured > now else event
 
 
 def fair(arrived: list[tuple[Incoming, T]]) -> list[tuple[Incoming, T]]:
@@ -326,11 +331,11 @@ class CacheHits:
 
     def __init__(self, cache: VerdictCache, prompt_version: Callable[[Event], str],
                  answered: Callable[[Arrival, Verdict, bytes], bool],
-                 kept: Callable[[Event], Event] = lambda event: event) -> None:
+                 kept: Callable[[Event], Event] = lambda event: event) -> None:  # the stored copy (cropquota)
         self._cache = cache
         self._prompt_version = prompt_version
         self._answered = answered
-        self._kept = kept  # the event as it is stored (its crop dropped past its device's quota)
+        self.kept = kept  # the event as it is stored (its crop dropped past its device's quota)
         self.turns = 0  # calls that stored hits, and the hits they stored: how much was answered together
         self.stored = 0
 
@@ -342,7 +347,7 @@ class CacheHits:
         placed = [i for i, verdict in enumerate(verdicts) if verdict is not None]
         if not placed:
             return [None] * len(arrivals)
-        hits = [(self._kept(arrivals[i][0]), arrivals[i][1], verdicts[i], encode_verdict(verdicts[i]))  # encoded once
+        hits = [(self.kept(arrivals[i][0]), arrivals[i][1], verdicts[i], encode_verdict(verdicts[i]))  # encoded once
                 for i in placed]
         new = cache.store.put_answered_many(hits)  # committed: only now may any of them be published
         self.turns += 1

@@ -76,7 +76,7 @@ def test_a_device_token_may_not_ask_unless_the_config_says_so(tmp_path, store):
         try:
             answer = ask_audio(f"http://127.0.0.1:{port}", b"RIFF", token=DEVICE_TOKEN)
         finally:
-            async def down() -> None:
+            async def down(service: CloudService = service, runner=runner) -> None:
                 await service.stop()
                 await runner.cleanup()
                 await service.backend.close()

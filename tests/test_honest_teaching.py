@@ -21,8 +21,8 @@ from edgetriage.cloud.config import CloudConfig
 from edgetriage.cloud.http.api import build_app, run_api
 from edgetriage.cloud.http.auth import ApiAuth
 from edgetriage.cloud.service import CloudService
-from edgetriage.cloud.suppress.publish import retained_config
 from edgetriage.cloud.storage.store import SQLiteStore
+from edgetriage.cloud.suppress.publish import retained_config
 from edgetriage.cloud.suppress.setup import build_learner
 from edgetriage.cloud.thresholds import propose
 from edgetriage.shared.ids import uuid7

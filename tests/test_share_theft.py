@@ -37,7 +37,8 @@ def _received_by_the_cloud(broker: Mosquitto, tmp_path: Path, thief_subscription
     config = CloudConfig.model_validate({
         "mqtt": broker.mqtt(CLOUD, client_id=f"{prefix}-cloud").model_dump(mode="json", exclude_none=True),
         "store_path": str(tmp_path / "c.db"),
-        "http": {"host": "127.0.0.1", "port": free_port()}, "delivery": {"shared": True, "redis_url": REDIS_URL, "redis_prefix": prefix},
+        "http": {"host": "127.0.0.1", "port": free_port()},
+        "delivery": {"shared": True, "redis_url": REDIS_URL, "redis_prefix": prefix},
         "homeassistant": {"enabled": False}})
     thief = MQTTLink(broker.mqtt("cam-a"), "cam-a", on_message=lambda m: None)
     for topic in thief_subscriptions:

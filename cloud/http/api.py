@@ -53,11 +53,11 @@ from ..service import CloudService
 from ..storage.store import Store
 from ..suppress.api import add_suppressions
 from ..suppress.setup import build_learner
+from .askgate import ask_gate
 from .auth import ApiAuth, Principal
 from .feedback_routes import add_feedback
 from .openapi import openapi_document
 from .proposal_routes import add_proposals
-from .askgate import ask_gate
 from .web import add_page, post_page_link
 
 log = logging.getLogger("edgetriage.cloud.api")
@@ -273,8 +273,7 @@ async def post_event(request: web.Request) -> web.Response:
     payload = _event_payload(await request.read(), request.content_type if given else "")
     try:
         event = decode_event(payload)
-        check_captured(event, clock.now_ms(), service.config.retention.events_days,
-                       service.config.delivery.max_clock_skew_s)  # said now, also when not waiting (202)
+        check_captured(event, clock.now_ms(), service.config)  # said now, also when not waiting (202)
     except ProtocolError as exc:
         service.stats.reject(exc.code)
         raise BadRequest(exc.reason) from None

@@ -5,12 +5,10 @@ crop, or the operator did (feedback, `on_feedback`), becomes a sighting. A verdi
 (a person allowed in daytime is still a person at night), a cache hit (a copy of another crop's verdict, maybe
 another device's) and a site offer teach nothing; an event the operator corrected to `alert` is taken back out of
 the evidence, and a suppression learned from it is withdrawn (rejected by "feedback") and the device sent its
-rules without it. An event counts once, however often it is said benign. A sighting is the event's
-device, camera, label, where its crop was
-cut (`crop_box`, the place both sides compute alike) and the cloud's own keys of its crop (shared.cropkeys: the
-hash, and the appearance embedding where the shipped MobileNetV2 is at hand), never the keys the device sent. its device, camera, label, where its crop was
-cut (`crop_box`, the place both sides compute alike) and the cloud's own keys of its crop (shared.cropkeys: the
-hash, and the appearance embedding where the shipped MobileNetV2 is at hand), never the keys the device sent.
+rules without it. An event counts once, however often it is said benign. A sighting is the event's device,
+camera, label, where its crop was cut (`crop_box`, the place both sides compute alike) and the cloud's own keys
+of its crop (shared.cropkeys: the hash, and the appearance embedding where the shipped MobileNetV2 is at hand),
+never the keys the device sent.
 When one camera has `min_events` sightings within `window_s` near one place (centres within `near`), of about
 one size, that look alike (shared.suppression.looks_alike), and no live suppression already answers the newest,
 the learner proposes one: the region their crops cover (grown by `margin`, at most `max_region` of the frame),

@@ -17,8 +17,8 @@ events (also as a shared subscription), verdicts, status and state, and publish 
 its load report and Home Assistant's topics. `edgetriage.homeassistant` reads Home Assistant's topics and the
 devices' status. Identities that log in by certificate (devices, the cloud) get no password here: the broker
 takes their user name from the certificate. `--password USER=PASSWORD` adds a password login (e.g. Home
-Assistant's); prefer `mosquitto_ctrl dynsec setClientPassword` on a live broker. Add a device later by
-running this again with every device, then restart the broker (or use `mosquitto_ctrl dynsec createRole`).
+Assistant's). Add a device later by running this again with every device and password login, then restart the
+broker (the file has no admin login, so `mosquitto_ctrl dynsec` cannot change it on a live broker).
 Everything not granted is refused (defaultACLAccess all false but unsubscribe).
 """
 
