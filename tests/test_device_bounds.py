@@ -87,3 +87,27 @@ def test_a_devices_zone_named_like_the_operators_joins_no_question(tmp_path):
         assert count["value"] == 1 and count["events"] == [door.event_id], (count, NOW)
     finally:
         store.close()
+
+
+def test_a_messagepack_bomb_is_refused_in_well_under_a_millisecond_and_a_full_event_still_decodes():
+    import msgpack
+    from edgetriage.shared.protocol import (
+        MAX_CLASSES,
+        MAX_DETECTIONS,
+        MAX_ZONES,
+        ClassScore,
+        Detection,
+        decode_event,
+    )
+
+    bomb = msgpack.packb({"v": 1, "detections": [[[{}] * 60] * 60] * 60})  # 216,000 values in 227 KB
+    started = time.perf_counter()
+    for _ in range(20):
+        with pytest.raises(ProtocolError, match="not valid MessagePack") as err:
+            decode_event(bomb)
+    assert err.value.code == "encoding" and (time.perf_counter() - started) / 20 < 0.002
+    full = _event(1).model_copy(update={
+        "detections": [Detection(label="person", score=0.5, box=(0.1, 0.1, 0.2, 0.2))] * MAX_DETECTIONS,
+        "classes": [ClassScore(label="person", score=0.5)] * MAX_CLASSES,
+        "zones": [f"z{i}" for i in range(MAX_ZONES)], "crop_box": (0.1, 0.1, 0.5, 0.5)})
+    assert decode_event(encode_event(full)) == full
