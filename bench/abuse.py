@@ -21,6 +21,10 @@ Devices: dev-b and dev-c are the site "home"'s configured devices; dev-a (the at
                                  verdict 60 s after Redis is back
     healthz_truthful             /healthz said 503 while Redis was away, 200 before and after
 
+Issue 40's (bench/abuse_trust.py says how each is made): site_member_victims, taught_by_policy_benign,
+taught_by_reuse, feedback_reaches_learner, share_stolen_events, audio_5xx, event_p99_ratio_under_audio,
+event_p99_ratio_under_msgpack_flood, crop_store_quota_held.
+
 Usage: python bench/abuse.py [--quick] [--keep]   (ends with one JSON line; < 5 min, --quick < 2 min)
 """
 
@@ -46,6 +50,15 @@ from typing import Any
 import cv2
 import numpy as np
 import paho.mqtt.client as mqtt
+from abuse_trust import (
+    attack_audio,
+    attack_crop_store,
+    attack_msgpack_flood,
+    attack_site_member,
+    frame_at,
+    honest_teaching,
+    share_theft,
+)
 from brokers import Mosquitto, RedisServer, free_port, wait_port
 from edgetriage.edge.vision.crops import phash_dct64
 from edgetriage.shared.ids import uuid7
@@ -60,6 +73,7 @@ VISIT_TIMES = (8, 12, 16, 26, 32, 40, 55, 62)  # seconds into the clip with a pe
 OPERATOR = "abuse-operator-token"
 SITE = "home"
 ATTACKER, VICTIM, NEIGHBOUR = "dev-a", "dev-b", "dev-c"
+CROP_QUOTA_MB = 20.0  # the bench cloud's [retention] crop_quota_mb
 QUESTIONS = ("How many people came today?", "When was the last alert?", "How many alerts today?")
 
 
@@ -469,7 +483,8 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="fewer events everywhere (about 2 minutes)")
     parser.add_argument("--keep", action="store_true", help="keep the work folder (logs, config)")
     parser.add_argument("--only", default="", help="comma-separated attacks to run (poison, names, future, asks, "
-                                                   "vocab, outage); default: all")
+                                                   "vocab, outage, member, teach, share, audio, msgpack, "
+                                                   "crops); default: all")
     parser.add_argument("--serve-model", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_model is not None:
@@ -495,6 +510,7 @@ def main() -> int:
             "delivery": {"redis_url": redis.url, "redis_prefix": "abuse", "claim_lease_s": 5.0,
                          "stalled_after_s": 10.0},
             "ask": {"timezone": "UTC"},
+            "retention": {"crop_quota_mb": CROP_QUOTA_MB},
         }
         cloud = Cloud(config, workdir)
         cloud.wait_ready(120)
@@ -525,6 +541,29 @@ def main() -> int:
         if wanted("asks"):
             say("event latency with 50 questions at once")
             results.update(attack_asks_vs_events(cloud, devices, 15 if quick else 30, 50))
+        if wanted("member"):
+            say("a site member forges its neighbour's visitors: the empty view with their low-frequency block")
+            results.update(attack_site_member(devices, NEIGHBOUR, VICTIM, crops, frame_at(MEDIA, BOX, 3.0), event))
+        if wanted("teach"):
+            say("what teaches the edge: policy verdicts, cache hits, the operator's feedback both ways")
+            results.update(honest_teaching(workdir, broker.url, MEDIA))
+        if wanted("share"):
+            say("a device joins the cloud's shared subscription (the shipped broker config)")
+            results.update(share_theft(workdir, redis))
+        if wanted("audio"):
+            say("event latency with 20 long non-speech recordings asked at once")
+            results.update(attack_audio(cloud.base, OPERATOR, devices[NEIGHBOUR],
+                                        lambda: event(NEIGHBOUR, noise_crop(), camera="yard"), 15 if quick else 30))
+        if wanted("msgpack"):
+            say("event latency under a flood of MessagePack bombs")
+            results.update(attack_msgpack_flood(devices[ATTACKER], topics.events(ATTACKER), devices[NEIGHBOUR],
+                                                lambda: event(NEIGHBOUR, noise_crop(), camera="yard"),
+                                                15 if quick else 30))
+        if wanted("crops"):
+            say("one device fills the crop store")
+            results.update(attack_crop_store(cloud, devices[ATTACKER],
+                                             lambda crop: event(ATTACKER, crop, camera="porch", site=None),
+                                             CROP_QUOTA_MB, 150 if quick else 1000))
         results["foreign_verdicts_read"] = foreign_read(devices)
         if wanted("outage"):
             say("Redis killed and started again mid-flow")
@@ -546,7 +585,10 @@ def main() -> int:
         else:
             shutil.rmtree(workdir, ignore_errors=True)
     keys = ("redis_outage_unanswered", "healthz_truthful", "poisoned_victims", "foreign_verdicts_read", "ask_hijacked",
-            "ask_5xx", "event_p99_ratio_under_asks", "vocab_event_ms_ratio")
+            "ask_5xx", "event_p99_ratio_under_asks", "vocab_event_ms_ratio", "site_member_victims",
+            "taught_by_policy_benign", "taught_by_reuse", "feedback_reaches_learner", "share_stolen_events",
+            "audio_5xx", "event_p99_ratio_under_audio", "event_p99_ratio_under_msgpack_flood",
+            "crop_store_quota_held")
     print(json.dumps({**{k: results.get(k) for k in keys}, **{k: v for k, v in results.items() if k not in keys}}))
     return 0
 

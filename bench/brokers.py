@@ -8,6 +8,9 @@ Test scaffolding only: nothing in the product package imports it.
 
 from __future__ import annotations
 
+import glob
+import importlib.util
+import json
 import os
 import pwd
 import secrets
@@ -21,6 +24,20 @@ from typing import Any
 
 DEPLOY = Path(__file__).resolve().parents[1] / "deploy" / "mosquitto"
 CLOUD_USER = "edgetriage.cloud"  # the cloud's certificate CN and ACL user in the shipped files
+HA_USER = "edgetriage.homeassistant"
+PLUGIN = "/usr/lib/x86_64-linux-gnu/mosquitto_dynamic_security.so"  # as deploy/mosquitto/mosquitto.conf names it
+
+
+def _dynsec_module():
+    spec = importlib.util.spec_from_file_location("edgetriage_dynsec", DEPLOY / "dynsec.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def dynsec_settings(devices: list[str], prefix: str = "edgetriage", passwords: dict[str, str] | None = None) -> dict:
+    """deploy/mosquitto/dynsec.py's dynamic-security document for these devices and password logins."""
+    return _dynsec_module().settings(devices, prefix, passwords)
 
 
 def free_port() -> int:
@@ -124,8 +141,9 @@ class Mosquitto:
                 acl: str | None = None, extra: Iterable[str] = ()) -> Mosquitto:
         """deploy/mosquitto as shipped, ports and paths rewritten: certificates made by make-certs.sh for
         `clients` (and the cloud), `passwords` (user -> password; a random one for None values) in the
-        password file, the shipped `acl` unless another text is given. `port`/`tls_port` is the devices'
-        certificate listener, `password_port` the user-name + password one, `cloud_port` the cloud's
+        dynamic-security file (deploy/mosquitto/dynsec.py: a role per device, `clients` and password users),
+        or, where an `acl` text is given, the plain acl_file and password file instead. `port`/`tls_port` is
+        the devices' certificate listener, `password_port` the user-name + password one, `cloud_port` the cloud's
         certificate listener. Not started: call start()."""
         workdir = Path(workdir)
         if shutil.which("openssl") is None:
@@ -133,13 +151,22 @@ class Mosquitto:
         workdir.mkdir(parents=True, exist_ok=True)
         subprocess.run(["sh", str(DEPLOY / "make-certs.sh"), str(workdir), *clients], check=True, capture_output=True)
         chosen = {user: pw or secrets.token_urlsafe(16) for user, pw in (passwords or {}).items()}
-        for user, pw in chosen.items():
-            subprocess.run(["mosquitto_passwd", "-b", str(workdir / "passwd"), user, pw], check=True,
-                           capture_output=True)
-        (workdir / "acl").write_text(acl if acl is not None else (DEPLOY / "acl").read_text())
+        devices = [c for c in (*clients, *chosen) if not c.startswith(CLOUD_USER) and c != HA_USER]
+        (workdir / "dynamic-security.json").write_text(json.dumps(dynsec_settings(devices, passwords=chosen)))
         tls_port, password_port, cloud_port = free_port(), free_port(), free_port()
         text = (DEPLOY / "mosquitto.conf").read_text()
-        for old, new in (("/etc/mosquitto/edgetriage/", f"{workdir}/"), ("/var/lib/mosquitto/", f"{workdir}/"),
+        plugin_lines = f"plugin {PLUGIN}\nplugin_opt_config_file /etc/mosquitto/edgetriage/dynamic-security.json\n"
+        if plugin_lines not in text:
+            raise RuntimeError("the shipped mosquitto.conf no longer loads the dynamic-security plugin")
+        if acl is not None:  # the plain acl_file instead of the plugin (a broker without it)
+            for user, pw in chosen.items():
+                subprocess.run(["mosquitto_passwd", "-b", str(workdir / "passwd"), user, pw], check=True,
+                               capture_output=True)
+            (workdir / "acl").write_text(acl)
+            text = text.replace(plugin_lines, f"acl_file {workdir}/acl\npassword_file {workdir}/passwd\n")
+        plugin = next(iter(glob.glob("/usr/lib/*/mosquitto_dynamic_security.so")), PLUGIN)
+        text = text.replace(f"plugin {PLUGIN}\n", f"plugin {plugin}\n")
+        for old, new in (("/var/lib/mosquitto/", f"{workdir}/"), ("/etc/mosquitto/edgetriage/", f"{workdir}/"),
                          ("\nlistener 8883\n", f"\nlistener {tls_port} 127.0.0.1\n"),
                          ("\nlistener 8884\n", f"\nlistener {password_port} 127.0.0.1\n"),
                          ("\nlistener 8885\n", f"\nlistener {cloud_port} 127.0.0.1\n")):

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import random
 import statistics
 import sys
 import tempfile
@@ -79,10 +80,10 @@ class Device:
         with self.lock:
             self.cache.add(verdict, int(time.time() * 1000))
 
-    def answer(self, phash: str) -> str | None:
+    def answer(self, phash: str, embedding: bytes) -> str | None:
         with self.lock:
             found = self.cache.lookup(device=self.name, camera="porch", site="home", label="person", phash=phash,
-                                      now_ms=int(time.time() * 1000))
+                                      now_ms=int(time.time() * 1000), embedding=embedding)
         return found.verdict if found is not None else None
 
     def close(self) -> None:
@@ -99,15 +100,15 @@ def _crop() -> bytes:
     return cv2.imencode(".jpg", image)[1].tobytes()
 
 
-def _held(store, devices: list[Device], jpeg: bytes, n: int) -> tuple[str, str]:
-    """A model verdict every cache holds: (event id, a look-alike's hash)."""
+def _held(store, devices: list[Device], jpeg: bytes, n: int) -> tuple[str, str, bytes]:
+    """A model verdict every cache holds: (event id, a look-alike's hash, its look)."""
     t = int(time.time() * 1000)
     phash = f"{(0x0123456789abcdef * (n + 3)) & ((1 << 64) - 1):016x}"
     event = Event(event_id=uuid7(t), device=DEVICES[0], camera="porch", site="home", captured_ms=t, label="person",
                   score=0.4, uncertain=True, track_id=n, reason="uncertain", crop=jpeg, phash=phash,
                   detections=[Detection(label="person", score=0.4, box=(0.1, 0.1, 0.9, 0.9))])
     rule = ReuseRule(scope="site", device=DEVICES[0], camera="porch", site="home", label="person", phash=phash,
-                     prompt_version="1", ttl_s=3600)
+                     prompt_version="1", ttl_s=3600, embedding=_look(n), person_seen=True)  # the cloud's keys
     verdict = Verdict(event_id=event.event_id, device=DEVICES[0], camera="porch", label="person", verdict="alert",
                       confidence=0.8, description="a person", model="bench", created_ms=t, cache=rule,
                       decided_by="model")
@@ -116,13 +117,19 @@ def _held(store, devices: list[Device], jpeg: bytes, n: int) -> tuple[str, str]:
     devices[0].hold(verdict)
     devices[1].hold(foreign(verdict).model_copy(update={"device": DEVICES[1], "source": "cloud_cache",
                                                         "reused_from": verdict.event_id}))
-    return event.event_id, f"{int(phash, 16) ^ 0b101:016x}"
+    return event.event_id, f"{int(phash, 16) ^ 0b101:016x}", _look(n)
 
 
-def _answers(store, devices: list[Device], probe: str) -> list[str | None]:
+def _look(n: int) -> bytes:
+    """Trial n's appearance embedding, as the cloud and the other device both make it (the site offer reaches
+    another device only where hash and embedding agree): each trial's look is another."""
+    return random.Random(n).randbytes(256)
+
+
+def _answers(store, devices: list[Device], probe: str, look: bytes) -> list[str | None]:
     hit = store.lookup(scope_key="site:home", label="person", phash=probe, phash_alg="dct64", prompt_version="1",
                        now_ms=int(time.time() * 1000))
-    return [hit.verdict if hit is not None else None] + [d.answer(probe) for d in devices]
+    return [hit.verdict if hit is not None else None] + [d.answer(probe, look) for d in devices]
 
 
 def _trials(kind: str, broker: Mosquitto, workdir: Path, trials: int) -> list[float]:
@@ -148,14 +155,15 @@ def _trials(kind: str, broker: Mosquitto, workdir: Path, trials: int) -> list[fl
     took: list[float] = []
     try:
         for n in range(trials):
-            event_id, probe = _held(store, devices, jpeg, n)
-            assert _answers(store, devices, probe) == ["alert"] * 3, "the caches do not hold the verdict"
+            event_id, probe, look = _held(store, devices, jpeg, n)
+            held = _answers(store, devices, probe, look)
+            assert held == ["alert"] * 3, f"the caches do not hold the verdict: {held}"
             start = time.perf_counter()
             answer = requests.post(f"http://127.0.0.1:{port}/v1/verdicts/{event_id}/feedback",
                                    json={"verdict": "benign", "note": "bench"},
                                    headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30)
             answer.raise_for_status()
-            while _answers(store, devices, probe) != ["benign"] * 3 and time.perf_counter() - start < LIMIT_S:
+            while _answers(store, devices, probe, look) != ["benign"] * 3 and time.perf_counter() - start < LIMIT_S:
                 time.sleep(0.001)
             took.append((time.perf_counter() - start) * 1000)
     finally:

@@ -41,6 +41,10 @@ class HTTPConfig(Strict):
     device_tokens: dict[DeviceId, SecretStr] = Field(
         default_factory=dict, description="per-device tokens: each may only POST events of its own device")
     max_body_bytes: Annotated[int, Field(ge=1024, le=16 << 20)] = 512 * 1024
+    ask_from_devices: bool = Field(False, description="device tokens may POST /v1/ask (about their own device "
+                                                      "only); off: questions are the operator's (403)")
+    ask_per_token: Annotated[int, Field(ge=1, le=64)] = Field(
+        2, description="questions in flight per token (the page's session counts as one); one more is a 429")
     login_ttl_s: Annotated[int, Field(ge=10, le=86400)] = 600
     session_ttl_s: Annotated[int, Field(ge=60, le=30 * 86400)] = 12 * 3600
     models_dir: str | None = Field(None, description="extra model files served by GET /v1/models/{sha256}")
@@ -227,6 +231,9 @@ class RetentionConfig(Strict):
 
     crops_days: Annotated[float, Field(ge=0)] = 7.0
     events_days: Annotated[float, Field(ge=0)] = 30.0
+    crop_quota_mb: Annotated[float, Field(ge=0, le=1 << 20)] = Field(
+        1024.0, description="crops kept per device within crops_days, in MiB; past it an event is answered but "
+                            "its crop not stored (0: no quota)")
     sweep_interval_s: Annotated[float, Field(ge=1, le=86400)] = 3600.0
 
     @model_validator(mode="after")
@@ -260,6 +267,9 @@ class DeliveryConfig(Strict):
     redis_url: str | None = Field(None, description="redis://HOST:PORT/DB; password in the URL or "
                                                     "EDGETRIAGE_REDIS_PASSWORD")
     redis_prefix: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")] = "edgetriage"
+    max_devices: Annotated[int, Field(ge=1, le=1_000_000)] = Field(
+        10_000, description="device ids the cloud takes events from (those in [reuse] sites and [http] "
+                            "device_tokens, then the first it sees); an event of one more is refused")
 
     @model_validator(mode="after")
     def _shared_needs_redis(self) -> DeliveryConfig:

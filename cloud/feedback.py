@@ -4,7 +4,9 @@ The corrected (or confirmed) verdict replaces the stored one (the store's `put_v
 so the cloud cache answers look-alikes with it from then on; its reuse rule is marked `operator`, which
 shared.reuse ranks before any model's verdict. It is sent again on the device's topics (its verdict cache files
 it over the old one: same event id), offered again to the site's other devices where its rule covers the site,
-and the cached copies made from it (cache hits that reused it) are corrected the same way. Each carries
+and the cached copies made from it (cache hits that reused it) are corrected the same way. The same word said
+again changes nothing and sends nothing (`published` false); each new word is told to `listeners` (the
+suppression learner: benign is evidence, alert takes the event back out). Each carries
 `decided_by: "operator"` and `feedback` (who, when, the note, and what the verdict was).
 
 Readers (the suppression proposals, the dataset export): `is_operator_verdict`, `benign_by_feedback`,
@@ -100,6 +102,7 @@ class Feedback:
         self._offer = offer
         self._site_devices = site_devices
         self.counts = counts
+        self.listeners: list[Callable[[Verdict], None]] = []  # told each operator verdict (the learner's evidence)
 
     def give(self, event_id: str, *, correct: bool | None = None, verdict: str | None = None, note: str = "",
              by: str = "operator", now_ms: int | None = None) -> Correction:
@@ -108,6 +111,9 @@ class Feedback:
         if old is None:
             raise FeedbackError(f"no verdict for event {event_id!r} (yet): feedback needs a verdict to correct", 404)
         answer = wanted_verdict(old.verdict, correct, verdict)
+        if old.decided_by == "operator" and old.feedback is not None and old.verdict == answer:
+            # said before: nothing new is stored or sent (a repeated request, a double click)
+            return Correction(old, "confirmed" if answer == old.feedback.was else "corrected", False, 0, 0)
         now = now_ms if now_ms is not None else clock.now_ms()
         was = old.feedback.was if old.feedback is not None else old.verdict  # the model's, after a second word
         mark = FeedbackMark(by=by, at_ms=now, note=note, was=was)
@@ -125,6 +131,8 @@ class Feedback:
             copies += 1
         key = (old.device, old.camera, kind)
         self.counts[key] = self.counts.get(key, 0) + 1
+        for listener in self.listeners:
+            listener(new)
         log.info("feedback on %s/%s event %s by %s: %s -> %s (%d cached copies corrected)", old.device, old.camera,
                  event_id, by, old.verdict, answer, copies,
                  extra={"event_id": event_id, "device": old.device, "camera": old.camera})

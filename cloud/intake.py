@@ -2,7 +2,8 @@
 
 `MQTTIntake`: paho's network thread only queues each message for the event loop, waking it once for all that
 arrived meanwhile (one wake-up per batch, not per message). There the batch is answered as one: every message
-decoded and validated once, the cache hits among them answered at once (`CacheHits`), and only the others
+decoded and validated once on the intake's own thread (a flood of crafted MessagePack costs that thread, not the
+loop), in turns by device (`fair`), the cache hits among them answered at once (`CacheHits`), and only the others
 (events the model must answer, repeats, events another worker holds) become a task each (the service's
 `answer_rest`). A message is acknowledged to the broker once its claim or its verdict is stored, never before;
 one that cannot be accepted is counted, logged (throttled) and acknowledged, so it is not redelivered.
@@ -28,14 +29,17 @@ or write leaves the whole turn to the one-at-a-time path, with nothing of it pub
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import threading
 import time
 from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Generic, Protocol, TypeVar
 
 from ..shared.mqtt import Incoming, MQTTLink
-from ..shared.protocol import Event, ProtocolError, Verdict, encode_verdict
+from ..shared.protocol import Event, ProtocolError, Verdict, decode_event, encode_verdict
+from .config import CloudConfig
 from .health import IntakeHealth, store_outage
 from .scheduler import Released
 from .servicestats import ServiceStats, Throttled
@@ -55,17 +59,41 @@ MAX_PARKED = 10_000  # acknowledged events kept here for another try; beyond tha
 MAX_FAILED_DELIVERIES = 3  # a message that fails on anything but an outage this often is a bug: acknowledged, logged
 
 
-def check_captured(event: Event, now: int, retention_days: float, max_skew_s: float) -> None:
-    """ProtocolError unless the event was captured within [now - retention, now + the allowed clock skew]:
+def check_captured(event: Event, now: int, config: CloudConfig) -> Event:
+    """The event, unless it was captured outside [now - retention, now + the allowed clock skew] (ProtocolError):
     one from the future (a wrong clock, or a crafted 2^53-1) or older than the store keeps anything is
-    refused at intake, before it is stored or asked about."""
+    refused at intake, before it is stored or asked about. One ahead within the skew is shown when the cloud got
+    it (captured_ms = now): a device's clock never puts the "last alert" in the future."""
     captured = event.captured_ms
+    retention_days, max_skew_s = config.retention.events_days, config.delivery.max_clock_skew_s
     if captured > now + max_skew_s * 1000:
         raise ProtocolError(f"captured_ms {captured} is {(captured - now) / 1000:.0f} s ahead of the cloud's clock, "
                             f"more than delivery.max_clock_skew_s = {max_skew_s:g}; set the device's clock (NTP)")
     if retention_days and captured < now - retention_days * 86_400_000:
         raise ProtocolError(f"captured_ms {captured} is {(now - captured) / 86_400_000:.1f} days old, older than "
                             f"retention.events_days = {retention_days:g}; nothing that old is kept")
+    return event.model_copy(update={"captured_ms": now}) if captured > now else event
+
+
+def fair(arrived: list[tuple[Incoming, T]]) -> list[tuple[Incoming, T]]:
+    """A batch in turns by topic (device): one device's flood does not stand in front of every other's event."""
+    by_topic: dict[str, list[tuple[Incoming, T]]] = {}
+    for item in arrived:
+        by_topic.setdefault(item[0].topic, []).append(item)
+    if len(by_topic) < 2:
+        return arrived
+    return [item for turn in itertools.zip_longest(*by_topic.values()) for item in turn if item is not None]
+
+
+def _decode_all(payloads: list[bytes]) -> list[Event | Exception]:
+    """Each payload decoded and validated (shared.protocol.decode_event, with its size limits), or why not."""
+    out: list[Event | Exception] = []
+    for payload in payloads:
+        try:
+            out.append(decode_event(payload))
+        except Exception as exc:  # noqa: BLE001 - handed back to the loop, which answers it
+            out.append(exc)
+    return out
 
 
 class Answering(Protocol):
@@ -102,6 +130,7 @@ class MQTTIntake:
         self._lock = threading.Lock()  # guards the two below, shared by paho's thread and the loop
         self._arrived: list[tuple[Incoming, float]] = []
         self._woken = False  # a drain is scheduled on the loop and will see what is queued now
+        self._decoding = ThreadPoolExecutor(max_workers=1, thread_name_prefix="event-decode")
 
     def open(self, loop: asyncio.AbstractEventLoop, link: MQTTLink) -> None:
         self._loop, self._link = loop, link
@@ -125,19 +154,29 @@ class MQTTIntake:
             pass
 
     def _drain(self) -> None:
-        """Everything that arrived since the last turn: decoded, its cache hits answered and acknowledged, the
-        rest handed on as a task each."""
+        """Everything that arrived since the last turn, handed to `_take_in` (decoded off the loop)."""
         with self._lock:
             arrived, self._arrived = self._arrived, []
             self._woken = False
         link = self._link
         if link is None:  # stopping: unacknowledged, redelivered to the next session
             return
+        self._track(self._take_in(link, fair(arrived)))
+
+    async def _take_in(self, link: MQTTLink, arrived: list[tuple[Incoming, float]]) -> None:
+        """The batch decoded on the intake's own thread (a flood of crafted MessagePack costs that thread, not
+        the loop every other event waits on), then: its cache hits answered and acknowledged, the rest handed
+        on as a task each."""
+        loop = asyncio.get_running_loop()
+        decoded = await loop.run_in_executor(self._decoding, _decode_all, [msg.payload for msg, _ in arrived])
         received_ms = now_ms()
         accepted: list[tuple[Incoming, Arrival]] = []
-        for msg, at in arrived:
+        for (msg, at), event in zip(arrived, decoded, strict=True):
             try:
-                accepted.append((msg, (self._service.accept(msg.payload, msg.topic), received_ms, at)))
+                if isinstance(event, Exception):
+                    self.stats.received += 1
+                    raise event
+                accepted.append((msg, (self._service.accept(event, msg.topic), received_ms, at)))
             except ProtocolError as exc:
                 self._rejected(msg, exc)
                 link.ack(msg.mid, generation=msg.generation)
@@ -291,10 +330,12 @@ class CacheHits:
     publishes it and says whether it was. `prompt_version` names the prompt an event would be asked with."""
 
     def __init__(self, cache: VerdictCache, prompt_version: Callable[[Event], str],
-                 answered: Callable[[Arrival, Verdict, bytes], bool]) -> None:
+                 answered: Callable[[Arrival, Verdict, bytes], bool],
+                 kept: Callable[[Event], Event] = lambda event: event) -> None:  # the stored copy (cropquota)
         self._cache = cache
         self._prompt_version = prompt_version
         self._answered = answered
+        self.kept = kept  # the event as it is stored (its crop dropped past its device's quota)
         self.turns = 0  # calls that stored hits, and the hits they stored: how much was answered together
         self.stored = 0
 
@@ -306,7 +347,7 @@ class CacheHits:
         placed = [i for i, verdict in enumerate(verdicts) if verdict is not None]
         if not placed:
             return [None] * len(arrivals)
-        hits = [(arrivals[i][0], arrivals[i][1], verdicts[i], encode_verdict(verdicts[i]))  # encoded once
+        hits = [(self.kept(arrivals[i][0]), arrivals[i][1], verdicts[i], encode_verdict(verdicts[i]))  # encoded once
                 for i in placed]
         new = cache.store.put_answered_many(hits)  # committed: only now may any of them be published
         self.turns += 1

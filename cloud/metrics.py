@@ -11,6 +11,7 @@ figures can be added up and `histogram_quantile()` gives p50/p95 in Grafana.
     edgetriage_cloud_verdicts_total{source}         new verdicts: llm, cloud_cache, fallback
     edgetriage_cloud_verdicts_overruled_total       model verdicts the consistency check overruled
     edgetriage_cloud_feedback_total{device,camera,kind}  operator feedback: confirmed or corrected verdicts
+    edgetriage_cloud_crops_not_kept_total{device}   crops not stored: the device was past its quota
     edgetriage_cloud_verdicts_published_total       verdicts handed to the broker
     edgetriage_cloud_verdicts_unpublished_total     stored but not handed over (no connection)
     edgetriage_cloud_verdict_seconds{source}        receipt -> verdict stored (histogram)
@@ -172,6 +173,9 @@ class CloudMetrics:
         out.counter("edgetriage_cloud_feedback_total", "Operator feedback on verdicts (cloud.feedback), by camera "
                     "and kind: confirmed, or corrected.",
                     [({"device": d, "camera": c, "kind": k}, n) for (d, c, k), n in sorted(stats.feedback.items())])
+        out.counter("edgetriage_cloud_crops_not_kept_total", "Crops not stored: their device was past its "
+                    "[retention] crop_quota_mb (the event was answered).",
+                    [({"device": d}, n) for d, n in sorted(stats.crops_not_kept.items())])
         out.counter("edgetriage_cloud_verdicts_published_total", "Verdicts handed to the broker.",
                     stats.published)
         out.counter("edgetriage_cloud_verdicts_unpublished_total",

@@ -31,6 +31,7 @@ from ..shared.text import shown
 from ..shared.topics import Topics
 from .analysis import Analysis, Backend
 from .config import CloudConfig
+from .cropquota import CropQuota
 from .feedback import Feedback
 from .figures import Figures
 from .health import IntakeHealth
@@ -86,10 +87,10 @@ class CloudService:
                                    on_load=self.housekeeping.load_changed)
         self.figures = Figures(self)
         self.cache = VerdictCache(store, config.reuse)
-        self.trust = Trust(config.reuse)  # an event's site and the keys that reach other devices: the cloud's
+        self.trust = Trust(config.reuse, config.delivery.max_devices, set(config.http.device_tokens))
         self.flights = open_flights(store, config.scheduler.deadline_s)  # look-alikes wait for one model call
-        # a turn's cache hits: decided before anything is written, one commit, then published (intake.CacheHits)
-        self.answer_hits = CacheHits(self.cache, lambda event: self.backend.prompt_version(event), self._hit_answered)
+        self.answer_hits = CacheHits(self.cache, lambda event: self.backend.prompt_version(event), self._hit_answered,
+                                     CropQuota(config.retention, self.stats.crops_not_kept).kept)  # one commit
         self._hits_of_turn = TurnBatch(self.answer_hits)
         self._background: set[asyncio.Task] = set()  # reuse checks, housekeeping
         self.reuse_checks = ReuseChecks(config.reuse, self.stats, self._ask_in_background, self._spawn)
@@ -219,7 +220,7 @@ class CloudService:
                 f"topic {shown(topic, 80)} is not <prefix>/v1/<device>/events under {self.topics.prefix}"
             )
         event = message if isinstance(message, Event) else decode_event(message)
-        check_captured(event, now_ms(), self.config.retention.events_days, self.config.delivery.max_clock_skew_s)
+        event = check_captured(event, now_ms(), self.config)
         if event.device != parsed[0]:
             raise ProtocolError(f"event is from device {event.device!r} but came on the topic of {parsed[0]!r}; "
                                 "a device publishes only on its own topic")
@@ -243,7 +244,7 @@ class CloudService:
         claim is stored, and an event another live worker holds is left to it: (None, True). Without it, the
         verdict is waited for. ProtocolError for an event id that belongs to another device."""
         event, received_ms, arrived = arrival
-        if not self.store.put_event(event, received_ms):
+        if not self.store.put_event(self.answer_hits.kept(event), received_ms):
             self.stats.duplicates += 1
             stored = self.store.get_event(event.event_id)  # an event id belongs to its device, on every path
             if stored is not None and stored.get("device") != event.device:

@@ -46,6 +46,7 @@ class ServiceStats:
     reuse_unchecked: int = 0  # checks that got no usable model answer (budget, queue, model error)
     site_offers: int = 0  # verdicts offered to a site's other devices
     feedback: dict[tuple[str, str, str], int] = field(default_factory=dict)  # (device, camera, kind) -> count
+    crops_not_kept: dict[str, int] = field(default_factory=dict)  # device -> crops past its quota (cloud.cropquota)
     total_ms: deque[float] = field(default_factory=_latencies)  # receipt → verdict stored, new verdicts
     queue_ms: deque[float] = field(default_factory=_latencies)  # receipt → model start (model verdicts)
     analyze_ms: deque[float] = field(default_factory=_latencies)  # model time (model verdicts)

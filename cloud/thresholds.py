@@ -6,7 +6,13 @@ every escalation scored under `t` on the device: those are the escalations avoid
 whose verdict was `alert` (or `unknown`: nobody could say) the people missed. `propose` picks the highest floor
 just above a benign escalation's score that stays `margin` under every wanted one (so misses nobody seen so
 far, with room for a person scored a little lower next time) and avoids at least `min_avoided`; an operator's
-verdict (cloud.feedback) counts as the truth where there is one. Nothing changes on the device until the
+verdict (cloud.feedback) counts as the truth where there is one.
+
+Only honest judgements teach (`judged`): a benign escalation is evidence for a floor only where the model (or
+the check table) judged that very crop, or the operator did. A verdict the operator's policy decided saw a
+person the policy allowed then (a daytime visitor): a floor drops that person at night too, so it counts as a
+wanted escalation. A cache hit (a copy of another crop's verdict, maybe another device's) and a fallback are
+left out; the proposal's `evidence` says how many of each. Nothing changes on the device until the
 proposal is accepted: `accept` merges it into the device's retained remote configuration (cloud.push; the
 other sections and overrides stay as they were) as a rule override for that camera. With `[thresholds] auto`,
 `AutoThresholds` does that itself for proposals within the config's bounds.
@@ -35,9 +41,22 @@ MARGIN = 0.05  # a proposed floor stays this far under the lowest score of an es
 HISTORY_MAX = 5000  # the newest escalations of a camera a proposal reads
 
 
+def judged(verdict: dict[str, Any]) -> str:
+    """What a stored verdict is as evidence for a floor: "benign" (the model's, the check's or the operator's
+    judgement of this crop), "wanted" (an alert, an unknown, a person a policy allowed), or what leaves it out:
+    "reuse" (a cache hit's copy), "fallback"."""
+    if verdict.get("decided_by") == "operator":
+        return "benign" if verdict["verdict"] == "benign" else "wanted"
+    if verdict.get("source") == "fallback":
+        return "fallback"
+    if verdict["verdict"] != "benign" or verdict.get("decided_by") == "policy":
+        return "wanted"
+    return "reuse" if verdict.get("source") == "cloud_cache" else "benign"
+
+
 def _wanted(verdict: dict[str, Any]) -> bool:
-    """An escalation the cloud had to see: an alert, or one nobody could tell (unknown)."""
-    return verdict["verdict"] != "benign"
+    """An escalation the cloud had to see: an alert, one nobody could tell (unknown), a person a policy allowed."""
+    return judged(verdict) == "wanted"
 
 
 def outcome(rows: list[dict[str, Any]], floor: float) -> dict[str, int]:
@@ -52,8 +71,10 @@ def propose(store: Store, device: str, camera: str, *, since_ms: int | None = No
             min_avoided: int = 3) -> dict[str, Any]:
     """The proposal for one camera: the current settings' and the proposed ones' figures, and the evidence. Its
     `proposed` is None when no floor avoids `min_avoided` escalations and stays `margin` under the wanted ones."""
-    rows = [r for r in store.list_events(device, None, HISTORY_MAX, camera=camera, since_ms=since_ms)
-            if r["verdict"] is not None and r["verdict"].get("source") != "fallback"]
+    answered = [r for r in store.list_events(device, None, HISTORY_MAX, camera=camera, since_ms=since_ms)
+                if r["verdict"] is not None]
+    kinds = [judged(r["verdict"]) for r in answered]
+    rows = [r for r, kind in zip(answered, kinds, strict=True) if kind in ("benign", "wanted")]
     floor_now = band[0] if min_score is None else max(min_score, band[0])
     wanted = [r["score"] for r in rows if _wanted(r["verdict"])]
     limit = min([band[1], *(s - margin for s in wanted)])  # above the band: sure detections, not a threshold's
@@ -71,6 +92,8 @@ def propose(store: Store, device: str, camera: str, *, since_ms: int | None = No
         "evidence": {"verdicts": len(rows), "alerts_or_unknown": len(wanted),
                      "benign": len(rows) - len(wanted),
                      "by_operator": sum(is_operator_verdict(r["verdict"]) for r in rows),
+                     "policy_decided": sum(r["verdict"].get("decided_by") == "policy" for r in rows),
+                     "left_out": {"reuse": kinds.count("reuse"), "fallback": kinds.count("fallback")},
                      "lowest_wanted_score": min(wanted) if wanted else None},
     }
     if best is not None:
@@ -108,14 +131,16 @@ class AutoThresholds:
         now = now_ms if now_ms is not None else clock.now_ms()
         done = []
         for device, camera in cameras_seen(self.store, now - int(bounds.history_days * 86_400_000)):
-            new = propose_for(self.store, bounds, device, camera, now)["proposed"]
+            proposal = propose_for(self.store, bounds, device, camera, now)
+            new = proposal["proposed"]
             if new is None or new["people_missed"] or new["min_score"] > bounds.max_min_score \
                     or self.pushed.get((device, camera)) == new["min_score"]:
                 continue
             result = accept(self.config.mqtt, device, camera, new)
             if result.outcome == "published":
                 self.pushed[(device, camera)] = new["min_score"]
-                done.append({"device": device, "camera": camera, **new, "version": result.version})
+                done.append({"device": device, "camera": camera, **new, "version": result.version,
+                             "evidence": proposal["evidence"]})
         return done
 
     async def loop(self) -> None:
@@ -124,8 +149,11 @@ class AutoThresholds:
             await asyncio.sleep(self.config.thresholds.interval_s)
             try:
                 for done in await asyncio.to_thread(self.run_once):
-                    log.info("thresholds: pushed min_score %.2f to %s/%s (%d escalations avoided, nobody missed)",
-                             done["min_score"], done["device"], done["camera"], done["escalations_avoided"])
+                    evidence = done["evidence"]
+                    log.info("thresholds: pushed min_score %.2f to %s/%s (%d escalations avoided, nobody missed; "
+                             "from %d benign judged by the model or operator, %d wanted, %d left out)",
+                             done["min_score"], done["device"], done["camera"], done["escalations_avoided"],
+                             evidence["benign"], evidence["alerts_or_unknown"], sum(evidence["left_out"].values()))
             except Exception:  # noqa: BLE001 - a broker or store outage: the next round tries again
                 log.exception("thresholds: the automatic round failed")
 

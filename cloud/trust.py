@@ -24,6 +24,7 @@ from ..shared.modelfiles import ModelError, resolve
 from ..shared.onnx import open_session
 from ..shared.protocol import Event, ProtocolError, Verdict
 from .config import ReusePolicy
+from .cropquota import DeviceRoll
 from .verdicts import site_offers
 
 log = logging.getLogger("edgetriage.cloud.service")
@@ -32,15 +33,18 @@ APPEARANCE_MODEL = "mobilenet_v2_int8"  # the device's default embedder (edge.vi
 
 
 class Trust:
-    """What the service takes from an event: its device's site and, where it reaches other devices, the
-    cloud's own keys."""
+    """What the service takes from an event: its device among the ids it takes events from, its device's site
+    and, where it reaches other devices, the cloud's own keys."""
 
-    def __init__(self, policy: ReusePolicy) -> None:
+    def __init__(self, policy: ReusePolicy, max_devices: int = 10_000, known: set[str] = frozenset()) -> None:
         self.sites = Sites(policy)
         self.keys = CloudKeys(policy)
+        self.devices = DeviceRoll(max_devices, {d for ds in policy.sites.values() for d in ds} | set(known))
 
     def admit(self, event: Event) -> Event:
-        """The event in its device's site with the cloud's hash; ProtocolError when it names another site."""
+        """The event in its device's site with the cloud's hash; ProtocolError when it names another site, or
+        its device is one more than [delivery] max_devices (cloud.cropquota.DeviceRoll)."""
+        self.devices.admit(event.device)
         return self.keys.keyed(self.sites.admit(event))
 
     async def embedded(self, event: Event) -> Event:

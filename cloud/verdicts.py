@@ -17,8 +17,9 @@ from typing import Any
 
 from ..shared.clock import now_ms
 from ..shared.protocol import VERDICTS, Event, ReuseRule, Timings, Verdict
-from ..shared.reuse import reach, scope_key
+from ..shared.reuse import event_facts, person_evidence, reach, scope_key
 from .analysis import Analysis
+from .analysis.check import ABSENT
 from .config import ReusePolicy
 from .scheduler import Outcome, Released
 from .servicestats import ServiceStats
@@ -42,7 +43,8 @@ class VerdictCache:
         """The store's lookup keywords for this event now (Store.lookup, Store.lookup_many)."""
         return {"scope_key": self.scope_key(event), "label": event.label, "phash": event.phash,
                 "phash_alg": event.phash_alg, "prompt_version": prompt_version, "now_ms": now_ms(),
-                "embedding": event.embedding}
+                "embedding": event.embedding, "device": event.device,
+                "people": person_evidence(event.label, event_facts(event).people)}
 
     def lookup(self, event: Event, prompt_version: str) -> Verdict | None:
         """The stored verdict whose rule reaches this event, or None."""
@@ -108,6 +110,8 @@ class VerdictCache:
         rule = None if fallback else self.rule(event, analysis.prompt_version or prompt_version, self.policy.ttl_s)
         if rule is not None and analysis.policy_inputs is not None:
             rule = rule.model_copy(update={"policy_inputs": analysis.policy_inputs})
+        if rule is not None:
+            rule = rule.model_copy(update={"person_seen": person_seen(event, analysis)})
         decided = None if fallback else analysis.decided_by or ("check" if analysis.checked else "model")
         return Verdict(event_id=event.event_id, device=event.device, camera=event.camera, label=event.label,
                        verdict=verdict, confidence=confidence, description=description[:300],
@@ -117,6 +121,16 @@ class VerdictCache:
                        corrected=list(analysis.corrected),
                        decided_by=decided, policy=analysis.policy and analysis.policy[:300],
                        clause=analysis.clause and analysis.clause[:200])
+
+
+def person_seen(event: Event, analysis: Analysis) -> bool | None:
+    """Whether the cloud's closer look (the translator's detector, its `person_score`) saw a person in a person
+    event's crop; None where it did not look, or the event asks about another label. shared.reuse.agrees: a
+    crop the cloud did not see a person in never answers another device's person."""
+    score = analysis.extra.get("person_score")
+    if event.label != "person" or not isinstance(score, (int, float)) or not math.isfinite(score):
+        return None
+    return score >= ABSENT
 
 
 def site_offers(policy: ReusePolicy, devices: list[str], verdict: Verdict) -> list[Verdict]:

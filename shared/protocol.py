@@ -16,7 +16,7 @@ shares and the refusal in shared.wire; all their names are importable from here 
 from __future__ import annotations
 
 import json
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import msgpack
 from pydantic import BeforeValidator, ConfigDict, Field, field_validator
@@ -58,6 +58,7 @@ MAX_CROP_PIXELS = 4096 * 4096
 MAX_DETECTIONS = 64
 MAX_CLASSES = 10
 MAX_ZONES = 16
+MAX_CONTAINERS = 256  # arrays and maps in one event's MessagePack (a full one: about 150)
 CROP_MARGIN = 0.15  # a device cuts a track's crop around its box grown by this share of its size on each side
 PHASH_ALGS = ("dct64",)
 DEFAULT_MAX_DISTANCE = 8  # bits of the 64-bit hash a reuse rule reaches unless it says otherwise (shared.reuse)
@@ -147,6 +148,9 @@ class ReuseRule(Message):
     min_similarity: Annotated[float, Field(ge=0.5, le=1.0)] = DEFAULT_MIN_SIMILARITY
     policy_inputs: PolicyInputs | None = None  # optional: the ranges of the facts a policy read (shared.policycell)
     operator: bool = False  # optional: the rule of an operator's verdict, which reuse prefers (shared.reuse)
+    # optional: whether the cloud's own closer look saw a person in the rule's crop (None: it did not look); a
+    # rule whose crop the cloud found person-free never answers another device's person (shared.reuse.agrees)
+    person_seen: bool | None = None
 
 
 class ReusedBy(Message):
@@ -274,12 +278,28 @@ def _check_crop(event: Event) -> None:
         raise ProtocolError(f"crop_size says {w}x{h} but the JPEG is {rw}x{rh}", "image")
 
 
+class _ContainerBudget:
+    """Counts the arrays and maps one event's MessagePack holds (a full event: ~150); past MAX_CONTAINERS the
+    unpacking stops (ValueError), so a crafted payload of 200,000 nested maps costs microseconds, not 30 ms."""
+
+    def __init__(self) -> None:
+        self.left = MAX_CONTAINERS
+
+    def spend(self, value: Any) -> Any:
+        self.left -= 1
+        if self.left < 0:
+            raise ValueError(f"more than {MAX_CONTAINERS} arrays and maps")
+        return value
+
+
 def decode_event(data: bytes) -> Event:
     if len(data) > MAX_EVENT_BYTES:
         raise ProtocolError(f"event is {len(data)} bytes, over the {MAX_EVENT_BYTES}-byte limit", "too_large")
-    try:
+    budget = _ContainerBudget()
+    try:  # no array or map longer, and no more of them, than an event can have: a "map bomb" stops early
         obj = msgpack.unpackb(data, raw=False, strict_map_key=True, max_bin_len=MAX_EVENT_BYTES,
-                              max_str_len=MAX_EVENT_BYTES, max_array_len=4096, max_map_len=256)
+                              max_str_len=MAX_EVENT_BYTES, max_array_len=MAX_DETECTIONS, max_map_len=64,
+                              list_hook=budget.spend, object_hook=budget.spend)
     except Exception as exc:  # msgpack raises many types for bad input
         raise ProtocolError(f"event is not valid MessagePack: {type(exc).__name__}", "encoding") from None
     if not isinstance(obj, dict):

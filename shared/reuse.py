@@ -16,6 +16,15 @@ looks of the track it answered (edge.triage.gallery): `further_key` makes one (s
 look still belongs to its track. DEFAULT_MIN_SIMILARITY = 0.97: the study in
 docs/developers/benchmarks.md ("Verdict reuse: appearance embedding") saw no pair of different people above 0.961.
 
+Across devices (`agrees`): a rule made for one device's crop answers another device's only where the cloud's
+own signals agree, all three: the hash within `max_distance`, the appearance embedding (both the cloud's own
+under site scope, cloud.trust) at least `min_similarity`, and the person evidence consistent: a crop the
+cloud's closer look found person-free (or did not look at) never answers a crop the device asked about as a
+person or has a person detection in. A perceptual hash alone is forgeable (its 8x8 low-frequency block pasted
+onto an empty background of the victim's view lands within 2 bits), an embedding of such a forgery is not near
+(0.85), and the cloud's detector sees nobody there (0.00). The stores check it on the verdict they fetched
+(`still_answers`), the device cache on every offer before it is a candidate.
+
 One default for `max_distance`: DEFAULT_MAX_DISTANCE = 8 bits (shared.protocol; the cloud's reuse policy and
 the device's cap use it too). The hash study in docs/developers/benchmarks.md ("Verdict reuse: which perceptual hash"):
 at 8 bits 80 % of crops of one person 0.3-1 s apart match and 0.02 % of different-people pairs collide; at
@@ -39,7 +48,8 @@ CELL_MARK = "@"  # in a prompt version, what follows names the policy inputs' ra
 
 __all__ = ["DEFAULT_MAX_DISTANCE", "DEFAULT_MIN_SIMILARITY", "Candidate", "best", "bucket", "continues",
            "distance", "expired", "further_key", "match", "nearest", "novel", "reach", "rule_key", "scope_key",
-           "similarity", "still_answers", "would_answer", "worth_filing", "event_facts", "with_inputs", "prompt_base"]
+           "similarity", "still_answers", "agrees", "person_evidence", "would_answer", "worth_filing", "event_facts",
+           "with_inputs", "prompt_base"]
 
 
 class Candidate(NamedTuple):
@@ -147,11 +157,31 @@ def would_answer(rule: ReuseRule, *, scope: str, label: str, phash: str, phash_a
 
 
 def still_answers(rule: ReuseRule | None, made_ms: int, label: str, phash: str, phash_alg: str, now_ms: int,
-                  embedding: bytes | None = None) -> bool:
+                  embedding: bytes | None = None, device: str | None = None, people: bool = False) -> bool:
     """The winner of `best`, checked once more by its own rule as it was published (the stores call this on
-    the verdict they fetched): it has one, it reaches this crop (by hash or embedding), and it has not expired."""
+    the verdict they fetched): it has one, it reaches this crop (by hash or embedding), it has not expired, and
+    where it was made for another `device` than the one asking, the cloud's signals all agree (`agrees`)."""
     return rule is not None and _rule_reached(rule, label, phash, phash_alg, embedding, None) is not None \
-        and not expired(made_ms, rule, now_ms)
+        and not expired(made_ms, rule, now_ms) and agrees(rule, device, phash, embedding, people)
+
+
+def agrees(rule: ReuseRule, device: str | None, phash: str, embedding: bytes | None, people: bool) -> bool:
+    """May a rule answer this crop of `device` (None: the rule's own device asks)? Its own device's, always
+    (its own keys are a claim about itself only); another device's only with the hash AND the embedding within
+    the rule, and, where the asking crop shows a person (`people`, `person_evidence`), only a rule whose crop
+    the cloud saw a person in."""
+    if device is None or device == rule.device:
+        return True
+    if hamming(rule.phash, phash) > rule.max_distance:
+        return False
+    if embedding is None or rule.embedding is None or similarity(rule.embedding, embedding) < rule.min_similarity:
+        return False
+    return not people or rule.person_seen is True
+
+
+def person_evidence(label: str, people: int) -> bool:
+    """Does the asking crop show a person: asked about as one, or with a person detection (`EventFacts.people`)?"""
+    return label == "person" or people > 0
 
 
 def best(candidates: Iterable[Candidate], phash: str, now_ms: int, cap: int | None = None,

@@ -14,7 +14,7 @@ from .text import plain_or_as_is
 
 # free text a sender writes: made plain (shared.text: NFKC, no zero-width or bidi controls, no NUL) on decoding
 FreeText = Annotated[str, BeforeValidator(plain_or_as_is)]
-REJECT_CODES = ("too_large", "encoding", "schema_version", "invalid", "image", "site")
+REJECT_CODES = ("too_large", "encoding", "schema_version", "invalid", "image", "site", "devices")
 
 
 class ProtocolError(ValueError):

@@ -391,7 +391,8 @@ def test_a_device_token_asks_about_its_own_device_only(store):
 def api(tmp_path, store) -> Iterator[str]:
     """The API over the store with a service whose [analyzer] is the CPU default; the service's own back-end
     is an unreachable server (no events are analysed here), the questions' text model is the real one."""
-    config = CloudConfig.model_validate({"store_path": str(tmp_path / "cloud.db"), "http": {"enabled": False},
+    config = CloudConfig.model_validate({"store_path": str(tmp_path / "cloud.db"),
+                                         "http": {"enabled": False, "ask_from_devices": True},
                                          "ask": {"timezone": "Europe/Berlin", **NAMES}})
     dead = AnalyzerConfig(backend="openai", openai={"base_urls": [f"http://127.0.0.1:{free_port()}/v1"]})
     loop = asyncio.new_event_loop()

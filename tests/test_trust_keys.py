@@ -59,7 +59,7 @@ FACTS = ("stood in zone back-garden for 40 s", "at 23:10 local time")
 
 class ByLook:
     """The scheduler's Backend: "alert" for a crop with anything in it, "benign" for an empty (flat) one, after
-    `delay_s`, with facts of the place and time it was seen, as the real translator gives."""
+    `delay_s`, with facts of the place and time it was seen and the person score, as the real translator gives."""
 
     name = "by-look"
     max_batch = 1
@@ -85,7 +85,7 @@ class ByLook:
             out.append(Analysis(verdict="alert" if busy else "benign", confidence=0.9,
                                 description="a person by the shed at 23:10" if busy else "an empty doorway",
                                 model=self.name, prompt_version="look-1", analyze_ms=self.delay_s * 1000,
-                                facts=FACTS))
+                                facts=FACTS, extra={"person_score": 0.9 if busy else 0.0}))
         return out
 
     async def close(self) -> None:

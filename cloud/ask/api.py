@@ -219,7 +219,7 @@ def add_ask(app: web.Application, asker: Asker, principal_key: web.RequestKey) -
     async def on_cleanup(_: web.Application) -> None:
         await asyncio.to_thread(asker.close)  # its worker threads and their read connections
         if VOICE in app:
-            app[VOICE].transcriber.close()
+            app[VOICE].close()  # its decoding thread and the recogniser
 
     app.router.add_post("/v1/ask", post_ask)
     app.router.add_post("/ui/ask", page_ask)

@@ -352,11 +352,19 @@ class Asker:
                     if int(row["captured_ms"]) > LAST_DAY_MS:  # a time no calendar holds: no question's range
                         continue
                     if ((window is None or window.holds(int(row["captured_ms"])))
-                            and (not query.zones or query.zones.intersection(row.get("zones") or ()))):
+                            and (not query.zones or self._in_zones(query.zones, row))):
                         seen[row["event_id"]] = EventFact.from_row(row)
                 except (KeyError, TypeError, ValueError, AttributeError) as exc:
                     log.warning("question skipped stored event %.40s: %s", str(row.get("event_id")), exc)
         return sorted(seen.values(), key=lambda f: (f.captured_ms, f.event_id), reverse=True)
+
+    def _in_zones(self, zones: frozenset[str], row: dict) -> bool:
+        """The event stood in one of the question's zones. An operator's zone name ([ask] zones, a word of a
+        question) is the operator's devices' ([ask] cameras, timezones) where the operator lists any: a device
+        that names its own zone like the operator's is not at the operator's front door."""
+        hit = zones.intersection(row.get("zones") or ())
+        own = self.config.cameras.keys() | self.config.timezones.keys()
+        return bool(hit if not own or row.get("device") in own else hit - set(self.config.zones))
 
     # -- the LLM path ----------------------------------------------------------------------------------
     def _llm_estimate_ms(self) -> float:

@@ -53,6 +53,7 @@ from ..service import CloudService
 from ..storage.store import Store
 from ..suppress.api import add_suppressions
 from ..suppress.setup import build_learner
+from .askgate import ask_gate
 from .auth import ApiAuth, Principal
 from .feedback_routes import add_feedback
 from .openapi import openapi_document
@@ -272,8 +273,7 @@ async def post_event(request: web.Request) -> web.Response:
     payload = _event_payload(await request.read(), request.content_type if given else "")
     try:
         event = decode_event(payload)
-        check_captured(event, clock.now_ms(), service.config.retention.events_days,
-                       service.config.delivery.max_clock_skew_s)  # said now, also when not waiting (202)
+        check_captured(event, clock.now_ms(), service.config)  # said now, also when not waiting (202)
     except ProtocolError as exc:
         service.stats.reject(exc.code)
         raise BadRequest(exc.reason) from None
@@ -451,7 +451,8 @@ def build_app(store: Store, service: CloudService | None, models_dir: Path | Non
     `http` (or the service's config); `extras` are called with the app to add routes of their own."""
     if http is None:
         http = service.config.http if service is not None else HTTPConfig()
-    app = web.Application(middlewares=[_json_errors, _authenticate], client_max_size=http.max_body_bytes)
+    app = web.Application(middlewares=[_json_errors, _authenticate, ask_gate(http, PRINCIPAL)],
+                          client_max_size=http.max_body_bytes)
     app[STORE] = store
     app[SERVICE] = service
     app[AUTH] = auth or ApiAuth.from_config(http)

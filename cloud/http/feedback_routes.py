@@ -24,6 +24,7 @@ from .web.routes import ACCESS, TIMELINE
 
 FEEDBACK = web.AppKey("feedback", Feedback)
 NOTE_MAX = 300
+BODY_MAX = 4096  # bytes: a note of NOTE_MAX characters, each escaped, and the two other fields
 _EVENT_ID_RE = re.compile(r"^[0-9a-f-]{1,36}$")
 _KEYS = {"correct", "verdict", "note"}
 
@@ -36,8 +37,13 @@ async def _body(request: web.Request) -> dict[str, Any]:
     """The feedback's fields, checked: FeedbackError (400, or 415 for a body that is not JSON)."""
     if request.content_type != "application/json":
         raise FeedbackError("send the feedback as JSON (Content-Type: application/json)", 415)
+    raw = await request.content.read(BODY_MAX + 1)
+    if len(raw) > BODY_MAX:
+        raise FeedbackError(f"the body is over {BODY_MAX} bytes: send correct, verdict and/or a short note")
     try:
-        body = json.loads(await request.read())
+        body = json.loads(raw)
+    except RecursionError:  # nested deeper than the parser goes: nothing a feedback body needs
+        raise FeedbackError("the body is nested too deeply: send one flat JSON object") from None
     except (ValueError, UnicodeDecodeError):
         raise FeedbackError("the body is not valid JSON") from None
     if not isinstance(body, dict):

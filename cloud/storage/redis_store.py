@@ -237,11 +237,13 @@ class RedisStore:
         return Verdict.model_validate_json(doc) if doc else None
 
     def lookup(self, *, scope_key: str, label: str, phash: str, phash_alg: str, prompt_version: str,
-               now_ms: int, embedding: bytes | None = None) -> Verdict | None:
+               now_ms: int, embedding: bytes | None = None, device: str | None = None,
+               people: bool = False) -> Verdict | None:
         """The unexpired verdict whose reuse rule reaches this crop, as shared.reuse.best ranks them,
         checked against the shared rule (shared.reuse) exactly as the SQLite store does."""
         return self.lookup_many([{"scope_key": scope_key, "label": label, "phash": phash, "phash_alg": phash_alg,
-                                  "prompt_version": prompt_version, "now_ms": now_ms, "embedding": embedding}])[0]
+                                  "prompt_version": prompt_version, "now_ms": now_ms, "embedding": embedding,
+                                  "device": device, "people": people}])[0]
 
     def lookup_many(self, queries: list[dict[str, Any]]) -> list[Verdict | None]:
         """`lookup` for several events (each a dict of its keywords): one round trip for all their index

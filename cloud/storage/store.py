@@ -95,7 +95,8 @@ class Store(Protocol):
     def get_verdict(self, event_id: str) -> Verdict | None: ...
 
     def lookup(self, *, scope_key: str, label: str, phash: str, phash_alg: str, prompt_version: str,
-               now_ms: int, embedding: bytes | None = None) -> Verdict | None:
+               now_ms: int, embedding: bytes | None = None, device: str | None = None,
+               people: bool = False) -> Verdict | None:
         """The unexpired verdict whose reuse rule reaches this crop (its hash, or its embedding when both
         have one), as shared.reuse.best ranks them."""
         ...
@@ -178,7 +179,8 @@ def still_answering(found: list[Verdict | None], queries: list[dict[str, Any]]) 
     """Each verdict a lookup found, where the shared reuse rule (shared.reuse.still_answers) says it still answers
     its query; None where it does not, or where nothing was found. The last word of both stores' lookups."""
     return [v if v is not None and still_answers(v.cache, v.created_ms, q["label"], q["phash"], q["phash_alg"],
-                                                 q["now_ms"], q.get("embedding")) else None
+                                                 q["now_ms"], q.get("embedding"), q.get("device"),
+                                                 q.get("people", False)) else None
             for v, q in zip(found, queries, strict=True)]
 
 class SQLiteStore:
@@ -307,7 +309,8 @@ class SQLiteStore:
         return Verdict.model_validate_json(row[0]) if row else None
 
     def lookup(self, *, scope_key: str, label: str, phash: str, phash_alg: str, prompt_version: str,
-               now_ms: int, embedding: bytes | None = None) -> Verdict | None:
+               now_ms: int, embedding: bytes | None = None, device: str | None = None,
+               people: bool = False) -> Verdict | None:
         """The unexpired verdict whose reuse rule reaches this crop, as shared.reuse.best ranks them.
 
         The index range narrows to the unexpired rules filed under this scope key, label, hash algorithm
@@ -315,7 +318,8 @@ class SQLiteStore:
         same function) and the winner's own rule is checked once more as it was published.
         """
         return self.lookup_many([{"scope_key": scope_key, "label": label, "phash": phash, "phash_alg": phash_alg,
-                                  "prompt_version": prompt_version, "now_ms": now_ms, "embedding": embedding}])[0]
+                                  "prompt_version": prompt_version, "now_ms": now_ms, "embedding": embedding,
+                                  "device": device, "people": people}])[0]
 
     def lookup_many(self, queries: list[dict[str, Any]]) -> list[Verdict | None]:
         """`lookup` for several events (each a dict of its keywords), one answer each; the events of one

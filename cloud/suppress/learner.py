@@ -1,9 +1,14 @@
 """From benign verdicts to suppression proposals.
 
-Every event that ends `benign` (a verdict listener: by the model, or reused from the cache; and, through
-`observe_benign`, by an operator's feedback) becomes a sighting: its device, camera, label, where its crop was
-cut (`crop_box`, the place both sides compute alike) and the cloud's own keys of its crop (shared.cropkeys: the
-hash, and the appearance embedding where the shipped MobileNetV2 is at hand), never the keys the device sent.
+Only honest judgements teach (`taught_as`): an event the model (or the check table) judged `benign` from its own
+crop, or the operator did (feedback, `on_feedback`), becomes a sighting. A verdict the operator's policy decided
+(a person allowed in daytime is still a person at night), a cache hit (a copy of another crop's verdict, maybe
+another device's) and a site offer teach nothing; an event the operator corrected to `alert` is taken back out of
+the evidence, and a suppression learned from it is withdrawn (rejected by "feedback") and the device sent its
+rules without it. An event counts once, however often it is said benign. A sighting is the event's device,
+camera, label, where its crop was cut (`crop_box`, the place both sides compute alike) and the cloud's own keys
+of its crop (shared.cropkeys: the hash, and the appearance embedding where the shipped MobileNetV2 is at hand),
+never the keys the device sent.
 When one camera has `min_events` sightings within `window_s` near one place (centres within `near`), of about
 one size, that look alike (shared.suppression.looks_alike), and no live suppression already answers the newest,
 the learner proposes one: the region their crops cover (grown by `margin`, at most `max_region` of the frame),
@@ -23,7 +28,7 @@ import hashlib
 import logging
 import queue
 import threading
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -47,7 +52,9 @@ from .store import MAX_EVIDENCE, Proposal, SuppressionStore
 log = logging.getLogger("edgetriage.cloud.suppress")
 
 ALERT = "alert"  # a learning item's source for a real visitor's event: it sets bars, it is never suppressed
+FORGET = "forget"  # a learning item's source for an event the operator corrected to alert
 MAX_ALERTS = 64  # per camera, the newest
+MAX_REMEMBERED = 20_000  # event ids remembered as used in a proposal, or corrected to alert
 
 Box = tuple[float, float, float, float]
 Publisher = Callable[[str, list[SuppressionRule]], object]  # (device, its accepted live rules)
@@ -82,17 +89,34 @@ class Learner:
         self._lock = threading.RLock()
         self._work: queue.SimpleQueue[tuple[str, str] | threading.Event | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
+        self._used: OrderedDict[str, None] = OrderedDict()  # events a proposal was made of: never again
+        self._corrected: OrderedDict[str, None] = OrderedDict()  # events the operator said were alerts
         self.proposed = 0
+        self.withdrawn = 0
         self.publish_errors = 0
 
     # -- input -----------------------------------------------------------------------------------------
     def on_verdict(self, verdict: Verdict) -> None:
-        """Verdict listener (on the event loop): a benign or alert verdict is queued for the learner's thread."""
-        if self.config.enabled and verdict.verdict == "benign":  # an operator's correction counts as feedback
-            self.observe_benign(verdict.event_id, "feedback" if verdict.decided_by == "operator" else "model")
-        elif self.config.enabled and verdict.verdict == "alert":
+        """Verdict listener (on the event loop): an alert (a yardstick for the bar) or an honest benign verdict
+        (`taught_as`) is queued for the learner's thread."""
+        if not self.config.enabled:
+            return
+        if verdict.verdict == "alert":
             self._ensure_thread()
             self._work.put((verdict.event_id, ALERT))
+        elif verdict.verdict == "benign" and (source := taught_as(verdict)) is not None:
+            self.observe_benign(verdict.event_id, source)
+
+    def on_feedback(self, verdict: Verdict) -> None:
+        """Feedback listener (cloud.feedback): the operator's benign is evidence; the operator's alert takes the
+        event back out of the evidence and withdraws what was learned from it."""
+        if not self.config.enabled:
+            return
+        if verdict.verdict == "benign":
+            self.observe_benign(verdict.event_id, "feedback")
+        elif verdict.verdict == "alert":
+            self._ensure_thread()
+            self._work.put((verdict.event_id, FORGET))
 
     def observe_benign(self, event_id: str, source: str = "feedback") -> None:
         """The seam for operator feedback: the event was benign by `source`; learned on the learner's thread."""
@@ -100,11 +124,20 @@ class Learner:
         self._work.put((event_id, source))
 
     def forget(self, event_id: str) -> None:
-        """An event is no longer benign (an operator corrected it): it stops counting towards a proposal."""
+        """An event is no longer benign (an operator corrected it): it stops counting towards a proposal, the
+        model's word on it no longer teaches, and a proposal made with it is withdrawn (accepted: the device is
+        sent its rules without it)."""
         with self._lock:
+            _remember(self._corrected, event_id)
+            self._used.pop(event_id, None)
             for sightings in self._seen.values():
                 for s in [s for s in sightings if s.event_id == event_id]:
                     sightings.remove(s)
+        for proposal in self.proposals.all():
+            if event_id in proposal.evidence and proposal.status != "rejected":
+                self.withdrawn += 1
+                log.info("suppression %s withdrawn: the operator said event %s was an alert", proposal.id, event_id)
+                self.decide(proposal.id, "rejected", "feedback")
 
     def _ensure_thread(self) -> None:
         with self._lock:
@@ -152,6 +185,15 @@ class Learner:
 
     def learn(self, event_id: str, source: str = "model", now_ms: int | None = None) -> Proposal | None:
         """Add one benign event; the proposal it completes, if any."""
+        if source == FORGET:
+            self.forget(event_id)
+            source = ALERT  # the operator's alert is a real visitor of this camera: a yardstick for the bar
+        with self._lock:
+            if source != ALERT and (event_id in self._used
+                                    or (source != "feedback" and event_id in self._corrected)):
+                return None  # counted once; the operator's alert outweighs the model's benign
+            if source == "feedback":
+                self._corrected.pop(event_id, None)  # the operator's latest word
         seen = self.sighting(event_id, source)
         if seen is None:
             return None
@@ -184,11 +226,13 @@ class Learner:
                 return None
             for s in alike:
                 sightings.remove(s)
+                _remember(self._used, s.event_id)
         self.proposals.put(proposal)
         self.proposed += 1
-        log.info("suppression %s proposed for %s/%s (%s at %s): %d benign events alike within %.0f s",
-                 proposal.id, seen.device, seen.camera, seen.label, _box_text(proposal.rule.region), proposal.count,
-                 self.config.window_s)
+        log.info("suppression %s proposed for %s/%s (%s at %s): %d benign events alike within %.0f s, judged "
+                 "benign by %s", proposal.id, seen.device, seen.camera, seen.label, _box_text(proposal.rule.region),
+                 proposal.count, self.config.window_s,
+                 ", ".join(f"{who} {n}" for who, n in sorted(proposal.sources.items())))
         if self.config.auto_accept:
             return self.decide(proposal.id, "accepted", "auto")
         return proposal
@@ -283,8 +327,26 @@ class Learner:
             return False
 
 
+def taught_as(verdict: Verdict) -> str | None:
+    """What a benign verdict teaches as: "feedback" (the operator's), "model" (the model's or the check table's
+    judgement of this very crop), or None: a policy's decision, a cache hit or site offer (a copy of another
+    crop's verdict), a fallback."""
+    if verdict.decided_by == "operator":
+        return "feedback"
+    if verdict.source != "llm" or verdict.decided_by == "policy":
+        return None
+    return "model"
+
+
+def _remember(ids: OrderedDict[str, None], event_id: str) -> None:
+    ids[event_id] = None
+    ids.move_to_end(event_id)
+    while len(ids) > MAX_REMEMBERED:
+        ids.popitem(last=False)
+
+
 def _box_text(box: Box) -> str:
     return "[" + ", ".join(f"{v:.2f}" for v in box) + "]"
 
 
-__all__ = ["Learner", "Sighting"]
+__all__ = ["Learner", "Sighting", "taught_as"]

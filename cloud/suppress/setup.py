@@ -20,6 +20,7 @@ def build_learner(service: CloudService) -> Learner | None:
                       publish=lambda device, rules: publish_suppressions(config.mqtt, device, rules,
                                                                          wait_s=settings.push_wait_s))
     service.verdict_listeners.append(learner.on_verdict)
+    service.feedback.listeners.append(learner.on_feedback)  # benign feedback teaches, an alert takes back
     return learner
 
 

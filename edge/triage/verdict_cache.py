@@ -22,11 +22,13 @@ from ...shared.policycell import EventFacts
 from ...shared.protocol import Verdict
 from ...shared.reuse import (
     Candidate,
+    agrees,
     best,
     candidate,
     expired,
     further_key,
     novel,
+    person_evidence,
     prompt_base,
     rule_key,
     scope_key,
@@ -154,6 +156,7 @@ class VerdictCache:
         if site:
             scopes.append(scope_key("site", device, camera, site))
         found: dict[str, tuple[_Key, _Entry]] = {}
+        people = person_evidence(label, facts.people if facts is not None else 0)  # for another device's rule
         stale: list[tuple[_Key, _Bucket]] = []
         for scope in scopes:
             bucket = (scope, label)
@@ -162,7 +165,7 @@ class VerdictCache:
                 assert rule is not None  # only verdicts with a rule are filed
                 if expired(entry.made_ms, rule, now_ms):
                     stale.append((key, bucket))
-                elif rule.phash_alg == phash_alg:
+                elif rule.phash_alg == phash_alg and agrees(rule, device, phash, embedding, people):
                     found[entry.candidate.ref] = (key, entry)
         for key, bucket in stale:
             self._lru.pop(key, None)

@@ -25,6 +25,8 @@ class VoiceConfig(Strict):
         2 << 20, description="largest audio body accepted (413 above it)")
     max_audio_s: Annotated[float, Field(gt=0, le=120)] = Field(
         30.0, description="longest question accepted, in seconds of audio (400 above it)")
+    max_waiting: Annotated[int, Field(ge=1, le=64)] = Field(
+        4, description="spoken questions heard or waiting at once; one more is refused (503) until one is done")
     url: HttpUrl | None = Field(None, description="openai: the server's base URL, e.g. http://gpu:8000/v1")
     model: str = Field("whisper-1", min_length=1, max_length=200, description="openai: the model to ask for")
     timeout_s: Annotated[float, Field(gt=0, le=600)] = 30.0

@@ -6,6 +6,10 @@
 The body is read from the stream with [ask.voice] max_audio_bytes as its limit (413 past it, nothing more read),
 apart from [http] max_body_bytes, which bounds JSON bodies. Figures (one measurement, read by /v1/stats and
 /metrics): transcriptions, their latency, and the share of them answered.
+
+Spoken questions never wait where events are worked on: the audio is decoded on a thread of the hearing's own
+(the recogniser has its own too), and at most [ask.voice] max_waiting are heard or waiting at once; one more is
+a 503 saying so. A recording with no speech in it is a 400 "no speech heard", never a 500.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import asyncio
 import threading
 import time
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from aiohttp import web
@@ -73,6 +78,8 @@ class Hearing:
         self.config = config
         self.transcriber = transcriber
         self.stats = VoiceStats()
+        self._decoder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="voice-decode")
+        self._waiting = 0  # questions being heard or waiting to be (read and changed on the event loop only)
 
     def figures(self) -> dict[str, Any]:
         return self.stats.figures(self.transcriber.name)
@@ -80,10 +87,22 @@ class Hearing:
     async def question(self, request: web.Request) -> dict[str, Any]:
         """The ask body for the words heard in the request's audio: {"question", "camera"?, ...}; AskError
         413 (too large), 400 (too long, undecodable, nothing heard, bad parameter), 415, 502 (back-end down)."""
+        if self._waiting >= self.config.max_waiting:
+            self.stats.count(refused=1)
+            raise AskError(503, f"busy: {self._waiting} spoken questions are being heard ([ask.voice] max_waiting); "
+                                "ask again in a moment, or type the question")
+        self._waiting += 1
+        try:
+            return await self._heard(request)
+        finally:
+            self._waiting -= 1
+
+    async def _heard(self, request: web.Request) -> dict[str, Any]:
         try:
             body = self._fields(request)
             data = await self._read(request)
-            audio = await asyncio.to_thread(decode, data, max_seconds=self.config.max_audio_s)
+            audio = await asyncio.get_running_loop().run_in_executor(
+                self._decoder, lambda: decode(data, max_seconds=self.config.max_audio_s))
         except AudioError as exc:
             self.stats.count(refused=1)
             raise AskError(exc.status, str(exc)) from None
@@ -95,8 +114,12 @@ class Hearing:
             raise AskError(502, str(exc)) from None
         self.stats.heard((time.perf_counter() - started) * 1000, audio.seconds)
         if not text.strip():
-            raise AskError(400, "nothing was heard in the recording; speak closer to the microphone and ask again")
+            raise AskError(400, "no speech heard in the recording; speak closer to the microphone and ask again")
         return {**body, "question": text.strip()}
+
+    def close(self) -> None:
+        self._decoder.shutdown(wait=True, cancel_futures=True)
+        self.transcriber.close()
 
     def answered(self) -> None:
         self.stats.count(answered=1)

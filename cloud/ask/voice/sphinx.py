@@ -8,8 +8,11 @@ heard, and general English still works. The site model is rebuilt when the names
 the pronunciations of non-rhotic Englishes (cloud.ask.voice.accents). Where the likeliest site reading is one
 the router's rules cannot answer, the n-best list is looked through for the first reading they can.
 
-One decoder, used by one thread at a time (pocketsphinx is not thread-safe): a lock, and the work off the
-event loop.
+The decoding runs in a process of its own (`Hearer`, at a lower priority): pocketsphinx holds the GIL for a
+whole utterance (4.5 s of every other thread's time for 10 s of audio, measured), so on any thread of the
+service it would stall the event loop and every event with it. One decoder, one utterance at a time.
+`transcribe_now` decodes in the calling process (the tests). Non-speech (noise, a tone, music) can leave the
+decoder with no reading at all, or an n-best entry that is None: that is nothing heard (''), never an error.
 """
 
 from __future__ import annotations
@@ -17,11 +20,14 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import multiprocessing
+import os
 import tempfile
 import threading
 from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -44,67 +50,44 @@ NOISE_FLOOR = 30.0
 SEARCH = {"beam": 1e-80, "wbeam": 1e-60, "pbeam": 1e-80, "maxhmmpf": -1, "topn": 16}
 
 
-class SphinxTranscriber:
-    name = "pocketsphinx"
+class Heard(NamedTuple):
+    """What one decoding found: the site model's reading (text, posterior, score) and the next likeliest of it,
+    and, where the site model was unlikely, the general model's (text, score)."""
 
-    def __init__(self, config: VoiceConfig, names: Callable[[], Iterable[str]],
-                 reads: Callable[[str], bool] | None = None) -> None:
+    site: tuple[str, float, int] | None
+    nbest: tuple[str, ...]
+    general: tuple[str, int] | None
+
+
+class Hearer:
+    """The decoder with the site's model for the names given (rebuilt when they change)."""
+
+    def __init__(self, config: VoiceConfig) -> None:
         self.config = config
-        self.names = names
-        self.reads = reads  # whether the router answers a text by its rules (see _readable)
         self._decoder: Any = None
         self._site_names: frozenset[str] | None = None
         self._lock = threading.Lock()
         self._dir = tempfile.TemporaryDirectory(prefix="edgetriage-voice-")
-        self.general_passes = 0  # questions the site model did not know (decoded twice)
 
-    async def transcribe(self, audio: Audio) -> str:
-        return await asyncio.to_thread(self.transcribe_now, audio)
-
-    def transcribe_now(self, audio: Audio) -> str:
+    def hear(self, names: frozenset[str], pcm: np.ndarray) -> Heard:
         with self._lock:
-            decoder = self._ready()
-            raw = self._floored(audio.pcm).tobytes()
-            site = self._decode(decoder, "site", raw)
+            decoder = self._ready(names)
+            raw = _floored(pcm).tobytes()
+            site = _decode(decoder, "site", raw)
             if site is not None and site.prob >= GENERAL_BELOW:
-                return self._readable(decoder, plain(site.hypstr))
-            self.general_passes += 1
-            general = self._decode(decoder, None, raw)
-            best = max((h for h in (site, general) if h is not None), key=lambda h: h.score, default=None)
-            return plain(best.hypstr) if best is not None else ""
+                nbest = tuple(h.hypstr for h in itertools.islice(decoder.nbest(), NBEST)
+                              if h is not None and h.hypstr)  # non-speech: entries with no reading
+                return Heard((site.hypstr, site.prob, site.score), nbest, None)
+            general = _decode(decoder, None, raw)
+            return Heard(None if site is None else (site.hypstr, site.prob, site.score), (),
+                         None if general is None else (general.hypstr, general.score))
 
-    def _readable(self, decoder: Any, best: str) -> str:
-        """The likeliest reading; when the router cannot answer it by its rules, the first of the next likeliest
-        that it can: "how many people were at the porch", not "... people wear at ..." (which reads as an open
-        question about clothes), where the sound barely tells the two apart."""
-        if self.reads is None or self.reads(best):
-            return best
-        for hypothesis in itertools.islice(decoder.nbest(), NBEST):
-            text = plain(hypothesis.hypstr)
-            if self.reads(text):
-                return text
-        return best
-
-    @staticmethod
-    def _floored(pcm: np.ndarray) -> np.ndarray:
-        noise = np.random.default_rng(len(pcm)).normal(0.0, NOISE_FLOOR, len(pcm))
-        return np.clip(pcm + noise, -32768, 32767).astype(np.int16)
-
-    @staticmethod
-    def _decode(decoder: Any, search: str | None, raw: bytes) -> Any:
-        decoder.activate_search(search)
-        decoder.start_utt()
-        decoder.process_raw(raw, full_utt=True)
-        decoder.end_utt()
-        return decoder.hyp()
-
-    def _ready(self) -> Any:
+    def _ready(self, names: frozenset[str]) -> Any:
         """The decoder, its site model matching the names now (built on first use: about half a second)."""
         if self._decoder is None:
             from pocketsphinx import Decoder
 
             self._decoder = Decoder(loglevel="ERROR", lw=self.config.language_weight, dither=True, **SEARCH)
-        names = frozenset(self.names())
         if names != self._site_names:
             self._site_model(names)
         return self._decoder
@@ -127,3 +110,78 @@ class SphinxTranscriber:
         with self._lock:
             self._decoder = None
         self._dir.cleanup()
+
+
+_worker: Hearer | None = None  # the decoding process's own Hearer (made by _start_worker in that process only)
+
+
+def _start_worker(config: VoiceConfig) -> None:
+    global _worker  # noqa: PLW0603 - one per worker process, the process pool's way to keep state
+    os.nice(5)  # questions give way to events on a busy machine
+    _worker = Hearer(config)
+
+
+def _hear_in_worker(names: frozenset[str], pcm: np.ndarray) -> Heard:
+    assert _worker is not None
+    return _worker.hear(names, pcm)
+
+
+class SphinxTranscriber:
+    name = "pocketsphinx"
+
+    def __init__(self, config: VoiceConfig, names: Callable[[], Iterable[str]],
+                 reads: Callable[[str], bool] | None = None) -> None:
+        self.config = config
+        self.names = names
+        self.reads = reads  # whether the router answers a text by its rules (see _readable)
+        self._local: Hearer | None = None  # transcribe_now's, made on first use
+        self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+                                         initializer=_start_worker, initargs=(config,))
+        self.general_passes = 0  # questions the site model did not know (decoded twice)
+
+    async def transcribe(self, audio: Audio) -> str:
+        heard = await asyncio.get_running_loop().run_in_executor(
+            self._pool, _hear_in_worker, frozenset(self.names()), audio.pcm)
+        return self._words(heard)
+
+    def transcribe_now(self, audio: Audio) -> str:
+        if self._local is None:
+            self._local = Hearer(self.config)
+        return self._words(self._local.hear(frozenset(self.names()), audio.pcm))
+
+    def _words(self, heard: Heard) -> str:
+        if heard.general is None and heard.site is not None:
+            return self._readable(plain(heard.site[0]), heard.nbest)
+        self.general_passes += 1
+        readings = [(r[0], r[-1]) for r in (heard.site, heard.general) if r is not None]  # (text, score)
+        return plain(max(readings, key=lambda r: r[1])[0]) if readings else ""
+
+    def _readable(self, best: str, nbest: tuple[str, ...]) -> str:
+        """The likeliest reading; when the router cannot answer it by its rules, the first of the next likeliest
+        that it can: "how many people were at the porch", not "... people wear at ..." (which reads as an open
+        question about clothes), where the sound barely tells the two apart."""
+        if self.reads is None or self.reads(best):
+            return best
+        for hypothesis in nbest:
+            text = plain(hypothesis)
+            if self.reads(text):
+                return text
+        return best
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        if self._local is not None:
+            self._local.close()
+
+
+def _floored(pcm: np.ndarray) -> np.ndarray:
+    noise = np.random.default_rng(len(pcm)).normal(0.0, NOISE_FLOOR, len(pcm))
+    return np.clip(pcm + noise, -32768, 32767).astype(np.int16)
+
+
+def _decode(decoder: Any, search: str | None, raw: bytes) -> Any:
+    decoder.activate_search(search)
+    decoder.start_utt()
+    decoder.process_raw(raw, full_utt=True)
+    decoder.end_utt()
+    return decoder.hyp()
