@@ -29,7 +29,7 @@ from ..shared.protocol import Event, ProtocolError, Verdict, decode_event
 from ..shared.reuse import bucket
 from ..shared.text import shown
 from ..shared.topics import Topics
-from .analysis import Analysis, Backend
+from .analysis import Analysis, Backend, Deciding
 from .config import CloudConfig
 from .feedback import Feedback
 from .figures import Figures
@@ -318,13 +318,19 @@ class CloudService:
         return self.store.get_verdict(event_id)
 
     async def _decide(self, event: Event, arrived: float) -> Verdict:
-        """The cache's answer; else a look-alike's under way anywhere (cloud.singleflight); else the model's."""
+        """The cache's answer; else what the back-end decides without its model (a policy, the check:
+        analysis.Deciding), at once; else a look-alike's under way anywhere (cloud.singleflight); else the model's."""
         prompt_version = self.backend.prompt_version(event)
         for attempt in range(4):
             verdict = self.cache.answer(event, prompt_version, arrived)
             if verdict is not None:
                 self.reuse_checks.sample(event, verdict)
                 return verdict
+            if attempt == 0 and isinstance(self.backend, Deciding):  # the policy or the check, at once
+                started = time.monotonic()
+                decided = await asyncio.to_thread(self.backend.decide, event)
+                if decided is not None:
+                    return self.cache.from_model(event, decided, prompt_version, self.backend.name, arrived, started)
             flight = bucket(self.cache.rule(event, prompt_version, 0))
             ahead = self.flights.take_off(event.event_id, flight, event.phash, self.config.reuse.max_distance,
                                           event.embedding, self.config.reuse.min_similarity) if attempt < 3 else None
