@@ -41,6 +41,7 @@ from .publisher import Publisher
 from .scheduler import Outcome, Scheduler
 from .servicestats import ServiceStats, Throttled
 from .singleflight import open_flights
+from .sites import SiteTable
 from .storage.claims import ClaimKeeper, Claims, new_owner, open_claims
 from .storage.store import Store
 from .takeover import TakeOver, retake, settle, store_verdict
@@ -87,6 +88,7 @@ class CloudService:
         self.figures = Figures(self)
         self.cache = VerdictCache(store, config.reuse)
         self.trust = Trust(config.reuse)  # an event's site and the keys that reach other devices: the cloud's
+        self.sites = SiteTable(config.sites)  # each camera's name and time zone: the cloud's, a device's claims said
         self.flights = open_flights(store, config.scheduler.deadline_s)  # look-alikes wait for one model call
         # a turn's cache hits: decided before anything is written, one commit, then published (intake.CacheHits)
         self.answer_hits = CacheHits(self.cache, lambda event: self.backend.prompt_version(event), self._hit_answered)
@@ -223,7 +225,7 @@ class CloudService:
         if event.device != parsed[0]:
             raise ProtocolError(f"event is from device {event.device!r} but came on the topic of {parsed[0]!r}; "
                                 "a device publishes only on its own topic")
-        return self.trust.admit(event)
+        return self.sites.check(self.trust.admit(event))
 
     def _hit_answered(self, arrival: Arrival, verdict: Verdict, published: bytes) -> bool:
         """A cache hit stored with its event: listeners told, counted, published; True once published."""
