@@ -29,7 +29,7 @@ from ..shared.protocol import Event, ProtocolError, Verdict, decode_event
 from ..shared.reuse import bucket
 from ..shared.text import shown
 from ..shared.topics import Topics
-from .analysis import Analysis, Backend, Deciding
+from .analysis import Analysis, Backend, decided_at_once
 from .config import CloudConfig
 from .feedback import Feedback
 from .figures import Figures
@@ -65,6 +65,16 @@ def _log_verdict(verdict: Verdict, published: bool) -> None:
              verdict.device, verdict.camera, verdict.event_id, verdict.source, verdict.timings.total_ms,
              "" if published else " (not published: no broker connection)",
              extra=_trace(verdict.event_id, verdict.device, verdict.camera))
+
+
+def _notify(listeners: list[Callable[..., None]], *args: Any) -> None:
+    """Each listener told; one's bug does not stop the pipeline or the others."""
+    for listener in listeners:
+        try:
+            listener(*args)
+        except Exception:  # noqa: BLE001 - a listener's bug must not stop the pipeline
+            log.exception("listener %r failed", listener)
+
 
 class CloudService:
     """Answers every escalated event exactly once per event id, reusing verdicts where the rule allows.
@@ -230,12 +240,12 @@ class CloudService:
     def _hit_answered(self, arrival: Arrival, verdict: Verdict, published: bytes) -> bool:
         """A cache hit stored with its event: listeners told, counted, published; True once published."""
         event, received_ms, arrived = arrival
-        self._notify(self.event_listeners, event, received_ms)
+        _notify(self.event_listeners, event, received_ms)
         self.reuse_checks.sample(event, verdict)
         self.stats.count(verdict, (time.monotonic() - arrived) * 1000)
         sent = self.publisher.verdict(verdict)
         _log_verdict(verdict, sent)
-        self._notify(self.verdict_listeners, verdict)
+        _notify(self.verdict_listeners, verdict)
         return sent
 
     async def answer_rest(self, arrival: Arrival,
@@ -258,7 +268,7 @@ class CloudService:
         else:
             log.debug("event received: %s %s/%s track %d (%s)", event.label, event.device, event.camera,
                       event.track_id, event.reason, extra=_trace(event.event_id, event.device, event.camera))
-            self._notify(self.event_listeners, event, received_ms)
+            _notify(self.event_listeners, event, received_ms)
         return await self._answer_claimed(event, arrived, on_claimed)
 
     async def _answer_claimed(self, event: Event, arrived: float,
@@ -299,7 +309,7 @@ class CloudService:
         self.stats.count(verdict, (time.monotonic() - arrived) * 1000)
         published = self.publisher.verdict(verdict)
         _log_verdict(verdict, published)
-        self._notify(self.verdict_listeners, verdict)
+        _notify(self.verdict_listeners, verdict)
         return verdict, published
 
     def _claim_keeper(self) -> ClaimKeeper:
@@ -320,19 +330,16 @@ class CloudService:
         return self.store.get_verdict(event_id)
 
     async def _decide(self, event: Event, arrived: float) -> Verdict:
-        """The cache's answer; else what the back-end decides without its model (a policy, the check:
-        analysis.Deciding), at once; else a look-alike's under way anywhere (cloud.singleflight); else the model's."""
+        """The cache's answer; else what the policy or the check decides, at once (analysis.Deciding); else a
+        look-alike's under way anywhere (cloud.singleflight); else the model's."""
         prompt_version = self.backend.prompt_version(event)
         for attempt in range(4):
             verdict = self.cache.answer(event, prompt_version, arrived)
             if verdict is not None:
                 self.reuse_checks.sample(event, verdict)
                 return verdict
-            if attempt == 0 and isinstance(self.backend, Deciding):  # the policy or the check, at once
-                started = time.monotonic()
-                decided = await asyncio.to_thread(self.backend.decide, event)
-                if decided is not None:
-                    return self.cache.from_model(event, decided, prompt_version, self.backend.name, arrived, started)
+            if attempt == 0 and (decided := await decided_at_once(self.backend, event)) is not None:
+                return self.cache.from_model(event, decided, prompt_version, self.backend.name, arrived, arrived)
             flight = bucket(self.cache.rule(event, prompt_version, 0))
             ahead = self.flights.take_off(event.event_id, flight, event.phash, self.config.reuse.max_distance,
                                           event.embedding, self.config.reuse.min_similarity) if attempt < 3 else None
@@ -379,12 +386,3 @@ class CloudService:
     def sweep(self, now: int | None = None) -> tuple[int, int]:
         """Retention now (cloud.housekeeping.sweep): (crops, events) deleted."""
         return sweep(self.store, self.config.retention, now)
-
-    # -- output ----------------------------------------------------------------------------------------
-    @staticmethod
-    def _notify(listeners: list[Callable[..., None]], *args: Any) -> None:
-        for listener in listeners:
-            try:
-                listener(*args)
-            except Exception:  # noqa: BLE001 - a listener's bug must not stop the pipeline
-                log.exception("listener %r failed", listener)
