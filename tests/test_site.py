@@ -269,8 +269,9 @@ def test_a_site_with_two_devices_and_five_cameras(mosquitto, prefix, tmp_path, s
 
         # 3. the page's filter hides the other cameras
         link = cloud.page_link()
-        visible = asyncio.run(_door_cards_shown(link))
-        assert visible == (2, "2 of 8 shown")
+        count, says, claims = asyncio.run(_door_cards_shown(link))
+        assert (count, says) == (2, "2 of 8 shown")
+        assert "'garage'" in claims and "says its local time is 03:07" in claims  # 7. on the page too
     finally:
         devices.close()
         cloud.stop()
@@ -285,7 +286,7 @@ def test_a_site_with_two_devices_and_five_cameras(mosquitto, prefix, tmp_path, s
     assert "(policy, +" in next(line for line in lines if door[0].event_id[-6:] in line and "alert" in line)
 
 
-async def _door_cards_shown(link: str) -> tuple[int, str]:
+async def _door_cards_shown(link: str) -> tuple[int, str, str]:
     shown = 'Array.from(document.querySelectorAll("article.card")).filter(c => c.getClientRects().length > 0)'
     browser = CDP()
     try:
@@ -294,7 +295,10 @@ async def _door_cards_shown(link: str) -> tuple[int, str]:
         await browser.wait_for('document.querySelectorAll("article.card").length === 8', 30, "8 cards")
         await browser.js("""(() => { const s = document.getElementById('f-camera'); s.value = 'door';
             s.dispatchEvent(new Event('change')); return true; })()""")
-        return await browser.js(f"{shown}.length"), await browser.js('document.getElementById("shown").textContent')
+        claims = await browser.wait_for('!document.getElementById("site-claims").hidden && '
+                                        'document.getElementById("site-claims").textContent', 30, "the claims")
+        return await browser.js(f"{shown}.length"), await browser.js('document.getElementById("shown").textContent'), \
+            claims
     finally:
         await browser.close()
 
