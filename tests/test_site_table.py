@@ -62,3 +62,58 @@ def test_what_a_device_claims_otherwise_is_reported_and_not_followed(visitor_jpe
     assert table.check(unlisted) is unlisted  # a device the table does not list is not judged
     assert table.compare("pi-back", ["yard", "garage"]) == [
         "device 'pi-back' runs camera 'garage', which [[sites]] does not list for it"]
+
+
+def test_each_claim_in_full_and_a_bounded_list(visitor_jpeg):
+    table = SiteTable(CloudConfig.model_validate({"sites": SITES}).sites)
+    at = 1_796_600_000_000  # 2026-12-06 23:33:20 UTC: 08:33 in Tokyo
+    assert table.local_time("pi-floor", at) == "08:33" and table.local_time("pi-else", at) is None
+    table.check(_event(visitor_jpeg, "pi-back", "garage", "23:33", at))
+    assert table.claims() == [
+        "device 'pi-back' announces camera 'garage', which [[sites]] 'shop' does not list for it (it lists yard); "
+        "its events are kept, the camera is not added",
+        "device 'pi-back' says its local time is 23:33 where [[sites]] 'shop' (Asia/Tokyo) gives 08:33: its time "
+        "zone differs; the cloud reads the site's"]
+    for n in range(300):
+        table.check(_event(visitor_jpeg, "pi-floor", f"cam{n}", "08:33", at))
+    assert len(table.claims()) == 256  # each said once, and only so many
+    with pytest.raises(ValueError, match="'shop' is listed twice"):
+        CloudConfig.model_validate({"sites": [SITES[0], {"name": "shop", "cameras": {"pi-x": ["a"]}}]})
+
+
+def test_check_config_reads_the_online_devices_states(mosquitto, prefix, tmp_path, capsys):
+    """`check-config --devices S` against a real broker holding the devices' retained states."""
+    import paho.mqtt.client as mqtt
+    from edgetriage.cloud.sites import report
+    from edgetriage.shared.config import MQTTConfig
+    from edgetriage.shared.topics import Topics
+    from test_site import _state
+
+    client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
+    client.connect("127.0.0.1", mosquitto.port)
+    client.loop_start()
+    topics = Topics(prefix)
+    try:
+        for device, cameras in (("pi-floor", ["floor", "garage"]), ("pi-stray", ["cam0"])):
+            client.publish(topics.state(device), _state(device, cameras), qos=1, retain=True).wait_for_publish(10)
+        client.publish(topics.state("pi-junk"), b"not a state", qos=1, retain=True).wait_for_publish(10)
+        sites = CloudConfig.model_validate({"sites": SITES}).sites
+        lines, differences = report(sites, MQTTConfig(url=mosquitto.url, prefix=prefix), 1.5)
+        assert lines == ["site shop (Asia/Tokyo): pi-back: yard; pi-floor: floor, till"]
+        assert differences == [
+            "device 'pi-floor' runs camera 'garage', which [[sites]] does not list for it",
+            "[[sites]] lists camera 'till' for device 'pi-floor', which the device does not run",
+            "device 'pi-stray' is online but [[sites]] does not list it",
+            "device 'pi-back' of site 'shop' has no state on the broker (offline, or never ran)"]
+        assert report(sites, None, 1.0) == (lines, [])
+        path = tmp_path / "cloud.toml"
+        path.write_text(f'[mqtt]\nurl = "{mosquitto.url}"\nprefix = "{prefix}"\n[[sites]]\nname = "shop"\n'
+                        'timezone = "Asia/Tokyo"\ncameras = { pi-floor = ["floor", "garage"] }\n')
+        assert main(["cloud", "check-config", "--config", str(path), "--devices", "1"]) == 1  # pi-stray is on
+        out = capsys.readouterr().out
+        assert "DIFFERS: device 'pi-stray'" in out and "DIFFERS: device 'pi-floor'" not in out
+    finally:
+        for device in ("pi-floor", "pi-stray", "pi-junk"):
+            client.publish(topics.state(device), b"", qos=1, retain=True).wait_for_publish(10)
+        client.disconnect()
+        client.loop_stop()
