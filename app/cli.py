@@ -229,7 +229,19 @@ def cmd_cloud_check(args: argparse.Namespace) -> int:
 
         for line in PolicyBook(config.analyzer.policies).report():
             print(line)
-    return 0
+    return _check_sites(config, args.devices)
+
+
+def _check_sites(config: Any, wait_s: float) -> int:
+    """The [[sites]] table, and with --devices S what the online devices' states say otherwise (exit 1)."""
+    from .cloud.sites import report
+
+    if not config.sites:
+        return 0
+    lines, differences = report(config.sites, config.mqtt if wait_s > 0 else None, wait_s)
+    for line in lines + [f"DIFFERS: {d}" for d in differences]:
+        print(line)
+    return 1 if differences else 0
 
 
 def _command(sub: Any, name: str, summary: str, what: str, example: str) -> argparse.ArgumentParser:
@@ -351,6 +363,9 @@ def build_parser() -> argparse.ArgumentParser:
                      "and where the broker password comes from. Exit status 2 with one line per problem.",
                      "edgetriage cloud check-config --config /etc/edgetriage/cloud.toml")
     check.add_argument("--config", metavar="FILE", help="the cloud's TOML config (default: none, the defaults)")
+    check.add_argument("--devices", type=float, default=0.0, metavar="S",
+                       help="read the online devices' states from the broker for S seconds and say where their "
+                            "cameras differ from [[sites]] (exit 1 if they do)")
     check.set_defaults(func=cmd_cloud_check)
     push = _command(csub, "push-config", "change a device's rules, zones, budgets or model remotely",
                     "Publishes FILE as the device's remote configuration (retained, so a device that is off gets "

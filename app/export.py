@@ -47,9 +47,12 @@ def cmd_export_dataset(args: argparse.Namespace) -> int:
         print(f"edgetriage: error: {exc}", file=sys.stderr)
         return 2
     config = load_cloud_config(args.config)
+    from .cloud.analysis.translator import Translator
+
+    looking = Translator()  # the cloud's closer look labels each crop
     store = open_store(config)
     try:
-        manifest = export_dataset(store, Path(args.out), fmt=args.format, since_ms=since,
+        manifest = export_dataset(store, Path(args.out), looking, fmt=args.format, since_ms=since,
                                   retention=config.retention, min_confidence=args.min_confidence)
     except DatasetError as exc:
         print(f"edgetriage: error: {exc}", file=sys.stderr)
@@ -68,10 +71,13 @@ def cmd_export_dataset(args: argparse.Namespace) -> int:
 
 def add_parser(csub: Any) -> None:
     cmd = csub.add_parser(
-        "export-dataset", help="write the stored crops with labels from verdicts (COCO or YOLO) for retraining",
-        description="Writes the crops the cloud stored, labelled by their verdicts: operator-confirmed first, then "
-                    "model verdicts at or above --min-confidence, each marked in manifest.json; an alert crop "
-                    "carries its label's box, a benign one is a hard negative (no box). Crops older than the "
+        "export-dataset", help="write the stored crops, labelled by the cloud's closer look (COCO or YOLO), for "
+                               "retraining",
+        description="Writes the crops the cloud stored, chosen by their verdicts (operator-confirmed or corrected "
+                    "first, then the cloud's verdicts at or above --min-confidence) and labelled by the cloud's own "
+                    "detector at full size: each object it is sure of is a box of a fixed class list, a crop where "
+                    "it finds nothing is a hard negative; a verdict says what the operator wants, not what is in "
+                    "the picture. manifest.json says which verdicts each label came from. Crops older than the "
                     "config's [retention] crops_days are left out. OUT must be new or empty.",
         epilog="example:\n  edgetriage cloud export-dataset --config cloud.toml --since 7d --format coco ./dataset",
         formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -26,14 +26,14 @@ def cmd_proposals(args: argparse.Namespace) -> int:
     store = open_store(config)
     try:
         proposal = propose_for(store, config.thresholds, args.device, args.camera, since_ms=since)
+        cur, new = proposal["current"], proposal["proposed"]
+        cur["device_floor"] = device_floor(store, args.device, args.camera, proposal["since_ms"], cur["min_score"])
     finally:
         store.close()
-    cur, new = proposal["current"], proposal["proposed"]
     if args.json:
         print(json.dumps(proposal))
     else:
-        print(f"{args.device}/{args.camera}: {cur['escalations']} escalations with a verdict; now min_score "
-              f"{cur['min_score']:.2f}, uncertain_band {cur['uncertain_band']}")
+        print(f"{args.device}/{args.camera}: {cur['escalations']} escalations with a verdict; {now_words(cur)}")
         if new is None:
             print("no change proposed: no higher floor avoids escalations without missing a person")
         else:
@@ -45,6 +45,25 @@ def cmd_proposals(args: argparse.Namespace) -> int:
     print(f"{args.device}: version {result.version} {result.outcome} ({result.topic})"
           + (f": {result.reason}" if result.reason else ""), file=sys.stderr if args.json else sys.stdout)
     return 0 if result.outcome in ("published", "applied") else 3
+
+
+def device_floor(store: Any, device: str, camera: str, since_ms: int | None, configured: float) -> float:
+    """The score the device escalates from on this camera, as it acted: the lower of the rules' floor and the
+    lowest score it escalated here (a track its detector calls uncertain escalates under `min_score`)."""
+    from .cloud.thresholds import HISTORY_MAX
+
+    rows = store.list_events(device, None, HISTORY_MAX, camera=camera, since_ms=since_ms)
+    return round(min([configured, *(r["score"] for r in rows)]), 2)
+
+
+def now_words(current: dict[str, Any]) -> str:
+    """The device's floor as it acts, and the rules' figures only as what they are."""
+    floor, rules = current["device_floor"], current["min_score"]
+    if floor < rules:
+        return (f"now the device escalates from score {floor:.2f} (the lowest it escalated here: its rules' "
+                f"min_score {rules:.2f} holds back only tracks its detector is sure of), uncertain_band "
+                f"{current['uncertain_band']}")
+    return f"now the device escalates from score {floor:.2f} (min_score), uncertain_band {current['uncertain_band']}"
 
 
 def add_parser(csub: Any) -> None:

@@ -3,7 +3,13 @@
 It decodes the binary topics itself (events are MessagePack with a JPEG crop) and never prints bytes:
 
     14:42:10  porch-pi/cam0  person 0.41  escalated  #3f9a1c  uncertain score 0.41 (zones door; left)
-    14:42:13  porch-pi/cam0  person  alert 0.80 (llm)  #3f9a1c  A person standing near the door
+    14:42:10  porch-pi/cam0  person  alert 0.80 (model, +2.9 s)  #3f9a1c  A person standing near the door
+    14:42:10  porch-pi/cam0  person  benign 1.00 (operator: corrected, was alert, +5 min)  #3f9a1c  ...
+
+Every line about an event starts with the time its camera captured it (the time of the event's id when the
+event itself was not seen), so an event and its verdicts sort together; a verdict says who decided it (model,
+policy, check, cache, operator, fallback) and how long after the capture it was made. A verdict the cloud
+sends again unchanged (a device re-sent its event) and an event sent again are printed once.
 
 The broker comes from a config's [mqtt] section (a cloud or a device TOML: url, prefix, username, tls) and the
 environment (EDGETRIAGE_MQTT_USERNAME, EDGETRIAGE_MQTT_PASSWORD), as for the other commands; `--broker`
@@ -20,6 +26,7 @@ import sys
 import time
 import tomllib
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any, TextIO
@@ -27,6 +34,7 @@ from typing import Any, TextIO
 from .shared import clock
 from .shared.broker_check import BrokerUnreachable, check_broker
 from .shared.config import ConfigError, MQTTConfig, validate_config
+from .shared.ids import uuid7_ms
 from .shared.mqtt import Incoming, MQTTLink
 from .shared.protocol import Event, ProtocolError, Verdict, decode_event, decode_verdict
 from .shared.topics import VERSION, Topics
@@ -52,11 +60,32 @@ def event_line(event: Event) -> str:
             f"escalated  {_short(event.event_id)}  {event.reason}{more}")
 
 
-def verdict_line(verdict: Verdict) -> str:
-    source = verdict.source if verdict.reused_from is None else f"{verdict.source}, reused"
-    return (f"{_clock(verdict.created_ms)}  {verdict.device}/{verdict.camera}  {verdict.label}  "
-            f"{verdict.verdict} {verdict.confidence:.2f} ({source})  {_short(verdict.event_id)}  "
-            f"{verdict.description}")
+def decided_by(verdict: Verdict) -> str:
+    """Who made this verdict, in a word or three: an operator's correction is the operator's, not the model's."""
+    if verdict.decided_by == "operator":
+        mark = verdict.feedback
+        if mark is not None and mark.was != verdict.verdict:
+            return f"operator: corrected, was {mark.was}"
+        return "operator: confirmed"
+    if verdict.source == "cloud_cache":
+        return "cache, reused"
+    if verdict.source == "fallback":
+        return "fallback"
+    return verdict.decided_by or "model"
+
+
+def _after(ms: float) -> str:
+    seconds = max(0.0, ms / 1000)
+    return f"+{seconds:.1f} s" if seconds < 60 else f"+{seconds / 60:.0f} min" if seconds < 5400 else \
+        f"+{seconds / 3600:.0f} h"
+
+
+def verdict_line(verdict: Verdict, captured_ms: int | None = None) -> str:
+    """The verdict in words, at its event's capture time (`captured_ms`; else the time in its event id)."""
+    at = captured_ms if captured_ms is not None else uuid7_ms(verdict.event_id)
+    return (f"{_clock(at)}  {verdict.device}/{verdict.camera}  {verdict.label}  "
+            f"{verdict.verdict} {verdict.confidence:.2f} ({decided_by(verdict)}, {_after(verdict.created_ms - at)})  "
+            f"{_short(verdict.event_id)}  {verdict.description}")
 
 
 def _as_json(kind: str, device: str, message: Event | Verdict | str) -> dict[str, Any]:
@@ -70,13 +99,34 @@ def _as_json(kind: str, device: str, message: Event | Verdict | str) -> dict[str
 class Watcher:
     """Turns each message on the watched topics into one line (`line`); the network thread only queues."""
 
+    REMEMBERED = 10_000  # events whose capture time and last verdict are kept, to pair and to skip repeats
+
     def __init__(self, topics: Topics, as_json: bool) -> None:
         self.topics = topics
         self.as_json = as_json
         self.inbox: queue.SimpleQueue[Incoming] = queue.SimpleQueue()
+        self._captured: OrderedDict[str, int] = OrderedDict()  # event id -> capture time, events printed
+        self._said: OrderedDict[str, tuple] = OrderedDict()  # event id -> the last verdict printed, in short
+
+    def _new(self, message: Event | Verdict) -> bool:
+        """False for what was printed already: an event sent again, a verdict sent again unchanged."""
+        if isinstance(message, Event):
+            table, key = self._captured, message.captured_ms
+            if message.event_id in table:
+                return False
+        else:
+            mark = message.feedback
+            table, key = self._said, (message.verdict, message.decided_by, message.source,
+                                      mark.at_ms if mark is not None else None)
+            if table.get(message.event_id) == key:
+                return False
+        table[message.event_id] = key
+        while len(table) > self.REMEMBERED:
+            table.popitem(last=False)
+        return True
 
     def line(self, msg: Incoming) -> str | None:
-        """The message in words (or one JSON object); None for a topic that is not ours."""
+        """The message in words (or one JSON object); None for a topic that is not ours, or a repeat."""
         parsed = self.topics.parse(msg.topic)
         if parsed is None:
             return None
@@ -93,12 +143,14 @@ class Watcher:
         except ProtocolError as exc:
             text = f"{kind} on {msg.topic} could not be read: {exc.reason}"
             return json.dumps({"kind": "unreadable", "topic": msg.topic, "error": exc.reason}) if self.as_json else text
+        if isinstance(message, Event | Verdict) and not self._new(message):
+            return None
         if self.as_json:
             return json.dumps(_as_json(kind[:-1] if kind != "status" else kind, device, message), ensure_ascii=False)
         if isinstance(message, Event):
             return event_line(message)
         if isinstance(message, Verdict):
-            return verdict_line(message)
+            return verdict_line(message, self._captured.get(message.event_id))
         return f"{_clock(clock.now_ms())}  {device}  {message}"
 
 

@@ -32,7 +32,9 @@ Everything runs on loopback against a Mosquitto of its own on a free port and th
 (SmolLM2-135M, one thread). `--quick` (< ~2 min): fewer events, one clip, fewer frames. The last stdout
 line is one JSON object with the figures; progress goes to stderr.
 
-    python bench/cloud.py [--quick] [--media DIR] [--skip p4p5,p6,batch] [--min-similarity X]
+    policy_verdict_p95_ms_busy  policy-decided verdicts while the model is busy (bench/busy.py) (goal <= 1000)
+
+    python bench/cloud.py [--quick] [--media DIR] [--skip p4p5,p6,batch,busy] [--min-similarity X]
 """
 
 from __future__ import annotations
@@ -465,7 +467,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="a run of under ~2 minutes")
     parser.add_argument("--media", type=Path, default=DEFAULT_MEDIA,
                         help="folder with the shared clips")
-    parser.add_argument("--skip", default="", help="comma-separated parts to leave out: p4p5,p6,batch")
+    parser.add_argument("--skip", default="", help="comma-separated parts to leave out: p4p5,p6,batch,busy")
     parser.add_argument("--min-similarity", type=float, default=None,
                         help="P6 with this reuse.min_similarity (1.0: reuse by hash alone, as before the embedding)")
     args = parser.parse_args(argv)
@@ -490,12 +492,19 @@ def main(argv: list[str] | None = None) -> int:
                 results.update(bench_replay(broker, workdir, analyzer, args.media, args.quick, args.min_similarity))
             if "batch" not in skip:
                 results.update(bench_batching(analyzer, clip, args.quick))
+            if "busy" not in skip:
+                from busy import bench_busy
+
+                results.update(bench_busy(broker, workdir, clip, args.quick, client=Client,
+                                          crops=visitor_crops(clip, [12.0, 1.0]), make_event=make_event,
+                                          flip=flip, say=say))
         finally:
             broker.stop()
     results["seconds"] = round(time.monotonic() - started, 1)
     for key in ("p4_hit_p50_ms", "p4_llm_p50_ms", "p4_ratio", "p5_events_per_s", "p5_relay_per_s", "p5_ratio",
                 "p5_redis_events_per_s", "p5_ratio_redis",
-                "p6_llm_avoided", "p6_wrong_reuse", "batch_ratio", "batch_ratio_contexts"):
+                "p6_llm_avoided", "p6_wrong_reuse", "batch_ratio", "batch_ratio_contexts",
+                "policy_verdict_p95_ms_busy"):
         if key in results:
             say(f"{key:>20} = {results[key]}")
     print(json.dumps(results, default=lambda o: o.tolist() if isinstance(o, np.ndarray) else str(o)), flush=True)

@@ -53,6 +53,7 @@ MODULES: dict[str, str] = {
                      "tests/test_edge_cascade.py::test_classifier_vetoes_an_uncertain_person_that_is_the_tv",
     "cloud/storage/claims.py": f"{_FAST} tests/test_faults.py::test_claims_are_exclusive_until_their_lease_runs_out",
     "cloud/storage/store.py": f"{_FAST} tests/test_store.py",
+    "cloud/sites.py": "tests/test_site_table.py",  # issue 38: the site table and the devices' claims
     # issue 31: the modules that hold the newer promises, each with the fast tests that name it
     "shared/reuse.py": f"{_FAST} tests/test_promises_reuse.py",
     "cloud/verdicts.py": f"{_PROMISES}",

@@ -19,6 +19,7 @@ from ..shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
 from ..shared.protocol import DEFAULT_MAX_DISTANCE, DEFAULT_MIN_SIMILARITY
 from .ask.config import AskConfig
 from .policyform import RuleForm
+from .sites import SiteConfig, check_sites
 from .suppress.config import SuppressionsConfig
 
 DeviceId = Annotated[str, Field(pattern=DEVICE_ID_RE.pattern)]
@@ -316,6 +317,22 @@ class CloudConfig(Strict):
     ask: AskConfig = AskConfig()
     suppressions: SuppressionsConfig = SuppressionsConfig()
     thresholds: ThresholdsConfig = ThresholdsConfig()
+    sites: list[SiteConfig] = Field(default_factory=list, description="[[sites]]: each site's time zone and each "
+                                    "device's cameras, the one place the cloud reads them (cloud.sites)")
+
+    @model_validator(mode="after")
+    def _one_site_table(self) -> CloudConfig:
+        """[[sites]] fills [ask] timezones and cameras; the same thing said otherwise there is refused."""
+        check_sites(self.sites)
+        for site in self.sites:
+            for device, cameras in site.cameras.items():
+                zone = self.ask.timezones.setdefault(device, site.timezone)
+                named = self.ask.cameras.setdefault(device, list(cameras))
+                if zone != site.timezone or sorted(named) != sorted(cameras):
+                    what = "a time zone" if zone != site.timezone else "cameras"
+                    raise ValueError(f"ask: device {device!r} is given {what} that [[sites]] {site.name!r} says "
+                                     "otherwise; say it once, in [[sites]]")
+        return self
 
     @model_validator(mode="after")
     def _shared_subscription(self) -> CloudConfig:

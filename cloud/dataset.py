@@ -1,13 +1,23 @@
-"""Material for retraining the edge detector elsewhere: the stored crops with labels from their verdicts
-(`edgetriage cloud export-dataset`).
+"""Material for retraining the edge detector elsewhere: the stored crops, labelled by the cloud's closer look at
+each (`edgetriage cloud export-dataset`).
 
-Which crops, in this order: those an operator confirmed or corrected (cloud.feedback; mark `operator`), the
-cache hits that copied such a verdict for a look-alike (`operator_reuse`), then model verdicts at or above
-`min_confidence` (mark `model`). An `alert` crop is a positive: the event's label
-(the device's detection of it, moved from the frame into the crop) is its box. A `benign` crop is a hard
-negative (no box): something the device took for its label that was not one. A policy's benign verdict is no
-negative (the policy may allow a real person) and is left out, as are `unknown`, fallbacks, crops past the
-retention's `crops_days` and crops retention already deleted. Each image says its mark in the manifest.
+A verdict says whether the operator wants an alert, not what is in the picture: an operator who allows a person
+(alert -> benign) still looks at a person. So the labels and boxes come from the cloud's own detector at the
+crop's full size (the translator's closer look, `Looking`), never from the verdict or the device's boxes (a
+device's box may sit on a neighbour's sliver), and the class names from one fixed list (`CLASSES`, the same ids
+in every export), never from what a device sent:
+
+- a positive: each object of `CLASSES` the closer look is sure of (>= SURE) is a box of its class;
+- a hard negative (no box): the closer look finds no object of `CLASSES` at all (< ABSENT), where the device
+  escalated one: its detector's mistake;
+- left out: a crop with an object it cannot tell (a faint one and no sure one), and an alert on a crop where it
+  finds nothing (the verdict and the picture disagree), as are `unknown`, fallbacks, low-confidence verdicts,
+  crops past the retention's `crops_days` and crops retention already deleted.
+
+The verdicts choose and order the crops: those an operator confirmed or corrected (cloud.feedback; mark
+`operator`), the cache hits that copied such a verdict for a look-alike (`operator_reuse`), then the cloud's own
+verdicts (model, policy or check) at or above `min_confidence` (mark `model`). The manifest says for each image
+its verdict and who decided it, and for each class which verdicts its labels came from (`labels_from`).
 
 Formats: `coco` (images/ + annotations.json, readable by pycocotools) and `yolo` (images/ + labels/*.txt,
 one "class cx cy w h" line per box, normalised; data.yaml names the classes). Both write manifest.json.
@@ -19,19 +29,33 @@ import json
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
+
+import cv2
+import numpy as np
 
 from ..shared import clock
-from ..shared.protocol import crop_region, jpeg_size
+from ..shared.protocol import jpeg_size
+from .analysis.check import ABSENT, SURE
 from .config import RetentionConfig
 from .feedback import is_operator_verdict
 from .storage.store import Store
 
 FORMATS = ("coco", "yolo")
 MARKS = ("operator", "operator_reuse", "model")  # the order of the images: who said what they show
+CLASSES = ("person", "bicycle", "car", "motorcycle", "bus", "truck", "cat", "dog")  # class ids: index + 1 / index
 MIN_CONFIDENCE = 0.8
 PAGE = 500
 DAY_MS = 86_400_000
+
+Box = tuple[float, float, float, float]
+
+
+class Looking(Protocol):
+    """The cloud's closer look (cloud.analysis.translator.Translator.look): [(COCO label, score, box normalised
+    to the image)] for a BGR image."""
+
+    def look(self, image: np.ndarray) -> list[tuple[str, float, Box]]: ...
 
 
 class DatasetError(ValueError):
@@ -50,7 +74,7 @@ def _events(store: Store, since_ms: int | None) -> Iterator[dict[str, Any]]:
 
 
 def label_of(row: dict[str, Any], min_confidence: float) -> tuple[str, str] | str:
-    """(mark, verdict) for a row worth exporting, or the reason it is left out."""
+    """(mark, verdict) for a row whose crop is worth a look, or the reason it is left out."""
     verdict = row["verdict"]
     if verdict is None:
         return "no verdict"
@@ -60,30 +84,30 @@ def label_of(row: dict[str, Any], min_confidence: float) -> tuple[str, str] | st
         return ("operator_reuse" if verdict.get("source") == "cloud_cache" else "operator"), verdict["verdict"]
     if verdict.get("source") == "fallback":
         return "fallback"
-    if verdict.get("decided_by") == "policy" and verdict["verdict"] == "benign":
-        return "benign by policy"
     if float(verdict.get("confidence", 0.0)) < min_confidence:
         return "low confidence"
     return "model", verdict["verdict"]
 
 
-def box_in_crop(row: dict[str, Any]) -> tuple[float, float, float, float] | None:
-    """The event's label's best detection, moved from the frame into the crop (normalised to the crop)."""
-    found = [d for d in row.get("detections", []) if d["label"] == row["label"]]
-    if not found:
-        return None
-    x1, y1, x2, y2 = max(found, key=lambda d: d["score"])["box"]
-    cx1, cy1, cx2, cy2 = row.get("crop_box") or crop_region((x1, y1, x2, y2))
-    w, h = cx2 - cx1, cy2 - cy1
-    if w <= 0 or h <= 0:
-        return None
-    box = (max(0.0, (x1 - cx1) / w), max(0.0, (y1 - cy1) / h), min(1.0, (x2 - cx1) / w), min(1.0, (y2 - cy1) / h))
-    return box if box[2] > box[0] and box[3] > box[1] else None
+def objects_in(crop: bytes, looking: Looking, verdict: str) -> list[tuple[str, Box]] | str:
+    """The boxes of a crop by the closer look ([] for a hard negative), or why the crop is left out."""
+    image = cv2.imdecode(np.frombuffer(crop, np.uint8), cv2.IMREAD_COLOR)
+    if image is None:
+        return "crop does not decode"
+    found = [(label, score, box) for label, score, box in looking.look(image) if label in CLASSES]
+    sure = [(label, box) for label, score, box in found if score >= SURE]
+    if sure:
+        return sure
+    if any(score >= ABSENT for _, score, _ in found):
+        return "the closer look cannot tell (faint)"
+    if verdict == "alert":
+        return "alert, but the closer look finds nothing"
+    return []
 
 
-def export_dataset(store: Store, out: Path, *, fmt: Literal["coco", "yolo"], since_ms: int | None = None,
-                   retention: RetentionConfig | None = None, min_confidence: float = MIN_CONFIDENCE,
-                   now_ms: int | None = None) -> dict[str, Any]:
+def export_dataset(store: Store, out: Path, looking: Looking, *, fmt: Literal["coco", "yolo"],
+                   since_ms: int | None = None, retention: RetentionConfig | None = None,
+                   min_confidence: float = MIN_CONFIDENCE, now_ms: int | None = None) -> dict[str, Any]:
     """Write the dataset under `out` (made; it must be empty or new) and return its manifest."""
     if fmt not in FORMATS:
         raise DatasetError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
@@ -108,40 +132,48 @@ def export_dataset(store: Store, out: Path, *, fmt: Literal["coco", "yolo"], sin
             chosen.append((row, *got))
     chosen.sort(key=lambda item: MARKS.index(item[1]))  # the operator's first, newest first within each
     (out / "images").mkdir(parents=True, exist_ok=True)
-    items = _write_images(store, out, chosen, skipped)
-    names = sorted({item["label"] for item in items if not item["hard_negative"]} or {"person"})
+    items = _write_images(store, out, looking, chosen, skipped)
+    names = list(CLASSES)
     if fmt == "coco":
         _write_coco(out, items, names)
     else:
         _write_yolo(out, items, names)
+    labels_from: dict[str, Counter[str]] = {}
+    for item in items:
+        for name in sorted({label for label, _ in item["boxes"]}) or ["hard negative"]:
+            labels_from.setdefault(name, Counter())[f"{item['verdict']} by {item['decided_by']}"] += 1
     manifest = {"format": fmt, "since_ms": since_ms, "made_ms": now, "min_confidence": min_confidence,
                 "retention_crops_days": crops_days, "classes": names,
+                "labels": "the cloud's closer look at each crop (its detector at full size), not the verdict",
+                "labels_from": {name: dict(sorted(c.items())) for name, c in sorted(labels_from.items())},
                 "counts": {"images": len(items), **{m: sum(i["mark"] == m for i in items) for m in MARKS},
                            "positives": sum(not i["hard_negative"] for i in items),
                            "hard_negatives": sum(i["hard_negative"] for i in items), "skipped": dict(skipped)},
-                "items": [{k: v for k, v in i.items() if k != "box"} for i in items]}
+                "items": [{k: (v if k != "boxes" else [label for label, _ in v]) for k, v in i.items()}
+                          for i in items]}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     return manifest
 
 
-def _write_images(store: Store, out: Path, chosen: list[tuple[dict[str, Any], str, str]],
+def _write_images(store: Store, out: Path, looking: Looking, chosen: list[tuple[dict[str, Any], str, str]],
                   skipped: Counter[str]) -> list[dict[str, Any]]:
     items = []
     for row, mark, verdict in chosen:
         crop = store.get_crop(row["event_id"])
         size = jpeg_size(crop) if crop else None
-        if size is None:
+        if crop is None or size is None:
             skipped["crop deleted"] += 1  # swept while the export ran
             continue
-        box = box_in_crop(row) if verdict == "alert" else None
-        if verdict == "alert" and box is None:
-            skipped["no box for the label"] += 1
+        boxes = objects_in(crop, looking, verdict)
+        if isinstance(boxes, str):
+            skipped[boxes] += 1
             continue
         name = f"{row['event_id']}.jpg"
         (out / "images" / name).write_bytes(crop)
+        decided = "operator" if mark != "model" else row["verdict"].get("decided_by") or "model"
         items.append({"file": f"images/{name}", "event_id": row["event_id"], "device": row["device"],
-                      "camera": row["camera"], "label": row["label"], "verdict": verdict, "mark": mark,
-                      "hard_negative": verdict == "benign", "width": size[0], "height": size[1], "box": box})
+                      "camera": row["camera"], "verdict": verdict, "decided_by": decided, "mark": mark,
+                      "hard_negative": not boxes, "width": size[0], "height": size[1], "boxes": boxes})
     return items
 
 
@@ -152,15 +184,14 @@ def _write_coco(out: Path, items: list[dict[str, Any]], names: list[str]) -> Non
     for n, item in enumerate(items, start=1):
         w, h = item["width"], item["height"]
         images.append({"id": n, "file_name": item["file"], "width": w, "height": h,
-                       "edgetriage": {k: item[k] for k in ("event_id", "device", "camera", "verdict", "mark",
-                                                           "hard_negative")}})
-        if item["box"] is not None:
-            x1, y1, x2, y2 = item["box"]
+                       "edgetriage": {k: item[k] for k in ("event_id", "device", "camera", "verdict", "decided_by",
+                                                           "mark", "hard_negative")}})
+        for label, (x1, y1, x2, y2) in item["boxes"]:
             bw, bh = (x2 - x1) * w, (y2 - y1) * h
-            annotations.append({"id": len(annotations) + 1, "image_id": n, "category_id": ids[item["label"]],
+            annotations.append({"id": len(annotations) + 1, "image_id": n, "category_id": ids[label],
                                 "bbox": [round(x1 * w, 2), round(y1 * h, 2), round(bw, 2), round(bh, 2)],
                                 "area": round(bw * bh, 2), "iscrowd": 0})
-    doc = {"info": {"description": "edgetriage export-dataset: crops labelled by verdicts"},
+    doc = {"info": {"description": "edgetriage export-dataset: crops labelled by the cloud's closer look"},
            "images": images, "annotations": annotations, "categories": categories}
     (out / "annotations.json").write_text(json.dumps(doc) + "\n", encoding="utf-8")
 
@@ -168,11 +199,8 @@ def _write_coco(out: Path, items: list[dict[str, Any]], names: list[str]) -> Non
 def _write_yolo(out: Path, items: list[dict[str, Any]], names: list[str]) -> None:
     (out / "labels").mkdir(exist_ok=True)
     for item in items:
-        lines = []
-        if item["box"] is not None:
-            x1, y1, x2, y2 = item["box"]
-            lines.append(f"{names.index(item['label'])} {(x1 + x2) / 2:.6f} {(y1 + y2) / 2:.6f} "
-                         f"{x2 - x1:.6f} {y2 - y1:.6f}")
+        lines = [f"{names.index(label)} {(x1 + x2) / 2:.6f} {(y1 + y2) / 2:.6f} {x2 - x1:.6f} {y2 - y1:.6f}"
+                 for label, (x1, y1, x2, y2) in item["boxes"]]
         (out / "labels" / f"{item['event_id']}.txt").write_text("".join(f"{line}\n" for line in lines))
     yaml = [f"path: {out.resolve()}", "train: images", "val: images", f"nc: {len(names)}",
             "names: [" + ", ".join(json.dumps(n) for n in names) + "]"]

@@ -81,7 +81,8 @@ def operator_copy(verdict: Verdict, answer: str, mark: FeedbackMark, now_ms: int
     """`verdict` as the operator decided it: the answer, made now (its rule lives its TTL from now), marked
     `operator` in its rule, kept as its own answer (not a copy of another, so every cache files it)."""
     rule = verdict.cache.model_copy(update={"operator": True}) if verdict.cache is not None else None
-    return verdict.model_copy(update={
+    clause = verdict.clause if answer == verdict.verdict else None  # the clause that said otherwise decides nothing
+    return verdict.model_copy(update={"clause": clause,
         "verdict": answer, "confidence": 1.0, "decided_by": "operator", "feedback": mark, "created_ms": now_ms,
         "cache": rule, "reused_from": None if verdict.reused_from == verdict.event_id else verdict.reused_from,
         "model_verdict": verdict.model_verdict or verdict.verdict})

@@ -18,6 +18,7 @@ from .figures import Counted, Figures
 if TYPE_CHECKING:
     from .config import CloudConfig
     from .health import IntakeHealth
+    from .sites import SiteTable
 
 
 class Listened(Protocol):
@@ -41,6 +42,9 @@ class ObservedService(Listened, Counted, Protocol):
 
     @property
     def figures(self) -> Figures: ...
+
+    @property
+    def sites(self) -> SiteTable: ...
 
     @property
     def health(self) -> IntakeHealth: ...

@@ -29,7 +29,7 @@ from ..shared.protocol import Event, ProtocolError, Verdict, decode_event
 from ..shared.reuse import bucket
 from ..shared.text import shown
 from ..shared.topics import Topics
-from .analysis import Analysis, Backend
+from .analysis import Analysis, Backend, decided_at_once
 from .config import CloudConfig
 from .cropquota import CropQuota
 from .feedback import Feedback
@@ -42,6 +42,7 @@ from .publisher import Publisher
 from .scheduler import Outcome, Scheduler
 from .servicestats import ServiceStats, Throttled
 from .singleflight import open_flights
+from .sites import SiteTable
 from .storage.claims import ClaimKeeper, Claims, new_owner, open_claims
 from .storage.store import Store
 from .takeover import TakeOver, retake, settle, store_verdict
@@ -66,6 +67,16 @@ def _log_verdict(verdict: Verdict, published: bool) -> None:
              "" if published else " (not published: no broker connection)",
              extra=_trace(verdict.event_id, verdict.device, verdict.camera))
 
+
+def _notify(listeners: list[Callable[..., None]], *args: Any) -> None:
+    """Each listener told; one's bug does not stop the pipeline or the others."""
+    for listener in listeners:
+        try:
+            listener(*args)
+        except Exception:  # noqa: BLE001 - a listener's bug must not stop the pipeline
+            log.exception("listener %r failed", listener)
+
+
 class CloudService:
     """Answers every escalated event exactly once per event id, reusing verdicts where the rule allows.
 
@@ -88,6 +99,7 @@ class CloudService:
         self.figures = Figures(self)
         self.cache = VerdictCache(store, config.reuse)
         self.trust = Trust(config.reuse, config.delivery.max_devices, set(config.http.device_tokens))
+        self.sites = SiteTable(config.sites)  # each camera's name and time zone: the cloud's, a device's claims said
         self.flights = open_flights(store, config.scheduler.deadline_s)  # look-alikes wait for one model call
         self.answer_hits = CacheHits(self.cache, lambda event: self.backend.prompt_version(event), self._hit_answered,
                                      CropQuota(config.retention, self.stats.crops_not_kept).kept)  # one commit
@@ -224,17 +236,17 @@ class CloudService:
         if event.device != parsed[0]:
             raise ProtocolError(f"event is from device {event.device!r} but came on the topic of {parsed[0]!r}; "
                                 "a device publishes only on its own topic")
-        return self.trust.admit(event)
+        return self.sites.check(self.trust.admit(event))
 
     def _hit_answered(self, arrival: Arrival, verdict: Verdict, published: bytes) -> bool:
         """A cache hit stored with its event: listeners told, counted, published; True once published."""
         event, received_ms, arrived = arrival
-        self._notify(self.event_listeners, event, received_ms)
+        _notify(self.event_listeners, event, received_ms)
         self.reuse_checks.sample(event, verdict)
         self.stats.count(verdict, (time.monotonic() - arrived) * 1000)
         sent = self.publisher.verdict(verdict)
         _log_verdict(verdict, sent)
-        self._notify(self.verdict_listeners, verdict)
+        _notify(self.verdict_listeners, verdict)
         return sent
 
     async def answer_rest(self, arrival: Arrival,
@@ -257,7 +269,7 @@ class CloudService:
         else:
             log.debug("event received: %s %s/%s track %d (%s)", event.label, event.device, event.camera,
                       event.track_id, event.reason, extra=_trace(event.event_id, event.device, event.camera))
-            self._notify(self.event_listeners, event, received_ms)
+            _notify(self.event_listeners, event, received_ms)
         return await self._answer_claimed(event, arrived, on_claimed)
 
     async def _answer_claimed(self, event: Event, arrived: float,
@@ -298,7 +310,7 @@ class CloudService:
         self.stats.count(verdict, (time.monotonic() - arrived) * 1000)
         published = self.publisher.verdict(verdict)
         _log_verdict(verdict, published)
-        self._notify(self.verdict_listeners, verdict)
+        _notify(self.verdict_listeners, verdict)
         return verdict, published
 
     def _claim_keeper(self) -> ClaimKeeper:
@@ -319,13 +331,16 @@ class CloudService:
         return self.store.get_verdict(event_id)
 
     async def _decide(self, event: Event, arrived: float) -> Verdict:
-        """The cache's answer; else a look-alike's under way anywhere (cloud.singleflight); else the model's."""
+        """The cache's answer; else what the policy or the check decides, at once (analysis.Deciding); else a
+        look-alike's under way anywhere (cloud.singleflight); else the model's."""
         prompt_version = self.backend.prompt_version(event)
         for attempt in range(4):
             verdict = self.cache.answer(event, prompt_version, arrived)
             if verdict is not None:
                 self.reuse_checks.sample(event, verdict)
                 return verdict
+            if attempt == 0 and (decided := await decided_at_once(self.backend, event)) is not None:
+                return self.cache.from_model(event, decided, prompt_version, self.backend.name, arrived, arrived)
             flight = bucket(self.cache.rule(event, prompt_version, 0))
             ahead = self.flights.take_off(event.event_id, flight, event.phash, self.config.reuse.max_distance,
                                           event.embedding, self.config.reuse.min_similarity) if attempt < 3 else None
@@ -372,12 +387,3 @@ class CloudService:
     def sweep(self, now: int | None = None) -> tuple[int, int]:
         """Retention now (cloud.housekeeping.sweep): (crops, events) deleted."""
         return sweep(self.store, self.config.retention, now)
-
-    # -- output ----------------------------------------------------------------------------------------
-    @staticmethod
-    def _notify(listeners: list[Callable[..., None]], *args: Any) -> None:
-        for listener in listeners:
-            try:
-                listener(*args)
-            except Exception:  # noqa: BLE001 - a listener's bug must not stop the pipeline
-                log.exception("listener %r failed", listener)

@@ -14,6 +14,7 @@ from ..shared.protocol import Verdict
 from ..shared.stats import median, percentile
 
 LATENCY_WINDOW = 4096  # recent samples kept per latency series
+FEEDBACK_KEY = ("device", "camera", "kind")  # what ServiceStats.feedback is keyed by, in order
 
 
 def _latencies() -> deque[float]:
@@ -84,21 +85,28 @@ class ServiceStats:
         self.total_ms.append(total_ms)
 
     def snapshot(self) -> dict[str, Any]:
-        """Counters plus n/p50/p95/max per latency series, ready for JSON."""
-        out: dict[str, Any] = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if isinstance(value, deque):
-                samples = sorted(value)
-                out[f.name] = {
-                    "n": len(samples),
-                    "p50": median(samples, 1),
-                    "p95": round(percentile(samples, 0.95), 1) if samples else None,
-                    "max": round(samples[-1], 1) if samples else None,
-                }
-            else:
-                out[f.name] = value
-        return out
+        """Every field, ready for JSON (`jsonable`): counters as they are, a latency series as n/p50/p95/max,
+        the feedback counts as rows. /healthz, /v1/stats and the page read this, never the fields raw."""
+        return {f.name: jsonable(f.name, getattr(self, f.name)) for f in fields(self)}
+
+
+def jsonable(name: str, value: Any) -> Any:
+    """One ServiceStats field as JSON takes it. A field of a type not handled here is a TypeError naming it,
+    so a new field cannot reach /healthz unserialisable (a tuple-keyed dict answered 500 once)."""
+    if isinstance(value, deque):
+        samples = sorted(value)
+        return {"n": len(samples), "p50": median(samples, 1),
+                "p95": round(percentile(samples, 0.95), 1) if samples else None,
+                "max": round(samples[-1], 1) if samples else None}
+    if isinstance(value, bool) or not isinstance(value, int | float | dict):
+        raise TypeError(f"ServiceStats.{name}: {type(value).__name__} has no JSON form (servicestats.jsonable)")
+    if not isinstance(value, dict):
+        return value
+    if all(isinstance(k, str) and isinstance(v, int) for k, v in value.items()):
+        return dict(sorted(value.items()))
+    if all(isinstance(k, tuple) and len(k) == len(FEEDBACK_KEY) for k in value):
+        return [{**dict(zip(FEEDBACK_KEY, k, strict=True)), "count": n} for k, n in sorted(value.items())]
+    raise TypeError(f"ServiceStats.{name}: a dict keyed other than by text or {FEEDBACK_KEY} has no JSON form")
 
 
 class Throttled:

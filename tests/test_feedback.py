@@ -311,3 +311,51 @@ def test_feedback_propagation_bench_runs_and_meets_its_goal():
     assert figures["feedback_propagation_trials"] == 4
     assert figures["feedback_propagation_ms"] <= figures["feedback_propagation_goal_ms"] == 2000.0
     assert set(figures["feedback_propagation_by_store_ms"]) == {"sqlite", "redis"}
+
+
+def test_health_and_stats_stay_200_through_feedback(running, visitor_jpeg):
+    """Issue 38: the feedback counts (keyed by device, camera and kind) once broke /healthz and /v1/stats with a
+    500 on every call after the first feedback."""
+    event = _event(visitor_jpeg, 1, HASH)
+    running.store.put_event(event, event.captured_ms)
+    running.store.put_verdict(_verdict(event))
+    assert running.post(f"/v1/verdicts/{event.event_id}/feedback", {"correct": False}).status_code == 200
+    assert running.post(f"/v1/verdicts/{event.event_id}/feedback", {"correct": True}).status_code == 200
+    health = requests.get(running.base + "/healthz", timeout=10)
+    assert health.status_code == 200, health.text
+    assert health.json()["stats"]["feedback"] == [
+        {"device": "pi-door", "camera": "porch", "kind": "confirmed", "count": 1},
+        {"device": "pi-door", "camera": "porch", "kind": "corrected", "count": 1}]
+    stats = requests.get(running.base + "/v1/stats", headers={"Authorization": f"Bearer {OPERATOR}"}, timeout=10)
+    assert stats.status_code == 200, stats.text
+    assert stats.json()["service"]["feedback"] == health.json()["stats"]["feedback"]
+
+
+def test_every_service_stats_field_serialises():
+    """Each field of ServiceStats given a value of its own type goes through the one serialisation (`snapshot`)
+    into JSON; a field of a type it does not know fails here rather than on /healthz."""
+    import json
+    from collections import deque
+    from dataclasses import fields
+
+    from edgetriage.cloud.servicestats import ServiceStats
+
+    stats = ServiceStats()
+    for f in fields(stats):
+        value = getattr(stats, f.name)
+        if isinstance(value, deque):
+            value.extend([5.0, 1.0, 3.0])
+        elif f.name == "feedback":
+            value[("pi-door", "porch", "corrected")] = 2
+        elif isinstance(value, dict):
+            value["kind"] = 1
+        else:
+            setattr(stats, f.name, 7)
+    out = json.loads(json.dumps(stats.snapshot()))
+    assert set(out) == {f.name for f in fields(stats)}
+    assert out["feedback"] == [{"device": "pi-door", "camera": "porch", "kind": "corrected", "count": 2}]
+    assert out["total_ms"] == {"n": 3, "p50": 3.0, "p95": 5.0, "max": 5.0}
+    assert out["rejected_by"] == {"kind": 1} and out["llm"] == 7
+    stats.feedback[("a", "b")] = 1  # a key of another shape
+    with pytest.raises(TypeError, match="feedback"):
+        stats.snapshot()

@@ -133,7 +133,7 @@ def test_watch_prints_an_event_and_its_verdict_in_words(mosquitto, prefix, cloud
     tail = "#" + event.event_id[-6:]
     for part in (f"{DEVICE}/door", "person 0.40", "escalated", tail, "uncertain", "zones door", "left"):
         assert part in ev, (part, ev)
-    for part in (f"{DEVICE}/door", "person", "benign 0.80 (llm)", tail, "a visitor"):
+    for part in (f"{DEVICE}/door", "person", "benign 0.80 (model, +", tail, "a visitor"):
         assert part in verdict, (part, verdict)
     assert ev[:8].count(":") == 2 and verdict[:8].count(":") == 2  # HH:MM:SS first
     records = [json.loads(line) for line in jout.splitlines()]

@@ -131,3 +131,22 @@ def test_auto_mode_pushes_only_within_its_bounds_and_once_per_floor(history, mos
     assert bounded.run_once() == []  # the same floor again: not pushed again
     after = retained_config(bounded.config.mqtt, "pi-yard")
     assert after["rules"]["overrides"] == [{"camera": "yard", "min_score": 0.36, "uncertain_band": [0.36, 0.5]}]
+
+
+def test_proposals_show_the_floor_the_device_escalated_from(tmp_path, visitor_jpeg, capsys):
+    """Issue 38: `proposals` said "now min_score 0.20" of a camera whose device escalated an event at 0.19 (a
+    track its detector called uncertain): the figure shown is the floor the device acted on."""
+    from edgetriage.cli import main as cli_main
+
+    config = tmp_path / "cloud.toml"
+    config.write_text(f'store_path = "{tmp_path / "cloud.db"}"\n')
+    store = SQLiteStore(tmp_path / "cloud.db")
+    for n, score in enumerate((0.19, 0.24, 0.3)):
+        _escalation(store, visitor_jpeg, n, score, "benign")
+    store.close()
+    assert cli_main(["cloud", "proposals", "--config", str(config), "--device", "pi-yard", "--camera", "yard"]) == 0
+    out = capsys.readouterr().out
+    assert "escalates from score 0.19" in out and "now min_score" not in out
+    assert cli_main(["cloud", "proposals", "--config", str(config), "--device", "pi-yard", "--camera", "yard",
+                     "--json"]) == 0
+    assert '"device_floor": 0.19' in capsys.readouterr().out

@@ -61,6 +61,20 @@ class Backend(Protocol):
     async def close(self) -> None: ...
 
 
+@runtime_checkable
+class Deciding(Protocol):
+    """A back-end that can decide some events without its model (the operator's policy, the check: gate.py).
+    The service asks it first, off the event loop, and publishes what it decides at once: such a verdict never
+    waits in the model's queue or in a batch beside the model's events."""
+
+    def decide(self, event: Event) -> Analysis | None: ...
+
+
+async def decided_at_once(backend: Backend, event: Event) -> Analysis | None:
+    """What `backend` decides of `event` without its model (off the event loop), or None: the model is asked."""
+    return await asyncio.to_thread(backend.decide, event) if isinstance(backend, Deciding) else None
+
+
 def fallback(name: str, version: str, reason: str, started: float, extra: dict[str, Any] | None = None) -> Analysis:
     """Verdict "unknown" for a model that gave no usable answer, saying why."""
     return Analysis(verdict="unknown", confidence=0.0, description=FALLBACK_DESCRIPTION, model=name[:128],

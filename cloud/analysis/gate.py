@@ -154,6 +154,11 @@ class PolicyGate:
         """One event, as the back-ends that answer one at a time offer it."""
         return (await self.analyze_batch([event]))[0]
 
+    def decide(self, event: Event) -> Analysis | None:
+        """What the policy or the check decides of `event` with no model, or None: the model is asked (blocking:
+        the translator runs). The service asks this before the model's queue (base.Deciding)."""
+        return self.rule(self._known(event)).analysis
+
     async def analyze_batch(self, events: Sequence[Event]) -> list[Analysis]:
         batch = [self._known(e) for e in events]
         ruled = await asyncio.to_thread(lambda: [self.rule(e) for e in batch])

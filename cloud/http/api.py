@@ -204,6 +204,8 @@ async def healthz(request: web.Request) -> web.Response:
                     queue_depth=service.scheduler.queue_depth, stats=service.stats.snapshot())
         if not service.publisher.subscribed and service.publisher.error:
             body["mqtt_error"] = service.publisher.error
+        if claims := service.sites.claims():  # what devices announce that [[sites]] says otherwise: not a failure
+            body["site_claims"] = claims
         problems = service.health.problems()  # the store away, or messages waiting with none answered
         if problems:
             body.update(status="unavailable", reason="; ".join(problems))

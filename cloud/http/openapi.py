@@ -122,7 +122,10 @@ def _schemas() -> dict[str, Any]:
                                     "mqtt_subscribed": {"type": "boolean", "description":
                                                         "the broker granted the intake's subscriptions: "
                                                         "events published now reach the service"},
-                                    "mqtt_error": {"type": "string"}}}
+                                    "mqtt_error": {"type": "string"},
+                                    "site_claims": {"type": "array", "items": {"type": "string"}, "description":
+                                                    "what devices announce that [[sites]] says otherwise "
+                                                    "(cloud.sites): said, not followed; not a failure"}}}
     return out
 
 

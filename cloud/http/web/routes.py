@@ -175,7 +175,7 @@ def service_status(service: ObservedService | None) -> dict[str, Any]:
     out: dict[str, Any] = {"mqtt_connected": service.publisher.connected, "queue_depth": service.pending,
                            "analyzer": service.backend.name, "received": service.stats.received,
                            "rejected": service.stats.rejected, "overloaded": service.overloaded,
-                           **service.scheduler.load_now().figures()}
+                           **service.scheduler.load_now().figures(), "site_claims": service.sites.claims()}
     return out
 
 

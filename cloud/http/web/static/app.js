@@ -218,6 +218,9 @@
     setTile("s-hit-device", fmtPct(s.hit_rate.device_cache));
     setTile("s-hit-cloud", fmtPct(s.hit_rate.cloud_cache));
     const st = s.status || {};
+    const claims = $("site-claims");  // what devices announce that the cloud's [[sites]] says otherwise
+    claims.hidden = !(st.site_claims && st.site_claims.length);
+    claims.textContent = claims.hidden ? "" : "Devices say otherwise than [[sites]]: " + st.site_claims.join(" · ");
     setTile("s-queue", fmtNum(st.queue_depth));
     if (st.overloaded === undefined) setTile("s-load", "—");
     else setTile("s-load", st.overloaded ? "overloaded" : "normal", st.overloaded ? "bad" : "good");
