@@ -267,3 +267,13 @@ def test_policy_explain_write_puts_the_form_into_the_config(tmp_path):
     said = compile_policy(words, ("gate",), "gate")
     assert [(c.verdict, c.conds) for c in written.clauses] == [(c.verdict, c.conds) for c in said.clauses]
     assert written.otherwise == said.otherwise == "model"
+
+
+def test_a_place_named_with_a_side_word_is_that_place_and_in_front_of_still_reads():
+    """'the front door' (README's first site) was NOT COMPILED: 'front' is a word of "in front of"."""
+    text = "Alert only if someone stays at the front door longer than 30 s"
+    assert [verdict(text, zones=z, dwell=d) for z, d in ((("front door",), 31.0), (("front door",), 30.0),
+                                                          (("door",), 31.0))] == ["alert", "benign", "benign"]
+    assert verdict("Alert if anyone is at the top gate", zones=("top gate",)) == "alert"
+    assert verdict("Alert if someone is in front of the garage", zones=("garage",)) == "alert"
+    assert verdict("Alert if someone is in front of the garage", zones=("shed",)) == "model"

@@ -291,7 +291,8 @@ def _node(name: str, ch: list) -> object:  # noqa: C901, PLR0911, PLR0912 - one 
         return _place(name == "place_out", [c.value for c in ch if isinstance(c, _Words) and c.kind == "zone"],
                       words)
     if name == "zone_ref":
-        names = [v.value for v in ch if isinstance(v, Tok) and v.type in ("T_ZONE", "T_WORD")]
+        names = [v.value for v in ch if isinstance(v, Tok)
+                 and v.type in ("T_ZONE", "T_WORD", "FRONT", "TOP", "BOTTOM", "LEFT", "RIGHT")]
         return _Words("zone", " ".join(str(n) for n in names), words)
     return _times(name, ch, words, pieces)
 
