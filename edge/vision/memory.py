@@ -109,7 +109,8 @@ def event_of(camera: str, track: Track, memory: TrackMemory, pts: float, config:
         captured_ms=memory.best_wall_ms, box=memory.best_box, detections=memory.best_dets, crop_jpeg=jpeg,
         crop_size=size, crop_box=crop_at, phash=phash_dct64(crop), hits=track.hits,
         zones=sorted(memory.zone_since), dwell_s=memory.dwell(track, pts), source=memory.source,
-        classification=memory.classification, direction=direction_of(memory.first_box, track.box))
+        classification=memory.classification, direction=direction_of(memory.first_box, track.box),
+        visit=track.visit)
 
 
 __all__ = ["BEST_MARGIN", "MAX_SCORES_KEPT", "TrackMemory", "event_of"]

@@ -348,6 +348,7 @@ class VisionPipeline:
             out.ended.append(event)
 
     def _emit(self, track: Track, memory: TrackMemory, pts: float) -> TrackEvent:
+        self._tracker.join_visit(track, memory.first_box or memory.best_box, memory.best_box, pts)
         event = memory.event = event_of(self.camera, track, memory, pts, self._config)
         memory.best_crop = None
         self._gallery.emitted(memory.looks)
