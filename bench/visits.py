@@ -5,7 +5,8 @@ made from them at run time, each a way a real site differs from the clips as shi
     fps_5        re-timed: the clips resampled to 5 fps (a camera's detect_fps, a busy device)
     fps_2        ... and to 2 fps (a walker moves a box width between two frames)
     night_fps_5  the night of bench/hard_cases.py (mean luma 36, noise sigma 10) at 5 fps
-    small_fps_5  the picture at half size in a mid-grey frame (people half as tall) at 5 fps
+    small_fps_5  the picture at half size in a mid-grey frame (people half as tall) at 5 fps (not the parking-lot
+                 GIF, whose pedestrian would be 8x16 px)
     shake        the one-by-one clip with the camera shake of bench/hard_cases.py (every frame moves)
     seated       from the middle of every other one-by-one visit (the 1st, 3rd, 5th), 8 s played forwards and
                  backwards for SEATED_S seconds: a person who stays for minutes, shifting on the spot
@@ -92,7 +93,9 @@ def clips_of(media: Path, name: str, quick: bool) -> list[tuple[str, float, list
                         _bounce(media, middle - SEATED_SEGMENT_S / 2, middle + SEATED_SEGMENT_S / 2, length,
                                 _look(name))))
         return out
-    for clip in (SHIPPED if name != "shake" else (ONE_BY_ONE,)):
+    # shake: the one-by-one clip, as in the hard cases; small: not the parking-lot GIF, whose pedestrian would be
+    # 8x16 px (bench/hard_cases.py NOT_SHOWN)
+    for clip in ((ONE_BY_ONE,) if name == "shake" else SHIPPED[:2] if name.startswith("small") else SHIPPED):
         end = QUICK_CUT_S if quick and clip == ONE_BY_ONE else math.inf
         source_fps = _native_fps(media, clip)
         visits = [v for v in labels[clip] if v[0] < end]

@@ -517,6 +517,8 @@ class Track:
     dwell_s: float | None = None
     captured_ms: int = 0
     classification: object | None = None
+    visit: str = ""
+    detections: list = field(default_factory=list)
 
 
 def test_cooldown_is_kept_per_zone_rule():

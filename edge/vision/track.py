@@ -43,8 +43,9 @@ VELOCITY_SMOOTHING = 0.5  # weight of the newest velocity measurement (the filte
 # `near_width`, since the lost track may have stood still and then walked off between two looks (0.9 widths
 # measured at 5 fps, 1.0 at 2 fps on the one-by-one clip)
 RELINK_REACH = 1.5
-# an event box (or the track's latest) this much over a live track's box of its label, or this much of it inside
-# that box (grown by 15 %), is that track's object: a shaking picture's motion track on part of a tracked person
+# an event box (or the track's latest) this much over a live track's box of its label, or this much of either
+# inside the other (grown by 15 %), is that track's object: a shaking picture's motion track on part of a tracked
+# person, or a whole-body box beside the track that kept only an arm
 DUPLICATE_IOU = 0.5
 DUPLICATE_INSIDE = 0.8
 
@@ -363,7 +364,7 @@ class IoUTracker:
                 continue
             alive = other in self._tracks and pts_s - other.last_seen_ts <= self._config.max_missed_s
             if alive and any(_iou(b, other.box) >= DUPLICATE_IOU or inside_fraction(b, other.box) >= DUPLICATE_INSIDE
-                             for b in (box, track.box)):
+                             or inside_fraction(other.box, b) >= DUPLICATE_INSIDE for b in (box, track.box)):
                 best = (-1.0, other)  # the same object twice: no continuation is closer
                 break
             if 0.0 <= track.first_ts - other.last_seen_ts <= window:  # it continues `other`
