@@ -136,6 +136,7 @@ class VisionPipeline:
         """The next frame starts a stream: start-up looks, a fresh keyframe clock."""
         self._last_detect_pts = self._last_whole_pts = float("-inf")
         self._looks.restart()
+        self._tracker.forget_visits()
 
     # -- looking -----------------------------------------------------------------------------------------
     def _look(self, frame: Frame, reason: str, blob_px: list[Region], whole: bool = False) -> None:

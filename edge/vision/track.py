@@ -345,10 +345,12 @@ class IoUTracker:
         return ended
 
     def end_all(self) -> list[Track]:
-        """The stream ended: every track ends, and no later track continues one of them (its time restarts)."""
         ended, self._tracks = self._tracks, []
-        self._ended.clear()
         return ended
+
+    def forget_visits(self) -> None:
+        """The stream restarts (its time with it): no later track continues one seen before."""
+        self._ended.clear()
 
     def join_visit(self, track: Track, first_box: Box, box: Box, pts_s: float) -> str:
         """The visit `track` belongs to, now that it becomes an event (`first_box`: where it was first seen,
