@@ -14,12 +14,13 @@ import numpy as np
 import pytest
 from conftest import clip_crop
 from edgetriage.edge.config import EdgeConfig
-from edgetriage.edge.replay import Replayer, ReplayedEvent
+from edgetriage.edge.replay import ReplayedEvent, Replayer
 from edgetriage.edge.triage.rules import Rules, RulesConfig
 from edgetriage.edge.vision.capture import Frame, FrameSource
 from edgetriage.edge.vision.detect import Det
 from edgetriage.edge.vision.events import TrackEvent
 from edgetriage.edge.vision.track import IoUTracker, TrackerConfig, iou_matrix
+from edgetriage.shared.config import validate_config
 
 CLOCK_MS = 1_800_000_000_000
 
@@ -147,3 +148,23 @@ def test_coming_back_after_a_long_gap_is_a_new_visit():
     tracker.expire(20.0)
     back = tracker.update(20.0, [Det("person", 0.9, on)]).started[0]  # 15 s later, the same place
     assert tracker.join_visit(back, on, on, 21.5) != first
+
+
+def test_walking_into_a_new_zone_is_a_new_event(detector, stages, clip_one_by_one):
+    """The first two visitors walk in on the left and leave on the right. With an "exit" zone drawn on the
+    right, each is an event when seen in the entry and another, escalated, when they reach the exit (a policy may
+    allow the room and not the way out); without zones, one event each."""
+    zones = [{"name": "entry", "polygon": [[0, 0], [0.6, 0], [0.6, 1], [0, 1]]},
+             {"name": "exit", "polygon": [[0.75, 0], [1, 0], [1, 1], [0.75, 1]]}]
+    for drawn, per_visitor in ((zones, [["entry"], ["entry", "exit"]]), ([], [[]])):
+        config = validate_config(EdgeConfig, {"cameras": [{"id": "hall", "source": str(clip_one_by_one),
+                                                           "zones": drawn}]})
+        replayer = Replayer(config, detector=detector, stages=stages)
+        events = replayer.run(str(clip_one_by_one), FrameSource(str(clip_one_by_one), max_frames=480)).events
+        people = [e for e in events if e.event.label == "person"]
+        assert [e.decision.kind for e in people] == ["escalate"] * 2 * len(per_visitor), \
+            [(e.event.zones, e.decision.reason) for e in people]
+        visits = sorted({e.event.visit for e in people})
+        assert len(visits) == 2
+        for visit in visits:
+            assert [e.event.zones for e in people if e.event.visit == visit] == per_visitor

@@ -56,8 +56,9 @@ class VisionConfig(Strict):
 
 @dataclass
 class TrackEvent:
-    """One object seen for a while. Fields are fixed when the event is emitted, except `last_ts` and
-    `hits`, which are updated once more when the track ends."""
+    """One object seen for a while (a track's first event, or another when it walked into a new zone). Fields are
+    fixed when the event is emitted, except `last_ts` and `hits`, which are updated once more when the track
+    ends."""
 
     camera: str
     track_id: int
