@@ -132,14 +132,15 @@ def test_a_new_person_or_a_new_zone_makes_a_visit_escalate_again(clip_one_by_one
 def test_coming_back_after_a_long_gap_is_a_new_visit():
     """A track that starts where a lost one was heading, within `relink_s` of its last sighting, continues
     its visit; the same place after a longer gap is a new visit; a box on the same object at once is the same
-    visit; another person beside them is not."""
+    visit; another person beside them, however close, is not."""
     tracker = IoUTracker(TrackerConfig(relink_s=2.0))
     here = (0.40, 0.10, 0.60, 0.90)
     lost = tracker.update(0.0, [Det("person", 0.9, here)]).started[0]
     tracker.update(1.0, [Det("person", 0.9, here)])
     first = tracker.join_visit(lost, here, here, 1.5)
-    beside = tracker.update(1.5, [Det("person", 0.9, here), Det("person", 0.9, (0.05, 0.1, 0.25, 0.9))]).started
-    assert tracker.join_visit(beside[0], beside[0].box, beside[0].box, 1.5) != first  # a second person at once
+    # a second person at once, half hidden behind him (their boxes overlap by 0.6): one look saw two people
+    beside = tracker.update(1.5, [Det("person", 0.9, here), Det("person", 0.8, (0.45, 0.1, 0.65, 0.9))]).started
+    assert tracker.join_visit(beside[0], beside[0].box, beside[0].box, 1.5) != first
     on = (0.62, 0.12, 0.82, 0.92)  # a box width on, 1.9 s after he was last seen: the walker found again
     found = tracker.update(3.4, [Det("person", 0.9, on)]).started[0]
     assert tracker.join_visit(found, on, on, 5.0) == first

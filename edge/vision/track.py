@@ -44,8 +44,9 @@ VELOCITY_SMOOTHING = 0.5  # weight of the newest velocity measurement (the filte
 # measured at 5 fps, 1.0 at 2 fps on the one-by-one clip)
 RELINK_REACH = 1.5
 # an event box (or the track's latest) this much over a live track's box of its label, or this much of either
-# inside the other (grown by 15 %), is that track's object: a shaking picture's motion track on part of a tracked
-# person, or a whole-body box beside the track that kept only an arm
+# inside the other, is that track's object (a shaking picture's motion track on part of a tracked person, or a
+# whole-body box beside the track that kept only an arm), unless one look ever detected both (two people side by
+# side, as the walking GIF's)
 DUPLICATE_IOU = 0.5
 DUPLICATE_INSIDE = 0.8
 
@@ -89,6 +90,7 @@ class Track:
     velocity: Box = (0.0, 0.0, 0.0, 0.0)  # box units per second
     visit: str = ""  # set when it becomes an event (IoUTracker.join_visit) ...
     entry_box: Box | None = None  # ... with where it was first seen
+    seen_with: set[int] = field(default_factory=set)  # tracks of its label detected on one look with it: not it
 
     def predict(self, pts_s: float) -> Box:
         dt = min(max(pts_s - self.last_hit_ts, 0.0), MAX_PREDICT_S)
@@ -243,6 +245,10 @@ class IoUTracker:
                 hit.add(id(track))
                 result.started.append(track)
                 result.matched.append((track, d))
+        if len(result.matched) > 1:
+            for track, _ in result.matched:  # two boxes of one look are two objects, however close
+                track.seen_with.update(other.track_id for other, _ in result.matched
+                                       if other is not track and other.label == track.label)
         if blobs:
             explaining = dets + others if others else dets
             free = [b for b in blobs if not _explained(b, explaining)]
@@ -354,7 +360,8 @@ class IoUTracker:
 
     def join_visit(self, track: Track, first_box: Box, box: Box, pts_s: float) -> str:
         """The visit `track` belongs to, now that it becomes an event (`first_box`: where it was first seen,
-        `box`: its event's box): that of a live track of its label on the same object (DUPLICATE_IOU/_INSIDE),
+        `box`: its event's box): that of a live track of its label on the same object (DUPLICATE_IOU/_INSIDE,
+        never one detected beside it on one look),
         else of the nearest track of its label lost at most `relink_s` before it was first seen whose
         predicted box it starts near (RELINK_REACH), else a new one. A short track emitted only when it ended
         joins the visit of one that continued it and became an event first."""
@@ -365,8 +372,9 @@ class IoUTracker:
             if other is track or not other.visit or other.label != track.label:
                 continue
             alive = other in self._tracks and pts_s - other.last_seen_ts <= self._config.max_missed_s
-            if alive and any(_iou(b, other.box) >= DUPLICATE_IOU or inside_fraction(b, other.box) >= DUPLICATE_INSIDE
-                             or inside_fraction(other.box, b) >= DUPLICATE_INSIDE for b in (box, track.box)):
+            if alive and other.track_id not in track.seen_with and any(
+                    _iou(b, other.box) >= DUPLICATE_IOU or inside_fraction(b, other.box, 0.0) >= DUPLICATE_INSIDE
+                    or inside_fraction(other.box, b, 0.0) >= DUPLICATE_INSIDE for b in (box, track.box)):
                 best = (-1.0, other)  # the same object twice: no continuation is closer
                 break
             if 0.0 <= track.first_ts - other.last_seen_ts <= window:  # it continues `other`
