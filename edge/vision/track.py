@@ -369,10 +369,10 @@ class IoUTracker:
         window = self._config.relink_s
         track.entry_box = first_box
         for other in (*self._tracks, *self._ended):
-            if other is track or not other.visit or other.label != track.label:
+            if other is track or not other.visit or other.label != track.label or other.track_id in track.seen_with:
                 continue
             alive = other in self._tracks and pts_s - other.last_seen_ts <= self._config.max_missed_s
-            if alive and other.track_id not in track.seen_with and any(
+            if alive and any(
                     _iou(b, other.box) >= DUPLICATE_IOU or inside_fraction(b, other.box, 0.0) >= DUPLICATE_INSIDE
                     or inside_fraction(other.box, b, 0.0) >= DUPLICATE_INSIDE for b in (box, track.box)):
                 best = (-1.0, other)  # the same object twice: no continuation is closer
