@@ -15,7 +15,7 @@ import pytest
 from conftest import clip_crop
 from edgetriage.edge.config import EdgeConfig
 from edgetriage.edge.replay import ReplayedEvent, Replayer
-from edgetriage.edge.triage.rules import Rules, RulesConfig
+from edgetriage.edge.triage.rules import Rules, RulesConfig, Triage
 from edgetriage.edge.vision.capture import Frame, FrameSource
 from edgetriage.edge.vision.detect import Det
 from edgetriage.edge.vision.events import TrackEvent
@@ -110,11 +110,10 @@ def _event(clip: Path, visit: str, zones: list[str], people: int) -> TrackEvent:
 def test_a_new_person_or_a_new_zone_makes_a_visit_escalate_again(clip_one_by_one):
     """Within one visit: the same again is dropped; standing in a zone the visit had not been in, or with more
     people on the frame, is escalated (a policy may allow the path and not the door, one person and not two)."""
-    rules = Rules(RulesConfig())
+    triage = Triage(Rules(RulesConfig()), device="edge-1")
 
     def decide(zones: list[str], people: int = 1, visit: str = "v-1") -> str:
-        ev = _event(clip_one_by_one, visit, zones, people)
-        return rules.decide(ev, None, camera="door", now_ms=CLOCK_MS).kind
+        return triage.decide("door", _event(clip_one_by_one, visit, zones, people), CLOCK_MS).decision.kind
 
     assert decide(["path"]) == "escalate"
     assert decide(["path"]) == "dropped"  # the tracker lost and found them: the same visit, nothing new
@@ -124,8 +123,8 @@ def test_a_new_person_or_a_new_zone_makes_a_visit_escalate_again(clip_one_by_one
     assert decide(["door"], people=2) == "escalate"  # someone joined them
     assert decide(["door"], people=2) == "dropped"
     assert decide(["path"], visit="v-2") == "escalate"  # another visit
-    off = Rules(RulesConfig(once_per_visit=False))
-    assert [off.decide(_event(clip_one_by_one, "v-1", [], 1), None, camera="door", now_ms=CLOCK_MS).kind
+    off = Triage(Rules(RulesConfig(once_per_visit=False)), device="edge-1")
+    assert [off.decide("door", _event(clip_one_by_one, "v-1", [], 1), CLOCK_MS).decision.kind
             for _ in range(2)] == ["escalate", "escalate"]
 
 

@@ -195,7 +195,7 @@ class Rules:
         self._base = Rule(**config.model_dump(exclude={"overrides"}))
         self._effective: dict[tuple[str, frozenset[str]], Rule] = {}
         self._last_escalated: dict[tuple[str, str, str], int] = {}  # (camera, rule scope, label) -> ms
-        self.visits = Visits()  # the visits escalated or answered, so that a visit is escalated once
+        self.visits = Visits()  # the visits escalated or answered (noted by Triage), so that a visit is escalated once
 
     def successor(self, config: RulesConfig, *, timezone: str | None = None) -> Rules:
         """New settings (a remote rules change, a reload) that keep this device's escalation clocks: a person
@@ -273,7 +273,6 @@ class Rules:
         if confirm:
             decision = Decision("escalate", f"{ev.label} always needs the cloud's confirmation")
         elif cached is not None:
-            self.visits.note(camera, ev, now, "answered from the cache")
             return Decision("cached", f"cached {cached.verdict} from …{cached.event_id[-8:]}", cached)
         elif uncertain:
             decision = Decision("escalate", f"uncertain score {ev.score:.2f}")
@@ -283,7 +282,6 @@ class Rules:
             return Decision("local", f"confident {ev.label} {ev.score:.2f}, escalation off")
         if rule.cooldown_s:
             self._last_escalated[key] = now
-        self.visits.note(camera, ev, now, "escalated")
         return decision
 
 
@@ -343,6 +341,9 @@ class Triage:
             rule = self.suppressions.match(camera, ev, now_ms)
             if rule is not None:  # a learned false detection: answered here, never sent
                 decision = Decision("suppressed", f"suppressed by {rule.id}: {ev.label} learned benign at this place")
+        if decision.kind in ("escalate", "cached"):  # its visit is answered (a suppressed one is not: never sent)
+            how = "escalated" if decision.kind == "escalate" else "answered from the cache"
+            rules.visits.note(camera, ev, now_ms, how)
         return Triaged(ev, decision)
 
     def _facts(self, ev: TrackEvent) -> EventFacts:

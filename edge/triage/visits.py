@@ -1,4 +1,5 @@
-"""One visit, one escalation: what the rules remember of the visits they escalated or answered from the cache.
+"""One visit, one escalation: what the rules remember of the visits the triage escalated or answered from the
+cache (noted after the whole decision: a visit suppressed or dropped was not answered, and is decided again).
 
 The tracker says which tracks are one visit (edge.vision.track.IoUTracker.join_visit: a person it lost and
 found again a moment later, or saw twice at once); this decides what that means for escalating. A later track
