@@ -352,6 +352,7 @@ class IoUTracker:
 
     def end_all(self) -> list[Track]:
         ended, self._tracks = self._tracks, []
+        self._ended.extend(t for t in ended if t.visit)  # a track emitted as the stream ends may be one of them
         return ended
 
     def forget_visits(self) -> None:
@@ -371,7 +372,8 @@ class IoUTracker:
         for other in (*self._tracks, *self._ended):
             if other is track or not other.visit or other.label != track.label or other.track_id in track.seen_with:
                 continue
-            alive = other in self._tracks and pts_s - other.last_seen_ts <= self._config.max_missed_s
+            # seen while this one was: alive, or ended with the stream a moment ago
+            alive = other.last_seen_ts >= track.first_ts and pts_s - other.last_seen_ts <= self._config.max_missed_s
             if alive and any(
                     _iou(b, other.box) >= DUPLICATE_IOU or inside_fraction(b, other.box, 0.0) >= DUPLICATE_INSIDE
                     or inside_fraction(other.box, b, 0.0) >= DUPLICATE_INSIDE for b in (box, track.box)):
