@@ -361,11 +361,11 @@ class IoUTracker:
 
     def join_visit(self, track: Track, first_box: Box, box: Box, pts_s: float) -> str:
         """The visit `track` belongs to, now that it becomes an event (`first_box`: where it was first seen,
-        `box`: its event's box): that of a live track of its label on the same object (DUPLICATE_IOU/_INSIDE,
-        never one detected beside it on one look),
-        else of the nearest track of its label lost at most `relink_s` before it was first seen whose
-        predicted box it starts near (RELINK_REACH), else a new one. A short track emitted only when it ended
-        joins the visit of one that continued it and became an event first."""
+        `box`: its event's box): that of a live track of its label on the same object (DUPLICATE_IOU/_INSIDE),
+        else of the nearest track of its label lost at most `relink_s` before it was first seen whose predicted
+        box it starts near (RELINK_REACH), else a new one; never that of a track one look detected beside it. A
+        short track emitted only when it ended joins the visit of one that continued it and became an event
+        first."""
         best: tuple[float, Track] | None = None
         window = self._config.relink_s
         track.entry_box = first_box
