@@ -1,7 +1,8 @@
 """edgetriage: decides on a camera device which detections need a second look, asks a language model in the
 cloud about those only, and answers the rest on the device from earlier verdicts.
 
-Start with `edgetriage demo` (a broker, the cloud and a device on a sample clip, about 30 s). On real
+Start with `edgetriage demo` (a broker, the cloud and a device on a sample clip: a minute or more, the first run
+converts the language model once, one to two minutes more). On real
 hardware: `edgetriage edge run --config edge.toml` on the device, `edgetriage cloud run --config cloud.toml`
 beside the broker, `edgetriage ask "who came to the door today?"` from anywhere with the API token.
 Each command's --help says what it does, its defaults and an example. Errors you can fix are one line,
@@ -266,11 +267,15 @@ def build_parser() -> argparse.ArgumentParser:
                         help="progress bars on stderr for long steps (default auto: only when stderr is a terminal)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    demo = _command(sub, "demo", "try it: broker + cloud + device on a sample clip, in one process (about 30 s)",
+    demo = _command(sub, "demo", "try it: broker + cloud + device on a sample clip, in one process (a minute or "
+                    "more; the first run also converts the model)",
                     "Starts an MQTT broker, the cloud service (with its API and live page) and a device agent in "
                     "one process, plays a clip twice and prints each escalation, verdict and reused verdict, then a "
                     "summary. Defaults: the bundled clip (a CC BY 4.0 sample), an embedded broker, SmolLM2-135M "
-                    "on CPU (fetched once), the API on a free port; everything it writes goes to a temp folder.",
+                    "on CPU (fetched once), the API on a free port; everything it writes goes to a temp folder. "
+                    "How long: about a minute on two free cores, several on a busy machine (the model's six "
+                    "answers take most of it); the first run also downloads the model (93 MB) and converts it "
+                    "once, one to two minutes more (`edgetriage models fetch` does that ahead of time).",
                     "edgetriage demo --serve      # keep the live page open after the run")
     demo.add_argument("--broker", help="use this MQTT broker (mqtt://HOST:PORT) instead of the embedded one")
     demo.add_argument("--protocol", choices=["5", "3.1.1"], help="MQTT protocol (default: 5 external, 3.1.1 embedded)")

@@ -27,6 +27,10 @@ same machine load (decoding is never timed):
                     hard_cases_reference (reference person intervals of those clips an event overlaps) and
                     hard_cases_escalations_person_free (the road clip derived the same ways; goal 0). Not
                     part of p2: p2 stays over the four shared clips.
+    escalations_per_visit  person escalations per labelled visit on the shipped clips and on sets made from
+                    them (re-timed to 5 and 2 fps, night, half size, shake, people staying two minutes, with and
+                    without shake; bench/visits.py), with escalated_recall (visits an escalated person event
+                    overlaps, one event per visit) and visits_detail per set              (goal <= 1.2)
     p3_bytes_ratio  bytes the device publishes for the clips (the real daemon through a counting relay, MQTT
                     overhead included) / the same clips as a 5 fps JPEG stream at quality 80 (goal <= 1/200), and
                     p3_bytes_ratio_10_per_hour, the same for a camera with 10 visits an hour (bench/wire.py says
@@ -39,7 +43,7 @@ Without --quick it also compares detector arrangements (recall per millisecond; 
 perceptual hashes for verdict reuse (`hashes`). Progress goes to stderr; the last stdout line is one JSON
 object.
 
-    python bench/edge.py [--quick] [--media DIR] [--skip rss,arrangements,hashes,hard_cases,wire]
+    python bench/edge.py [--quick] [--media DIR] [--skip rss,arrangements,hashes,hard_cases,visits,wire]
 """
 
 from __future__ import annotations
@@ -436,7 +440,7 @@ def main() -> int:
                         help="folder with the clips and labels.json (default: models/media)")
     parser.add_argument("--config", help="edge TOML config for the gated pipeline (default: built-in defaults)")
     parser.add_argument("--skip", default="",
-                        help="comma-separated parts to leave out: rss,arrangements,hashes,hard_cases,wire")
+                        help="comma-separated parts to leave out: rss,arrangements,hashes,hard_cases,visits,wire")
     args = parser.parse_args()
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
     if args.quick:
@@ -514,6 +518,11 @@ def main() -> int:
         results.update(run_hard_cases(media, lambda: Replayer(config, detector=replayer.detector,
                                                               stages=replayer.stages),
                                       reference, HARD_QUICK_FRAMES if args.quick else None, log))
+    if "visits" not in skip:
+        from visits import run_visits
+
+        results.update(run_visits(media, lambda: Replayer(config, detector=replayer.detector, stages=replayer.stages),
+                                  args.quick, log=log))
     if "wire" not in skip:
         from wire import measure_wire
 

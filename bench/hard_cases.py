@@ -38,6 +38,7 @@ Figures (bench/edge.py puts them in its JSON line):
     hard_cases_escalations_person_free  person escalations on the derived person-free clips (constant motion)
     hard_cases_detail                   per case: clips, visits, found, escalated (person events escalated;
                                         more than visits: people split into several events)
+    hard_cases_escalations_per_visit    per case: escalated / visits (issue 38; rain's are streaks)
 
     python bench/hard_cases.py [--media DIR] [--write]    (alone: runs the cases and prints the figures)
 """
@@ -399,6 +400,8 @@ def run_hard_cases(media: Path, make_replayer: Callable[[], Replayer], reference
         "hard_cases_min": min((t["found"] / t["visits"] for t in cases.values() if t["visits"]), default=None),
         "hard_cases_reference": round(reference_found / reference_total, 4) if reference_total else None,
         "hard_cases_escalations_person_free": sum(_escalated(r) for r in runs if r.clip.source == PERSON_FREE),
+        "hard_cases_escalations_per_visit": {case: round(t["escalated"] / t["visits"], 3) if t["visits"] else None
+                                             for case, t in cases.items()},
         "hard_cases_detail": {**cases, "reference_intervals": reference_total, "reference_found": reference_found,
                               "frames": sum(r.frames for r in runs),
                               "tentative": sum(r.tentative for r in runs)},

@@ -4,7 +4,7 @@ when its track ends, so `last_ts` is final:
 
     {"event_id": "...", "video": "door.mp4", "camera": "door", "track_id": 3, "label": "person",
      "score": 0.91, "median_score": 0.88, "uncertain": false, "first_ts": 6.1, "last_ts": 18.7,
-     "hits": 52, "zones": [], "dwell_s": 1.5, "source": "detector", "classes": [["jean", 0.41]],
+     "hits": 52, "zones": [], "dwell_s": 1.5, "source": "detector", "visit": "9f2c01ab-3", "classes": [["jean", 0.41]],
      "decision": "escalate", "reason": "person 0.91, verdict wanted", "phash": "..."}
 
 A track the clip ended on before it was confirmed (the detector saw it, too few times) is written too, with
@@ -56,7 +56,7 @@ class ReplayedEvent:
             "label": ev.label, "score": round(ev.score, 4), "median_score": round(ev.median_score, 4),
             "uncertain": ev.uncertain, "first_ts": round(ev.first_ts, 3), "last_ts": round(ev.last_ts, 3),
             "hits": ev.hits, "zones": list(ev.zones), "dwell_s": round(ev.dwell_s, 3), "direction": ev.direction,
-            "source": ev.source,
+            "source": ev.source, "visit": ev.visit,
             "classes": [[name, round(p, 4)] for name, p in ev.classes],
             "decision": self.decision.kind if self.decision is not None else "tentative",
             "reason": self.decision.reason if self.decision is not None

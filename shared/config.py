@@ -74,10 +74,10 @@ def secret(env: str, configured: SecretStr | None) -> str | None:
     return os.environ.get(env) or (configured.get_secret_value() if configured else None)
 
 
-def _explain(exc: ValidationError, source: str) -> str:
+def _explain(exc: ValidationError, source: str, data: object = None) -> str:
     lines = [f"{source}: invalid configuration"]
     for err in exc.errors():
-        key = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        key = _key_path(err["loc"], data) or "(top level)"
         msg = (
             "unknown key (check the spelling; see the example config)"
             if err["type"] == "extra_forbidden"
@@ -87,11 +87,29 @@ def _explain(exc: ValidationError, source: str) -> str:
     return "\n".join(lines)
 
 
+def _key_path(loc: tuple[int | str, ...], data: object) -> str:
+    """Where an error is, as the file names it: `cameras[porch].fps` for the camera whose id is porch (a
+    table in a list is named by its `id`, else its `name`, else its position: `overrides[2].min_score`), not
+    `cameras.3.fps`, which makes the reader count tables."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            item = data[part] if isinstance(data, list) and 0 <= part < len(data) else None
+            name = next((item[k] for k in ("id", "name") if isinstance(item, dict)
+                         and isinstance(item.get(k), str) and item[k]), None)
+            out += f"[{name if name is not None else part}]"
+            data = item
+        else:
+            out += f".{part}" if out else str(part)
+            data = data.get(part) if isinstance(data, dict) else None
+    return out
+
+
 def validate_config(model: type[T], data: dict, source: str = "config") -> T:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_explain(exc, source)) from None
+        raise ConfigError(_explain(exc, source, data)) from None
 
 
 def load_config(model: type[T], path: str | Path | None) -> T:

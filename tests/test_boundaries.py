@@ -517,6 +517,8 @@ class Track:
     dwell_s: float | None = None
     captured_ms: int = 0
     classification: object | None = None
+    visit: str = ""
+    detections: list = field(default_factory=list)
 
 
 def test_cooldown_is_kept_per_zone_rule():
@@ -881,3 +883,22 @@ def test_cache_hits_are_in_the_store_when_they_are_published(kind, via, tmp_path
         assert service.answer_hits.turns == 1 and acked == [len(hits)] * len(hits)
     assert sorted(seen, key=lambda s: s[0]) == sorted(((v.event_id, True, v) for v in verdicts), key=lambda s: s[0])
     store.close()
+
+
+def test_config_errors_name_cameras_and_zones_by_their_id_not_their_position(tmp_path, capsys):
+    """Issue 38: `cameras.3.fps` made an operator with nine cameras count tables; the error names the camera
+    (`cameras[porch].fps`) in check-config and in edge run alike, a zone by its name, a table without one by
+    its position in brackets."""
+    clip = tmp_path / "clip.mp4"
+    clip.write_bytes(b"")
+    cams = "".join(f'[[cameras]]\nid = "{name}"\nsource = "{clip}"\n' for name in ("gate", "yard", "shed"))
+    bad = tmp_path / "edge.toml"
+    bad.write_text(cams + f'[[cameras]]\nid = "porch"\nsource = "{clip}"\nfps = 3\n'
+                   '[[cameras.zones]]\nname = "steps"\n'
+                   '[rules]\n[[rules.overrides]]\ncamera = "porch"\nmin_score = 2\n')
+    for argv in (["edge", "check-config", "--config", str(bad)], ["edge", "run", "--config", str(bad)]):
+        assert cli_main(argv) == 2
+        err = capsys.readouterr().err
+        assert "cameras[porch].fps: unknown key" in err and "cameras[porch].zones[steps].polygon:" in err
+        assert "rules.overrides[0].min_score:" in err
+        assert "cameras.3" not in err and "Traceback" not in err

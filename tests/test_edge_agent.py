@@ -277,6 +277,8 @@ class Track:
     dwell_s: float | None = None
     captured_ms: int = 0
     classification: object | None = None
+    visit: str = ""
+    detections: tuple = ()
 
 
 def _verdict(phash: str = "0f0f0f0f0f0f0f0f", *, prompt: str = PROMPT, created_ms: int, ttl_s: int = 3600,

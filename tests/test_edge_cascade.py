@@ -188,6 +188,8 @@ class Ev:
     dwell_s: float = 10.0
     captured_ms: int = 0
     classification: Classification | None = None
+    visit: str = ""
+    detections: list = field(default_factory=list)
 
 
 def _ms(day: int, hour: int, minute: int = 0) -> int:

@@ -35,6 +35,7 @@ class Track:
     embedding: bytes | None = None
     detections: list = field(default_factory=list)
     direction: str | None = None
+    visit: str = ""
 
 
 def _cat(person: float = 0.0, vehicle: float = 0.0, animal: float = 0.0, obj: float = 0.0,
@@ -263,6 +264,8 @@ class Bare:
     dwell_s: float | None = None
     captured_ms: int = 0
     classification: object | None = None
+    visit: str = ""
+    detections: tuple = ()
 
 
 def test_a_track_without_a_capture_time_runs_on_the_wall_clock():

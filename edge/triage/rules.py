@@ -10,7 +10,10 @@ one zone, or one zone of one camera (the most specific match wins; its unset key
 3. classifier veto: an uncertain track the classifier names as something else (a car, a dog) -> local;
 4. score under `min_score`, and not uncertain -> dropped;
 5. stayed less than `min_dwell_s` -> dropped;
-6. the same camera, zone rule and label escalated less than `cooldown_s` ago -> dropped;
+6. the same camera, zone rule and label escalated less than `cooldown_s` ago -> dropped; a later track of a
+   visit already escalated or answered from the cache (`once_per_visit`: the tracker lost and found the same
+   person, or saw them twice) -> dropped, unless it stands in a zone the visit had not or shows more people
+   than the visit did (visits.py);
 7. a label in `confirm_labels` -> escalate, whatever the cache holds;
 8. a verdict in the device cache covers it -> cached;
 9. uncertain (the vision pipeline said so, or the score is inside `uncertain_band`) -> escalate;
@@ -34,9 +37,11 @@ from ...shared.policycell import EventFacts, zone_word
 from ...shared.protocol import MAX_DETECTIONS, MAX_ZONES, Verdict
 from ...shared.reuse import PEOPLE_MIN
 from ..vision.classify import Classification
+from ..vision.detect import Det
 from ..vision.events import TrackEvent
 from .local_time import local_time
 from .suppress import Suppressions
+from .visits import Visits
 
 DecisionKind = Literal["escalate", "cached", "local", "dropped", "suppressed"]
 Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
@@ -90,6 +95,10 @@ class _RuleFields(Strict):
     classify: bool = True  # describe escalated crops with the classifier (top classes travel in the event)
     # an uncertain track the classifier names as a vehicle or animal with this much probability is vetoed
     veto_min_prob: Unit = 0.5
+    once_per_visit: bool = Field(
+        True, description="escalate a visit once: a later track of the same visit (one the tracker lost and found "
+                          "again, or saw twice) is dropped unless it stands in a zone the visit had not been in "
+                          "or shows more people; false: every track is decided alone")
 
     @field_validator("uncertain_band")
     @classmethod
@@ -114,6 +123,7 @@ class RuleOverride(Strict):
     schedule: list[ScheduleWindow] | None = None
     classify: bool | None = None
     veto_min_prob: Unit | None = None
+    once_per_visit: bool | None = Field(None, description="see the defaults' once_per_visit")
 
     @model_validator(mode="after")
     def _scoped(self) -> RuleOverride:
@@ -162,6 +172,10 @@ class ScoredTrack(Protocol):
     def captured_ms(self) -> int: ...
     @property
     def classification(self) -> Classification | None: ...
+    @property
+    def visit(self) -> str: ...
+    @property
+    def detections(self) -> Sequence[Det]: ...
 
 
 @dataclass(frozen=True)
@@ -181,6 +195,7 @@ class Rules:
         self._base = Rule(**config.model_dump(exclude={"overrides"}))
         self._effective: dict[tuple[str, frozenset[str]], Rule] = {}
         self._last_escalated: dict[tuple[str, str, str], int] = {}  # (camera, rule scope, label) -> ms
+        self.visits = Visits()  # the visits escalated or answered (noted by Triage), so that a visit is escalated once
 
     def successor(self, config: RulesConfig, *, timezone: str | None = None) -> Rules:
         """New settings (a remote rules change, a reload) that keep this device's escalation clocks: a person
@@ -188,6 +203,7 @@ class Rules:
         zone rule, label) still exists; a changed cooldown applies at once."""
         rules = Rules(config, timezone=timezone)
         rules._last_escalated = dict(self._last_escalated)
+        rules.visits = self.visits
         return rules
 
     def rule_for(self, camera: str, zones: Iterable[str] = ()) -> Rule:
@@ -252,6 +268,8 @@ class Rules:
         last = self._last_escalated.get(key)
         if rule.cooldown_s and last is not None and 0 <= now - last < rule.cooldown_s * 1000:
             return Decision("dropped", f"cooldown: {ev.label} escalated {(now - last) / 1000:.0f} s ago")
+        if rule.once_per_visit and (same := self.visits.answered(camera, ev, now)) is not None:
+            return Decision("dropped", same)
         if confirm:
             decision = Decision("escalate", f"{ev.label} always needs the cloud's confirmation")
         elif cached is not None:
@@ -323,6 +341,9 @@ class Triage:
             rule = self.suppressions.match(camera, ev, now_ms)
             if rule is not None:  # a learned false detection: answered here, never sent
                 decision = Decision("suppressed", f"suppressed by {rule.id}: {ev.label} learned benign at this place")
+        if decision.kind in ("escalate", "cached"):  # its visit is answered (a suppressed one is not: never sent)
+            how = "escalated" if decision.kind == "escalate" else "answered from the cache"
+            rules.visits.note(camera, ev, now_ms, how)
         return Triaged(ev, decision)
 
     def _facts(self, ev: TrackEvent) -> EventFacts:

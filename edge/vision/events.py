@@ -56,8 +56,9 @@ class VisionConfig(Strict):
 
 @dataclass
 class TrackEvent:
-    """One object seen for a while. Fields are fixed when the event is emitted, except `last_ts` and
-    `hits`, which are updated once more when the track ends."""
+    """One object seen for a while (a track's first event, or another when it walked into a new zone). Fields are
+    fixed when the event is emitted, except `last_ts` and `hits`, which are updated once more when the track
+    ends."""
 
     camera: str
     track_id: int
@@ -82,6 +83,9 @@ class TrackEvent:
     crop_box: tuple[float, float, float, float] | None = None  # where crop_jpeg was cut, frame-normalised
     direction: str | None = None  # its way across the picture up to emission (edge.vision.track.direction_of)
     embedding: bytes | None = None  # appearance embedding (shared.embedding), set by the triage when it may escalate
+    # the visit it belongs to (edge.vision.track.IoUTracker.join_visit): tracks the tracker lost and found again,
+    # or saw twice, share one; "" when not known (an event made elsewhere)
+    visit: str = ""
 
     @property
     def classes(self) -> list[tuple[str, float]]:

@@ -5,6 +5,7 @@ they find about it."""
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -51,6 +52,8 @@ class TrackMemory:
     source: Literal["detector", "motion"] = "detector"
     first_box: Box | None = None  # where it was first seen (detected), for its direction of travel
     event: TrackEvent | None = None
+    earlier: list[TrackEvent] = field(default_factory=list)  # its events before `event` (one per new zone)
+    new_zone: bool = False  # its event is out and it stood in a zone the event had not: another is due
     looks: LookState = field(default_factory=LookState)  # its looks for the gallery (samples.py)
 
     def keep_best(self, score: float, box: Box, dets: list[Det], frame: Frame,
@@ -88,6 +91,24 @@ class TrackMemory:
             return False
         return leaving(self.first_box, track.box)
 
+    def enter(self, zones: Iterable[str], pts: float) -> bool:
+        """Note the zones it stands in at `pts`; whether one of them is new to it."""
+        new = False
+        for zone in zones:
+            new = new or zone not in self.zone_since
+            self.zone_since.setdefault(zone, pts)
+        return new
+
+    def rezone(self, det: Det, dets: list[Det], frame: Frame, crop_margin: float) -> None:
+        """Its event is out and it walked into a zone the event had not been in: another event is due (the
+        rules decide whether it is worth a verdict), with this moment's crop, the first of it in that zone."""
+        self.new_zone = True
+        self.keep_best(det.score, det.box, dets, frame, cut(frame.image, det.box, crop_margin))
+
+    def events(self) -> list[TrackEvent]:
+        """Its events, first to last (one, and one more for each zone it walked into after the first)."""
+        return [*self.earlier, self.event] if self.event is not None else list(self.earlier)
+
     def dwell(self, track: Track, pts: float) -> float:
         """The longest stay in one zone up to `pts` (no zones: the track's age)."""
         if self.zone_since:
@@ -109,7 +130,8 @@ def event_of(camera: str, track: Track, memory: TrackMemory, pts: float, config:
         captured_ms=memory.best_wall_ms, box=memory.best_box, detections=memory.best_dets, crop_jpeg=jpeg,
         crop_size=size, crop_box=crop_at, phash=phash_dct64(crop), hits=track.hits,
         zones=sorted(memory.zone_since), dwell_s=memory.dwell(track, pts), source=memory.source,
-        classification=memory.classification, direction=direction_of(memory.first_box, track.box))
+        classification=memory.classification, direction=direction_of(memory.first_box, track.box),
+        visit=track.visit)
 
 
 __all__ = ["BEST_MARGIN", "MAX_SCORES_KEPT", "TrackMemory", "event_of"]

@@ -16,6 +16,8 @@ The cascade, cheapest first:
    (closer.py, with the look for a bicycle's rider).
 Extra looks (a stream's first second, confirming what was found) are looks.py's; at the end of a stream
 confirmed tracks become events whatever their length, tentative ones come back in `PipelineOutput.tentative`.
+A track whose event is out and that walks into a zone the event had not been in becomes another event (of
+the same visit, track.py), with the zones so far: the rules decide whether the new zone is worth a verdict.
 
 Nothing here does I/O or decides what an event means; the agent (or the replay) reads `PipelineOutput`.
 """
@@ -115,6 +117,9 @@ class VisionPipeline:
             if memory.event is None and self._ready(track, memory, pts):
                 new_events.append(self._emit(track, memory, pts))
                 self._check_rider(track, memory, frame, new_events)
+            elif memory.new_zone:  # walked on into a zone its event had not been in: another event
+                memory.new_zone = False
+                new_events.append(self._emit(track, memory, pts))
         return out
 
     def finish(self) -> PipelineOutput:
@@ -136,6 +141,7 @@ class VisionPipeline:
         """The next frame starts a stream: start-up looks, a fresh keyframe clock."""
         self._last_detect_pts = self._last_whole_pts = float("-inf")
         self._looks.restart()
+        self._tracker.forget_visits()
 
     # -- looking -----------------------------------------------------------------------------------------
     def _look(self, frame: Frame, reason: str, blob_px: list[Region], whole: bool = False) -> None:
@@ -267,13 +273,9 @@ class VisionPipeline:
         if track.hits == 1:  # where the detector first saw it (a blob box, grown and trailing, is not comparable)
             memory.first_box = det.box
         memory.appearance = self._gate.patch(det.box)
-        self._note_zones(memory, det.box, frame.pts_s)
+        if memory.enter(self._geometry.zones_of(det.box), frame.pts_s) and memory.event is not None:
+            memory.rezone(det, dets, frame, self._config.crop_margin)
         memory.hit(det, dets, frame, self._config.crop_margin, paced)
-
-    def _note_zones(self, memory: TrackMemory, box: tuple[float, float, float, float], pts: float) -> None:
-        if self._geometry.zones:
-            for zone in self._geometry.zones_of(box):
-                memory.zone_since.setdefault(zone, pts)
 
     # -- uncertain regions -------------------------------------------------------------------------------
     def _resolve_motion(self, frame: Frame) -> None:
@@ -282,7 +284,7 @@ class VisionPipeline:
         for track in self._tracker.tracks:
             memory = self._memory[track.track_id]
             if track.motion_only:
-                self._note_zones(memory, track.box, frame.pts_s)
+                memory.enter(self._geometry.zones_of(track.box), frame.pts_s)
             if memory.noise and track.motion_only and frame.pts_s >= memory.next_look_s:
                 track.label, memory.noise, memory.resolved = MOTION, False, False  # look again: it may have grown
             if track.label != MOTION or memory.resolved:
@@ -290,7 +292,7 @@ class VisionPipeline:
             if (frame.pts_s - track.first_ts < cfg.uncertain_after_s or track.blob_hits < cfg.tracker.min_hits
                     or track.last_hit_ts != frame.pts_s):
                 continue  # resolve on a frame where the blob is fresh, so the crop shows the thing
-            self._note_zones(memory, track.box, frame.pts_s)
+            memory.enter(self._geometry.zones_of(track.box), frame.pts_s)
             self._closer.resolve(track, memory, frame)
 
     def _check_rider(self, track: Track, memory: TrackMemory, frame: Frame, new_events: list[TrackEvent]
@@ -341,13 +343,16 @@ class VisionPipeline:
                 if not (stream_end or left) and track.last_seen_ts - track.first_ts < short:
                     continue  # too short: a flicker, dropped silently
                 out.new_events.append(self._emit(track, memory, track.last_seen_ts))
-            event = memory.event
-            assert event is not None
-            event.last_ts = track.last_seen_ts
-            event.hits = track.hits
-            out.ended.append(event)
+            for event in memory.events():
+                event.last_ts = track.last_seen_ts
+                event.hits = track.hits
+                out.ended.append(event)
 
     def _emit(self, track: Track, memory: TrackMemory, pts: float) -> TrackEvent:
+        if memory.event is not None:
+            memory.earlier.append(memory.event)
+        else:
+            self._tracker.join_visit(track, memory.first_box or memory.best_box, memory.best_box, pts)
         event = memory.event = event_of(self.camera, track, memory, pts, self._config)
         memory.best_crop = None
         self._gallery.emitted(memory.looks)

@@ -12,11 +12,19 @@ claims starts a `MOTION` track: something moves there that the detector does not
 resolves a persistent one (verifier, classifier) into a labelled track or an uncertain person. Blobs also
 keep alive tracks the detector missed on this frame, and move the tracks that only motion ever saw.
 
+Tracks belong to *visits* (`Track.visit`, `IoUTracker.join_visit`): when a track becomes an event it joins the
+visit of a track of its label that it continues (one lost, at most `relink_s` before this one was first seen,
+near where it was last seen: a walker the detector lost between two looks and found a box further on) or
+duplicates (one alive on the same object: a motion track a shaking picture started on a tracked person), else it
+starts a visit. The triage escalates a visit once (edge.triage.rules); the tracker only says which tracks are one.
+
 Time is the stream's pts, never the wall clock, so a recorded clip tracks the same on any machine.
 """
 
 from __future__ import annotations
 
+import secrets
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Annotated
 
@@ -30,6 +38,17 @@ Box = tuple[float, float, float, float]
 MOTION = "motion"  # label of a track only motion has seen so far
 MAX_PREDICT_S = 1.0  # extrapolate a box at most this far: further out a guess is worse than standing still
 VELOCITY_SMOOTHING = 0.5  # weight of the newest velocity measurement (the filter's beta)
+# A track continues a lost one whose predicted box's centre is this many box widths across (the wider of the
+# two boxes) and half a box height up or down from where it was first seen: wider than the tracker's own
+# `near_width`, since the lost track may have stood still and then walked off between two looks (0.9 widths
+# measured at 5 fps, 1.0 at 2 fps on the one-by-one clip)
+RELINK_REACH = 1.5
+# an event box (or the track's latest) this much over a live track's box of its label, or this much of either
+# inside the other, is that track's object (a shaking picture's motion track on part of a tracked person, or a
+# whole-body box beside the track that kept only an arm), unless one look ever detected both (two people side by
+# side, as the walking GIF's)
+DUPLICATE_IOU = 0.5
+DUPLICATE_INSIDE = 0.8
 
 
 class TrackerConfig(Strict):
@@ -52,6 +71,10 @@ class TrackerConfig(Strict):
     # not an event; at the end of a stream a confirmed track is emitted whatever its length
     min_track_s: Annotated[float, Field(ge=0.0)] = 0.5
     motion_max_missed_s: Annotated[float, Field(gt=0.0)] = 1.0  # a motion-only track without motion ends
+    relink_s: Annotated[float, Field(ge=0.0, le=60.0)] = Field(
+        2.0, description="a track that starts at most this long after a track of its label was last seen, near "
+                         "where that one was going, continues its visit (the rules escalate a visit once); longer "
+                         "gaps start a new visit. 0: only tracks on the same object at once share a visit")
 
 
 @dataclass(slots=True, eq=False)
@@ -65,6 +88,9 @@ class Track:
     hits: int = 1  # detections matched (0 for a track only motion has seen)
     blob_hits: int = 0  # motion blobs matched
     velocity: Box = (0.0, 0.0, 0.0, 0.0)  # box units per second
+    visit: str = ""  # set when it becomes an event (IoUTracker.join_visit) ...
+    entry_box: Box | None = None  # ... with where it was first seen
+    seen_with: set[int] = field(default_factory=set)  # tracks of its label detected on one look with it: not it
 
     def predict(self, pts_s: float) -> Box:
         dt = min(max(pts_s - self.last_hit_ts, 0.0), MAX_PREDICT_S)
@@ -99,6 +125,20 @@ def iou_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     area_b = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
     union = area_a[:, None] + area_b[None, :] - inter
     return np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
+
+
+def _iou(a: Box, b: Box) -> float:
+    return float(iou_matrix(np.array([a], dtype=np.float64), np.array([b], dtype=np.float64))[0, 0])
+
+
+def _reach(lost: Box, found: Box) -> float:
+    """How far `found`'s centre is from `lost`'s, in box widths across (the wider box's), or inf when it is
+    more than half a box height (the taller's) up or down."""
+    w = max(lost[2] - lost[0], found[2] - found[0], 1e-6)
+    h = max(lost[3] - lost[1], found[3] - found[1], 1e-6)
+    if abs((found[1] + found[3]) - (lost[1] + lost[3])) / 2.0 / h > 0.5:
+        return float("inf")
+    return abs((found[0] + found[2]) - (lost[0] + lost[2])) / 2.0 / w
 
 
 def _greedy(iou: np.ndarray, threshold: float) -> list[tuple[int, int]]:
@@ -153,6 +193,9 @@ class IoUTracker:
         self._config = config
         self._next_id = first_id
         self._tracks: list[Track] = []
+        self._ended: deque[Track] = deque(maxlen=64)  # ended tracks with a visit, for `join_visit`
+        self._visit_prefix = secrets.token_hex(4)  # visits of two trackers (a restarted pipeline) never collide
+        self._next_visit = 1
 
     @property
     def tracks(self) -> list[Track]:
@@ -202,6 +245,10 @@ class IoUTracker:
                 hit.add(id(track))
                 result.started.append(track)
                 result.matched.append((track, d))
+        if len(result.matched) > 1:
+            for track, _ in result.matched:  # two boxes of one look are two objects, however close
+                track.seen_with.update(other.track_id for other, _ in result.matched
+                                       if other is not track and other.label == track.label)
         if blobs:
             explaining = dets + others if others else dets
             free = [b for b in blobs if not _explained(b, explaining)]
@@ -300,11 +347,54 @@ class IoUTracker:
                  or pts_s - t.last_hit_ts > cfg.max_hold_s]
         if ended:
             self._tracks = [t for t in self._tracks if t not in ended]
+            self._ended.extend(t for t in ended if t.visit)
         return ended
 
     def end_all(self) -> list[Track]:
         ended, self._tracks = self._tracks, []
+        self._ended.extend(t for t in ended if t.visit)  # a track emitted as the stream ends may be one of them
         return ended
+
+    def forget_visits(self) -> None:
+        """The stream restarts (its time with it): no later track continues one seen before."""
+        self._ended.clear()
+
+    def join_visit(self, track: Track, first_box: Box, box: Box, pts_s: float) -> str:
+        """The visit `track` belongs to, now that it becomes an event (`first_box`: where it was first seen,
+        `box`: its event's box): that of a live track of its label on the same object (DUPLICATE_IOU/_INSIDE),
+        else of the nearest track of its label lost at most `relink_s` before it was first seen whose predicted
+        box it starts near (RELINK_REACH), else a new one; never that of a track one look detected beside it. A
+        short track emitted only when it ended joins the visit of one that continued it and became an event
+        first."""
+        best: tuple[float, Track] | None = None
+        window = self._config.relink_s
+        track.entry_box = first_box
+        for other in (*self._tracks, *self._ended):
+            if other is track or not other.visit or other.label != track.label or other.track_id in track.seen_with:
+                continue
+            # seen while this one was: alive, or ended with the stream a moment ago
+            alive = other.last_seen_ts >= track.first_ts and pts_s - other.last_seen_ts <= self._config.max_missed_s
+            if alive and any(
+                    _iou(b, other.box) >= DUPLICATE_IOU or inside_fraction(b, other.box, 0.0) >= DUPLICATE_INSIDE
+                    or inside_fraction(other.box, b, 0.0) >= DUPLICATE_INSIDE for b in (box, track.box)):
+                best = (-1.0, other)  # the same object twice: no continuation is closer
+                break
+            if 0.0 <= track.first_ts - other.last_seen_ts <= window:  # it continues `other`
+                reach = _reach(other.predict(track.first_ts), first_box)
+            elif other.entry_box is not None and 0.0 <= other.first_ts - track.last_seen_ts <= window:
+                reach = _reach(track.predict(other.first_ts), other.entry_box)  # `other` continued it
+            else:
+                continue
+            if reach <= RELINK_REACH and (best is None or reach < best[0]):
+                best = (reach, other)
+        if best is not None:
+            track.visit = best[1].visit
+        else:
+            track.visit = f"{self._visit_prefix}-{self._next_visit}"
+            self._next_visit += 1
+        if track not in self._tracks:  # emitted as it ended: a later track may still continue it
+            self._ended.append(track)
+        return track.visit
 
 
 # how far a box must move (box sizes) or grow (ratio of heights) before it has a direction
