@@ -166,7 +166,7 @@ def test_a_file_camera_ends_once_or_loops_for_ever(loop, detector, mosquitto, pr
     from edgetriage.edge.agent import EdgeAgent
     from edgetriage.edge.camera_worker import CameraWorker
 
-    caplog.set_level(logging.INFO)
+    caplog.set_level(logging.INFO, logger="edgetriage")  # an in-process CLI run earlier in the session sets WARNING
     with FrameSource(str(GIF)) as once:
         length = sum(1 for _ in once)
     config = EdgeConfig.model_validate({

@@ -53,7 +53,9 @@ class PolicyBook:
         self.entries = list(entries)
         self.compiled: dict[str, Policy] = {}
         for i, entry in enumerate(self.entries, 1):
-            known = tuple(e.zone for e in self.entries if e.zone and (e.camera in (None, entry.camera)))
+            # a camera's known zones are those its own entries name: a zone-only entry (any camera) says nothing
+            # of which zones this camera has, so it must not make the camera's other places unreadable
+            known = tuple(e.zone for e in self.entries if e.zone and e.camera == entry.camera)
             key = self._key(entry.camera, entry.said)
             if key in self.compiled:
                 continue
