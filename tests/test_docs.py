@@ -143,8 +143,8 @@ COMMANDS: dict[str, tuple[str, str | None]] = {
     "deploy/mosquitto/make-certs.sh certs -n broker.lan porch-pi garage-pi": (RUN, None),
     "edgetriage cloud page-link": (TESTED, "tests/test_hardening.py"),
     "python3 deploy/mosquitto/dynsec.py /etc/mosquitto/edgetriage/dynamic-security.json --password "
-    "edgetriage.homeassistant=SECRET porch-1 garage-2": (MACHINE, "writes into /etc on the broker host as root; "
-                                                         "tests/test_share_theft.py runs the same script into a temp folder"),
+    "edgetriage.homeassistant=SECRET porch-1 garage-2": (
+        MACHINE, "writes into /etc on the broker host as root; tests/test_share_theft.py runs it into a temp folder"),
     "chown mosquitto: /etc/mosquitto/edgetriage/dynamic-security.json": (MACHINE, "needs root and a mosquitto user "
                                                                           "on the broker host"),
     "systemctl restart mosquitto": (MACHINE, "needs root and systemd as PID 1 on the broker host"),
