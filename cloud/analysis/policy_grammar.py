@@ -155,8 +155,8 @@ neg_place: "not" place_prep | "outside" "of"? | "away" "from" | "anywhere" "but"
          | "anywhere" "except" place_prep? | "anywhere" "other" "than" place_prep?
 // a side word names a place with its noun: "the front door", "the top gate"
 zone_ref: "the"? T_ZONE ("zone" | "area")?
-        | ("the" | "our" | "my" | "their") ("front" | "top" | "bottom" | "left" | "right")? T_WORD T_WORD?
-          ("zone" | "area")?
+        | ("the" | "our" | "my" | "their") zone_side? T_WORD T_WORD? ("zone" | "area")?
+?zone_side: "front" | "top" | "bottom" | "left" | "right"
 
 // --- times of day
 time_mod: ("at"? "night" | "at" "night" "time" | "nighttime" | "night" "time" | "overnight"
