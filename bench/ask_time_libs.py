@@ -146,7 +146,8 @@ def main() -> int:
             if right[name] is not None:
                 right[name] += ok
             if got is not None or not ok:
-                shown = "-" if got is None else f"{got[0]:%a %H:%M}..{'now' if got[1] is None else f'{got[1]:%a %H:%M}'}"
+                end = "now" if got is None or got[1] is None else f"{got[1]:%a %H:%M}"
+                shown = "-" if got is None else f"{got[0]:%a %H:%M}..{end}"
                 marks.append(f"{name} {'ok' if ok else 'NO'} {shown}")
         print(f"{phrase!r} (now {now:%a %H:%M}): " + "; ".join(marks), file=sys.stderr)
     print(json.dumps({name: None if n is None else round(n / len(PHRASES), 3) for name, n in right.items()}

@@ -41,12 +41,14 @@ from ..observed import Listened
 from ..storage.reads import ThreadReads, reads_of
 from ..storage.store import Store
 from .cache import AnswerCache, Coverage
+from .compare import compared, sides_of
 from .complexity import ComplexityModel
 from .config import AskConfig
 from .facts import EventFact
 from .guard import AskError, check_question
 from .llm import TextModel, TextModelError, build_text_model
 from .query import Answer, answer, loose_intent
+from .reading import both_read, read_back, told_unused
 from .retrieve import pick
 from .rules import Query, Window, normalise, read
 from .vocab import Vocabulary, split_quoted
@@ -105,6 +107,7 @@ class _Pending:
     context: list[EventFact]  # the events the model reads
     facts: list[EventFact]  # the question's events, for an answer from them should the model give none
     usual: list[EventFact] | tuple  # the same cameras at any time (what is usual there)
+    reading: tuple[str, list[str]]  # how the question was read, and the words it could not use
 
 
 def _yielding_worker() -> None:
@@ -202,7 +205,7 @@ class Asker:
             return step
         result = await self._llm(step)
         return self._answered(step.text, step.query, step.key, step.devices, step.score, result, step.started,
-                              step.decided)
+                              step.decided, step.reading)
 
     def _prepare(self, question: object, token_device: str | None, device: str | None, camera: str | None,
                  since_ms: int | None, started: float) -> dict[str, Any] | _Pending:
@@ -222,6 +225,15 @@ class Asker:
                                 started, self.timer(), "cache")
         if query.intent in ("unusual", "overview") and query.window is None:  # "anything unusual?": the last day
             query = query.with_scope(window=Window(int(self.clock_ms()) - DAY_MS, None, "in the last 24 hours"))
+        said = normalise(split_quoted(text)[0])
+        reading = read_back(said, query, zone, int(self.clock_ms()))
+        sides = sides_of(said) if not query.open and query.intent in (None, "count", "exists") else None
+        if sides is not None:  # "more people today than yesterday?": both counted, both shown
+            now, names = int(self.clock_ms()), self.vocabulary()
+            result = compared(sides, query, lambda w: read(w, names, zone, now), lambda q: self._facts(q, devices))
+            if result is not None:
+                reading = both_read(*result.extra.pop("sides"), zone, now, reading[1])
+                return self._answered(text, query, key, devices, None, result, started, self.timer(), reading)
         facts = self._facts(query, devices)
         score = None
         if not query.rule_answerable:
@@ -233,7 +245,6 @@ class Asker:
         decided = self.timer()
         if route != "llm":
             result = answer(loose_intent(query), facts, query, zone, route, usual)
-            said = normalise(split_quoted(text)[0])
             unread = unread_time(said) if query.window is None else None
             if unread:  # "at dawn": over every stored event, and the answer says so
                 result.extra = {**result.extra, "time_hint": unread}
@@ -242,18 +253,20 @@ class Asker:
                 names = ", ".join(f'"{n}"' for n in unquoted)
                 result.extra = {**result.extra, "hint": f"{names}: a name only a device sent, matched when quoted "
                                                         f"(or name it in [ask] cameras / zones)"}
-            return self._answered(text, query, key, devices, score, result, started, decided)
+            return self._answered(text, query, key, devices, score, result, started, decided, reading)
         fast = answer(loose_intent(query), facts, query, zone, "fast")
         looked = [f for f in facts if query.look.holds(f.description)] if query.look else facts
         looked = looked or facts
         context = pick(text, looked, [f.text(zone) for f in looked], self.config.context_events) if facts else []
-        return _Pending(text, query, key, devices, zone, score, started, decided, fast, context, facts, usual)
+        return _Pending(text, query, key, devices, zone, score, started, decided, fast, context, facts, usual,
+                        reading)
 
     def _answered(self, text: str, query: Query, key: tuple, devices: set[str] | None, score: float | None,
-                  result: Answer, started: float, decided: float) -> dict[str, Any]:
-        body = {"answer": result.text, "route": result.route, "events": result.events, "value": result.value,
-                "partial": result.partial, "cached": False, "complexity": None if score is None else round(score, 3),
-                "window": _window_json(query.window), **result.extra}
+                  result: Answer, started: float, decided: float, reading: tuple = ("", [])) -> dict[str, Any]:
+        body = {"answer": result.text + told_unused(reading[1], text), "reading": reading[0], "route": result.route,
+                "events": result.events, "value": result.value, "partial": result.partial, "cached": False,
+                "complexity": None if score is None else round(score, 3), "window": _window_json(query.window),
+                "unused": list(reading[1]), **result.extra}
         if not result.partial:
             self.cache.put(key, body, Coverage(frozenset(devices) if devices else None,
                                                query.cameras or None, query.label,
