@@ -57,15 +57,16 @@ PHRASES = [
     ("since 8 this morning", NOW, at(0, 8), None, 1),
     ("in the last 2 hours", NOW, at(0, 19, 30), None, 1),
     ("yesterday evening", NOW, at(-1, 18), at(0, 0), 1),
-    ("around sunrise", NOW, at(0, 7, 10), at(0, 9, 10), 30),
-    ("around sunset yesterday", NOW, at(-1, 14, 55), at(-1, 16, 55), 30),
+    # Berlin, early December: sunrise about 08:05, sunset about 15:55; "around": half an hour either side
+    ("around sunrise", NOW, at(0, 7, 35), at(0, 8, 35), 15),
+    ("around sunset yesterday", NOW, at(-1, 15, 25), at(-1, 16, 25), 15),
 ]
 
 
 def close(got: datetime | None, want: datetime | None, minutes: int, now: datetime) -> bool:
     if want is None:  # to now: an open end, or one at now
-        return got is None or abs((got - now).total_seconds()) <= 60 * minutes
-    return got is not None and abs((got - want).total_seconds()) <= 60 * minutes
+        return got is None or (isinstance(got, datetime) and abs((got - now).total_seconds()) <= 60 * minutes)
+    return isinstance(got, datetime) and abs((got - want).total_seconds()) <= 60 * minutes
 
 
 def ours(phrase: str, now: datetime):
@@ -146,8 +147,8 @@ def main() -> int:
             if right[name] is not None:
                 right[name] += ok
             if got is not None or not ok:
-                end = "now" if got is None or got[1] is None else f"{got[1]:%a %H:%M}"
-                shown = "-" if got is None else f"{got[0]:%a %H:%M}..{end}"
+                until = "now" if got is None or got[1] is None else f"{got[1]:%a %H:%M}"
+                shown = "-" if got is None else f"{got[0]:%a %H:%M}..{until}"
                 marks.append(f"{name} {'ok' if ok else 'NO'} {shown}")
         print(f"{phrase!r} (now {now:%a %H:%M}): " + "; ".join(marks), file=sys.stderr)
     print(json.dumps({name: None if n is None else round(n / len(PHRASES), 3) for name, n in right.items()}

@@ -99,8 +99,11 @@ def answer(intent: str, facts: Sequence[EventFact], query: Query, zone: ZoneInfo
             return Answer(f"No, no {_things(query.label, query.verdict, 2)}{scope}.", route, [], value=False)
         shown = "; ".join(f.line(zone) for f in facts[:3])
         more = f" and {n - 3} more" if n > 3 else ""
-        return Answer(f"Yes, {n} {_things(query.label, query.verdict, n)}{scope}: {shown}{more}.", route,
-                      [f.event_id for f in facts], value=True)
+        how_many = f"{n} {_things(query.label, query.verdict, n)}"
+        if query.label == "person" and query.verdict is None:  # people, not events: one visit counts once
+            people, visits = distinct(facts, "person")
+            how_many = f"{people} {_things('person', None, people)} ({len(visits)} visits, {n} events)"
+        return Answer(f"Yes, {how_many}{scope}: {shown}{more}.", route, [f.event_id for f in facts], value=True)
     # list
     if not facts:
         return Answer(f"No {_things(query.label, query.verdict, 2)}{scope}.", route, [], value=[])

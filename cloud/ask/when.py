@@ -9,10 +9,13 @@ the moment of asking (`now`):
                 today included), this week, this weekend, this month, last month (the calendar month before),
                 in <month> (the latest, this one included); runs of days: between Friday and Sunday, from
                 November 20 to 25 (the last day whole); short day names after on/last/since (on tues)
-    parts       morning 06-12, afternoon 12-18, evening 18-24 (tonight, this evening), night 18-06 ("last night",
+    parts       morning 06-12, afternoon 12-18, evening 18-24 (this evening), tonight 18-06 (after midnight: the
+                night in progress, from 18:00 the day before), night 18-06 ("last night",
                 "<weekday> night", "the night before last"), overnight 22-06, after midnight / the early hours /
                 the middle of the night 00-06, lunchtime 12-14, during the day / in daylight 06-18
-    clock       after 5 pm, before 8, between 9 and noon, from 9 to 11, around 3 (half an hour either side),
+    clock       after 5 pm, before 8, between 9 and noon, from 9 to 11, around 3 (half an hour either side);
+                spoken forms first written as digits (clockwords.py: half past six, quarter to seven, since
+                breakfast, after we closed at six, around sunrise);
                 noon / midday / midnight; a clock time without a day means today. A bare hour with no am/pm
                 is read as people say it: 7-11 in the morning, 12 noon, 1-6 in the afternoon (in the evening
                 or at night: +12); "between 9 and 5" ends at 17:00
@@ -28,6 +31,8 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
+
+from .clockwords import spoken_clock
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _SHORT_DAYS = (("mon",), ("tue", "tues"), ("wed", "weds"), ("thu", "thur", "thurs"), ("fri",), ("sat",), ("sun",))
@@ -48,6 +53,7 @@ PARTS = {
     "dark": (18, 30),
     "day": (6, 18),
     "overnight": (22, 30),
+    "tonight": (18, 30),
 }
 JUST_NOW_S = 1800  # "just now", "a few minutes ago": the last half hour
 AROUND_H = 0.5  # "around 3": half an hour either side
@@ -111,7 +117,7 @@ def _hour(match: re.Match[str], n: str, context: str | None) -> float | None:
         hour += 12
     elif half == "am" and hour == 12:
         hour = 0
-    elif half in ("", "oclock") and match[f"{n}m"] is None and 1 <= hour <= 11:
+    elif half in ("", "oclock") and 1 <= hour <= 11:
         if context in ("evening", "afternoon", "tonight") or (context == "night" and hour >= 6):
             hour += 12
         elif context is None and hour <= 6:
@@ -263,7 +269,7 @@ def _part_of(text: str) -> str | None:
     if re.search(r"\bovernight\b|\bthrough the night\b", text):
         return "overnight"
     if re.search(r"\b(?:last|during the|in the|at|yesterday|\w+day) night\b|\bnight before last\b|\btonight\b", text):
-        return "evening" if "tonight" in text else "night"
+        return "tonight" if "tonight" in text else "night"
     if re.search(r"\bduring the day\b|\bin (?:the )?daylight\b|\bdaytime\b|\bby day\b", text):
         return "day"
     found = re.search(r"\b(morning|afternoon|evening|lunchtime|lunch time)\b", text)
@@ -274,6 +280,7 @@ def time_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
     """The time range a normalised question names, or None when it names none. "since" before a named range
     ("since yesterday", "since this morning") keeps its start and runs to now."""
     now = datetime.fromtimestamp(now_ms / 1000, zone)
+    text = spoken_clock(text, now)  # "half past six" -> 6:30, "since breakfast" -> since 7:00 (clockwords.py)
     days = _days(text, now)
     if days is not None:
         return days
@@ -363,6 +370,8 @@ def _named_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
     day, phrase = found or (now, "today")
     if part in ("night", "overnight") and phrase == "today" and re.search(r"\b(last night|overnight)\b", text):
         day, phrase = yesterday, ("last night" if part == "night" else "overnight")
+    elif part == "tonight" and phrase == "today" and now.hour < 6:  # after midnight: the night in progress
+        day, phrase = yesterday, "tonight"
     elif part == "dark":
         phrase = "after dark" if phrase == "today" else f"{phrase} after dark"
     elif part == "day":
@@ -378,7 +387,7 @@ def _named_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
         start, end = _at(day, lo), _at(day, hi)
     else:
         start, end = _at(day, 0), _at(day + timedelta(days=1), 0)
-    context = {"overnight": "night", "dark": "night", "day": None}.get(part or "", part)
+    context = {"overnight": "night", "dark": "night", "day": None, "tonight": "night"}.get(part or "", part)
     clock = _clock_range(text, context, dated=found is not None)
     if clock is not None:
         start, end, phrase = _narrow(day, start, end, clock, phrase)
