@@ -85,8 +85,11 @@ def unused(words: Iterable[str], used: Iterable[str]) -> list[str]:
             i += 1
             continue
         start = i
-        while start > 0 and words[start - 1] in GLUE and start > i - 3:
-            start -= 1
+        back = i
+        while back > 0 and words[back - 1] in GLUE and back > i - 3:
+            back -= 1
+            if words[back] not in ("a", "an", "the", "any", "some"):
+                start = back  # "without a hi vis vest", never "the driveway"
         end = i
         while end + 1 < len(words) and (free[end + 1] or (words[end + 1] in GLUE - {"the", "a", "an"}
                                                           and end + 2 < len(words) and free[end + 2])):
@@ -109,9 +112,14 @@ def could_not_use(phrases: list[str], original: str) -> str:
     return "I could not use: " + ", ".join(f"'{_as_written(p, original)}'" for p in phrases) + "."
 
 
-def told_unused(phrases: list[str], original: str) -> str:
-    """What an answer adds for the words it could not use: " I could not use: '...'.", or nothing."""
-    return " " + could_not_use(phrases, original) if phrases else ""
+def told_unused(said: str, phrases: list[str], original: str, first: bool = False) -> str:
+    """The answer with the words it could not use named: after it, or `first` ("I could not use: 'plate';
+    the stored events cannot tell number plates: ..."), one sentence still."""
+    if not phrases:
+        return said
+    if first:
+        return could_not_use(phrases, original)[:-1] + "; " + said[:1].lower() + said[1:]
+    return said + " " + could_not_use(phrases, original)
 
 
 def _as_written(phrase: str, original: str) -> str:

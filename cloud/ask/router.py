@@ -263,8 +263,9 @@ class Asker:
 
     def _answered(self, text: str, query: Query, key: tuple, devices: set[str] | None, score: float | None,
                   result: Answer, started: float, decided: float, reading: tuple = ("", [])) -> dict[str, Any]:
-        body = {"answer": result.text + told_unused(reading[1], text), "reading": reading[0], "route": result.route,
-                "events": result.events, "value": result.value, "partial": result.partial, "cached": False,
+        body = {"answer": told_unused(result.text, reading[1], text, query.intent == "unstored"),
+                "reading": reading[0], "route": result.route, "events": result.events, "value": result.value,
+                "partial": result.partial, "cached": False,
                 "complexity": None if score is None else round(score, 3), "window": _window_json(query.window),
                 "unused": list(reading[1]), **result.extra}
         if not result.partial:

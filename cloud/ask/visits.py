@@ -5,7 +5,7 @@ events (a track lost and found again, two people walking side by side, a cyclist
 "How many people" counts distinct people, "how many times" visits, "how many events / alerts" events.
 
     visit    the events of one camera whose capture times lie within VISIT_GAP_S of the one before (the same
-             track is always the same visit): the device's tracks linked by time
+             track within TRACK_GAP_S is the same visit): the device's tracks linked by time
     people   in one visit, the most seen at once: events of people whose stays overlap, or the people the
              device detected together in one event's frame, whichever is more; an event the cloud judged
              to show no person is none, and a bicycle with a person on it is a rider
@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from .facts import EventFact
 
 VISIT_GAP_S = 60.0  # events of one camera this close in time are one visit
+TRACK_GAP_S = 600.0  # the same track id this close is the same stay (a device numbers its tracks anew at start)
 RIDDEN = frozenset({"bicycle", "motorcycle", "motorbike", "scooter"})  # a person on one is a person there
 
 
@@ -54,7 +55,8 @@ def visits_of(facts: Iterable[EventFact]) -> list[Visit]:
         tracks: set[int] = set()
         for fact in events:
             linked = current and (fact.captured_ms - current[-1].captured_ms <= VISIT_GAP_S * 1000
-                                  or (fact.track_id is not None and fact.track_id in tracks))
+                                  or (fact.track_id is not None and fact.track_id in tracks
+                                      and fact.captured_ms - current[-1].captured_ms <= TRACK_GAP_S * 1000))
             if current and not linked:
                 visits.append(Visit(device, camera, tuple(current)))
                 current, tracks = [], set()
