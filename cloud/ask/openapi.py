@@ -47,7 +47,7 @@ ASK_ANSWER = {
                                                         "answered (so the person sees what was understood)"},
         "hint": {"type": "string", "description": "a plain word of the question is a camera or zone name only a "
                                                   "device sent, read as no name: quote it, or name it in [ask]"},
-        "time_hint": {"type": "string", "description": "words that look like a time (\"at dawn\", \"in spring\") "
+        "time_hint": {"type": "string", "description": "words that look like a time (\"last spring\", \"this summer\") "
                                                        "but name no range read here: the answer is over every "
                                                        "stored event"},
     },

@@ -246,7 +246,7 @@ class Asker:
         if route != "llm":
             result = answer(loose_intent(query), facts, query, zone, route, usual)
             unread = unread_time(said) if query.window is None else None
-            if unread:  # "at dawn": over every stored event, and the answer says so
+            if unread:  # "last spring": over every stored event, and the answer says so
                 result.extra = {**result.extra, "time_hint": unread}
             unquoted = self.vocabulary().unquoted_in(said)
             if unquoted:  # "the porch" where only a device named a camera porch: read as no camera
