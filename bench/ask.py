@@ -293,14 +293,18 @@ def compare_right(spec: dict, rows: list[dict], answer: dict, clock: SiteClock, 
     return answer.get("value") is truth and shows(answer["answer"], a) and shows(answer["answer"], b)
 
 
+GENERIC = frozenset("the a an any some someone somebody anyone anybody we i you they it cam camera".split())
+
+
 def named_unused(words: list[str], answer: dict) -> bool:
-    """Every phrase of `must_name` is named as not used: its words appear after "could not use"."""
+    """Every phrase of `must_name` is named as not used: its words (articles, pronouns and "cam" aside, which
+    carry no filter) appear after "could not use"."""
     text = answer["answer"].lower().replace("-", " ")
     at = text.find("could not use")
     if at < 0:
         return not words
     told = set(re.findall(r"[a-z0-9]+", text[at:]))
-    return all(set(re.findall(r"[a-z0-9]+", w.lower().replace("-", " "))) <= told for w in words)
+    return all(set(re.findall(r"[a-z0-9]+", w.lower().replace("-", " "))) - GENERIC <= told for w in words)
 
 
 def right(kind: str, expected: list[dict], answer: dict, zone: ZoneInfo, sel: dict | None = None,
@@ -369,7 +373,9 @@ def ask_all(asker: Asker, questions: list[dict], rows: list[dict], clock: SiteCl
                 record["right"] = False
                 record["misses"].append({"q": q["q"], "must_name": q["must_name"]})
             if not record["right"]:
-                record["misses"].append({"q": q["q"], "expected": kind, "n": len(expected), "got": answer["value"]})
+                want = measure(kind, expected, sel, site, visit_of) if kind in COUNT_KINDS else None
+                record["misses"].append({"q": q["q"], "expected": kind, "n": len(expected), "want": want,
+                                         "got": answer["value"]})
         else:  # cite: the open question's events
             want = {r["event_id"] for r in expected}
             record.update(want=len(want), hits=len(want & cited))

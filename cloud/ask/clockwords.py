@@ -24,7 +24,7 @@ from pathlib import Path
 _WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
 _H = r"(\d{1,2}|" + "|".join(_WORDS) + r")"
 _MINUTES = {"five": 5, "ten": 10, "quarter": 15, "a quarter": 15, "twenty": 20, "twenty five": 25, "half": 30}
-_M = r"(" + "|".join(sorted(_MINUTES, key=len, reverse=True)) + r"|\d{1,2})"
+_M = r"(" + "|".join(sorted(_MINUTES, key=len, reverse=True)) + r"|\d{1,2}(?= minutes))"  # "7 to 10" is a range
 _TENS = {"oh five": 5, "ten": 10, "fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40, "forty five": 45,
          "fifty": 50, "twenty five": 25, "thirty five": 35}
 MEALS = {"breakfast": "7:00", "dinner": "19:00", "supper": "19:00", "brunch": "11:00"}
@@ -47,10 +47,12 @@ def spoken_clock(text: str, moment: datetime) -> str:
         minutes = _MINUTES.get(m[1]) if not m[1].isdigit() else int(m[1])
         if minutes is None or not 0 < minutes < 60:
             return m[0]
+        if minutes not in (15, 30) and re.search(r"\b(?:from|between)\s*$", m.string[:m.start()]):
+            return m[0]  # "from ten to five": a range, not 4:50
         hour = (_hour(m[2]) - 1) or 12
         return f"{hour}:{60 - minutes:02d}"
 
-    text = re.sub(rf"\b{_M} (?:minutes )?past {_H}\b", past, text)
+    text = re.sub(rf"\b{_M} (?:minutes )?past {_H}\b(?! (?:minutes|hours))", past, text)
     text = re.sub(rf"\b{_M} (?:minutes )?(?:to|before) {_H}\b(?! (?:minutes|hours))", to, text)
     text = re.sub(rf"\bhalf {_H}\b(?! (?:hours?|an))", lambda m: f"{_hour(m[1])}:30", text)
     tens = "|".join(sorted(_TENS, key=len, reverse=True))

@@ -44,12 +44,15 @@ def sides_of(text: str) -> Sides | None:
 
 
 def joined(a: Query, b: Query) -> tuple[Query, Query]:
-    """Each side with what only the other says: a camera, zones, a time, a label, a verdict, a look."""
+    """Each side with what only the other says: a place (when it names none), a time, a label, a verdict, a
+    look."""
     def fill(one: Query, other: Query) -> Query:
-        return one.with_scope(cameras=one.cameras or other.cameras, zones=one.zones or other.zones,
+        placed = bool(one.cameras or one.zones or one.devices)  # "the front door ... than the back door": its own
+        return one.with_scope(cameras=one.cameras if placed else other.cameras,
+                              zones=one.zones if placed else other.zones,
+                              devices=one.devices if placed else other.devices,
                               window=one.window or other.window, label=one.label or other.label,
-                              verdict=one.verdict or other.verdict, look=one.look or other.look,
-                              devices=one.devices or other.devices)
+                              verdict=one.verdict or other.verdict, look=one.look or other.look)
     return fill(a, b), fill(b, a)
 
 

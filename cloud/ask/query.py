@@ -64,8 +64,10 @@ def answer(intent: str, facts: Sequence[EventFact], query: Query, zone: ZoneInfo
     cameras' events at any time, for what stands out."""
     scope = scope_phrase(query)
     span = _span_ms(query, facts)
-    if intent == "unstored":
-        return Answer(unstored_sentence(unstored(" ".join(query.words)) or "that"), route, [], value=None)
+    if intent == "unstored":  # what it cannot tell said, then the events the rest of the question names
+        listed = answer("list", facts, query, zone, route)
+        told = unstored_sentence(unstored(" ".join(query.words)) or "that")
+        return Answer(f"{told} {listed.text}", route, listed.events, value=listed.value)
     if intent == "unusual":
         text, cited, standing = unusual_text(facts, usual, zone, scope or " in the last 24 hours", span)
         return Answer(text, route, cited, value=standing)

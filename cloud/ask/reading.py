@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from .rules import LABEL_WORDS, VERDICT_WORDS, Query
+from .rules import LABEL_WORDS, NARROWING, VERDICT_WORDS, Query
 from .when import MONTHS, WEEKDAYS
 
 YES_NO = frozenset("was were is are did does do has have had any anyone anybody anything someone somebody".split())
@@ -32,7 +32,8 @@ PLAIN = frozenset("""
 a an the and or of to in on at by for from with into onto up down out off over under near as is are was were be been
 being am do does did done doing has have had having will would can could should shall may might must it its this that
 these those there here they them their he she his her him we our us you your i me my mine what which who whom whose
-when where why how many much any some all every each no not none nobody nothing anyone anybody anything someone
+when where why how many much any some all every each no not none nobody nothing anyone anybody anything everyone
+everybody someone
 somebody something one ones total number count counts tally list show give display tell let please just only also
 even still yet so very really ever again more most less fewer same than then else come came comes coming arrive
 arrived arriving arrival visit visited visiting visits visitor visitors go went gone going get got getting pass passed
@@ -55,13 +56,14 @@ NUMBER_WORDS = frozenset("zero one two three four five six seven eight nine ten 
                          "fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty couple few several"
                          .split())
 GLUE = frozenset("a an the with without in wearing wore not no any some who that".split())  # kept with unused words
+SEEMING = frozenset("look looks looked looking seem seems seemed seeming appear appears appeared".split())
 _NUMBERS = re.compile(r"\d{1,2}(?::\d{2})?(?:am|pm)?|\d+(?:st|nd|rd|th)?")
 
 
 def _label_words() -> frozenset[str]:
     words = {w for forms in LABEL_WORDS.values() for p in forms for w in p.split()}
     words |= {w for forms in VERDICT_WORDS.values() for p in forms for w in p.split()}
-    return frozenset(words | set(LABEL_WORDS) | {"alert", "alerts", "alarm", "alarms", "event", "events",
+    return frozenset((words - NARROWING) | set(LABEL_WORDS) | {"alert", "alerts", "alarm", "alarms", "event", "events",
                                                  "detection", "detections", "notification", "notifications",
                                                  "recording", "recordings", "clip", "clips", "trigger",
                                                  "triggered", "triggers", "incident", "incidents", "activity",
@@ -90,6 +92,8 @@ def unused(words: Iterable[str], used: Iterable[str]) -> list[str]:
             back -= 1
             if words[back] not in ("a", "an", "the", "any", "some"):
                 start = back  # "without a hi vis vest", never "the driveway"
+        if start > 0 and words[start - 1] in SEEMING:  # "look angry"
+            start -= 1
         end = i
         while end + 1 < len(words) and (free[end + 1] or (words[end + 1] in GLUE - {"the", "a", "an"}
                                                           and end + 2 < len(words) and free[end + 2])):
@@ -216,13 +220,14 @@ def read_back(said: str, query: Query, zone: ZoneInfo, now_ms: int) -> tuple[str
         measure = query.measure
     else:
         measure = "events" if query.label is None else "people" if query.label == "person" else None
-    return reading_line(query, measure, zone, now_ms, bool(query.cameras), phrases), phrases
+    return reading_line(query, measure, zone, now_ms, bool(query.cameras or query.zones),
+                        phrases), phrases
 
 
 def both_read(a: Query, b: Query, measure: str | None, zone: ZoneInfo, now_ms: int,
               phrases: list[str]) -> tuple[str, list[str]]:
     """The reading of a comparison: each side's, first against second."""
-    camera_zone = bool(a.cameras or b.cameras)
+    camera_zone = bool(a.cameras or b.cameras or a.zones or b.zones)
     line = (reading_line(a, measure, zone, now_ms, camera_zone).split(" (")[0] + " vs "
             + reading_line(b, measure, zone, now_ms, camera_zone, phrases)[0].lower()
             + reading_line(b, measure, zone, now_ms, camera_zone, phrases)[1:])

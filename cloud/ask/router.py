@@ -51,6 +51,7 @@ from .query import Answer, answer, loose_intent
 from .reading import both_read, read_back, told_unused
 from .retrieve import pick
 from .rules import Query, Window, normalise, read
+from .visits import PERSON_OR_RIDDEN
 from .vocab import Vocabulary, split_quoted
 from .when import unread_time
 
@@ -230,7 +231,8 @@ class Asker:
         sides = sides_of(said) if not query.open and query.intent in (None, "count", "exists") else None
         if sides is not None:  # "more people today than yesterday?": both counted, both shown
             now, names = int(self.clock_ms()), self.vocabulary()
-            result = compared(sides, query, lambda w: read(w, names, zone, now), lambda q: self._facts(q, devices))
+            result = compared(sides, query, lambda w: read(w, names, zone, now),
+                              lambda q: self._facts(q.with_scope(intent="count"), devices))
             if result is not None:
                 reading = both_read(*result.extra.pop("sides"), zone, now, reading[1])
                 return self._answered(text, query, key, devices, None, result, started, self.timer(), reading)
@@ -263,7 +265,8 @@ class Asker:
 
     def _answered(self, text: str, query: Query, key: tuple, devices: set[str] | None, score: float | None,
                   result: Answer, started: float, decided: float, reading: tuple = ("", [])) -> dict[str, Any]:
-        body = {"answer": told_unused(result.text, reading[1], text, query.intent == "unstored"),
+        named = reading[1] if result.route != "llm" else []  # the model read every word itself
+        body = {"answer": told_unused(result.text, named, text, query.intent == "unstored"),
                 "reading": reading[0], "route": result.route, "events": result.events, "value": result.value,
                 "partial": result.partial, "cached": False,
                 "complexity": None if score is None else round(score, 3), "window": _window_json(query.window),
@@ -348,7 +351,8 @@ class Asker:
         """Every event the question covers, newest first (capture time, in the device's clock). A stored row
         that cannot be read as a fact, or with a time past the calendar's end, is left out, never an error."""
         base: dict[str, Any] = {"limit": self.config.max_scan}
-        if query.label:
+        riders = query.label == "person" and query.intent == "count"  # a person on a bicycle counts (visits.py)
+        if query.label and not riders:
             base["label"] = query.label
         if query.verdict:
             base["verdict"] = query.verdict
@@ -365,7 +369,8 @@ class Asker:
                 try:
                     if int(row["captured_ms"]) > LAST_DAY_MS:  # a time no calendar holds: no question's range
                         continue
-                    if ((window is None or window.holds(int(row["captured_ms"])))
+                    if ((window is None or window.holds(int(row["captured_ms"]))) and (not riders or row["label"]
+                                                                                      in PERSON_OR_RIDDEN)
                             and (not query.zones or query.zones.intersection(row.get("zones") or ()))):
                         seen[row["event_id"]] = EventFact.from_row(row)
                 except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -418,27 +423,29 @@ class Asker:
     def figures(self) -> dict[str, Any]:
         """α and the latency model for questions (one measurement, read by /v1/stats and the page)."""
         with self._stats_lock:
-            return self._figures()
+            return _figures(self.stats, self.config.t_max_ms, self.cache)
 
-    def _figures(self) -> dict[str, Any]:
-        s = self.stats
-        answered = sum(s.routes.values())
-        without = answered - s.routes["llm"]
-        alpha = round(without / answered, 4) if answered else None
-        fast = [v for r in ("cache", "rules", "fast") for v in s.latency[r]]
-        l_fast, l_llm, l_sched = _median(fast), _median(s.latency["llm"]), _median(s.sched_ms)
-        l_total = None
-        if alpha is not None:
-            l_total = round((l_sched or 0) + alpha * (l_fast or 0) + (1 - alpha) * (l_llm or 0), 2)
-        per_route = {f"{r}_p50_ms": _median(s.latency[r]) for r in ROUTES}
-        per_route.update({f"{r}_p95_ms": _p95(s.latency[r]) for r in ROUTES})
-        per_route["partial_p50_ms"] = _median(s.partial_ms)
-        return {"alpha": alpha, "L_sched_ms": l_sched, "L_fast_ms": l_fast, "L_llm_ms": l_llm,
-                "L_total_ms": l_total, "L_total_formula": "L_sched + alpha*L_fast + (1-alpha)*L_llm",
-                "measured_p50_ms": _median(v for r in ROUTES for v in s.latency[r]), "t_max_ms": self.config.t_max_ms,
-                "answers": answered, "routes": dict(s.routes), "partial": s.partial, "refused": s.refused,
-                "llm_errors": s.llm_errors, "dropped_citations": s.dropped_citations,
-                "cache_entries": len(self.cache), "cache_invalidated": self.cache.invalidated, **per_route}
+
+
+def _figures(s: AskStats, t_max_ms: float, cache: AnswerCache) -> dict[str, Any]:
+    """α and the latency model for questions, from the answers counted so far (under the stats lock)."""
+    answered = sum(s.routes.values())
+    without = answered - s.routes["llm"]
+    alpha = round(without / answered, 4) if answered else None
+    fast = [v for r in ("cache", "rules", "fast") for v in s.latency[r]]
+    l_fast, l_llm, l_sched = _median(fast), _median(s.latency["llm"]), _median(s.sched_ms)
+    l_total = None
+    if alpha is not None:
+        l_total = round((l_sched or 0) + alpha * (l_fast or 0) + (1 - alpha) * (l_llm or 0), 2)
+    per_route = {f"{r}_p50_ms": _median(s.latency[r]) for r in ROUTES}
+    per_route.update({f"{r}_p95_ms": _p95(s.latency[r]) for r in ROUTES})
+    per_route["partial_p50_ms"] = _median(s.partial_ms)
+    return {"alpha": alpha, "L_sched_ms": l_sched, "L_fast_ms": l_fast, "L_llm_ms": l_llm,
+            "L_total_ms": l_total, "L_total_formula": "L_sched + alpha*L_fast + (1-alpha)*L_llm",
+            "measured_p50_ms": _median(v for r in ROUTES for v in s.latency[r]), "t_max_ms": t_max_ms,
+            "answers": answered, "routes": dict(s.routes), "partial": s.partial, "refused": s.refused,
+            "llm_errors": s.llm_errors, "dropped_citations": s.dropped_citations,
+            "cache_entries": len(cache), "cache_invalidated": cache.invalidated, **per_route}
 
 
 def cite(raw: str, context: list[EventFact]) -> tuple[str, list[EventFact], int]:

@@ -86,6 +86,15 @@ _INTENT_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
 )
 SYNONYMS = (("back", "rear"), ("rear", "back"))  # words of camera names people swap
+# words read as "person" that say more than the stored facts can check (age, sex, role): the answer names them
+NARROWING = frozenset("man men woman women lady ladies kid kids child children boy boys girl girls postman mailman "
+                      "courier intruder intruders".split())
+# a terse question that is only a noun phrase ("people between 2 and 5 yesterday?", "driveway detections last
+# 24h?") asks how many; a comparison's "same number" is no "same person"
+_TERSE = re.compile(r"^(?!(?:what|who|which|when|where|why|how|is|are|was|were|did|do|does|has|have|had|any|can|could|"
+                    r"show|list|tell|give|describe)\b)(?:\w+ ){0,3}?(?:people|persons|visitors|cars|vehicles|bikes|"
+                    r"bicycles|events|alerts|alarms|detections|visits|notifications|recordings)\b")
+_SAME_COUNT = re.compile(r"\b(?:the )?same (?:number|amount|count)\b|\bas many\b")
 # what "how many" counts (cloud.ask.visits): events and alerts as stored, visits ("how many times"), or people
 _EVENT_WORDS = re.compile(r"\b(events?|alerts?|alarms?|detections?|notifications?|recordings?|clips?|triggers?|"
                           r"triggered|incidents?|captures?|false positives?)\b")
@@ -192,23 +201,31 @@ def measure_of(text: str, label: str | None) -> str | None:
 
 
 def lead_intent(text: str) -> str | None:
-    """The kind of answer the question's first words ask for, or None."""
-    return next((intent for intent, pattern in _LEAD if pattern.search(text)), None)
+    """The kind of answer the question's first words ask for, or None; after a clause that sets the scope
+    ("yesterday evening, was anybody at the porch?"), the next clause's first words."""
+    for clause in re.split(r"\s*[,:;]\s*|\s+-+\s+", text):
+        said = normalise(clause)
+        found = next((intent for intent, pattern in _LEAD if pattern.search(said)), None)
+        if found is not None:
+            return found
+    return None
 
 
-def intent_of(text: str) -> str | None:
+def intent_of(text: str, said: str | None = None) -> str | None:
+    """The answer a normalised question wants; `said`: the question as written (its clauses)."""
     kind = kind_of(text)
     if kind is not None:
         return kind
     if re.search(r"\bhow (?:long|many (?:seconds|minutes|hours|days)) ago\b", text):
         return "last"
-    lead = lead_intent(text)
+    lead = lead_intent(said if said is not None else text)
     if lead in ("count", "list"):
         return lead
     for intent, pattern in _INTENT_RULES:
         if pattern.search(text):
             return intent
-    return lead
+    terse = _TERSE.search(text) and not re.search(r"\b(?:right|correct|yes or no)$", text)  # ", right?": yes/no
+    return lead or ("count" if terse else None)
 
 
 def is_open(text: str) -> bool:
@@ -219,8 +236,8 @@ def is_open(text: str) -> bool:
 
 def read(question: str, vocabulary: Names, zone: ZoneInfo, now_ms: int) -> Query:
     text = normalise(question)
-    look, intent = look_in(text), intent_of(text)
-    rest = text
+    look, intent = look_in(text), intent_of(text, question)
+    rest = _SAME_COUNT.sub(" ", text)
     for phrase in look.phrases if look else ():  # "carrying a bag" is a filter, not an open question
         rest = rest.replace(phrase, " ")
     if intent == "list" and rest.startswith("who "):  # "who came to the porch?": the visits, listed

@@ -25,6 +25,7 @@ from .facts import EventFact
 VISIT_GAP_S = 60.0  # events of one camera this close in time are one visit
 TRACK_GAP_S = 600.0  # the same track id this close is the same stay (a device numbers its tracks anew at start)
 RIDDEN = frozenset({"bicycle", "motorcycle", "motorbike", "scooter"})  # a person on one is a person there
+PERSON_OR_RIDDEN = RIDDEN | {"person"}
 
 
 @dataclass(frozen=True)

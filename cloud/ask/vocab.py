@@ -22,7 +22,7 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from rapidfuzz.distance import Levenshtein
+from rapidfuzz.distance import OSA
 
 from .appearance import COLOURS, GARMENTS, OBJECTS
 from .retrieve import STOP
@@ -55,12 +55,13 @@ NOT_NAMES = QUESTION_WORDS | {w for forms in (*COLOURS.values(), *OBJECTS.values
 
 
 def near(gram: str, form: str) -> bool:
-    """A near spelling of an operator's name form: one edit in a name of 4-7 letters, two from 8 on, spaces
-    aside ("back dor", "porsch", "drivway"); the first letter kept."""
+    """A near spelling of an operator's name form: one edit (a letter added, dropped, changed, or two
+    neighbours swapped) in a name of 4-7 letters, two from 8 on, spaces aside ("back dor", "porhc", "drivway");
+    the first letter kept."""
     a, b = gram.replace(" ", ""), form.replace(" ", "")
     if len(b) < 4 or a[:1] != b[:1] or a == b:
         return a == b and len(b) >= 4 and gram != form
-    return Levenshtein.distance(a, b, score_cutoff=2) <= (1 if len(b) < 8 else 2)
+    return OSA.distance(a, b, score_cutoff=2) <= (1 if len(b) < 8 else 2)  # a swap of two letters is one
 
 
 def key_of(name: str) -> str:

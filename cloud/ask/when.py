@@ -132,7 +132,9 @@ def _clock_range(text: str, context: str | None, dated: bool = False) -> tuple[f
         start, end = _hour(between, "a", context), _hour(between, "b", context)
         if start is None or end is None:
             return None
-        if between["aampm"] is None and between["aword"] is None and start < 12 and start + 12 < end:
+        if between["aampm"] is None and between["aword"] is None and between["bampm"] in ("am", "a m"):
+            start %= 12  # "between 3 and 4 am": 03:00
+        elif between["aampm"] is None and between["aword"] is None and start < 12 and start + 12 < end:
             start += 12  # "between 8 and 10 pm": 20:00
         if end <= start and end + 12 <= 24 and between["bampm"] is None and between["bword"] is None:
             end += 12  # "between 9 and 5": 17:00
@@ -289,6 +291,12 @@ def time_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
         day, phrase = _day_of(since["day"], now) or (now, "today")
         start = _at(day, _hour(since, "s", None) or 0.0)
         return Window(_ms(start), None, f"since {phrase.removeprefix('on ')} {start.strftime('%H:%M')}")
+    across = _ACROSS.search(text)
+    if across:  # "from 10pm yesterday to 6 this morning": each end read with its own day
+        first = _named_window("from " + across["a"], zone, now_ms)
+        last = _named_window("before " + across["b"], zone, now_ms)
+        if first is not None and last is not None and last.end_ms is not None and first.start_ms < last.end_ms:
+            return Window(first.start_ms, last.end_ms, f"from {first.phrase} to {last.phrase}")
     window = _named_window(text, zone, now_ms)
     if window is not None and window.end_ms is not None:
         named = window.phrase.lower().removeprefix("on ")
@@ -298,6 +306,13 @@ def time_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
                 or re.search(rf"\bsince (on )?{re.escape(named)}\b", text)):
             return Window(window.start_ms, None, f"since {window.phrase.removeprefix('on ')}")
     return window
+
+
+_DAY_WORD = r"(?:yesterday|today|tonight|this morning|this afternoon|this evening|last night|(?:on |last )?(?:" + \
+    "|".join(WEEKDAYS) + r")(?: morning| afternoon| evening| night)?)"
+_ACROSS = re.compile(r"\bfrom (?P<a>\d{1,2}(?::\d{2})?(?: ?[ap]m)? " + _DAY_WORD + r"|" + _DAY_WORD
+                     + r" (?:at )?\d{1,2}(?::\d{2})?(?: ?[ap]m)?) (?:to|until|till|through) (?P<b>\d{1,2}(?::\d{2})?"
+                     r"(?: ?[ap]m)? " + _DAY_WORD + r"|" + _DAY_WORD + r" (?:at )?\d{1,2}(?::\d{2})?(?: ?[ap]m)?)\b")
 
 
 def _days(text: str, now: datetime) -> Window | None:
