@@ -89,8 +89,8 @@ SYNONYMS = (("back", "rear"), ("rear", "back"))  # words of camera names people 
 # words read as "person" that say more than the stored facts can check (age, sex, role): the answer names them
 NARROWING = frozenset("man men woman women lady ladies kid kids child children boy boys girl girls postman mailman "
                       "courier intruder intruders".split())
-# a terse question that is only a noun phrase ("people between 2 and 5 yesterday?", "driveway detections last
-# 24h?") asks how many; a comparison's "same number" is no "same person"
+# a terse question that is only a noun phrase and a question mark ("people between 2 and 5 yesterday?",
+# "driveway detections last 24h?") asks how many; a comparison's "same number" is no "same person"
 _TERSE = re.compile(r"^(?!(?:what|who|which|when|where|why|how|is|are|was|were|did|do|does|has|have|had|any|can|could|"
                     r"show|list|tell|give|describe)\b)(?:\w+ ){0,3}?(?:people|persons|visitors|cars|vehicles|bikes|"
                     r"bicycles|events|alerts|alarms|detections|visits|notifications|recordings)\b")
@@ -224,7 +224,9 @@ def intent_of(text: str, said: str | None = None) -> str | None:
     for intent, pattern in _INTENT_RULES:
         if pattern.search(text):
             return intent
-    terse = _TERSE.search(text) and not re.search(r"\b(?:right|correct|yes or no)$", text)  # ", right?": yes/no
+    # asked ("people at the porch?"), not a title to list ("recent alerts on the porch"); ", right?" is a yes/no
+    terse = (said or "").rstrip().endswith("?") and _TERSE.search(text) and not re.search(r"\b(?:right|correct)$",
+                                                                                           text)
     return lead or ("count" if terse else None)
 
 
