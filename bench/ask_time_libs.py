@@ -6,7 +6,11 @@ a shop's hours in words, sunrise. Each phrase has the range it means (written fr
 A library that gives one moment (no range) is right only where the phrase means a range starting there and
 running to now. The libraries are not dependencies: install them beside edgetriage to run this.
 
-    python bench/ask_time_libs.py      (ends with one JSON line: the share right per reader)
+    python bench/ask_time_libs.py            (ends with one JSON line: the share right per reader)
+    python bench/ask_time_libs.py --blind3   the time words of bench/ask_questions_blind3.jsonl (written by
+                                             someone who never read the rules) against their selections' from/to
+
+A phrase with a weekday written "{D1:%A}" is filled in with D1's weekday.
 """
 
 from __future__ import annotations
@@ -128,7 +132,38 @@ def recognizers_reader(phrase: str, now: datetime):
     return None
 
 
+def blind3_phrases() -> list[tuple]:
+    """(time words, now, start, end, 1) of every blind3 question with time words and a plain selection's
+    `from`; its site days D1, D2 are this file's, `now` D2 21:30."""
+    import re
+    from pathlib import Path
+
+    days = {"D1": -1, "D2": 0, "D3": 1}
+
+    def moment(code: str) -> datetime | None:
+        if code == "now":
+            return None
+        day, clock = code.split()
+        hour, minute = (int(x) for x in clock.split(":"))
+        return at(days[day], 0) + timedelta(hours=hour, minutes=minute)
+
+    out = []
+    path = Path(__file__).resolve().parent / "ask_questions_blind3.jsonl"
+    for line in path.read_text(encoding="utf-8").splitlines():
+        q = json.loads(line) if line.strip() else {}
+        words = q.get("time_words")
+        (kind, sel), = q["expect"].items() if q else (("", {}),)
+        if not words or kind == "compare" or "from" not in sel:
+            continue
+        words = re.sub(r"\{D1:%A\}", at(-1, 0).strftime("%A"), words)
+        out.append((words, NOW, moment(sel["from"]), moment(sel.get("to", "now")), 1))
+    return out
+
+
 def main() -> int:
+    global PHRASES
+    if "--blind3" in sys.argv[1:]:
+        PHRASES = blind3_phrases()
     readers = {"rules": ours, "ctparse": ctparse_reader, "timefhuman": timefhuman_reader,
                "recognizers": recognizers_reader}
     right = dict.fromkeys(readers, 0)
