@@ -135,7 +135,8 @@ def test_near_spellings_of_the_operator_s_names_are_read(store):
     assert "could not use" not in said["answer"]
 
 
-@pytest.mark.parametrize(("question", "kind"), [("# people porch today", int), ("total events today", int)])
+@pytest.mark.parametrize(("question", "kind"), [("# people porch today", int), ("total events today", int),
+                                               ("back door, today: anyone there?", bool)])
 def test_the_answer_s_type_follows_the_question(store, question, kind):
     assert isinstance(ask(store, question)["value"], kind)
 

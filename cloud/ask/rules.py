@@ -106,7 +106,8 @@ _LEAD = (("count", re.compile(r"^(?:how many|how much|number of|no of|total|coun
          ("last", re.compile(r"^(?:when|what time|at what time)\b")),
          ("list", re.compile(r"^(?:which|list|show|display|give me)\b|^who (?:came|was|were|went|visited|"
                              r"showed|stopped|dropped|walked|has been|have been|passed|appeared|is)\b")),
-         ("exists", re.compile(r"^(?:any|was|were|did|has|have|had|is|are)\b(?!.*\b(?:how many|number of)\b)")))
+         ("exists", re.compile(r"^(?:any|anyone|anybody|anything|someone|somebody|something|was|were|did|has|"
+                               r"have|had|is|are)\b(?!.*\b(?:how many|number of)\b)")))
 
 
 @dataclass(frozen=True)
