@@ -11,6 +11,10 @@
                    recent median times the questions ahead of this one, or the model not answering in time)
                    the fast path answers instead, marked "partial".
 
+Every answer carries `reading`, one line of how the question was read (what was counted, where, when, in which
+zone, the filters: reading.py), and names the words no rule used; "how many people" counts people, not events
+(visits.py); a comparison counts both sides (compare.py).
+
 Latency model (figures(), beside the events' in /v1/stats): α = answers without the LLM ÷ answers,
 L_total = L_sched + α·L_fast + (1−α)·L_llm, with L_sched the time to decide the route, L_fast the median of
 cache/rules/fast answers and L_llm the median of LLM answers.
