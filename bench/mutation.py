@@ -65,7 +65,7 @@ MODULES: dict[str, str] = {
     "cloud/ask/when.py": "tests/test_ask_reading.py tests/test_ask_words.py tests/test_ask.py -m 'not slow' "
                          "-k 'time or window or date or clock or night'",
     "cloud/ask/reading.py": "tests/test_ask_reading.py tests/test_ask_words.py",
-    "cloud/ask/visits.py": "tests/test_ask_reading.py tests/test_ask_trust.py",
+    "cloud/ask/visits.py": "tests/test_ask_reading.py",
     "edge/vision/closer.py": "tests/test_promises_edge.py",
     "edge/vision/looks.py": "tests/test_promises_edge.py",
 }

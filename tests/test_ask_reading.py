@@ -15,9 +15,11 @@ import numpy as np
 import pytest
 from edgetriage.cloud.ask.clockwords import sun_hours
 from edgetriage.cloud.ask.config import AskConfig
+from edgetriage.cloud.ask.facts import EventFact
 from edgetriage.cloud.ask.openapi import ASK_ANSWER
 from edgetriage.cloud.ask.router import Asker
 from edgetriage.cloud.ask.rules import normalise
+from edgetriage.cloud.ask.visits import count, is_person, people_in, visits_of
 from edgetriage.cloud.ask.when import time_window
 from edgetriage.cloud.config import AnalyzerConfig
 from edgetriage.cloud.storage.store import SQLiteStore
@@ -152,3 +154,58 @@ def test_a_comparison_counts_and_shows_both_sides(store):
 def test_a_reused_description_never_gives_another_event_s_time_or_place(store):
     said = ask(store, "who was on the driveway today?")
     assert "21:20" in said["answer"] and "10:00" not in said["answer"] and "front door" not in said["answer"]
+
+
+def fact(at_ms: int, *, label: str = "person", track: int | None = 1, dwell_s: float | None = None,
+         in_frame: int = 1, riders: int = 0, person_free: bool = False, camera: str = "porch") -> EventFact:
+    return EventFact(event_id=f"e{at_ms}-{track}-{label}", device="house", camera=camera, label=label,
+                     captured_ms=at_ms, verdict="alert", description="", classes=(), reason="", dwell_s=dwell_s,
+                     track_id=track, in_frame=in_frame, riders=riders, person_free=person_free)
+
+
+T0 = at(4, 12)
+
+
+@pytest.mark.parametrize(("gap_ms", "visits"), [(60_000, 1), (60_001, 2)])
+def test_events_a_minute_apart_are_one_visit_and_no_more(gap_ms, visits):
+    assert len(visits_of([fact(T0, track=1), fact(T0 + gap_ms, track=2)])) == visits
+
+
+@pytest.mark.parametrize(("gap_ms", "track", "visits"), [
+    (600_000, 1, 1), (600_001, 1, 2),  # the same track within 10 minutes: one stay
+    (120_000, 2, 2), (120_000, None, 2)])  # another track, or none, two minutes on: another visit
+def test_the_same_track_links_a_visit_for_ten_minutes(gap_ms, track, visits):
+    first = fact(T0, track=1)
+    assert len(visits_of([first, fact(T0 + gap_ms, track=track)])) == visits
+    assert len(visits_of([fact(T0, track=None), fact(T0 + 120_000, track=None)])) == 2
+
+
+def test_who_counts_as_a_person():
+    assert is_person(fact(T0)) and not is_person(fact(T0, person_free=True))
+    assert is_person(fact(T0, label="bicycle", riders=1)) and not is_person(fact(T0, label="bicycle", riders=0))
+    assert not is_person(fact(T0, label="car", riders=1))  # someone in a car is not counted from the car
+
+
+def test_people_at_once_are_overlapping_stays_or_one_frame_s_people():
+    touching = [fact(T0, track=1, dwell_s=1.0), fact(T0 + 2000, track=2, dwell_s=1.0)]  # stays meet at T0+1 s
+    assert people_in(touching) == 2
+    apart = [fact(T0, track=1, dwell_s=1.0), fact(T0 + 2001, track=2, dwell_s=1.0)]
+    assert people_in(apart) == 1
+    moments = [fact(T0, track=1), fact(T0 + 1, track=2)]  # no dwell: moments, a millisecond apart
+    assert people_in(moments) == 1
+    assert people_in([fact(T0, in_frame=3)]) == 3 and people_in([fact(T0, in_frame=0)]) == 1
+    assert people_in([fact(T0, dwell_s=2.0), fact(T0 + 1000, label="bicycle", riders=1, in_frame=5)]) == 2
+    assert people_in([fact(T0, person_free=True)]) == 0
+
+
+def test_objects_of_a_label_are_counted_per_visit():
+    cars = [fact(T0, label="car", track=1, dwell_s=2.0), fact(T0 + 1000, label="car", track=2, dwell_s=2.0),
+            fact(T0 + 1500, label="person", track=3, in_frame=4)]
+    visit, = visits_of(cars)
+    assert visit.count("car") == 2 and visit.count("bicycle") == 0 and visit.count(None) == 4
+    assert visits_of([fact(T0, label="car", in_frame=2)])[0].count("car") == 2
+
+
+def test_a_visit_that_showed_nobody_is_no_visit_of_people():
+    number, shown = count([fact(T0, person_free=True), fact(T0 + 600_000, track=7)], "person")
+    assert number == 1 and len(shown) == 1
