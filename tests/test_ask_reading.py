@@ -183,7 +183,9 @@ def test_the_same_track_links_a_visit_for_ten_minutes(gap_ms, track, visits):
 def test_who_counts_as_a_person():
     assert is_person(fact(T0)) and not is_person(fact(T0, person_free=True))
     assert is_person(fact(T0, label="bicycle", riders=1)) and not is_person(fact(T0, label="bicycle", riders=0))
+    assert is_person(fact(T0, label="motorcycle", riders=1))
     assert not is_person(fact(T0, label="car", riders=1))  # someone in a car is not counted from the car
+    assert people_in([fact(T0, label="bicycle", riders=1, in_frame=3)]) == 1  # one rider, whatever the frame
 
 
 def test_people_at_once_are_overlapping_stays_or_one_frame_s_people():
@@ -204,6 +206,7 @@ def test_objects_of_a_label_are_counted_per_visit():
     visit, = visits_of(cars)
     assert visit.count("car") == 2 and visit.count("bicycle") == 0 and visit.count(None) == 4
     assert visits_of([fact(T0, label="car", in_frame=2)])[0].count("car") == 2
+    assert visits_of([fact(T0, label="car", in_frame=0)])[0].count("car") == 1  # its own box, whatever the frame
 
 
 def test_a_visit_that_showed_nobody_is_no_visit_of_people():

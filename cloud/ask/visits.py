@@ -24,7 +24,7 @@ from .facts import EventFact
 
 VISIT_GAP_S = 60.0  # events of one camera this close in time are one visit
 TRACK_GAP_S = 600.0  # the same track id this close is the same stay (a device numbers its tracks anew at start)
-RIDDEN = frozenset({"bicycle", "motorcycle", "motorbike", "scooter"})  # a person on one is a person there
+RIDDEN = frozenset({"bicycle", "motorcycle"})  # the detector's labels a person rides: a rider is a person
 PERSON_OR_RIDDEN = RIDDEN | {"person"}
 
 
