@@ -106,6 +106,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
         return 0
     if "transcript" in result:
         print(f"heard: {result['transcript']}")
+    if result.get("reading"):
+        print(f"read as: {result['reading']}")
     print(result["answer"])
     marks = [f"route {result['route']}", f"{result['latency_ms']:.0f} ms"]
     if result.get("cached"):

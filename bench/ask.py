@@ -9,10 +9,16 @@ around) are asked of the router at the site's `now`, each twice (the second time
 Expected answers are written as selections of events (camera, label, verdict, zone, a local time range
 such as "D1 18:00".."D2 06:00", `color`: the description gives that colour and names clothing, `carries`: it
 names that object), evaluated on the stored events independently of the rules. A question may name a site day
-by its date, e.g. "{D1:%A}" (the weekday of D1), filled in when the bench runs. Kinds: count, last, first, list,
-exists, duration (the selected events' stays added up, from the dwell each carries: right within 25% or 3 s),
-cite (an open question must cite the selection) and open (not partial, citing at least one event of the
-selection; any stored event when it is empty).
+by its date, e.g. "{D1:%A}" (the weekday of D1), filled in when the bench runs. Kinds: count (distinct people:
+each visit of the site file with a selected event counts its `people`, labelled by eye, once however many
+events it was stored as; narrowed by a colour, object or verdict, at most as many as it selected there; for a
+label other than person, one per visit), count_visits (visits with a selected event), count_events (the
+selected events), compare ({"a": sel, "b": sel, "measure": "people"|"events", "ask": "more"|"fewer"|"same"}:
+the yes/no right and both counts shown in the answer), last, first, list, exists, duration (the selected
+events' stays added up, from the dwell each carries: right within 25% or 3 s), cite (an open question must
+cite the selection) and open (not partial, citing at least one event of the selection; any stored event when
+it is empty). An optional `must_name` list: words the stored facts cannot answer, which the answer must name
+after "could not use" (else the question is wrong, and counted in dropped_words).
 
     accuracy_query   query-type questions (count, last, first, list, exists) answered right   (goal >= 0.95)
     route_accuracy   questions that took the route they are labelled with (rules, fast, llm; a first asking
@@ -28,12 +34,18 @@ selection; any stored event when it is empty).
     bad_citations    cited ids that are not stored events                                       (must be 0)
     citation_recall  of the ids open questions must cite, the share the answers cite        (goal >= 0.8)
                      (citation_recall_llm: the same over the answers the LLM gave)
+    reading_shown    answers (every set) that carry their `reading` line                     (goal 1.0)
+    dropped_words    questions with a `must_name` whose answer did not name it as not used   (goal 0)
+    people_vs_events count questions (every set) whose right answer differs between people, visits and
+                     events, answered right                                                   (goal >= 0.95)
 
 The plain figures are over the first two files; the same ones over the blind set alone end in `_blind`
 (`accuracy_query_blind`, `route_accuracy_blind`, `without_llm_blind`, `citation_recall_blind`, ...), and over
 bench/ask_questions_blind2.jsonl (a second blind set, written by someone who had not read the rules, with
 durations, looks and open questions; an `open` question counts once in its citation_recall) in `_blind2`
-(goals: accuracy_query_blind2 >= 0.9, citation_recall_blind2 >= 0.8).
+(goals: accuracy_query_blind2 >= 0.9, citation_recall_blind2 >= 0.8), and over
+bench/ask_questions_blind3.jsonl (a third, written from the site file and a grammar page alone, with people
+vs events, comparisons and words the facts cannot answer; no routes) in `_blind3` (goals >= 0.9 each).
 
 The complexity classifier is trained on cloud/ask/data/complexity_train.jsonl; the bench refuses to run if
 any question of either file is in that file. The router is called in-process (no HTTP), with the site's clock.
@@ -79,14 +91,17 @@ from edgetriage.edge.vision.capture import Frame  # noqa: E402
 
 SITE_FILE = HERE / "ask_site.json"
 QUESTION_SETS = {"main": HERE / "ask_questions.jsonl", "blind": HERE / "ask_questions_blind.jsonl",
-                 "blind2": HERE / "ask_questions_blind2.jsonl"}
+                 "blind2": HERE / "ask_questions_blind2.jsonl", "blind3": HERE / "ask_questions_blind3.jsonl"}
 QUESTION_FILES = tuple(QUESTION_SETS.values())
 PLACEHOLDER_JPEG = bytes.fromhex("ffd8ffe000104a46494600010100000100010000ffd9")  # a kept store's crops
 FRAME_SIZE = (768, 432)  # every clip is shown to a camera at one size, as a real camera would deliver it
-QUERY_KINDS = ("count", "last", "first", "list", "exists", "duration")
+QUERY_KINDS = ("count", "count_visits", "count_events", "compare", "last", "first", "list", "exists", "duration")
+COUNT_KINDS = ("count", "count_visits", "count_events")
+VISIT_SLACK_MS = 2000  # an event captured up to this long after its visit's clip ended still belongs to it
 BLIND_FIGURES = ("accuracy_query", "route_accuracy", "route_decided_accuracy", "without_llm", "fast_p50_ms",
                  "llm_p50_ms", "bad_citations", "citation_recall", "citation_recall_llm", "questions",
-                 "query_questions", "open_questions", "partial")
+                 "query_questions", "open_questions", "partial", "reading_shown", "dropped_words",
+                 "people_vs_events", "people_vs_events_questions")
 
 
 def say(message: str) -> None:
@@ -219,10 +234,84 @@ def select(rows: list[dict], sel: dict, clock: SiteClock) -> list[dict]:
     return sorted(out, key=lambda r: r["captured_ms"], reverse=True)
 
 
-def right(kind: str, expected: list[dict], answer: dict, zone: ZoneInfo) -> bool:
+def visits_of(rows: list[dict], site: dict, clock: SiteClock) -> dict[str, int]:
+    """event id -> the index of the site's visit it was stored from: same camera, captured while the visit's
+    clip played (up to VISIT_SLACK_MS after). The bench's own linkage, from the site file, never the router's."""
+    spans = [(i, v["camera"], clock.ms(v["at"]), clock.ms(v["at"]) + int((v["to_s"] - v["from_s"]) * 1000))
+             for i, v in enumerate(site["visits"])]
+    found = {}
+    for row in rows:
+        for i, camera, start, end in spans:
+            if row["camera"] == camera and start <= row["captured_ms"] <= end + VISIT_SLACK_MS:
+                found[row["event_id"]] = i
+                break
+    return found
+
+
+def people(expected: list[dict], sel: dict, site: dict, visit_of: dict[str, int]) -> int:
+    """Distinct people (or things) a selection covers: each visit with a selected event counts its `people`
+    once, however many events it was stored as. A selection narrowed beyond place and time (a colour, an
+    object, a verdict) counts at most as many as it selected in that visit; a label other than person counts
+    one per visit (a car's visit is one car)."""
+    per_visit: dict[int, int] = {}
+    for row in expected:
+        if row["event_id"] in visit_of:
+            per_visit[visit_of[row["event_id"]]] = per_visit.get(visit_of[row["event_id"]], 0) + 1
+    if sel.get("label", "person") != "person":
+        return len(per_visit)
+    narrowed = any(k in sel for k in ("color", "carries", "verdict"))
+    return sum(min(site["visits"][i]["people"], n) if narrowed else site["visits"][i]["people"]
+               for i, n in per_visit.items())
+
+
+def visits(expected: list[dict], sel: dict, site: dict, visit_of: dict[str, int]) -> int:
+    """Separate visits with a selected event (about people: visits that showed anyone)."""
+    seen = {visit_of[r["event_id"]] for r in expected if r["event_id"] in visit_of}
+    if sel.get("label") == "person":
+        seen = {i for i in seen if site["visits"][i]["people"] > 0}
+    return len(seen)
+
+
+def measure(kind: str, expected: list[dict], sel: dict, site: dict, visit_of: dict[str, int]) -> int:
+    if kind == "count_events":
+        return len(expected)
+    if kind == "count_visits":
+        return visits(expected, sel, site, visit_of)
+    return people(expected, sel, site, visit_of)
+
+
+def shows(text: str, n: int) -> bool:
+    return re.search(rf"(?<![\d:.]){n}(?![\d:])", text) is not None
+
+
+def compare_right(spec: dict, rows: list[dict], answer: dict, clock: SiteClock, site: dict,
+                  visit_of: dict[str, int]) -> bool:
+    """Right when the yes/no is right and both counts are shown in the answer."""
+    kind = "count_events" if spec.get("measure") == "events" else "count"
+    a, b = (measure(kind, select(rows, spec[side], clock), spec[side], site, visit_of) for side in ("a", "b"))
+    truth = {"more": a > b, "fewer": a < b, "same": a == b}[spec["ask"]]
+    return answer.get("value") is truth and shows(answer["answer"], a) and shows(answer["answer"], b)
+
+
+GENERIC = frozenset("the a an any some someone somebody anyone anybody we i you they it cam camera".split())
+
+
+def named_unused(words: list[str], answer: dict) -> bool:
+    """Every phrase of `must_name` is named as not used: its words (articles, pronouns and "cam" aside, which
+    carry no filter) appear after "could not use"."""
+    text = answer["answer"].lower().replace("-", " ")
+    at = text.find("could not use")
+    if at < 0:
+        return not words
+    told = set(re.findall(r"[a-z0-9]+", text[at:]))
+    return all(set(re.findall(r"[a-z0-9]+", w.lower().replace("-", " "))) - GENERIC <= told for w in words)
+
+
+def right(kind: str, expected: list[dict], answer: dict, zone: ZoneInfo, sel: dict | None = None,
+          site: dict | None = None, visit_of: dict[str, int] | None = None) -> bool:
     value = answer.get("value")
-    if kind == "count":
-        return value == len(expected)
+    if kind in COUNT_KINDS:
+        return value == measure(kind, expected, sel or {}, site or {"visits": []}, visit_of or {})
     if kind in ("last", "first"):
         if not expected:
             return value is None
@@ -249,9 +338,10 @@ def open_right(expected: list[dict], answer: dict, store: Any) -> bool:
 
 
 def ask_all(asker: Asker, questions: list[dict], rows: list[dict], clock: SiteClock, zone: ZoneInfo,
-            store: Any) -> list[dict]:
+            store: Any, site: dict) -> list[dict]:
     """Asks every question twice; one record per question of what happened, for score()."""
     records = []
+    visit_of = visits_of(rows, site, clock)
     for q in questions:
         answer = asyncio.run(asker.ask(q["q"]))
         again = asyncio.run(asker.ask(q["q"]))
@@ -260,12 +350,16 @@ def ask_all(asker: Asker, questions: list[dict], rows: list[dict], clock: SiteCl
         # the route that answer first took
         taken = answer.get("first_route", route) if route == "cache" else route
         (kind, sel), = q["expect"].items()
-        expected = select(rows, sel, clock)
+        expected = [] if kind == "compare" else select(rows, sel, clock)
         record = {"q": q, "route": route, "taken": taken, "decided": "llm" if answer["partial"] else taken,
                   "partial": bool(answer["partial"]), "latency_ms": answer["latency_ms"],
                   "cache_ms": again["latency_ms"] if again["route"] == "cache" else None,
                   "bad": sum(1 for event_id in cited if store.get_event(event_id) is None),
-                  "query": kind in QUERY_KINDS, "misses": []}
+                  "query": kind in QUERY_KINDS, "misses": [], "reading": bool(answer.get("reading")),
+                  "must_name": bool(q.get("must_name")), "named": named_unused(q.get("must_name", []), answer)}
+        if kind in COUNT_KINDS:  # a count whose right answer differs between people, visits and events
+            values = {k: measure(k, expected, sel, site, visit_of) for k in COUNT_KINDS}
+            record["contrast"] = len(set(values.values())) > 1
         if kind == "open":
             hit = open_right(expected, answer, store)
             record.update(want=1, hits=int(hit))
@@ -273,15 +367,21 @@ def ask_all(asker: Asker, questions: list[dict], rows: list[dict], clock: SiteCl
                 record["misses"].append({"q": q["q"], "expected": "open", "partial": answer["partial"],
                                          "cited": len(cited)})
         elif record["query"]:
-            record["right"] = right(kind, expected, answer, zone)
+            record["right"] = (compare_right(sel, rows, answer, clock, site, visit_of) if kind == "compare"
+                               else right(kind, expected, answer, zone, sel, site, visit_of))
+            if record["must_name"] and not record["named"]:
+                record["right"] = False
+                record["misses"].append({"q": q["q"], "must_name": q["must_name"]})
             if not record["right"]:
-                record["misses"].append({"q": q["q"], "expected": kind, "n": len(expected), "got": answer["value"]})
+                want = measure(kind, expected, sel, site, visit_of) if kind in COUNT_KINDS else None
+                record["misses"].append({"q": q["q"], "expected": kind, "n": len(expected), "want": want,
+                                         "got": answer["value"]})
         else:  # cite: the open question's events
             want = {r["event_id"] for r in expected}
             record.update(want=len(want), hits=len(want & cited))
             if want - cited:
                 record["misses"].append({"q": q["q"], "expected_ids": len(want), "cited": len(want & cited)})
-        if taken != q["route"]:
+        if "route" in q and taken != q["route"]:
             record["misses"].append({"q": q["q"], "route": taken, "labelled": q["route"]})
         records.append(record)
         say(f"{route:>5}{'*' if answer['partial'] else ' '} {answer['latency_ms']:8.1f} ms  {q['q']}  ->  "
@@ -306,10 +406,18 @@ def score(records: list[dict]) -> dict:
     without_llm = sum(1 for r in records if r["route"] != "llm" and not r["partial"])
     fast = latency["rules"] + latency["fast"]
     n = len(records)
+    routed = [r for r in records if "route" in r["q"]]  # a set written without routes has no route figures
+    contrast = [r for r in query if r.get("contrast")]
     return {
         "accuracy_query": round(query_right / len(query), 3) if query else None,
-        "route_accuracy": round(sum(r["taken"] == r["q"]["route"] for r in records) / n, 3) if n else None,
-        "route_decided_accuracy": round(sum(r["decided"] == r["q"]["route"] for r in records) / n, 3) if n else None,
+        "route_accuracy": (round(sum(r["taken"] == r["q"]["route"] for r in routed) / len(routed), 3)
+                           if routed else None),
+        "route_decided_accuracy": (round(sum(r["decided"] == r["q"]["route"] for r in routed) / len(routed), 3)
+                                   if routed else None),
+        "reading_shown": round(sum(r["reading"] for r in records) / n, 3) if n else None,
+        "dropped_words": sum(1 for r in records if r["must_name"] and not r["named"]),
+        "people_vs_events": round(sum(r["right"] for r in contrast) / len(contrast), 3) if contrast else None,
+        "people_vs_events_questions": len(contrast),
         "without_llm": round(without_llm / n, 3) if n else None,
         "fast_p50_ms": pct(fast, 0.5), "fast_p95_ms": pct(fast, 0.95),
         "rules_p50_ms": pct(latency["rules"], 0.5), "classifier_p50_ms": pct(latency["fast"], 0.5),
@@ -327,11 +435,15 @@ def score(records: list[dict]) -> dict:
 
 def results_of(records: list[dict]) -> dict:
     """The figures over every question, and those over the blind set with the suffix `_blind`."""
-    results = score([r for r in records if r["q"].get("source") != "blind2"])
-    for part in ("blind", "blind2"):
-        figures = score([r for r in records if r["q"].get("source") == part])
+    results = score([r for r in records if r["q"].get("source") != "blind2" and r["q"]["set"] != "blind3"])
+    for part in ("blind", "blind2", "blind3"):
+        figures = score([r for r in records if (r["q"]["set"] == "blind3" if part == "blind3"
+                                                else r["q"].get("source") == part)])
         results.update({f"{key}_{part}": figures[key] for key in BLIND_FIGURES})
-        results["misses"] += figures["misses"] if part == "blind2" else []
+        results["misses"] += figures["misses"] if part in ("blind2", "blind3") else []
+    every = score(records)  # the answers' own promises, over every set asked
+    results.update({key: every[key] for key in ("reading_shown", "dropped_words", "people_vs_events",
+                                                "people_vs_events_questions")})
     return results
 
 
@@ -343,7 +455,8 @@ def fill_in(text: str, clock: SiteClock) -> str:
 def load_questions(clock: SiteClock, sets: tuple[str, ...] = tuple(QUESTION_SETS)) -> list[dict]:
     """The questions of the sets asked; every file is checked against the classifier's training file."""
     every = [{**q, "q": fill_in(q["q"], clock), "set": name} for name, path in QUESTION_SETS.items()
-                 for q in (json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip())]
+             if path.exists() or name in sets
+             for q in (json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip())]
     trained = {normalise(json.loads(line)["q"]) for line in TRAIN_FILE.read_text(encoding="utf-8").splitlines()
                if line.strip()}
     overlap = [q["q"] for q in every if normalise(q["q"]) in trained]
@@ -399,7 +512,7 @@ def _ask(store: Any, site: dict, clock: SiteClock, zone: ZoneInfo, questions: li
         "zones": sorted({z["name"] for zones in site.get("zones", {}).values() for z in zones})})
     asker = Asker(store, config, AnalyzerConfig(threads=1), clock_ms=lambda: clock.ms(site["now"]))
     asyncio.run(asker.warm())
-    results = results_of(ask_all(asker, questions, rows, clock, zone, store))
+    results = results_of(ask_all(asker, questions, rows, clock, zone, store, site))
     return results, rows, asker.figures()
 
 
@@ -408,8 +521,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--media", type=Path, default=bench_cloud.DEFAULT_MEDIA,
                         help="folder with the shared clips")
     parser.add_argument("--show-events", action="store_true", help="list the stored events on stderr first")
-    parser.add_argument("--sets", default=",".join(QUESTION_SETS),
-                        help="question sets to ask, comma-separated (main, blind, blind2; default: all)")
+    parser.add_argument("--sets", default=",".join(n for n, path in QUESTION_SETS.items() if path.exists()),
+                        help="question sets to ask, comma-separated (main, blind, blind2, blind3; default: all)")
     parser.add_argument("--keep-store", type=Path, default=None, metavar="DIR",
                         help="keep the filled site's store in DIR and, run again the same day, ask its events "
                              "without replaying the site (the quick mode for working on the rules)")
@@ -419,7 +532,7 @@ def main(argv: list[str] | None = None) -> int:
     clock = SiteClock(zone)
     sets = tuple(name.strip() for name in args.sets.split(",") if name.strip())
     if unknown := set(sets) - set(QUESTION_SETS):
-        parser.error(f"--sets: no such set {', '.join(sorted(unknown))} (main, blind, blind2)")
+        parser.error(f"--sets: no such set {', '.join(sorted(unknown))} (main, blind, blind2, blind3)")
     questions = load_questions(clock, sets)
     started = time.monotonic()
     say("loading the CPU model (SmolLM2-135M, 1 thread)")
@@ -455,9 +568,10 @@ def main(argv: list[str] | None = None) -> int:
     for miss in results["misses"]:
         say(f"miss: {miss}")
     for key in ("accuracy_query", "route_accuracy", "route_decided_accuracy", "without_llm", "fast_p50_ms",
-                "llm_p50_ms", "cache_p50_ms", "bad_citations", "citation_recall"):
+                "llm_p50_ms", "cache_p50_ms", "bad_citations", "citation_recall", "reading_shown",
+                "dropped_words", "people_vs_events"):
         say(f"{key:>22} = {results[key]}   (blind set: {results.get(key + '_blind', '-')}, blind2: "
-            f"{results.get(key + '_blind2', '-')})")
+            f"{results.get(key + '_blind2', '-')}, blind3: {results.get(key + '_blind3', '-')})")
     print(json.dumps(results), flush=True)
     return 0
 

@@ -192,10 +192,10 @@ def test_a_date_is_told_back_in_the_answer(store):
 
 def test_time_words_read_as_no_range_are_named_in_the_answer(store):
     asker = asker_for(store)
-    dawn = asyncio.run(asker.ask("How many people came to the porch at dawn?"))
+    dawn = asyncio.run(asker.ask("How many people came to the porch last spring?"))  # dawn is read now
     everything = asyncio.run(asker.ask("How many people came to the porch?"))
     assert dawn["window"] is None and dawn["value"] == everything["value"]  # over every stored event ...
-    assert dawn["time_hint"].startswith('"dawn": read as no time range, so this is over every stored event')
+    assert dawn["time_hint"].startswith('"last spring": read as no time range, so this is over every stored')
     assert "time_hint" not in everything  # ... and it says so only when the question seemed to name a time
 
 
@@ -476,6 +476,7 @@ def test_edgetriage_ask_on_the_command_line(api):
                          capture_output=True, text=True, env=env, timeout=120)
     assert run.returncode == 0, run.stderr
     assert "20:00" in run.stdout and "route rules" in run.stdout and "/v1/events/" in run.stdout
+    assert "read as: Alerts on cam2, any time (Europe/Berlin, the camera's zone)" in run.stdout  # how it was read
     refused = subprocess.run([sys.executable, "-m", "edgetriage", "ask", "   "], capture_output=True, text=True,
                              env=env, timeout=120)
     assert refused.returncode == 1 and "HTTP 400" in refused.stderr and "Traceback" not in refused.stderr
@@ -500,6 +501,8 @@ def test_the_live_page_asks_with_its_session_and_shows_route_events_and_figures(
     assert r.status_code == 200, r.text
     body = r.json()
     assert body["route"] == "rules" and body["value"] == "2026-11-29 20:00" and body["figures"]["answers"] == 1
+    assert body["reading"].startswith("Alerts on cam2") and "ask-reading" in browser.get(
+        f"{api.base}/ui/static/ask.js", timeout=30).text  # the page shows how the question was read
     thumb = browser.get(f"{api.base}/ui/thumbs/{body['events'][0]}.jpg", timeout=30)  # where the page links
     assert thumb.status_code == 200 and thumb.headers["Content-Type"] == "image/jpeg"
     assert browser.post(f"{api.base}/ui/ask", json={"question": ""}, timeout=30).status_code == 400

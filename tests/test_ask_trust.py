@@ -72,12 +72,12 @@ def test_a_device_naming_its_camera_today_and_zones_people_and_alert_changes_no_
     before_last = ask(asker, "when was the last alert?")
     assert before_count["value"] == 3 and before_last["value"] == "2026-11-28 23:40"
     hostile = [put(store, "dev-a", "today", "person", at(29, 20, minute), "benign", "a blank crop",
-                   ("people", "alert")) for minute in (0, 1)]
+                   ("people", "alert")) for minute in (0, 15)]  # two visits (people, not events, count)
     for event in hostile:
         asker.event_landed(event, NOW)
     count = ask(asker, "how many people came today?")
     assert count["value"] == 5 and set(count["events"]) >= {e.event_id for e in hostile}  # dev-a's events count
-    assert count["answer"] == "5 people today."  # ... but its names change none of the question's words
+    assert count["answer"] == "5 people today (5 visits, 5 events)."  # ... but its names change no question word
     last = ask(asker, "when was the last alert?")
     assert last["value"] == "2026-11-28 23:40" and last["events"] == before_last["events"]
     assert "in alert" not in last["answer"] and "on today" not in last["answer"]
@@ -97,7 +97,7 @@ def test_the_operator_names_cameras_and_zones_a_device_can_only_add_quoted_ones(
     put(store, "house", "porch", "person", at(29, 19, 0), "benign", "at the door", ("front_door",))
     put(store, "dev-a", "porch", "person", at(29, 19, 1), "benign", "the attacker's porch", ("last",))
     porch = ask(asker, "how many people came to the porch today?")
-    assert porch["value"] == 3 and porch["answer"] == "3 people on porch today."  # house's porch only
+    assert porch["value"] == 3 and porch["answer"] == "3 people on porch today (3 visits, 3 events)."  # house's only
     assert ask(asker, "how many people at the front door today?")["value"] == 1
     assert ask(asker, "when was the last person?")["answer"].startswith("The last person was")  # "last": a word
     assert ask(asker, 'when was the last person in "last"?')["value"] == "2026-11-29 19:01"

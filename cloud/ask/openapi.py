@@ -23,9 +23,16 @@ ASK_REQUEST = {
     },
 }
 ASK_ANSWER = {
-    "type": "object", "required": ["answer", "route", "events", "latency_ms", "cached", "partial"],
+    "type": "object", "required": ["answer", "reading", "route", "events", "latency_ms", "cached", "partial"],
     "properties": {
-        "answer": {"type": "string"},
+        "answer": {"type": "string", "description": "the answer in words; ends \"I could not use: '...'\" when "
+                                                    "words of the question were read by no rule"},
+        "reading": {"type": "string", "description": "how the question was read, in one line: what was counted "
+                                                     "(people, visits, events, alerts), where, when (clock times in "
+                                                     "the camera's zone, or the site's, saying which) and the filters",
+                    "examples": ["People on porch, today 14:30–16:00 (Europe/Berlin, the camera's zone)"]},
+        "unused": {"type": "array", "items": {"type": "string"},
+                   "description": "the question's words no rule could use (named in the answer, never dropped)"},
         "route": {"type": "string", "enum": list(ROUTES),
                   "description": "cache, rules (a keyword rule's query), fast (the classifier chose a query), llm"},
         "events": {"type": "array", "items": {"type": "string"}, "description": "ids of the events it is based on"},
@@ -33,12 +40,14 @@ ASK_ANSWER = {
         "cached": {"type": "boolean"},
         "partial": {"type": "boolean", "description": "the LLM path would have broken t_max_ms: the fast "
                                                       "path's answer instead"},
-        "value": {"description": "count (integer), time (local, YYYY-MM-DD HH:MM), yes/no, or event ids"},
+        "value": {"description": "count (integer: people, visits or events as asked), time (local, "
+                                 "YYYY-MM-DD HH:MM), yes/no (a comparison's too), or event ids"},
+        "counts": {"type": "array", "items": {"type": "integer"}, "description": "a comparison: both counts"},
         "transcript": {"type": "string", "description": "a spoken question only: the words heard, which were "
                                                         "answered (so the person sees what was understood)"},
         "hint": {"type": "string", "description": "a plain word of the question is a camera or zone name only a "
                                                   "device sent, read as no name: quote it, or name it in [ask]"},
-        "time_hint": {"type": "string", "description": "words that look like a time (\"at dawn\", \"in spring\") "
+        "time_hint": {"type": "string", "description": "words that look like a time (\"last spring\", \"this summer\") "
                                                        "but name no range read here: the answer is over every "
                                                        "stored event"},
     },

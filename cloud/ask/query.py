@@ -13,6 +13,8 @@ from .facts import EventFact
 from .kinds import unstored, unstored_sentence
 from .overview import unusual_text, what_happened
 from .rules import Query
+from .visits import count as distinct
+from .visits import is_person
 
 YES_NO = frozenset("was were is are did does do has have had any anyone anybody anything someone somebody nobody "
                    "no".split())  # first words of a yes/no question
@@ -62,8 +64,10 @@ def answer(intent: str, facts: Sequence[EventFact], query: Query, zone: ZoneInfo
     cameras' events at any time, for what stands out."""
     scope = scope_phrase(query)
     span = _span_ms(query, facts)
-    if intent == "unstored":
-        return Answer(unstored_sentence(unstored(" ".join(query.words)) or "that"), route, [], value=None)
+    if intent == "unstored":  # what it cannot tell said, then the events the rest of the question names
+        listed = answer("list", facts, query, zone, route)
+        told = unstored_sentence(unstored(" ".join(query.words)) or "that")
+        return Answer(f"{told} {listed.text}", route, listed.events, value=listed.value)
     if intent == "unusual":
         text, cited, standing = unusual_text(facts, usual, zone, scope or " in the last 24 hours", span)
         return Answer(text, route, cited, value=standing)
@@ -75,14 +79,15 @@ def answer(intent: str, facts: Sequence[EventFact], query: Query, zone: ZoneInfo
         facts = [f for f in facts if query.look.holds(f.description)]
         if not facts and looked:
             return _none_described(intent, looked, query, route)
+    if query.label == "person" and intent in ("exists", "first", "last"):  # a crop judged empty is nobody
+        facts = [f for f in facts if is_person(f)]
     n = len(facts)
     if intent == "duration":
         if facts and re.search(r"\b(last|latest|most recent|first|earliest)\b", " ".join(query.words)):
             facts = [facts[-1] if re.search(r"\b(first|earliest)\b", " ".join(query.words)) else facts[0]]
         return _duration(facts, query, zone, route, scope)
     if intent == "count":
-        ids = [f.event_id for f in facts]
-        return Answer(f"{n} {_things(query.label, query.verdict, n)}{scope}.", route, ids, value=n)
+        return _count(facts, query, route, scope)
     if intent in ("last", "first"):
         if not facts:
             return Answer(f"No {_things(query.label, query.verdict, 2)}{scope}.", route, [], value=None)
@@ -96,8 +101,11 @@ def answer(intent: str, facts: Sequence[EventFact], query: Query, zone: ZoneInfo
             return Answer(f"No, no {_things(query.label, query.verdict, 2)}{scope}.", route, [], value=False)
         shown = "; ".join(f.line(zone) for f in facts[:3])
         more = f" and {n - 3} more" if n > 3 else ""
-        return Answer(f"Yes, {n} {_things(query.label, query.verdict, n)}{scope}: {shown}{more}.", route,
-                      [f.event_id for f in facts], value=True)
+        how_many = f"{n} {_things(query.label, query.verdict, n)}"
+        if query.label == "person" and query.verdict is None:  # people, not events: one visit counts once
+            people, visits = distinct(facts, "person")
+            how_many = f"{people} {_things('person', None, people)} ({len(visits)} visits, {n} events)"
+        return Answer(f"Yes, {how_many}{scope}: {shown}{more}.", route, [f.event_id for f in facts], value=True)
     # list
     if not facts:
         return Answer(f"No {_things(query.label, query.verdict, 2)}{scope}.", route, [], value=[])
@@ -105,6 +113,23 @@ def answer(intent: str, facts: Sequence[EventFact], query: Query, zone: ZoneInfo
     more = f"; and {n - LIST_MAX} more" if n > LIST_MAX else ""
     return Answer(f"{n} {_things(query.label, query.verdict, n)}{scope}: {shown}{more}.", route,
                   [f.event_id for f in facts], value=[f.event_id for f in facts])
+
+
+def _count(facts: Sequence[EventFact], query: Query, route: str, scope: str) -> Answer:
+    """People, visits or events, as the question counts them (visits.py), the other two said beside."""
+    n = len(facts)
+    if query.measure == "events":
+        return Answer(f"{n} {_things(query.label, query.verdict, n)}{scope}.", route,
+                      [f.event_id for f in facts], value=n)
+    people, visits = distinct(facts, query.label)
+    ids = [f.event_id for v in visits for f in v.facts]
+    events = f"{n} event" + ("" if n == 1 else "s")
+    if query.measure == "visits":
+        noun = "visit" if len(visits) == 1 else "visits"
+        return Answer(f"{len(visits)} {noun}{scope} ({people} {_things(query.label, None, people)}, {events}).",
+                      route, ids, value=len(visits))
+    return Answer(f"{people} {_things(query.label, None, people)}{scope} ({len(visits)} "
+                  f"{'visit' if len(visits) == 1 else 'visits'}, {events}).", route, ids, value=people)
 
 
 def _span_ms(query: Query, facts: Sequence[EventFact]) -> int | None:

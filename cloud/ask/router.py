@@ -11,6 +11,10 @@
                    recent median times the questions ahead of this one, or the model not answering in time)
                    the fast path answers instead, marked "partial".
 
+Every answer carries `reading`, one line of how the question was read (what was counted, where, when, in which
+zone, the filters: reading.py), and names the words no rule used; "how many people" counts people, not events
+(visits.py); a comparison counts both sides (compare.py).
+
 Latency model (figures(), beside the events' in /v1/stats): α = answers without the LLM ÷ answers,
 L_total = L_sched + α·L_fast + (1−α)·L_llm, with L_sched the time to decide the route, L_fast the median of
 cache/rules/fast answers and L_llm the median of LLM answers.
@@ -41,14 +45,17 @@ from ..observed import Listened
 from ..storage.reads import ThreadReads, reads_of
 from ..storage.store import Store
 from .cache import AnswerCache, Coverage
+from .compare import compared, sides_of
 from .complexity import ComplexityModel
 from .config import AskConfig
 from .facts import EventFact
 from .guard import AskError, check_question
 from .llm import TextModel, TextModelError, build_text_model
 from .query import Answer, answer, loose_intent
+from .reading import both_read, read_back, told_unused
 from .retrieve import pick
 from .rules import Query, Window, normalise, read
+from .visits import PERSON_OR_RIDDEN
 from .vocab import Vocabulary, split_quoted
 from .when import unread_time
 
@@ -105,6 +112,7 @@ class _Pending:
     context: list[EventFact]  # the events the model reads
     facts: list[EventFact]  # the question's events, for an answer from them should the model give none
     usual: list[EventFact] | tuple  # the same cameras at any time (what is usual there)
+    reading: tuple[str, list[str]]  # how the question was read, and the words it could not use
 
 
 def _yielding_worker() -> None:
@@ -202,7 +210,7 @@ class Asker:
             return step
         result = await self._llm(step)
         return self._answered(step.text, step.query, step.key, step.devices, step.score, result, step.started,
-                              step.decided)
+                              step.decided, step.reading)
 
     def _prepare(self, question: object, token_device: str | None, device: str | None, camera: str | None,
                  since_ms: int | None, started: float) -> dict[str, Any] | _Pending:
@@ -222,6 +230,16 @@ class Asker:
                                 started, self.timer(), "cache")
         if query.intent in ("unusual", "overview") and query.window is None:  # "anything unusual?": the last day
             query = query.with_scope(window=Window(int(self.clock_ms()) - DAY_MS, None, "in the last 24 hours"))
+        said = normalise(split_quoted(text)[0])
+        reading = read_back(said, query, zone, int(self.clock_ms()))
+        sides = sides_of(said) if not query.open and query.intent in (None, "count", "exists") else None
+        if sides is not None:  # "more people today than yesterday?": both counted, both shown
+            now, names = int(self.clock_ms()), self.vocabulary()
+            result = compared(sides, query, lambda w: read(w, names, zone, now),
+                              lambda q: self._facts(q.with_scope(intent="count"), devices))
+            if result is not None:
+                reading = both_read(*result.extra.pop("sides"), zone, now, reading[1])
+                return self._answered(text, query, key, devices, None, result, started, self.timer(), reading)
         facts = self._facts(query, devices)
         score = None
         if not query.rule_answerable:
@@ -233,27 +251,30 @@ class Asker:
         decided = self.timer()
         if route != "llm":
             result = answer(loose_intent(query), facts, query, zone, route, usual)
-            said = normalise(split_quoted(text)[0])
             unread = unread_time(said) if query.window is None else None
-            if unread:  # "at dawn": over every stored event, and the answer says so
+            if unread:  # "last spring": over every stored event, and the answer says so
                 result.extra = {**result.extra, "time_hint": unread}
             unquoted = self.vocabulary().unquoted_in(said)
             if unquoted:  # "the porch" where only a device named a camera porch: read as no camera
                 names = ", ".join(f'"{n}"' for n in unquoted)
                 result.extra = {**result.extra, "hint": f"{names}: a name only a device sent, matched when quoted "
                                                         f"(or name it in [ask] cameras / zones)"}
-            return self._answered(text, query, key, devices, score, result, started, decided)
+            return self._answered(text, query, key, devices, score, result, started, decided, reading)
         fast = answer(loose_intent(query), facts, query, zone, "fast")
         looked = [f for f in facts if query.look.holds(f.description)] if query.look else facts
         looked = looked or facts
         context = pick(text, looked, [f.text(zone) for f in looked], self.config.context_events) if facts else []
-        return _Pending(text, query, key, devices, zone, score, started, decided, fast, context, facts, usual)
+        return _Pending(text, query, key, devices, zone, score, started, decided, fast, context, facts, usual,
+                        reading)
 
     def _answered(self, text: str, query: Query, key: tuple, devices: set[str] | None, score: float | None,
-                  result: Answer, started: float, decided: float) -> dict[str, Any]:
-        body = {"answer": result.text, "route": result.route, "events": result.events, "value": result.value,
-                "partial": result.partial, "cached": False, "complexity": None if score is None else round(score, 3),
-                "window": _window_json(query.window), **result.extra}
+                  result: Answer, started: float, decided: float, reading: tuple = ("", [])) -> dict[str, Any]:
+        named = reading[1] if result.route != "llm" else []  # the model read every word itself
+        body = {"answer": told_unused(result.text, named, text, query.intent == "unstored"),
+                "reading": reading[0], "route": result.route, "events": result.events, "value": result.value,
+                "partial": result.partial, "cached": False,
+                "complexity": None if score is None else round(score, 3), "window": _window_json(query.window),
+                "unused": list(reading[1]), **result.extra}
         if not result.partial:
             self.cache.put(key, body, Coverage(frozenset(devices) if devices else None,
                                                query.cameras or None, query.label,
@@ -334,7 +355,8 @@ class Asker:
         """Every event the question covers, newest first (capture time, in the device's clock). A stored row
         that cannot be read as a fact, or with a time past the calendar's end, is left out, never an error."""
         base: dict[str, Any] = {"limit": self.config.max_scan}
-        if query.label:
+        riders = query.label == "person" and query.intent == "count"  # a person on a bicycle counts (visits.py)
+        if query.label and not riders:
             base["label"] = query.label
         if query.verdict:
             base["verdict"] = query.verdict
@@ -351,7 +373,8 @@ class Asker:
                 try:
                     if int(row["captured_ms"]) > LAST_DAY_MS:  # a time no calendar holds: no question's range
                         continue
-                    if ((window is None or window.holds(int(row["captured_ms"])))
+                    if ((window is None or window.holds(int(row["captured_ms"]))) and (not riders or row["label"]
+                                                                                      in PERSON_OR_RIDDEN)
                             and (not query.zones or self._in_zones(query.zones, row))):
                         seen[row["event_id"]] = EventFact.from_row(row)
                 except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -412,27 +435,29 @@ class Asker:
     def figures(self) -> dict[str, Any]:
         """α and the latency model for questions (one measurement, read by /v1/stats and the page)."""
         with self._stats_lock:
-            return self._figures()
+            return _figures(self.stats, self.config.t_max_ms, self.cache)
 
-    def _figures(self) -> dict[str, Any]:
-        s = self.stats
-        answered = sum(s.routes.values())
-        without = answered - s.routes["llm"]
-        alpha = round(without / answered, 4) if answered else None
-        fast = [v for r in ("cache", "rules", "fast") for v in s.latency[r]]
-        l_fast, l_llm, l_sched = _median(fast), _median(s.latency["llm"]), _median(s.sched_ms)
-        l_total = None
-        if alpha is not None:
-            l_total = round((l_sched or 0) + alpha * (l_fast or 0) + (1 - alpha) * (l_llm or 0), 2)
-        per_route = {f"{r}_p50_ms": _median(s.latency[r]) for r in ROUTES}
-        per_route.update({f"{r}_p95_ms": _p95(s.latency[r]) for r in ROUTES})
-        per_route["partial_p50_ms"] = _median(s.partial_ms)
-        return {"alpha": alpha, "L_sched_ms": l_sched, "L_fast_ms": l_fast, "L_llm_ms": l_llm,
-                "L_total_ms": l_total, "L_total_formula": "L_sched + alpha*L_fast + (1-alpha)*L_llm",
-                "measured_p50_ms": _median(v for r in ROUTES for v in s.latency[r]), "t_max_ms": self.config.t_max_ms,
-                "answers": answered, "routes": dict(s.routes), "partial": s.partial, "refused": s.refused,
-                "llm_errors": s.llm_errors, "dropped_citations": s.dropped_citations,
-                "cache_entries": len(self.cache), "cache_invalidated": self.cache.invalidated, **per_route}
+
+
+def _figures(s: AskStats, t_max_ms: float, cache: AnswerCache) -> dict[str, Any]:
+    """α and the latency model for questions, from the answers counted so far (under the stats lock)."""
+    answered = sum(s.routes.values())
+    without = answered - s.routes["llm"]
+    alpha = round(without / answered, 4) if answered else None
+    fast = [v for r in ("cache", "rules", "fast") for v in s.latency[r]]
+    l_fast, l_llm, l_sched = _median(fast), _median(s.latency["llm"]), _median(s.sched_ms)
+    l_total = None
+    if alpha is not None:
+        l_total = round((l_sched or 0) + alpha * (l_fast or 0) + (1 - alpha) * (l_llm or 0), 2)
+    per_route = {f"{r}_p50_ms": _median(s.latency[r]) for r in ROUTES}
+    per_route.update({f"{r}_p95_ms": _p95(s.latency[r]) for r in ROUTES})
+    per_route["partial_p50_ms"] = _median(s.partial_ms)
+    return {"alpha": alpha, "L_sched_ms": l_sched, "L_fast_ms": l_fast, "L_llm_ms": l_llm,
+            "L_total_ms": l_total, "L_total_formula": "L_sched + alpha*L_fast + (1-alpha)*L_llm",
+            "measured_p50_ms": _median(v for r in ROUTES for v in s.latency[r]), "t_max_ms": t_max_ms,
+            "answers": answered, "routes": dict(s.routes), "partial": s.partial, "refused": s.refused,
+            "llm_errors": s.llm_errors, "dropped_citations": s.dropped_citations,
+            "cache_entries": len(cache), "cache_invalidated": cache.invalidated, **per_route}
 
 
 def cite(raw: str, context: list[EventFact]) -> tuple[str, list[EventFact], int]:

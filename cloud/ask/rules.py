@@ -86,6 +86,28 @@ _INTENT_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
 )
 SYNONYMS = (("back", "rear"), ("rear", "back"))  # words of camera names people swap
+# words read as "person" that say more than the stored facts can check (age, sex, role): the answer names them
+NARROWING = frozenset("man men woman women lady ladies kid kids child children boy boys girl girls postman mailman "
+                      "courier intruder intruders".split())
+# a terse question that is only a noun phrase and a question mark ("people between 2 and 5 yesterday?",
+# "driveway detections last 24h?") asks how many; a comparison's "same number" is no "same person"
+_TERSE = re.compile(r"^(?!(?:what|who|which|when|where|why|how|is|are|was|were|did|do|does|has|have|had|any|can|could|"
+                    r"show|list|tell|give|describe)\b)(?:\w+ ){0,3}?(?:people|persons|visitors|cars|vehicles|bikes|"
+                    r"bicycles|events|alerts|alarms|detections|visits|notifications|recordings)\b")
+_SAME_COUNT = re.compile(r"\b(?:the )?same (?:number|amount|count)\b|\bas many\b")
+# what "how many" counts (cloud.ask.visits): events and alerts as stored, visits ("how many times"), or people
+_EVENT_WORDS = re.compile(r"\b(events?|alerts?|alarms?|detections?|notifications?|recordings?|clips?|triggers?|"
+                          r"triggered|incidents?|captures?|false positives?)\b")
+_VISIT_WORDS = re.compile(r"\b(how many times|how often|number of times|no of times|times did|times was|"
+                          r"times were|visits)\b")
+# the first words say what kind of answer is wanted: a number, a yes or no, a list, a time
+_LEAD = (("count", re.compile(r"^(?:how many|how much|number of|no of|total|count|tally)\b")),
+         ("first", re.compile(r"^(?:when|what time|at what time)\b.*\b(?:first|earliest)\b")),
+         ("last", re.compile(r"^(?:when|what time|at what time)\b")),
+         ("list", re.compile(r"^(?:which|list|show|display|give me)\b|^who (?:came|was|were|went|visited|"
+                             r"showed|stopped|dropped|walked|has been|have been|passed|appeared|is)\b")),
+         ("exists", re.compile(r"^(?:any|anyone|anybody|anything|someone|somebody|something|was|were|did|has|"
+                               r"have|had|is|are)\b(?!.*\b(?:how many|number of)\b)")))
 
 
 @dataclass(frozen=True)
@@ -102,6 +124,8 @@ class Query:
     window: Window | None = None
     words: tuple[str, ...] = field(default=(), compare=False)
     look: Look | None = None  # colour, clothing, object the facts must say (appearance.py)
+    measure: str | None = None  # what a count counts: people, visits, events (None: the label's objects)
+    names: frozenset[str] = field(default=frozenset(), compare=False)  # the words that named cameras, zones
 
     @property
     def rule_answerable(self) -> bool:
@@ -113,8 +137,10 @@ class Query:
 
 def normalise(question: str) -> str:
     """Lower case, one space between words, punctuation dropped (a possessive 's with it: "today's" reads
-    "today"), shorthand and slips spelt out (spelling.py): the cache key and the text every rule reads."""
-    text = re.sub(r"['\u2019]s\b", "", question.lower()).replace("'", "").replace("\u2019", "")
+    "today"; "#" reads "number of"), shorthand and slips spelt out (spelling.py): the cache key and the text
+    every rule reads."""
+    text = re.sub(r"(^|\s)#\s*", r"\1number of ", question.lower())
+    text = re.sub(r"['\u2019]s\b", "", text).replace("'", "").replace("\u2019", "")
     text = re.sub(r"[^a-z0-9:]+", " ", text)
     return spell(re.sub(r"\s+", " ", text).strip())
 
@@ -138,6 +164,10 @@ class Names(Protocol):
 
     def cameras_in(self, text: str) -> frozenset[tuple[str, str]]: ...
 
+    def names_in(self, text: str) -> tuple[set[tuple[str, str]], set[str]]: ...
+
+    def zone_names_in(self, text: str) -> tuple[set[str], set[str]]: ...
+
     def devices_in(self, text: str) -> frozenset[str]: ...
 
     def zones_in(self, text: str) -> frozenset[str]: ...
@@ -159,16 +189,46 @@ def verdict_in(text: str) -> str | None:
     return None
 
 
-def intent_of(text: str) -> str | None:
+def measure_of(text: str, label: str | None) -> str | None:
+    """What a count counts: "events" (events, alerts, detections...), "visits" (how many times, how often),
+    "people" (about people), None (the objects of another label, one per visit; or events with no label)."""
+    if _EVENT_WORDS.search(text):
+        return "events"
+    if _VISIT_WORDS.search(text):
+        return "visits"
+    if label == "person":
+        return "people"
+    return None if label else "events"
+
+
+def lead_intent(text: str) -> str | None:
+    """The kind of answer the question's first words ask for, or None; after a clause that sets the scope
+    ("yesterday evening, was anybody at the porch?"), the next clause's first words."""
+    for clause in re.split(r"\s*[,:;]\s*|\s+-+\s+", text):
+        said = normalise(clause)
+        found = next((intent for intent, pattern in _LEAD if pattern.search(said)), None)
+        if found is not None:
+            return found
+    return None
+
+
+def intent_of(text: str, said: str | None = None) -> str | None:
+    """The answer a normalised question wants; `said`: the question as written (its clauses)."""
     kind = kind_of(text)
     if kind is not None:
         return kind
     if re.search(r"\bhow (?:long|many (?:seconds|minutes|hours|days)) ago\b", text):
         return "last"
+    lead = lead_intent(said if said is not None else text)
+    if lead in ("count", "list"):
+        return lead
     for intent, pattern in _INTENT_RULES:
         if pattern.search(text):
             return intent
-    return None
+    # asked ("people at the porch?"), not a title to list ("recent alerts on the porch"); ", right?" is a yes/no
+    terse = (said or "").rstrip().endswith("?") and _TERSE.search(text) and not re.search(r"\b(?:right|correct)$",
+                                                                                           text)
+    return lead or ("count" if terse else None)
 
 
 def is_open(text: str) -> bool:
@@ -179,15 +239,20 @@ def is_open(text: str) -> bool:
 
 def read(question: str, vocabulary: Names, zone: ZoneInfo, now_ms: int) -> Query:
     text = normalise(question)
-    look, intent = look_in(text), intent_of(text)
-    rest = text
+    look, intent = look_in(text), intent_of(text, question)
+    rest = _SAME_COUNT.sub(" ", text)
     for phrase in look.phrases if look else ():  # "carrying a bag" is a filter, not an open question
         rest = rest.replace(phrase, " ")
+    if intent == "list" and rest.startswith("who "):  # "who came to the porch?": the visits, listed
+        rest = rest[4:]
     if intent == "duration":  # a length of stay; open only when a second question is joined on
         opened = bool(re.search(r"\band (what|why|who|did|were|was)\b", rest))
     else:
         opened = intent not in ("unusual", "overview", "unstored") and is_open(rest)
-    return Query(intent=intent, open=opened, look=look, cameras=vocabulary.cameras_in(text),
-                 devices=vocabulary.devices_in(text), zones=vocabulary.zones_in(text),
-                 label=vocabulary.label_in(text), verdict=verdict_in(text),
-                 window=time_window(text, zone, now_ms), words=tuple(text.split()))
+    cameras, camera_words = vocabulary.names_in(text)
+    zones, zone_words = vocabulary.zone_names_in(text)
+    label = vocabulary.label_in(text) or ("person" if re.match(r"who\b", text) else None)
+    return Query(intent=intent, open=opened, look=look, cameras=frozenset(cameras),
+                 devices=vocabulary.devices_in(text), zones=frozenset(zones), label=label,
+                 verdict=verdict_in(text), window=time_window(text, zone, now_ms), words=tuple(text.split()),
+                 measure=measure_of(text, label), names=frozenset(camera_words | zone_words))

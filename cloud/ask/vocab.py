@@ -22,6 +22,9 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from rapidfuzz.distance import OSA
+
+from .appearance import COLOURS, GARMENTS, OBJECTS
 from .retrieve import STOP
 from .rules import LABEL_WORDS, VERDICT_WORDS, spoken
 from .spelling import KEYWORDS, SHORTHAND
@@ -43,6 +46,22 @@ QUESTION_WORDS = frozenset(
     came come comes coming seen see saw show showed appear appeared visit visited there here any all every no not
     yes is was were be been being did do does done has have had go went going stay stayed stays long
     """.split()))
+
+
+# words a near spelling of a name is never read from: the rules' own words and the looks' words ("torch" is
+# no "porch")
+NOT_NAMES = QUESTION_WORDS | {w for forms in (*COLOURS.values(), *OBJECTS.values()) for p in forms
+                              for w in p.split()} | {w for g in GARMENTS for w in g.split()}
+
+
+def near(gram: str, form: str) -> bool:
+    """A near spelling of an operator's name form: one edit (a letter added, dropped, changed, or two
+    neighbours swapped) in a name of 4-7 letters, two from 8 on, spaces aside ("back dor", "porhc", "drivway");
+    the first letter kept."""
+    a, b = gram.replace(" ", ""), form.replace(" ", "")
+    if len(b) < 4 or a[:1] != b[:1] or a == b:
+        return a == b and len(b) >= 4 and gram != form
+    return OSA.distance(a, b, score_cutoff=2) <= (1 if len(b) < 8 else 2)  # a swap of two letters is one
 
 
 def key_of(name: str) -> str:
@@ -187,22 +206,53 @@ class Vocabulary:
     def cameras_in(self, text: str) -> frozenset[tuple[str, str]]:
         """The operator's cameras a normalised question names; one written as one word may be typed as two
         ("drive way")."""
+        return frozenset(self.names_in(text)[0])
+
+    def names_in(self, text: str) -> tuple[set[tuple[str, str]], set[str]]:
+        """The operator's cameras a normalised question names, exactly or by a near spelling ("back dor",
+        "porsh"), and the words of the question that named them."""
         found: set[tuple[str, str]] = set()
+        said: set[str] = set()
         with self._lock:
             for gram, joined in _grams(text):
-                found |= self._camera_words.get(gram, set())
+                hit = self._camera_words.get(gram, set())
                 if joined is not None and len(joined) >= 6:
-                    found |= self._camera_words.get(joined, set())
-        return frozenset(found)
+                    hit = hit | self._camera_words.get(joined, set())
+                if hit:
+                    found |= hit
+                    said.add(gram)
+            words = set(" ".join(said).split())
+            for gram, _ in _grams(text, 3):
+                if set(gram.split()) & words or all(w in NOT_NAMES for w in gram.split()):
+                    continue
+                for form, pairs in self._camera_words.items():
+                    if near(gram, form):
+                        found |= pairs
+                        said.add(gram)
+        return found, said
+
+    def zone_names_in(self, text: str) -> tuple[set[str], set[str]]:
+        """The operator's zones a normalised question names, exactly or by a near spelling, and its words."""
+        found: set[str] = set()
+        said: set[str] = set()
+        with self._lock:
+            for gram, _ in _grams(text):
+                if gram not in self._camera_forms and gram in self._zone_words:
+                    found |= self._zone_words[gram]
+                    said.add(gram)
+            words = set(" ".join(said).split())
+            for gram, _ in _grams(text, 3):
+                if set(gram.split()) & words or all(w in NOT_NAMES for w in gram.split()):
+                    continue
+                for form, zones in self._zone_words.items():
+                    if form not in self._camera_forms and near(gram, form):
+                        found |= zones
+                        said.add(gram)
+        return found, said
 
     def zones_in(self, text: str) -> frozenset[str]:
         """The operator's zones a normalised question names; a zone spelt like a camera is read as the camera."""
-        found: set[str] = set()
-        with self._lock:
-            for gram, _ in _grams(text):
-                if gram not in self._camera_forms:
-                    found |= self._zone_words.get(gram, set())
-        return frozenset(found)
+        return frozenset(self.zone_names_in(text)[0])
 
     def devices_in(self, text: str) -> frozenset[str]:
         found: set[str] = set()
@@ -265,10 +315,10 @@ class Vocabulary:
             return set(self.devices)
 
 
-def _grams(text: str):
-    """Every run of up to MAX_NAME_WORDS words of a normalised question, with its words run together."""
+def _grams(text: str, longest: int = MAX_NAME_WORDS):
+    """Every run of up to `longest` words of a normalised question, with its words run together."""
     words = text.split()
     for i in range(len(words)):
-        for n in range(1, min(MAX_NAME_WORDS, len(words) - i) + 1):
+        for n in range(1, min(longest, len(words) - i) + 1):
             part = words[i:i + n]
             yield " ".join(part), ("".join(part) if n > 1 else None)

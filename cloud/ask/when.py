@@ -9,10 +9,13 @@ the moment of asking (`now`):
                 today included), this week, this weekend, this month, last month (the calendar month before),
                 in <month> (the latest, this one included); runs of days: between Friday and Sunday, from
                 November 20 to 25 (the last day whole); short day names after on/last/since (on tues)
-    parts       morning 06-12, afternoon 12-18, evening 18-24 (tonight, this evening), night 18-06 ("last night",
+    parts       morning 06-12, afternoon 12-18, evening 18-24 (this evening), tonight 18-06 (after midnight: the
+                night in progress, from 18:00 the day before), night 18-06 ("last night",
                 "<weekday> night", "the night before last"), overnight 22-06, after midnight / the early hours /
                 the middle of the night 00-06, lunchtime 12-14, during the day / in daylight 06-18
-    clock       after 5 pm, before 8, between 9 and noon, from 9 to 11, around 3 (half an hour either side),
+    clock       after 5 pm, before 8, between 9 and noon, from 9 to 11, around 3 (half an hour either side);
+                spoken forms first written as digits (clockwords.py: half past six, quarter to seven, since
+                breakfast, after we closed at six, around sunrise);
                 noon / midday / midnight; a clock time without a day means today. A bare hour with no am/pm
                 is read as people say it: 7-11 in the morning, 12 noon, 1-6 in the afternoon (in the evening
                 or at night: +12); "between 9 and 5" ends at 17:00
@@ -28,6 +31,8 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
+
+from .clockwords import spoken_clock
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _SHORT_DAYS = (("mon",), ("tue", "tues"), ("wed", "weds"), ("thu", "thur", "thurs"), ("fri",), ("sat",), ("sun",))
@@ -48,6 +53,7 @@ PARTS = {
     "dark": (18, 30),
     "day": (6, 18),
     "overnight": (22, 30),
+    "tonight": (18, 30),
 }
 JUST_NOW_S = 1800  # "just now", "a few minutes ago": the last half hour
 AROUND_H = 0.5  # "around 3": half an hour either side
@@ -111,7 +117,7 @@ def _hour(match: re.Match[str], n: str, context: str | None) -> float | None:
         hour += 12
     elif half == "am" and hour == 12:
         hour = 0
-    elif half in ("", "oclock") and match[f"{n}m"] is None and 1 <= hour <= 11:
+    elif half in ("", "oclock") and 1 <= hour <= 11:
         if context in ("evening", "afternoon", "tonight") or (context == "night" and hour >= 6):
             hour += 12
         elif context is None and hour <= 6:
@@ -126,7 +132,9 @@ def _clock_range(text: str, context: str | None, dated: bool = False) -> tuple[f
         start, end = _hour(between, "a", context), _hour(between, "b", context)
         if start is None or end is None:
             return None
-        if between["aampm"] is None and between["aword"] is None and start < 12 and start + 12 < end:
+        if between["aampm"] is None and between["aword"] is None and between["bampm"] in ("am", "a m"):
+            start %= 12  # "between 3 and 4 am": 03:00
+        elif between["aampm"] is None and between["aword"] is None and start < 12 and start + 12 < end:
             start += 12  # "between 8 and 10 pm": 20:00
         if end <= start and end + 12 <= 24 and between["bampm"] is None and between["bword"] is None:
             end += 12  # "between 9 and 5": 17:00
@@ -263,7 +271,7 @@ def _part_of(text: str) -> str | None:
     if re.search(r"\bovernight\b|\bthrough the night\b", text):
         return "overnight"
     if re.search(r"\b(?:last|during the|in the|at|yesterday|\w+day) night\b|\bnight before last\b|\btonight\b", text):
-        return "evening" if "tonight" in text else "night"
+        return "tonight" if "tonight" in text else "night"
     if re.search(r"\bduring the day\b|\bin (?:the )?daylight\b|\bdaytime\b|\bby day\b", text):
         return "day"
     found = re.search(r"\b(morning|afternoon|evening|lunchtime|lunch time)\b", text)
@@ -274,6 +282,7 @@ def time_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
     """The time range a normalised question names, or None when it names none. "since" before a named range
     ("since yesterday", "since this morning") keeps its start and runs to now."""
     now = datetime.fromtimestamp(now_ms / 1000, zone)
+    text = spoken_clock(text, now)  # "half past six" -> 6:30, "since breakfast" -> since 7:00 (clockwords.py)
     days = _days(text, now)
     if days is not None:
         return days
@@ -282,6 +291,12 @@ def time_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
         day, phrase = _day_of(since["day"], now) or (now, "today")
         start = _at(day, _hour(since, "s", None) or 0.0)
         return Window(_ms(start), None, f"since {phrase.removeprefix('on ')} {start.strftime('%H:%M')}")
+    across = _ACROSS.search(text)
+    if across:  # "from 10pm yesterday to 6 this morning": each end read with its own day
+        first = _named_window("from " + across["a"], zone, now_ms)
+        last = _named_window("before " + across["b"], zone, now_ms)
+        if first is not None and last is not None and last.end_ms is not None and first.start_ms < last.end_ms:
+            return Window(first.start_ms, last.end_ms, f"from {first.phrase} to {last.phrase}")
     window = _named_window(text, zone, now_ms)
     if window is not None and window.end_ms is not None:
         named = window.phrase.lower().removeprefix("on ")
@@ -291,6 +306,13 @@ def time_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
                 or re.search(rf"\bsince (on )?{re.escape(named)}\b", text)):
             return Window(window.start_ms, None, f"since {window.phrase.removeprefix('on ')}")
     return window
+
+
+_DAY_WORD = r"(?:yesterday|today|tonight|this morning|this afternoon|this evening|last night|(?:on |last )?(?:" + \
+    "|".join(WEEKDAYS) + r")(?: morning| afternoon| evening| night)?)"
+_ACROSS = re.compile(r"\bfrom (?P<a>\d{1,2}(?::\d{2})?(?: ?[ap]m)? " + _DAY_WORD + r"|" + _DAY_WORD
+                     + r" (?:at )?\d{1,2}(?::\d{2})?(?: ?[ap]m)?) (?:to|until|till|through) (?P<b>\d{1,2}(?::\d{2})?"
+                     r"(?: ?[ap]m)? " + _DAY_WORD + r"|" + _DAY_WORD + r" (?:at )?\d{1,2}(?::\d{2})?(?: ?[ap]m)?)\b")
 
 
 def _days(text: str, now: datetime) -> Window | None:
@@ -363,6 +385,8 @@ def _named_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
     day, phrase = found or (now, "today")
     if part in ("night", "overnight") and phrase == "today" and re.search(r"\b(last night|overnight)\b", text):
         day, phrase = yesterday, ("last night" if part == "night" else "overnight")
+    elif part == "tonight" and phrase == "today" and now.hour < 6:  # after midnight: the night in progress
+        day, phrase = yesterday, "tonight"
     elif part == "dark":
         phrase = "after dark" if phrase == "today" else f"{phrase} after dark"
     elif part == "day":
@@ -378,7 +402,7 @@ def _named_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
         start, end = _at(day, lo), _at(day, hi)
     else:
         start, end = _at(day, 0), _at(day + timedelta(days=1), 0)
-    context = {"overnight": "night", "dark": "night", "day": None}.get(part or "", part)
+    context = {"overnight": "night", "dark": "night", "day": None, "tonight": "night"}.get(part or "", part)
     clock = _clock_range(text, context, dated=found is not None)
     if clock is not None:
         start, end, phrase = _narrow(day, start, end, clock, phrase)

@@ -22,6 +22,7 @@
     out.replaceChildren();
     out.className = "";
     if (answer.transcript !== undefined) out.append(el("p", "ask-heard", "heard: \u201c" + answer.transcript + "\u201d"));
+    if (answer.reading) out.append(el("p", "ask-reading muted", "read as: " + answer.reading));
     const text = el("p", "ask-answer" + (answer.partial ? " partial" : ""), answer.answer);
     const meta = el("div", "ask-meta");
     meta.append(el("span", "route r-" + answer.route, answer.route));

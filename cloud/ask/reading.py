@@ -1,0 +1,234 @@
+"""How a question was read, said back in one line, and the words it could not use.
+
+Every answer starts from its reading: what was counted (people, visits, events, alerts, or the objects of a
+label), where (cameras, zones, devices), when (clock times in the zone the times were read in: the camera's,
+or the site's when no camera is named, and which of the two), and which filters (verdict, look). An operator
+sees at once when a question was read otherwise than meant:
+
+    People on porch, today 14:30–16:00 (Europe/Berlin, the camera's zone)
+
+A reader of words consumes every word or names it (STYLE.md, third build): each word of the question is
+either read by a rule (a name, a label, a verdict, a look, a time, the kind of question) or is a small word
+that carries no filter; the rest are named in the answer ("I could not use: 'without a hi-vis vest'"), never
+dropped silently.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from .rules import LABEL_WORDS, NARROWING, VERDICT_WORDS, Query
+from .when import MONTHS, WEEKDAYS
+
+YES_NO = frozenset("was were is are did does do has have had any anyone anybody anything someone somebody".split())
+
+MEASURES = {"people": "People", "visits": "Visits", "events": "Events"}
+PLURALS = {"person": "people", "bus": "buses"}
+# small words, question words and verbs of coming and seeing: they carry no filter of their own
+PLAIN = frozenset("""
+a an the and or of to in on at by for from with into onto up down out off over under near as is are was were be been
+being am do does did done doing has have had having will would can could should shall may might must it its this that
+these those there here they them their he she his her him we our us you your i me my mine what which who whom whose
+when where why how many much any some all every each no not none nobody nothing anyone anybody anything everyone
+everybody someone
+somebody something one ones total number count counts tally list show give display tell let please just only also
+even still yet so very really ever again more most less fewer same than then else come came comes coming arrive
+arrived arriving arrival visit visited visiting visits visitor visitors go went gone going get got getting pass passed
+passing walk walked walking stop stopped drop dropped appear appeared appearing seen see saw sees seeing spot spotted
+notice noticed detect detected detecting record recorded recording capture captured happen happened happening show
+showed showing turn turned call called check checked look looked happen stand stood standing hang around about
+camera cameras cam cams view side front back rear area outside place property house home site yard total times time
+often once twice ok okay hey hello thanks thank pls plz know want need like way sort kind lot lots bit
+""".split())
+TIME_WORDS = frozenset("""
+today yesterday tonight tomorrow morning mornings afternoon afternoons evening evenings night nights overnight
+midnight noon midday lunch lunchtime breakfast dinner supper brunch dawn dusk sunrise sunset daybreak nightfall dark
+daylight daytime day days week weeks weekend month months hour hours minute minutes second seconds am pm oclock clock
+half quarter past till til until since before after between earlier later early late ago last previous next this
+recent recently lately far now just moment while during within throughout through thru around circa approximately
+roughly middle small wee hours start beginning end open opened opens opening close closed closes closing shop store
+office business hours working we the first earliest latest most
+""".split()) | set(WEEKDAYS) | {d[:3] for d in WEEKDAYS} | set(MONTHS) | {m[:3] for m in MONTHS}
+NUMBER_WORDS = frozenset("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+                         "fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty couple few several"
+                         .split())
+GLUE = frozenset("a an the with without in wearing wore not no any some who that".split())  # kept with unused words
+SEEMING = frozenset("look looks looked looking seem seems seemed seeming appear appears appeared".split())
+_NUMBERS = re.compile(r"\d{1,2}(?::\d{2})?(?:am|pm)?|\d+(?:st|nd|rd|th)?")
+
+
+def _label_words() -> frozenset[str]:
+    words = {w for forms in LABEL_WORDS.values() for p in forms for w in p.split()}
+    words |= {w for forms in VERDICT_WORDS.values() for p in forms for w in p.split()}
+    return frozenset((words - NARROWING) | set(LABEL_WORDS) | {"alert", "alerts", "alarm", "alarms", "event", "events",
+                                                 "detection", "detections", "notification", "notifications",
+                                                 "recording", "recordings", "clip", "clips", "trigger",
+                                                 "triggered", "triggers", "incident", "incidents", "activity",
+                                                 "movement", "motion", "verdict", "verdicts"})
+
+
+KNOWN = PLAIN | TIME_WORDS | NUMBER_WORDS | GLUE | _label_words()
+
+
+def unused(words: Iterable[str], used: Iterable[str]) -> list[str]:
+    """The phrases of a normalised question (its words, in order) that no reader used: runs of words that
+    are neither known small words nor `used` by a rule, each with the small words just before it that shape
+    its meaning ("without a hi vis vest")."""
+    words = list(words)
+    taken = set(used)
+    free = [not (w in KNOWN or w in taken or _NUMBERS.fullmatch(w)) for w in words]
+    phrases: list[str] = []
+    i = 0
+    while i < len(words):
+        if not free[i]:
+            i += 1
+            continue
+        start = i
+        back = i
+        while back > 0 and words[back - 1] in GLUE and back > i - 3:
+            back -= 1
+            if words[back] not in ("a", "an", "the", "any", "some"):
+                start = back  # "without a hi vis vest", never "the driveway"
+        if start > 0 and words[start - 1] in SEEMING:  # "look angry"
+            start -= 1
+        end = i
+        while end + 1 < len(words) and (free[end + 1] or (words[end + 1] in GLUE - {"the", "a", "an"}
+                                                          and end + 2 < len(words) and free[end + 2])):
+            end += 1
+        phrases.append(" ".join(words[start:end + 1]))
+        i = end + 1
+    return phrases
+
+
+def used_words(query: Query, names: Iterable[str] = ()) -> set[str]:
+    """The words the rules read: the names matched, the look's words, the words of a quoted name."""
+    taken = {w for phrase in names for w in phrase.split()}
+    if query.look is not None:
+        taken |= {w for phrase in query.look.phrases for w in phrase.split()}
+    return taken
+
+
+def could_not_use(phrases: list[str], original: str) -> str:
+    """"I could not use: 'without a hi-vis vest'" with each phrase as the question wrote it."""
+    return "I could not use: " + ", ".join(f"'{_as_written(p, original)}'" for p in phrases) + "."
+
+
+def told_unused(said: str, phrases: list[str], original: str, first: bool = False) -> str:
+    """The answer with the words it could not use named: after it, or `first` ("I could not use: 'plate';
+    the stored events cannot tell number plates: ..."), one sentence still."""
+    if not phrases:
+        return said
+    if first:
+        return could_not_use(phrases, original)[:-1] + "; " + said[:1].lower() + said[1:]
+    return said + " " + could_not_use(phrases, original)
+
+
+def _as_written(phrase: str, original: str) -> str:
+    """A normalised phrase as it stands in the question ("hi vis" -> "hi-vis"), else as it is."""
+    pattern = r"[\W_]+".join(re.escape(w) for w in phrase.split())
+    found = re.search(rf"(?<![a-z0-9]){pattern}(?![a-z0-9])", original.lower())
+    return original[found.start():found.end()] if found else phrase
+
+
+def what_counted(query: Query, measure: str | None) -> str:
+    """"People", "Visits", "Alerts", "Cars", "Events judged benign"."""
+    if measure == "events":
+        if query.verdict == "alert":
+            what = "Alerts"
+        elif query.verdict is not None:
+            what = f"Events judged {query.verdict}"
+        else:
+            what = "Events"
+        if query.label and query.label != "person":
+            what += f" of {PLURALS.get(query.label, query.label + 's')}"
+        elif query.label == "person":
+            what += " of people"
+        return what
+    if measure in ("people", "visits"):
+        return MEASURES[measure]
+    if query.label:
+        return PLURALS.get(query.label, query.label + "s").capitalize()
+    return "Events"
+
+
+def when_said(query: Query, zone: ZoneInfo, now_ms: int) -> str:
+    """The window as clock times in `zone`, days said relative to now: "today 06:00–12:00",
+    "yesterday 18:00 – today 06:00", "since Thu 03 Dec 09:00", "any time"."""
+    window = query.window
+    if window is None:
+        return "any time"
+    now = datetime.fromtimestamp(now_ms / 1000, zone)
+    start = None if window.start_ms is None else datetime.fromtimestamp(window.start_ms / 1000, zone)
+    end = None if window.end_ms is None else datetime.fromtimestamp(window.end_ms / 1000, zone)
+    if start is None:
+        return f"until {_moment(end, now)}" if end else "any time"
+    if end is None:
+        return f"{_day(start, now)} {start:%H:%M}–now ({now:%H:%M})"
+    if end.date() == start.date() or (end - start <= timedelta(days=1) and end.hour == 0 and end.minute == 0):
+        last = "24:00" if end.date() != start.date() else f"{end:%H:%M}"
+        return f"{_day(start, now)} {start:%H:%M}–{last}"
+    return f"{_moment(start, now)} – {_moment(end, now)}"
+
+
+def _day(moment: datetime, now: datetime) -> str:
+    days = (now.date() - moment.date()).days
+    return {0: "today", 1: "yesterday", -1: "tomorrow"}.get(days, moment.strftime("%a %d %b"))
+
+
+def _moment(moment: datetime, now: datetime) -> str:
+    return f"{_day(moment, now)} {moment:%H:%M}"
+
+
+def where_said(query: Query) -> str:
+    parts = []
+    cameras = sorted({c for _, c in query.cameras})
+    if cameras:
+        parts.append("on " + " or ".join(cameras))
+    if query.zones:
+        parts.append("in zone " + " or ".join(sorted(query.zones)))
+    if not cameras and query.devices:
+        parts.append("from " + " or ".join(sorted(query.devices)))
+    return " ".join(parts) or "on every camera"
+
+
+def reading_line(query: Query, measure: str | None, zone: ZoneInfo, now_ms: int, camera_zone: bool,
+                 unused_phrases: list[str] = ()) -> str:
+    """One short line: what was counted, where, when (clock times, which zone) and the filters."""
+    filters = []
+    if query.verdict is not None and measure != "events":
+        filters.append("alerts only" if query.verdict == "alert" else f"judged {query.verdict}")
+    if query.look is not None:
+        filters.append(query.look.said)
+    whose = "the camera's zone" if camera_zone else "the site's zone"
+    line = (f"{what_counted(query, measure)} {where_said(query)}, {when_said(query, zone, now_ms)} "
+            f"({zone.key}, {whose})")
+    if filters:
+        line += "; " + ", ".join(filters)
+    if unused_phrases:
+        line += "; not used: " + ", ".join(f"'{p}'" for p in unused_phrases)
+    return line
+
+
+def read_back(said: str, query: Query, zone: ZoneInfo, now_ms: int) -> tuple[str, list[str]]:
+    """For a normalised question and its query: the reading line, and the phrases no rule used."""
+    phrases = unused(said.split(), used_words(query, query.names))
+    intent = query.intent or ("exists" if said.split()[:1] and said.split()[0] in YES_NO else "list")
+    if intent == "count":
+        measure = query.measure
+    else:
+        measure = "events" if query.label is None else "people" if query.label == "person" else None
+    return reading_line(query, measure, zone, now_ms, bool(query.cameras or query.zones),
+                        phrases), phrases
+
+
+def both_read(a: Query, b: Query, measure: str | None, zone: ZoneInfo, now_ms: int,
+              phrases: list[str]) -> tuple[str, list[str]]:
+    """The reading of a comparison: each side's, first against second."""
+    camera_zone = bool(a.cameras or b.cameras or a.zones or b.zones)
+    line = (reading_line(a, measure, zone, now_ms, camera_zone).split(" (")[0] + " vs "
+            + reading_line(b, measure, zone, now_ms, camera_zone, phrases)[0].lower()
+            + reading_line(b, measure, zone, now_ms, camera_zone, phrases)[1:])
+    return line, phrases
