@@ -151,8 +151,9 @@ def _config(tmp_path: Path, mosquitto, prefix: str, device: str, **sections: Any
 
 
 def _events(ev: TrackEvent, scores: list[float]) -> list[TrackEvent]:
-    """Distinct people (each its own track and visit, never one seen before: a visit is escalated once)."""
-    return [dataclasses.replace(ev, track_id=1000 + i, visit=f"v{next(_VISITS)}", score=s) for i, s in enumerate(scores)]
+    """Distinct people (each its own track and a visit never seen before: a visit is escalated once)."""
+    return [dataclasses.replace(ev, track_id=1000 + i, visit=f"v{next(_VISITS)}", score=s)
+            for i, s in enumerate(scores)]
 
 
 _VISITS = itertools.count(1000)

@@ -316,11 +316,12 @@ def test_feedback_propagation_bench_runs_and_meets_its_goal():
 def test_health_and_stats_stay_200_through_feedback(running, visitor_jpeg):
     """Issue 38: the feedback counts (keyed by device, camera and kind) once broke /healthz and /v1/stats with a
     500 on every call after the first feedback."""
-    event = _event(visitor_jpeg, 1, HASH)
-    running.store.put_event(event, event.captured_ms)
-    running.store.put_verdict(_verdict(event))
-    assert running.post(f"/v1/verdicts/{event.event_id}/feedback", {"correct": False}).status_code == 200
-    assert running.post(f"/v1/verdicts/{event.event_id}/feedback", {"correct": True}).status_code == 200
+    wrong, right = _event(visitor_jpeg, 1, HASH), _event(visitor_jpeg, 2, "0f0f0f0f0f0f0f0f")
+    for event in (wrong, right):
+        running.store.put_event(event, event.captured_ms)
+        running.store.put_verdict(_verdict(event))
+    assert running.post(f"/v1/verdicts/{wrong.event_id}/feedback", {"correct": False}).status_code == 200
+    assert running.post(f"/v1/verdicts/{right.event_id}/feedback", {"correct": True}).status_code == 200
     health = requests.get(running.base + "/healthz", timeout=10)
     assert health.status_code == 200, health.text
     assert health.json()["stats"]["feedback"] == [

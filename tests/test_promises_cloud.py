@@ -428,9 +428,14 @@ def _stored(cache: VerdictCache, event: Event, **fields) -> Verdict:
 
 def test_a_cache_hit_is_a_copy_for_the_new_event_and_another_device_sees_only_the_answer(tmp_path):
     cache = VerdictCache(SQLiteStore(tmp_path / "cloud.db"), ReusePolicy(scope="site", ttl_s=600))
-    first = make_event(site="home")
-    original = _stored(cache, first, facts=["Person: yes."], checked="why", corrected=["colour"],
-                       description="a person at the door")
+    face = make_embedding(7)
+    first = make_event(site="home", embedding=face)
+    seen = _model_verdict(cache, first).cache.model_copy(update={"person_seen": True})  # the cloud saw a person
+    original = _model_verdict(cache, first).model_copy(update={
+        "facts": ["Person: yes."], "checked": "why", "corrected": ["colour"], "description": "a person at the door",
+        "cache": seen})
+    cache.store.put_event(first, first.captured_ms)
+    cache.store.put_verdict(original)
     near = make_event(site="home", phash=flip(PHASH, 3))
     arrived = time.monotonic() - 0.25
     hit = cache.answer(near, "person-3", arrived)
@@ -441,7 +446,9 @@ def test_a_cache_hit_is_a_copy_for_the_new_event_and_another_device_sees_only_th
     assert hit.reused_by.key == "hash" and hit.reused_by.distance == 3 and hit.reused_by.threshold == 8
     assert hit.cache.phash == near.phash and hit.cache.prompt_version == "person-3" and hit.cache.ttl_s <= 600
     assert abs(hit.created_ms - time.time() * 1000) < 5000 and 250 <= hit.timings.total_ms < 60_000
-    other = cache.answer(make_event("shed", "cam2", site="home"), "person-3", arrived)
+    # another device: the hash alone answers nothing (issue 40); the hash and the cloud's embedding do
+    assert cache.answer(make_event("shed", "cam2", site="home"), "person-3", arrived) is None
+    other = cache.answer(make_event("shed", "cam2", site="home", embedding=face), "person-3", arrived)
     assert (other.device, other.camera) == ("shed", "cam2") and other.reused_from == first.event_id
     assert (other.description, other.facts, other.checked, other.corrected) == ("", [], None, [])
     chained = cache.reused(make_event(site="home"), hit, arrived)
