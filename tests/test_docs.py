@@ -155,7 +155,9 @@ COMMANDS: dict[str, tuple[str, str | None]] = {
                   "without the index runs in .ci/run, and the demo in tests/test_demo.py"),
     "python3 -m venv .venv && . .venv/bin/activate && pip install torch==2.13.0 && pip install '.[demo]' && "
     "edgetriage demo": (CI, "the install in .ci/run; the demo in tests/test_demo.py"),
-    "sudo apt-get install -y mosquitto redis-server chromium openssl espeak-ng sox":
+    "sudo apt-get install -y mosquitto redis-server chromium openssl espeak-ng sox python3-gi "
+    "gir1.2-gst-rtsp-server-1.0 gstreamer1.0-rtsp gstreamer1.0-plugins-good gstreamer1.0-plugins-ugly "
+    "gstreamer1.0-libav":
         (CI, ".ci/run installs these packages when missing"),
     "pip install '.[test]' && python -m pytest -q": (CI, ".ci/run runs exactly this"),
     "sudo systemctl enable --now edgetriage-cloud": (MACHINE, "needs root and systemd as PID 1 on the host; "
