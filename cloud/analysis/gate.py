@@ -41,7 +41,7 @@ from .policy_check import PolicyRefused
 from .policy_form import explain, from_form
 from .policy_words import compile_policy
 from .prompt import Translating, policy_for
-from .translator import Facts
+from .translator import MIN_OBJECT, Facts
 
 
 class PolicyBook:
@@ -202,7 +202,10 @@ class PolicyGate:
         return _Ruled(None, policy, f"{decision.clause}, if someone is there (faint: {score:.2f})")
 
     def _seen(self, event: Event, facts: Facts) -> Seen:
-        wearing = hivis(event.crop, facts.label_box) if facts.label_score >= ABSENT else None
+        if facts.label.lower() == "person" and facts.label_score >= MIN_OBJECT:
+            wearing = facts.hivis  # the closer look measured it on this crop and box already (one decode)
+        else:
+            wearing = hivis(event.crop, facts.label_box) if facts.label_score >= ABSENT else None
         return Seen(event_facts(event), event.label, wearing, facts.upper, facts.lower,
                     frozenset(name for name, _ in facts.objects))
 
