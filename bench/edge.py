@@ -72,6 +72,7 @@ from edgetriage.edge.vision.detect import Detector, DetectorConfig, build_detect
 from edgetriage.edge.vision.pipeline import VisionPipeline
 from edgetriage.shared.config import validate_config
 from edgetriage.shared.modelfiles import resolve
+from memory import as_after_boot
 from recall import found_intervals, found_visits, intervals_from_hits, load_labels
 
 DEFAULT_MEDIA = Path(__file__).resolve().parents[1] / "models" / "media"  # clips shipped in the repository
@@ -254,6 +255,7 @@ sys.exit(code)
 def measure_rss(clip: Path) -> float:
     """Peak RSS (MiB) of `edgetriage edge replay` with the INT8 detector, in a process of its own. Read from
     the child's own /proc/self/status (VmHWM): a forked child's rusage would count the parent's pages."""
+    as_after_boot()  # the libraries read from disk, as on a device after a boot (bench/memory.py)
     with tempfile.TemporaryDirectory() as tmp:
         config = Path(tmp) / "edge.toml"
         config.write_text('[vision.detector]\nprecision = "int8"\n', encoding="utf-8")

@@ -15,6 +15,9 @@ the shipped clips) rather than files replayed one at a time.
                          streams at detect_fps 5, after warming up; _360p: 640x360 detect sub-streams
                                                                                         (4: goal <= 200)
     rss_per_camera_mb    (rss_4 - rss_1) / 3                                                  (goal <= 15)
+    anon_4_cameras_mb / file_4_cameras_mb  rss_4's parts: anonymous memory (what the program allocates) and the
+                         shared libraries' pages it touched. Every device process starts with the libraries'
+                         cached pages dropped, as after a boot (bench/memory.py says why)
     cpu_720p / _360p / _1080p  CPU (share of one core) of one camera's process, 25 fps read and decoded,
                          detect_fps 5, the motion gate on (as a device runs)
 
@@ -40,6 +43,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from brokers import Mosquitto  # noqa: E402
+from memory import STATUS_SNIPPET, as_after_boot  # noqa: E402
 from rtsp import RtspServer, h264_clip  # noqa: E402
 
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "edgetriage" / "live-clips"
@@ -55,7 +59,7 @@ def p95(values: list[float]) -> float | None:
 
 
 # -- one device process: N cameras on streams, for RSS, CPU and frame age ---------------------------------------
-_DEVICE = r"""
+_DEVICE = STATUS_SNIPPET + r"""
 import json, resource, sys, time
 from edgetriage.edge.agent import EdgeAgent
 from edgetriage.edge.camera_worker import CameraWorker
@@ -88,8 +92,7 @@ end = t0 + spec["seconds"]
 while time.monotonic() < end:
     agent.wait_and_pump(0.1)
 ru1, t1 = resource.getrusage(resource.RUSAGE_SELF), time.monotonic()
-status = {l.split(":")[0]: int(l.split()[1]) for l in open("/proc/self/status") if l.startswith(("VmRSS", "VmHWM"))}
-out = {"rss_mb": status["VmRSS"] / 1024, "hwm_mb": status["VmHWM"] / 1024,
+out = {**_rss_parts(),
        "cpu": (ru1.ru_utime + ru1.ru_stime - ru0.ru_utime - ru0.ru_stime) / (t1 - t0),
        "ages": [a for w in workers for a in w.ages],
        "read_fps": (sum(w.frames_read for w in workers) - read0) / (t1 - t0),
@@ -107,6 +110,7 @@ print("DEVICE " + json.dumps(out))
 
 def run_device(urls: list[str], mqtt: str, *, seconds: float, detect_fps: float = 5.0, precision: str = "int8",
                warmup_s: float = 3.0, forced: bool = False, one_heap: bool = True) -> dict:
+    as_after_boot()  # the libraries read from disk, as on a device after a boot (bench/memory.py)
     with tempfile.TemporaryDirectory() as state:
         spec = {"urls": urls, "mqtt": mqtt, "state": state, "seconds": seconds, "detect_fps": detect_fps,
                 "precision": precision, "warmup_s": warmup_s, "forced": forced,
@@ -223,6 +227,8 @@ def measure_streams(server: RtspServer, mqtt: str, seconds: float, results: dict
         results[f"rss_1_cameras_mb{suffix}"] = round(one["rss_mb"], 1)
         results[f"rss_4_cameras_mb{suffix}"] = round(four["rss_mb"], 1)
         results[f"rss_per_camera_mb{suffix}"] = round((four["rss_mb"] - one["rss_mb"]) / 3, 1)
+        results[f"anon_4_cameras_mb{suffix}"] = round(four["anon_mb"], 1)
+        results[f"file_4_cameras_mb{suffix}"] = round(four["file_mb"], 1)
         results[f"frame_age_p95_s_4_cameras{suffix}"] = p95(four["ages"])
         log(f"{name} streams: one camera rss {one['rss_mb']:.0f} MB, cpu {one['cpu']:.2f}; four rss "
             f"{four['rss_mb']:.0f} MB, age p95 {p95(four['ages'])} s")
@@ -256,8 +262,11 @@ def main() -> int:
             results["rss_1_cameras_mb"] = round(one["rss_mb"], 1)
             results["rss_4_cameras_mb"] = round(four["rss_mb"], 1)
             results["rss_per_camera_mb"] = round((four["rss_mb"] - one["rss_mb"]) / 3, 1)
+            results["anon_4_cameras_mb"] = round(four["anon_mb"], 1)
+            results["file_4_cameras_mb"] = round(four["file_mb"], 1)
             results["frame_age_p95_s_4_cameras"] = p95(four["ages"])
-            log(f"four 720p cameras, detector on every frame: rss {four['rss_mb']:.0f} MB, age p95 "
+            log(f"four 720p cameras, detector on every frame: rss {four['rss_mb']:.0f} MB (anonymous "
+                f"{four['anon_mb']:.0f}, libraries {four['file_mb']:.0f}), age p95 "
                 f"{results['frame_age_p95_s_4_cameras']} s")
         else:
             measure_streams(server, broker.url, seconds, results)
