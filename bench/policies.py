@@ -28,6 +28,10 @@ case's facts evaluated by the rules, compared with the writer's `meaning(f)`:
 - compiled_correct_share_blind: policies compiled without a flag and right on every case, or refused as they
   should be, over all policies (goal >= 0.7)
 
+The same over bench/policies_blind2.py (a second set, written blind in the next session from a spec page
+alone: bench/policies_blind2.md), keys ending `_blind2`. The first set has been tuned on since it was first
+measured; the second is the one that says how the reader does on words nobody tuned it to.
+
     python bench/policies.py [--quick] [--blind-only]
 
 Prints one JSON line last.
@@ -37,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import json
 import statistics
 import sys
@@ -170,9 +175,19 @@ def blind_seen(f: dict) -> Seen:
     return Seen(event, f["label"], f["hivis"], f["upper"], f["lower"], frozenset(f["carries"]))
 
 
-def blind_part(verbose: bool = True) -> dict:
-    from policies_blind import BLIND
+BLIND_SETS = {"blind": ("policies_blind", "BLIND"), "blind2": ("policies_blind2", "BLIND2")}
 
+
+def blind_part(verbose: bool = True) -> dict:
+    """Every blind set, its keys ending in the set's name (`_blind`, `_blind2`)."""
+    out: dict = {}
+    for name, (module, attr) in BLIND_SETS.items():
+        out.update(blind_set(getattr(importlib.import_module(module), attr), name, verbose))
+    return out
+
+
+def blind_set(sets: list[dict], name: str, verbose: bool = True) -> dict:
+    BLIND = sets  # noqa: N806 (the set, as its file names it)
     miscompiled, decided_wrong, correct, flagged, refused_ok, cases_n, decided_n = 0, 0, 0, 0, 0, 0, 0
     for entry in BLIND:
         try:
@@ -182,13 +197,13 @@ def blind_part(verbose: bool = True) -> dict:
             refused_ok += ok
             correct += ok
             if verbose and not ok:
-                print(f"blind {entry['id']}: refused, meant to compile: {exc}")
+                print(f"{name} {entry['id']}: refused, meant to compile: {exc}")
             continue
         if "refuse" in entry:
             unflagged = not policy.uncompiled
             miscompiled += unflagged
             if verbose:
-                print(f"blind {entry['id']}: not refused ({entry['refuse']}){' and no flag' if unflagged else ''}")
+                print(f"{name} {entry['id']}: not refused ({entry['refuse']}){' and no flag' if unflagged else ''}")
             continue
         flag = bool(policy.uncompiled)
         flagged += flag
@@ -203,14 +218,15 @@ def blind_part(verbose: bool = True) -> dict:
             if decision.verdict is not None and got != expected:
                 decided_wrong += 1
                 if verbose:
-                    print(f"blind {entry['id']}: decided {got}, meant {expected}: {case} ({decision.clause})")
+                    print(f"{name} {entry['id']}: decided {got}, meant {expected}: {case} ({decision.clause})")
         miscompiled += not flag and wrong > 0
         if verbose and not flag and wrong:
-            print(f"blind {entry['id']}: compiled without a flag, {wrong} cases differ: {policy.plain()}")
+            print(f"{name} {entry['id']}: compiled without a flag, {wrong} cases differ: {policy.plain()}")
         correct += not flag and wrong == 0
-    return {"policies_blind": len(BLIND), "miscompiled_blind": miscompiled, "decided_wrong_blind": decided_wrong,
-            "compiled_correct_share_blind": round(correct / len(BLIND), 3), "flagged_blind": flagged,
-            "refused_correct_blind": refused_ok, "cases_blind": cases_n, "cases_decided_blind": decided_n}
+    figures = {"policies": len(BLIND), "miscompiled": miscompiled, "decided_wrong": decided_wrong,
+               "compiled_correct_share": round(correct / len(BLIND), 3), "flagged": flagged,
+               "refused_correct": refused_ok, "cases": cases_n, "cases_decided": decided_n}
+    return {f"{key}_{name}": value for key, value in figures.items()}
 
 
 def main() -> int:
