@@ -48,7 +48,7 @@ STAGES = [
         "store event + verdict (one transaction / pipeline per loop turn)",
         [("cloud/storage/store.py", "put_answered_many"), ("cloud/storage/redis_store.py", "put_answered_many")],
     ),
-    ("publish the verdict (encode, paho queues it)", [("cloud/service.py", "_publish")]),
+    ("publish the verdict (encode, paho queues it)", [("cloud/publisher.py", "verdict")]),
     ("acknowledge the event (paho queues the PUBACK)", [("shared/mqtt.py", "ack")]),
 ]
 
