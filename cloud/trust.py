@@ -9,15 +9,19 @@ verdicts reach nobody else; a warning says how to list it).
 Keys (`CloudKeys`): where a verdict may reach other devices (scope "site", an event of a listed device), the
 event's perceptual hash is the cloud's own, of the JPEG it received (shared.cropkeys), and its appearance
 embedding is the cloud's own too, made with the shipped MobileNetV2 only once the hash found nothing (a cache
-miss: `embedded`). The device's own hash and embedding are dropped there; they serve its own cache and its own
+miss: `embedded`). The embeddings of the last KNOWN_CROPS crops are kept by the crop's digest: the same JPEG
+again (another device sends the very picture, a replay) has its embedding at once, so the cache can answer it on
+arrival (`keyed`). The device's own hash and embedding are dropped there; they serve its own cache and its own
 camera scope, where they reach nobody else. A crop the cloud cannot decode reaches no other device either.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import threading
+from collections import OrderedDict
 
 from ..shared.cropkeys import Appearance, decode_jpeg, phash_dct64
 from ..shared.modelfiles import ModelError, resolve
@@ -30,6 +34,7 @@ from .verdicts import site_offers
 log = logging.getLogger("edgetriage.cloud.service")
 
 APPEARANCE_MODEL = "mobilenet_v2_int8"  # the device's default embedder (edge.vision.classify)
+KNOWN_CROPS = 4096  # crops whose embeddings are kept by digest (about 1.3 MB)
 
 
 class Trust:
@@ -107,6 +112,7 @@ class CloudKeys:
         self._appearance: Appearance | None = None
         self._unavailable = False
         self._lock = threading.Lock()
+        self._known: OrderedDict[bytes, bytes] = OrderedDict()  # crop digest -> embedding (the event loop's own)
         if policy.scope == "site":
             threading.Thread(target=self._load, name="appearance-load", daemon=True).start()
 
@@ -115,14 +121,16 @@ class CloudKeys:
         return self.policy.scope == "site" and event.site is not None
 
     def keyed(self, event: Event) -> Event:
-        """The event with the cloud's own hash (no embedding yet: `embedded`) where it crosses devices; one
-        whose crop does not decode keeps its own keys and no site, so they reach nobody else."""
+        """The event with the cloud's own hash where it crosses devices, and the cloud's own embedding where it
+        made one of this very JPEG before (else none yet: `embedded`); one whose crop does not decode keeps its
+        own keys and no site, so they reach nobody else."""
         if not self.crosses_devices(event):
             return event
         image = decode_jpeg(event.crop)
         if image is None:
             return event.model_copy(update={"site": None})
-        return event.model_copy(update={"phash": phash_dct64(image), "phash_alg": "dct64", "embedding": None})
+        return event.model_copy(update={"phash": phash_dct64(image), "phash_alg": "dct64",
+                                        "embedding": self._known.get(_digest(event.crop))})
 
     async def embedded(self, event: Event) -> Event:
         """A cross-device event with the cloud's own appearance embedding added (off the event loop); the
@@ -130,7 +138,14 @@ class CloudKeys:
         if not self.crosses_devices(event) or event.embedding is not None:
             return event
         embedding = await asyncio.to_thread(self.embedding, event.crop)
-        return event if embedding is None else event.model_copy(update={"embedding": embedding})
+        if embedding is None:
+            return event
+        digest = _digest(event.crop)
+        self._known[digest] = embedding
+        self._known.move_to_end(digest)
+        if len(self._known) > KNOWN_CROPS:
+            self._known.popitem(last=False)
+        return event.model_copy(update={"embedding": embedding})
 
     def embedding(self, jpeg: bytes) -> bytes | None:
         """The crop's appearance embedding by the shipped MobileNetV2; None without the model or a picture."""
@@ -148,3 +163,7 @@ class CloudKeys:
                     log.warning("no appearance embedding in the cloud (%s): verdicts reach other devices of a "
                                 "site by the cloud's perceptual hash only", exc)
             return self._appearance
+
+
+def _digest(jpeg: bytes) -> bytes:
+    return hashlib.blake2b(jpeg, digest_size=16).digest()

@@ -218,3 +218,16 @@ def test_only_the_same_picture_answers_a_person_across_a_crop_found_person_free(
     one_bit = f"{int(phash, 16) ^ 1:016x}"
     assert not agrees(honest, "dev-b", one_bit, embedding, people=True)  # within max_distance, not one picture
     assert not same_picture(phash, phash, SAME_PICTURE - 0.001) and same_picture(phash, phash, SAME_PICTURE)
+
+
+def test_the_cloud_knows_a_picture_it_embedded_before_on_arrival(scene):
+    """The cloud's embedding of a JPEG is kept by the JPEG's digest: the very picture again, from any device, has
+    it as soon as it arrives (so the cache answers it there), while another picture waits for its own."""
+    jpeg, embedding, forged = scene
+    keys = CloudKeys(CloudConfig.model_validate({"reuse": {"scope": "site"}}).reuse)
+    first = keys.keyed(_event("dev-a", jpeg, "0" * 16, camera="gate"))
+    assert first.embedding is None and first.phash == phash_dct64(decode_jpeg(jpeg))
+    assert asyncio.run(keys.embedded(first)).embedding == embedding
+    assert keys.keyed(_event("dev-b", jpeg, "0" * 16, n=1)).embedding == embedding
+    assert keys.keyed(_event("dev-b", forged, "0" * 16, n=2)).embedding is None
+    assert keys.keyed(_event("dev-b", jpeg, "0" * 16, site=None, n=3)).embedding is None  # crosses no device
