@@ -13,7 +13,8 @@ Delivery semantics the owners rely on:
 - `publish()` returning a mid is not delivery. `on_published(mid)` is called only for a PUBACK whose reason
   code is a success; a PUBACK that refuses the message (MQTT 5 reason code >= 0x80, e.g. 0x87 "Not
   authorized" from a broker ACL, 0x97 "Quota exceeded") goes to `on_refused(mid, reason)` instead. A PUBACK
-  0x10 "No matching subscribers" is a success, and its mid is also kept in `unread`: nobody read that topic.
+  0x10 "No matching subscribers" is a success, and its mid is also kept in `unread` (a deque: the network
+  thread appends, the owner takes from its other end): nobody read that topic.
 - Sessions are persistent (MQTT 5: clean_start=False with a session expiry; 3.1.1: clean_session=False),
   so QoS 1 messages published to us while we are away are kept by the broker.
 - With `manual_ack` (MQTT 5 only) an incoming message is acknowledged when the owner calls `ack()`, once per
@@ -208,9 +209,7 @@ class MQTTLink:
         self.reconnects = 0
         self.refused = 0  # publishes the broker refused with a PUBACK reason code
         self._handed = self._answered = 0  # QoS 1 publishes handed to paho / answered by a PUBACK (see below)
-        # mids of QoS 1 publishes the broker took with no subscriber to hand them to (MQTT 5 PUBACK 0x10), newest
-        # last: appended on the network thread, taken by the owner on its own (a deque's ends are thread-safe)
-        self.unread: deque[int] = deque(maxlen=UNREAD_KEPT)
+        self.unread: deque[int] = deque(maxlen=UNREAD_KEPT)  # PUBACK 0x10 mids, newest last (module doc)
         self.last_error = ""
         self._attempt = 0
         self._refused = False
@@ -237,10 +236,8 @@ class MQTTLink:
             client.tls_set_context(tls_context(config))
         if will is not None:
             client.will_set(will.topic, will.payload, qos=will.qos, retain=will.retain)
-        client.on_connect = self._handle_connect
-        client.on_disconnect = self._handle_disconnect
-        client.on_message = self._handle_message
-        client.on_publish = self._handle_publish
+        client.on_connect, client.on_disconnect = self._handle_connect, self._handle_disconnect
+        client.on_message, client.on_publish = self._handle_message, self._handle_publish
         client.on_subscribe = self._handle_subscribe
         # paho writes from the caller's thread unless an external loop says it watches for writability; we
         # say so, and our own loop (select on the socket and on paho's wake-up pipe) does every write
