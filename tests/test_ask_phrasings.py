@@ -238,3 +238,38 @@ def test_a_near_spelling_or_another_word_for_a_configured_name_is_that_name(stor
 def test_a_place_no_configured_name_is_near_is_named_and_never_guessed(store, question, words):
     said = ask(store, question)
     assert said["value"] == 4 and "every camera" in said["reading"] and named(said, words), said
+
+
+# -- every word used or named ------------------------------------------------------------------------------
+@pytest.mark.parametrize("question", [
+    "how many people came to the porch today?",
+    "do you know if anyone came to the back door this morning?",
+    "I want to know how many cars were on the drive yesterday",
+    "didn't anyone come to the porch today?",
+    "was anyone at the porch or not?",
+    "any alerts on the back door since lunch?",
+    "no. of people at the front step between 9 and 10 this morning",
+    "how long did the person at the back door stay today?",
+    "total events except the driveway today",
+    "please list the people who came round to the porch in the last 3 hours, thanks",
+])
+def test_a_question_every_word_of_which_is_read_names_nothing(store, question):
+    said = ask(store, question)
+    assert said["unused"] == [] and "could not use" not in said["answer"], said
+
+
+@pytest.mark.parametrize(("question", "words"), [
+    ("was the person at the porch someone we know?", "know"),
+    ("anyone at the back today?", "the back"),
+    ("how many people in the front yard today?", "front yard"),
+    ("how many people at the side gate today?", "side gate"),
+    ("any people within the fortnight before christmas?", "christmas"),
+    ("anyone not at home today?", "not at home"),
+    ("how many tall people came to the porch today?", "tall"),
+    ("any delivery drivers in a hurry today?", "hurry"),
+    ("how many people at the porch last spring?", "spring"),
+    ("any people around teatime?", "teatime"),
+])
+def test_a_word_no_rule_reads_is_named_never_dropped(store, question, words):
+    said = ask(store, question)
+    assert named(said, words), said

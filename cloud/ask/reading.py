@@ -40,9 +40,10 @@ even still yet so very really ever again more most less fewer same than then els
 arrived arriving arrival visit visited visiting visits visitor visitors go went gone going get got getting pass passed
 passing walk walked walking stop stopped drop dropped appear appeared appearing seen see saw sees seeing spot spotted
 notice noticed detect detected detecting record recorded recording capture captured happen happened happening show
-showed showing turn turned call called check checked look looked happen stand stood standing hang around about
-camera cameras cam cams zone zones view side front back rear area outside place property house home site yard total
-times time
+showed showing turn turned call called check checked look looked happen stand stood standing hang hanging around round
+about pick picked picking catch caught register registered raise raised leave left leaving trip tripped fire fired
+ring rang separate distinct different unique across altogether combined overall
+camera cameras cam cams zone zones view back area outside place property house home site total times time
 often once twice but if whether didnt wasnt werent isnt arent hasnt havent hadnt doesnt dont
 everything everyone everywhere anywhere ok okay hey hello thanks thank pls plz like way sort kind lot lots bit
 """.split())
@@ -121,6 +122,8 @@ _CLOCK = re.compile(r"\d{1,2}(?::\d{2}|am|pm|ish)|\d{1,2}:\d{2}(?:am|pm)?|\d+(?:
 FRAMES = re.compile(r"\b(?:(?:do|does|would|could|can) (?:you|u) (?:know|tell me)|(?:i |we )?(?:want|need|would like|"
                     r"d like|wanted|wanna) (?:to )?(?:know|see|check)|let me know|i wonder(?: if| whether)?|"
                     r"(?:i |we )?(?:want|need)(?: you)? to)\b")
+# "at the back", "round the back": a place no camera's name was read from (a word of "came back" elsewhere)
+_THE_BACK = re.compile(r"\bthe back\b(?: (of the \w+))?(?! (?:door|gate|garden|yard|entrance))")
 STAYING = frozenset("long stay stays stayed staying spend spent remain remained hang hung linger lingered".split())
 
 
@@ -269,6 +272,7 @@ def read_back(said: str, query: Query, zone: ZoneInfo, now_ms: int) -> tuple[str
     taken |= {w for phrase in query.negated for w in phrase.split()}
     phrases = unused(FRAMES.sub(" ", said).split(), taken) + list(query.negated)
     phrases += [p for p in query.negated_bare if not unused(p.split(), taken)]  # "not at home": never silent
+    phrases += [f"the back{' ' + m[1] if m[1] else ''}" for m in _THE_BACK.finditer(said) if "back" not in taken]
     if query.window is None and query.intent != "duration":  # time words said, no range read: named
         phrases += unread_times(said.split())
     intent = query.intent or ("exists" if said.split()[:1] and said.split()[0] in YES_NO else "list")

@@ -187,7 +187,7 @@ _MONTH = (r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|au
 _DAY_MONTH = re.compile(r"\b(?:the )?(\d{1,2})(?:st|nd|rd|th)? (?:of )?" + _MONTH + r"(?: (20\d\d))?\b")
 _MONTH_DAY = re.compile(r"\b" + _MONTH + r" (?:the )?(\d{1,2})(?:st|nd|rd|th)?(?: (20\d\d))?\b")
 _ISO_DATE = re.compile(r"\b(20\d\d) (\d{1,2}) (\d{1,2})\b")  # 2026-11-28, as normalise leaves it
-_NTH = re.compile(r"\b(?:on|since|of|for|from) the (\d{1,2})(?:st|nd|rd|th)\b")  # "on the 28th": this month's, or the last
+_NTH = re.compile(r"\b(?:on|since|of|for|from) the (\d{1,2})(?:st|nd|rd|th)\b")  # "on the 28th": the latest
 _A_DAY = (r"(?:last |previous )?(?:" + "|".join(WEEKDAYS) + r")|yesterday|today|the day before yesterday|"
           r"(?:the )?\d{1,2}(?:st|nd|rd|th)? (?:of )?" + _MONTH + r"|" + _MONTH + r" (?:the )?\d{1,2}(?:st|nd|rd|th)?|"
           r"the \d{1,2}(?:st|nd|rd|th)")
@@ -231,7 +231,7 @@ def _day_of(text: str, now: datetime) -> tuple[datetime, str] | None:
         if found:
             back = (now.weekday() - index) % 7 or (7 if found[1] else 0)
             return now - timedelta(days=back), f"on {name.capitalize()}"
-    if re.search(r"\b(today|so far)\b", text):
+    if re.search(r"\b(today|so far)\b|\b(?:of|for) the day\b|\b(?:all|the whole|the entire) day\b", text):
         return now, "today"
     return None
 
