@@ -273,3 +273,34 @@ def test_a_question_every_word_of_which_is_read_names_nothing(store, question):
 def test_a_word_no_rule_reads_is_named_never_dropped(store, question, words):
     said = ask(store, question)
     assert named(said, words), said
+
+
+# -- the answer's type follows the question; comparisons count both sides -------------------------------
+@pytest.mark.parametrize(("question", "kind"), [
+    ("total people today", int), ("no. of people at the porch today", int), ("# of alerts today", int),
+    ("number of cars today", int), ("people count today", int), ("how many people today in total?", int),
+    ("any people seen today?", bool), ("was there anyone at the back door today", bool),
+    ("did someone come to the porch today", bool), ("has anyone been on the driveway today", bool),
+    ("didn't anyone come to the porch today?", bool), ("nobody at the porch today?", bool),
+    ("which people came to the porch today?", list), ("list the people at the porch today", list),
+    ("who came to the back door today?", list), ("show me the alerts today", list),
+    ("when did someone come to the porch today?", str), ("what time was the first person today?", str),
+    ("how long did the person at the back door stay today?", float),
+])
+def test_the_answer_s_type_follows_the_question_s_first_words(store, question, kind):
+    said = ask(store, question)
+    assert isinstance(said["value"], kind) and said["reading"], said
+
+
+@pytest.mark.parametrize(("question", "value", "counts", "lead"), [
+    ("more people at the porch today than at the back door?", True, [2, 1], "Yes"),
+    ("were there fewer people on the driveway than at the porch today?", True, [1, 2], "Yes"),
+    ("porch vs back door today: which had more people?", True, [2, 1], "On porch"),
+    ("which camera saw fewer people today, the porch or the driveway?", False, [2, 1], "On driveway"),
+    ("people today versus yesterday?", None, [4, 0], "Compared"),
+    ("as many people at the back door as on the driveway today?", True, [1, 1], "Yes"),
+])
+def test_a_comparison_counts_both_sides_and_shows_both(store, question, value, counts, lead):
+    said = ask(store, question)
+    assert said["value"] is value and said["counts"] == counts and said["answer"].startswith(lead), said
+    assert " vs " in said["reading"] and "could not use" not in said["answer"]

@@ -233,7 +233,7 @@ class Asker:
             query = query.with_scope(window=Window(int(self.clock_ms()) - DAY_MS, None, "in the last 24 hours"))
         said = normalise(split_quoted(text)[0])
         reading = read_back(said, query, zone, int(self.clock_ms()))
-        which = query.intent == "list" and said.startswith(("which", "what", "where"))  # "which saw more: a or b?"
+        which = query.intent == "list" and bool(re.search(r"^(?:which|what|where)\b|\bwhich\b", said))  # a or b?
         sides = sides_of(said) if not query.open and (query.intent in (None, "count", "exists") or which) else None
         if sides is not None:  # "more people today than yesterday?": both counted, both shown
             now, names = int(self.clock_ms()), self.vocabulary()
