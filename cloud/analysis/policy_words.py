@@ -42,6 +42,7 @@ class _Build:
     groups: list[int] = field(default_factory=list)
     uncompiled: list[str] = field(default_factory=list)
     otherwise: list[tuple[str, str]] = field(default_factory=list)
+    moot: list[tuple[str, str, int]] = field(default_factory=list)  # ("hivis", sentence, group): "... doesn't matter"
 
 def compile_policy(text: str, zones: tuple[str, ...] = (), camera: str | None = None) -> Policy:
     """The policy these words say; `zones`: the zone names configured for the camera (read as zones wherever
@@ -71,6 +72,7 @@ def compile_policy(text: str, zones: tuple[str, ...] = (), camera: str | None = 
         except Flag as exc:
             del build.clauses[start:], build.groups[start:]
             _flag(build, sentence, str(exc), group)
+    _moot(build)
     said = {v for v, _ in build.otherwise}
     if len(said) > 1:
         raise PolicyRefused(f"the words give two otherwises: {' / '.join(f'“{w}”' for _, w in build.otherwise)}")
@@ -95,6 +97,11 @@ def _rules(build: _Build, sent: Sent, sentence: str, group: int) -> None:
     other = {"alert": "benign", "benign": "alert"}
     if sent.kind == "defn":
         return
+    if sent.kind == "moot":
+        build.moot.append((sent.verdict, sentence, group))
+        return
+    if sent.verdict == "model" and (sent.exc is not None or sent.only):
+        raise Flag("an exception to “leave it to the model”: say the verdict the exception gets")
     if sent.kind == "otherwise":
         build.otherwise.append((sent.verdict, sentence))
         return
@@ -118,6 +125,20 @@ def _rules(build: _Build, sent: Sent, sentence: str, group: int) -> None:
     add(sent.verdict, main)
     if sent.only == "all":
         build.otherwise.append((other[sent.verdict], sentence))
+
+
+_MOOT = {"hivis": ("hivis",), "time": ("time", "weekday"), "direction": ("direction",)}
+
+
+def _moot(build: _Build) -> None:
+    """ "Hi-vis doesn't matter" says no rule reads hi-vis: true, or the sentence is not compiled (a rule that
+    reads it is the words disagreeing with themselves)."""
+    for fact, sentence, group in build.moot:
+        kinds = _MOOT[fact]
+        read = [c for c in build.clauses if c.compiled and any(
+            d.kind in kinds for d in Policy("", (c,), "model").conds())]
+        if read:
+            _flag(build, sentence, f"a rule reads it: “{read[0].source}”", group)
 
 
 def _conds(build: _Build, pieces: tuple[Piece, ...]) -> tuple[tuple[Cond, ...], tuple[str, ...]]:
