@@ -77,8 +77,8 @@ benign_adj: "fine" | "ok" | "okay" | "allowed" | "permitted" | "normal" | "welco
 // --- "nobody should be on the roof", "no cars in the bus lane"
 nobody: nobody_subj exception? modal body exception?
       | nobody_subj body? pos_alert exception?      -> nobody_alerts
-pos_alert: ("should" | "must" | "will" | "would" | "can")? "ever"? ("trigger" | "triggers" | "cause" | "causes" | "raise"
-           | "raises" | "get" | "gets" | "need" | "needs" | "deserve" | "deserves") ("an" | "a")? alert_noun
+pos_alert: ("should" | "must" | "will" | "would" | "can")? "ever"? ("trigger" | "triggers" | "cause" | "causes"
+           | "raise" | "raises" | "get" | "gets" | "need" | "needs" | "deserve" | "deserves") ("an" | "a")? alert_noun
          | ("is" | "are") ("an" | "a")? alert_noun
       | "there" ("should" | "must") "be" nobody_subj exception? body exception?
 nobody_subj: "nobody" | "no" "one" | "no" "person" | "no" "people" | "no" "visitors" | "no" label_noun
