@@ -125,3 +125,58 @@ def test_people_and_a_label_in_one_subject_are_either():
     text = "People or dogs on the ramp are an alert."
     ramp = ("ramp",)
     assert [verdict(text, ramp, zones=ramp, label=x) for x in ("person", "dog", "cat")] == ["alert", "alert", "model"]
+
+
+# -- hours with a name, their days, and "those hours" -------------------------------------------------------
+def test_named_hours_with_their_days_and_their_edges():
+    text = ("Visiting hours are 2pm to 7:30pm, Tuesday to Saturday. Outside visiting hours, anyone on the ward is "
+            "an alert. During visiting hours, alert only if someone stays on the ward over 45 minutes.")
+    ward = ("ward",)
+    assert compiled(text, ward)
+    at = {"zones": ward}
+    assert verdict(text, ward, day="Tue", time="13:59", **at) == "alert"  # a minute before the first
+    assert verdict(text, ward, day="Tue", time="14:00", **at) == "benign"  # the first minute is inside
+    assert verdict(text, ward, day="Sat", time="19:29", **at) == "benign"
+    assert verdict(text, ward, day="Sat", time="19:30", **at) == "alert"  # the end is outside
+    assert verdict(text, ward, day="Mon", time="15:00", **at) == "alert"  # the hours' days: Monday is not one
+    assert verdict(text, ward, day="Wed", time="15:00", dwell=2700.1, **at) == "alert"
+    assert verdict(text, ward, day="Wed", time="15:00", dwell=2700.0, **at) == "benign"
+    assert verdict(text, ward, day="Wed", time="15:00", zones=()) == "benign"  # "only" within visiting hours
+    assert verdict(text, ward, day="Mon", time="15:00", zones=()) == "model"  # outside them: the words say nothing
+
+
+def test_hours_defined_inline_with_which_are():
+    text = "Nobody should be on the ramp outside trading hours, which are 6am to 10pm Monday to Saturday."
+    ramp = ("ramp",)
+    assert compiled(text, ramp)
+    assert verdict(text, ramp, zones=ramp, day="Sun", time="12:00") == "alert"
+    assert verdict(text, ramp, zones=ramp, day="Sat", time="21:59") == "model"
+    assert verdict(text, ramp, zones=ramp, day="Sat", time="22:00") == "alert"
+
+
+def test_hours_named_nowhere_are_not_compiled():
+    assert not compiled("Alert on anyone during quiet hours.")
+    assert not compiled("Anyone on the ramp outside those hours is an alert.", ("ramp",))
+
+
+def test_those_hours_and_any_other_time_are_the_last_times_said():
+    text = ("Between 7am and 9am on weekdays, people at the gate are fine. Outside those hours, anyone at the gate "
+            "is an alert.")
+    gate = ("gate",)
+    assert compiled(text, gate)
+    assert verdict(text, gate, zones=gate, day="Mon", time="08:59") == "benign"
+    assert verdict(text, gate, zones=gate, day="Mon", time="09:00") == "alert"
+    assert verdict(text, gate, zones=gate, day="Sun", time="08:00") == "alert"  # the day is part of "those hours"
+    text = "Vans at the gate are fine from 5am to 8am. A van at the gate at any other time is an alert."
+    assert len(compile_policy(text, gate).uncompiled) == 2  # "van" is no label: and then no hours before "any other"
+    text = "Trucks at the gate are fine from 5am to 8am. A truck at the gate at any other time is an alert."
+    assert [verdict(text, gate, zones=gate, label="truck", time=t) for t in ("04:59", "05:00", "07:59", "08:00")] \
+        == ["alert", "benign", "benign", "alert"]
+
+
+def test_only_after_fronted_conditions_holds_within_them():
+    text = "At weekends, alert only if someone is in the yard."
+    yard = ("yard",)
+    assert verdict(text, yard, day="Sat", zones=yard) == "alert"
+    assert verdict(text, yard, day="Sat", zones=()) == "benign"
+    assert verdict(text, yard, day="Fri", zones=()) == "model"  # a weekday: the words say nothing

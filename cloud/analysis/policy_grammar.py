@@ -112,10 +112,12 @@ then_verdict: (alert_verb me? | ("it" "is" | "that" "is") ("an" | "a")? alert_no
             | (("it" "is" | "that" "is" | "they" "are") benign_adj | "ignore" ("it" | "them"))   -> then_benign
 
 // --- opening hours: "we are open 9 to 5", "opening hours are 08:00-18:00"
-defn: ("we" "are" | "the" (T_WORD | T_ZONE | T_OTHER) "is" | "it" "is")? "open" range             -> defn_open
-    | hours_words ("are" | "is")? range                                          -> defn_open
+defn: ("we" "are" | "the" (T_WORD | T_ZONE | T_OTHER) "is" | "it" "is")? "open" hours_span     -> defn_open
+    | hours_words ("are" | "is" | "run" "from"?)? hours_span                      -> defn_open
 hours_words: ("opening" | "business" | "working" | "office" | "shop" | "store" | "open" | "school" | "trading"
-             | T_ZONE) "hours"
+             | T_ZONE) "hours"                      -> hours_open
+           | (T_WORD | T_OTHER) "hours"              -> hours_named
+hours_span: range (","? day_mod)?
 
 // --- a clause's subject and conditions, in any order
 body: item+
@@ -204,8 +206,14 @@ time_mod: ("at"? "night" | "at" "night" "time" | "nighttime" | "night" "time" | 
         | ("after" | "from" | "since" | "past") clock                       -> after
         | ("before" | "until" | "till" | "up" "until") clock                -> before
         | range                                                             -> within
-        | "outside" "of"? "the"? hours_words? range                        -> outside
-        | ("during" | "in" | "within") "the"? hours_words range             -> during_hours
+        | "outside" "of"? "the"? range                                     -> outside
+        | "outside" "of"? "the"? hours_words ","? ("which" "are" | "that" "is")? hours_span    -> outside_hours
+        | ("during" | "in" | "within") "the"? hours_words ","? ("which" "are" | "that" "is")? hours_span
+                                                                            -> during_hours
+        | (("during" | "in" | "within" | "at")? ("those" | "these" | "the" "same") ("hours" | "times")
+            | "at" "that" "time" | "at" "the" "same" "time")                                -> those_in
+        | ("outside" "of"? ("those" | "these" | "the" "same") ("hours" | "times") | "at" "any"? "other" "time"
+            | "at" "other" "times" | "at" "another" "time")                                 -> those_out
         | ("outside" "of"? "the"? hours_words | "after" ("closing" | "hours" | "close" | "closing" "time")
             | ("after" | "once" | "when") ("we" "close" | "it" "closes" | "the" (T_WORD | T_ZONE | T_OTHER) "closes"
             | "the" (T_WORD | T_ZONE | T_OTHER) "has" "closed" | "closing") | "out" "of" "hours"

@@ -156,6 +156,10 @@ def _node(name: str, ch: list) -> object:  # noqa: C901, PLR0911, PLR0912 - one 
         if not body:
             raise Flag("a verdict with no conditions: say when (or write it as “otherwise ...”)")
         only = "all" if (ch[at].value or any(p.kind == "only" for p in body)) else ""
+        fronted = tuple(p for c in ch[:at] if isinstance(c, tuple) for p in c)
+        if only and any(p.kind != "only" for p in fronted):  # "during school hours, alert only if X": within them
+            rest = tuple(p for c in ch[at + 1:] if isinstance(c, tuple) for p in c)
+            return Sent("lead", name.split("_")[0], fronted, rest, exc.value if exc else None, "within")
         return Sent("lead", name.split("_")[0], body, (), exc.value if exc else None, only)
     if name in ("alert_lead_or", "benign_lead_or"):  # "alert if A, or if B": two clauses, one verdict
         bodies = [c for c in ch if isinstance(c, tuple)]
@@ -232,7 +236,7 @@ def _node(name: str, ch: list) -> object:  # noqa: C901, PLR0911, PLR0912 - one 
     if name == "then_verdict":  # an alert verb
         return _Words("verdict", "alert", words)
     if name == "defn_open":
-        return Sent("defn", "", (), (), None, "", _find(ch, "window"))  # type: ignore[arg-type]
+        return Sent("defn", _find(ch, "hours_words") or "opening", (), (), None, "", _find(ch, "span"))  # type: ignore[arg-type]
     if name == "body":
         for a, b, c in zip(ch, ch[1:], ch[2:], strict=False):  # "at night and on weekends": a list, either
             if isinstance(b, _Words) and b.kind == "link" and b.words == "and" and isinstance(a, Piece) and \
@@ -253,7 +257,7 @@ def _node(name: str, ch: list) -> object:  # noqa: C901, PLR0911, PLR0912 - one 
         things = {"anything", "everything", "cases", "case", "times", "time", "rest"}
         return _Words(name, None if set(words.split()) & things else "person", words)
     if name in ("link", "presence", "joiner", "det", "me", "be", "modal", "benign_adj", "alert_noun",
-                "alert_verb", "urgent", "except_word", "people_word", "hours_words", "garment", "hivis_word",
+                "alert_verb", "urgent", "except_word", "people_word", "garment", "hivis_word",
                 "upper_word", "lower_word", "wear_word", "not_wear", "carry_word", "not_carry", "place_prep",
                 "leave_word", "neg_place", "otherwise_word", "role_noun", "person_noun", "label_noun", "pronoun",
                 "judge", "judgement", "pos_alert", "never_verb"):
@@ -330,6 +334,9 @@ def _body(pieces: tuple[Piece, ...]) -> tuple[Piece, ...]:
     for p, q in zip(pieces, pieces[1:], strict=False):
         if p.kind == "opening" and q.kind == "cond" and q.value.kind == "time" and len(q.value.value) == 2:
             raise Flag(f"“{p.words} {q.words}”: the hours named are the opening hours")
+        if p.kind == "opening_def" and q.kind == "cond" and q.value.kind == "weekday" and (
+                " which are " in f" {p.words} " or " that is " in f" {p.words} "):
+            raise Flag(f"“{p.words} {q.words}”: the days are the hours' own")
     pieces = tuple(q for p in pieces for q in (  # "Sunday mornings" in a clause: Sunday and the morning
         [Piece("cond", c, p.words) for c in p.value.value] if p.kind == "cond" and p.value.kind == "all"
         and not p.value.negated else [p]))
