@@ -118,6 +118,7 @@ hours_words: ("opening" | "business" | "working" | "office" | "shop" | "store" |
              | T_ZONE) "hours"                      -> hours_open
            | (T_WORD | T_OTHER) "hours"              -> hours_named
 hours_span: range (","? day_mod)?
+hours_which: "," | ","? ("which" "are" | "that" "is")
 
 // --- a clause's subject and conditions, in any order
 body: item+
@@ -207,9 +208,8 @@ time_mod: ("at"? "night" | "at" "night" "time" | "nighttime" | "night" "time" | 
         | ("before" | "until" | "till" | "up" "until") clock                -> before
         | range                                                             -> within
         | "outside" "of"? "the"? range                                     -> outside
-        | "outside" "of"? "the"? hours_words ","? ("which" "are" | "that" "is")? hours_span    -> outside_hours
-        | ("during" | "in" | "within") "the"? hours_words ","? ("which" "are" | "that" "is")? hours_span
-                                                                            -> during_hours
+        | "outside" "of"? "the"? hours_words hours_which? hours_span          -> outside_hours
+        | ("during" | "in" | "within") "the"? hours_words hours_which? hours_span -> during_hours
         | (("during" | "in" | "within" | "at")? ("those" | "these" | "the" "same") ("hours" | "times")
             | "at" "that" "time" | "at" "the" "same" "time")                                -> those_in
         | ("outside" "of"? ("those" | "these" | "the" "same") ("hours" | "times") | "at" "any"? "other" "time"

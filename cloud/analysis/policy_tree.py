@@ -257,7 +257,7 @@ def _node(name: str, ch: list) -> object:  # noqa: C901, PLR0911, PLR0912 - one 
         things = {"anything", "everything", "cases", "case", "times", "time", "rest"}
         return _Words(name, None if set(words.split()) & things else "person", words)
     if name in ("link", "presence", "joiner", "det", "me", "be", "modal", "benign_adj", "alert_noun",
-                "alert_verb", "urgent", "except_word", "people_word", "garment", "hivis_word",
+                "alert_verb", "urgent", "except_word", "people_word", "garment", "hours_which", "hivis_word",
                 "upper_word", "lower_word", "wear_word", "not_wear", "carry_word", "not_carry", "place_prep",
                 "leave_word", "neg_place", "otherwise_word", "role_noun", "person_noun", "label_noun", "pronoun",
                 "judge", "judgement", "pos_alert", "never_verb"):
