@@ -216,9 +216,10 @@ class AnalyzerConfig(Strict):
         default_factory=list, description="priority tiers pinned to the large back-end: they wait for it")
     small_tiers: list[Annotated[int, Field(ge=0, le=9)]] = Field(
         default_factory=list, description="priority tiers for which the small back-end is enough")
-    first_answer_ms: Annotated[float, Field(ge=0, le=60_000)] = Field(
-        800.0, description="an event the model has not answered within this gets a provisional first answer from "
-                           "what needs no model (0: none; the model's verdict is then the only one)")
+    first_answer_ms: Annotated[float, Field(ge=0, le=60_000)] | None = Field(
+        None, description="an event the model has not answered within this gets a provisional first answer from "
+                          "what needs no model (0: none, the model's verdict is the only one); default: 800 with "
+                          "[[analyzer.backends]], none with one back-end")
 
     @model_validator(mode="after")
     def _one_or_several(self) -> AnalyzerConfig:

@@ -32,6 +32,7 @@ from .scheduler import Outcome, Scheduler
 FAILURES_DOWN = 2  # answers failing in a row that make a back-end count as down
 DOWN_S = 10.0  # how long a down back-end is passed over before it is tried again
 PROVISIONAL_KEPT = 4096  # events answered provisionally kept for the final answer (their crops: bounded)
+FIRST_ANSWER_MS = 800.0  # [analyzer] first_answer_ms by default with several back-ends (none with one)
 WINDOW = 1024  # answers per lane the model-time median is taken over
 
 
@@ -122,7 +123,9 @@ class Lanes:
         self.routing = len(self.lanes) > 1
         self.policy = RoutePolicy(analyzer.t_max_ms, frozenset(analyzer.large_tiers),
                                   frozenset(analyzer.small_tiers))
-        self.first_answer_s = analyzer.first_answer_ms / 1000
+        first_ms = analyzer.first_answer_ms if analyzer.first_answer_ms is not None else \
+            FIRST_ANSWER_MS if self.routing else 0.0
+        self.first_answer_s = first_ms / 1000
         self.on_slow: Callable[[Event, float], None] | None = None  # an event the model keeps past first_answer
         self.clock = clock
         self.routed: dict[str, int] = {}  # routed_by -> events

@@ -2,10 +2,10 @@
 
 Per event, each back-end's time to answer is estimated from what waits on it and how long its batches take
 (measured as it runs, per batch size, a moving estimate; `LatencyEstimate`). The large back-end answers when it
-can within the latency target T_max (`[analyzer] t_max_ms`), else the small one does, and its answer is
-provisional: the large one is asked again when it has room, and its answer is final. A tier pinned to the large
-back-end waits for it; a tier for which the small one is enough goes there; a back-end that is down (it says it
-is saturated, or its last answers failed) is passed over for the other.
+can within the latency target T_max (`[analyzer] t_max_ms`), else the small one does (unless it would take
+longer still), and its answer is provisional: the large one is asked again when it has room, and its answer is
+final. A tier pinned to the large back-end waits for it; a tier for which the small one is enough goes there; a
+back-end that is down (it says it is saturated, or its last answers failed) is passed over for the other.
 
 Pure: `route` reads the loads it is given and decides; cloud.lanes keeps the loads and acts on the decision.
 The reason is one word of `REASONS`, carried on the verdict as `routed_by`.
@@ -25,6 +25,7 @@ REASONS = {
     "no_target": "no T_max is set: the large back-end answers",
     "large_down": "the large back-end is down: the small one answered, provisionally",
     "small_down": "the small back-end is down: the large one answered",
+    "both_busy": "neither could answer within T_max and the small one would take longer: the large one answered",
     "all_down": "every back-end is down: the one expected to answer first was asked",
     "only": "one back-end of the kind needed",
 }
@@ -142,4 +143,6 @@ def route(tier: int, lanes: Sequence[LaneLoad], policy: RoutePolicy) -> Route:
         return Route(large[0].name, "within_t_max", large[1])
     if small is None:
         return Route(large[0].name, "small_down", large[1])
+    if small[1] >= large[1]:  # the small one no quicker: the large one's answer is worth the wait
+        return Route(large[0].name, "both_busy", large[1])
     return Route(small[0].name, "large_busy", small[1], provisional=True)

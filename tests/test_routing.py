@@ -40,6 +40,8 @@ def test_the_large_back_end_answers_exactly_at_t_max_and_not_a_millisecond_over(
     over = route(5, [_lane("s", "small"), _lane("l", "large", waiting=4, batch_ms=1000.2)], policy)
     assert (over.lane, over.reason, over.provisional) == ("s", "large_busy", True)
     assert over.expected_ms == 1000  # the small one's own estimate
+    slower = route(5, [_lane("s", "small", waiting=9), _lane("l", "large", waiting=5)], policy)  # 10 s vs 6 s
+    assert (slower.lane, slower.reason, slower.provisional) == ("l", "both_busy", False)
 
 
 def test_a_pinned_tier_waits_for_the_large_one_and_a_small_enough_tier_never_asks_it():
