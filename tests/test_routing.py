@@ -200,7 +200,7 @@ def test_a_busy_large_model_leaves_events_to_the_small_one_then_its_final_answer
     heard: list[Verdict] = []
 
     async def scenario():
-        small = await ChatServer("benign", 0.05, 4).start()
+        small = await ChatServer("benign", 0.6, 4).start()  # never before the first answer at 0.3 s
         large = await ChatServer("alert", 1.2, 1).start()
         config = CloudConfig.model_validate({
             "store_path": str(tmp_path / "c.db"), "reuse": {"verify_sample": 0.0},
