@@ -154,8 +154,40 @@ class PolicyConfig(Strict):
         return json.dumps({"rules": rules, "otherwise": self.otherwise}, sort_keys=True, separators=(",", ":"))
 
 
+class BackendConfig(Strict):
+    """[[analyzer.backends]]: one of several model back-ends in one cloud (cloud.routing chooses between them).
+    Keys not given here come from [analyzer] (model_path, threads, device, max_batch, [analyzer.openai], ...)."""
+
+    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,32}$")] = Field(
+        ..., description="what the verdicts' `model`, the page and /metrics call it")
+    kind: Literal["transformers", "openai", "vllm"] = Field(..., description="which back-end (as [analyzer] backend)")
+    cost: Literal["small", "large"] = Field(
+        ..., description="small: cheap and always at hand (answers when the large one cannot in time); large: the "
+                         "one whose answer is final")
+    model_path: str | None = Field(None, description="transformers: GGUF file or model folder")
+    threads: Annotated[int, Field(ge=1, le=256)] | None = Field(None, description="as [analyzer] threads")
+    device: Literal["auto", "cpu", "cuda"] | None = Field(None, description="as [analyzer] device")
+    max_batch: Annotated[int, Field(ge=1, le=256)] | None = Field(None, description="as [analyzer] max_batch")
+    max_new_tokens: Annotated[int, Field(ge=32, le=1024)] | None = Field(
+        None, description="as [analyzer] max_new_tokens")
+    timeout_s: Annotated[float, Field(gt=0, le=3600)] | None = Field(None, description="as [analyzer] timeout_s")
+    openai: OpenAIConfig | None = Field(None, description="kind openai: the server (as [analyzer.openai])")
+    vllm: VLLMConfig | None = Field(None, description="kind vllm: the model (as [analyzer.vllm])")
+    latency_ms: Annotated[float, Field(gt=0, le=600_000)] = Field(
+        2000.0, description="a batch's time assumed until the back-end has answered one (then measured)")
+
+    @model_validator(mode="after")
+    def _settings_of_its_kind(self) -> BackendConfig:
+        if self.openai is not None and self.kind != "openai":
+            raise ValueError(f"back-end {self.name!r}: [openai] settings go with kind = \"openai\", not {self.kind!r}")
+        if self.vllm is not None and self.kind != "vllm":
+            raise ValueError(f"back-end {self.name!r}: [vllm] settings go with kind = \"vllm\", not {self.kind!r}")
+        return self
+
+
 class AnalyzerConfig(Strict):
-    """[analyzer] in the cloud config: which back-end answers, and the settings all back-ends share."""
+    """[analyzer] in the cloud config: which back-end answers (or several, [[analyzer.backends]], chosen per event
+    by load, priority tier and `t_max_ms`: cloud.routing), and the settings all back-ends share."""
 
     backend: Literal["transformers", "openai", "vllm"] = "transformers"
     model_path: str | None = Field(None, description="transformers: GGUF file or model folder; default: "
@@ -173,6 +205,56 @@ class AnalyzerConfig(Strict):
     openai: OpenAIConfig = OpenAIConfig()
     vllm: VLLMConfig = VLLMConfig()
     policies: list[PolicyConfig] = Field(default_factory=list, description="the operator's policy per camera/zone")
+    backends: list[BackendConfig] = Field(
+        default_factory=list, description="several back-ends side by side (instead of `backend`): a small and a "
+                                          "large one, chosen per event (docs/operator/routing.md)")
+    t_max_ms: Annotated[float, Field(ge=100, le=600_000)] | None = Field(
+        None, description="latency target: an event goes to the large back-end when it can answer within this, "
+                          "else to the small one (provisional, asked again on the large one when it has room); "
+                          "none: the large one answers every tier not in small_tiers")
+    large_tiers: list[Annotated[int, Field(ge=0, le=9)]] = Field(
+        default_factory=list, description="priority tiers pinned to the large back-end: they wait for it")
+    small_tiers: list[Annotated[int, Field(ge=0, le=9)]] = Field(
+        default_factory=list, description="priority tiers for which the small back-end is enough")
+    first_answer_ms: Annotated[float, Field(ge=0, le=60_000)] | None = Field(
+        None, description="an event the model has not answered within this gets a provisional first answer from "
+                          "what needs no model (0: none, the model's verdict is the only one); default: 800 with "
+                          "[[analyzer.backends]], none with one back-end")
+
+    @model_validator(mode="after")
+    def _one_or_several(self) -> AnalyzerConfig:
+        if not self.backends:
+            if self.large_tiers or self.small_tiers:
+                raise ValueError("large_tiers and small_tiers choose between [[analyzer.backends]]; with one "
+                                 "back-end there is nothing to choose")
+            return self
+        if "backend" in self.model_fields_set:
+            raise ValueError("give either backend (one back-end) or [[analyzer.backends]] (several), not both")
+        names = [b.name for b in self.backends]
+        if len(set(names)) != len(names):
+            raise ValueError(f"[[analyzer.backends]] names must differ: {', '.join(names)}")
+        both = sorted(set(self.large_tiers) & set(self.small_tiers))
+        if both:
+            raise ValueError(f"tier {both[0]} is in both large_tiers and small_tiers; say one")
+        costs = {b.cost for b in self.backends}
+        if self.large_tiers and "large" not in costs:
+            raise ValueError("large_tiers pins tiers to the large back-end, but no [[analyzer.backends]] has "
+                             "cost = \"large\"")
+        if self.small_tiers and "small" not in costs:
+            raise ValueError("small_tiers sends tiers to the small back-end, but no [[analyzer.backends]] has "
+                             "cost = \"small\"")
+        return self
+
+    def for_backend(self, backend: BackendConfig) -> AnalyzerConfig:
+        """This analyzer's settings for one of its [[analyzer.backends]] (its own keys over the shared ones)."""
+        own = backend.model_dump(exclude={"name", "kind", "cost", "latency_ms"}, exclude_none=True)
+        shared = self.model_dump(exclude={"backends", "large_tiers", "small_tiers"})
+        shared.update(own, backend=backend.kind)
+        if backend.openai is not None:
+            shared["openai"] = backend.openai
+        if backend.vllm is not None:
+            shared["vllm"] = backend.vllm
+        return AnalyzerConfig.model_validate(shared)
 
 
 class PriorityRule(Strict):

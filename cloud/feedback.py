@@ -85,7 +85,7 @@ def operator_copy(verdict: Verdict, answer: str, mark: FeedbackMark, now_ms: int
     return verdict.model_copy(update={"clause": clause,
         "verdict": answer, "confidence": 1.0, "decided_by": "operator", "feedback": mark, "created_ms": now_ms,
         "cache": rule, "reused_from": None if verdict.reused_from == verdict.event_id else verdict.reused_from,
-        "model_verdict": verdict.model_verdict or verdict.verdict})
+        "model_verdict": verdict.model_verdict or verdict.verdict, "provisional": False})  # the word is final
 
 
 class Feedback:

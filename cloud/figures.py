@@ -11,6 +11,10 @@ the page all read `latency_model` (the page through the service's `Figures` when
     U       = analyzer busy time ÷ wall time (at least one batch in flight)
     hit rate = cloud cache hits ÷ events the cloud looked up (hits + LLM + fallback)
     wrong-reuse rate = reuse checks where the model disagreed with the cache ÷ reuse checks
+    routing (several back-ends, cloud.lanes and cloud.finals): per back-end L_llm (median model time of its
+    answers), its batch time by size and expected answer time; the routes taken; L_total beside T_max;
+    provisional share = model verdicts given provisionally ÷ events routed to a model; final agreement =
+    final answers that said what the provisional one had ÷ final answers
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from ..shared.stats import median
 
 if TYPE_CHECKING:
     from .analysis import Backend
+    from .finals import Finals
+    from .lanes import Lanes
     from .publisher import Publisher
     from .scheduler import Scheduler
     from .servicestats import ServiceStats
@@ -99,6 +105,12 @@ class Counted(Protocol):
     @property
     def publisher(self) -> Publisher: ...
 
+    @property
+    def lanes(self) -> Lanes: ...
+
+    @property
+    def finals(self) -> Finals: ...
+
 
 class Figures:
     """Computed on demand from the service's counters and latency windows; nothing on the hot path."""
@@ -131,7 +143,18 @@ class Figures:
             "queue_depth": scheduler.queue_depth,
             "in_flight": scheduler.in_flight,
             "overloaded": scheduler.load.overloaded,
+            "routing": self.routing(),
         }
+
+    def routing(self) -> dict[str, Any]:
+        """Per back-end (cloud.lanes: L_llm, batch time by size, expected answer time, queue), the routes taken,
+        L_total against T_max, the first answers, the provisional share and provisional-vs-final agreement."""
+        lanes, finals = self.service.lanes, self.service.finals
+        model = latency_model(self.answers())
+        t_max = lanes.policy.t_max_ms
+        return {**lanes.figures(), **finals.figures(), "L_total_ms": model["L_total_ms"],
+                "L_total_within_t_max": None if t_max is None or model["L_total_ms"] is None
+                else model["L_total_ms"] <= t_max}
 
     def snapshot(self) -> dict[str, Any]:
         """Everything for GET /v1/stats: the figures, the service's counters and latency percentiles, the

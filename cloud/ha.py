@@ -190,6 +190,8 @@ class HomeAssistantBridge:
                           retain=True)
 
     def add_verdict(self, verdict: Verdict) -> None:
+        if verdict.provisional and verdict.source == "fallback":
+            return  # a first answer says nothing of alert or not (cloud.finals): the sensors wait for the verdict
         key = (verdict.device, verdict.camera)
         if key not in self.cameras:
             self.cameras.add(key)

@@ -23,6 +23,11 @@ figures can be added up and `histogram_quantile()` gives p50/p95 in Grafana.
     edgetriage_cloud_mqtt_connected                 1 while the broker connection is up
     edgetriage_cloud_overloaded                     1 while the service says it is overloaded (if it says)
     edgetriage_cloud_ask_*                          questions: answers by route, partial, refused, alpha, L_total
+    edgetriage_cloud_backend_*{backend}             per back-end: up, L_llm, expected answer time, queue, answers
+    edgetriage_cloud_routed_total{reason}           events routed to a back-end, by reason (cloud.routing)
+    edgetriage_cloud_provisional_total{kind}        first answers, provisional ones, finals, changed finals
+    edgetriage_cloud_provisional_share_ratio        model verdicts given provisionally / events routed
+    edgetriage_cloud_final_agreement_ratio          finals that agreed with the provisional answer / finals
 """
 
 from __future__ import annotations
@@ -146,6 +151,8 @@ class CloudMetrics:
         service.verdict_listeners.append(self.observe)
 
     def observe(self, verdict: Verdict) -> None:
+        if (verdict.provisional and verdict.source == "fallback") or verdict.provisional_was is not None:
+            return  # a first answer, a final replacing a provisional one: the event's verdict was timed already
         t = verdict.timings
         self.verdict_seconds.observe(t.total_ms / 1000.0, verdict.source)
         if verdict.source != "cloud_cache":
@@ -253,6 +260,37 @@ def _figures(out: Exposition, service: Counted, f: dict[str, Any]) -> None:
                     ("budget", stats.budget_refused), ("queue_full", stats.queue_full), ("shed", stats.shed),
                     ("deadline_queued", stats.expired_queued), ("deadline_running", stats.expired_running))])
     out.counter("edgetriage_cloud_model_tokens_total", "Model tokens used (prompt + answer).", stats.tokens)
+    _routing(out, f["routing"])
+
+
+def _routing(out: Exposition, r: dict[str, Any]) -> None:
+    """Per back-end and routing figures (cloud.figures.Figures.routing: cloud.lanes, cloud.finals)."""
+    lanes = r["backends"]
+    out.gauge("edgetriage_cloud_backend_up", "1 while the back-end is taken (not saturated, not failing).",
+              [({"backend": n, "cost": b["cost"]}, 1 if b["up"] else 0) for n, b in lanes.items()])
+    out.gauge("edgetriage_cloud_backend_llm_seconds", "L_llm per back-end: median model time of its answers.",
+              [({"backend": n}, b["L_llm_ms"] / 1000.0) for n, b in lanes.items() if b["L_llm_ms"] is not None])
+    out.gauge("edgetriage_cloud_backend_expected_answer_seconds", "What the routing expects one more event to "
+              "take on the back-end now (its queue, its measured batch time).",
+              [({"backend": n}, b["expected_answer_ms"] / 1000.0) for n, b in lanes.items()])
+    out.gauge("edgetriage_cloud_backend_queue_depth", "Events waiting for the back-end.",
+              [({"backend": n}, b["queue_depth"]) for n, b in lanes.items()])
+    out.counter("edgetriage_cloud_backend_answers_total", "Answers per back-end, by outcome.",
+                [({"backend": n, "result": k}, b[k]) for n, b in lanes.items() for k in ("answered", "failed")])
+    out.counter("edgetriage_cloud_routed_total", "Events routed to a back-end, by reason (cloud.routing).",
+                [({"reason": k}, v) for k, v in sorted(r["routed_by"].items())])
+    if r["t_max_ms"] is not None:
+        out.gauge("edgetriage_cloud_t_max_seconds", "The latency target T_max.", r["t_max_ms"] / 1000.0)
+    out.counter("edgetriage_cloud_provisional_total", "Provisional answers: first answers before the model, the "
+                "small model's for the large one, finals replacing those, and of those the ones that changed.",
+                [({"kind": k}, r[k]) for k in ("first_answers", "provisional", "finals", "changed",
+                                                "operator_kept", "unanswered")])
+    for key, name, help_text in (
+            ("provisional_share", "provisional_share_ratio", "Model verdicts given provisionally / events routed."),
+            ("final_agreement", "final_agreement_ratio", "Finals that said what the provisional answer had / "
+             "finals.")):
+        if r[key] is not None:
+            out.gauge(f"edgetriage_cloud_{name}", help_text, r[key])
 
 
 def add_metrics(app: Any, service: ObservedService | None) -> CloudMetrics:

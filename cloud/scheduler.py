@@ -66,6 +66,9 @@ class Outcome:
     started: float  # time.monotonic() when the model started on it (or when it was refused)
     refused: str | None = None
     batch: int = 0
+    lane: str | None = None  # with several back-ends (cloud.lanes): which one answered, why, and whether for now
+    routed_by: str | None = None
+    provisional: bool = False
 
 
 @dataclass(eq=False)
@@ -116,6 +119,7 @@ class Scheduler:
         self.budgets = Budgets(config.budget, clock)
         self.stats = SchedulerStats()
         self.busy = BusyTime(clock)
+        self.on_batch: Callable[[int, float], None] | None = None  # (events, ms) of each batch answered
         self._load = LoadSignal(config, self.capacity, depth=lambda: self._depth, saturated=self._backend_saturated,
                                 on_load=on_load, clock=clock)
         self._queue = FairQueue()
@@ -294,6 +298,7 @@ class Scheduler:
                 self._depth -= 1
             job.dispatched = True
             taken.append(job)
+            self._running.append(job)  # in flight from here: a batch filling up is work the back-end has
         for job in kept:
             self._queue.push(job)
         if taken:
@@ -332,7 +337,6 @@ class Scheduler:
         estimate = self.config.budget.estimate_tokens
         for job in batch:
             self.budgets.charge(None if job.background else job.event.device, estimate)
-        self._running.extend(batch)
         self.busy.running(now)
         self.stats.batches += 1
         self.stats.dispatched += len(batch)
@@ -358,6 +362,8 @@ class Scheduler:
         if results is None:
             return  # every submitter's own deadline answers it
         self.capacity.finished(len(batch), self.clock() - started, [(started - j.arrived) * 1000 for j in batch])
+        if self.on_batch is not None and not all(a.error for a in results):
+            self.on_batch(len(batch), (self.clock() - started) * 1000)
         for job, analysis in zip(batch, results, strict=True):
             used = used_tokens(analysis, estimate)
             self.stats.tokens += used

@@ -34,12 +34,14 @@ from .config import CloudConfig
 from .cropquota import CropQuota
 from .feedback import Feedback
 from .figures import Figures
+from .finals import Finals
 from .health import IntakeHealth
 from .housekeeping import Housekeeping, sweep
 from .intake import Arrival, CacheHits, MQTTIntake, TurnBatch, check_captured
+from .lanes import Lanes
 from .offers import SiteOffers
 from .publisher import Publisher
-from .scheduler import Outcome, Scheduler
+from .scheduler import Outcome
 from .servicestats import ServiceStats, Throttled
 from .singleflight import open_flights
 from .sites import SiteTable
@@ -94,8 +96,9 @@ class CloudService:
         self.topics = Topics(config.mqtt.prefix)
         self.publisher = Publisher(self.topics, self.stats)  # verdicts, site offers, load; the link's state
         self.housekeeping = Housekeeping(store, config.retention, self.publisher.load)
-        self.scheduler = Scheduler(self.backend, config.scheduler, still_needed=self._still_needed,
-                                   on_load=self.housekeeping.load_changed)
+        self.lanes = Lanes(self.backend, config, still_needed=self._still_needed,
+                           on_load=self.housekeeping.load_changed)  # one scheduler per back-end (cloud.routing)
+        self.scheduler = self.lanes.primary  # the load report's
         self.figures = Figures(self)
         self.cache = VerdictCache(store, config.reuse)
         self.trust = Trust(config.reuse, config.delivery.max_devices, set(config.http.device_tokens))
@@ -121,6 +124,7 @@ class CloudService:
         self.intake = MQTTIntake(self, self._track, self.stats, self._warn, self.health, store.get_verdict)
         self.feedback = Feedback(store, self.publisher.verdict, lambda _verdict, offers: self.offers.send(offers),
                                  self.trust.sites.devices, self.stats.feedback)  # an operator's word on a verdict
+        self.finals = Finals(self.lanes, self.cache, store, self.publisher.verdict, self.verdict_listeners, self._spawn)
 
     # -- lifecycle -------------------------------------------------------------------------------------
     @property
@@ -192,8 +196,8 @@ class CloudService:
         for task in list(self._background):
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
-        if self.scheduler.running:
-            await self.scheduler.stop(grace_s=0.0)
+        if self.lanes.running:
+            await self.lanes.stop(grace_s=0.0)
         if self._claims is not None:
             self._claims.close()
 
@@ -348,11 +352,10 @@ class CloudService:
                 await self.flights.wait(ahead, flight, arrived + self.config.scheduler.deadline_s - time.monotonic())
                 continue
             await self._ensure_scheduler()
-            outcome = await self.scheduler.submit(event, arrived=arrived)
+            outcome = await self.lanes.submit(event, arrived=arrived)
             if outcome.analysis is not None:
-                return self.cache.from_model(event, outcome.analysis, prompt_version, self.backend.name,
-                                             arrived,
-                                             outcome.started)
+                return self.lanes.mark(self.cache.from_model(event, outcome.analysis, prompt_version,
+                                                             self.backend.name, arrived, outcome.started), outcome)
             # withdrawn: a verdict that answers it arrived while it waited; the loop takes it from the cache
         analysis = Analysis(verdict="unknown", confidence=0.0, description="", model=self.backend.name,
                             prompt_version=prompt_version, analyze_ms=0.0,
@@ -365,8 +368,8 @@ class CloudService:
         return self.cache.lookup(event, self.backend.prompt_version(event)) is None
 
     async def _ensure_scheduler(self) -> None:
-        if not self.scheduler.running:
-            await self.scheduler.start()
+        if not self.lanes.running:
+            await self.lanes.start()
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)

@@ -31,6 +31,8 @@ class EdgeStats:
     verdicts_device_cache: int = 0  # decisions answered by this device's cache
     verdicts_unmatched: int = 0  # verdicts for ids not in the outbox (answered elsewhere); still cached
     verdicts_duplicate: int = 0  # a second (or later) verdict for the same event id
+    verdicts_provisional: int = 0  # first verdicts marked provisional: a later one replaces them (cloud.finals)
+    verdicts_replaced: int = 0  # later verdicts that replaced a provisional one (not duplicates)
     verdicts_invalid: int = 0  # undecodable or addressed to another device; logged and ignored
     published: int = 0  # events handed to MQTT, repeats included
     republished: int = 0  # of which repeats (same id)

@@ -207,6 +207,13 @@ class Verdict(Message):
     policy: Annotated[str, Field(max_length=300)] | None = None
     clause: Annotated[str, Field(max_length=200)] | None = None
     feedback: FeedbackMark | None = None  # optional: set when an operator confirmed or corrected the verdict
+    # Optional (older clouds send none; older receivers ignore them): with several model back-ends, why this one
+    # answered (cloud.routing.REASONS); `provisional`: a later verdict for the same event id replaces this one
+    # (a first answer before the model spoke, or the small model's while the large one was busy); on the verdict
+    # that replaced a model's provisional one, `provisional_was` is what that one said.
+    routed_by: Annotated[str, Field(max_length=32)] | None = None
+    provisional: bool = False
+    provisional_was: Literal["alert", "benign", "unknown"] | None = None
 
     model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
 

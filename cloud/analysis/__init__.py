@@ -8,6 +8,7 @@
     transformers.py  in-process default (SmolLM2-135M; CPU, or CUDA in bf16), schema-constrained decoding, batched
     openai.py        any OpenAI-compatible server: vLLM (`vllm serve`), llama.cpp, `transformers serve`, hosted APIs
     vllm.py          vLLM's AsyncLLM in this process (the `gpu` extra)
+    several.py       several of the above in one cloud ([[analyzer.backends]]; cloud.lanes routes between them)
 
 Each back-end is imported only when chosen, so the service never loads torch or vLLM it does not use.
 """
@@ -27,7 +28,13 @@ def _builder(config: AnalyzerConfig, vision: bool, translator) -> PromptBuilder:
 
 def build_backend(config: AnalyzerConfig) -> Backend:
     """The back-end the config asks for, ready to answer, behind the operator's compiled policies where there
-    are any (gate.py). Blocking (loads models); raises ConfigError or LLMError with a message a user can act on."""
+    are any (gate.py); several ([[analyzer.backends]]) as one (several.py). Blocking (loads models); raises
+    ConfigError or LLMError with a message a user can act on."""
+    if config.backends:
+        from .several import Member, Several
+
+        return Several([Member(b.name, b.cost, b.latency_ms, build_backend(config.for_backend(b)))  # type: ignore[arg-type]
+                        for b in config.backends])
     from .translator import Translator
 
     translator = Translator()

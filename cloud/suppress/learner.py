@@ -99,7 +99,7 @@ class Learner:
     def on_verdict(self, verdict: Verdict) -> None:
         """Verdict listener (on the event loop): an alert (a yardstick for the bar) or an honest benign verdict
         (`taught_as`) is queued for the learner's thread."""
-        if not self.config.enabled:
+        if not self.config.enabled or verdict.provisional:  # only a final judgement teaches (cloud.finals)
             return
         if verdict.verdict == "alert":
             self._ensure_thread()

@@ -74,6 +74,7 @@ class Delivery:
         self.spending = SpendingPolicy(config.device, config.budget, config.overload, self.outbox, stats,
                                        forget=self.forget)
         self.verdict_counts: OrderedDict[str, int] = OrderedDict()  # event id -> verdicts received
+        self.provisional_ids: OrderedDict[str, bool] = OrderedDict()  # events whose last verdict was provisional
         self.escalated_at: dict[str, float] = {}  # event id -> monotonic time, for precise latencies
         self.dirty = True
         self.closed = False
@@ -266,9 +267,18 @@ class Delivery:
         if len(self.verdict_counts) > _SEEN_IDS:
             self.verdict_counts.popitem(last=False)
         completed = self.outbox.complete(eid)
-        self.cache.add(verdict, now)
+        self.cache.add(verdict, now)  # a final answer carries the reuse rule its provisional one lacked
+        replaces = self.provisional_ids.pop(eid, False)
+        if verdict.provisional:
+            self.provisional_ids[eid] = True
+            if len(self.provisional_ids) > _SEEN_IDS:
+                self.provisional_ids.popitem(last=False)
         if count > 1:
-            self.stats.verdicts_duplicate += 1
+            if not replaces:
+                self.stats.verdicts_duplicate += 1
+                return
+            self.stats.verdicts_replaced += 1
+            self._tell(verdict, None)
             return
         latency = self._latency_ms(eid, now)
         log.info("verdict %s (%.2f) for camera %s event %s from %s, %s ms after escalation", verdict.verdict,
@@ -276,7 +286,9 @@ class Delivery:
                  extra={"event_id": eid, "device": verdict.device, "camera": verdict.camera})
         if completed:
             source = verdict.source
-            if source == "llm":
+            if verdict.provisional:
+                self.stats.verdicts_provisional += 1
+            elif source == "llm":
                 self.stats.verdicts_llm += 1
             elif source == "cloud_cache":
                 self.stats.verdicts_cloud_cache += 1
@@ -286,6 +298,9 @@ class Delivery:
                 self.stats.add_latency(source, latency)
         else:
             self.stats.verdicts_unmatched += 1
+        self._tell(verdict, latency)
+
+    def _tell(self, verdict: Verdict, latency: float | None) -> None:
         if self.on_verdict is not None:
             try:
                 self.on_verdict(verdict, latency)

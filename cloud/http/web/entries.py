@@ -62,6 +62,9 @@ class Entry:
     updated_ms: int = 0
     at_ms: int = 0  # the card's time: the capture, but never later than it reached us (see wall_time)
     local_time: str | None = None  # the event's own local time (HH:MM on the device's clock), the card's time
+    provisional: bool = False  # a later verdict replaces this one (a first answer, the small model's: cloud.finals)
+    routed_by: str | None = None  # why this back-end answered (cloud.routing), with several
+    provisional_was: str | None = None  # on a final answer: what the provisional one had said
 
     @property
     def outcome(self) -> str:
@@ -96,7 +99,8 @@ class Entry:
                 "latency_ms": round_or_none(self.latency_ms), "cloud_ms": round_or_none(self.cloud_ms),
                 "reused_from": self.reused_from, "facts": self.facts, "checked": self.checked, "boxes": self.boxes,
                 "decided_by": self.decided_by, "policy": self.policy, "clause": self.clause,
-                "feedback": self.feedback, "thumb": f"thumbs/{self.id}.jpg" if self.thumb else None}
+                "feedback": self.feedback, "thumb": f"thumbs/{self.id}.jpg" if self.thumb else None,
+                "provisional": self.provisional, "routed_by": self.routed_by, "provisional_was": self.provisional_was}
 
 
 @dataclass(frozen=True)

@@ -88,5 +88,6 @@ def panel_figures(entries: Collection[Entry], cameras: dict[CameraKey, CameraCou
         "latency_ms": latency,
         "l_light_ms": model["L_light_ms"], "l_llm_ms": model["L_llm_ms"], "l_sched_ms": model["L_sched_ms"],
         "l_total_ms": model["L_total_ms"], "measured_median_ms": model["measured_total_p50_ms"],
+        "routing": model.get("routing"),  # the service's (cloud.figures.Figures.routing), where it runs beside
     }
     return figures

@@ -209,7 +209,12 @@ class Timeline:
         camera.escalated += 1
 
     def _apply_verdict(self, entry: Entry, verdict: Verdict) -> None:
+        if verdict.provisional and verdict.source == "fallback":  # a first answer: the verdict follows
+            entry.provisional, entry.description = entry.source is None, verdict.description
+            return
         first = entry.source is None
+        entry.provisional, entry.routed_by = verdict.provisional, verdict.routed_by
+        entry.provisional_was = verdict.provisional_was
         entry.verdict, entry.confidence = verdict.verdict, verdict.confidence
         entry.description, entry.model = verdict.description, verdict.model
         entry.source, entry.reused_from = verdict.source, verdict.reused_from

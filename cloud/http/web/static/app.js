@@ -26,6 +26,8 @@
   }
 
   function verdictText(e) {
+    if (e.provisional && e.outcome === "waiting") return "first answer";
+    if (e.verdict && e.provisional) return e.verdict + " (provisional)";
     if (e.verdict) return e.verdict + (e.confidence !== null ? " " + Math.round(e.confidence * 100) + "%" : "");
     if (e.outcome === "waiting") return "waiting";
     return e.outcome === "dropped" ? "dropped" : "on device";
@@ -95,7 +97,8 @@
     }
     const meta = [];
     if (e.latency_ms !== null) meta.push("verdict in " + fmtMs(e.latency_ms));
-    if (e.model) meta.push(e.model);
+    if (e.model) meta.push(e.model + (e.routed_by ? " (" + e.routed_by.replace(/_/g, " ") + ")" : ""));
+    if (e.provisional_was) meta.push("final; provisional said " + e.provisional_was);
     meta.push(e.id.includes("~") ? "not sent to the cloud" : "event " + e.id.slice(0, 13) + "…");
     info.appendChild(el("div", "meta", meta.join(" · ")));
     if (window.edgetriageFeedback) info.appendChild(window.edgetriageFeedback.control(e));  // "wrong?" (feedback.js)
@@ -253,6 +256,7 @@
         "   ·   measured median " + fmtMs(s.measured_median_ms);
     }
     drawChart(history);
+    drawRouting(s.routing);
 
     const cams = $("s-cameras");
     while (cams.firstChild) cams.removeChild(cams.firstChild);
@@ -266,6 +270,22 @@
       }
       cams.appendChild(tr);
     }
+  }
+
+  // several back-ends (cloud.figures' routing): per back-end L_llm and expected answer time, L_total vs T_max,
+  // first answers, provisional share, provisional-vs-final agreement
+  function drawRouting(r) {
+    const box = $("s-routing");
+    while (box.firstChild) box.removeChild(box.firstChild);
+    if (!r || Object.keys(r.backends).length < 2) { box.appendChild(el("span", "muted", "one back-end")); return; }
+    for (const [name, b] of Object.entries(r.backends)) {
+      box.appendChild(el("div", null, name + " (" + b.cost + (b.up ? "" : ", down") + "): L_llm " + fmtMs(b.L_llm_ms) +
+        ", next answer in ~" + fmtMs(b.expected_answer_ms) + ", " + b.queue_depth + " waiting, " + b.answered + " answered"));
+    }
+    const pct = (v) => (v === null || v === undefined ? "—" : Math.round(v * 100) + "%");
+    box.appendChild(el("div", null, "L_total " + fmtMs(r.L_total_ms) + " vs T_max " + (r.t_max_ms === null ? "none" : fmtMs(r.t_max_ms)) +
+      " · first answers " + r.first_answers + " · provisional " + pct(r.provisional_share) +
+      " · finals " + r.finals + ", agreeing " + pct(r.final_agreement)));
   }
 
   // -- the stream ----------------------------------------------------------------------------------

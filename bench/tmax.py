@@ -1,0 +1,290 @@
+"""A burst of events against a small and a large model back-end with a latency target (issue 41):
+
+    python bench/tmax.py            # 40 events at once
+    python bench/tmax.py --quick    # 16
+
+The small back-end is the CPU default (SmolLM2-135M, transformers); the large one an OpenAI-compatible stand-in
+(this file, --serve-openai) that answers each request after 1-3 s (uniform, seeded), `--large-at-once` at a time,
+with the labelled crop's expected verdict (bench/verdict_crops.py: it sees the image and knows the label, as a
+large model that is always right would). T_max = 5 s. The events are the labelled crops, far apart in hash (no
+cache hits), published by one device at once over a Mosquitto of the bench's own; a subscriber on the device's
+verdicts topic times every message from the publish.
+
+    first_answer_p95_ms   publish -> the event's first message (a first answer, provisional, or the verdict), p95
+    p95_ms                publish -> the event's first model verdict (the large one's within T_max, or the small
+                          one's, provisional), p95                                        (goal <= t_max_ms)
+    final_p95_ms          publish -> the event's last verdict (a final answer replacing a provisional one), p95
+    provisional_share     events whose model verdict was provisional (the small one answered)
+    final_agreement       of the finals that replaced a provisional verdict, the share that said the same
+    lost                  events with no model verdict by the end                         (goal 0)
+    answered_twice        events with more than one verdict not marked provisional (a final replacing a
+                          provisional one is counted apart: finals)                       (goal 0)
+    *_routing_off         the same burst, same back-ends, no t_max_ms and no first answer (every event waits
+                          for the large one, as one back-end per cloud did), in the same run
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import hashlib
+import json
+import os
+import random
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+from brokers import free_port, wait_port  # noqa: E402 - bench/brokers.py, beside this script
+from edgetriage.cloud.analysis import build_backend  # noqa: E402
+from edgetriage.cloud.analysis.translator import Translator  # noqa: E402
+from edgetriage.cloud.config import CloudConfig  # noqa: E402
+from edgetriage.cloud.service import CloudService  # noqa: E402
+from edgetriage.cloud.storage.store import SQLiteStore  # noqa: E402
+from edgetriage.shared.ids import uuid7  # noqa: E402
+from edgetriage.shared.protocol import Detection, Event, decode_verdict, encode_event  # noqa: E402
+from edgetriage.shared.stats import percentile  # noqa: E402
+from edgetriage.shared.topics import Topics  # noqa: E402
+from verdict_crops import Crop, build  # noqa: E402
+
+from cloud import Broker, Client, flip  # noqa: E402 - bench/cloud.py
+
+T_MAX_MS = 5000.0
+FIRST_ANSWER_MS = 500.0
+DEVICE = "bench-1"
+
+
+def say(message: str) -> None:
+    print(f"[tmax bench] {message}", file=sys.stderr, flush=True)
+
+
+# -- the large stand-in ----------------------------------------------------------------------------------
+def image_key(data_url: str) -> str:
+    return hashlib.sha256(data_url.split(",", 1)[-1].encode()).hexdigest()[:16]
+
+
+def serve_openai(port: int, truth_path: str, low_s: float, high_s: float, at_once: int) -> None:
+    """Answer each chat completion after low_s..high_s, `at_once` at a time, with the expected verdict of the
+    attached crop (its key in `truth_path`); "alert" for a crop it does not know. GET /count: answered."""
+    from aiohttp import web
+
+    truth = json.loads(Path(truth_path).read_text())
+    draw = random.Random(41)
+    count = 0
+    gate: asyncio.Semaphore | None = None
+
+    async def chat(request: web.Request) -> web.Response:
+        nonlocal count, gate
+        body = await request.json()
+        gate = gate or asyncio.Semaphore(at_once)
+        images = [part["image_url"]["url"] for m in body.get("messages", []) if isinstance(m.get("content"), list)
+                  for part in m["content"] if part.get("type") == "image_url"]
+        verdict = truth.get(image_key(images[0]), "alert") if images else "alert"
+        async with gate:
+            await asyncio.sleep(draw.uniform(low_s, high_s))
+            count += 1
+        said = "A person stands there." if verdict == "alert" else "An empty scene, nobody there."
+        content = json.dumps({"description": said, "verdict": verdict, "confidence": 0.9})
+        return web.json_response({"id": f"c{count}", "object": "chat.completion", "model": "stand-in",
+                                  "choices": [{"index": 0, "finish_reason": "stop",
+                                               "message": {"role": "assistant", "content": content}}],
+                                  "usage": {"prompt_tokens": 300, "completion_tokens": 20}})
+
+    async def counted(request: web.Request) -> web.Response:
+        return web.json_response({"requests": count})
+
+    app = web.Application(client_max_size=8 << 20)
+    app.router.add_post("/v1/chat/completions", chat)
+    app.router.add_get("/count", counted)
+    web.run_app(app, host="127.0.0.1", port=port, print=None, access_log=None)
+
+
+class StandIn:
+    def __init__(self, truth: Path, args: argparse.Namespace) -> None:
+        self.port = free_port()
+        self.proc = subprocess.Popen([sys.executable, __file__, "--serve-openai", str(self.port), "--truth",
+                                      str(truth), "--large-low-s", str(args.large_low_s), "--large-high-s",
+                                      str(args.large_high_s), "--large-at-once", str(args.large_at_once)],
+                                     stdout=subprocess.DEVNULL)
+        wait_port(self.port, self.proc, "the large stand-in")
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+# -- one burst -------------------------------------------------------------------------------------------
+def far_phash(i: int) -> str:
+    out = "8f3a6b1c2d4e5f60"
+    for bit in random.Random(1000 + i).sample(range(64), 32):
+        out = flip(out, bit)
+    return out
+
+
+def event_for(crop: Crop, i: int) -> Event:
+    return Event(event_id=uuid7(), device=DEVICE, camera="hall", captured_ms=int(time.time() * 1000),
+                 label="person", score=0.45, uncertain=True, track_id=i,
+                 detections=[Detection(label="person", score=0.45, box=crop.box)], phash=far_phash(i),
+                 reason="score in the uncertain band", crop=crop.jpeg)
+
+
+def burst(name: str, config: CloudConfig, backend: Any, broker: Any, crops: list[Crop], wait_s: float) -> dict:
+    """Publish one event per crop at once; collect every verdict message until each event has its last one."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    store = SQLiteStore(config.store_path)
+    service = CloudService(config, backend, store)
+    topics = Topics(config.mqtt.prefix)
+
+    def call(coro: Any, timeout: float = 60) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, loop).result(timeout)
+
+    async def start() -> None:
+        await service.start()
+        if not await service.wait_connected(10):
+            raise SystemExit("the cloud service could not reach the bench broker")
+
+    call(start())
+    device = Client(broker.port, subscribe=topics.verdicts(DEVICE))
+    sent: dict[str, tuple[float, Crop]] = {}
+    got: dict[str, list[tuple[float, Any]]] = {}
+    try:
+        events = [event_for(c, i) for i, c in enumerate(crops)]
+        for event, crop in zip(events, crops, strict=True):
+            sent[event.event_id] = (time.perf_counter(), crop)
+            device.publish(topics.events(DEVICE), encode_event(event))
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline:
+            done = all(got.get(e) and not got[e][-1][1].provisional for e in sent)
+            if done and not service.finals.stats.provisional > service.finals.stats.finals + \
+                    service.finals.stats.unanswered + service.finals.stats.operator_kept:
+                break
+            try:
+                received, _, raw = device.get(0.5)
+            except Exception:  # noqa: BLE001 - queue.Empty: look again
+                continue
+            verdict = decode_verdict(raw)
+            if verdict.event_id in sent:
+                got.setdefault(verdict.event_id, []).append(((received - sent[verdict.event_id][0]) * 1000, verdict))
+        figures = service.figures.compute()["routing"]
+    finally:
+        device.close()
+        call(service.stop())
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        store.close()
+    return summarise(name, sent, got, figures)
+
+
+def summarise(name: str, sent: dict, got: dict, figures: dict) -> dict:
+    first, model, last, provisional, finals, agreed, twice, lost, right = [], [], [], 0, 0, 0, 0, 0, 0
+    for event_id, (_, crop) in sent.items():
+        messages = got.get(event_id, [])
+        judged = [(ms, v) for ms, v in messages if v.source != "fallback" or not v.provisional]
+        if not judged:
+            lost += 1
+            continue
+        first.append(messages[0][0])
+        model.append(judged[0][0])
+        last.append(judged[-1][0])
+        provisional += judged[0][1].provisional
+        twice += sum(not v.provisional and v.provisional_was is None for _, v in judged) > 1
+        final = [v for _, v in judged if v.provisional_was is not None]
+        finals += bool(final)
+        agreed += bool(final) and final[-1].verdict == final[-1].provisional_was
+        right += judged[-1][1].verdict == crop.expected
+    n = len(sent)
+    result = {"first_answer_p95_ms": _p(first), "p95_ms": _p(model), "p50_ms": _p(model, 0.5),
+              "final_p95_ms": _p(last), "provisional_share": round(provisional / n, 3) if n else None,
+              "final_agreement": round(agreed / finals, 3) if finals else None, "finals": finals,
+              "lost": lost, "answered_twice": twice, "last_verdict_right": round(right / n, 3) if n else None,
+              "routed_by": figures["routed_by"]}
+    say(f"{name}: {json.dumps(result)}")
+    return result
+
+
+def _p(values: list[float], q: float = 0.95) -> float | None:
+    value = percentile(sorted(values), q)
+    return None if value is None else round(value, 1)
+
+
+def config_for(workdir: Path, broker: Any, prefix: str, large_url: str, args: argparse.Namespace,
+               routing: bool) -> CloudConfig:
+    return CloudConfig.model_validate({
+        "mqtt": {"url": broker.url, "prefix": prefix, "client_id": f"{prefix}-cloud"},
+        "store_path": str(workdir / f"{prefix}.db"), "http": {"enabled": False},
+        "reuse": {"verify_sample": 0.0}, "scheduler": {"deadline_s": 900, "queue_size": 1000},
+        "drain_timeout_s": 1.0,
+        "analyzer": {"t_max_ms": T_MAX_MS if routing else None, "first_answer_ms": FIRST_ANSWER_MS if routing else 0,
+                     "backends": [
+                         {"name": "small", "kind": "transformers", "cost": "small", "threads": args.threads,
+                          "latency_ms": 3000},
+                         {"name": "large", "kind": "openai", "cost": "large", "latency_ms": 2000,
+                          "openai": {"base_urls": [large_url], "vision": True, "max_in_flight": args.large_at_once,
+                                     "retries": 0}}]}})
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="16 events instead of 40")
+    parser.add_argument("--events", type=int, default=None)
+    parser.add_argument("--threads", type=int, default=2, help="the small back-end's CPU threads")
+    parser.add_argument("--large-at-once", type=int, default=2)
+    parser.add_argument("--large-low-s", type=float, default=1.0)
+    parser.add_argument("--large-high-s", type=float, default=3.0)
+    parser.add_argument("--workdir", type=Path, default=Path("/tmp/edgetriage-bench-tmax"))
+    parser.add_argument("--serve-openai", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--truth", default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve_openai is not None:
+        serve_openai(args.serve_openai, args.truth, args.large_low_s, args.large_high_s, args.large_at_once)
+        return 0
+    n = args.events or (16 if args.quick else 40)
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    labelled = build(Translator().look)
+    alerts = [c for c in labelled if c.expected == "alert"]
+    benign = [c for c in labelled if c.expected == "benign"]
+    crops = [(alerts if i % 2 == 0 else benign)[(i // 2) % len(alerts if i % 2 == 0 else benign)] for i in range(n)]
+    truth = args.workdir / "truth.json"
+    truth.write_text(json.dumps({image_key("data:image/jpeg;base64," + base64.b64encode(c.jpeg).decode()): c.expected
+                                 for c in labelled}))
+    say(f"{n} events at once ({sum(c.expected == 'alert' for c in crops)} with a person); large stand-in "
+        f"{args.large_low_s:g}-{args.large_high_s:g} s an answer, {args.large_at_once} at a time; small: the CPU "
+        f"default, {args.threads} threads; T_max {T_MAX_MS:g} ms, first answer after {FIRST_ANSWER_MS:g} ms")
+    large = StandIn(truth, args)
+    broker = Broker(args.workdir / "broker")
+    started = time.monotonic()
+    try:
+        on = config_for(args.workdir, broker, f"tmax{int(time.time()) % 100000}", large.base_url, args, True)
+        backend = build_backend(on.analyzer)
+        say(f"back-ends loaded in {time.monotonic() - started:.1f} s")
+        routed = burst("routing on", on, backend, broker, crops, wait_s=60 + 6 * n)
+        off = config_for(args.workdir, broker, f"tmaxoff{int(time.time()) % 100000}", large.base_url, args, False)
+        plain = burst("routing off", off, backend, broker, crops, wait_s=60 + 6 * n)
+        asyncio.run(backend.close())
+    finally:
+        broker.stop()
+        large.stop()
+    load = (f"{n} events at once from one device; large: 1 of {args.large_at_once} at a time, "
+            f"{args.large_low_s:g}-{args.large_high_s:g} s each; small: SmolLM2-135M on {args.threads} CPU threads")
+    result = {"events": n, "t_max_ms": T_MAX_MS, "first_answer_ms": FIRST_ANSWER_MS, "load": load,
+              **{k: v for k, v in routed.items()},
+              **{f"{k}_routing_off": plain[k] for k in ("first_answer_p95_ms", "p95_ms", "p50_ms", "lost",
+                                                       "answered_twice", "last_verdict_right")},
+              "wall_s": round(time.monotonic() - started, 1)}
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,210 @@
+"""Several model back-ends in one cloud, each behind a scheduler of its own (a lane), and every event sent to one
+of them by cloud.routing: the large back-end when it can answer within T_max, else the small one, provisionally.
+
+With one back-end there is one lane and no routing: verdicts carry no `routed_by`. The first lane of cost small
+(else the first) is the primary: its scheduler makes the load report devices read (the others' overload shows
+in its queue, where their work then goes) and all lanes draw on its token budgets.
+
+Each lane measures its back-end as it runs: a batch's time by batch size (cloud.routing.LatencyEstimate, which
+the routing reads), the model time of each answer (L_llm per back-end), and whether it is down (it says it is
+saturated, or its last `FAILURES_DOWN` answers failed: passed over for `DOWN_S`, then tried again).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from collections import OrderedDict, deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..shared.protocol import Event, Verdict
+from ..shared.stats import median
+from .analysis import Backend
+from .analysis.several import Several
+from .capacity import LoadState
+from .config import CloudConfig
+from .routing import LaneLoad, LatencyEstimate, Route, RoutePolicy, route
+from .scheduler import Outcome, Scheduler
+
+FAILURES_DOWN = 2  # answers failing in a row that make a back-end count as down
+DOWN_S = 10.0  # how long a down back-end is passed over before it is tried again
+PROVISIONAL_KEPT = 4096  # events answered provisionally kept for the final answer (their crops: bounded)
+FIRST_ANSWER_MS = 800.0  # [analyzer] first_answer_ms by default with several back-ends (none with one)
+WINDOW = 1024  # answers per lane the model-time median is taken over
+
+
+@dataclass(eq=False)
+class Lane:
+    """One back-end behind its own scheduler, and what is measured of it."""
+
+    name: str
+    cost: str
+    backend: Backend
+    scheduler: Scheduler
+    latency: LatencyEstimate
+    clock: Callable[[], float] = time.monotonic
+    answered: int = 0
+    failed: int = 0
+    failed_in_row: int = 0
+    down_until: float = 0.0
+    model_ms: deque[float] = field(default_factory=lambda: deque(maxlen=WINDOW))
+
+    def up(self) -> bool:
+        if self.clock() < self.down_until:
+            return False
+        try:
+            return not self.backend.saturated()
+        except Exception:  # noqa: BLE001 - a back-end that cannot say is taken at its word of being up
+            return True
+
+    def load(self) -> LaneLoad:
+        s = self.scheduler
+        return LaneLoad(self.name, self.cost, s.queue_depth, s.in_flight, s.concurrency, s.max_batch, self.latency,
+                        self.up())
+
+    def has_room(self) -> bool:
+        """Nothing waits and a batch could start now: room for work below every tier (a final answer)."""
+        s = self.scheduler
+        return self.up() and s.queue_depth == 0 and s.in_flight < s.concurrency * s.max_batch
+
+    def measured(self, outcome: Outcome) -> None:
+        analysis = outcome.analysis
+        if analysis is None or outcome.refused is not None:
+            return
+        if analysis.error is None:
+            self.answered += 1
+            self.failed_in_row = 0
+            self.model_ms.append(analysis.analyze_ms)
+            return
+        self.failed += 1
+        self.failed_in_row += 1
+        if self.failed_in_row >= FAILURES_DOWN:
+            self.down_until = self.clock() + DOWN_S
+
+    def figures(self) -> dict[str, Any]:
+        s = self.scheduler
+        return {"cost": self.cost, "up": self.up(), "answered": self.answered, "failed": self.failed,
+                "L_llm_ms": median(list(self.model_ms), 1), "batch_ms": self.latency.measured(),
+                "expected_answer_ms": round(self.load().answer_ms(), 1), "queue_depth": s.queue_depth,
+                "in_flight": s.in_flight, "U": round(s.utilisation(), 4)}
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """An event answered provisionally, kept until its final answer: when it arrived (monotonic) and the route."""
+
+    event: Event
+    arrived: float
+    route: Route
+
+
+class Lanes:
+    """Every back-end's lane and the routing between them; `submit` is the scheduler's, routed."""
+
+    def __init__(self, backend: Backend, config: CloudConfig, *, still_needed: Callable[[Event], bool],
+                 on_load: Callable[[LoadState], None], clock: Callable[[], float] = time.monotonic) -> None:
+        analyzer = config.analyzer
+        members = [(m.name, m.cost, m.latency_ms, m.backend) for m in backend.members] \
+            if isinstance(backend, Several) else [(backend.name, "small", 2000.0, backend)]
+        primary = next((i for i, m in enumerate(members) if m[1] == "small"), 0)
+        self.lanes: list[Lane] = []
+        for i, (name, cost, guess, member) in enumerate(members):
+            scheduler = Scheduler(member, config.scheduler, still_needed=still_needed,
+                                  on_load=on_load if i == primary else None, clock=clock)
+            lane = Lane(name, cost, member, scheduler, LatencyEstimate(guess), clock)
+            scheduler.on_batch = lane.latency.observe
+            self.lanes.append(lane)
+        self.primary = self.lanes[primary].scheduler
+        for lane in self.lanes:
+            lane.scheduler.budgets = self.primary.budgets  # one token budget, whichever model spends it
+        self.routing = len(self.lanes) > 1
+        self.policy = RoutePolicy(analyzer.t_max_ms, frozenset(analyzer.large_tiers),
+                                  frozenset(analyzer.small_tiers))
+        first_ms = analyzer.first_answer_ms if analyzer.first_answer_ms is not None else \
+            FIRST_ANSWER_MS if self.routing else 0.0
+        self.first_answer_s = first_ms / 1000
+        self.on_slow: Callable[[Event, float], None] | None = None  # an event the model keeps past first_answer
+        self.clock = clock
+        self.routed: dict[str, int] = {}  # routed_by -> events
+        self._waiting: OrderedDict[str, Waiting] = OrderedDict()
+
+    # -- lifecycle -------------------------------------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        return self.primary.running
+
+    async def start(self) -> None:
+        for lane in self.lanes:
+            if not lane.scheduler.running:
+                await lane.scheduler.start()
+
+    async def stop(self, grace_s: float = 10.0) -> None:
+        await asyncio.gather(*(lane.scheduler.stop(grace_s) for lane in self.lanes if lane.scheduler.running))
+
+    # -- routing ---------------------------------------------------------------------------------------
+    def choose(self, event: Event) -> tuple[Lane, Route | None]:
+        """The lane for `event` and the route that chose it (None: one lane, nothing to choose)."""
+        if not self.routing:
+            return self.lanes[0], None
+        chosen = route(self.primary.tier(event), [lane.load() for lane in self.lanes], self.policy)
+        self.routed[chosen.reason] = self.routed.get(chosen.reason, 0) + 1
+        return next(lane for lane in self.lanes if lane.name == chosen.lane), chosen
+
+    async def submit(self, event: Event, *, arrived: float) -> Outcome:
+        """The chosen back-end's answer (Scheduler.submit's, with the lane, why and whether provisional); an
+        event it keeps past `first_answer_ms` is handed to `on_slow` meanwhile (a first answer)."""
+        lane, chosen = self.choose(event)
+        timer = None
+        if self.on_slow is not None and self.first_answer_s > 0:
+            left = max(0.0, arrived + self.first_answer_s - self.clock())
+            timer = asyncio.get_running_loop().call_later(left, self.on_slow, event, arrived)
+        try:  # queued before anything else runs: the next event's route sees this one waiting
+            outcome = await lane.scheduler.submit(event, arrived=arrived)
+        finally:
+            if timer is not None:
+                timer.cancel()
+        lane.measured(outcome)
+        if chosen is None:
+            return outcome
+        answered = outcome.analysis is not None and outcome.analysis.error is None and outcome.refused is None
+        provisional = chosen.provisional and answered
+        if provisional:
+            self._waiting[event.event_id] = Waiting(event, arrived, chosen)
+            while len(self._waiting) > PROVISIONAL_KEPT:
+                self._waiting.popitem(last=False)
+        return dataclasses.replace(outcome, lane=lane.name, routed_by=chosen.reason, provisional=provisional)
+
+    def mark(self, verdict: Verdict, outcome: Outcome) -> Verdict:
+        """A model verdict with its route: which back-end (`model`), why (`routed_by`), and, for a provisional
+        one, no reuse rule (only a final answer is reused)."""
+        if outcome.lane is None:
+            return verdict
+        update: dict[str, Any] = {"model": f"{outcome.lane}: {verdict.model}"[:128], "routed_by": outcome.routed_by}
+        if outcome.provisional:
+            update.update(provisional=True, cache=None)
+        return verdict.model_copy(update=update)
+
+    # -- final answers (cloud.finals) ------------------------------------------------------------------
+    def waiting(self, event_id: str) -> Waiting | None:
+        """The provisionally answered event of this id, taken out of the list (None: none such, or forgotten)."""
+        return self._waiting.pop(event_id, None)
+
+    def final_lane(self) -> Lane | None:
+        """The large lane with room for a final answer now (None: none has)."""
+        return next((lane for lane in self.lanes if lane.cost == "large" and lane.has_room()), None)
+
+    async def ask_final(self, lane: Lane, event: Event) -> Outcome:
+        """The large back-end's answer, below every priority tier (Scheduler.submit(background=True))."""
+        outcome = await lane.scheduler.submit(event, background=True)
+        lane.measured(outcome)
+        return dataclasses.replace(outcome, lane=lane.name)
+
+    # -- figures ---------------------------------------------------------------------------------------
+    def figures(self) -> dict[str, Any]:
+        """Per back-end: cost, up, answers, L_llm, batch time by size, expected answer time, queue; the route
+        counts and the target."""
+        return {"t_max_ms": self.policy.t_max_ms, "routed_by": dict(self.routed),
+                "backends": {lane.name: lane.figures() for lane in self.lanes}}

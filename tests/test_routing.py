@@ -1,0 +1,262 @@
+"""Several model back-ends in one cloud (issue 41): the routing rule at its edges (exactly at T_max, a pinned
+tier, a tier for which the small one is enough, a back-end down), the config that sets it up, and the whole
+service with a small and a large OpenAI-compatible server of the test's own: each event's route on its verdict,
+a first answer before a slow model, provisional answers replaced by the large one's, an operator's word kept."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import subprocess
+import sys
+import time
+
+import pytest
+from aiohttp import web
+from conftest import clip_crop, free_port
+from edgetriage.cloud.analysis import build_backend
+from edgetriage.cloud.config import CloudConfig
+from edgetriage.cloud.routing import REASONS, LaneLoad, LatencyEstimate, RoutePolicy, route
+from edgetriage.cloud.service import CloudService
+from edgetriage.cloud.storage.store import SQLiteStore
+from edgetriage.shared.ids import uuid7
+from edgetriage.shared.protocol import Detection, Event, Verdict
+from edgetriage.shared.topics import Topics
+
+BOX = (370, 10, 530, 400)  # a visitor at the table in the 768x432 frame
+
+
+def _lane(name: str, cost: str, *, waiting: int = 0, running: int = 0, batch_ms: float = 1000.0,
+          concurrency: int = 1, max_batch: int = 1, up: bool = True) -> LaneLoad:
+    return LaneLoad(name, cost, waiting, running, concurrency, max_batch, LatencyEstimate(batch_ms), up)
+
+
+# -- the rule ------------------------------------------------------------------------------------------------
+def test_the_large_back_end_answers_exactly_at_t_max_and_not_a_millisecond_over():
+    policy = RoutePolicy(t_max_ms=5000)
+    at = route(5, [_lane("s", "small"), _lane("l", "large", waiting=4, batch_ms=1000)], policy)  # 5 rounds of 1 s
+    assert (at.lane, at.reason, at.expected_ms, at.provisional) == ("l", "within_t_max", 5000, False)
+    over = route(5, [_lane("s", "small"), _lane("l", "large", waiting=4, batch_ms=1000.2)], policy)
+    assert (over.lane, over.reason, over.provisional) == ("s", "large_busy", True)
+    assert over.expected_ms == 1000  # the small one's own estimate
+    slower = route(5, [_lane("s", "small", waiting=9), _lane("l", "large", waiting=5)], policy)  # 10 s vs 6 s
+    assert (slower.lane, slower.reason, slower.provisional) == ("l", "both_busy", False)
+
+
+def test_a_pinned_tier_waits_for_the_large_one_and_a_small_enough_tier_never_asks_it():
+    policy = RoutePolicy(t_max_ms=1000, large_tiers={0}, small_tiers={9})
+    busy = [_lane("s", "small"), _lane("l", "large", waiting=50, batch_ms=2000)]
+    pinned = route(0, busy, policy)
+    assert (pinned.lane, pinned.reason, pinned.provisional) == ("l", "pinned", False) and pinned.expected_ms > 1000
+    idle = [_lane("s", "small", waiting=50), _lane("l", "large")]
+    enough = route(9, idle, policy)
+    assert (enough.lane, enough.reason, enough.provisional) == ("s", "small_enough", False)
+    assert route(5, idle, policy).lane == "l"  # another tier, same loads: the large one has room
+
+
+def test_a_back_end_that_is_down_is_passed_over_for_the_other():
+    policy = RoutePolicy(t_max_ms=5000, large_tiers={0}, small_tiers={9})
+    large_down = [_lane("s", "small"), _lane("l", "large", up=False)]
+    for tier in (0, 5):  # even a pinned tier: an answer now, the large one's when it is back
+        got = route(tier, large_down, policy)
+        assert (got.lane, got.reason, got.provisional) == ("s", "large_down", True)
+    small_down = [_lane("s", "small", up=False), _lane("l", "large", waiting=20)]
+    for tier in (9, 5):  # over T_max and the small one down: the large one, late but an answer
+        got = route(tier, small_down, policy)
+        assert (got.lane, got.reason, got.provisional) == ("l", "small_down", False)
+    both = [_lane("s", "small", up=False, waiting=3), _lane("l", "large", up=False)]
+    assert route(5, both, policy).reason == "all_down" and route(5, both, policy).lane == "l"
+
+
+def test_without_a_target_the_large_one_answers_and_one_kind_alone_is_just_the_quickest():
+    got = route(5, [_lane("s", "small"), _lane("l", "large", waiting=100)], RoutePolicy())
+    assert (got.lane, got.reason) == ("l", "no_target")
+    two_large = [_lane("a", "large", waiting=3), _lane("b", "large", waiting=1)]
+    assert (route(5, two_large, RoutePolicy(t_max_ms=100)).lane, route(5, two_large, RoutePolicy()).reason) == \
+        ("b", "only")
+    assert set(REASONS) >= {"within_t_max", "large_busy", "pinned", "small_enough", "large_down", "small_down"}
+
+
+def test_the_wait_is_the_rounds_of_batches_ahead_and_the_latency_a_moving_estimate_per_batch_size():
+    estimate = LatencyEstimate(3000)
+    assert estimate.batch_ms(4) == 3000  # nothing measured: the first guess
+    estimate.observe(1, 1000)
+    assert estimate.batch_ms(1) == 1000 and estimate.batch_ms(4) == 2000  # a size not seen: sqrt of the ratio
+    estimate.observe(1, 2000)
+    assert estimate.batch_ms(1) == pytest.approx(1200)  # moves a fifth of the way
+    estimate.observe(4, 1500)
+    assert estimate.batch_ms(4) == 1500 and estimate.measured() == {1: 1200.0, 4: 1500.0}
+    # 2 at once, batches of up to 4: 9 ahead are two full rounds of 8, then this one's, in batches of 4
+    lane = LaneLoad("l", "large", 7, 2, 2, 4, estimate, True)
+    assert lane.answer_ms() == 2 * 1500
+    assert LaneLoad("l", "large", 0, 0, 2, 4, estimate, True).answer_ms() == 1200  # idle: a batch of one
+
+
+# -- the config ----------------------------------------------------------------------------------------------
+def _check(tmp_path, text: str) -> subprocess.CompletedProcess:
+    path = tmp_path / "cloud.toml"
+    path.write_text(text)
+    return subprocess.run([sys.executable, "-m", "edgetriage", "cloud", "check-config", "--config", str(path)],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+
+
+TWO = """
+[[analyzer.backends]]
+name = "small"
+kind = "transformers"
+cost = "small"
+[[analyzer.backends]]
+name = "large"
+kind = "openai"
+cost = "large"
+[analyzer.backends.openai]
+base_urls = ["http://127.0.0.1:8000/v1"]
+max_in_flight = 2
+"""
+
+
+@pytest.mark.parametrize("text, says", [
+    ("[analyzer]\nt_max_ms = 5000\nlarge_tiers = [0]\n" + TWO, None),
+    ("[analyzer]\nbackend = \"openai\"\n" + TWO, "either backend"),
+    ("[analyzer]\nlarge_tiers = [1]\nsmall_tiers = [1]\n" + TWO, "tier 1 is in both"),
+    ("[analyzer]\nt_max_ms = 5\n" + TWO, "t_max_ms"),
+    ("[analyzer]\nlarge_tiers = [0]\n", "nothing to choose"),
+    (TWO.replace('cost = "large"', 'cost = "huge"'), "cost"),
+    (TWO.replace('name = "large"', 'name = "small"'), "names must differ"),
+    (TWO.replace('kind = "openai"', 'kind = "transformers"'), "go with kind = \"openai\""),
+    (TWO.replace("max_in_flight = 2", "max_in_flight = 2\nspeed = 3"), "speed"),
+])
+def test_the_config_takes_several_back_ends_and_refuses_what_cannot_work_in_one_line(tmp_path, text, says):
+    run = _check(tmp_path, text)
+    if says is None:
+        assert run.returncode == 0, run.stderr
+        return
+    assert run.returncode == 2 and says in run.stderr, run.stderr
+    assert "Traceback" not in run.stderr and len(run.stderr.strip().splitlines()) <= 2
+
+
+def test_each_back_end_takes_its_own_keys_over_the_shared_ones():
+    config = CloudConfig.model_validate({"analyzer": {"threads": 3, "max_new_tokens": 64, "backends": [
+        {"name": "s", "kind": "transformers", "cost": "small", "threads": 2},
+        {"name": "l", "kind": "openai", "cost": "large", "openai": {"base_urls": ["http://x:1/v1"]}}]}})
+    small, large = (config.analyzer.for_backend(b) for b in config.analyzer.backends)
+    assert (small.backend, small.threads, small.max_new_tokens) == ("transformers", 2, 64)
+    assert (large.backend, large.threads, large.openai.base_urls) == ("openai", 3, ["http://x:1/v1"])
+    assert config.analyzer.backend == "transformers" and small.backends == []  # the single form is untouched
+
+
+# -- the service ---------------------------------------------------------------------------------------------
+class ChatServer:
+    """An OpenAI-compatible server of the test's own: answers `verdict` after `delay_s`, `at_once` at a time."""
+
+    def __init__(self, verdict: str, delay_s: float, at_once: int) -> None:
+        self.verdict, self.delay_s = verdict, delay_s
+        self.gate = asyncio.Semaphore(at_once)
+        self.answered = 0
+        self.runner: web.AppRunner | None = None
+        self.url = ""
+
+    async def chat(self, request: web.Request) -> web.Response:
+        await request.read()
+        async with self.gate:
+            await asyncio.sleep(self.delay_s)
+            self.answered += 1
+        answer = json.dumps({"verdict": self.verdict, "description": "A person.", "confidence": 0.8})
+        return web.json_response({"choices": [{"message": {"content": answer}}], "model": self.verdict,
+                                  "usage": {"prompt_tokens": 50, "completion_tokens": 20}})
+
+    async def start(self) -> ChatServer:
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self.chat)
+        self.runner = web.AppRunner(app)
+        await self.runner.setup()
+        port = free_port()
+        await web.TCPSite(self.runner, "127.0.0.1", port).start()
+        self.url = f"http://127.0.0.1:{port}/v1"
+        return self
+
+    async def stop(self) -> None:
+        if self.runner is not None:
+            await self.runner.cleanup()
+
+
+def _event(crop: bytes, n: int) -> Event:
+    x1, y1, x2, y2 = BOX
+    phash = f"{random.Random(n).getrandbits(64):016x}"  # far apart: no cache hits
+    return Event(event_id=uuid7(), device="pi-routes", camera="hall", captured_ms=int(time.time() * 1000),
+                 label="person", score=0.9, uncertain=False, track_id=n,
+                 detections=[Detection(label="person", score=0.9, box=(x1 / 768, y1 / 432, x2 / 768, y2 / 432))],
+                 phash=phash, reason="new track", crop=crop, crop_size=(x2 - x1, y2 - y1))
+
+
+def test_a_busy_large_model_leaves_events_to_the_small_one_then_its_final_answers_replace_them(
+        clip_one_by_one, tmp_path):
+    """Large: 1.2 s an answer, one at a time, T_max 2 s. Five events at once: the large one takes the first (its
+    wait is within T_max), the small one the rest, provisionally; each gets a first answer from no model while
+    it waits; once the large one has room it answers the provisional ones again and its answers replace them in
+    the store and for the listeners. The one an operator corrected meanwhile keeps the operator's word."""
+    crop = clip_crop(clip_one_by_one, 120, BOX)
+    heard: list[Verdict] = []
+
+    async def scenario():
+        small = await ChatServer("benign", 0.6, 4).start()  # never before the first answer at 0.3 s
+        large = await ChatServer("alert", 1.2, 1).start()
+        config = CloudConfig.model_validate({
+            "store_path": str(tmp_path / "c.db"), "reuse": {"verify_sample": 0.0},
+            "analyzer": {"t_max_ms": 2000, "first_answer_ms": 300, "backends": [
+                {"name": "small", "kind": "openai", "cost": "small", "latency_ms": 100,
+                 "openai": {"base_urls": [small.url], "max_in_flight": 4}},
+                {"name": "large", "kind": "openai", "cost": "large", "latency_ms": 1200,
+                 "openai": {"base_urls": [large.url], "max_in_flight": 1}}]}})
+        store = SQLiteStore(config.store_path)
+        backend = build_backend(config.analyzer)
+        service = CloudService(config, backend, store, on_verdict=heard.append)
+        topic = Topics(config.mqtt.prefix).events("pi-routes")
+        events = [_event(crop, n) for n in range(5)]
+        try:
+            firsts = await asyncio.gather(*(service.process(e, topic) for e in events))
+            corrected = next(v for v in firsts if v.provisional)
+            service.feedback.give(corrected.event_id, verdict="benign", note="the cleaner")
+            deadline = time.monotonic() + 30
+            while service.finals.stats.finals + service.finals.stats.operator_kept < 4 \
+                    and time.monotonic() < deadline:
+                await asyncio.sleep(0.1)
+            stored = {e.event_id: store.get_verdict(e.event_id) for e in events}
+            return firsts, corrected, stored, service.figures.compute(), large.answered
+        finally:
+            await service.stop()
+            await backend.close()
+            store.close()
+            await small.stop()
+            await large.stop()
+
+    firsts, corrected, stored, figures, large_answered = asyncio.run(scenario())
+    by_route = [(v.model.split(":")[0], v.routed_by, v.provisional) for v in firsts]
+    assert by_route.count(("large", "within_t_max", False)) == 1, by_route
+    assert by_route.count(("small", "large_busy", True)) == 4, by_route
+    assert all(v.cache is None for v in firsts if v.provisional)  # a provisional answer is never reused
+    assert large_answered == 4  # the first event, then 3 finals: the corrected one was not asked again
+    # what the listeners (the page, Home Assistant) and the device's topics got, in order, per event
+    for verdict in firsts:
+        got = [v for v in heard if v.event_id == verdict.event_id]
+        if verdict.provisional:
+            assert got[0].provisional and got[0].source == "fallback" and got[0].model == "none"  # at ~0.3 s
+            assert got[0].description.startswith("person at hall")
+        final = stored[verdict.event_id]
+        if verdict.event_id == corrected.event_id:
+            assert (final.decided_by, final.verdict, final.provisional) == ("operator", "benign", False)
+            assert not any(v.provisional_was for v in got)
+            continue
+        assert not final.provisional and final.cache is not None and final.model.startswith("large:")
+        if verdict.provisional:
+            assert got[-1] == final and final.provisional_was == verdict.verdict
+            assert final.routed_by == "large_busy"
+    routing = figures["routing"]
+    assert routing["routed_by"] == {"within_t_max": 1, "large_busy": 4}
+    assert (routing["provisional"], routing["finals"], routing["operator_kept"]) == (4, 3, 1)
+    assert routing["provisional_share"] == 0.8
+    changed = sum(stored[v.event_id].verdict != v.verdict for v in firsts
+                  if v.provisional and v.event_id != corrected.event_id)
+    assert routing["final_agreement"] == round(1 - changed / 3, 4)
+    assert routing["backends"]["large"]["answered"] == 4 and routing["backends"]["large"]["batch_ms"][1] > 1100
