@@ -67,6 +67,7 @@ class Publisher:
             self.stats.unpublished += 1
             return False
         self.stats.published += 1
+        self._public.pop(mid, None)  # mids wrap at 65,535: an old `verdicts` entry of this mid is not this one
         if not self._read(link, device):
             self.stats.json_unread += 1
             return True
