@@ -304,3 +304,36 @@ def test_a_comparison_counts_both_sides_and_shows_both(store, question, value, c
     said = ask(store, question)
     assert said["value"] is value and said["counts"] == counts and said["answer"].startswith(lead), said
     assert " vs " in said["reading"] and "could not use" not in said["answer"]
+
+
+@pytest.mark.parametrize(("words", "start", "end"), [
+    ("before 8 this morning", at(4, 0), at(4, 8)),  # the small hours too: "before 8" has no start of its own
+    ("before 10 in the morning yesterday", at(3, 0), at(3, 10)),
+    ("after 10 this morning", at(4, 10), at(4, 12)),
+    ("yesterday between 8 and 9 in the morning", at(3, 8), at(3, 9)),
+    ("between 7 and 9 tonight", at(4, 19), at(4, 21)),
+    ("after 8 in the evening", at(4, 20), None),
+    ("between 6 and 7 yesterday evening", at(3, 18), at(3, 19)),
+    ("at around half eight last night", at(3, 20), at(3, 21)),
+    ("in the early hours of yesterday", at(3, 0), at(3, 6)),
+    ("until 8 am today", at(4, 0), at(4, 8)),
+])
+def test_a_clock_time_with_a_part_of_the_day(words, start, end):
+    assert window(words) == (start, end)
+
+
+@pytest.mark.parametrize(("question", "reading", "words"), [
+    ("did anyone look into the car today?", "People", "car"),  # the label said first is the one counted
+    ("any teenagers at the back door today?", "People on back_door", "teenagers"),
+    ("did the neighbour come over today?", "People", "neighbour"),
+    ("how many people on bikes today?", "People", "bikes"),
+])
+def test_a_second_label_or_a_role_is_named_and_the_first_counted(store, question, reading, words):
+    said = ask(store, question)
+    assert said["reading"].startswith(reading) and named(said, words), said
+
+
+def test_an_animal_someone_has_with_them_is_a_look_not_the_label(store):
+    said = ask(store, "anyone on the porch with their dog today?")
+    assert said["reading"].startswith("People on porch") and "with a dog" in said["reading"]
+    assert said["value"] is False and "could not use" not in said["answer"]

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from .rules import LABEL_WORDS, NARROWING, VERDICT_WORDS, Query
+from .rules import LABEL_WORDS, NARROWING, VERDICT_WORDS, Query, labels_said
 from .when import MONTHS, WEEKDAYS
 
 YES_NO = frozenset("was were is are did does do has have had any anyone anybody anything someone somebody didnt wasnt "
@@ -153,6 +153,16 @@ def unread_times(words: Iterable[str]) -> list[str]:
     return phrases
 
 
+def other_labels(said: str, query: Query, taken: set[str] = frozenset()) -> list[str]:
+    """The words of labels other than the one read ("did anyone look into the car?": "car"), named: one query
+    counts one label. Words of a look ("with their dog") or a negation are someone else's."""
+    label = query.label
+    if label is None and query.measure == "events":
+        return []  # "how many events with people": every label
+    return list(dict.fromkeys(w for w, of in labels_said(said) if of != label and w not in taken
+                              and w not in ("nobody", "no one") and not (label is None and of == "person")))
+
+
 def used_words(query: Query, names: Iterable[str] = ()) -> set[str]:
     """The words the rules read: the names matched, the look's words, the words of a quoted name."""
     taken = {w for phrase in names for w in phrase.split()}
@@ -274,6 +284,7 @@ def read_back(said: str, query: Query, zone: ZoneInfo, now_ms: int) -> tuple[str
     phrases = unused(FRAMES.sub(" ", said).split(), taken) + list(query.negated)
     phrases += [p for p in query.negated_bare if not unused(p.split(), taken)]  # "not at home": never silent
     phrases += [f"the back{' ' + m[1] if m[1] else ''}" for m in _THE_BACK.finditer(said) if "back" not in taken]
+    phrases += other_labels(said, query, taken)
     if query.window is None and query.intent != "duration":  # time words said, no range read: named
         phrases += unread_times(said.split())
     intent = query.intent or ("exists" if said.split()[:1] and said.split()[0] in YES_NO else "list")
@@ -287,7 +298,9 @@ def read_back(said: str, query: Query, zone: ZoneInfo, now_ms: int) -> tuple[str
 
 def both_read(a: Query, b: Query, measure: str | None, zone: ZoneInfo, now_ms: int,
               phrases: list[str]) -> tuple[str, list[str]]:
-    """The reading of a comparison: each side's, first against second."""
+    """The reading of a comparison: each side's, first against second (a side's own label is used)."""
+    sides = {a.label, b.label}
+    phrases = [p for p in phrases if not any(of in sides for _, of in labels_said(p))]
     camera_zone = bool(a.cameras or b.cameras or a.zones or b.zones)
     line = (reading_line(a, measure, zone, now_ms, camera_zone).split(" (")[0] + " vs "
             + reading_line(b, measure, zone, now_ms, camera_zone, phrases)[0].lower()

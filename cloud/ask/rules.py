@@ -33,12 +33,17 @@ INTENTS = (
     "overview",
     "unstored",
 )  # the last three: kinds.py
+# who someone is, which no stored fact says: read as a person, and named as not used
+ROLES = ("teenager", "teenagers", "teen", "teens", "youth", "youths", "toddler", "toddlers", "baby", "babies",
+         "neighbour", "neighbours", "neighbor", "neighbors", "postwoman", "postie", "worker", "workers", "workman",
+         "workmen", "builder", "builders", "gardener", "gardeners", "cleaner", "cleaners", "customer", "customers",
+         "guest", "guests", "burglar", "burglars", "thief", "thieves", "policeman", "police")
 LABEL_WORDS = {
     "person": ("person", "persons", "people", "someone", "somebody", "anyone", "anybody", "visitor", "visitors",
                "man", "men", "woman", "women", "pedestrian", "pedestrians", "human", "humans", "guy", "guys",
                "lady", "ladies", "kid", "kids", "child", "children", "boy", "girl", "nobody", "no one",
                "postman", "mailman", "courier", "intruder", "intruders", "folks", "folk", "individuals",
-               "individual", "adult", "adults"),
+               "individual", "adult", "adults", *ROLES),
     "car": ("car", "cars", "vehicle", "vehicles", "truck", "trucks", "van", "vans", "suv", "suvs", "lorry", "lorries",
             "automobile", "automobiles"),
     "bicycle": ("bicycle", "bicycles", "bike", "bikes", "cyclist", "cyclists"),
@@ -97,7 +102,7 @@ WHOLE_SYNONYMS = {"driveway": ("the drive", "drive way"), "porch": ("doorstep", 
                   "garage": ("car port",), "garden": ("backyard", "back yard"), "yard": ("garden",)}
 # words read as "person" that say more than the stored facts can check (age, sex, role): the answer names them
 NARROWING = frozenset("man men woman women lady ladies kid kids child children boy boys girl girls postman mailman "
-                      "courier intruder intruders".split())
+                      "courier intruder intruders".split()) | set(ROLES)
 # a terse question that is only a noun phrase and a question mark ("people between 2 and 5 yesterday?",
 # "driveway detections last 24h?") asks how many; a comparison's "same number" is no "same person"
 _TERSE = re.compile(r"^(?!(?:what|who|which|when|where|why|how|is|are|was|were|did|do|does|has|have|had|any|can|could|"
@@ -195,6 +200,22 @@ class Names(Protocol):
     def label_in(self, text: str) -> str | None: ...
 
 
+_LABEL_AT = re.compile(r"\b(" + "|".join(sorted((re.escape(w) for words in LABEL_WORDS.values() for w in words),
+                                                 key=len, reverse=True)) + r")\b")
+_LABEL_OF = {w: label for label, words in LABEL_WORDS.items() for w in words}
+
+
+def label_said_first(text: str) -> str | None:
+    """The label of the first label word of a normalised question, or None."""
+    found = _LABEL_AT.search(text)
+    return _LABEL_OF[found[1]] if found else None
+
+
+def labels_said(text: str) -> list[tuple[str, str]]:
+    """(word, label) for every label word of a normalised question, in order."""
+    return [(m[1], _LABEL_OF[m[1]]) for m in _LABEL_AT.finditer(text)]
+
+
 _VERDICT_PHRASES = sorted(((w, v) for v, words in VERDICT_WORDS.items() for w in words), key=lambda p: -len(p[0]))
 
 
@@ -275,7 +296,7 @@ def read(question: str, vocabulary: Names, zone: ZoneInfo, now_ms: int) -> Query
     if look is not None and any(n in p or p in n for p in look.phrases for n in no.look_phrases):
         look = None
     labelled = text
-    for phrase in no.unusable:
+    for phrase in no.unusable + (look.phrases if look is not None else ()):  # "with their dog" is a look
         labelled = labelled.replace(phrase, " ")
     label = vocabulary.label_in(labelled) or ("person" if re.match(r"who\b", text) else None)
     return Query(intent=intent, open=opened, look=look, cameras=frozenset(cameras - no.cameras),
