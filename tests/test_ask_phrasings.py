@@ -337,3 +337,14 @@ def test_an_animal_someone_has_with_them_is_a_look_not_the_label(store):
     said = ask(store, "anyone on the porch with their dog today?")
     assert said["reading"].startswith("People on porch") and "with a dog" in said["reading"]
     assert said["value"] is False and "could not use" not in said["answer"]
+
+
+@pytest.mark.parametrize(("question", "reading", "kind"), [
+    ("yo any1 at the porch 2nite?", "People on porch, today 18:00–now", bool),
+    ("any unknown verdicts today?", "Events judged unknown", bool),
+    ("is anyone at the porch right now?", "People on porch, today 21:00–now", bool),
+    ("who was the last person at the porch?", "People on porch", str),
+])
+def test_chat_forms_read_as_what_they_say(store, question, reading, kind):
+    said = ask(store, question)
+    assert said["reading"].startswith(reading) and isinstance(said["value"], kind) and not said["unused"], said

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from .rules import LABEL_WORDS, NARROWING, VERDICT_WORDS, Query, labels_said
+from .rules import GREETING, LABEL_WORDS, NARROWING, VERDICT_WORDS, Query, labels_said
 from .when import MONTHS, WEEKDAYS
 
 YES_NO = frozenset("was were is are did does do has have had any anyone anybody anything someone somebody didnt wasnt "
@@ -45,7 +45,7 @@ about pick picked picking catch caught register registered raise raised leave le
 ring rang separate distinct different unique across altogether combined overall compare compared versus vs against
 busier quieter busiest quietest
 camera cameras cam cams zone zones view back area outside place property house home site total times time
-often once twice but if whether didnt wasnt werent isnt arent hasnt havent hadnt doesnt dont
+often once twice but if whether right currently moment didnt wasnt werent isnt arent hasnt havent hadnt doesnt dont
 everything everyone everywhere anywhere ok okay hey hello thanks thank pls plz like way sort kind lot lots bit
 """.split())
 TIME_WORDS = frozenset("""
@@ -281,7 +281,7 @@ def read_back(said: str, query: Query, zone: ZoneInfo, now_ms: int) -> tuple[str
     """For a normalised question and its query: the reading line, and the phrases no rule used."""
     taken = used_words(query, query.names) | (STAYING if query.intent == "duration" else set())
     taken |= {w for phrase in query.negated for w in phrase.split()}
-    phrases = unused(FRAMES.sub(" ", said).split(), taken) + list(query.negated)
+    phrases = unused(FRAMES.sub(" ", GREETING.sub("", said)).split(), taken) + list(query.negated)
     phrases += [p for p in query.negated_bare if not unused(p.split(), taken)]  # "not at home": never silent
     phrases += [f"the back{' ' + m[1] if m[1] else ''}" for m in _THE_BACK.finditer(said) if "back" not in taken]
     phrases += other_labels(said, query, taken)

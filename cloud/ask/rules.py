@@ -53,7 +53,8 @@ LABEL_WORDS = {
 VERDICT_WORDS = {"alert": ("alert", "alerts", "alarm", "alarms", "alerted"),
                  "benign": ("benign", "harmless", "nothing to worry", "false alarm", "false alarms", "false alert",
                             "false alerts", "false positive", "false positives"),
-                 "unknown": ("unknown verdict", "verdict unknown", "judged unknown", "unclassified",
+                 "unknown": ("unknown verdict", "unknown verdicts", "verdict unknown", "judged unknown", "unclassified",
+                             "unknown events", "unknowns", "uncertain", "undetermined", "unclear",
                              "not classified", "could not be classified", "couldnt be classified", "undecided",
                              "inconclusive")}  # the longest phrase found wins: "false alarms" is benign
 _OPEN = re.compile(
@@ -118,6 +119,8 @@ _VISIT_WORDS = re.compile(r"\b(how many times|how often|number of times|no of ti
 _LEAD = (("count", re.compile(r"^(?:how many|how much|number of|no of|total|count|tally)\b")),
          ("first", re.compile(r"^(?:when|what time|at what time)\b.*\b(?:first|earliest)\b")),
          ("last", re.compile(r"^(?:when|what time|at what time)\b")),
+         ("first", re.compile(r"^who (?:was|were|came|is) (?:the )?(?:first|earliest)\b")),
+         ("last", re.compile(r"^who (?:was|were|came|is) (?:the )?(?:last|latest|most recent)\b")),
          ("list", re.compile(r"^(?:which|list|show|display|give me)\b|^who (?:came|was|were|went|visited|"
                              r"showed|stopped|dropped|walked|has been|have been|passed|appeared|is)\b")),
          ("exists", re.compile(r"^(?:any|anyone|anybody|anything|someone|somebody|something|was|were|did|has|"
@@ -242,11 +245,14 @@ def measure_of(text: str, label: str | None) -> str | None:
     return None if label else "events"
 
 
+GREETING = re.compile(r"^(?:(?:yo|hey|hi|hello|ok|okay|so|um|uh|well|please|quick question)\b\s*)+")
+
+
 def lead_intent(text: str) -> str | None:
     """The kind of answer the question's first words ask for, or None; after a clause that sets the scope
     ("yesterday evening, was anybody at the porch?"), the next clause's first words."""
     for clause in re.split(r"\s*[,:;]\s*|\s+-+\s+", text):
-        said = normalise(clause)
+        said = GREETING.sub("", normalise(clause))  # "hey, any1 at the porch?": the question after it
         found = next((intent for intent, pattern in _LEAD if pattern.search(said)), None)
         if found is not None:
             return found

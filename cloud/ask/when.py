@@ -195,7 +195,8 @@ _DAY_RANGE = re.compile(r"\b(?:between|from) (?P<a>" + _A_DAY + r") (?:and|to|ti
                         r"(?P<b>" + _A_DAY + r"|(?:the )?\d{1,2}(?:st|nd|rd|th)?)\b")
 _HALF_HOUR = re.compile(r"\b(?:in the |within the )?(?:last|past) half (?:an )?hour\b|\bhalf an hour\b")
 _WITHIN = re.compile(r"\bwithin (?:the|an?) (hour|day|week)\b")
-_JUST_NOW = re.compile(r"\bjust now\b|\b(?:a )?(?:few|couple of) minutes ago\b|\ba (?:moment|minute) ago\b")
+_JUST_NOW = re.compile(r"\bjust now\b|\b(?:a )?(?:few|couple of) minutes ago\b|\ba (?:moment|minute) ago\b|"
+                       r"\bright now\b|\bcurrently\b|\bat (?:the|this) (?:moment|minute)\b")
 _SMALL_HOURS = re.compile(r"\bafter midnight\b|\b(?:early|small|wee) hours\b|\bbefore dawn\b|\bmiddle of the night\b")
 
 
