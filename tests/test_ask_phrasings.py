@@ -348,3 +348,41 @@ def test_an_animal_someone_has_with_them_is_a_look_not_the_label(store):
 def test_chat_forms_read_as_what_they_say(store, question, reading, kind):
     said = ask(store, question)
     assert said["reading"].startswith(reading) and isinstance(said["value"], kind) and not said["unused"], said
+
+
+# -- generated: every combination of a lead, a place, a time and a word no rule reads ----------------------
+LEADS = ("how many people", "was anyone", "which people were", "# people", "did somebody come", "any visitors")
+PLACES = (("at the porch", "porch"), ("on the back dor", "back_door"), ("on the drive", "driveway"),
+          ("at the rear entrance", "back_door"), ("on the drivway cam", "driveway"))
+TIMES = ("today", "last night", "from half past six until eight", "between 7 and quarter past 9 this morning",
+         "since lunch", "in the past 3 hours", "on thursday night", "around 9ish yesterday", "overnight",
+         "the night before last", "this evening after 7", "earlier today")
+EXTRAS = ("wearing a hi-vis vest", "with a limp", "in a wheelchair", "holding a clipboard", "who looked lost",
+          "on crutches", "with a beard", "in a suit", "smoking", "not in uniform")
+
+
+def _combinations() -> list[tuple[str, str, str, str, str]]:
+    """A fixed spread over the product (every lead, place, time and extra at least once)."""
+    out = []
+    for i in range(60):
+        lead, (place, camera) = LEADS[i % len(LEADS)], PLACES[(i // 2) % len(PLACES)]
+        out.append((lead, place, camera, TIMES[(i * 7) % len(TIMES)], EXTRAS[(i * 3) % len(EXTRAS)]))
+    return out
+
+
+@pytest.mark.parametrize(("lead", "place", "camera", "time", "extra"), _combinations())
+def test_every_word_of_a_generated_question_is_used_or_named(lead, place, camera, time, extra):
+    from edgetriage.cloud.ask.reading import read_back
+    from edgetriage.cloud.ask.rules import read
+    from edgetriage.cloud.ask.vocab import Vocabulary
+
+    vocabulary = Vocabulary({("house", c) for c in NAMES["cameras"]["house"]}, (), NAMES["zones"], devices={"house"})
+    question = f"{lead} {extra} {place} {time}?"
+    query = read(question, vocabulary, ZONE, NOW)
+    line, phrases = read_back(normalise(question), query, ZONE, NOW)
+    assert {c for _, c in query.cameras} == {camera}, line
+    assert query.window is not None and "any time" not in line, line
+    assert query.label == "person" and query.look is None, line
+    named_words = " ".join(phrases).split()
+    said = set(normalise(extra).split()) - {"a", "an", "who", "not", "with", "in", "on", "wearing"}
+    assert said <= set(named_words), (question, phrases)
