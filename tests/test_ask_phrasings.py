@@ -386,3 +386,17 @@ def test_every_word_of_a_generated_question_is_used_or_named(lead, place, camera
     named_words = " ".join(phrases).split()
     said = set(normalise(extra).split()) - {"a", "an", "who", "not", "with", "in", "on", "wearing"}
     assert said <= set(named_words), (question, phrases)
+
+
+def test_times_are_read_in_the_named_camera_s_zone_else_the_site_s_and_the_reading_says_which(store):
+    event = Event(event_id=uuid7(at(4, 3)), device="lodge", camera="gate", captured_ms=at(4, 3), label="person",
+                  score=0.9, track_id=1, detections=[Detection(label="person", score=0.9, box=(0.1, 0.1, 0.5, 0.9))],
+                  phash="0123456789abcdef", reason="detector sure", crop=_jpeg(), dwell_s=2.0)
+    store.put_event(event, at(4, 3))
+    config = AskConfig(timezone="UTC", timezones={"house": "Europe/Berlin", "lodge": "Asia/Tokyo"},
+                       cameras={"house": ["porch", "back_door", "driveway"], "lodge": ["gate"]})
+    asker = Asker(store, config, AnalyzerConfig(backend="vllm"), clock_ms=lambda: NOW)
+    at_gate = asyncio.run(asker.ask("anyone at the gate in the middle of the night?"))
+    assert "(Asia/Tokyo, the camera's zone)" in at_gate["reading"]
+    anywhere = asyncio.run(asker.ask("anyone in the middle of the night?"))
+    assert "(UTC, the site's zone)" in anywhere["reading"]  # two zones among the devices: the site's own
