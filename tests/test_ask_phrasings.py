@@ -400,3 +400,17 @@ def test_times_are_read_in_the_named_camera_s_zone_else_the_site_s_and_the_readi
     assert "(Asia/Tokyo, the camera's zone)" in at_gate["reading"]
     anywhere = asyncio.run(asker.ask("anyone in the middle of the night?"))
     assert "(UTC, the site's zone)" in anywhere["reading"]  # two zones among the devices: the site's own
+
+
+# -- two times in one question ----------------------------------------------------------------------------
+@pytest.mark.parametrize(("question", "said", "apart"), [
+    ("how many people this morning and this afternoon?", "today 06:00–18:00", []),
+    ("people yesterday and today at the porch?", "yesterday 00:00–now", []),
+    ("anyone on monday or tuesday?", "Mon 30 Nov 00:00 – Wed 02 Dec 00:00", []),
+    ("anyone between 7 and 9 this morning or between 5 and 7 this evening?", "today 07:00–09:00",
+     ["between 5 and 7 this evening"]),
+    ("anyone at the porch this morning, and at the back door tonight?", "today 18:00–now", ["this morning"]),
+])
+def test_a_second_time_is_joined_where_it_meets_the_first_else_named(store, question, said, apart):
+    answer = ask(store, question)
+    assert said in answer["reading"] and answer["unused"] == apart, answer

@@ -284,7 +284,7 @@ def read_back(said: str, query: Query, zone: ZoneInfo, now_ms: int) -> tuple[str
     phrases = unused(FRAMES.sub(" ", GREETING.sub("", said)).split(), taken) + list(query.negated)
     phrases += [p for p in query.negated_bare if not unused(p.split(), taken)]  # "not at home": never silent
     phrases += [f"the back{' ' + m[1] if m[1] else ''}" for m in _THE_BACK.finditer(said) if "back" not in taken]
-    phrases += other_labels(said, query, taken)
+    phrases += other_labels(said, query, taken) + list(query.times_apart)
     if query.window is None and query.intent != "duration":  # time words said, no range read: named
         phrases += unread_times(said.split())
     intent = query.intent or ("exists" if said.split()[:1] and said.split()[0] in YES_NO else "list")

@@ -17,6 +17,7 @@ from typing import Protocol
 from zoneinfo import ZoneInfo
 
 from .appearance import Look, look_in
+from .clauses import joined_window
 from .kinds import kind_of
 from .negation import negated
 from .spelling import spell
@@ -148,6 +149,7 @@ class Query:
     excluded_zones: frozenset[str] = frozenset()
     negated: tuple[str, ...] = ()  # negated words no rule can apply ("not carrying a bag"): named, not applied
     negated_bare: tuple[str, ...] = ()  # negations of nothing a rule reads ("not at home"): named
+    times_apart: tuple[str, ...] = ()  # a second time apart from the range read ("... or this evening"): named
 
     @property
     def rule_answerable(self) -> bool:
@@ -305,9 +307,10 @@ def read(question: str, vocabulary: Names, zone: ZoneInfo, now_ms: int) -> Query
     for phrase in no.unusable + (look.phrases if look is not None else ()):  # "with their dog" is a look
         labelled = labelled.replace(phrase, " ")
     label = vocabulary.label_in(labelled) or ("person" if re.match(r"who\b", text) else None)
+    window, apart = joined_window(text, question, zone, now_ms, time_window(text, zone, now_ms))
     return Query(intent=intent, open=opened, look=look, cameras=frozenset(cameras - no.cameras),
                  devices=vocabulary.devices_in(text), zones=frozenset(zones - no.zones), label=label,
-                 verdict=verdict_in(text), window=time_window(text, zone, now_ms), words=tuple(text.split()),
+                 verdict=verdict_in(text), window=window, words=tuple(text.split()), times_apart=apart,
                  measure=measure_of(labelled, label), names=frozenset(camera_words | zone_words | no.words),
                  excluded=no.cameras, excluded_zones=no.zones, negated=no.unusable,
                  negated_bare=no.bare)
