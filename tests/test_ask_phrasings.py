@@ -414,3 +414,14 @@ def test_times_are_read_in_the_named_camera_s_zone_else_the_site_s_and_the_readi
 def test_a_second_time_is_joined_where_it_meets_the_first_else_named(store, question, said, apart):
     answer = ask(store, question)
     assert said in answer["reading"] and answer["unused"] == apart, answer
+
+
+@pytest.mark.parametrize(("question", "kind", "unused"), [
+    ("how long ago was the last person at the porch?", str, []),
+    ("how long has it been since someone was at the back door?", str, []),  # a time since, not a stay
+    ("what was the total time people spent on the porch today?", float, []),
+    ("when did the first person arrive today and when did the last leave?", str, ["and when did the last leave"]),
+])
+def test_how_long_since_is_a_time_a_stay_is_a_length_and_a_second_question_is_named(store, question, kind, unused):
+    said = ask(store, question)
+    assert isinstance(said["value"], kind) and said["unused"] == unused, said

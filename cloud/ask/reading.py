@@ -125,6 +125,8 @@ FRAMES = re.compile(r"\b(?:(?:do|does|would|could|can) (?:you|u) (?:know|tell me
                     r"(?:i |we )?(?:want|need)(?: you)? to)\b")
 # "at the back", "round the back": a place no camera's name was read from (a word of "came back" elsewhere)
 _THE_BACK = re.compile(r"\bthe back\b(?: (of the \w+))?(?! (?:door|gate|garden|yard|entrance))")
+_SECOND_QUESTION = re.compile(r"\b(?:and|but) (?:also )?(?:when|how|what|who|which|where|why|did|was|were|is|are|"
+                              r"has|have)\b.*$")
 STAYING = frozenset("long stay stays stayed staying spend spent remain remained hang hung linger lingered".split())
 
 
@@ -280,13 +282,18 @@ def reading_line(query: Query, measure: str | None, zone: ZoneInfo, now_ms: int,
 def read_back(said: str, query: Query, zone: ZoneInfo, now_ms: int) -> tuple[str, list[str]]:
     """For a normalised question and its query: the reading line, and the phrases no rule used."""
     taken = used_words(query, query.names) | (STAYING if query.intent == "duration" else set())
+    if re.search(r"\bhow long (?:ago|(?:has it been |is it )?since)\b", said):  # a time since, not a stay
+        taken |= {"long", "ago", "since", "been"}
     taken |= {w for phrase in query.negated for w in phrase.split()}
     phrases = unused(FRAMES.sub(" ", GREETING.sub("", said)).split(), taken) + list(query.negated)
     phrases += [p for p in query.negated_bare if not unused(p.split(), taken)]  # "not at home": never silent
     phrases += [f"the back{' ' + m[1] if m[1] else ''}" for m in _THE_BACK.finditer(said) if "back" not in taken]
     phrases += other_labels(said, query, taken) + list(query.times_apart)
+    second = _SECOND_QUESTION.search(said)
+    if second and query.intent not in ("overview", "unusual"):  # "... and when did the last leave?": not answered
+        phrases.append(second[0])
     if query.window is None and query.intent != "duration":  # time words said, no range read: named
-        phrases += unread_times(said.split())
+        phrases += [p for p in unread_times(said.split()) if not set(p.split()) <= taken]
     intent = query.intent or ("exists" if said.split()[:1] and said.split()[0] in YES_NO else "list")
     if intent == "count":
         measure = query.measure

@@ -74,7 +74,8 @@ _INTENT_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "last",
         re.compile(
-            r"\bhow long ago\b|\b(last (time|seen|one|event|alert|visit|visitor|person|car)|most recent|latest|"
+            r"\bhow long ago\b|\bhow long (?:has it been |is it )?since\b|"
+            r"\b(last (time|seen|one|event|alert|visit|visitor|person|car)|most recent|latest|"
             r"(when|what time) (was|were|did|is) .*\blast\b|last (\w+ )?(seen|came|showed|appeared|there|visit))"
         ),
     ),
