@@ -425,3 +425,18 @@ def test_a_second_time_is_joined_where_it_meets_the_first_else_named(store, ques
 def test_how_long_since_is_a_time_a_stay_is_a_length_and_a_second_question_is_named(store, question, kind, unused):
     said = ask(store, question)
     assert isinstance(said["value"], kind) and said["unused"] == unused, said
+
+
+# -- people, visits and events --------------------------------------------------------------------------
+@pytest.mark.parametrize(("question", "counted", "value"), [
+    ("how many different people came to the porch today?", "People", 2),
+    ("how many unique visitors did the porch get today?", "People", 2),
+    ("how many person events at the porch today?", "Events of people", 2),
+    ("how many arrivals at the porch today?", "Visits", 2),
+    ("count the visits to the porch today", "Visits", 2),
+    ("how many times did the porch cam go off today?", "Events", 2),
+    ("how many clips from the driveway today?", "Events", 2),
+])
+def test_what_a_count_counts_follows_its_words(store, question, counted, value):
+    said = ask(store, question)
+    assert said["reading"].startswith(counted + " ") and said["value"] == value and not said["unused"], said

@@ -114,9 +114,9 @@ _TERSE = re.compile(r"^(?!(?:what|who|which|when|where|why|how|is|are|was|were|d
 _SAME_COUNT = re.compile(r"\b(?:the )?same (?:number|amount|count)\b|\bas many\b")
 # what "how many" counts (cloud.ask.visits): events and alerts as stored, visits ("how many times"), or people
 _EVENT_WORDS = re.compile(r"\b(events?|alerts?|alarms?|detections?|notifications?|recordings?|clips?|triggers?|"
-                          r"triggered|incidents?|captures?|false positives?)\b")
+                          r"triggered|incidents?|captures?|false positives?|go(?:es|ne)? off|went off|going off)\b")
 _VISIT_WORDS = re.compile(r"\b(how many times|how often|number of times|no of times|times did|times was|"
-                          r"times were|visits)\b")
+                          r"times were|visits|arrivals)\b")
 # the first words say what kind of answer is wanted: a number, a yes or no, a list, a time
 _LEAD = (("count", re.compile(r"^(?:how many|how much|number of|no of|total|count|tally)\b")),
          ("first", re.compile(r"^(?:when|what time|at what time)\b.*\b(?:first|earliest)\b")),
