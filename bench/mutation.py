@@ -67,7 +67,7 @@ MODULES: dict[str, str] = {
     "cloud/ask/cache.py": "tests/test_promises_ask.py",
     "cloud/ask/router.py": "tests/test_promises_ask.py tests/test_promises_router.py tests/test_ask.py "
                            "tests/test_ask_words.py -m 'not slow'",
-    "cloud/ask/when.py": "tests/test_ask_phrasings.py tests/test_ask_reading.py tests/test_ask_words.py",
+    "cloud/ask/when.py": "tests/test_ask_when.py",  # the time words alone (0.1 s)
     "cloud/ask/reading.py": "tests/test_ask_readline.py",  # its unit tests (0.1 s); the phrasings add little
     "cloud/ask/negation.py": "tests/test_ask_phrasings.py",
     "cloud/ask/visits.py": "tests/test_ask_reading.py",
