@@ -132,3 +132,14 @@ def test_times_are_read_in_the_zone_they_are_asked_in():
 ])
 def test_a_clock_time_with_a_part_of_the_day(words, start, end):
     assert window(words) == (start, end)
+
+
+@pytest.mark.parametrize(("words", "start"), [
+    ("over the last two days", at(3, 0)),  # yesterday and today, whole, as people count days
+    ("in the past 3 days", at(2, 0)),
+    ("in the last day", NOW - 24 * HOUR),  # one day: the last 24 hours
+    ("in the last 24 hours", NOW - 24 * HOUR),
+    ("in the past week", NOW - 7 * 24 * HOUR),
+])
+def test_days_back_are_whole_days_and_hours_back_are_hours(words, start):
+    assert window(words) == (start, None)

@@ -19,7 +19,8 @@ the moment of asking (`now`):
                 noon / midday / midnight; a clock time without a day means today. A bare hour with no am/pm
                 is read as people say it: 7-11 in the morning, 12 noon, 1-6 in the afternoon (in the evening
                 or at night: +12); "between 9 and 5" ends at 17:00
-    spans       in the last hour / last week / past two hours / N minutes / N days / a fortnight / a couple of hours /
+    spans       in the last hour / last week / past two hours / N minutes / a fortnight / a couple of hours / N days
+                (N > 1: whole days, today the last: "the last two days" is yesterday and today) /
                 half an hour, just now, a few minutes ago (the last half hour), since 9 | 9pm | 21:30 | yesterday |
                 Monday | Tuesday noon | yesterday at 5pm
     moments     N hours ago (half an hour either side), N minutes ago (half of N either side, 5 to 30 minutes)
@@ -388,6 +389,8 @@ def _named_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
         return Window(now_ms - JUST_NOW_S * 1000, None, "in the last half hour")
     span = _SPAN.search(text)
     if span and not re.search(r"\blast (minute|hour|day|week)s? (was|were)\b", text):
+        if span[2] == "day" and _count(span[1]) > 1:  # "the last two days": today and yesterday, whole
+            return Window(_ms(_at(now - timedelta(days=_count(span[1]) - 1), 0)), None, span[0].strip())
         return Window(now_ms - _count(span[1]) * _UNITS_S[span[2]] * 1000, None, span[0].strip())
     ago = _AGO.search(text)
     if ago and ago[2] not in ("day", "week"):  # "3 hours ago": a moment, and some time either side of it
