@@ -143,3 +143,13 @@ def test_a_clock_time_with_a_part_of_the_day(words, start, end):
 ])
 def test_days_back_are_whole_days_and_hours_back_are_hours(words, start):
     assert window(words) == (start, None)
+
+
+@pytest.mark.parametrize(("words", "start", "end"), [
+    ("on 3/12", at(3, 0), at(4, 0)),  # 3 December, not 12 March: the later day either order names
+    ("on 12/3", at(3, 0), at(4, 0)),
+    ("on 2/11", at(-28, 0), at(-27, 0)),  # 2 November (11 February is earlier)
+    ("at 9.30 yesterday", at(3, 9), at(3, 10)),
+])
+def test_dates_in_figures_and_a_dotted_clock_time(words, start, end):
+    assert window(words) == (start, end)

@@ -188,6 +188,7 @@ _MONTH = (r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|au
 _DAY_MONTH = re.compile(r"\b(?:the )?(\d{1,2})(?:st|nd|rd|th)? (?:of )?" + _MONTH + r"(?: (20\d\d))?\b")
 _MONTH_DAY = re.compile(r"\b" + _MONTH + r" (?:the )?(\d{1,2})(?:st|nd|rd|th)?(?: (20\d\d))?\b")
 _ISO_DATE = re.compile(r"\b(20\d\d) (\d{1,2}) (\d{1,2})\b")  # 2026-11-28, as normalise leaves it
+_SLASH_DATE = re.compile(r"\b(\d{1,2})/(\d{1,2})(?:/(\d{4}|\d{2}))?\b")  # 5/12, 12/5/2026: either order
 _NTH = re.compile(r"\b(?:on|since|of|for|from) the (\d{1,2})(?:st|nd|rd|th)\b")  # "on the 28th": the latest
 _A_DAY = (r"(?:last |previous )?(?:" + "|".join(WEEKDAYS) + r")|yesterday|today|the day before yesterday|"
           r"(?:the )?\d{1,2}(?:st|nd|rd|th)? (?:of )?" + _MONTH + r"|" + _MONTH + r" (?:the )?\d{1,2}(?:st|nd|rd|th)?|"
@@ -249,6 +250,14 @@ def _month_number(word: str) -> int:
 
 def _date_of(text: str, now: datetime) -> tuple[datetime, str] | None:
     """A calendar date the question names: the latest such day up to today when it names no year."""
+    slashed = _SLASH_DATE.search(text)
+    if slashed:  # day/month or month/day: the later of the days either reading names, up to today
+        a, b, said_year = int(slashed[1]), int(slashed[2]), slashed[3]
+        year = (2000 + int(said_year) if len(said_year) == 2 else int(said_year)) if said_year else None
+        found = [_date_of(f"{d} {MONTHS[m - 1]} {year or ''}".strip(), now) for d, m in ((a, b), (b, a))
+                 if 1 <= m <= 12 and 1 <= d <= 31]
+        found = [f for f in found if f is not None and f[0].date() <= now.date()]
+        return max(found, key=lambda f: f[0]) if found else None
     year, back = None, "year"
     iso, day_month, month_day = _ISO_DATE.search(text), _DAY_MONTH.search(text), _MONTH_DAY.search(text)
     if iso:
