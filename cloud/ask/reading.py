@@ -63,7 +63,8 @@ NUMBER_WORDS = frozenset("zero one two three four five six seven eight nine ten 
                          .split())
 GLUE = frozenset("a an the with without in wearing wore not no any some who that".split())  # kept with unused words
 SEEMING = frozenset("look looks looked looking seem seems seemed seeming appear appears appeared".split())
-_NUMBERS = re.compile(r"\d{1,2}(?::\d{2})?(?:am|pm)?(?:ish)?|\d+(?:st|nd|rd|th)?|\d{1,2}/\d{1,2}(?:/\d{2,4})?|(?:one|two|three|four|five|six|seven|"
+_NUMBERS = re.compile(r"\d{1,2}(?::\d{2})?(?:am|pm)?(?:ish)?|\d+(?:st|nd|rd|th)?|\d{1,2}/\d{1,2}(?:/\d{2,4})?|"
+                      r"(?:one|two|three|four|five|six|seven|"
                       r"eight|nine|ten|eleven|twelve)ish")
 
 
