@@ -153,3 +153,15 @@ def test_days_back_are_whole_days_and_hours_back_are_hours(words, start):
 ])
 def test_dates_in_figures_and_a_dotted_clock_time(words, start, end):
     assert window(words) == (start, end)
+
+
+@pytest.mark.parametrize(("words", "start", "end"), [
+    ("from 9 in the morning to 5 in the afternoon", at(4, 9), at(4, 17)),  # each end in its own part
+    ("from 10 at night to 6 in the morning", at(3, 22), at(4, 6)),  # asked at 21:30: the last such night
+    ("from 8 this morning until 2", at(4, 8), at(4, 14)),
+    ("tonight after 10", at(4, 22), None),  # "tonight" is today's, even still to come
+    ("after lunch but before dinner", at(4, 12), at(4, 19)),
+    ("from quarter past six to quarter to seven this evening", at(4, 18, 15), at(4, 18, 45)),
+])
+def test_each_end_of_a_range_is_read_where_it_is_said(words, start, end):
+    assert window(words) == (start, end)

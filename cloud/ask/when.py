@@ -103,6 +103,9 @@ _BETWEEN = re.compile(r"\b(?:between|from)\s+" + _HOUR.format(n="a") + r"\s+(?:a
                       + _HOUR.format(n="b") + r"\b")
 _BARE = re.compile(r"\b" + _HOUR.format(n="a") + r"\s+(?:to|till|until|til)\s+" + _HOUR.format(n="b") + _NOT_A_TIME
                    + r"\b")  # "10 to 11am", "9 to 5" (normalise writes "10-11am" so)
+_PART_SAID = r" (?:in the|this|at) (?:morning|afternoon|evening|night)"
+_FROM_TO = re.compile(r"\bfrom\s+" + _HOUR.format(n="a") + r"(?P<mid>" + _PART_SAID + r"| (?:am|pm))\s+"
+                      r"(?:to|till|until|til)\s+" + _HOUR.format(n="b") + r"(?P<tail>(?:" + _PART_SAID + r")?)")
 _AROUND = re.compile(r"\b(?:around|about|at|near|circa)\s+" + _HOUR.format(n="a") + _NOT_A_TIME + r"\b")
 
 
@@ -130,6 +133,13 @@ def _hour(match: re.Match[str], n: str, context: str | None) -> float | None:
 
 def _clock_range(text: str, context: str | None, dated: bool = False) -> tuple[float | None, float | None, str] | None:
     """(from hour, to hour, phrase) a question's clock words name, or None; hours past 24 run into the next day."""
+    spread = _FROM_TO.search(text)
+    if spread:  # "from 9 in the morning to 5 in the afternoon": each end read in its own part of the day
+        start = _hour(spread, "a", spread["mid"].split()[-1])
+        end = _hour(spread, "b", spread["tail"].split()[-1] if spread["tail"] else None)
+        if start is not None and end is not None:
+            end += 24 if end <= start else 0
+            return start, end, f"between {_hhmm(start)} and {_hhmm(end)}"
     between = _BETWEEN.search(text) or _BARE.search(text)
     if between:
         start, end = _hour(between, "a", context), _hour(between, "b", context)
@@ -449,7 +459,8 @@ def _named_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
         start, end, phrase = _narrow(day, start, end, clock, phrase)
         if start >= end:
             return Window(_ms(start), _ms(start), phrase)  # an empty range: nothing can be in it
-        if found is None and part is None and start > now:  # "around midnight", "after 11pm" at 21:30: the last one
+        if found is None and start > now and not re.search(r"\b(?:this|tonight|today)\b", text):
+            # "around midnight", "after 11pm", "from 10 at night to 6" asked at 21:30: the last one
             start, end = start - timedelta(days=1), end - timedelta(days=1)
             phrase = phrase.replace("today", "yesterday", 1)
     return _upto(start, end, now, phrase)
