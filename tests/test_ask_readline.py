@@ -147,3 +147,40 @@ def test_read_back_names_a_second_time_a_second_question_and_the_back():
     assert phrases == ["the back"]
     _, phrases = read_back("how long ago was the last person", q(intent="last"), ZONE, NOW)
     assert phrases == []
+
+
+# the words of a question about events that carry no filter of their own: never named as not used
+EVENT_WORDS = ("alert alerts alarm alarms event events detection detections notification notifications recording "
+               "recordings clip clips trigger triggered triggers incident incidents activity movement motion verdict "
+               "verdicts").split()
+NUMBER_WORDS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+                "sixteen seventeen eighteen nineteen twenty thirty forty fifty couple few several").split()
+TIME_WORDS = ("today yesterday tonight morning afternoon evening night overnight midnight noon lunchtime week weekend "
+              "month hour minutes ago since before after between until mon tue wed thu fri sat sun jan feb dec "
+              "monday sunday january december").split()
+
+
+@pytest.mark.parametrize("word", EVENT_WORDS + NUMBER_WORDS + TIME_WORDS + ["nineish", "twelveish", "9ish"])
+def test_a_word_the_rules_read_is_never_named_as_not_used(word):
+    assert unused(["how", "many", word], ()) == [] and unused([word], ()) == []
+
+
+def test_the_first_word_is_read_like_any_other():
+    assert unused(["tall", "people", "today"], ()) == ["tall"]
+    assert unused(["people", "today", "tall"], ()) == ["tall"]
+
+
+@pytest.mark.parametrize("first", ["werent", "wasnt", "isnt", "arent", "hasnt", "havent", "hadnt", "doesnt", "dont",
+                                   "didnt", "was", "any", "someone"])
+def test_a_question_led_by_a_yes_no_word_is_read_as_a_yes_no(first):
+    line, _ = read_back(f"{first} there people at the porch", q(intent=None, label="person"), ZONE, NOW)
+    assert line.startswith("People ")
+    listed, _ = read_back("people at the porch", q(intent=None), ZONE, NOW)
+    assert listed.startswith("Events ")  # a list of every event
+
+
+@pytest.mark.parametrize(("label", "measure", "said"), [("bus", None, "Buses"), ("person", None, "People"),
+                                                         ("bus", "events", "Events of buses"),
+                                                         ("person", "visits", "Visits"), ("car", "people", "People")])
+def test_the_counted_things_are_named_in_plain_plurals(label, measure, said):
+    assert what_counted(q(label=label), measure) == said
