@@ -330,3 +330,24 @@ def test_how_long_since_is_a_time_a_stay_is_a_length_and_a_second_question_is_na
 def test_what_a_count_counts_follows_its_words(store, question, counted, value):
     said = ask(store, question)
     assert said["reading"].startswith(counted + " ") and said["value"] == value and not said["unused"], said
+
+
+EXCLUDING = ("other than at {}", "except {}", "apart from {}", "not on {}", "excluding {}", "but not {}",
+             "anywhere except {}", "besides {}")
+
+
+@pytest.mark.parametrize(("lead", "place", "camera", "time", "excluding"),
+                         [(LEADS[i % len(LEADS)], *PLACES[i % len(PLACES)], TIMES[(i * 5) % len(TIMES)],
+                           EXCLUDING[i % len(EXCLUDING)]) for i in range(40)])
+def test_a_generated_exclusion_leaves_out_that_camera_and_names_nothing(lead, place, camera, time, excluding):
+    from edgetriage.cloud.ask.reading import read_back
+    from edgetriage.cloud.ask.rules import read
+    from edgetriage.cloud.ask.vocab import Vocabulary
+
+    vocabulary = Vocabulary({("house", c) for c in NAMES["cameras"]["house"]}, (), NAMES["zones"], devices={"house"})
+    spot = place.split(" ", 1)[1]  # "the porch", "the back dor"
+    question = f"{lead} {excluding.format(spot)} {time}?"
+    query = read(question, vocabulary, ZONE, NOW)
+    line, phrases = read_back(normalise(question), query, ZONE, NOW)
+    assert {c for _, c in query.excluded} == {camera} and not query.cameras, (question, line)
+    assert query.window is not None and phrases == [], (question, line, phrases)

@@ -94,8 +94,8 @@ def negated(text: str, names: Places) -> Negated:
     words: set[str] = set()
     bare: list[str] = []
     for marker, scope in scopes(text):
-        if not scope:
-            continue
+        if not scope or MARKERS.match(scope):
+            continue  # "anyone but not the porch": the next negating word's scope
         said = f"{marker} {scope}"
         place, place_words = names.names_in(scope)
         zone, zone_words = names.zone_names_in(scope)
