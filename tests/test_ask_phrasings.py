@@ -351,3 +351,20 @@ def test_a_generated_exclusion_leaves_out_that_camera_and_names_nothing(lead, pl
     line, phrases = read_back(normalise(question), query, ZONE, NOW)
     assert {c for _, c in query.excluded} == {camera} and not query.cameras, (question, line)
     assert query.window is not None and phrases == [], (question, line, phrases)
+
+
+COMPARED = ("were there more {w} {a} than {b}?", "fewer {w} {a} than {b}?", "as many {w} {a} as {b}?",
+            "more {w} {a} or {b}?", "{w} {a} versus {b}?", "did {a} get more {w} than {b}?")
+SIDES = (("at the porch today", "at the back door today"), ("today", "yesterday"),
+         ("this morning", "this afternoon"), ("on the drive today", "at the front step today"),
+         ("in the last 3 hours", "yesterday evening"))
+
+
+@pytest.mark.parametrize(("form", "what", "a", "b"),
+                         [(COMPARED[i % len(COMPARED)], ("people", "alerts", "events")[i % 3], *SIDES[i % len(SIDES)])
+                          for i in range(30)])
+def test_a_generated_comparison_counts_both_sides_and_shows_both(store, form, what, a, b):
+    said = ask(store, form.format(w=what, a=a, b=b))
+    assert " vs " in said["reading"] and len(said["counts"]) == 2, said
+    first, second = said["counts"]
+    assert f"{first} " in said["answer"] and f"against {second}" in said["answer"] and not said["unused"], said

@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from .rules import GREETING, LABEL_WORDS, NARROWING, VERDICT_WORDS, Query, labels_said
-from .when import MONTHS, WEEKDAYS
+from .when import MONTHS, WEEKDAYS, time_window
 
 YES_NO = frozenset("was were is are did does do has have had any anyone anybody anything someone somebody didnt wasnt "
                    "werent isnt arent hasnt havent hadnt doesnt dont".split())
@@ -307,9 +307,10 @@ def read_back(said: str, query: Query, zone: ZoneInfo, now_ms: int) -> tuple[str
 
 def both_read(a: Query, b: Query, measure: str | None, zone: ZoneInfo, now_ms: int,
               phrases: list[str]) -> tuple[str, list[str]]:
-    """The reading of a comparison: each side's, first against second (a side's own label is used)."""
+    """The reading of a comparison: each side's, first against second (a side's own label and time are used)."""
     sides = {a.label, b.label}
-    phrases = [p for p in phrases if not any(of in sides for _, of in labels_said(p))]
+    phrases = [p for p in phrases if not any(of in sides for _, of in labels_said(p))
+               and time_window(p, zone, now_ms) is None]
     camera_zone = bool(a.cameras or b.cameras or a.zones or b.zones)
     line = (reading_line(a, measure, zone, now_ms, camera_zone).split(" (")[0] + " vs "
             + reading_line(b, measure, zone, now_ms, camera_zone, phrases)[0].lower()
