@@ -368,3 +368,14 @@ def test_a_generated_comparison_counts_both_sides_and_shows_both(store, form, wh
     assert " vs " in said["reading"] and len(said["counts"]) == 2, said
     first, second = said["counts"]
     assert f"{first} " in said["answer"] and f"against {second}" in said["answer"] and not said["unused"], said
+
+
+@pytest.mark.parametrize(("question", "counted"), [
+    ("how many genuine alerts today?", "Alerts"), ("how many real alarms today?", "Alerts"),
+    ("any non-alerts today?", "Events judged benign"), ("how many things were flagged today?", "Alerts"),
+    ("how many warnings today?", "Alerts"), ("how many events were marked benign today?", "Events judged benign"),
+    ("how many escalations today?", "Events"),  # every stored event was escalated by its device
+])
+def test_verdict_words_as_people_say_them(store, question, counted):
+    said = ask(store, question)
+    assert said["reading"].startswith(counted + " on") and not said["unused"], said

@@ -43,7 +43,8 @@ notice noticed detect detected detecting record recorded recording capture captu
 showed showing turn turned call called check checked look looked happen stand stood standing hang hanging around round
 about pick picked picking catch caught register registered raise raised leave left leaving trip tripped fire fired
 ring rang separate distinct different unique across altogether combined overall
-compare compared versus vs against arrivals
+compare compared versus vs against arrivals thing things escalated escalation escalations
+marked real genuine actual
 busier quieter busiest quietest
 camera cameras cam cams zone zones view back area outside place property house home site total times time
 often once twice but if whether right currently moment didnt wasnt werent isnt arent hasnt havent hadnt doesnt dont

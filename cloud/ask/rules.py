@@ -51,8 +51,9 @@ LABEL_WORDS = {
     "dog": ("dog", "dogs"),
     "cat": ("cat", "cats"),
 }
-VERDICT_WORDS = {"alert": ("alert", "alerts", "alarm", "alarms", "alerted"),
+VERDICT_WORDS = {"alert": ("alert", "alerts", "alarm", "alarms", "alerted", "flagged", "warning", "warnings"),
                  "benign": ("benign", "harmless", "nothing to worry", "false alarm", "false alarms", "false alert",
+                            "non alert", "non alerts",
                             "false alerts", "false positive", "false positives"),
                  "unknown": ("unknown verdict", "unknown verdicts", "verdict unknown", "judged unknown", "unclassified",
                              "unknown events", "unknowns", "uncertain", "undetermined", "unclear",
