@@ -184,3 +184,10 @@ def test_a_question_led_by_a_yes_no_word_is_read_as_a_yes_no(first):
                                                          ("person", "visits", "Visits"), ("car", "people", "People")])
 def test_the_counted_things_are_named_in_plain_plurals(label, measure, said):
     assert what_counted(q(label=label), measure) == said
+
+
+@pytest.mark.parametrize(("question", "named"), [("how many people came to each camera today", ["each camera"]),
+                                                 ("how many people per hour today", ["per hour"]),
+                                                 ("alerts broken down by zone", ["broken down by zone"])])
+def test_a_split_the_answer_does_not_give_is_named(question, named):
+    assert read_back(question, q(window=Window(at(4, 0), None, "today")), ZONE, NOW)[1] == named

@@ -128,6 +128,8 @@ FRAMES = re.compile(r"\b(?:(?:do|does|would|could|can) (?:you|u) (?:know|tell me
                     r"(?:i |we )?(?:want|need)(?: you)? to)\b")
 # "at the back", "round the back": a place no camera's name was read from (a word of "came back" elsewhere)
 _THE_BACK = re.compile(r"\bthe back\b(?: (of the \w+))?(?! (?:door|gate|garden|yard|entrance))")
+_BREAKDOWN = re.compile(r"\b(?:(?:for )?each|per|by|broken down by|split by|for every) (?:camera|cam|zone|hour|day|"
+                        r"device)s?\b")
 _SECOND_QUESTION = re.compile(r"\b(?:and|but) (?:also )?(?:when|how|what|who|which|where|why|did|was|were|is|are|"
                               r"has|have)\b.*$")
 STAYING = frozenset("long stay stays stayed staying spend spent remain remained hang hung linger lingered".split())
@@ -288,7 +290,9 @@ def read_back(said: str, query: Query, zone: ZoneInfo, now_ms: int) -> tuple[str
     if re.search(r"\bhow long (?:ago|(?:has it been |is it )?since)\b", said):  # a time since, not a stay
         taken |= {"long", "ago", "since", "been"}
     taken |= {w for phrase in query.negated for w in phrase.split()}
-    phrases = unused(FRAMES.sub(" ", GREETING.sub("", said)).split(), taken) + list(query.negated)
+    split = [m[0] for m in _BREAKDOWN.finditer(said)]  # "per camera": one total is given, never a split
+    taken |= {w for phrase in split for w in phrase.split()}
+    phrases = unused(FRAMES.sub(" ", GREETING.sub("", said)).split(), taken) + list(query.negated) + split
     phrases += [p for p in query.negated_bare if not unused(p.split(), taken)]  # "not at home": never silent
     phrases += [f"the back{' ' + m[1] if m[1] else ''}" for m in _THE_BACK.finditer(said) if "back" not in taken]
     phrases += other_labels(said, query, taken) + list(query.times_apart)
