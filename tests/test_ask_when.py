@@ -165,3 +165,12 @@ def test_dates_in_figures_and_a_dotted_clock_time(words, start, end):
 ])
 def test_each_end_of_a_range_is_read_where_it_is_said(words, start, end):
     assert window(words) == (start, end)
+
+
+@pytest.mark.parametrize(("words", "start", "end"), [
+    ("on 03.12.", at(3, 0), at(4, 0)),  # a dotted date: day first
+    ("on 3.12.2026 around 10", at(3, 9, 30), at(3, 10, 30)),
+    ("at 9.30.", at(4, 9), at(4, 10)),  # a clock time at the end of a sentence
+])
+def test_dotted_dates_and_times(words, start, end):
+    assert window(words) == (start, end)
