@@ -37,8 +37,8 @@ _NOT_NEGATING = re.compile(r"\bor not\b|\bnot (?:an? |the )?(?:real )?(?:alert|a
 # where a scope ends: a time, a new clause
 _SCOPE_END = frozenset("""
 today yesterday tonight this last morning afternoon evening night overnight since after before between until till
-during in within from but that which who when where than since what how was were is are did do does
-""".split()) - {"in"}  # "and", "or" go on: "except the porch and the back door"
+during within from but that which who when where than what how was were is are did do does
+""".split())  # "in", "and", "or" go on: "not in the front door zone", "except the porch and the back door"
 _LEADING = frozenset("a an the at on in by near from to of any some their his her its my our".split())
 SCOPE_WORDS = 8  # at most this many words after the negating word
 
@@ -106,6 +106,8 @@ def negated(text: str, names: Places) -> Negated:
                  "label": next((i for i, w in enumerate(label_words.split()) if names.label_in(w)), None)}
         first = next((i for i, w in enumerate(scope.split()) if w not in _LEADING), 0)
         found = [(at, what) for what, at in heads.items() if at is not None and at <= first]
+        if marker.startswith("outside") and not (found and min(found)[1] == "place"):
+            continue  # "anyone outside the house?": every camera is outside; only a place of yours is left out
         if not found:  # nothing, or not what the negation governs ("not in uniform on the porch": uniform)
             bare.append(said)
             continue
