@@ -379,3 +379,8 @@ def test_a_generated_comparison_counts_both_sides_and_shows_both(store, form, wh
 def test_verdict_words_as_people_say_them(store, question, counted):
     said = ask(store, question)
     assert said["reading"].startswith(counted + " on") and not said["unused"], said
+
+
+def test_a_camera_name_run_together_with_cam_is_that_camera(store):
+    said = ask(store, "how many people on the porchcam today?")
+    assert said["reading"].startswith("People on porch,") and said["value"] == 2 and not said["unused"], said

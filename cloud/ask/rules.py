@@ -171,6 +171,7 @@ def normalise(question: str) -> str:
     every rule reads."""
     text = re.sub(r"(^|\s)#\s*", r"\1number of ", question.lower())
     text = _CLOCK_DASH.sub(r"\1 to ", text)  # "10-11am": a range of clock times
+    text = re.sub(r"\b([a-z]{3,}?)(cam|camera)s?\b", r"\1 \2", text)  # "porchcam": the porch camera
     text = re.sub(r"['\u2019]s\b", "", text).replace("'", "").replace("\u2019", "")
     text = re.sub(r"\b(\d{1,2})\.(0?[1-9]|1[0-2])\.(?:(\d{4}|\d{2})\b)?",
                   lambda m: f"{m[1]}/{m[2]}" + (f"/{m[3]}" if m[3] else ""), text)  # "05.12.": a date
