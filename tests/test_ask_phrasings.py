@@ -1,7 +1,8 @@
-"""Questions as people phrase them, by class (issue 37): each class is a family of phrasings written here, not
-taken from a question set, read by the real rules (time words in the camera's zone, names from the operator's
-config) and, where the store matters, answered by the real router over the real SQLite store. A class holds
-when every phrasing of it reads as an ordinary person means it, or is named as not used: never dropped."""
+"""Questions as people phrase them, by class (issue 37; time words alone: test_ask_when.py): each class is a
+family of phrasings written here, not taken from a question set, read by the real rules (time words in the
+camera's zone, names from the operator's config) and answered by the real router over the real SQLite store.
+A class holds when every phrasing of it reads as an ordinary person means it, or is named as not used: never
+dropped."""
 
 from __future__ import annotations
 
@@ -16,7 +17,6 @@ import pytest
 from edgetriage.cloud.ask.config import AskConfig
 from edgetriage.cloud.ask.router import Asker
 from edgetriage.cloud.ask.rules import normalise
-from edgetriage.cloud.ask.when import time_window
 from edgetriage.cloud.config import AnalyzerConfig
 from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.shared.ids import uuid7
@@ -31,101 +31,6 @@ def at(day: int, hour: int, minute: int = 0) -> int:
 
 
 NOW = at(4, 21, 30)  # Friday 4 December 2026, evening, Berlin
-HOUR = 3_600_000
-
-
-def window(words: str, now: int = NOW, zone: ZoneInfo = ZONE) -> tuple[int | None, int | None] | None:
-    found = time_window(normalise(words), zone, now)
-    return None if found is None else (found.start_ms, found.end_ms)
-
-
-# -- time words ----------------------------------------------------------------------------------------
-@pytest.mark.parametrize(("words", "start", "end"), [
-    ("from half past six until eight", at(4, 18, 30), at(4, 20)),
-    ("between 7 and quarter past 9 this morning", at(4, 7), at(4, 9, 15)),
-    ("between half seven and eight this morning", at(4, 7, 30), at(4, 8)),
-    ("from 7 till half 8 yesterday", at(3, 7), at(3, 8, 30)),
-    ("10-11am", at(4, 10), at(4, 11)),
-    ("9 to 5", at(4, 9), at(4, 17)),
-    ("from noon to 2", at(4, 12), at(4, 14)),
-    ("from 6pm until midnight", at(4, 18), None),  # still running at 21:30
-    ("between 10pm and 2am", at(3, 22), at(4, 2)),  # asked at 21:30: the last such night
-    ("between 11 and 1 last night", at(3, 23), at(4, 1)),
-])
-def test_a_range_whose_ends_are_clock_words_is_that_range(words, start, end):
-    assert window(words) == (start, end)
-
-
-@pytest.mark.parametrize(("words", "start", "end"), [
-    ("around 9ish yesterday", at(3, 8, 30), at(3, 9, 30)),
-    ("at nineish yesterday", at(3, 8, 30), at(3, 9, 30)),
-    ("at quarter to seven", at(4, 18, 15), at(4, 19, 15)),  # a bare 6:45 said at night: the evening's
-    ("at noon", at(4, 11, 30), at(4, 12, 30)),
-    ("around midnight", at(3, 23, 30), at(4, 0, 30)),  # the last midnight, not tonight's still to come
-    ("at lunchtime yesterday", at(3, 12), at(3, 14)),
-])
-def test_a_clock_moment_said_in_words_is_half_an_hour_either_side(words, start, end):
-    assert window(words) == (start, end)
-
-
-@pytest.mark.parametrize(("words", "start"), [
-    ("since breakfast", at(4, 7)),
-    ("since lunch", at(4, 12)),
-    ("since dinner", at(4, 19)),
-    ("since 2", at(4, 14)),  # a bare hour at 21:30: the afternoon's, as people say it
-    ("since 6 o'clock", at(4, 18)),
-    ("since 9", at(4, 9)),
-    ("since quarter past 8 this morning", at(4, 8, 15)),
-    ("since midnight", at(4, 0)),
-    ("since last night", at(3, 18)),
-])
-def test_since_a_moment_runs_to_now(words, start):
-    assert window(words) == (start, None)
-
-
-@pytest.mark.parametrize(("words", "now", "start", "end"), [
-    ("tonight", at(5, 2), at(4, 18), None),  # asked after midnight: the night in progress
-    ("tonight", NOW, at(4, 18), None),
-    ("last night", NOW, at(3, 18), at(4, 6)),
-    ("overnight", NOW, at(3, 22), at(4, 6)),
-    ("the night before last", NOW, at(2, 18), at(3, 6)),
-    ("on thursday night", NOW, at(3, 18), at(4, 6)),  # a weekday night runs into the next morning
-    ("wednesday night", NOW, at(2, 18), at(3, 6)),
-    ("last evening", NOW, at(3, 18), at(4, 0)),
-    ("yesterday eve", NOW, at(3, 18), at(4, 0)),
-    ("from yesterday evening to this morning", NOW, at(3, 18), at(4, 12)),
-    ("from thursday night until now", NOW, at(3, 18), None),
-])
-def test_nights_and_evenings(words, now, start, end):
-    assert window(words, now) == (start, end)
-
-
-@pytest.mark.parametrize(("words", "start", "end"), [
-    ("earlier today", at(4, 0), None),
-    ("so far", at(4, 0), None),
-    ("in the past 45 minutes", NOW - HOUR * 3 // 4, None),
-    ("in the last 3 hours", NOW - 3 * HOUR, None),
-    ("within the hour", NOW - HOUR, None),
-    ("in the last couple of hours", NOW - 2 * HOUR, None),
-    ("this weekend", at(-2, 0), at(0, 0)),  # on a Friday: the last weekend, Saturday and Sunday
-    ("on the 3rd", at(3, 0), at(4, 0)),
-    ("on the morning of the 3rd", at(3, 6), at(3, 12)),
-    ("around sunset", None, None),  # checked below: the sun's hour where the zone lies
-])
-def test_spans_and_dates(words, start, end):
-    if words == "around sunset":
-        start_ms, end_ms = window(words)
-        assert at(4, 15, 20) < start_ms < at(4, 15, 40) and end_ms - start_ms == HOUR  # Berlin, early December
-        return
-    assert window(words) == (start, end)
-
-
-def test_times_are_read_in_the_zone_they_are_asked_in():
-    tokyo = ZoneInfo("Asia/Tokyo")
-    noon_tokyo = int(datetime(2026, 12, 4, 12, tzinfo=tokyo).timestamp() * 1000)
-    start, end = window("in the middle of the night", noon_tokyo, tokyo)
-    assert start == int(datetime(2026, 12, 4, 0, tzinfo=tokyo).timestamp() * 1000)
-    assert end == int(datetime(2026, 12, 4, 6, tzinfo=tokyo).timestamp() * 1000)
 
 
 # -- the store: a small site, asked through the real router ----------------------------------------------
@@ -304,3 +209,178 @@ def test_a_comparison_counts_both_sides_and_shows_both(store, question, value, c
     said = ask(store, question)
     assert said["value"] is value and said["counts"] == counts and said["answer"].startswith(lead), said
     assert " vs " in said["reading"] and "could not use" not in said["answer"]
+
+
+
+@pytest.mark.parametrize(("question", "reading", "words"), [
+    ("did anyone look into the car today?", "People", "car"),  # the label said first is the one counted
+    ("any teenagers at the back door today?", "People on back_door", "teenagers"),
+    ("did the neighbour come over today?", "People", "neighbour"),
+    ("how many people on bikes today?", "People", "bikes"),
+])
+def test_a_second_label_or_a_role_is_named_and_the_first_counted(store, question, reading, words):
+    said = ask(store, question)
+    assert said["reading"].startswith(reading) and named(said, words), said
+
+
+def test_an_animal_someone_has_with_them_is_a_look_not_the_label(store):
+    said = ask(store, "anyone on the porch with their dog today?")
+    assert said["reading"].startswith("People on porch") and "with a dog" in said["reading"]
+    assert said["value"] is False and "could not use" not in said["answer"]
+
+
+@pytest.mark.parametrize(("question", "reading", "kind"), [
+    ("yo any1 at the porch 2nite?", "People on porch, today 18:00–now", bool),
+    ("any unknown verdicts today?", "Events judged unknown", bool),
+    ("is anyone at the porch right now?", "People on porch, today 21:00–now", bool),
+    ("who was the last person at the porch?", "People on porch", str),
+])
+def test_chat_forms_read_as_what_they_say(store, question, reading, kind):
+    said = ask(store, question)
+    assert said["reading"].startswith(reading) and isinstance(said["value"], kind) and not said["unused"], said
+
+
+# -- generated: every combination of a lead, a place, a time and a word no rule reads ----------------------
+LEADS = ("how many people", "was anyone", "which people were", "# people", "did somebody come", "any visitors")
+PLACES = (("at the porch", "porch"), ("on the back dor", "back_door"), ("on the drive", "driveway"),
+          ("at the rear entrance", "back_door"), ("on the drivway cam", "driveway"))
+TIMES = ("today", "last night", "from half past six until eight", "between 7 and quarter past 9 this morning",
+         "since lunch", "in the past 3 hours", "on thursday night", "around 9ish yesterday", "overnight",
+         "the night before last", "this evening after 7", "earlier today")
+EXTRAS = ("wearing a hi-vis vest", "with a limp", "in a wheelchair", "holding a clipboard", "who looked lost",
+          "on crutches", "with a beard", "in a suit", "smoking", "not in uniform")
+
+
+def _combinations() -> list[tuple[str, str, str, str, str]]:
+    """A fixed spread over the product (every lead, place, time and extra at least once)."""
+    out = []
+    for i in range(60):
+        lead, (place, camera) = LEADS[i % len(LEADS)], PLACES[(i // 2) % len(PLACES)]
+        out.append((lead, place, camera, TIMES[(i * 7) % len(TIMES)], EXTRAS[(i * 3) % len(EXTRAS)]))
+    return out
+
+
+@pytest.mark.parametrize(("lead", "place", "camera", "time", "extra"), _combinations())
+def test_every_word_of_a_generated_question_is_used_or_named(lead, place, camera, time, extra):
+    from edgetriage.cloud.ask.reading import read_back
+    from edgetriage.cloud.ask.rules import read
+    from edgetriage.cloud.ask.vocab import Vocabulary
+
+    vocabulary = Vocabulary({("house", c) for c in NAMES["cameras"]["house"]}, (), NAMES["zones"], devices={"house"})
+    question = f"{lead} {extra} {place} {time}?"
+    query = read(question, vocabulary, ZONE, NOW)
+    line, phrases = read_back(normalise(question), query, ZONE, NOW)
+    assert {c for _, c in query.cameras} == {camera}, line
+    assert query.window is not None and "any time" not in line, line
+    assert query.label == "person" and query.look is None, line
+    named_words = " ".join(phrases).split()
+    said = set(normalise(extra).split()) - {"a", "an", "who", "not", "with", "in", "on", "wearing"}
+    assert said <= set(named_words), (question, phrases)
+
+
+def test_times_are_read_in_the_named_camera_s_zone_else_the_site_s_and_the_reading_says_which(store):
+    event = Event(event_id=uuid7(at(4, 3)), device="lodge", camera="gate", captured_ms=at(4, 3), label="person",
+                  score=0.9, track_id=1, detections=[Detection(label="person", score=0.9, box=(0.1, 0.1, 0.5, 0.9))],
+                  phash="0123456789abcdef", reason="detector sure", crop=_jpeg(), dwell_s=2.0)
+    store.put_event(event, at(4, 3))
+    config = AskConfig(timezone="UTC", timezones={"house": "Europe/Berlin", "lodge": "Asia/Tokyo"},
+                       cameras={"house": ["porch", "back_door", "driveway"], "lodge": ["gate"]})
+    asker = Asker(store, config, AnalyzerConfig(backend="vllm"), clock_ms=lambda: NOW)
+    at_gate = asyncio.run(asker.ask("anyone at the gate in the middle of the night?"))
+    assert "(Asia/Tokyo, the camera's zone)" in at_gate["reading"]
+    anywhere = asyncio.run(asker.ask("anyone in the middle of the night?"))
+    assert "(UTC, the site's zone)" in anywhere["reading"]  # two zones among the devices: the site's own
+
+
+# -- two times in one question ----------------------------------------------------------------------------
+@pytest.mark.parametrize(("question", "said", "apart"), [
+    ("how many people this morning and this afternoon?", "today 06:00–18:00", []),
+    ("people yesterday and today at the porch?", "yesterday 00:00–now", []),
+    ("anyone on monday or tuesday?", "Mon 30 Nov 00:00 – Wed 02 Dec 00:00", []),
+    ("anyone between 7 and 9 this morning or between 5 and 7 this evening?", "today 07:00–09:00",
+     ["between 5 and 7 this evening"]),
+    ("anyone at the porch this morning, and at the back door tonight?", "today 18:00–now", ["this morning"]),
+])
+def test_a_second_time_is_joined_where_it_meets_the_first_else_named(store, question, said, apart):
+    answer = ask(store, question)
+    assert said in answer["reading"] and answer["unused"] == apart, answer
+
+
+@pytest.mark.parametrize(("question", "kind", "unused"), [
+    ("how long ago was the last person at the porch?", str, []),
+    ("how long has it been since someone was at the back door?", str, []),  # a time since, not a stay
+    ("what was the total time people spent on the porch today?", float, []),
+    ("when did the first person arrive today and when did the last leave?", str, ["and when did the last leave"]),
+])
+def test_how_long_since_is_a_time_a_stay_is_a_length_and_a_second_question_is_named(store, question, kind, unused):
+    said = ask(store, question)
+    assert isinstance(said["value"], kind) and said["unused"] == unused, said
+
+
+# -- people, visits and events --------------------------------------------------------------------------
+@pytest.mark.parametrize(("question", "counted", "value"), [
+    ("how many different people came to the porch today?", "People", 2),
+    ("how many unique visitors did the porch get today?", "People", 2),
+    ("how many person events at the porch today?", "Events of people", 2),
+    ("how many arrivals at the porch today?", "Visits", 2),
+    ("count the visits to the porch today", "Visits", 2),
+    ("how many times did the porch cam go off today?", "Events", 2),
+    ("how many clips from the driveway today?", "Events", 2),
+])
+def test_what_a_count_counts_follows_its_words(store, question, counted, value):
+    said = ask(store, question)
+    assert said["reading"].startswith(counted + " ") and said["value"] == value and not said["unused"], said
+
+
+EXCLUDING = ("other than at {}", "except {}", "apart from {}", "not on {}", "excluding {}", "but not {}",
+             "anywhere except {}", "besides {}")
+
+
+@pytest.mark.parametrize(("lead", "place", "camera", "time", "excluding"),
+                         [(LEADS[i % len(LEADS)], *PLACES[i % len(PLACES)], TIMES[(i * 5) % len(TIMES)],
+                           EXCLUDING[i % len(EXCLUDING)]) for i in range(40)])
+def test_a_generated_exclusion_leaves_out_that_camera_and_names_nothing(lead, place, camera, time, excluding):
+    from edgetriage.cloud.ask.reading import read_back
+    from edgetriage.cloud.ask.rules import read
+    from edgetriage.cloud.ask.vocab import Vocabulary
+
+    vocabulary = Vocabulary({("house", c) for c in NAMES["cameras"]["house"]}, (), NAMES["zones"], devices={"house"})
+    spot = place.split(" ", 1)[1]  # "the porch", "the back dor"
+    question = f"{lead} {excluding.format(spot)} {time}?"
+    query = read(question, vocabulary, ZONE, NOW)
+    line, phrases = read_back(normalise(question), query, ZONE, NOW)
+    assert {c for _, c in query.excluded} == {camera} and not query.cameras, (question, line)
+    assert query.window is not None and phrases == [], (question, line, phrases)
+
+
+COMPARED = ("were there more {w} {a} than {b}?", "fewer {w} {a} than {b}?", "as many {w} {a} as {b}?",
+            "more {w} {a} or {b}?", "{w} {a} versus {b}?", "did {a} get more {w} than {b}?")
+SIDES = (("at the porch today", "at the back door today"), ("today", "yesterday"),
+         ("this morning", "this afternoon"), ("on the drive today", "at the front step today"),
+         ("in the last 3 hours", "yesterday evening"))
+
+
+@pytest.mark.parametrize(("form", "what", "a", "b"),
+                         [(COMPARED[i % len(COMPARED)], ("people", "alerts", "events")[i % 3], *SIDES[i % len(SIDES)])
+                          for i in range(30)])
+def test_a_generated_comparison_counts_both_sides_and_shows_both(store, form, what, a, b):
+    said = ask(store, form.format(w=what, a=a, b=b))
+    assert " vs " in said["reading"] and len(said["counts"]) == 2, said
+    first, second = said["counts"]
+    assert f"{first} " in said["answer"] and f"against {second}" in said["answer"] and not said["unused"], said
+
+
+@pytest.mark.parametrize(("question", "counted"), [
+    ("how many genuine alerts today?", "Alerts"), ("how many real alarms today?", "Alerts"),
+    ("any non-alerts today?", "Events judged benign"), ("how many things were flagged today?", "Alerts"),
+    ("how many warnings today?", "Alerts"), ("how many events were marked benign today?", "Events judged benign"),
+    ("how many escalations today?", "Events"),  # every stored event was escalated by its device
+])
+def test_verdict_words_as_people_say_them(store, question, counted):
+    said = ask(store, question)
+    assert said["reading"].startswith(counted + " on") and not said["unused"], said
+
+
+def test_a_camera_name_run_together_with_cam_is_that_camera(store):
+    said = ask(store, "how many people on the porchcam today?")
+    assert said["reading"].startswith("People on porch,") and said["value"] == 2 and not said["unused"], said

@@ -86,7 +86,7 @@ def ids_where(store: SQLiteStore, keep) -> set[str]:
     ("between 9 and 5", at(4, 9), at(4, 17)),
     ("yesterday after 6pm", at(3, 18), at(4, 0)),
     ("last night after 10", at(3, 22), at(4, 6)),
-    ("this morning before 9", at(4, 6), at(4, 9)),
+    ("this morning before 9", at(4, 0), at(4, 9)),  # from the day's start, as people mean it
     ("overnight", at(3, 22), at(4, 6)),
     ("in the past two hours", NOW - 2 * 3_600_000, None),
     ("yesterday evening", at(3, 18), at(4, 0)),

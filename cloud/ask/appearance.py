@@ -53,7 +53,8 @@ class Look:
     def said(self) -> str:
         """How an answer names it: "in a grey top", "with a bag", "in grey with a bag"."""
         worn = f"in a {self.colour} {GARMENT_WORDS[self.garment]}" if self.garment else f"in {self.colour}"
-        return " ".join(((worn,) if self.colour else ()) + ((f"with a {self.carries}",) if self.carries else ()))
+        carried = f"with {'an' if self.carries[:1] in 'aeiou' else 'a'} {self.carries}" if self.carries else None
+        return " ".join(((worn,) if self.colour else ()) + ((carried,) if carried else ()))
 
     def holds(self, description: str) -> bool:
         """Whether an event's description says this look. The classifier's classes do not count: they are

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import re
 
-DURATION = re.compile(r"\b(?:for )?how long\b(?! ago)(?! since)|\bhow much time\b|\bduration\b|\bdwell\w*\b|"
+DURATION = re.compile(r"\b(?:for )?how long\b(?! ago)(?! since)(?! has it been since)(?! is it since)|"
+                      r"\bhow much time\b|\bduration\b|\bdwell\w*\b|\b(?:total )?time (?:\w+ ){0,2}(?:spent|spend)\b|"
                       r"\bhow many (?:seconds|minutes|hours)\b(?! ago)|"
                       r"\b(?:length|time) of (?:the |their |his |her )?(?:stay|visit)\b")
 UNUSUAL = re.compile(r"\b(?:unusual|out of the ordinary|strange|odd|weird|abnormal|anomal\w*|irregular|"

@@ -37,8 +37,9 @@ _NOT_NEGATING = re.compile(r"\bor not\b|\bnot (?:an? |the )?(?:real )?(?:alert|a
 # where a scope ends: a time, a new clause
 _SCOPE_END = frozenset("""
 today yesterday tonight this last morning afternoon evening night overnight since after before between until till
-during in within from but that which who when where than since what how was were is are did do does
-""".split()) - {"in"}  # "and", "or" go on: "except the porch and the back door"
+during within from but that which who when where than what how was were is are did do does
+""".split())  # "in", "and", "or" go on: "not in the front door zone", "except the porch and the back door"
+_LEADING = frozenset("a an the at on in by near from to of any some their his her its my our".split())
 SCOPE_WORDS = 8  # at most this many words after the negating word
 
 
@@ -93,8 +94,8 @@ def negated(text: str, names: Places) -> Negated:
     words: set[str] = set()
     bare: list[str] = []
     for marker, scope in scopes(text):
-        if not scope:
-            continue
+        if not scope or MARKERS.match(scope):
+            continue  # "anyone but not the porch": the next negating word's scope
         said = f"{marker} {scope}"
         place, place_words = names.names_in(scope)
         zone, zone_words = names.zone_names_in(scope)
@@ -103,8 +104,11 @@ def negated(text: str, names: Places) -> Negated:
         heads = {"place": _first(scope, place_words | zone_words),  # the thing said first is what is negated
                  "look": _first(scope, set(look.phrases)) if look is not None else None,
                  "label": next((i for i, w in enumerate(label_words.split()) if names.label_in(w)), None)}
-        found = [(at, what) for what, at in heads.items() if at is not None]
-        if not found:
+        first = next((i for i, w in enumerate(scope.split()) if w not in _LEADING), 0)
+        found = [(at, what) for what, at in heads.items() if at is not None and at <= first]
+        if marker.startswith("outside") and not (found and min(found)[1] == "place"):
+            continue  # "anyone outside the house?": every camera is outside; only a place of yours is left out
+        if not found:  # nothing, or not what the negation governs ("not in uniform on the porch": uniform)
             bare.append(said)
             continue
         what = min(found)[1]

@@ -123,14 +123,17 @@ def _count(facts: Sequence[EventFact], query: Query, route: str, scope: str) -> 
     """People, visits or events, as the question counts them (visits.py), the other two said beside."""
     n = len(facts)
     if query.measure == "events":
-        return Answer(f"{n} {_things(query.label, query.verdict, n)}{scope}.", route,
-                      [f.event_id for f in facts], value=n)
+        things = _things(query.label, query.verdict, n)
+        if query.label and query.verdict is None:  # "how many person events": events, of people
+            things = f"{'event' if n == 1 else 'events'} of {_things(query.label, None, 2)}"
+        return Answer(f"{n} {things}{scope}.", route, [f.event_id for f in facts], value=n)
     people, visits = distinct(facts, query.label)
     ids = [f.event_id for v in visits for f in v.facts]
     events = f"{n} event" + ("" if n == 1 else "s")
     if query.measure == "visits":
         noun = "visit" if len(visits) == 1 else "visits"
-        return Answer(f"{len(visits)} {noun}{scope} ({people} {_things(query.label, None, people)}, {events}).",
+        who = _things(query.label or "person", None, people)  # no label: the people the visits showed
+        return Answer(f"{len(visits)} {noun}{scope} ({people} {who}, {events}).",
                       route, ids, value=len(visits))
     return Answer(f"{people} {_things(query.label, None, people)}{scope} ({len(visits)} "
                   f"{'visit' if len(visits) == 1 else 'visits'}, {events}).", route, ids, value=people)

@@ -20,8 +20,8 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from .rules import LABEL_WORDS, NARROWING, VERDICT_WORDS, Query
-from .when import MONTHS, WEEKDAYS
+from .rules import GREETING, LABEL_WORDS, NARROWING, VERDICT_WORDS, Query, labels_said
+from .when import MONTHS, WEEKDAYS, time_window
 
 YES_NO = frozenset("was were is are did does do has have had any anyone anybody anything someone somebody didnt wasnt "
                    "werent isnt arent hasnt havent hadnt doesnt dont".split())
@@ -42,10 +42,12 @@ passing walk walked walking stop stopped drop dropped appear appeared appearing 
 notice noticed detect detected detecting record recorded recording capture captured happen happened happening show
 showed showing turn turned call called check checked look looked happen stand stood standing hang hanging around round
 about pick picked picking catch caught register registered raise raised leave left leaving trip tripped fire fired
-ring rang separate distinct different unique across altogether combined overall compare compared versus vs against
+ring rang separate distinct different unique across altogether combined overall
+compare compared versus vs against arrivals thing things escalated escalation escalations
+marked real genuine actual
 busier quieter busiest quietest
 camera cameras cam cams zone zones view back area outside place property house home site total times time
-often once twice but if whether didnt wasnt werent isnt arent hasnt havent hadnt doesnt dont
+often once twice but if whether right currently moment didnt wasnt werent isnt arent hasnt havent hadnt doesnt dont
 everything everyone everywhere anywhere ok okay hey hello thanks thank pls plz like way sort kind lot lots bit
 """.split())
 TIME_WORDS = frozenset("""
@@ -62,7 +64,8 @@ NUMBER_WORDS = frozenset("zero one two three four five six seven eight nine ten 
                          .split())
 GLUE = frozenset("a an the with without in wearing wore not no any some who that".split())  # kept with unused words
 SEEMING = frozenset("look looks looked looking seem seems seemed seeming appear appears appeared".split())
-_NUMBERS = re.compile(r"\d{1,2}(?::\d{2})?(?:am|pm)?(?:ish)?|\d+(?:st|nd|rd|th)?|(?:one|two|three|four|five|six|seven|"
+_NUMBERS = re.compile(r"\d{1,2}(?::\d{2})?(?:am|pm)?(?:ish)?|\d+(?:st|nd|rd|th)?|\d{1,2}/\d{1,2}(?:/\d{2,4})?|"
+                      r"(?:one|two|three|four|five|six|seven|"
                       r"eight|nine|ten|eleven|twelve)ish")
 
 
@@ -125,6 +128,10 @@ FRAMES = re.compile(r"\b(?:(?:do|does|would|could|can) (?:you|u) (?:know|tell me
                     r"(?:i |we )?(?:want|need)(?: you)? to)\b")
 # "at the back", "round the back": a place no camera's name was read from (a word of "came back" elsewhere)
 _THE_BACK = re.compile(r"\bthe back\b(?: (of the \w+))?(?! (?:door|gate|garden|yard|entrance))")
+_BREAKDOWN = re.compile(r"\b(?:(?:for )?each|per|by|broken down by|split by|for every) (?:camera|cam|zone|hour|day|"
+                        r"device)s?\b")
+_SECOND_QUESTION = re.compile(r"\b(?:and|but) (?:also )?(?:when|how|what|who|which|where|why|did|was|were|is|are|"
+                              r"has|have)\b.*$")
 STAYING = frozenset("long stay stays stayed staying spend spent remain remained hang hung linger lingered".split())
 
 
@@ -151,6 +158,16 @@ def unread_times(words: Iterable[str]) -> list[str]:
             phrases.append(" ".join(run))
         i = end + 1
     return phrases
+
+
+def other_labels(said: str, query: Query, taken: set[str] = frozenset()) -> list[str]:
+    """The words of labels other than the one read ("did anyone look into the car?": "car"), named: one query
+    counts one label. Words of a look ("with their dog") or a negation are someone else's."""
+    label = query.label
+    if label is None and query.measure == "events":
+        return []  # "how many events with people": every label
+    return list(dict.fromkeys(w for w, of in labels_said(said) if of != label and w not in taken
+                              and w not in ("nobody", "no one") and not (label is None and of == "person")))
 
 
 def used_words(query: Query, names: Iterable[str] = ()) -> set[str]:
@@ -270,12 +287,20 @@ def reading_line(query: Query, measure: str | None, zone: ZoneInfo, now_ms: int,
 def read_back(said: str, query: Query, zone: ZoneInfo, now_ms: int) -> tuple[str, list[str]]:
     """For a normalised question and its query: the reading line, and the phrases no rule used."""
     taken = used_words(query, query.names) | (STAYING if query.intent == "duration" else set())
+    if re.search(r"\bhow long (?:ago|(?:has it been |is it )?since)\b", said):  # a time since, not a stay
+        taken |= {"long", "ago", "since", "been"}
     taken |= {w for phrase in query.negated for w in phrase.split()}
-    phrases = unused(FRAMES.sub(" ", said).split(), taken) + list(query.negated)
+    split = [m[0] for m in _BREAKDOWN.finditer(said)]  # "per camera": one total is given, never a split
+    taken |= {w for phrase in split for w in phrase.split()}
+    phrases = unused(FRAMES.sub(" ", GREETING.sub("", said)).split(), taken) + list(query.negated) + split
     phrases += [p for p in query.negated_bare if not unused(p.split(), taken)]  # "not at home": never silent
     phrases += [f"the back{' ' + m[1] if m[1] else ''}" for m in _THE_BACK.finditer(said) if "back" not in taken]
+    phrases += other_labels(said, query, taken) + list(query.times_apart)
+    second = _SECOND_QUESTION.search(said)
+    if second and query.intent not in ("overview", "unusual"):  # "... and when did the last leave?": not answered
+        phrases.append(second[0])
     if query.window is None and query.intent != "duration":  # time words said, no range read: named
-        phrases += unread_times(said.split())
+        phrases += [p for p in unread_times(said.split()) if not set(p.split()) <= taken]
     intent = query.intent or ("exists" if said.split()[:1] and said.split()[0] in YES_NO else "list")
     if intent == "count":
         measure = query.measure
@@ -287,7 +312,10 @@ def read_back(said: str, query: Query, zone: ZoneInfo, now_ms: int) -> tuple[str
 
 def both_read(a: Query, b: Query, measure: str | None, zone: ZoneInfo, now_ms: int,
               phrases: list[str]) -> tuple[str, list[str]]:
-    """The reading of a comparison: each side's, first against second."""
+    """The reading of a comparison: each side's, first against second (a side's own label and time are used)."""
+    sides = {a.label, b.label}
+    phrases = [p for p in phrases if not any(of in sides for _, of in labels_said(p))
+               and time_window(p, zone, now_ms) is None]
     camera_zone = bool(a.cameras or b.cameras or a.zones or b.zones)
     line = (reading_line(a, measure, zone, now_ms, camera_zone).split(" (")[0] + " vs "
             + reading_line(b, measure, zone, now_ms, camera_zone, phrases)[0].lower()

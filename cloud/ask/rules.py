@@ -17,6 +17,7 @@ from typing import Protocol
 from zoneinfo import ZoneInfo
 
 from .appearance import Look, look_in
+from .clauses import joined_window
 from .kinds import kind_of
 from .negation import negated
 from .spelling import spell
@@ -33,22 +34,29 @@ INTENTS = (
     "overview",
     "unstored",
 )  # the last three: kinds.py
+# who someone is, which no stored fact says: read as a person, and named as not used
+ROLES = ("teenager", "teenagers", "teen", "teens", "youth", "youths", "toddler", "toddlers", "baby", "babies",
+         "neighbour", "neighbours", "neighbor", "neighbors", "postwoman", "postie", "worker", "workers", "workman",
+         "workmen", "builder", "builders", "gardener", "gardeners", "cleaner", "cleaners", "customer", "customers",
+         "guest", "guests", "burglar", "burglars", "thief", "thieves", "policeman", "police")
 LABEL_WORDS = {
     "person": ("person", "persons", "people", "someone", "somebody", "anyone", "anybody", "visitor", "visitors",
                "man", "men", "woman", "women", "pedestrian", "pedestrians", "human", "humans", "guy", "guys",
                "lady", "ladies", "kid", "kids", "child", "children", "boy", "girl", "nobody", "no one",
                "postman", "mailman", "courier", "intruder", "intruders", "folks", "folk", "individuals",
-               "individual", "adult", "adults"),
+               "individual", "adult", "adults", *ROLES),
     "car": ("car", "cars", "vehicle", "vehicles", "truck", "trucks", "van", "vans", "suv", "suvs", "lorry", "lorries",
             "automobile", "automobiles"),
     "bicycle": ("bicycle", "bicycles", "bike", "bikes", "cyclist", "cyclists"),
     "dog": ("dog", "dogs"),
     "cat": ("cat", "cats"),
 }
-VERDICT_WORDS = {"alert": ("alert", "alerts", "alarm", "alarms", "alerted"),
+VERDICT_WORDS = {"alert": ("alert", "alerts", "alarm", "alarms", "alerted", "flagged", "warning", "warnings"),
                  "benign": ("benign", "harmless", "nothing to worry", "false alarm", "false alarms", "false alert",
+                            "non alert", "non alerts",
                             "false alerts", "false positive", "false positives"),
-                 "unknown": ("unknown verdict", "verdict unknown", "judged unknown", "unclassified",
+                 "unknown": ("unknown verdict", "unknown verdicts", "verdict unknown", "judged unknown", "unclassified",
+                             "unknown events", "unknowns", "uncertain", "undetermined", "unclear",
                              "not classified", "could not be classified", "couldnt be classified", "undecided",
                              "inconclusive")}  # the longest phrase found wins: "false alarms" is benign
 _OPEN = re.compile(
@@ -67,7 +75,8 @@ _INTENT_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "last",
         re.compile(
-            r"\bhow long ago\b|\b(last (time|seen|one|event|alert|visit|visitor|person|car)|most recent|latest|"
+            r"\bhow long ago\b|\bhow long (?:has it been |is it )?since\b|"
+            r"\b(last (time|seen|one|event|alert|visit|visitor|person|car)|most recent|latest|"
             r"(when|what time) (was|were|did|is) .*\blast\b|last (\w+ )?(seen|came|showed|appeared|there|visit))"
         ),
     ),
@@ -97,7 +106,7 @@ WHOLE_SYNONYMS = {"driveway": ("the drive", "drive way"), "porch": ("doorstep", 
                   "garage": ("car port",), "garden": ("backyard", "back yard"), "yard": ("garden",)}
 # words read as "person" that say more than the stored facts can check (age, sex, role): the answer names them
 NARROWING = frozenset("man men woman women lady ladies kid kids child children boy boys girl girls postman mailman "
-                      "courier intruder intruders".split())
+                      "courier intruder intruders".split()) | set(ROLES)
 # a terse question that is only a noun phrase and a question mark ("people between 2 and 5 yesterday?",
 # "driveway detections last 24h?") asks how many; a comparison's "same number" is no "same person"
 _TERSE = re.compile(r"^(?!(?:what|who|which|when|where|why|how|is|are|was|were|did|do|does|has|have|had|any|can|could|"
@@ -106,13 +115,15 @@ _TERSE = re.compile(r"^(?!(?:what|who|which|when|where|why|how|is|are|was|were|d
 _SAME_COUNT = re.compile(r"\b(?:the )?same (?:number|amount|count)\b|\bas many\b")
 # what "how many" counts (cloud.ask.visits): events and alerts as stored, visits ("how many times"), or people
 _EVENT_WORDS = re.compile(r"\b(events?|alerts?|alarms?|detections?|notifications?|recordings?|clips?|triggers?|"
-                          r"triggered|incidents?|captures?|false positives?)\b")
+                          r"triggered|incidents?|captures?|false positives?|go(?:es|ne)? off|went off|going off)\b")
 _VISIT_WORDS = re.compile(r"\b(how many times|how often|number of times|no of times|times did|times was|"
-                          r"times were|visits)\b")
+                          r"times were|visits|arrivals)\b")
 # the first words say what kind of answer is wanted: a number, a yes or no, a list, a time
 _LEAD = (("count", re.compile(r"^(?:how many|how much|number of|no of|total|count|tally)\b")),
          ("first", re.compile(r"^(?:when|what time|at what time)\b.*\b(?:first|earliest)\b")),
          ("last", re.compile(r"^(?:when|what time|at what time)\b")),
+         ("first", re.compile(r"^who (?:was|were|came|is) (?:the )?(?:first|earliest)\b")),
+         ("last", re.compile(r"^who (?:was|were|came|is) (?:the )?(?:last|latest|most recent)\b")),
          ("list", re.compile(r"^(?:which|list|show|display|give me)\b|^who (?:came|was|were|went|visited|"
                              r"showed|stopped|dropped|walked|has been|have been|passed|appeared|is)\b")),
          ("exists", re.compile(r"^(?:any|anyone|anybody|anything|someone|somebody|something|was|were|did|has|"
@@ -140,6 +151,7 @@ class Query:
     excluded_zones: frozenset[str] = frozenset()
     negated: tuple[str, ...] = ()  # negated words no rule can apply ("not carrying a bag"): named, not applied
     negated_bare: tuple[str, ...] = ()  # negations of nothing a rule reads ("not at home"): named
+    times_apart: tuple[str, ...] = ()  # a second time apart from the range read ("... or this evening"): named
 
     @property
     def rule_answerable(self) -> bool:
@@ -159,8 +171,12 @@ def normalise(question: str) -> str:
     every rule reads."""
     text = re.sub(r"(^|\s)#\s*", r"\1number of ", question.lower())
     text = _CLOCK_DASH.sub(r"\1 to ", text)  # "10-11am": a range of clock times
+    text = re.sub(r"\b([a-z]{3,}?)(cam|camera)s?\b", r"\1 \2", text)  # "porchcam": the porch camera
     text = re.sub(r"['\u2019]s\b", "", text).replace("'", "").replace("\u2019", "")
-    text = re.sub(r"[^a-z0-9:]+|(?<![0-9]):|:(?![0-9])", " ", text)  # a colon stays only in a clock time
+    text = re.sub(r"\b(\d{1,2})\.(0?[1-9]|1[0-2])\.(?:(\d{4}|\d{2})\b)?",
+                  lambda m: f"{m[1]}/{m[2]}" + (f"/{m[3]}" if m[3] else ""), text)  # "05.12.": a date
+    text = re.sub(r"\b(\d{1,2})\.(\d{2})(?=\s*(?:am|pm)?\b)(?!\.?\d)", r"\1:\2", text)  # "9.30": 9:30
+    text = re.sub(r"[^a-z0-9:/]+|(?<![0-9])[:/]|[:/](?![0-9])", " ", text)  # ":" in a clock, "/" in a date
     return spell(re.sub(r"\s+", " ", text).strip())
 
 
@@ -195,6 +211,22 @@ class Names(Protocol):
     def label_in(self, text: str) -> str | None: ...
 
 
+_LABEL_AT = re.compile(r"\b(" + "|".join(sorted((re.escape(w) for words in LABEL_WORDS.values() for w in words),
+                                                 key=len, reverse=True)) + r")\b")
+_LABEL_OF = {w: label for label, words in LABEL_WORDS.items() for w in words}
+
+
+def label_said_first(text: str) -> str | None:
+    """The label of the first label word of a normalised question, or None."""
+    found = _LABEL_AT.search(text)
+    return _LABEL_OF[found[1]] if found else None
+
+
+def labels_said(text: str) -> list[tuple[str, str]]:
+    """(word, label) for every label word of a normalised question, in order."""
+    return [(m[1], _LABEL_OF[m[1]]) for m in _LABEL_AT.finditer(text)]
+
+
 _VERDICT_PHRASES = sorted(((w, v) for v, words in VERDICT_WORDS.items() for w in words), key=lambda p: -len(p[0]))
 
 
@@ -221,11 +253,14 @@ def measure_of(text: str, label: str | None) -> str | None:
     return None if label else "events"
 
 
+GREETING = re.compile(r"^(?:(?:yo|hey|hi|hello|ok|okay|so|um|uh|well|please|quick question)\b\s*)+")
+
+
 def lead_intent(text: str) -> str | None:
     """The kind of answer the question's first words ask for, or None; after a clause that sets the scope
     ("yesterday evening, was anybody at the porch?"), the next clause's first words."""
     for clause in re.split(r"\s*[,:;]\s*|\s+-+\s+", text):
-        said = normalise(clause)
+        said = GREETING.sub("", normalise(clause))  # "hey, any1 at the porch?": the question after it
         found = next((intent for intent, pattern in _LEAD if pattern.search(said)), None)
         if found is not None:
             return found
@@ -275,12 +310,13 @@ def read(question: str, vocabulary: Names, zone: ZoneInfo, now_ms: int) -> Query
     if look is not None and any(n in p or p in n for p in look.phrases for n in no.look_phrases):
         look = None
     labelled = text
-    for phrase in no.unusable:
+    for phrase in no.unusable + (look.phrases if look is not None else ()):  # "with their dog" is a look
         labelled = labelled.replace(phrase, " ")
     label = vocabulary.label_in(labelled) or ("person" if re.match(r"who\b", text) else None)
+    window, apart = joined_window(text, question, zone, now_ms, time_window(text, zone, now_ms))
     return Query(intent=intent, open=opened, look=look, cameras=frozenset(cameras - no.cameras),
                  devices=vocabulary.devices_in(text), zones=frozenset(zones - no.zones), label=label,
-                 verdict=verdict_in(text), window=time_window(text, zone, now_ms), words=tuple(text.split()),
+                 verdict=verdict_in(text), window=window, words=tuple(text.split()), times_apart=apart,
                  measure=measure_of(labelled, label), names=frozenset(camera_words | zone_words | no.words),
                  excluded=no.cameras, excluded_zones=no.zones, negated=no.unusable,
                  negated_bare=no.bare)

@@ -20,7 +20,8 @@ SHORTHAND = {
     "hrs": "hours", "sb": "somebody", "smb": "somebody", "sth": "something", "smth": "something", "b4": "before",
     "u": "you", "r": "are", "thru": "through", "abt": "about", "evng": "evening", "mornin": "morning",
     "arvo": "afternoon", "eve": "evening", "tmrw": "tomorrow", "2moro": "tomorrow", "ystday": "yesterday",
-    "aft": "afternoon", "morn": "morning",
+    "aft": "afternoon", "morn": "morning", "any1": "anyone", "some1": "someone", "every1": "everyone",
+    "sum1": "someone", "no1": "nobody", "ne1": "anyone",
 }
 # the words the rules read that are long enough to correct safely (camera names are matched apart)
 KEYWORDS = frozenset("""

@@ -26,7 +26,7 @@ from rapidfuzz.distance import OSA
 
 from .appearance import COLOURS, GARMENTS, OBJECTS
 from .retrieve import STOP
-from .rules import LABEL_WORDS, VERDICT_WORDS, spoken
+from .rules import LABEL_WORDS, VERDICT_WORDS, label_said_first, spoken
 from .spelling import KEYWORDS, SHORTHAND
 
 log = logging.getLogger("edgetriage.cloud.ask")
@@ -271,12 +271,10 @@ class Vocabulary:
                                  and not is_question_word(gram)}))
 
     def label_in(self, text: str) -> str | None:
-        """The label a normalised question asks about, from the fixed words ("people", "bikes"); a label a
-        device sent is matched only quoted."""
-        for label in sorted(LABEL_WORDS):
-            if re.search(r"\b(" + "|".join(re.escape(w) for w in LABEL_WORDS[label]) + r")\b", text):
-                return label
-        return None
+        """The label a normalised question asks about, from the fixed words ("people", "bikes"): the one said
+        first ("did anyone look into the car?" is about people; the reading names "car"); a label a device
+        sent is matched only quoted."""
+        return label_said_first(text)
 
     def quoted(self, names: Iterable[str], devices: set[str] | None = None) -> Quoted:
         """What the quoted names name, among the cameras and zones of `devices` (None: all); a camera wins

@@ -19,7 +19,8 @@ the moment of asking (`now`):
                 noon / midday / midnight; a clock time without a day means today. A bare hour with no am/pm
                 is read as people say it: 7-11 in the morning, 12 noon, 1-6 in the afternoon (in the evening
                 or at night: +12); "between 9 and 5" ends at 17:00
-    spans       in the last hour / last week / past two hours / N minutes / N days / a fortnight / a couple of hours /
+    spans       in the last hour / last week / past two hours / N minutes / a fortnight / a couple of hours / N days
+                (N > 1: whole days, today the last: "the last two days" is yesterday and today) /
                 half an hour, just now, a few minutes ago (the last half hour), since 9 | 9pm | 21:30 | yesterday |
                 Monday | Tuesday noon | yesterday at 5pm
     moments     N hours ago (half an hour either side), N minutes ago (half of N either side, 5 to 30 minutes)
@@ -102,6 +103,9 @@ _BETWEEN = re.compile(r"\b(?:between|from)\s+" + _HOUR.format(n="a") + r"\s+(?:a
                       + _HOUR.format(n="b") + r"\b")
 _BARE = re.compile(r"\b" + _HOUR.format(n="a") + r"\s+(?:to|till|until|til)\s+" + _HOUR.format(n="b") + _NOT_A_TIME
                    + r"\b")  # "10 to 11am", "9 to 5" (normalise writes "10-11am" so)
+_PART_SAID = r" (?:in the|this|at) (?:morning|afternoon|evening|night)"
+_FROM_TO = re.compile(r"\bfrom\s+" + _HOUR.format(n="a") + r"(?P<mid>" + _PART_SAID + r"| (?:am|pm))\s+"
+                      r"(?:to|till|until|til)\s+" + _HOUR.format(n="b") + r"(?P<tail>(?:" + _PART_SAID + r")?)")
 _AROUND = re.compile(r"\b(?:around|about|at|near|circa)\s+" + _HOUR.format(n="a") + _NOT_A_TIME + r"\b")
 
 
@@ -129,6 +133,13 @@ def _hour(match: re.Match[str], n: str, context: str | None) -> float | None:
 
 def _clock_range(text: str, context: str | None, dated: bool = False) -> tuple[float | None, float | None, str] | None:
     """(from hour, to hour, phrase) a question's clock words name, or None; hours past 24 run into the next day."""
+    spread = _FROM_TO.search(text)
+    if spread:  # "from 9 in the morning to 5 in the afternoon": each end read in its own part of the day
+        start = _hour(spread, "a", spread["mid"].split()[-1])
+        end = _hour(spread, "b", spread["tail"].split()[-1] if spread["tail"] else None)
+        if start is not None and end is not None:
+            end += 24 if end <= start else 0
+            return start, end, f"between {_hhmm(start)} and {_hhmm(end)}"
     between = _BETWEEN.search(text) or _BARE.search(text)
     if between:
         start, end = _hour(between, "a", context), _hour(between, "b", context)
@@ -187,6 +198,7 @@ _MONTH = (r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|au
 _DAY_MONTH = re.compile(r"\b(?:the )?(\d{1,2})(?:st|nd|rd|th)? (?:of )?" + _MONTH + r"(?: (20\d\d))?\b")
 _MONTH_DAY = re.compile(r"\b" + _MONTH + r" (?:the )?(\d{1,2})(?:st|nd|rd|th)?(?: (20\d\d))?\b")
 _ISO_DATE = re.compile(r"\b(20\d\d) (\d{1,2}) (\d{1,2})\b")  # 2026-11-28, as normalise leaves it
+_SLASH_DATE = re.compile(r"\b(\d{1,2})/(\d{1,2})(?:/(\d{4}|\d{2}))?\b")  # 5/12, 12/5/2026: either order
 _NTH = re.compile(r"\b(?:on|since|of|for|from) the (\d{1,2})(?:st|nd|rd|th)\b")  # "on the 28th": the latest
 _A_DAY = (r"(?:last |previous )?(?:" + "|".join(WEEKDAYS) + r")|yesterday|today|the day before yesterday|"
           r"(?:the )?\d{1,2}(?:st|nd|rd|th)? (?:of )?" + _MONTH + r"|" + _MONTH + r" (?:the )?\d{1,2}(?:st|nd|rd|th)?|"
@@ -195,7 +207,8 @@ _DAY_RANGE = re.compile(r"\b(?:between|from) (?P<a>" + _A_DAY + r") (?:and|to|ti
                         r"(?P<b>" + _A_DAY + r"|(?:the )?\d{1,2}(?:st|nd|rd|th)?)\b")
 _HALF_HOUR = re.compile(r"\b(?:in the |within the )?(?:last|past) half (?:an )?hour\b|\bhalf an hour\b")
 _WITHIN = re.compile(r"\bwithin (?:the|an?) (hour|day|week)\b")
-_JUST_NOW = re.compile(r"\bjust now\b|\b(?:a )?(?:few|couple of) minutes ago\b|\ba (?:moment|minute) ago\b")
+_JUST_NOW = re.compile(r"\bjust now\b|\b(?:a )?(?:few|couple of) minutes ago\b|\ba (?:moment|minute) ago\b|"
+                       r"\bright now\b|\bcurrently\b|\bat (?:the|this) (?:moment|minute)\b")
 _SMALL_HOURS = re.compile(r"\bafter midnight\b|\b(?:early|small|wee) hours\b|\bbefore dawn\b|\bmiddle of the night\b")
 
 
@@ -247,6 +260,14 @@ def _month_number(word: str) -> int:
 
 def _date_of(text: str, now: datetime) -> tuple[datetime, str] | None:
     """A calendar date the question names: the latest such day up to today when it names no year."""
+    slashed = _SLASH_DATE.search(text)
+    if slashed:  # day/month or month/day: the later of the days either reading names, up to today
+        a, b, said_year = int(slashed[1]), int(slashed[2]), slashed[3]
+        year = (2000 + int(said_year) if len(said_year) == 2 else int(said_year)) if said_year else None
+        found = [_date_of(f"{d} {MONTHS[m - 1]} {year or ''}".strip(), now) for d, m in ((a, b), (b, a))
+                 if 1 <= m <= 12 and 1 <= d <= 31]
+        found = [f for f in found if f is not None and f[0].date() <= now.date()]
+        return max(found, key=lambda f: f[0]) if found else None
     year, back = None, "year"
     iso, day_month, month_day = _ISO_DATE.search(text), _DAY_MONTH.search(text), _MONTH_DAY.search(text)
     if iso:
@@ -387,6 +408,8 @@ def _named_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
         return Window(now_ms - JUST_NOW_S * 1000, None, "in the last half hour")
     span = _SPAN.search(text)
     if span and not re.search(r"\blast (minute|hour|day|week)s? (was|were)\b", text):
+        if span[2] == "day" and _count(span[1]) > 1:  # "the last two days": today and yesterday, whole
+            return Window(_ms(_at(now - timedelta(days=_count(span[1]) - 1), 0)), None, span[0].strip())
         return Window(now_ms - _count(span[1]) * _UNITS_S[span[2]] * 1000, None, span[0].strip())
     ago = _AGO.search(text)
     if ago and ago[2] not in ("day", "week"):  # "3 hours ago": a moment, and some time either side of it
@@ -431,10 +454,13 @@ def _named_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
     context = {"overnight": "night", "dark": "night", "day": None, "tonight": "night"}.get(part or "", part)
     clock = _clock_range(text, context, dated=found is not None)
     if clock is not None:
+        if part == "morning" and clock[0] is None:  # "before 8 this morning": from the day's start
+            start = _at(day, 0)
         start, end, phrase = _narrow(day, start, end, clock, phrase)
         if start >= end:
             return Window(_ms(start), _ms(start), phrase)  # an empty range: nothing can be in it
-        if found is None and part is None and start > now:  # "around midnight", "after 11pm" at 21:30: the last one
+        if found is None and start > now and not re.search(r"\b(?:this|tonight|today)\b", text):
+            # "around midnight", "after 11pm", "from 10 at night to 6" asked at 21:30: the last one
             start, end = start - timedelta(days=1), end - timedelta(days=1)
             phrase = phrase.replace("today", "yesterday", 1)
     return _upto(start, end, now, phrase)

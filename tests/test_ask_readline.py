@@ -1,0 +1,193 @@
+"""The reading line and the named words, unit by unit (cloud/ask/reading.py): each part of the line an operator
+reads ("People on porch, today 14:30–16:00 (Europe/Berlin, the camera's zone)") and each phrase an answer names
+as not used is pinned down exactly, without a store or a model."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+import pytest
+from edgetriage.cloud.ask.appearance import Look
+from edgetriage.cloud.ask.reading import (
+    could_not_use,
+    other_labels,
+    read_back,
+    reading_line,
+    told_unused,
+    unread_times,
+    unused,
+    what_counted,
+    when_said,
+    where_said,
+)
+from edgetriage.cloud.ask.rules import Query, normalise
+from edgetriage.cloud.ask.when import Window
+
+ZONE = ZoneInfo("Europe/Berlin")
+
+
+def at(day: int, hour: int, minute: int = 0) -> int:
+    return int(datetime(2026, 12, day, hour, minute, tzinfo=ZONE).timestamp() * 1000)
+
+
+NOW = at(4, 21, 30)
+PORCH = frozenset({("house", "porch")})
+
+
+def q(**fields) -> Query:
+    return Query(intent=fields.pop("intent", "count"), open=False, **fields)
+
+
+@pytest.mark.parametrize(("window", "said"), [
+    (None, "any time"),
+    (Window(at(4, 6), at(4, 12), ""), "today 06:00–12:00"),
+    (Window(at(3, 0), at(4, 0), ""), "yesterday 00:00–24:00"),
+    (Window(at(3, 18), at(4, 6), ""), "yesterday 18:00 – today 06:00"),
+    (Window(at(4, 18), None, ""), "today 18:00–now (21:30)"),
+    (Window(None, at(4, 9), ""), "until today 09:00"),
+    (Window(None, None, ""), "any time"),
+    (Window(at(1, 9), at(1, 10), ""), "Tue 01 Dec 09:00–10:00"),
+    (Window(at(2, 0), at(3, 0), ""), "Wed 02 Dec 00:00–24:00"),
+    (Window(at(1, 22), at(3, 2), ""), "Tue 01 Dec 22:00 – yesterday 02:00"),
+])
+def test_when_is_said_in_clock_times_with_days_said_from_now(window, said):
+    assert when_said(q(window=window), ZONE, NOW) == said
+
+
+@pytest.mark.parametrize(("fields", "measure", "said"), [
+    ({}, "people", "People"), ({}, "visits", "Visits"), ({}, "events", "Events"),
+    ({"verdict": "alert"}, "events", "Alerts"), ({"verdict": "benign"}, "events", "Events judged benign"),
+    ({"label": "person"}, "events", "Events of people"), ({"label": "car"}, "events", "Events of cars"),
+    ({"label": "bus", "verdict": "alert"}, "events", "Alerts of buses"),
+    ({"label": "car"}, None, "Cars"), ({}, None, "Events"), ({"label": "person"}, "people", "People"),
+])
+def test_what_was_counted_is_said_first(fields, measure, said):
+    assert what_counted(q(**fields), measure) == said
+
+
+@pytest.mark.parametrize(("fields", "said"), [
+    ({}, "on every camera"),
+    ({"cameras": PORCH}, "on porch"),
+    ({"cameras": PORCH | {("house", "back_door")}}, "on back_door or porch"),
+    ({"zones": frozenset({"front_door"})}, "in zone front_door"),
+    ({"devices": frozenset({"house"})}, "from house"),
+    ({"devices": frozenset({"house"}), "cameras": PORCH}, "on porch"),
+    ({"excluded": PORCH}, "on every camera except porch"),
+    ({"cameras": frozenset({("house", "back_door")}), "excluded": PORCH}, "on back_door except porch"),
+    ({"excluded_zones": frozenset({"front_door"})}, "outside zone front_door"),
+])
+def test_where_is_said_with_what_is_left_out(fields, said):
+    assert where_said(q(**fields)) == said
+
+
+def test_the_line_joins_what_where_when_zone_and_filters():
+    query = q(cameras=PORCH, window=Window(at(4, 14, 30), at(4, 16), ""), verdict="alert",
+              look=Look("grey", "top", None, ("in a grey top",)))
+    line = reading_line(query, "people", ZONE, NOW, True, ["tall"])
+    assert line == ("People on porch, today 14:30–16:00 (Europe/Berlin, the camera's zone); alerts only, "
+                    "in a grey top; not used: 'tall'")
+    site = reading_line(q(verdict="benign"), "visits", ZONE, NOW, False)
+    assert site == "Visits on every camera, any time (Europe/Berlin, the site's zone); judged benign"
+    assert "; judged" not in reading_line(q(verdict="benign"), "events", ZONE, NOW, False)  # said once
+
+
+@pytest.mark.parametrize(("question", "used", "phrases"), [
+    ("anyone without a hi vis vest today", (), ["without a hi vis vest"]),
+    ("anyone at the entrance today", (), ["entrance"]),
+    ("how many tall people today", (), ["tall"]),
+    ("did the gardener look angry", (), ["gardener", "look angry"]),
+    ("any people at the porch today", ("porch",), []),
+    ("any people in a hurry wearing a cape", (), ["in a hurry", "wearing a cape"]),
+    ("people at 9:30 on the 3rd", (), []),
+])
+def test_unused_phrases_keep_the_small_words_that_shape_them(question, used, phrases):
+    assert unused(question.split(), used) == phrases
+
+
+@pytest.mark.parametrize(("question", "phrases"), [
+    ("anyone within the fortnight before christmas", []),  # no strong time word: unused() names "fortnight"
+    ("anyone at the porch last spring", []),
+    ("people on the 31st of the month", ["on the 31st of the month"]),
+    ("anyone at 25:00 today", ["at 25:00 today"]),
+    ("how many people", []),
+])
+def test_time_words_that_gave_no_range_are_named_as_said(question, phrases):
+    assert unread_times(question.split()) == phrases
+
+
+def test_the_named_words_stand_as_the_question_wrote_them():
+    said = could_not_use(["without a hi vis vest", "x ray"], "Anyone WITHOUT a hi-vis vest? x_ray")
+    assert said == "I could not use: 'WITHOUT a hi-vis vest', 'x_ray'."
+    assert told_unused("Yes, 2.", [], "q") == "Yes, 2."
+    assert told_unused("Yes, 2.", ["tall"], "tall?") == "Yes, 2. I could not use: 'tall'."
+    assert told_unused("The stored events cannot tell.", ["plate"], "plate?", first=True) == (
+        "I could not use: 'plate'; the stored events cannot tell.")
+
+
+@pytest.mark.parametrize(("question", "label", "named"), [
+    ("did anyone look into the car", "person", ["car"]),
+    ("any cars or bikes", "car", ["bikes"]),
+    ("nobody at the porch", "person", []),
+    ("how many events with people", None, []),
+])
+def test_a_label_other_than_the_one_read_is_named(question, label, named):
+    measure = "events" if "events" in question else None
+    assert other_labels(question, q(label=label, measure=measure)) == named
+
+
+def test_read_back_names_a_second_time_a_second_question_and_the_back():
+    query = q(window=Window(at(4, 6), at(4, 12), "this morning"), times_apart=("this evening",))
+    line, phrases = read_back(normalise("how many people this morning or this evening?"), query, ZONE, NOW)
+    assert phrases == ["this evening"] and line.endswith("not used: 'this evening'")
+    _, phrases = read_back("when did the first person come and when did the last leave", q(intent="first"), ZONE,
+                           NOW)
+    assert phrases == ["and when did the last leave"]
+    _, phrases = read_back("anyone at the back today", q(window=Window(at(4, 0), None, "today")), ZONE, NOW)
+    assert phrases == ["the back"]
+    _, phrases = read_back("how long ago was the last person", q(intent="last"), ZONE, NOW)
+    assert phrases == []
+
+
+# the words of a question about events that carry no filter of their own: never named as not used
+EVENT_WORDS = ("alert alerts alarm alarms event events detection detections notification notifications recording "
+               "recordings clip clips trigger triggered triggers incident incidents activity movement motion verdict "
+               "verdicts").split()
+NUMBER_WORDS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+                "sixteen seventeen eighteen nineteen twenty thirty forty fifty couple few several").split()
+TIME_WORDS = ("today yesterday tonight morning afternoon evening night overnight midnight noon lunchtime week weekend "
+              "month hour minutes ago since before after between until mon tue wed thu fri sat sun jan feb dec "
+              "monday sunday january december").split()
+
+
+@pytest.mark.parametrize("word", EVENT_WORDS + NUMBER_WORDS + TIME_WORDS + ["nineish", "twelveish", "9ish"])
+def test_a_word_the_rules_read_is_never_named_as_not_used(word):
+    assert unused(["how", "many", word], ()) == [] and unused([word], ()) == []
+
+
+def test_the_first_word_is_read_like_any_other():
+    assert unused(["tall", "people", "today"], ()) == ["tall"]
+    assert unused(["people", "today", "tall"], ()) == ["tall"]
+
+
+@pytest.mark.parametrize("first", ["werent", "wasnt", "isnt", "arent", "hasnt", "havent", "hadnt", "doesnt", "dont",
+                                   "didnt", "was", "any", "someone"])
+def test_a_question_led_by_a_yes_no_word_is_read_as_a_yes_no(first):
+    line, _ = read_back(f"{first} there people at the porch", q(intent=None, label="person"), ZONE, NOW)
+    assert line.startswith("People ")
+    listed, _ = read_back("people at the porch", q(intent=None), ZONE, NOW)
+    assert listed.startswith("Events ")  # a list of every event
+
+
+@pytest.mark.parametrize(("label", "measure", "said"), [("bus", None, "Buses"), ("person", None, "People"),
+                                                         ("bus", "events", "Events of buses"),
+                                                         ("person", "visits", "Visits"), ("car", "people", "People")])
+def test_the_counted_things_are_named_in_plain_plurals(label, measure, said):
+    assert what_counted(q(label=label), measure) == said
+
+
+@pytest.mark.parametrize(("question", "named"), [("how many people came to each camera today", ["each camera"]),
+                                                 ("how many people per hour today", ["per hour"]),
+                                                 ("alerts broken down by zone", ["broken down by zone"])])
+def test_a_split_the_answer_does_not_give_is_named(question, named):
+    assert read_back(question, q(window=Window(at(4, 0), None, "today")), ZONE, NOW)[1] == named

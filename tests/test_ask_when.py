@@ -1,0 +1,176 @@
+"""Time words as people say them (cloud/ask/when.py, clockwords.py, clauses.py's reading of one range): each
+phrasing here is one of a class (ranges whose ends are clock words, moments, "since", nights, spans and dates,
+a clock time with a part of the day), read by the real rules in the zone it is asked in. No store, no model:
+these run in a fraction of a second, fast enough to judge when.py's mutants by."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+from edgetriage.cloud.ask.rules import normalise
+from edgetriage.cloud.ask.when import time_window
+
+ZONE = ZoneInfo("Europe/Berlin")
+
+
+def at(day: int, hour: int, minute: int = 0) -> int:
+    """Local time on a day of December 2026 (0 and below: the days of November before it)."""
+    return int((datetime(2026, 12, 1, hour, minute, tzinfo=ZONE) + timedelta(days=day - 1)).timestamp() * 1000)
+
+
+NOW = at(4, 21, 30)  # Friday 4 December 2026, evening, Berlin
+HOUR = 3_600_000
+
+
+def window(words: str, now: int = NOW, zone: ZoneInfo = ZONE) -> tuple[int | None, int | None] | None:
+    found = time_window(normalise(words), zone, now)
+    return None if found is None else (found.start_ms, found.end_ms)
+
+
+# -- time words ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize(("words", "start", "end"), [
+    ("from half past six until eight", at(4, 18, 30), at(4, 20)),
+    ("between 7 and quarter past 9 this morning", at(4, 7), at(4, 9, 15)),
+    ("between half seven and eight this morning", at(4, 7, 30), at(4, 8)),
+    ("from 7 till half 8 yesterday", at(3, 7), at(3, 8, 30)),
+    ("10-11am", at(4, 10), at(4, 11)),
+    ("9 to 5", at(4, 9), at(4, 17)),
+    ("from noon to 2", at(4, 12), at(4, 14)),
+    ("from 6pm until midnight", at(4, 18), None),  # still running at 21:30
+    ("between 10pm and 2am", at(3, 22), at(4, 2)),  # asked at 21:30: the last such night
+    ("between 11 and 1 last night", at(3, 23), at(4, 1)),
+])
+def test_a_range_whose_ends_are_clock_words_is_that_range(words, start, end):
+    assert window(words) == (start, end)
+
+
+@pytest.mark.parametrize(("words", "start", "end"), [
+    ("around 9ish yesterday", at(3, 8, 30), at(3, 9, 30)),
+    ("at nineish yesterday", at(3, 8, 30), at(3, 9, 30)),
+    ("at quarter to seven", at(4, 18, 15), at(4, 19, 15)),  # a bare 6:45 said at night: the evening's
+    ("at noon", at(4, 11, 30), at(4, 12, 30)),
+    ("around midnight", at(3, 23, 30), at(4, 0, 30)),  # the last midnight, not tonight's still to come
+    ("at lunchtime yesterday", at(3, 12), at(3, 14)),
+])
+def test_a_clock_moment_said_in_words_is_half_an_hour_either_side(words, start, end):
+    assert window(words) == (start, end)
+
+
+@pytest.mark.parametrize(("words", "start"), [
+    ("since breakfast", at(4, 7)),
+    ("since lunch", at(4, 12)),
+    ("since dinner", at(4, 19)),
+    ("since 2", at(4, 14)),  # a bare hour at 21:30: the afternoon's, as people say it
+    ("since 6 o'clock", at(4, 18)),
+    ("since 9", at(4, 9)),
+    ("since quarter past 8 this morning", at(4, 8, 15)),
+    ("since midnight", at(4, 0)),
+    ("since last night", at(3, 18)),
+])
+def test_since_a_moment_runs_to_now(words, start):
+    assert window(words) == (start, None)
+
+
+@pytest.mark.parametrize(("words", "now", "start", "end"), [
+    ("tonight", at(5, 2), at(4, 18), None),  # asked after midnight: the night in progress
+    ("tonight", NOW, at(4, 18), None),
+    ("last night", NOW, at(3, 18), at(4, 6)),
+    ("overnight", NOW, at(3, 22), at(4, 6)),
+    ("the night before last", NOW, at(2, 18), at(3, 6)),
+    ("on thursday night", NOW, at(3, 18), at(4, 6)),  # a weekday night runs into the next morning
+    ("wednesday night", NOW, at(2, 18), at(3, 6)),
+    ("last evening", NOW, at(3, 18), at(4, 0)),
+    ("yesterday eve", NOW, at(3, 18), at(4, 0)),
+    ("from yesterday evening to this morning", NOW, at(3, 18), at(4, 12)),
+    ("from thursday night until now", NOW, at(3, 18), None),
+])
+def test_nights_and_evenings(words, now, start, end):
+    assert window(words, now) == (start, end)
+
+
+@pytest.mark.parametrize(("words", "start", "end"), [
+    ("earlier today", at(4, 0), None),
+    ("so far", at(4, 0), None),
+    ("in the past 45 minutes", NOW - HOUR * 3 // 4, None),
+    ("in the last 3 hours", NOW - 3 * HOUR, None),
+    ("within the hour", NOW - HOUR, None),
+    ("in the last couple of hours", NOW - 2 * HOUR, None),
+    ("this weekend", at(-2, 0), at(0, 0)),  # on a Friday: the last weekend, Saturday and Sunday
+    ("on the 3rd", at(3, 0), at(4, 0)),
+    ("on the morning of the 3rd", at(3, 6), at(3, 12)),
+    ("around sunset", None, None),  # checked below: the sun's hour where the zone lies
+])
+def test_spans_and_dates(words, start, end):
+    if words == "around sunset":
+        start_ms, end_ms = window(words)
+        assert at(4, 15, 20) < start_ms < at(4, 15, 40) and end_ms - start_ms == HOUR  # Berlin, early December
+        return
+    assert window(words) == (start, end)
+
+
+def test_times_are_read_in_the_zone_they_are_asked_in():
+    tokyo = ZoneInfo("Asia/Tokyo")
+    noon_tokyo = int(datetime(2026, 12, 4, 12, tzinfo=tokyo).timestamp() * 1000)
+    start, end = window("in the middle of the night", noon_tokyo, tokyo)
+    assert start == int(datetime(2026, 12, 4, 0, tzinfo=tokyo).timestamp() * 1000)
+    assert end == int(datetime(2026, 12, 4, 6, tzinfo=tokyo).timestamp() * 1000)
+
+
+@pytest.mark.parametrize(("words", "start", "end"), [
+    ("before 8 this morning", at(4, 0), at(4, 8)),  # the small hours too: "before 8" has no start of its own
+    ("before 10 in the morning yesterday", at(3, 0), at(3, 10)),
+    ("after 10 this morning", at(4, 10), at(4, 12)),
+    ("yesterday between 8 and 9 in the morning", at(3, 8), at(3, 9)),
+    ("between 7 and 9 tonight", at(4, 19), at(4, 21)),
+    ("after 8 in the evening", at(4, 20), None),
+    ("between 6 and 7 yesterday evening", at(3, 18), at(3, 19)),
+    ("at around half eight last night", at(3, 20), at(3, 21)),
+    ("in the early hours of yesterday", at(3, 0), at(3, 6)),
+    ("until 8 am today", at(4, 0), at(4, 8)),
+])
+def test_a_clock_time_with_a_part_of_the_day(words, start, end):
+    assert window(words) == (start, end)
+
+
+@pytest.mark.parametrize(("words", "start"), [
+    ("over the last two days", at(3, 0)),  # yesterday and today, whole, as people count days
+    ("in the past 3 days", at(2, 0)),
+    ("in the last day", NOW - 24 * HOUR),  # one day: the last 24 hours
+    ("in the last 24 hours", NOW - 24 * HOUR),
+    ("in the past week", NOW - 7 * 24 * HOUR),
+])
+def test_days_back_are_whole_days_and_hours_back_are_hours(words, start):
+    assert window(words) == (start, None)
+
+
+@pytest.mark.parametrize(("words", "start", "end"), [
+    ("on 3/12", at(3, 0), at(4, 0)),  # 3 December, not 12 March: the later day either order names
+    ("on 12/3", at(3, 0), at(4, 0)),
+    ("on 2/11", at(-28, 0), at(-27, 0)),  # 2 November (11 February is earlier)
+    ("at 9.30 yesterday", at(3, 9), at(3, 10)),
+])
+def test_dates_in_figures_and_a_dotted_clock_time(words, start, end):
+    assert window(words) == (start, end)
+
+
+@pytest.mark.parametrize(("words", "start", "end"), [
+    ("from 9 in the morning to 5 in the afternoon", at(4, 9), at(4, 17)),  # each end in its own part
+    ("from 10 at night to 6 in the morning", at(3, 22), at(4, 6)),  # asked at 21:30: the last such night
+    ("from 8 this morning until 2", at(4, 8), at(4, 14)),
+    ("tonight after 10", at(4, 22), None),  # "tonight" is today's, even still to come
+    ("after lunch but before dinner", at(4, 12), at(4, 19)),
+    ("from quarter past six to quarter to seven this evening", at(4, 18, 15), at(4, 18, 45)),
+])
+def test_each_end_of_a_range_is_read_where_it_is_said(words, start, end):
+    assert window(words) == (start, end)
+
+
+@pytest.mark.parametrize(("words", "start", "end"), [
+    ("on 03.12.", at(3, 0), at(4, 0)),  # a dotted date: day first
+    ("on 3.12.2026 around 10", at(3, 9, 30), at(3, 10, 30)),
+    ("at 9.30.", at(4, 9), at(4, 10)),  # a clock time at the end of a sentence
+])
+def test_dotted_dates_and_times(words, start, end):
+    assert window(words) == (start, end)
