@@ -180,3 +180,69 @@ def test_only_after_fronted_conditions_holds_within_them():
     assert verdict(text, yard, day="Sat", zones=yard) == "alert"
     assert verdict(text, yard, day="Sat", zones=()) == "benign"
     assert verdict(text, yard, day="Fri", zones=()) == "model"  # a weekday: the words say nothing
+
+
+# -- clock ranges: one bare hour beside a said one; a day part with its range in apposition -----------------
+@pytest.mark.parametrize(("words", "window"), [
+    ("from 6 to 8 in the evening", ("18:00", "20:00")),
+    ("between 7 and half past 8 in the morning", ("07:00", "08:30")),
+    ("from 9 to 5pm", ("09:00", "17:00")),
+    ("from 11pm to 7", ("23:00", "07:00")),
+    ("from 10 till noon", ("10:00", "12:00")),
+    ("from 9 in the evening until 7 the next morning", ("21:00", "07:00")),
+])
+def test_a_bare_hour_beside_a_said_one_takes_the_shorter_window(words, window):
+    text = f"Alert on anyone at the kiosk {words}."
+    kiosk = ("kiosk",)
+    assert compiled(text, kiosk), text
+    start, end = window
+    before = f"{(int(start[:2]) - 1) % 24:02d}:59"
+    last = f"{(int(end[:2]) - 1) % 24:02d}:{59 if end[3:] == '00' else 29}"
+    assert [verdict(text, kiosk, zones=kiosk, time=t) for t in (before, start, last, end)] == \
+        ["model", "alert", "alert", "model"], words
+
+
+def test_bare_hours_with_nothing_said_stay_not_compiled():
+    assert not compiled("Alert on anyone at the kiosk from 8 to 10.", ("kiosk",))
+    text = "Alert on anyone at the kiosk from 6 to 6pm."  # 6pm to 6pm is no window: 6am it is
+    assert [verdict(text, ("kiosk",), zones=("kiosk",), time=t) for t in ("05:59", "06:00", "17:59", "18:00")] == \
+        ["model", "alert", "alert", "model"]
+
+
+def test_a_day_part_with_its_range_in_apposition_is_the_range():
+    text = "Overnight, 9pm to 5am, anyone on the forecourt is an alert."
+    court = ("forecourt",)
+    assert compiled(text, court)
+    assert [verdict(text, court, zones=court, time=t) for t in ("20:59", "21:00", "04:59", "05:00")] == \
+        ["model", "alert", "alert", "model"]  # not 22:00-06:00, the night's own hours
+    text = "Anyone on the forecourt during the working day (8am till 6pm, Monday to Friday) is fine."
+    assert compiled(text, court)
+    assert verdict(text, court, zones=court, time="17:59", day="Fri") == "benign"
+    assert verdict(text, court, zones=court, time="18:00", day="Fri") == "model"
+    assert verdict(text, court, zones=court, time="12:00", day="Sat") == "model"
+
+
+def test_a_day_part_whose_range_is_another_time_is_refused_naming_it():
+    with pytest.raises(PolicyRefused, match="in the morning"):
+        compile_policy("In the morning, 3pm to 5pm, alert on anyone on the forecourt.", ("forecourt",))
+
+
+# -- motion verbs read as the way they go, or not compiled ---------------------------------------------------
+def test_motion_verbs_are_read_as_their_way():
+    porch = ("porch",)
+    text = "Alert if anyone goes into the porch after 10pm."
+    assert [verdict(text, porch, zones=porch, time="23:00", way=w) for w in ("in", "out", "left", "")] == \
+        ["alert", "model", "model", "model"]
+    text = "Ignore people walking past."
+    assert [verdict(text, way=w) for w in ("left", "right", "in", "out")] == ["benign", "benign", "model", "model"]
+    text = "Somebody coming home is fine. Somebody leaving home at night is an alert."
+    assert verdict(text, way="in", time="23:00") == "benign"
+    assert verdict(text, way="out", time="23:00") == "alert" and verdict(text, way="out", time="21:59") == "model"
+    text = "Alert if someone uses the porch after 10pm."  # a place with no way said: the place, any way
+    assert [verdict(text, porch, zones=porch, time="22:00", way=w) for w in ("in", "out")] == ["alert", "alert"]
+
+
+def test_motion_words_with_no_rule_leave_the_sentence_not_compiled():
+    for text in ("Alert if anyone walks up to the porch.", "Alert on anyone strolling along at night.",
+                 "People walking past the porch are fine."):
+        assert not compiled(text, ("porch",)), text

@@ -184,9 +184,16 @@ num: T_NUM | "a" | "an" | "one" | "half" ("a" | "an") -> half | T_NUMWORD
 // --- places: the camera's zones, or "the <word(s)>" after a place word
 place: place_prep zone_ref ("or" "the"? zone_ref)*      -> place_in
      | leave_word zone_ref                               -> leave_place
+     | enter_word zone_ref                               -> enter_place
+     | pass_word zone_ref ("or" "the"? zone_ref)*        -> place_in
      | neg_place zone_ref                                -> place_out
 place_prep: "in" | "at" | "on" | "near" | "by" | "inside" | "into" | "within" | "around" | "onto" | "through"
-          | "in" "front" "of" | "entering" | "enters" | "enter" | "in" "or" "near" | "at" "or" "near" | "next" "to"
+          | "in" "front" "of" | "in" "or" "near" | "at" "or" "near" | "next" "to" | "along"
+// moving through a place, no way said: the place only ("goes through the side door", "uses the back door")
+pass_word: ("goes" | "go" | "going" | "walks" | "walk" | "walking" | "passes" | "pass" | "passing") "through"
+         | "uses" | "use" | "using"
+enter_word: "entering" | "enters" | "enter" | ("going" | "goes" | "go" | "walking" | "walks" | "walk" | "coming"
+          | "comes" | "come" | "getting" | "gets" | "get" | "heading" | "heads") "into"
 leave_word: "leaving" | "leaves" | "leave" | "exiting" | "exits" | "exit" | "going" "out" "of" | "walking" "out" "of"
           | "coming" "out" "of"
 neg_place: "not" place_prep | "outside" "of"? | "away" "from" | "anywhere" "but" place_prep?
@@ -207,6 +214,7 @@ time_mod: ("at"? "night" | "at" "night" "time" | "nighttime" | "night" "time" | 
         | ("after" | "from" | "since" | "past") clock                       -> after
         | ("before" | "until" | "till" | "up" "until") clock                -> before
         | range                                                             -> within
+        | day_part ","? range                                               -> apposed
         | "outside" "of"? "the"? range                                     -> outside
         | "outside" "of"? "the"? hours_words hours_which? hours_span          -> outside_hours
         | ("during" | "in" | "within") "the"? hours_words hours_which? hours_span -> during_hours
@@ -223,6 +231,13 @@ time_mod: ("at"? "night" | "at" "night" "time" | "nighttime" | "night" "time" | 
             | "the" (T_WORD | T_ZONE | T_OTHER) "is") "open")                             -> opened
         | ("at" "any" "time" | "any" "time" | "anytime" | "at" "all" "times" | "day" "or" "night"
             | "always" | "day" "and" "night" | "around" "the" "clock")      -> any_time
+day_part: ("at"? "night" | "overnight" | "during" "the" "night" | "nighttime" | "at" "night" "time") -> night
+        | ("in" "the" | "during" "the")? ("morning" | "mornings")            -> morning
+        | ("in" "the" | "during" "the")? ("afternoon" | "afternoons")        -> afternoon
+        | ("in" "the" | "during" "the")? ("evening" | "evenings")            -> evening
+        | ("during" "the" | "in" "the")? ("day" | "daytime")                -> daytime
+        | ("during" "the" | "in" "the" | "the")? work_word "day"             -> workday
+work_word: "school" | "working" | "business" | "work" | "office" | "shop"
 range: ("between" | "from")? clock ("-" | "to" | "and" | "until" | "till") clock
 clock: (T_NUM | T_CLOCK | T_NUM "oclock") ampm?    -> clock_num
      | T_NUMWORD ampm?                          -> clock_word
@@ -231,7 +246,7 @@ clock: (T_NUM | T_CLOCK | T_NUM "oclock") ampm?    -> clock_num
      | "half" "past" (T_NUM | T_NUMWORD) ampm?    -> half_past
      | "quarter" "past" (T_NUM | T_NUMWORD) ampm? -> quarter_past
      | "quarter" "to" (T_NUM | T_NUMWORD) ampm?   -> quarter_to
-ampm: ("am" | "in" "the" "morning") -> am
+ampm: ("am" | "in" "the" "morning" | "the" "next" "morning" | "next" "morning") -> am
     | ("pm" | "in" "the" "evening" | "at" "night" | "in" "the" "afternoon") -> pm
 
 // --- days: "on weekdays", "at the weekend", "Monday to Friday", "Friday or Saturday night"
@@ -274,6 +289,11 @@ direction: ("entering" | "enters" | "enter" | "coming" "in" | "comes" "in" | "co
            | "goes" "away" | "go" "away" | "go" "out" | "walk" "away" | "walk" "out" | "heads" "away"
            | "walking" "away" "from" "the" "camera" | "moving" "away" "from" "the" "camera")   -> away
          | ("moving" | "walking" | "going" | "heading" | "crossing") "to"? "the"? ("left" | "right")   -> sideways
+         | (("walking" | "walks" | "walk" | "going" | "goes" | "go" | "driving" | "drives" | "drive" | "cycling"
+           | "cycles" | "running" | "runs" | "passing" | "passes" | "pass" | "moving") ("past" | "by") | "passing"
+           | "passers" "by" | "passer" "by")   -> passing
+         | ("coming" | "comes" | "come" | "arriving" | "arrives" | "arrive" | "getting" | "gets") "home"  -> towards
+         | ("leaving" | "leaves" | "leave") "home"                                      -> away
          | "not" direction                                                              -> not_direction
 
 // --- what they wear: hi-vis, colours

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .policy import DAYTIME, NIGHT, Cond
+from .policy import DAYTIME, NIGHT, Cond, in_window
 from .policy_check import PolicyRefused
 from .policy_lexicon import Tok
 
@@ -124,6 +124,19 @@ def _times(name: str, ch: list, words: str, pieces: tuple) -> object:  # noqa: C
         return Piece("cond", Cond("dwell", (op, seconds)), words)
     if name in ("towards", "away"):
         return Piece("cond", Cond("direction", f"{name} {'from ' if name == 'away' else ''}the camera"), words)
+    if name == "passing":  # walking past: across the view, either way
+        return Piece("cond", Cond("any", (Cond("direction", "left"), Cond("direction", "right"))), words)
+    if name == "enter_place":
+        zone = _place(False, [c.value for c in ch if isinstance(c, _Words) and c.kind == "zone"], words)
+        return (Piece("cond", Cond("direction", "towards the camera"), words), zone)
+    if name == "workday":
+        return Piece("workday", None, words)
+    if name == "apposed":  # "overnight, 7pm to 6:30am": the clock range says which hours the part means
+        part, window = pieces[0], _find(ch, "window")
+        if part.kind == "cond" and not any(in_window(m, part.value.value) and in_window(m, window)
+                                           for m in range(1440)):
+            raise PolicyRefused(f"“{part.words}” and “{words[len(part.words):].strip(' ,')}” never hold at once")
+        return Piece("cond", Cond("time", window), words)
     if name == "sideways":
         return Piece("cond", Cond("direction", "left" if "left" in words.split() else "right"), words)
     if name == "not_direction":
@@ -199,14 +212,25 @@ def _clock(name: str, ch: list, words: str) -> _Clock:
 
 def _range(a: _Clock, b: _Clock, words: str) -> tuple[int, int]:
     """A window; bare hours read in the opening-hours sense where that is the only sense: "9 to 5" is
-    09:00-17:00; "8 to 10" could be morning or evening, and is not compiled."""
+    09:00-17:00; "8 to 10" could be morning or evening, and is not compiled. One bare hour next to a said
+    one is the half of the day that makes the window the shorter ("6 to 8pm" is 18:00-20:00, "9 to 5pm"
+    09:00-17:00, "10pm to 6" 22:00-06:00, "8 till noon" 08:00-12:00)."""
     start, end = a.minute, b.minute
     if a.bare and b.bare:
         if start % 720 <= end % 720:
             raise Flag(f"“{words}”: morning or evening? (say am/pm or 24-hour times)")
         start, end = start % 720, end % 720 + 720
     elif a.bare or b.bare:
-        raise Flag(f"“{words}”: morning or evening? (say am/pm or 24-hour times)")
+        bare, said = (start, end) if a.bare else (end, start)
+        options = []  # (length, the bare hour's minute), a window of no length left out
+        for m in (bare % 720, bare % 720 + 720):
+            length = ((said - m) if a.bare else (m - said)) % 1440
+            if length:
+                options.append((length, m))
+        options.sort()
+        if len(options) > 1 and options[0][0] == options[1][0]:
+            raise Flag(f"“{words}”: morning or evening? (say am/pm or 24-hour times)")
+        start, end = (options[0][1], end) if a.bare else (start, options[0][1])
     end %= 1440
     if start == end:
         raise PolicyRefused(f"“{words}” is no window: it starts where it ends")

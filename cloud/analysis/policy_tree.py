@@ -17,9 +17,29 @@ from .policy import Cond, in_window
 from .policy_check import PolicyRefused
 from .policy_grammar import GRAMMAR
 from .policy_lexicon import LABELS, Tok, tokens
-from .policy_reading import _OPS, Flag, Piece, Sent, _count, _find, _nights, _place, _times, _toks, _Words, _words
+from .policy_reading import (
+    _OPS,
+    _PARTS,
+    Flag,
+    Piece,
+    Sent,
+    _count,
+    _find,
+    _nights,
+    _place,
+    _times,
+    _toks,
+    _Words,
+    _words,
+)
 
 _MAX_READINGS = 256
+_FILLER_RULES = frozenset((  # rules whose words are read by the rule above them
+    "link", "presence", "joiner", "det", "me", "be", "modal", "benign_adj", "alert_noun", "alert_verb", "urgent",
+    "except_word", "people_word", "garment", "hours_which", "work_word", "enter_word", "pass_word", "hivis_word",
+    "upper_word", "lower_word", "wear_word", "not_wear", "carry_word", "not_carry", "place_prep", "leave_word",
+    "neg_place", "otherwise_word", "role_noun", "person_noun", "label_noun", "pronoun", "judge", "judgement",
+    "pos_alert", "never_verb"))
 
 
 class _Lexer(Lexer):
@@ -256,11 +276,7 @@ def _node(name: str, ch: list) -> object:  # noqa: C901, PLR0911, PLR0912 - one 
     if name == "else_subj":
         things = {"anything", "everything", "cases", "case", "times", "time", "rest"}
         return _Words(name, None if set(words.split()) & things else "person", words)
-    if name in ("link", "presence", "joiner", "det", "me", "be", "modal", "benign_adj", "alert_noun",
-                "alert_verb", "urgent", "except_word", "people_word", "garment", "hours_which", "hivis_word",
-                "upper_word", "lower_word", "wear_word", "not_wear", "carry_word", "not_carry", "place_prep",
-                "leave_word", "neg_place", "otherwise_word", "role_noun", "person_noun", "label_noun", "pronoun",
-                "judge", "judgement", "pos_alert", "never_verb"):
+    if name in _FILLER_RULES:
         return _Words(name, None, words)
     if name == "only":
         return Piece("only", None, words)
@@ -332,6 +348,13 @@ def _body(pieces: tuple[Piece, ...]) -> tuple[Piece, ...]:
     """A clause's pieces: "opening hours 07:00-19:00" is those hours (not the hours and, besides, a window); a
     day with a window that wraps midnight is the day it starts on (policy_words._nights)."""
     for p, q in zip(pieces, pieces[1:], strict=False):
+        if _part(p) and q.kind == "cond" and q.value.kind == "time" and len(q.value.value) == 2 and \
+                q.words.split()[0] not in ("after", "before", "until", "till", "since", "past", "up") and \
+                {"to", "-", "until", "till", "and"} & set(q.words.split()):
+            raise Flag(f"“{p.words}, {q.words}”: the range says which hours the {p.words} are")
+        if p.kind == "cond" and p.value.kind == "time" and p.words.split()[-1][:1].isdigit() and _part(q) and \
+                q.words in ("in the morning", "in the evening", "in the afternoon", "at night", "the next morning"):
+            raise Flag(f"“{p.words} {q.words}”: the part of the day is the hour's")  # "until 8 in the morning"
         if p.kind == "opening" and q.kind == "cond" and q.value.kind == "time" and len(q.value.value) == 2:
             raise Flag(f"“{p.words} {q.words}”: the hours named are the opening hours")
         if p.kind == "opening_def" and q.kind == "cond" and q.value.kind == "weekday" and (
@@ -377,6 +400,12 @@ def _body(pieces: tuple[Piece, ...]) -> tuple[Piece, ...]:
         out.append(Piece("cond", merged, p.words) if p.kind == "cond" and p.value.kind == "time"
                    and not p.value.negated and len(p.value.value) == 2 else p)
     return tuple(out)
+
+
+def _part(p: Piece) -> bool:
+    """A day part named alone ("overnight", "in the evening"), its hours the convention's."""
+    return p.kind == "cond" and p.value.kind == "time" and not p.value.negated and p.value.value in _PARTS.values() \
+        and not any(ch.isdigit() for ch in p.words)
 
 
 def _either(pieces: tuple[Piece, ...], words: str) -> Piece:
