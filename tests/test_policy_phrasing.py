@@ -246,3 +246,55 @@ def test_motion_words_with_no_rule_leave_the_sentence_not_compiled():
     for text in ("Alert if anyone walks up to the porch.", "Alert on anyone strolling along at night.",
                  "People walking past the porch are fine."):
         assert not compiled(text, ("porch",)), text
+
+
+# -- zones by a shorter name; a subject with an exception; lists of places and of day-and-hours pairs ---------
+def test_a_zone_by_its_head_noun_its_other_number_or_as_one_of_several():
+    zones = ("loading bay 1", "loading bay 2", "site cabin", "car parks")
+    text = "Alert on any truck at a loading bay after 8pm."
+    assert [verdict(text, zones, zones=(z,), label="truck", time="21:00") for z in ("loading bay 1", "loading bay 2",
+                                                                                     "site cabin")] == \
+        ["alert", "alert", "model"]
+    assert verdict("Alert on anyone at the cabin.", zones, zones=("site cabin",)) == "alert"
+    assert verdict("Cars in a car park are fine.", zones, zones=("car parks",), label="car") == "benign"
+    assert not compiled("Alert on anyone at the loading bay.", zones)  # which of the two?
+    assert not compiled("Alert on anyone at the site.", zones)  # "site" is not the cabin's own noun
+
+
+def test_a_subject_with_its_own_exception():
+    text = "Alert if any vehicle other than a bus is at the stop for over 5 minutes."
+    stop = ("stop",)
+    assert compiled(text, stop)
+    assert verdict(text, stop, zones=stop, label="truck", dwell=300.1) == "alert"
+    assert verdict(text, stop, zones=stop, label="truck", dwell=300.0) == "model"
+    assert verdict(text, stop, zones=stop, label="bus", dwell=900.0) == "model"  # the words say nothing of buses
+    assert not compiled("Alert on any vehicle except buses at the stop.", stop)  # the subject's, or the sentence's?
+
+
+def test_places_joined_by_and_are_either_place():
+    text = "Staff in hi-vis are fine in the yard and the shed. Anyone else there is an alert."
+    zones = ("yard", "shed", "gate")
+    assert compiled(text, zones)
+    assert [verdict(text, zones, zones=(z,), hivis=False) for z in zones] == ["alert", "alert", "model"]
+    assert verdict(text, zones, zones=("shed",), hivis=True) == "benign"
+
+
+def test_each_day_with_its_own_hours():
+    text = "Deliveries are fine from 6 till 2 on weekdays and 8 till noon on Sundays."
+    assert not compiled(text)  # "deliveries": who they are, only the picture could tell
+    text = "Trucks at the gate are fine from 6 till 2 on weekdays and 8 till noon on Sundays."
+    gate = ("gate",)
+    cases = [("Mon", "06:00", "benign"), ("Mon", "13:59", "benign"), ("Mon", "14:00", "model"),
+             ("Sun", "11:59", "benign"), ("Sun", "12:00", "model"), ("Sun", "06:30", "model"),
+             ("Sat", "09:00", "model")]
+    for day, time, want in cases:
+        assert verdict(text, gate, zones=gate, label="truck", day=day, time=time) == want, (day, time)
+
+
+def test_days_with_hours_past_midnight_are_not_compiled_but_a_named_night_is():
+    gate = ("gate",)
+    assert not compiled("Alert on anyone at the gate on weekdays from 9pm to 5am.", gate)
+    text = "Alert on anyone at the gate on Sunday at night."
+    assert verdict(text, gate, zones=gate, day="Mon", time="05:59") == "alert"  # Sunday's night
+    assert verdict(text, gate, zones=gate, day="Mon", time="06:00") == "model"
+    assert verdict(text, gate, zones=gate, day="Sun", time="02:00") == "model"  # Saturday's night

@@ -145,9 +145,11 @@ and_list: or_member ("," or_member)* ","? "and" or_member
 subject: det? person_noun                       -> person
        | det? person_noun (("and" | "or" | ",") det? label_noun)+   -> label
        | det? label_noun (("and" | "or" | ",") det? label_noun)* ","? ("and" | "or") det? person_noun   -> label
+       | det? label_noun minus_word det? label_noun (("and" | "or" | ",") det? label_noun)*   -> label_minus
        | det? label_noun (("and" | "or" | ",") det? label_noun)*   -> label
        | det? role_noun+                        -> role
        | count
+minus_word: "other" "than" | "except" | "but" "not" | "apart" "from" | "besides"
 det: "a" | "an" | "any" | "every" | "all" | "some" | "the" | "those" | "these"
 person_noun: "anyone" | "anybody" | "someone" | "somebody" | "everyone" | "everybody" | "person" | "people"
            | "persons" | "visitor" | "visitors" | "man" | "men" | "woman" | "women" | "human" | "humans"
@@ -167,7 +169,7 @@ role_noun: "staff" | "employee" | "employees" | "worker" | "workers" | "builder"
 count: cmp num people_word                       -> count_cmp
      | num "or" ("more" | "fewer" | "less") people_word   -> count_or
      | num people_word "or" ("more" | "fewer" | "less")   -> count_or_after
-     | "a"? "group" "of" (cmp num | num "or" "more") people_word?   -> count_group
+     | ("a" | "any")? "group" "of" (cmp num | num "or" "more") people_word?   -> count_group
      | "groups" "of" (cmp num | num "or" "more") people_word?      -> count_group
      | ("alone" | "on" ("their" | "his" | "her") "own" | "a" "single" "person" | "a" "lone" "person")  -> count_alone
 people_word: "people" | "persons" | "person" | "visitors" | "men" | "individuals"
@@ -182,7 +184,7 @@ num: T_NUM | "a" | "an" | "one" | "half" ("a" | "an") -> half | T_NUMWORD
 ?mod: place | time_mod | day_mod | night_of | dwell | direction | wear | carry | part_list | and_list
 
 // --- places: the camera's zones, or "the <word(s)>" after a place word
-place: place_prep zone_ref ("or" "the"? zone_ref)*      -> place_in
+place: place_prep zone_ref (("or" | "and" | ",") "the"? zone_ref)*      -> place_in
      | leave_word zone_ref                               -> leave_place
      | enter_word zone_ref                               -> enter_place
      | pass_word zone_ref ("or" "the"? zone_ref)*        -> place_in
@@ -199,7 +201,7 @@ leave_word: "leaving" | "leaves" | "leave" | "exiting" | "exits" | "exit" | "goi
 neg_place: "not" place_prep | "outside" "of"? | "away" "from" | "anywhere" "but" place_prep?
          | "anywhere" "except" place_prep? | "anywhere" "other" "than" place_prep?
 // a side word names a place with its noun: "the front door", "the top gate"
-zone_ref: "the"? T_ZONE ("zone" | "area")?
+zone_ref: ("the" | "a" | "an" | "any" | "either" | "each")? T_ZONE ("zone" | "area")?
         | ("the" | "our" | "my" | "their") zone_side? T_WORD T_WORD? ("zone" | "area")?
 ?zone_side: "front" | "top" | "bottom" | "left" | "right"
 

@@ -251,19 +251,24 @@ def _after(clock: _Clock, after: bool, words: str) -> tuple[int, int]:
 
 
 def _place(negated: bool, names: list, words: str) -> Piece:
+    names = [n for x in names for n in (x if isinstance(x, tuple) else (x,))]
     conds = tuple(Cond("zone", str(n)) for n in names)
     if len(conds) == 1:
         return Piece("zone", Cond("zone", conds[0].value, negated), words)
     return Piece("zone", Cond("any", conds, negated), words)
 
 def _nights(conds: tuple[Cond, ...]) -> tuple[Cond, ...]:
-    """Days named with a window that wraps midnight name the day it starts on ("Fridays after 9pm" runs to
-    Saturday 06:00)."""
+    """A day named with the night names the night it starts on ("on Friday at night" runs to Saturday 06:00, as
+    "Friday night" does); days with other hours past midnight ("on weekdays from 8pm to 6am") could mean the
+    calendar day too, and are not compiled."""
     days = [c for c in conds if c.kind == "weekday" and not c.negated]
     wraps = [c for c in conds if c.kind == "time" and not c.negated and len(c.value) == 2
              and c.value[0] > c.value[1]]  # type: ignore[arg-type,index]
     if len(days) != 1 or len(wraps) != 1:
         return conds
+    if wraps[0].value != NIGHT:  # "on weekdays between 8pm and 6am": is Saturday 02:00 in it? Words may mean
+        raise Flag("days with hours past midnight: the day they start on, or the calendar day? "  # either
+                   "(say “Friday night”, or split the hours at midnight)")
     merged = Cond("time", (*wraps[0].value, days[0].value))  # type: ignore[misc]
     return tuple(merged if c is wraps[0] else c for c in conds if c is not days[0])
 

@@ -39,7 +39,7 @@ _FILLER_RULES = frozenset((  # rules whose words are read by the rule above them
     "except_word", "people_word", "garment", "hours_which", "work_word", "enter_word", "pass_word", "hivis_word",
     "upper_word", "lower_word", "wear_word", "not_wear", "carry_word", "not_carry", "place_prep", "leave_word",
     "neg_place", "otherwise_word", "role_noun", "person_noun", "label_noun", "pronoun", "judge", "judgement",
-    "pos_alert", "never_verb"))
+    "pos_alert", "never_verb", "minus_word"))
 
 
 class _Lexer(Lexer):
@@ -125,6 +125,17 @@ def _meaning(sents: tuple[Sent, ...]) -> tuple:
     return tuple((s.kind, s.verdict, bare(s.pre), bare(s.post), exc(s), s.only, s.window) for s in sents)
 
 
+class _Body(tuple):
+    """A clause's pieces, and whether a verb ("is", "are") stood among them."""
+
+    verb: bool
+
+    def __new__(cls, pieces: tuple, verb: bool = False) -> _Body:
+        out = super().__new__(cls, pieces)
+        out.verb = verb
+        return out
+
+
 @dataclass(frozen=True)
 class _Fail:
     why: str
@@ -170,6 +181,10 @@ def _node(name: str, ch: list) -> object:  # noqa: C901, PLR0911, PLR0912 - one 
         at = next(i for i, c in enumerate(ch) if isinstance(c, _Words) and c.kind == "head")
         exc = next((c for c in ch if isinstance(c, _Words) and c.kind == "exc"), None)
         body = tuple(p for c in ch[:at] + ch[at + 1:] if isinstance(c, tuple) for p in c)
+        if exc is not None and body and body[-1].kind in ("label", "person") and exc.value and exc.value[0].kind in (
+                "label", "person") and exc.words.split()[0] in ("other", "except", "but", "apart", "besides") and \
+                getattr(exc.value, "verb", False):  # "any vehicle other than a car is in the bay": its subject
+            raise Flag(f"“{exc.words}”: the subject's exception, not the sentence's")
         if not body and exc is not None:  # "don't alert unless X": X is the other verdict's, all else this one's
             other = {"alert": "benign", "benign": "alert"}[name.split("_")[0]]
             return Sent("lead", other, exc.value, (), None, "all")
@@ -267,7 +282,8 @@ def _node(name: str, ch: list) -> object:  # noqa: C901, PLR0911, PLR0912 - one 
         pieces = tuple(p for c in kept for p in (c if isinstance(c, tuple) else (c,)) if isinstance(p, Piece))
         if any(p.kind == "count" for p in pieces):
             pieces = tuple(p for p in pieces if p.kind != "person")
-        return _body(pieces)
+        verbs = {c.words for c in ch if isinstance(c, _Words) and c.kind == "link" and c.words in ("is", "are")}
+        return _Body(_body(pieces), bool(verbs))
     if name == "exception":
         body = next(c for c in ch if isinstance(c, tuple))
         return _Words("exc", body, words)
@@ -287,6 +303,12 @@ def _node(name: str, ch: list) -> object:  # noqa: C901, PLR0911, PLR0912 - one 
     if name == "label":
         nouns = [c.words.split()[-1] for c in ch if isinstance(c, _Words) and c.kind in ("label_noun", "person_noun")]
         return Piece("label", tuple(dict.fromkeys(x for n in nouns for x in LABELS.get(n, ("person",)))), words)
+    if name == "label_minus":  # "any vehicle other than a car": the vehicles but cars
+        nouns = [c.words.split()[-1] for c in ch if isinstance(c, _Words) and c.kind == "label_noun"]
+        left = tuple(x for x in LABELS[nouns[0]] if x not in {y for n in nouns[1:] for y in LABELS[n]})
+        if not left or len(left) == len(LABELS[nouns[0]]):
+            raise Flag(f"“{words}”: nothing is left, or nothing is taken out")
+        return Piece("label", left, words)
     if name == "role":
         return Piece("role", None, words)
     if name.startswith("count_"):
@@ -338,6 +360,9 @@ def _node(name: str, ch: list) -> object:  # noqa: C901, PLR0911, PLR0912 - one 
         return _place(name == "place_out", [c.value for c in ch if isinstance(c, _Words) and c.kind == "zone"],
                       words)
     if name == "zone_ref":
+        several = [v.value for v in ch if isinstance(v, Tok) and v.type == "T_ZONE" and isinstance(v.value, tuple)]
+        if several:  # "a dock": any of the docks
+            return _Words("zone", several[0], words)
         names = [v.value for v in ch if isinstance(v, Tok)
                  and v.type in ("T_ZONE", "T_WORD", "FRONT", "TOP", "BOTTOM", "LEFT", "RIGHT")]
         return _Words("zone", " ".join(str(n) for n in names), words)
@@ -355,6 +380,10 @@ def _body(pieces: tuple[Piece, ...]) -> tuple[Piece, ...]:
         if p.kind == "cond" and p.value.kind == "time" and p.words.split()[-1][:1].isdigit() and _part(q) and \
                 q.words in ("in the morning", "in the evening", "in the afternoon", "at night", "the next morning"):
             raise Flag(f"“{p.words} {q.words}”: the part of the day is the hour's")  # "until 8 in the morning"
+        if p.kind == "cond" and p.value.kind == "time" and not p.value.negated and q.kind == "cond" and \
+                q.value.kind == "any" and q.value.value[0].kind == "weekday" and q.value.value[-1].kind == "all" and \
+                any(c.kind == "time" for c in q.value.value[-1].value):  # "8 till 4 on weekdays and 8 till noon
+            raise Flag(f"“{p.words} {q.words}”: each day with its own hours")  # on Saturdays": pairs, alike
         if p.kind == "opening" and q.kind == "cond" and q.value.kind == "time" and len(q.value.value) == 2:
             raise Flag(f"“{p.words} {q.words}”: the hours named are the opening hours")
         if p.kind == "opening_def" and q.kind == "cond" and q.value.kind == "weekday" and (
@@ -415,7 +444,7 @@ def _either(pieces: tuple[Piece, ...], words: str) -> Piece:
     ("day or night") is any time."""
     conds = [p.value for p in pieces]
     days = [any(c.kind == "weekday" or (c.kind == "all" and any(d.kind == "weekday" for d in c.value))
-                for c in [m]) for m in conds]
+                or (c.kind == "time" and len(c.value) > 2 and c.value[2] is not None) for c in [m]) for m in conds]
     for i in (0, len(pieces) - 1):
         member = pieces[i]
         if member.value.kind == "all" and not member.night_of and sum(days) == 1 and days[i]:

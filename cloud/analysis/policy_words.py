@@ -10,8 +10,8 @@ The meanings (the conventions the documentation states, docs/operator/policies.m
     times       07:00-19:00 includes 07:00, excludes 19:00; "between 9 and 5" (bare hours, the first larger)
                 is 09:00-17:00; "after 9pm" runs to 06:00, "after 7am" to midnight, "before 7am" from midnight;
                 morning 06-12, afternoon 12-18, evening 18-22, night 22-06, daytime 06-22
-    days        weekdays Mon-Fri, the weekend Sat and Sun; a day named with a window that wraps midnight is
-                the day the window starts on ("Friday night": Fri 22:00 - Sat 06:00)
+    days        weekdays Mon-Fri, the weekend Sat and Sun; a named night is the night it starts on ("Friday
+                night": Fri 22:00 - Sat 06:00); other hours past midnight with days are not compiled
     dwell       "longer than / more than / over 30 s": > 30; "at least": >= 30; "less than / under": < 30
     count       "more than two people": > 2; "two or more people": >= 2; "alone": <= 1
     except      "X except/unless/but not/other than Y": Y first with the other verdict, then X
@@ -164,7 +164,8 @@ def _conds(build: _Build, pieces: tuple[Piece, ...]) -> tuple[tuple[Cond, ...], 
         elif p.kind in ("cond", "zone"):
             conds.append(_placed(p.value, build.place, build.zones))
         elif p.kind == "there":
-            places = [c for c in build.clauses[-1].conds if c.kind in ("zone", "place")] if build.clauses else []
+            places = [c for c in build.clauses[-1].conds if c.kind in ("zone", "place") or (
+                c.kind == "any" and all(d.kind == "zone" for d in c.value))] if build.clauses else []
             if not places:
                 raise Flag("“there”: no place named before it")
             conds.extend(places)
