@@ -298,3 +298,60 @@ def test_days_with_hours_past_midnight_are_not_compiled_but_a_named_night_is():
     assert verdict(text, gate, zones=gate, day="Mon", time="05:59") == "alert"  # Sunday's night
     assert verdict(text, gate, zones=gate, day="Mon", time="06:00") == "model"
     assert verdict(text, gate, zones=gate, day="Sun", time="02:00") == "model"  # Saturday's night
+
+
+# -- lists in one clause, and the clause lists that are two clauses --------------------------------------------
+def test_a_colour_list_is_both_or_either():
+    text = "Alert if anyone in a grey hoodie and blue jeans is at the till after 10pm. Otherwise don't alert."
+    till = ("till",)
+    assert compiled(text, till)
+    at = {"zones": till, "time": "22:00"}
+    assert verdict(text, till, upper="grey", lower="blue", **at) == "alert"
+    assert verdict(text, till, upper="grey", lower="black", **at) == "benign"
+    assert verdict(text, till, upper="grey", lower=None, **at) == "model"  # the trousers not seen: unknown
+    assert verdict(text, till, upper="grey", lower="blue", zones=till, time="21:59") == "benign"
+    text = "Staff in our green uniform shirt are fine at the till."
+    assert verdict(text, till, zones=till, upper="green") == "benign"
+
+
+def test_alert_on_a_or_on_b_is_two_clauses_and_two_subjects_in_one_are_not_compiled():
+    till = ("till",)
+    text = "Alert on anyone at the till without hi-vis, and on anyone at all at the till after 8pm. Nothing else."
+    assert compiled(text, till)
+    assert verdict(text, till, zones=till, hivis=False, time="12:00") == "alert"
+    assert verdict(text, till, zones=till, hivis=True, time="19:59") == "benign"
+    assert verdict(text, till, zones=till, hivis=True, time="20:00") == "alert"
+    text = "Alert if there are three or more people at the till, or someone waits there over 10 minutes."
+    assert verdict(text, till, zones=till, people=3) == "alert"
+    assert verdict(text, till, zones=till, dwell=600.0) == "model" and verdict(text, till, zones=till, dwell=601.0) \
+        == "alert"
+    assert not compiled("Alert on anyone at the till and anyone at all after 8pm.", till)  # one clause, two whos
+
+
+def test_nothing_else_after_alerts_is_everything_else_fine_and_otherwise_not_compiled():
+    assert compile_policy("Alert on anyone in the shed at night. Nothing else.", ("shed",)).otherwise == "benign"
+    assert not compiled("Ignore cats. Nothing else.")
+
+
+def test_less_than_that_is_the_time_said_before():
+    text = "Alert if a person has been in the lift for 3 minutes or more. A person in there for less than that is fine."
+    lift = ("lift",)
+    assert compiled(text, lift)
+    assert [verdict(text, lift, zones=lift, dwell=d) for d in (179.9, 180.0)] == ["benign", "alert"]
+    assert not compiled("Anyone in the lift for less than that is fine.", lift)
+
+
+def test_two_bounds_on_one_time_that_cannot_both_hold_are_refused():
+    with pytest.raises(PolicyRefused, match="never hold"):
+        compile_policy("Alert if someone waits at the till for under 30 seconds but over 2 minutes.", ("till",))
+    text = "Alert if someone waits at the till for over 30 seconds but under 2 minutes."
+    assert [verdict(text, ("till",), zones=("till",), dwell=d) for d in (30.0, 30.5, 119.9, 120.0)] == \
+        ["model", "alert", "alert", "model"]
+
+
+def test_not_between_is_outside_and_a_camera_note_is_no_rule():
+    text = "Indoor camera. Alert on anyone in the hall when it's not between 8am and 6pm."
+    hall = ("hall",)
+    assert compiled(text, hall)
+    assert [verdict(text, hall, zones=hall, time=t) for t in ("07:59", "08:00", "17:59", "18:00")] == \
+        ["alert", "model", "model", "alert"]

@@ -12,7 +12,9 @@ else (there) is ...", "otherwise ...", "if ..., alert", and the opening hours ("
 GRAMMAR = r"""
 start: sent (joiner sent | ","? otherwise)*
 joiner: "," | ";" | ","? ("but" | "whereas" | "while" | "and")
-?sent: lead | copular | nobody | else_sent | otherwise | defn | if_then | moot
+?sent: lead | copular | nobody | else_sent | otherwise | defn | if_then | moot | note
+// --- what the camera is: no rule
+note: ("an" | "the" | "this" | "it" "is" "an" | "this" "is" "an")? ("indoor" | "outdoor") "camera"
 
 // --- "hi-vis doesn't matter": a fact no rule may read
 moot: fact_word ("does" "not" "matter" | "is" "irrelevant" | "makes" "no" "difference")
@@ -23,8 +25,9 @@ fact_word: "hivis" -> moot_hivis
 // --- verdict first: "alert (me) (only) if/on ...", "ignore ...", "never alert on ..."
 lead: (body ","?)? alert_head body? exception?              -> alert_lead
     | (body ","?)? benign_head body? exception?             -> benign_lead
-    | alert_head body (","? "or" ("if" | "when" | "whenever") body)+   -> alert_lead_or
-    | benign_head body (","? "or" ("if" | "when" | "whenever") body)+  -> benign_lead_or
+    | alert_head body _or_clause+   -> alert_lead_or
+    | benign_head body _or_clause+  -> benign_lead_or
+_or_clause: ","? "or" ("if" | "when" | "whenever") body | "," ("or" | "and" ("on" | "for" | "about")) sbody
 alert_head: "always"? alert_verb me? only? urgent? | only alert_verb me? urgent?
 urgent: "immediately" | "straight" "away" | "right" "away" | "at" "once" | "now"
 alert_verb: "alert" | "alarm" | "notify" | "warn" | "tell" | "flag" | "report"
@@ -91,6 +94,9 @@ else_sent: else_subj body? alert_pred body?    -> else_alert
          | else_subj body? ","? model_pred     -> else_model
          | alert_head ("on" | "for" | "about" | "if")? else_subj body?   -> else_lead_alert
          | benign_head ("on" | "for" | "about" | "if")? else_subj body?  -> else_lead_benign
+         | else_subj body? "," alert_head                     -> else_lead_alert
+         | else_subj body? "," benign_head                    -> else_lead_benign
+         | "nothing" "else"                                   -> nothing_else_alone
 else_subj: "nothing" "else" -> nothing_else
          | ("anyone" | "anybody" | "everyone" | "everybody" | "someone" | "somebody" | "anything" | "everything"
            | "all") "else" | "all" "others" | "others" | "the" "rest" | "all" "other" ("people" | "cases" | "times")
@@ -122,6 +128,7 @@ hours_which: "," | ","? ("which" "are" | "that" "is")
 
 // --- a clause's subject and conditions, in any order
 body: item+
+sbody: subject item*  -> body
 ?item: subject | mod | any_mod | link | only | presence | "there" -> there | moot_here
     | ("in" | "out" | "up" | "down" | "over" | "at" | "on" | "inside") "there" -> there
     | ("at" | "on" | "in" | "inside") "it" -> there
@@ -164,7 +171,11 @@ role_noun: "staff" | "employee" | "employees" | "worker" | "workers" | "builder"
          | "guests" | "resident" | "residents" | "family" | "neighbour" | "neighbours" | "courier" | "couriers"
          | "postman" | "postmen" | "delivery" | "deliveries" | "driver" | "drivers" | "tradesmen" | "security"
          | "guard" | "guards" | "kids" | "children" | "child" | "members" "of" "staff" | "member" "of" "staff"
-         | "crew" | "operatives" | "engineers" | "visitors" "with" "badges"
+         | "crew" | "operatives" | "engineers" | "visitors" "with" "badges" | "pharmacist" | "pharmacists" | "nurse"
+         | "nurses" | "doctor" | "doctors" | "teacher" | "teachers" | "picker" | "pickers" | "porter" | "porters"
+         | "chef" | "chefs" | "officer" | "officers" | "technician" | "technicians" | "mechanic" | "mechanics"
+         | "gardener" | "gardeners" | "labourer" | "labourers" | "volunteer" | "volunteers" | "steward"
+         | "stewards" | "operative" | "engineer"
 
 count: cmp num people_word                       -> count_cmp
      | num "or" ("more" | "fewer" | "less") people_word   -> count_or
@@ -218,6 +229,7 @@ time_mod: ("at"? "night" | "at" "night" "time" | "nighttime" | "night" "time" | 
         | range                                                             -> within
         | day_part ","? range                                               -> apposed
         | "outside" "of"? "the"? range                                     -> outside
+        | "not" range                                                       -> outside
         | "outside" "of"? "the"? hours_words hours_which? hours_span          -> outside_hours
         | ("during" | "in" | "within") "the"? hours_words hours_which? hours_span -> during_hours
         | (("during" | "in" | "within" | "at")? ("those" | "these" | "the" "same") ("hours" | "times")
@@ -269,6 +281,8 @@ dwell: dwell_verb                                           -> dwell_verb
      | "for"? cmp num unit                                 -> dwell_cmp
      | "for"? num unit "or" ("more" | "longer")            -> dwell_or_more
      | "for"? num unit "or" ("less" | "shorter")           -> dwell_or_less
+     | "for"? cmp num unit ("but" | "and") cmp num unit    -> dwell_both
+     | "for"? cmp "that"                                   -> dwell_that
 dwell_verb: "stays" | "stay" | "staying" | "stayed" | "lingers" | "linger" | "lingering" | "loiters" | "loiter"
           | "loitering" | "waits" | "wait" | "waiting" | "remains" | "remain" | "remaining" | "hangs" "around"
           | "hang" "around" | "hanging" "around" | "stands" | "stand" | "standing" | "dwells" | "is" "there"
@@ -303,6 +317,9 @@ wear: wear_word hivis_np                    -> hivis_yes
     | not_wear hivis_np                     -> hivis_no
     | wear_word colour_np                   -> colour_yes
     | not_wear colour_np                    -> colour_no
+    | wear_word colour_np ("and" colour_np)+   -> colour_all_yes
+    | not_wear colour_np ("and" colour_np)+    -> colour_all_no
+    | wear_word colour_np ("or" colour_np)+    -> colour_any_yes
 wear_word: "in" | "wearing" | "with" | "wears" | "wear" | "dressed" "in" | "who" "wears" | "who" "wear"
          | "is" "wearing" | "are" "wearing" | "has" "on" | "have" "on"
 not_wear: "not" "wearing" | "is" "not" "wearing" | "are" "not" "wearing" | "does" "not" "wear"
@@ -313,8 +330,9 @@ hivis_np: ("a" | "an" | "their" | "his" | "her" | "any" | "proper")? hivis_word 
 hivis_word: "hivis" | "safety" | "reflective" | "fluorescent" | "neon" | "high" "visibility" | "visibility"
 garment: "vest" | "vests" | "jacket" | "jackets" | "clothing" | "clothes" | "gear" | "top" | "tops" | "coat"
        | "coats" | "workwear" | "tabard" | "tabards" | "waistcoat" | "waistcoats" | "shirt" | "shirts" | "wear"
-colour_np: ("a" | "an")? T_COLOUR upper_word   -> upper
-         | ("a" | "an")? T_COLOUR lower_word   -> lower
+colour_np: ("a" | "an" | "our" | "their" | "his" | "her" | "the")? T_COLOUR uniform? upper_word   -> upper
+         | ("a" | "an" | "our" | "their" | "his" | "her" | "the")? T_COLOUR uniform? lower_word   -> lower
+uniform: "staff" | "uniform" | "work" | "company" | "school"
 upper_word: "top" | "tops" | "shirt" | "shirts" | "tshirt" | "jacket" | "jackets" | "coat" | "coats" | "hoodie"
           | "hoodies" | "jumper" | "sweater" | "blouse" | "vest" | "fleece" | "hoody"
 lower_word: "trousers" | "pants" | "jeans" | "skirt" | "shorts" | "leggings" | "bottoms" | "bottom" | "trouser"

@@ -118,7 +118,7 @@ def _times(name: str, ch: list, words: str, pieces: tuple) -> object:  # noqa: C
         return Piece("cond", Cond("all", (Cond("weekday", _find(ch, "daylist")), Cond("time", part))), words, True)
     if name == "dwell_verb":
         return Piece("dwell_verb", None, words)
-    if name.startswith("dwell_"):
+    if name in ("dwell_cmp", "dwell_or_more", "dwell_or_less"):
         op = {"dwell_cmp": _find(ch, "op"), "dwell_or_more": ">=", "dwell_or_less": "<="}[name]
         seconds = float(_find(ch, "num")) * float(_find(ch, "unit"))  # type: ignore[arg-type]
         return Piece("cond", Cond("dwell", (op, seconds)), words)
@@ -147,6 +147,16 @@ def _times(name: str, ch: list, words: str, pieces: tuple) -> object:  # noqa: C
     if name in ("colour_yes", "colour_no"):
         cond = next(c.value for c in ch if isinstance(c, _Words) and c.kind == "colour")
         return Piece("cond", Cond(cond.kind, cond.value, name.endswith("no")), words)
+    if name in ("colour_all_yes", "colour_all_no", "colour_any_yes"):  # "in a black top and black trousers"
+        conds = tuple(c.value for c in ch if isinstance(c, _Words) and c.kind == "colour")
+        return Piece("cond", Cond(name.split("_")[1], conds, name.endswith("no")), words)
+    if name == "dwell_both":  # "for less than 10 seconds but more than a minute": both
+        ops, nums, units = ([c.value for c in ch if isinstance(c, _Words) and c.kind == k]
+                            for k in ("op", "num", "unit"))
+        both = tuple(Cond("dwell", (op, float(n) * float(u))) for op, n, u in zip(ops, nums, units, strict=True))
+        return Piece("cond", Cond("all", both), words)
+    if name == "dwell_that":
+        return Piece("dwell_that", _find(ch, "op"), words)
     if name in ("upper", "lower"):
         return _Words("colour", Cond(name, _toks(ch, "T_COLOUR")[0]), words)
     if name in ("hivis_np", "colour_np"):

@@ -34,12 +34,13 @@ from .policy_reading import (
 )
 
 _MAX_READINGS = 256
+_PRONOUNS = ("they", "them", "those", "one", "whoever", "he or she")
 _FILLER_RULES = frozenset((  # rules whose words are read by the rule above them
     "link", "presence", "joiner", "det", "me", "be", "modal", "benign_adj", "alert_noun", "alert_verb", "urgent",
     "except_word", "people_word", "garment", "hours_which", "work_word", "enter_word", "pass_word", "hivis_word",
     "upper_word", "lower_word", "wear_word", "not_wear", "carry_word", "not_carry", "place_prep", "leave_word",
     "neg_place", "otherwise_word", "role_noun", "person_noun", "label_noun", "pronoun", "judge", "judgement",
-    "pos_alert", "never_verb", "minus_word"))
+    "pos_alert", "never_verb", "minus_word", "uniform"))
 
 
 class _Lexer(Lexer):
@@ -206,6 +207,10 @@ def _node(name: str, ch: list) -> object:  # noqa: C901, PLR0911, PLR0912 - one 
         body = next((c for c in ch if isinstance(c, tuple)), ())
         exc = next((c.value for c in ch if isinstance(c, _Words) and c.kind == "exc"), None)
         return Sent("copular", "benign", (subj, *body), (), exc)
+    if name == "nothing_else_alone":
+        return Sent("nothing_else")
+    if name == "note":
+        return Sent("note")
     if name == "moot":
         return Sent("moot", str(_find(ch, "fact")))
     if name.startswith("moot_") and name != "moot_here":
@@ -392,6 +397,9 @@ def _body(pieces: tuple[Piece, ...]) -> tuple[Piece, ...]:
     pieces = tuple(q for p in pieces for q in (  # "Sunday mornings" in a clause: Sunday and the morning
         [Piece("cond", c, p.words) for c in p.value.value] if p.kind == "cond" and p.value.kind == "all"
         and not p.value.negated else [p]))
+    named = [p for p in pieces if p.kind == "person" and p.words not in _PRONOUNS]
+    if len(named) > 1:  # "anyone at the gate, and anyone at all after 6pm": two clauses, not one
+        raise Flag(f"two subjects in one clause: “{named[0].words}”, “{named[1].words}”")
     if len([p for p in pieces if p.kind == "label"]) > 1 or (
             any(p.kind == "label" for p in pieces) and any(p.kind in ("person", "count", "role") for p in pieces)):
         raise Flag("two subjects in one clause")

@@ -102,6 +102,13 @@ def _rules(build: _Build, sent: Sent, sentence: str, group: int) -> None:
     if sent.kind == "defn":
         build.last_when = sent.window
         return
+    if sent.kind == "note":
+        return
+    if sent.kind == "nothing_else":  # "Nothing else." after alerts: nothing else is an alert
+        if not build.clauses or any(c.verdict != "alert" for c in build.clauses):
+            raise Flag("“nothing else”: nothing else is what? (say “everything else is fine”)")
+        build.otherwise.append(("benign", sentence))
+        return
     if sent.kind == "moot":
         build.moot.append((sent.verdict, sentence, group))
         return
@@ -179,6 +186,11 @@ def _conds(build: _Build, pieces: tuple[Piece, ...]) -> tuple[tuple[Cond, ...], 
             name, hours, negated = p.value  # type: ignore[misc]
             build.hours[name] = hours
             conds.append(Cond(hours.kind, hours.value, negated))
+        elif p.kind == "dwell_that":  # "for less than that": the time the clause before named
+            said = [c for clause in build.clauses for c in clause.conds if c.kind == "dwell" and not c.negated]
+            if not said:
+                raise Flag(f"“{p.words}”: no time named before it")
+            conds.append(Cond("dwell", (p.value, said[-1].value[1])))  # type: ignore[index]
         elif p.kind == "those":
             if build.last_when is None:
                 raise Flag(f"“{p.words}”: no hours named before it")
