@@ -355,3 +355,13 @@ def test_not_between_is_outside_and_a_camera_note_is_no_rule():
     assert compiled(text, hall)
     assert [verdict(text, hall, zones=hall, time=t) for t in ("07:59", "08:00", "17:59", "18:00")] == \
         ["alert", "model", "model", "alert"]
+
+
+def test_a_clause_of_times_alone_after_a_semicolon_is_about_the_same_who_and_where():
+    text = "Dogs in the paddock are fine by day; at night, alert me."
+    paddock = ("paddock",)
+    assert compiled(text, paddock)
+    assert verdict(text, paddock, zones=paddock, label="dog", time="21:59") == "benign"
+    assert verdict(text, paddock, zones=paddock, label="dog", time="22:00") == "alert"
+    assert verdict(text, paddock, zones=paddock, label="person", time="23:00") == "model"  # not anything at night
+    assert verdict(text, paddock, zones=(), label="dog", time="23:00") == "model"

@@ -67,9 +67,21 @@ def normalise(text: str) -> str:
 
 def sentences(text: str) -> list[str]:
     """The text's sentences: at '.', ';', '!', '?' and line breaks (a '.' inside a number stays)."""
+    return [s for s, _ in sentence_breaks(text)]
+
+
+def sentence_breaks(text: str) -> list[tuple[str, bool]]:
+    """The text's sentences, each with whether a ';' joins it to the one before."""
     text = re.sub(r"\b([aApP])\.[mM]\.?", r"\1m", text)
-    parts = re.split(r"(?<!\d)[.](?!\d)|[.](?=\s|$)|[;!?\n]", text)
-    return [p.strip(" ,") for p in parts if p.strip(" ,")]
+    parts = re.split(r"((?<!\d)[.](?!\d)|[.](?=\s|$)|[;!?\n])", text)
+    out: list[tuple[str, bool]] = []
+    joined = False
+    for i, part in enumerate(parts):
+        if i % 2:
+            joined = part == ";"
+        elif part.strip(" ,"):
+            out.append((part.strip(" ,"), joined and bool(out)))
+    return out
 
 
 def tokens(sentence: str, keywords: dict[str, str], zones: tuple[str, ...], camera: str | None = None) -> list[Tok]:
@@ -182,4 +194,5 @@ def _typed(word: str, keywords: dict[str, str], zoned: bool = False) -> Tok:
     return Tok("T_OTHER" if zoned else "T_WORD", word, word)
 
 
-__all__ = ["COLOURS", "DAYS", "LABELS", "NUMWORDS", "OBJECTS", "Tok", "normalise", "sentences", "tokens"]
+__all__ = ["COLOURS", "DAYS", "LABELS", "NUMWORDS", "OBJECTS", "Tok", "normalise", "sentence_breaks", "sentences",
+           "tokens"]

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from .policy import Clause, Cond, Policy
 from .policy_check import PolicyRefused, check_policy
-from .policy_lexicon import normalise, sentences
+from .policy_lexicon import normalise, sentence_breaks
 from .policy_reading import Flag, Piece, Sent, _nights
 from .policy_tree import _read
 
@@ -43,6 +43,7 @@ class _Build:
     groups: list[int] = field(default_factory=list)
     uncompiled: list[str] = field(default_factory=list)
     otherwise: list[tuple[str, str]] = field(default_factory=list)
+    joined: set[int] = field(default_factory=set)  # sentences a ';' joins to the one before
     moot: list[tuple[str, str, int]] = field(default_factory=list)  # ("hivis", sentence, group): "... doesn't matter"
 
 def compile_policy(text: str, zones: tuple[str, ...] = (), camera: str | None = None) -> Policy:
@@ -53,7 +54,9 @@ def compile_policy(text: str, zones: tuple[str, ...] = (), camera: str | None = 
 
     build = _Build(text, zones, zone_word(camera) if camera else None)
     read: list[tuple[str, tuple[Sent, ...] | str]] = []
-    for sentence in sentences(text):
+    for sentence, joined in sentence_breaks(text):
+        if joined:
+            build.joined.add(len(read))
         try:
             read.append((sentence, _read(normalise(sentence), zones, camera)))
         except Flag as exc:
@@ -90,8 +93,11 @@ def _flag(build: _Build, sentence: str, why: str, group: int) -> None:
 
 def _rules(build: _Build, sent: Sent, sentence: str, group: int) -> None:
     """The clauses one sentence says, in the order the words rank them."""
+    said = _said_before(build, sent, group)
+
     def add(verdict: str, pieces: tuple[Piece, ...], g: int = group) -> None:
         conds, used = _conds(build, pieces)
+        conds = tuple(dict.fromkeys(said + conds))
         build.clauses.append(Clause(verdict, conds, sentence, used))
         build.groups.append(g)
         when = [c for c in conds if _when(c)]
@@ -141,6 +147,18 @@ def _rules(build: _Build, sent: Sent, sentence: str, group: int) -> None:
     add(sent.verdict, main)
     if sent.only == "all":
         build.otherwise.append((other[sent.verdict], sentence))
+
+
+def _said_before(build: _Build, sent: Sent, group: int) -> tuple[Cond, ...]:
+    """Who and where a clause of times alone is about, when it follows another in the same sentence: "people in
+    the run are fine by day; at night, tell me" (the people in the run at night, not anything at night)."""
+    pieces = sent.pre + sent.post
+    same = build.groups and (build.groups[-1] == group or (group in build.joined and build.groups[-1] == group - 1))
+    if sent.kind not in ("lead", "copular") or not pieces or not same or any(
+            p.kind not in ("opening", "those", "opening_def") and not (p.kind == "cond" and _when(p.value))
+            for p in pieces):
+        return ()
+    return tuple(c for c in build.clauses[-1].conds if not _when(c))
 
 
 _MOOT = {"hivis": ("hivis",), "time": ("time", "weekday"), "direction": ("direction",)}
