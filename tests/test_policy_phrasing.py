@@ -365,3 +365,37 @@ def test_a_clause_of_times_alone_after_a_semicolon_is_about_the_same_who_and_whe
     assert verdict(text, paddock, zones=paddock, label="dog", time="22:00") == "alert"
     assert verdict(text, paddock, zones=paddock, label="person", time="23:00") == "model"  # not anything at night
     assert verdict(text, paddock, zones=(), label="dog", time="23:00") == "model"
+
+
+# -- asides that say who someone is; job nouns with a word before them ---------------------------------------
+def test_an_aside_naming_who_is_no_rule_and_says_so_but_one_with_meaning_is_read_or_refused():
+    yard = ("yard",)
+    text = "Alert on anyone in the yard after 9pm, unless they're in hi-vis (that's the night watchman)."
+    assert not compiled(text, yard)  # "night" is a word a rule reads: no aside
+    text = "Alert on anyone in the yard after 9pm, unless they're in hi-vis (they're the cleaners)."
+    policy = compile_policy(text, yard)
+    assert policy.uncompiled == ()
+    assert any("an aside, no rule" in w for c in policy.clauses for w in c.used)
+    assert verdict(text, yard, zones=yard, time="21:00", hivis=True) == "benign"
+    assert verdict(text, yard, zones=yard, time="21:00", hivis=False) == "alert"
+    assert not compiled("Alert on anyone in the yard unless in hi-vis (that's not the patrol).", yard)
+    assert not compiled("Alert on anyone in the yard unless in hi-vis (that's the yard crew).", yard)  # a zone word
+
+
+def test_they_after_a_subject_of_people_or_vehicles_is_that_subject():
+    text = "Alert on any person or car in the yard, unless they're wearing hi-vis."
+    yard = ("yard",)
+    assert compiled(text, yard)
+    assert verdict(text, yard, zones=yard, label="car", hivis=False) == "alert"
+    assert verdict(text, yard, zones=yard, label="person", hivis=True) == "benign"
+
+
+def test_a_job_noun_is_read_through_the_look_with_or_without_a_word_before_it():
+    text = "The site nurse in the white tunic top is fine in the clinic. Anyone else there is an alert."
+    assert not compiled(text, ("clinic",))  # "tunic": no word for it
+    text = "The site nurse in a white top is fine in the clinic. Anyone else there is an alert."
+    clinic = ("clinic",)
+    assert compiled(text, clinic)
+    assert verdict(text, clinic, zones=clinic, upper="white") == "benign"
+    assert verdict(text, clinic, zones=clinic, upper="red") == "alert"
+    assert not compiled("The site nurse is fine in the clinic.", clinic)  # who, without a look: the picture's

@@ -154,7 +154,7 @@ subject: det? person_noun                       -> person
        | det? label_noun (("and" | "or" | ",") det? label_noun)* ","? ("and" | "or") det? person_noun   -> label
        | det? label_noun minus_word det? label_noun (("and" | "or" | ",") det? label_noun)*   -> label_minus
        | det? label_noun (("and" | "or" | ",") det? label_noun)*   -> label
-       | det? role_noun+                        -> role
+       | det? (T_WORD | T_OTHER)? role_noun+    -> role
        | count
 minus_word: "other" "than" | "except" | "but" "not" | "apart" "from" | "besides"
 det: "a" | "an" | "any" | "every" | "all" | "some" | "the" | "those" | "these"
@@ -175,7 +175,8 @@ role_noun: "staff" | "employee" | "employees" | "worker" | "workers" | "builder"
          | "nurses" | "doctor" | "doctors" | "teacher" | "teachers" | "picker" | "pickers" | "porter" | "porters"
          | "chef" | "chefs" | "officer" | "officers" | "technician" | "technicians" | "mechanic" | "mechanics"
          | "gardener" | "gardeners" | "labourer" | "labourers" | "volunteer" | "volunteers" | "steward"
-         | "stewards" | "operative" | "engineer"
+         | "stewards" | "operative" | "engineer" | "lad" | "lads" | "farmhand" | "farmhands" | "caretaker"
+         | "caretakers" | "janitor" | "janitors" | "receptionist" | "receptionists"
 
 count: cmp num people_word                       -> count_cmp
      | num "or" ("more" | "fewer" | "less") people_word   -> count_or

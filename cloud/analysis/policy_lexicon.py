@@ -65,6 +65,31 @@ def normalise(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+_ASIDE = re.compile(r"\((?:that's|that is|they're|they are|these are|those are|i\.e\.,?|e\.g\.,?)\s+([^()]{1,80})\)",
+                    re.IGNORECASE)
+_DETS = {"the", "a", "an", "our", "my", "their", "his", "her", "its"}
+
+
+def asides(sentence: str, keywords: dict[str, str], roles: frozenset[str], zones: tuple[str, ...]) -> tuple[
+        str, tuple[str, ...]]:
+    """The sentence without its asides, and the asides: a bracket that says who someone is ("(that's the
+    security patrol)") and nothing a rule reads: only determiners, job nouns, and words no rule knows (no
+    time, day, number, colour, object, zone, nor a word of the grammar such as "not")."""
+    places = {w for z in zones for w in zone_word(z).split()}
+    found: list[str] = []
+
+    def strip(match: re.Match) -> str:
+        words = re.findall(r"[a-z0-9']+", match.group(1).lower())
+        if words and all(w in _DETS or w in roles or not (
+                w in keywords or w in places or w in COLOURS or w in OBJECTS or w in NUMWORDS or w in _DAY_WORDS
+                or w in LABELS or any(ch.isdigit() for ch in w)) for w in words):
+            found.append(match.group(0).strip())
+            return " "
+        return match.group(0)
+
+    return _ASIDE.sub(strip, sentence), tuple(found)
+
+
 def sentences(text: str) -> list[str]:
     """The text's sentences: at '.', ';', '!', '?' and line breaks (a '.' inside a number stays)."""
     return [s for s, _ in sentence_breaks(text)]
@@ -194,5 +219,5 @@ def _typed(word: str, keywords: dict[str, str], zoned: bool = False) -> Tok:
     return Tok("T_OTHER" if zoned else "T_WORD", word, word)
 
 
-__all__ = ["COLOURS", "DAYS", "LABELS", "NUMWORDS", "OBJECTS", "Tok", "normalise", "sentence_breaks", "sentences",
-           "tokens"]
+__all__ = ["COLOURS", "DAYS", "LABELS", "NUMWORDS", "OBJECTS", "Tok", "asides", "normalise", "sentence_breaks",
+           "sentences", "tokens"]

@@ -61,6 +61,19 @@ def _parser() -> tuple[Lark, dict[str, str]]:
     return parser, keywords
 
 
+@functools.lru_cache(maxsize=1)
+def role_words() -> frozenset[str]:
+    """The job nouns of the grammar ("staff", "guards" ...): words read through the look."""
+    import re
+
+    rule = GRAMMAR.split("\nrole_noun:", 1)[1].split("\n\n", 1)[0]
+    return frozenset(re.findall(r'"([a-z]+)"', rule))
+
+
+def keywords() -> dict[str, str]:
+    return _parser()[1]
+
+
 def _read(sentence: str, zones: tuple[str, ...], camera: str | None = None) -> tuple[Sent, ...]:
     """The sentence's one meaning, or Flag: a word no rule reads, or two readings that differ (remembered:
     Earley parsing takes a fraction of a second, and a config compiles the same sentences again)."""
@@ -186,6 +199,9 @@ def _node(name: str, ch: list) -> object:  # noqa: C901, PLR0911, PLR0912 - one 
                 "label", "person") and exc.words.split()[0] in ("other", "except", "but", "apart", "besides") and \
                 getattr(exc.value, "verb", False):  # "any vehicle other than a car is in the bay": its subject
             raise Flag(f"“{exc.words}”: the subject's exception, not the sentence's")
+        if exc is not None and any(p.kind == "label" for p in body):  # "any person or vehicle ..., unless they":
+            exc = _Words("exc", _Body(tuple(p for p in exc.value if not (  # "they" is that subject, not people
+                p.kind == "person" and p.words in ("they", "them"))), getattr(exc.value, "verb", False)), exc.words)
         if not body and exc is not None:  # "don't alert unless X": X is the other verdict's, all else this one's
             other = {"alert": "benign", "benign": "alert"}[name.split("_")[0]]
             return Sent("lead", other, exc.value, (), None, "all")
@@ -480,4 +496,4 @@ def _overlap(a: tuple, b: tuple) -> bool:
     return any(in_window(m, a[:2]) and in_window(m, b[:2]) for m in range(0, 1440))
 
 
-__all__ = ["_read"]
+__all__ = ["_read", "keywords", "role_words"]

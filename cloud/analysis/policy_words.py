@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 
 from .policy import Clause, Cond, Policy
 from .policy_check import PolicyRefused, check_policy
-from .policy_lexicon import normalise, sentence_breaks
+from .policy_lexicon import asides, normalise, sentence_breaks
 from .policy_reading import Flag, Piece, Sent, _nights
-from .policy_tree import _read
+from .policy_tree import _read, keywords, role_words
 
 _APPEARANCE = ("hivis", "upper", "lower", "carries")
 
@@ -54,11 +54,14 @@ def compile_policy(text: str, zones: tuple[str, ...] = (), camera: str | None = 
 
     build = _Build(text, zones, zone_word(camera) if camera else None)
     read: list[tuple[str, tuple[Sent, ...] | str]] = []
+    notes: list[tuple[str, ...]] = []
     for sentence, joined in sentence_breaks(text):
         if joined:
             build.joined.add(len(read))
+        clean, aside = asides(sentence, keywords(), role_words(), zones)
+        notes.append(tuple(f"{a}: an aside, no rule" for a in aside))
         try:
-            read.append((sentence, _read(normalise(sentence), zones, camera)))
+            read.append((sentence, _read(normalise(clean), zones, camera)))
         except Flag as exc:
             read.append((sentence, str(exc)))
     for _, sents in read:  # opening hours first: "after closing" may come before "we are open 9 to 5"
@@ -73,6 +76,8 @@ def compile_policy(text: str, zones: tuple[str, ...] = (), camera: str | None = 
         try:
             for sent in sents:
                 _rules(build, sent, sentence, group)
+            build.clauses[start:] = [Clause(c.verdict, c.conds, c.source, c.used + notes[group])
+                                     for c in build.clauses[start:]]
         except Flag as exc:
             del build.clauses[start:], build.groups[start:]
             _flag(build, sentence, str(exc), group)
