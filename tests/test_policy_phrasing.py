@@ -180,3 +180,222 @@ def test_only_after_fronted_conditions_holds_within_them():
     assert verdict(text, yard, day="Sat", zones=yard) == "alert"
     assert verdict(text, yard, day="Sat", zones=()) == "benign"
     assert verdict(text, yard, day="Fri", zones=()) == "model"  # a weekday: the words say nothing
+
+
+# -- clock ranges: one bare hour beside a said one; a day part with its range in apposition -----------------
+@pytest.mark.parametrize(("words", "window"), [
+    ("from 6 to 8 in the evening", ("18:00", "20:00")),
+    ("between 7 and half past 8 in the morning", ("07:00", "08:30")),
+    ("from 9 to 5pm", ("09:00", "17:00")),
+    ("from 11pm to 7", ("23:00", "07:00")),
+    ("from 10 till noon", ("10:00", "12:00")),
+    ("from 9 in the evening until 7 the next morning", ("21:00", "07:00")),
+])
+def test_a_bare_hour_beside_a_said_one_takes_the_shorter_window(words, window):
+    text = f"Alert on anyone at the kiosk {words}."
+    kiosk = ("kiosk",)
+    assert compiled(text, kiosk), text
+    start, end = window
+    before = f"{(int(start[:2]) - 1) % 24:02d}:59"
+    last = f"{(int(end[:2]) - 1) % 24:02d}:{59 if end[3:] == '00' else 29}"
+    assert [verdict(text, kiosk, zones=kiosk, time=t) for t in (before, start, last, end)] == \
+        ["model", "alert", "alert", "model"], words
+
+
+def test_bare_hours_with_nothing_said_stay_not_compiled():
+    assert not compiled("Alert on anyone at the kiosk from 8 to 10.", ("kiosk",))
+    text = "Alert on anyone at the kiosk from 6 to 6pm."  # 6pm to 6pm is no window: 6am it is
+    assert [verdict(text, ("kiosk",), zones=("kiosk",), time=t) for t in ("05:59", "06:00", "17:59", "18:00")] == \
+        ["model", "alert", "alert", "model"]
+
+
+def test_a_day_part_with_its_range_in_apposition_is_the_range():
+    text = "Overnight, 9pm to 5am, anyone on the forecourt is an alert."
+    court = ("forecourt",)
+    assert compiled(text, court)
+    assert [verdict(text, court, zones=court, time=t) for t in ("20:59", "21:00", "04:59", "05:00")] == \
+        ["model", "alert", "alert", "model"]  # not 22:00-06:00, the night's own hours
+    text = "Anyone on the forecourt during the working day (8am till 6pm, Monday to Friday) is fine."
+    assert compiled(text, court)
+    assert verdict(text, court, zones=court, time="17:59", day="Fri") == "benign"
+    assert verdict(text, court, zones=court, time="18:00", day="Fri") == "model"
+    assert verdict(text, court, zones=court, time="12:00", day="Sat") == "model"
+
+
+def test_a_day_part_whose_range_is_another_time_is_refused_naming_it():
+    with pytest.raises(PolicyRefused, match="in the morning"):
+        compile_policy("In the morning, 3pm to 5pm, alert on anyone on the forecourt.", ("forecourt",))
+
+
+# -- motion verbs read as the way they go, or not compiled ---------------------------------------------------
+def test_motion_verbs_are_read_as_their_way():
+    porch = ("porch",)
+    text = "Alert if anyone goes into the porch after 10pm."
+    assert [verdict(text, porch, zones=porch, time="23:00", way=w) for w in ("in", "out", "left", "")] == \
+        ["alert", "model", "model", "model"]
+    text = "Ignore people walking past."
+    assert [verdict(text, way=w) for w in ("left", "right", "in", "out")] == ["benign", "benign", "model", "model"]
+    text = "Somebody coming home is fine. Somebody leaving home at night is an alert."
+    assert verdict(text, way="in", time="23:00") == "benign"
+    assert verdict(text, way="out", time="23:00") == "alert" and verdict(text, way="out", time="21:59") == "model"
+    text = "Alert if someone uses the porch after 10pm."  # a place with no way said: the place, any way
+    assert [verdict(text, porch, zones=porch, time="22:00", way=w) for w in ("in", "out")] == ["alert", "alert"]
+
+
+def test_motion_words_with_no_rule_leave_the_sentence_not_compiled():
+    for text in ("Alert if anyone walks up to the porch.", "Alert on anyone strolling along at night.",
+                 "People walking past the porch are fine."):
+        assert not compiled(text, ("porch",)), text
+
+
+# -- zones by a shorter name; a subject with an exception; lists of places and of day-and-hours pairs ---------
+def test_a_zone_by_its_head_noun_its_other_number_or_as_one_of_several():
+    zones = ("loading bay 1", "loading bay 2", "site cabin", "car parks")
+    text = "Alert on any truck at a loading bay after 8pm."
+    assert [verdict(text, zones, zones=(z,), label="truck", time="21:00") for z in ("loading bay 1", "loading bay 2",
+                                                                                     "site cabin")] == \
+        ["alert", "alert", "model"]
+    assert verdict("Alert on anyone at the cabin.", zones, zones=("site cabin",)) == "alert"
+    assert verdict("Cars in a car park are fine.", zones, zones=("car parks",), label="car") == "benign"
+    assert not compiled("Alert on anyone at the loading bay.", zones)  # which of the two?
+    assert not compiled("Alert on anyone at the site.", zones)  # "site" is not the cabin's own noun
+
+
+def test_a_subject_with_its_own_exception():
+    text = "Alert if any vehicle other than a bus is at the stop for over 5 minutes."
+    stop = ("stop",)
+    assert compiled(text, stop)
+    assert verdict(text, stop, zones=stop, label="truck", dwell=300.1) == "alert"
+    assert verdict(text, stop, zones=stop, label="truck", dwell=300.0) == "model"
+    assert verdict(text, stop, zones=stop, label="bus", dwell=900.0) == "model"  # the words say nothing of buses
+    assert not compiled("Alert on any vehicle except buses at the stop.", stop)  # the subject's, or the sentence's?
+
+
+def test_places_joined_by_and_are_either_place():
+    text = "Staff in hi-vis are fine in the yard and the shed. Anyone else there is an alert."
+    zones = ("yard", "shed", "gate")
+    assert compiled(text, zones)
+    assert [verdict(text, zones, zones=(z,), hivis=False) for z in zones] == ["alert", "alert", "model"]
+    assert verdict(text, zones, zones=("shed",), hivis=True) == "benign"
+
+
+def test_each_day_with_its_own_hours():
+    text = "Deliveries are fine from 6 till 2 on weekdays and 8 till noon on Sundays."
+    assert not compiled(text)  # "deliveries": who they are, only the picture could tell
+    text = "Trucks at the gate are fine from 6 till 2 on weekdays and 8 till noon on Sundays."
+    gate = ("gate",)
+    cases = [("Mon", "06:00", "benign"), ("Mon", "13:59", "benign"), ("Mon", "14:00", "model"),
+             ("Sun", "11:59", "benign"), ("Sun", "12:00", "model"), ("Sun", "06:30", "model"),
+             ("Sat", "09:00", "model")]
+    for day, time, want in cases:
+        assert verdict(text, gate, zones=gate, label="truck", day=day, time=time) == want, (day, time)
+
+
+def test_days_with_hours_past_midnight_are_not_compiled_but_a_named_night_is():
+    gate = ("gate",)
+    assert not compiled("Alert on anyone at the gate on weekdays from 9pm to 5am.", gate)
+    text = "Alert on anyone at the gate on Sunday at night."
+    assert verdict(text, gate, zones=gate, day="Mon", time="05:59") == "alert"  # Sunday's night
+    assert verdict(text, gate, zones=gate, day="Mon", time="06:00") == "model"
+    assert verdict(text, gate, zones=gate, day="Sun", time="02:00") == "model"  # Saturday's night
+
+
+# -- lists in one clause, and the clause lists that are two clauses --------------------------------------------
+def test_a_colour_list_is_both_or_either():
+    text = "Alert if anyone in a grey hoodie and blue jeans is at the till after 10pm. Otherwise don't alert."
+    till = ("till",)
+    assert compiled(text, till)
+    at = {"zones": till, "time": "22:00"}
+    assert verdict(text, till, upper="grey", lower="blue", **at) == "alert"
+    assert verdict(text, till, upper="grey", lower="black", **at) == "benign"
+    assert verdict(text, till, upper="grey", lower=None, **at) == "model"  # the trousers not seen: unknown
+    assert verdict(text, till, upper="grey", lower="blue", zones=till, time="21:59") == "benign"
+    text = "Staff in our green uniform shirt are fine at the till."
+    assert verdict(text, till, zones=till, upper="green") == "benign"
+
+
+def test_alert_on_a_or_on_b_is_two_clauses_and_two_subjects_in_one_are_not_compiled():
+    till = ("till",)
+    text = "Alert on anyone at the till without hi-vis, and on anyone at all at the till after 8pm. Nothing else."
+    assert compiled(text, till)
+    assert verdict(text, till, zones=till, hivis=False, time="12:00") == "alert"
+    assert verdict(text, till, zones=till, hivis=True, time="19:59") == "benign"
+    assert verdict(text, till, zones=till, hivis=True, time="20:00") == "alert"
+    text = "Alert if there are three or more people at the till, or someone waits there over 10 minutes."
+    assert verdict(text, till, zones=till, people=3) == "alert"
+    assert verdict(text, till, zones=till, dwell=600.0) == "model" and verdict(text, till, zones=till, dwell=601.0) \
+        == "alert"
+    assert not compiled("Alert on anyone at the till and anyone at all after 8pm.", till)  # one clause, two whos
+
+
+def test_nothing_else_after_alerts_is_everything_else_fine_and_otherwise_not_compiled():
+    assert compile_policy("Alert on anyone in the shed at night. Nothing else.", ("shed",)).otherwise == "benign"
+    assert not compiled("Ignore cats. Nothing else.")
+
+
+def test_less_than_that_is_the_time_said_before():
+    text = "Alert if a person has been in the lift for 3 minutes or more. A person in there for less than that is fine."
+    lift = ("lift",)
+    assert compiled(text, lift)
+    assert [verdict(text, lift, zones=lift, dwell=d) for d in (179.9, 180.0)] == ["benign", "alert"]
+    assert not compiled("Anyone in the lift for less than that is fine.", lift)
+
+
+def test_two_bounds_on_one_time_that_cannot_both_hold_are_refused():
+    with pytest.raises(PolicyRefused, match="never hold"):
+        compile_policy("Alert if someone waits at the till for under 30 seconds but over 2 minutes.", ("till",))
+    text = "Alert if someone waits at the till for over 30 seconds but under 2 minutes."
+    assert [verdict(text, ("till",), zones=("till",), dwell=d) for d in (30.0, 30.5, 119.9, 120.0)] == \
+        ["model", "alert", "alert", "model"]
+
+
+def test_not_between_is_outside_and_a_camera_note_is_no_rule():
+    text = "Indoor camera. Alert on anyone in the hall when it's not between 8am and 6pm."
+    hall = ("hall",)
+    assert compiled(text, hall)
+    assert [verdict(text, hall, zones=hall, time=t) for t in ("07:59", "08:00", "17:59", "18:00")] == \
+        ["alert", "model", "model", "alert"]
+
+
+def test_a_clause_of_times_alone_after_a_semicolon_is_about_the_same_who_and_where():
+    text = "Dogs in the paddock are fine by day; at night, alert me."
+    paddock = ("paddock",)
+    assert compiled(text, paddock)
+    assert verdict(text, paddock, zones=paddock, label="dog", time="21:59") == "benign"
+    assert verdict(text, paddock, zones=paddock, label="dog", time="22:00") == "alert"
+    assert verdict(text, paddock, zones=paddock, label="person", time="23:00") == "model"  # not anything at night
+    assert verdict(text, paddock, zones=(), label="dog", time="23:00") == "model"
+
+
+# -- asides that say who someone is; job nouns with a word before them ---------------------------------------
+def test_an_aside_naming_who_is_no_rule_and_says_so_but_one_with_meaning_is_read_or_refused():
+    yard = ("yard",)
+    text = "Alert on anyone in the yard after 9pm, unless they're in hi-vis (that's the night watchman)."
+    assert not compiled(text, yard)  # "night" is a word a rule reads: no aside
+    text = "Alert on anyone in the yard after 9pm, unless they're in hi-vis (they're the cleaners)."
+    policy = compile_policy(text, yard)
+    assert policy.uncompiled == ()
+    assert any("an aside, no rule" in w for c in policy.clauses for w in c.used)
+    assert verdict(text, yard, zones=yard, time="21:00", hivis=True) == "benign"
+    assert verdict(text, yard, zones=yard, time="21:00", hivis=False) == "alert"
+    assert not compiled("Alert on anyone in the yard unless in hi-vis (that's not the patrol).", yard)
+    assert not compiled("Alert on anyone in the yard unless in hi-vis (that's the yard crew).", yard)  # a zone word
+
+
+def test_they_after_a_subject_of_people_or_vehicles_is_that_subject():
+    text = "Alert on any person or car in the yard, unless they're wearing hi-vis."
+    yard = ("yard",)
+    assert compiled(text, yard)
+    assert verdict(text, yard, zones=yard, label="car", hivis=False) == "alert"
+    assert verdict(text, yard, zones=yard, label="person", hivis=True) == "benign"
+
+
+def test_a_job_noun_is_read_through_the_look_with_or_without_a_word_before_it():
+    text = "The site nurse in the white tunic top is fine in the clinic. Anyone else there is an alert."
+    assert not compiled(text, ("clinic",))  # "tunic": no word for it
+    text = "The site nurse in a white top is fine in the clinic. Anyone else there is an alert."
+    clinic = ("clinic",)
+    assert compiled(text, clinic)
+    assert verdict(text, clinic, zones=clinic, upper="white") == "benign"
+    assert verdict(text, clinic, zones=clinic, upper="red") == "alert"
+    assert not compiled("The site nurse is fine in the clinic.", clinic)  # who, without a look: the picture's

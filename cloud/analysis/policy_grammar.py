@@ -12,7 +12,9 @@ else (there) is ...", "otherwise ...", "if ..., alert", and the opening hours ("
 GRAMMAR = r"""
 start: sent (joiner sent | ","? otherwise)*
 joiner: "," | ";" | ","? ("but" | "whereas" | "while" | "and")
-?sent: lead | copular | nobody | else_sent | otherwise | defn | if_then | moot
+?sent: lead | copular | nobody | else_sent | otherwise | defn | if_then | moot | note
+// --- what the camera is: no rule
+note: ("an" | "the" | "this" | "it" "is" "an" | "this" "is" "an")? ("indoor" | "outdoor") "camera"
 
 // --- "hi-vis doesn't matter": a fact no rule may read
 moot: fact_word ("does" "not" "matter" | "is" "irrelevant" | "makes" "no" "difference")
@@ -23,8 +25,9 @@ fact_word: "hivis" -> moot_hivis
 // --- verdict first: "alert (me) (only) if/on ...", "ignore ...", "never alert on ..."
 lead: (body ","?)? alert_head body? exception?              -> alert_lead
     | (body ","?)? benign_head body? exception?             -> benign_lead
-    | alert_head body (","? "or" ("if" | "when" | "whenever") body)+   -> alert_lead_or
-    | benign_head body (","? "or" ("if" | "when" | "whenever") body)+  -> benign_lead_or
+    | alert_head body _or_clause+   -> alert_lead_or
+    | benign_head body _or_clause+  -> benign_lead_or
+_or_clause: ","? "or" ("if" | "when" | "whenever") body | "," ("or" | "and" ("on" | "for" | "about")) sbody
 alert_head: "always"? alert_verb me? only? urgent? | only alert_verb me? urgent?
 urgent: "immediately" | "straight" "away" | "right" "away" | "at" "once" | "now"
 alert_verb: "alert" | "alarm" | "notify" | "warn" | "tell" | "flag" | "report"
@@ -91,6 +94,9 @@ else_sent: else_subj body? alert_pred body?    -> else_alert
          | else_subj body? ","? model_pred     -> else_model
          | alert_head ("on" | "for" | "about" | "if")? else_subj body?   -> else_lead_alert
          | benign_head ("on" | "for" | "about" | "if")? else_subj body?  -> else_lead_benign
+         | else_subj body? "," alert_head                     -> else_lead_alert
+         | else_subj body? "," benign_head                    -> else_lead_benign
+         | "nothing" "else"                                   -> nothing_else_alone
 else_subj: "nothing" "else" -> nothing_else
          | ("anyone" | "anybody" | "everyone" | "everybody" | "someone" | "somebody" | "anything" | "everything"
            | "all") "else" | "all" "others" | "others" | "the" "rest" | "all" "other" ("people" | "cases" | "times")
@@ -122,6 +128,7 @@ hours_which: "," | ","? ("which" "are" | "that" "is")
 
 // --- a clause's subject and conditions, in any order
 body: item+
+sbody: subject item*  -> body
 ?item: subject | mod | any_mod | link | only | presence | "there" -> there | moot_here
     | ("in" | "out" | "up" | "down" | "over" | "at" | "on" | "inside") "there" -> there
     | ("at" | "on" | "in" | "inside") "it" -> there
@@ -145,9 +152,11 @@ and_list: or_member ("," or_member)* ","? "and" or_member
 subject: det? person_noun                       -> person
        | det? person_noun (("and" | "or" | ",") det? label_noun)+   -> label
        | det? label_noun (("and" | "or" | ",") det? label_noun)* ","? ("and" | "or") det? person_noun   -> label
+       | det? label_noun minus_word det? label_noun (("and" | "or" | ",") det? label_noun)*   -> label_minus
        | det? label_noun (("and" | "or" | ",") det? label_noun)*   -> label
-       | det? role_noun+                        -> role
+       | det? (T_WORD | T_OTHER)? role_noun+    -> role
        | count
+minus_word: "other" "than" | "except" | "but" "not" | "apart" "from" | "besides"
 det: "a" | "an" | "any" | "every" | "all" | "some" | "the" | "those" | "these"
 person_noun: "anyone" | "anybody" | "someone" | "somebody" | "everyone" | "everybody" | "person" | "people"
            | "persons" | "visitor" | "visitors" | "man" | "men" | "woman" | "women" | "human" | "humans"
@@ -162,12 +171,17 @@ role_noun: "staff" | "employee" | "employees" | "worker" | "workers" | "builder"
          | "guests" | "resident" | "residents" | "family" | "neighbour" | "neighbours" | "courier" | "couriers"
          | "postman" | "postmen" | "delivery" | "deliveries" | "driver" | "drivers" | "tradesmen" | "security"
          | "guard" | "guards" | "kids" | "children" | "child" | "members" "of" "staff" | "member" "of" "staff"
-         | "crew" | "operatives" | "engineers" | "visitors" "with" "badges"
+         | "crew" | "operatives" | "engineers" | "visitors" "with" "badges" | "pharmacist" | "pharmacists" | "nurse"
+         | "nurses" | "doctor" | "doctors" | "teacher" | "teachers" | "picker" | "pickers" | "porter" | "porters"
+         | "chef" | "chefs" | "officer" | "officers" | "technician" | "technicians" | "mechanic" | "mechanics"
+         | "gardener" | "gardeners" | "labourer" | "labourers" | "volunteer" | "volunteers" | "steward"
+         | "stewards" | "operative" | "engineer" | "lad" | "lads" | "farmhand" | "farmhands" | "caretaker"
+         | "caretakers" | "janitor" | "janitors" | "receptionist" | "receptionists"
 
 count: cmp num people_word                       -> count_cmp
      | num "or" ("more" | "fewer" | "less") people_word   -> count_or
      | num people_word "or" ("more" | "fewer" | "less")   -> count_or_after
-     | "a"? "group" "of" (cmp num | num "or" "more") people_word?   -> count_group
+     | ("a" | "any")? "group" "of" (cmp num | num "or" "more") people_word?   -> count_group
      | "groups" "of" (cmp num | num "or" "more") people_word?      -> count_group
      | ("alone" | "on" ("their" | "his" | "her") "own" | "a" "single" "person" | "a" "lone" "person")  -> count_alone
 people_word: "people" | "persons" | "person" | "visitors" | "men" | "individuals"
@@ -182,17 +196,24 @@ num: T_NUM | "a" | "an" | "one" | "half" ("a" | "an") -> half | T_NUMWORD
 ?mod: place | time_mod | day_mod | night_of | dwell | direction | wear | carry | part_list | and_list
 
 // --- places: the camera's zones, or "the <word(s)>" after a place word
-place: place_prep zone_ref ("or" "the"? zone_ref)*      -> place_in
+place: place_prep zone_ref (("or" | "and" | ",") "the"? zone_ref)*      -> place_in
      | leave_word zone_ref                               -> leave_place
+     | enter_word zone_ref                               -> enter_place
+     | pass_word zone_ref ("or" "the"? zone_ref)*        -> place_in
      | neg_place zone_ref                                -> place_out
 place_prep: "in" | "at" | "on" | "near" | "by" | "inside" | "into" | "within" | "around" | "onto" | "through"
-          | "in" "front" "of" | "entering" | "enters" | "enter" | "in" "or" "near" | "at" "or" "near" | "next" "to"
+          | "in" "front" "of" | "in" "or" "near" | "at" "or" "near" | "next" "to" | "along"
+// moving through a place, no way said: the place only ("goes through the side door", "uses the back door")
+pass_word: ("goes" | "go" | "going" | "walks" | "walk" | "walking" | "passes" | "pass" | "passing") "through"
+         | "uses" | "use" | "using"
+enter_word: "entering" | "enters" | "enter" | ("going" | "goes" | "go" | "walking" | "walks" | "walk" | "coming"
+          | "comes" | "come" | "getting" | "gets" | "get" | "heading" | "heads") "into"
 leave_word: "leaving" | "leaves" | "leave" | "exiting" | "exits" | "exit" | "going" "out" "of" | "walking" "out" "of"
           | "coming" "out" "of"
 neg_place: "not" place_prep | "outside" "of"? | "away" "from" | "anywhere" "but" place_prep?
          | "anywhere" "except" place_prep? | "anywhere" "other" "than" place_prep?
 // a side word names a place with its noun: "the front door", "the top gate"
-zone_ref: "the"? T_ZONE ("zone" | "area")?
+zone_ref: ("the" | "a" | "an" | "any" | "either" | "each")? T_ZONE ("zone" | "area")?
         | ("the" | "our" | "my" | "their") zone_side? T_WORD T_WORD? ("zone" | "area")?
 ?zone_side: "front" | "top" | "bottom" | "left" | "right"
 
@@ -207,7 +228,9 @@ time_mod: ("at"? "night" | "at" "night" "time" | "nighttime" | "night" "time" | 
         | ("after" | "from" | "since" | "past") clock                       -> after
         | ("before" | "until" | "till" | "up" "until") clock                -> before
         | range                                                             -> within
+        | day_part ","? range                                               -> apposed
         | "outside" "of"? "the"? range                                     -> outside
+        | "not" range                                                       -> outside
         | "outside" "of"? "the"? hours_words hours_which? hours_span          -> outside_hours
         | ("during" | "in" | "within") "the"? hours_words hours_which? hours_span -> during_hours
         | (("during" | "in" | "within" | "at")? ("those" | "these" | "the" "same") ("hours" | "times")
@@ -223,6 +246,13 @@ time_mod: ("at"? "night" | "at" "night" "time" | "nighttime" | "night" "time" | 
             | "the" (T_WORD | T_ZONE | T_OTHER) "is") "open")                             -> opened
         | ("at" "any" "time" | "any" "time" | "anytime" | "at" "all" "times" | "day" "or" "night"
             | "always" | "day" "and" "night" | "around" "the" "clock")      -> any_time
+day_part: ("at"? "night" | "overnight" | "during" "the" "night" | "nighttime" | "at" "night" "time") -> night
+        | ("in" "the" | "during" "the")? ("morning" | "mornings")            -> morning
+        | ("in" "the" | "during" "the")? ("afternoon" | "afternoons")        -> afternoon
+        | ("in" "the" | "during" "the")? ("evening" | "evenings")            -> evening
+        | ("during" "the" | "in" "the")? ("day" | "daytime")                -> daytime
+        | ("during" "the" | "in" "the" | "the")? work_word "day"             -> workday
+work_word: "school" | "working" | "business" | "work" | "office" | "shop"
 range: ("between" | "from")? clock ("-" | "to" | "and" | "until" | "till") clock
 clock: (T_NUM | T_CLOCK | T_NUM "oclock") ampm?    -> clock_num
      | T_NUMWORD ampm?                          -> clock_word
@@ -231,7 +261,7 @@ clock: (T_NUM | T_CLOCK | T_NUM "oclock") ampm?    -> clock_num
      | "half" "past" (T_NUM | T_NUMWORD) ampm?    -> half_past
      | "quarter" "past" (T_NUM | T_NUMWORD) ampm? -> quarter_past
      | "quarter" "to" (T_NUM | T_NUMWORD) ampm?   -> quarter_to
-ampm: ("am" | "in" "the" "morning") -> am
+ampm: ("am" | "in" "the" "morning" | "the" "next" "morning" | "next" "morning") -> am
     | ("pm" | "in" "the" "evening" | "at" "night" | "in" "the" "afternoon") -> pm
 
 // --- days: "on weekdays", "at the weekend", "Monday to Friday", "Friday or Saturday night"
@@ -252,6 +282,8 @@ dwell: dwell_verb                                           -> dwell_verb
      | "for"? cmp num unit                                 -> dwell_cmp
      | "for"? num unit "or" ("more" | "longer")            -> dwell_or_more
      | "for"? num unit "or" ("less" | "shorter")           -> dwell_or_less
+     | "for"? cmp num unit ("but" | "and") cmp num unit    -> dwell_both
+     | "for"? cmp "that"                                   -> dwell_that
 dwell_verb: "stays" | "stay" | "staying" | "stayed" | "lingers" | "linger" | "lingering" | "loiters" | "loiter"
           | "loitering" | "waits" | "wait" | "waiting" | "remains" | "remain" | "remaining" | "hangs" "around"
           | "hang" "around" | "hanging" "around" | "stands" | "stand" | "standing" | "dwells" | "is" "there"
@@ -274,6 +306,11 @@ direction: ("entering" | "enters" | "enter" | "coming" "in" | "comes" "in" | "co
            | "goes" "away" | "go" "away" | "go" "out" | "walk" "away" | "walk" "out" | "heads" "away"
            | "walking" "away" "from" "the" "camera" | "moving" "away" "from" "the" "camera")   -> away
          | ("moving" | "walking" | "going" | "heading" | "crossing") "to"? "the"? ("left" | "right")   -> sideways
+         | (("walking" | "walks" | "walk" | "going" | "goes" | "go" | "driving" | "drives" | "drive" | "cycling"
+           | "cycles" | "running" | "runs" | "passing" | "passes" | "pass" | "moving") ("past" | "by") | "passing"
+           | "passers" "by" | "passer" "by")   -> passing
+         | ("coming" | "comes" | "come" | "arriving" | "arrives" | "arrive" | "getting" | "gets") "home"  -> towards
+         | ("leaving" | "leaves" | "leave") "home"                                      -> away
          | "not" direction                                                              -> not_direction
 
 // --- what they wear: hi-vis, colours
@@ -281,6 +318,9 @@ wear: wear_word hivis_np                    -> hivis_yes
     | not_wear hivis_np                     -> hivis_no
     | wear_word colour_np                   -> colour_yes
     | not_wear colour_np                    -> colour_no
+    | wear_word colour_np ("and" colour_np)+   -> colour_all_yes
+    | not_wear colour_np ("and" colour_np)+    -> colour_all_no
+    | wear_word colour_np ("or" colour_np)+    -> colour_any_yes
 wear_word: "in" | "wearing" | "with" | "wears" | "wear" | "dressed" "in" | "who" "wears" | "who" "wear"
          | "is" "wearing" | "are" "wearing" | "has" "on" | "have" "on"
 not_wear: "not" "wearing" | "is" "not" "wearing" | "are" "not" "wearing" | "does" "not" "wear"
@@ -291,8 +331,9 @@ hivis_np: ("a" | "an" | "their" | "his" | "her" | "any" | "proper")? hivis_word 
 hivis_word: "hivis" | "safety" | "reflective" | "fluorescent" | "neon" | "high" "visibility" | "visibility"
 garment: "vest" | "vests" | "jacket" | "jackets" | "clothing" | "clothes" | "gear" | "top" | "tops" | "coat"
        | "coats" | "workwear" | "tabard" | "tabards" | "waistcoat" | "waistcoats" | "shirt" | "shirts" | "wear"
-colour_np: ("a" | "an")? T_COLOUR upper_word   -> upper
-         | ("a" | "an")? T_COLOUR lower_word   -> lower
+colour_np: ("a" | "an" | "our" | "their" | "his" | "her" | "the")? T_COLOUR uniform? upper_word   -> upper
+         | ("a" | "an" | "our" | "their" | "his" | "her" | "the")? T_COLOUR uniform? lower_word   -> lower
+uniform: "staff" | "uniform" | "work" | "company" | "school"
 upper_word: "top" | "tops" | "shirt" | "shirts" | "tshirt" | "jacket" | "jackets" | "coat" | "coats" | "hoodie"
           | "hoodies" | "jumper" | "sweater" | "blouse" | "vest" | "fleece" | "hoody"
 lower_word: "trousers" | "pants" | "jeans" | "skirt" | "shorts" | "leggings" | "bottoms" | "bottom" | "trouser"

@@ -65,11 +65,48 @@ def normalise(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+_ASIDE = re.compile(r"\((?:that's|that is|they're|they are|these are|those are|i\.e\.,?|e\.g\.,?)\s+([^()]{1,80})\)",
+                    re.IGNORECASE)
+_DETS = {"the", "a", "an", "our", "my", "their", "his", "her", "its"}
+
+
+def asides(sentence: str, keywords: dict[str, str], roles: frozenset[str], zones: tuple[str, ...]) -> tuple[
+        str, tuple[str, ...]]:
+    """The sentence without its asides, and the asides: a bracket that says who someone is ("(that's the
+    security patrol)") and nothing a rule reads: only determiners, job nouns, and words no rule knows (no
+    time, day, number, colour, object, zone, nor a word of the grammar such as "not")."""
+    places = {w for z in zones for w in zone_word(z).split()}
+    found: list[str] = []
+
+    def strip(match: re.Match) -> str:
+        words = re.findall(r"[a-z0-9']+", match.group(1).lower())
+        if words and all(w in _DETS or w in roles or not (
+                w in keywords or w in places or w in COLOURS or w in OBJECTS or w in NUMWORDS or w in _DAY_WORDS
+                or w in LABELS or any(ch.isdigit() for ch in w)) for w in words):
+            found.append(match.group(0).strip())
+            return " "
+        return match.group(0)
+
+    return _ASIDE.sub(strip, sentence), tuple(found)
+
+
 def sentences(text: str) -> list[str]:
     """The text's sentences: at '.', ';', '!', '?' and line breaks (a '.' inside a number stays)."""
+    return [s for s, _ in sentence_breaks(text)]
+
+
+def sentence_breaks(text: str) -> list[tuple[str, bool]]:
+    """The text's sentences, each with whether a ';' joins it to the one before."""
     text = re.sub(r"\b([aApP])\.[mM]\.?", r"\1m", text)
-    parts = re.split(r"(?<!\d)[.](?!\d)|[.](?=\s|$)|[;!?\n]", text)
-    return [p.strip(" ,") for p in parts if p.strip(" ,")]
+    parts = re.split(r"((?<!\d)[.](?!\d)|[.](?=\s|$)|[;!?\n])", text)
+    out: list[tuple[str, bool]] = []
+    joined = False
+    for i, part in enumerate(parts):
+        if i % 2:
+            joined = part == ";"
+        elif part.strip(" ,"):
+            out.append((part.strip(" ,"), joined and bool(out)))
+    return out
 
 
 def tokens(sentence: str, keywords: dict[str, str], zones: tuple[str, ...], camera: str | None = None) -> list[Tok]:
@@ -80,6 +117,7 @@ def tokens(sentence: str, keywords: dict[str, str], zones: tuple[str, ...], came
     zoned = bool(names)
     if camera and zone_word(camera) and zone_word(camera) not in names:
         names = sorted([*names, zone_word(camera)], key=len, reverse=True)
+    short = _short_names(names, keywords)
     out: list[Tok] = []
     words = re.findall(r"\d{1,2}:\d{2}|\d+(?:\.\d+)?|[a-z][a-z'-]*[a-z]|[a-z]|[,:-]", text)
     i = 0
@@ -88,6 +126,12 @@ def tokens(sentence: str, keywords: dict[str, str], zones: tuple[str, ...], came
         if matched:
             out.append(Tok("T_ZONE", " ".join(words[i:i + matched]), " ".join(words[i:i + matched])))
             i += matched
+            continue
+        alias = _alias_at(words, i, short)
+        if alias:
+            n, value = alias
+            out.append(Tok("T_ZONE", value, " ".join(words[i:i + n])))
+            i += n
             continue
         word = words[i]
         i += 1
@@ -99,6 +143,51 @@ def tokens(sentence: str, keywords: dict[str, str], zones: tuple[str, ...], came
             word = ","
         out.append(_typed(word, keywords, zoned))
     return out
+
+
+_SOME = ("a", "an", "any", "either", "each")
+
+
+def _short_names(names: list[str], keywords: dict[str, str]) -> dict[tuple[str, ...], tuple[str, tuple[str, ...]]]:
+    """Shorter names of the zones, each (words) -> (how it must be introduced, the zones it names):
+    the other number ("the charging bay" for "charging bays"), "the" and the end or start of one zone's name
+    ("the entrance" for "site entrance", when no other zone's name has it), "a"/"any" and what the names of
+    numbered zones share ("a dock": "dock 1" or "dock 2"). A short name that is a word of the grammar, or
+    that two zones share (but for "a ..."), names none."""
+    out: dict[tuple[str, ...], tuple[str, tuple[str, ...]]] = {}
+    whole = {tuple(n.split()) for n in names}
+    parts: dict[tuple[str, ...], set[str]] = {}
+    for name in names:
+        ws = name.split()
+        last = ws[-1]
+        other = last[:-1] if last.endswith("s") and len(last) > 3 else last + "s"
+        numbered = len(ws) > 1 and (ws[-1].isdigit() or len(ws[-1]) == 1)  # "dock 1", "bay a"
+        if not numbered:
+            out[(*ws[:-1], other)] = ("any", (name,))
+        for k in range(1, len(ws)):  # the name's head noun ("entrance"), or its noun before the number
+            part = tuple(ws[:k]) if numbered and k == len(ws) - 1 else tuple(ws[k:])
+            if len("".join(part)) >= 4 and not all(w in keywords for w in part):
+                parts.setdefault(part, set()).add(name)
+        if numbered:  # "a dock", "any bay": one of them
+            out[("_some", *ws[:-1])] = ("a", tuple(sorted({*out.get(("_some", *ws[:-1]), ("", ()))[1], name})))
+    for part, owners in parts.items():
+        if len(owners) == 1 and part not in whole and part not in out:
+            out[part] = ("the", tuple(owners))
+    return {k: v for k, v in out.items() if k not in whole}
+
+
+def _alias_at(words: list[str], i: int, short: dict) -> tuple[int, object] | None:
+    """(words used, the zone name or names) of a shorter zone name at words[i], its determiner first."""
+    det = words[i]
+    for (key, (how, owners)) in sorted(short.items(), key=lambda kv: -len(kv[0])):
+        if how == "a" and det in _SOME and tuple(words[i + 1:i + len(key)]) == key[1:]:
+            return len(key), owners if len(owners) > 1 else owners[0]
+        if how == "any" and i > 0 and words[i - 1] in ("the", "our", "my", *_SOME) and tuple(
+                words[i:i + len(key)]) == key:
+            return len(key), owners[0]
+        if how == "the" and i > 0 and words[i - 1] in ("the", "our", "my") and tuple(words[i:i + len(key)]) == key:
+            return len(key), owners[0]
+    return None
 
 
 def _zone_at(words: list[str], i: int, names: list[str]) -> int:
@@ -130,4 +219,5 @@ def _typed(word: str, keywords: dict[str, str], zoned: bool = False) -> Tok:
     return Tok("T_OTHER" if zoned else "T_WORD", word, word)
 
 
-__all__ = ["COLOURS", "DAYS", "LABELS", "NUMWORDS", "OBJECTS", "Tok", "normalise", "sentences", "tokens"]
+__all__ = ["COLOURS", "DAYS", "LABELS", "NUMWORDS", "OBJECTS", "Tok", "asides", "normalise", "sentence_breaks",
+           "sentences", "tokens"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .policy import DAYTIME, NIGHT, Cond
+from .policy import DAYTIME, NIGHT, Cond, in_window
 from .policy_check import PolicyRefused
 from .policy_lexicon import Tok
 
@@ -118,12 +118,25 @@ def _times(name: str, ch: list, words: str, pieces: tuple) -> object:  # noqa: C
         return Piece("cond", Cond("all", (Cond("weekday", _find(ch, "daylist")), Cond("time", part))), words, True)
     if name == "dwell_verb":
         return Piece("dwell_verb", None, words)
-    if name.startswith("dwell_"):
+    if name in ("dwell_cmp", "dwell_or_more", "dwell_or_less"):
         op = {"dwell_cmp": _find(ch, "op"), "dwell_or_more": ">=", "dwell_or_less": "<="}[name]
         seconds = float(_find(ch, "num")) * float(_find(ch, "unit"))  # type: ignore[arg-type]
         return Piece("cond", Cond("dwell", (op, seconds)), words)
     if name in ("towards", "away"):
         return Piece("cond", Cond("direction", f"{name} {'from ' if name == 'away' else ''}the camera"), words)
+    if name == "passing":  # walking past: across the view, either way
+        return Piece("cond", Cond("any", (Cond("direction", "left"), Cond("direction", "right"))), words)
+    if name == "enter_place":
+        zone = _place(False, [c.value for c in ch if isinstance(c, _Words) and c.kind == "zone"], words)
+        return (Piece("cond", Cond("direction", "towards the camera"), words), zone)
+    if name == "workday":
+        return Piece("workday", None, words)
+    if name == "apposed":  # "overnight, 7pm to 6:30am": the clock range says which hours the part means
+        part, window = pieces[0], _find(ch, "window")
+        if part.kind == "cond" and not any(in_window(m, part.value.value) and in_window(m, window)
+                                           for m in range(1440)):
+            raise PolicyRefused(f"“{part.words}” and “{words[len(part.words):].strip(' ,')}” never hold at once")
+        return Piece("cond", Cond("time", window), words)
     if name == "sideways":
         return Piece("cond", Cond("direction", "left" if "left" in words.split() else "right"), words)
     if name == "not_direction":
@@ -134,6 +147,16 @@ def _times(name: str, ch: list, words: str, pieces: tuple) -> object:  # noqa: C
     if name in ("colour_yes", "colour_no"):
         cond = next(c.value for c in ch if isinstance(c, _Words) and c.kind == "colour")
         return Piece("cond", Cond(cond.kind, cond.value, name.endswith("no")), words)
+    if name in ("colour_all_yes", "colour_all_no", "colour_any_yes"):  # "in a black top and black trousers"
+        conds = tuple(c.value for c in ch if isinstance(c, _Words) and c.kind == "colour")
+        return Piece("cond", Cond(name.split("_")[1], conds, name.endswith("no")), words)
+    if name == "dwell_both":  # "for less than 10 seconds but more than a minute": both
+        ops, nums, units = ([c.value for c in ch if isinstance(c, _Words) and c.kind == k]
+                            for k in ("op", "num", "unit"))
+        both = tuple(Cond("dwell", (op, float(n) * float(u))) for op, n, u in zip(ops, nums, units, strict=True))
+        return Piece("cond", Cond("all", both), words)
+    if name == "dwell_that":
+        return Piece("dwell_that", _find(ch, "op"), words)
     if name in ("upper", "lower"):
         return _Words("colour", Cond(name, _toks(ch, "T_COLOUR")[0]), words)
     if name in ("hivis_np", "colour_np"):
@@ -199,14 +222,25 @@ def _clock(name: str, ch: list, words: str) -> _Clock:
 
 def _range(a: _Clock, b: _Clock, words: str) -> tuple[int, int]:
     """A window; bare hours read in the opening-hours sense where that is the only sense: "9 to 5" is
-    09:00-17:00; "8 to 10" could be morning or evening, and is not compiled."""
+    09:00-17:00; "8 to 10" could be morning or evening, and is not compiled. One bare hour next to a said
+    one is the half of the day that makes the window the shorter ("6 to 8pm" is 18:00-20:00, "9 to 5pm"
+    09:00-17:00, "10pm to 6" 22:00-06:00, "8 till noon" 08:00-12:00)."""
     start, end = a.minute, b.minute
     if a.bare and b.bare:
         if start % 720 <= end % 720:
             raise Flag(f"“{words}”: morning or evening? (say am/pm or 24-hour times)")
         start, end = start % 720, end % 720 + 720
     elif a.bare or b.bare:
-        raise Flag(f"“{words}”: morning or evening? (say am/pm or 24-hour times)")
+        bare, said = (start, end) if a.bare else (end, start)
+        options = []  # (length, the bare hour's minute), a window of no length left out
+        for m in (bare % 720, bare % 720 + 720):
+            length = ((said - m) if a.bare else (m - said)) % 1440
+            if length:
+                options.append((length, m))
+        options.sort()
+        if len(options) > 1 and options[0][0] == options[1][0]:
+            raise Flag(f"“{words}”: morning or evening? (say am/pm or 24-hour times)")
+        start, end = (options[0][1], end) if a.bare else (start, options[0][1])
     end %= 1440
     if start == end:
         raise PolicyRefused(f"“{words}” is no window: it starts where it ends")
@@ -227,19 +261,24 @@ def _after(clock: _Clock, after: bool, words: str) -> tuple[int, int]:
 
 
 def _place(negated: bool, names: list, words: str) -> Piece:
+    names = [n for x in names for n in (x if isinstance(x, tuple) else (x,))]
     conds = tuple(Cond("zone", str(n)) for n in names)
     if len(conds) == 1:
         return Piece("zone", Cond("zone", conds[0].value, negated), words)
     return Piece("zone", Cond("any", conds, negated), words)
 
 def _nights(conds: tuple[Cond, ...]) -> tuple[Cond, ...]:
-    """Days named with a window that wraps midnight name the day it starts on ("Fridays after 9pm" runs to
-    Saturday 06:00)."""
+    """A day named with the night names the night it starts on ("on Friday at night" runs to Saturday 06:00, as
+    "Friday night" does); days with other hours past midnight ("on weekdays from 8pm to 6am") could mean the
+    calendar day too, and are not compiled."""
     days = [c for c in conds if c.kind == "weekday" and not c.negated]
     wraps = [c for c in conds if c.kind == "time" and not c.negated and len(c.value) == 2
              and c.value[0] > c.value[1]]  # type: ignore[arg-type,index]
     if len(days) != 1 or len(wraps) != 1:
         return conds
+    if wraps[0].value != NIGHT:  # "on weekdays between 8pm and 6am": is Saturday 02:00 in it? Words may mean
+        raise Flag("days with hours past midnight: the day they start on, or the calendar day? "  # either
+                   "(say “Friday night”, or split the hours at midnight)")
     merged = Cond("time", (*wraps[0].value, days[0].value))  # type: ignore[misc]
     return tuple(merged if c is wraps[0] else c for c in conds if c is not days[0])
 

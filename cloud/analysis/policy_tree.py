@@ -17,9 +17,30 @@ from .policy import Cond, in_window
 from .policy_check import PolicyRefused
 from .policy_grammar import GRAMMAR
 from .policy_lexicon import LABELS, Tok, tokens
-from .policy_reading import _OPS, Flag, Piece, Sent, _count, _find, _nights, _place, _times, _toks, _Words, _words
+from .policy_reading import (
+    _OPS,
+    _PARTS,
+    Flag,
+    Piece,
+    Sent,
+    _count,
+    _find,
+    _nights,
+    _place,
+    _times,
+    _toks,
+    _Words,
+    _words,
+)
 
 _MAX_READINGS = 256
+_PRONOUNS = ("they", "them", "those", "one", "whoever", "he or she")
+_FILLER_RULES = frozenset((  # rules whose words are read by the rule above them
+    "link", "presence", "joiner", "det", "me", "be", "modal", "benign_adj", "alert_noun", "alert_verb", "urgent",
+    "except_word", "people_word", "garment", "hours_which", "work_word", "enter_word", "pass_word", "hivis_word",
+    "upper_word", "lower_word", "wear_word", "not_wear", "carry_word", "not_carry", "place_prep", "leave_word",
+    "neg_place", "otherwise_word", "role_noun", "person_noun", "label_noun", "pronoun", "judge", "judgement",
+    "pos_alert", "never_verb", "minus_word", "uniform"))
 
 
 class _Lexer(Lexer):
@@ -38,6 +59,19 @@ def _parser() -> tuple[Lark, dict[str, str]]:
     parser = Lark(GRAMMAR, parser="earley", lexer=_Lexer, ambiguity="explicit", keep_all_tokens=True)
     keywords = {t.pattern.value: t.name for t in parser.terminals if t.pattern.type == "str"}
     return parser, keywords
+
+
+@functools.lru_cache(maxsize=1)
+def role_words() -> frozenset[str]:
+    """The job nouns of the grammar ("staff", "guards" ...): words read through the look."""
+    import re
+
+    rule = GRAMMAR.split("\nrole_noun:", 1)[1].split("\n\n", 1)[0]
+    return frozenset(re.findall(r'"([a-z]+)"', rule))
+
+
+def keywords() -> dict[str, str]:
+    return _parser()[1]
 
 
 def _read(sentence: str, zones: tuple[str, ...], camera: str | None = None) -> tuple[Sent, ...]:
@@ -105,6 +139,17 @@ def _meaning(sents: tuple[Sent, ...]) -> tuple:
     return tuple((s.kind, s.verdict, bare(s.pre), bare(s.post), exc(s), s.only, s.window) for s in sents)
 
 
+class _Body(tuple):
+    """A clause's pieces, and whether a verb ("is", "are") stood among them."""
+
+    verb: bool
+
+    def __new__(cls, pieces: tuple, verb: bool = False) -> _Body:
+        out = super().__new__(cls, pieces)
+        out.verb = verb
+        return out
+
+
 @dataclass(frozen=True)
 class _Fail:
     why: str
@@ -150,6 +195,13 @@ def _node(name: str, ch: list) -> object:  # noqa: C901, PLR0911, PLR0912 - one 
         at = next(i for i, c in enumerate(ch) if isinstance(c, _Words) and c.kind == "head")
         exc = next((c for c in ch if isinstance(c, _Words) and c.kind == "exc"), None)
         body = tuple(p for c in ch[:at] + ch[at + 1:] if isinstance(c, tuple) for p in c)
+        if exc is not None and body and body[-1].kind in ("label", "person") and exc.value and exc.value[0].kind in (
+                "label", "person") and exc.words.split()[0] in ("other", "except", "but", "apart", "besides") and \
+                getattr(exc.value, "verb", False):  # "any vehicle other than a car is in the bay": its subject
+            raise Flag(f"“{exc.words}”: the subject's exception, not the sentence's")
+        if exc is not None and any(p.kind == "label" for p in body):  # "any person or vehicle ..., unless they":
+            exc = _Words("exc", _Body(tuple(p for p in exc.value if not (  # "they" is that subject, not people
+                p.kind == "person" and p.words in ("they", "them"))), getattr(exc.value, "verb", False)), exc.words)
         if not body and exc is not None:  # "don't alert unless X": X is the other verdict's, all else this one's
             other = {"alert": "benign", "benign": "alert"}[name.split("_")[0]]
             return Sent("lead", other, exc.value, (), None, "all")
@@ -171,6 +223,10 @@ def _node(name: str, ch: list) -> object:  # noqa: C901, PLR0911, PLR0912 - one 
         body = next((c for c in ch if isinstance(c, tuple)), ())
         exc = next((c.value for c in ch if isinstance(c, _Words) and c.kind == "exc"), None)
         return Sent("copular", "benign", (subj, *body), (), exc)
+    if name == "nothing_else_alone":
+        return Sent("nothing_else")
+    if name == "note":
+        return Sent("note")
     if name == "moot":
         return Sent("moot", str(_find(ch, "fact")))
     if name.startswith("moot_") and name != "moot_here":
@@ -247,7 +303,8 @@ def _node(name: str, ch: list) -> object:  # noqa: C901, PLR0911, PLR0912 - one 
         pieces = tuple(p for c in kept for p in (c if isinstance(c, tuple) else (c,)) if isinstance(p, Piece))
         if any(p.kind == "count" for p in pieces):
             pieces = tuple(p for p in pieces if p.kind != "person")
-        return _body(pieces)
+        verbs = {c.words for c in ch if isinstance(c, _Words) and c.kind == "link" and c.words in ("is", "are")}
+        return _Body(_body(pieces), bool(verbs))
     if name == "exception":
         body = next(c for c in ch if isinstance(c, tuple))
         return _Words("exc", body, words)
@@ -256,11 +313,7 @@ def _node(name: str, ch: list) -> object:  # noqa: C901, PLR0911, PLR0912 - one 
     if name == "else_subj":
         things = {"anything", "everything", "cases", "case", "times", "time", "rest"}
         return _Words(name, None if set(words.split()) & things else "person", words)
-    if name in ("link", "presence", "joiner", "det", "me", "be", "modal", "benign_adj", "alert_noun",
-                "alert_verb", "urgent", "except_word", "people_word", "garment", "hours_which", "hivis_word",
-                "upper_word", "lower_word", "wear_word", "not_wear", "carry_word", "not_carry", "place_prep",
-                "leave_word", "neg_place", "otherwise_word", "role_noun", "person_noun", "label_noun", "pronoun",
-                "judge", "judgement", "pos_alert", "never_verb"):
+    if name in _FILLER_RULES:
         return _Words(name, None, words)
     if name == "only":
         return Piece("only", None, words)
@@ -271,6 +324,12 @@ def _node(name: str, ch: list) -> object:  # noqa: C901, PLR0911, PLR0912 - one 
     if name == "label":
         nouns = [c.words.split()[-1] for c in ch if isinstance(c, _Words) and c.kind in ("label_noun", "person_noun")]
         return Piece("label", tuple(dict.fromkeys(x for n in nouns for x in LABELS.get(n, ("person",)))), words)
+    if name == "label_minus":  # "any vehicle other than a car": the vehicles but cars
+        nouns = [c.words.split()[-1] for c in ch if isinstance(c, _Words) and c.kind == "label_noun"]
+        left = tuple(x for x in LABELS[nouns[0]] if x not in {y for n in nouns[1:] for y in LABELS[n]})
+        if not left or len(left) == len(LABELS[nouns[0]]):
+            raise Flag(f"“{words}”: nothing is left, or nothing is taken out")
+        return Piece("label", left, words)
     if name == "role":
         return Piece("role", None, words)
     if name.startswith("count_"):
@@ -322,6 +381,9 @@ def _node(name: str, ch: list) -> object:  # noqa: C901, PLR0911, PLR0912 - one 
         return _place(name == "place_out", [c.value for c in ch if isinstance(c, _Words) and c.kind == "zone"],
                       words)
     if name == "zone_ref":
+        several = [v.value for v in ch if isinstance(v, Tok) and v.type == "T_ZONE" and isinstance(v.value, tuple)]
+        if several:  # "a dock": any of the docks
+            return _Words("zone", several[0], words)
         names = [v.value for v in ch if isinstance(v, Tok)
                  and v.type in ("T_ZONE", "T_WORD", "FRONT", "TOP", "BOTTOM", "LEFT", "RIGHT")]
         return _Words("zone", " ".join(str(n) for n in names), words)
@@ -332,6 +394,17 @@ def _body(pieces: tuple[Piece, ...]) -> tuple[Piece, ...]:
     """A clause's pieces: "opening hours 07:00-19:00" is those hours (not the hours and, besides, a window); a
     day with a window that wraps midnight is the day it starts on (policy_words._nights)."""
     for p, q in zip(pieces, pieces[1:], strict=False):
+        if _part(p) and q.kind == "cond" and q.value.kind == "time" and len(q.value.value) == 2 and \
+                q.words.split()[0] not in ("after", "before", "until", "till", "since", "past", "up") and \
+                {"to", "-", "until", "till", "and"} & set(q.words.split()):
+            raise Flag(f"“{p.words}, {q.words}”: the range says which hours the {p.words} are")
+        if p.kind == "cond" and p.value.kind == "time" and p.words.split()[-1][:1].isdigit() and _part(q) and \
+                q.words in ("in the morning", "in the evening", "in the afternoon", "at night", "the next morning"):
+            raise Flag(f"“{p.words} {q.words}”: the part of the day is the hour's")  # "until 8 in the morning"
+        if p.kind == "cond" and p.value.kind == "time" and not p.value.negated and q.kind == "cond" and \
+                q.value.kind == "any" and q.value.value[0].kind == "weekday" and q.value.value[-1].kind == "all" and \
+                any(c.kind == "time" for c in q.value.value[-1].value):  # "8 till 4 on weekdays and 8 till noon
+            raise Flag(f"“{p.words} {q.words}”: each day with its own hours")  # on Saturdays": pairs, alike
         if p.kind == "opening" and q.kind == "cond" and q.value.kind == "time" and len(q.value.value) == 2:
             raise Flag(f"“{p.words} {q.words}”: the hours named are the opening hours")
         if p.kind == "opening_def" and q.kind == "cond" and q.value.kind == "weekday" and (
@@ -340,6 +413,9 @@ def _body(pieces: tuple[Piece, ...]) -> tuple[Piece, ...]:
     pieces = tuple(q for p in pieces for q in (  # "Sunday mornings" in a clause: Sunday and the morning
         [Piece("cond", c, p.words) for c in p.value.value] if p.kind == "cond" and p.value.kind == "all"
         and not p.value.negated else [p]))
+    named = [p for p in pieces if p.kind == "person" and p.words not in _PRONOUNS]
+    if len(named) > 1:  # "anyone at the gate, and anyone at all after 6pm": two clauses, not one
+        raise Flag(f"two subjects in one clause: “{named[0].words}”, “{named[1].words}”")
     if len([p for p in pieces if p.kind == "label"]) > 1 or (
             any(p.kind == "label" for p in pieces) and any(p.kind in ("person", "count", "role") for p in pieces)):
         raise Flag("two subjects in one clause")
@@ -379,6 +455,12 @@ def _body(pieces: tuple[Piece, ...]) -> tuple[Piece, ...]:
     return tuple(out)
 
 
+def _part(p: Piece) -> bool:
+    """A day part named alone ("overnight", "in the evening"), its hours the convention's."""
+    return p.kind == "cond" and p.value.kind == "time" and not p.value.negated and p.value.value in _PARTS.values() \
+        and not any(ch.isdigit() for ch in p.words)
+
+
 def _either(pieces: tuple[Piece, ...], words: str) -> Piece:
     """A list of times or days, either of which holds. A day before the first or after the last member of
     the list, where no other member names a day, is every member's ("on a weekday before 7am or after 8pm",
@@ -386,7 +468,7 @@ def _either(pieces: tuple[Piece, ...], words: str) -> Piece:
     ("day or night") is any time."""
     conds = [p.value for p in pieces]
     days = [any(c.kind == "weekday" or (c.kind == "all" and any(d.kind == "weekday" for d in c.value))
-                for c in [m]) for m in conds]
+                or (c.kind == "time" and len(c.value) > 2 and c.value[2] is not None) for c in [m]) for m in conds]
     for i in (0, len(pieces) - 1):
         member = pieces[i]
         if member.value.kind == "all" and not member.night_of and sum(days) == 1 and days[i]:
@@ -414,4 +496,4 @@ def _overlap(a: tuple, b: tuple) -> bool:
     return any(in_window(m, a[:2]) and in_window(m, b[:2]) for m in range(0, 1440))
 
 
-__all__ = ["_read"]
+__all__ = ["_read", "keywords", "role_words"]

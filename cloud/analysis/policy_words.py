@@ -10,8 +10,8 @@ The meanings (the conventions the documentation states, docs/operator/policies.m
     times       07:00-19:00 includes 07:00, excludes 19:00; "between 9 and 5" (bare hours, the first larger)
                 is 09:00-17:00; "after 9pm" runs to 06:00, "after 7am" to midnight, "before 7am" from midnight;
                 morning 06-12, afternoon 12-18, evening 18-22, night 22-06, daytime 06-22
-    days        weekdays Mon-Fri, the weekend Sat and Sun; a day named with a window that wraps midnight is
-                the day the window starts on ("Friday night": Fri 22:00 - Sat 06:00)
+    days        weekdays Mon-Fri, the weekend Sat and Sun; a named night is the night it starts on ("Friday
+                night": Fri 22:00 - Sat 06:00); other hours past midnight with days are not compiled
     dwell       "longer than / more than / over 30 s": > 30; "at least": >= 30; "less than / under": < 30
     count       "more than two people": > 2; "two or more people": >= 2; "alone": <= 1
     except      "X except/unless/but not/other than Y": Y first with the other verdict, then X
@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 
 from .policy import Clause, Cond, Policy
 from .policy_check import PolicyRefused, check_policy
-from .policy_lexicon import normalise, sentences
+from .policy_lexicon import asides, normalise, sentence_breaks
 from .policy_reading import Flag, Piece, Sent, _nights
-from .policy_tree import _read
+from .policy_tree import _read, keywords, role_words
 
 _APPEARANCE = ("hivis", "upper", "lower", "carries")
 
@@ -43,6 +43,7 @@ class _Build:
     groups: list[int] = field(default_factory=list)
     uncompiled: list[str] = field(default_factory=list)
     otherwise: list[tuple[str, str]] = field(default_factory=list)
+    joined: set[int] = field(default_factory=set)  # sentences a ';' joins to the one before
     moot: list[tuple[str, str, int]] = field(default_factory=list)  # ("hivis", sentence, group): "... doesn't matter"
 
 def compile_policy(text: str, zones: tuple[str, ...] = (), camera: str | None = None) -> Policy:
@@ -53,9 +54,14 @@ def compile_policy(text: str, zones: tuple[str, ...] = (), camera: str | None = 
 
     build = _Build(text, zones, zone_word(camera) if camera else None)
     read: list[tuple[str, tuple[Sent, ...] | str]] = []
-    for sentence in sentences(text):
+    notes: list[tuple[str, ...]] = []
+    for sentence, joined in sentence_breaks(text):
+        if joined:
+            build.joined.add(len(read))
+        clean, aside = asides(sentence, keywords(), role_words(), zones)
+        notes.append(tuple(f"{a}: an aside, no rule" for a in aside))
         try:
-            read.append((sentence, _read(normalise(sentence), zones, camera)))
+            read.append((sentence, _read(normalise(clean), zones, camera)))
         except Flag as exc:
             read.append((sentence, str(exc)))
     for _, sents in read:  # opening hours first: "after closing" may come before "we are open 9 to 5"
@@ -70,6 +76,8 @@ def compile_policy(text: str, zones: tuple[str, ...] = (), camera: str | None = 
         try:
             for sent in sents:
                 _rules(build, sent, sentence, group)
+            build.clauses[start:] = [Clause(c.verdict, c.conds, c.source, c.used + notes[group])
+                                     for c in build.clauses[start:]]
         except Flag as exc:
             del build.clauses[start:], build.groups[start:]
             _flag(build, sentence, str(exc), group)
@@ -90,8 +98,11 @@ def _flag(build: _Build, sentence: str, why: str, group: int) -> None:
 
 def _rules(build: _Build, sent: Sent, sentence: str, group: int) -> None:
     """The clauses one sentence says, in the order the words rank them."""
+    said = _said_before(build, sent, group)
+
     def add(verdict: str, pieces: tuple[Piece, ...], g: int = group) -> None:
         conds, used = _conds(build, pieces)
+        conds = tuple(dict.fromkeys(said + conds))
         build.clauses.append(Clause(verdict, conds, sentence, used))
         build.groups.append(g)
         when = [c for c in conds if _when(c)]
@@ -101,6 +112,13 @@ def _rules(build: _Build, sent: Sent, sentence: str, group: int) -> None:
     other = {"alert": "benign", "benign": "alert"}
     if sent.kind == "defn":
         build.last_when = sent.window
+        return
+    if sent.kind == "note":
+        return
+    if sent.kind == "nothing_else":  # "Nothing else." after alerts: nothing else is an alert
+        if not build.clauses or any(c.verdict != "alert" for c in build.clauses):
+            raise Flag("“nothing else”: nothing else is what? (say “everything else is fine”)")
+        build.otherwise.append(("benign", sentence))
         return
     if sent.kind == "moot":
         build.moot.append((sent.verdict, sentence, group))
@@ -136,6 +154,18 @@ def _rules(build: _Build, sent: Sent, sentence: str, group: int) -> None:
         build.otherwise.append((other[sent.verdict], sentence))
 
 
+def _said_before(build: _Build, sent: Sent, group: int) -> tuple[Cond, ...]:
+    """Who and where a clause of times alone is about, when it follows another in the same sentence: "people in
+    the run are fine by day; at night, tell me" (the people in the run at night, not anything at night)."""
+    pieces = sent.pre + sent.post
+    same = build.groups and (build.groups[-1] == group or (group in build.joined and build.groups[-1] == group - 1))
+    if sent.kind not in ("lead", "copular") or not pieces or not same or any(
+            p.kind not in ("opening", "those", "opening_def") and not (p.kind == "cond" and _when(p.value))
+            for p in pieces):
+        return ()
+    return tuple(c for c in build.clauses[-1].conds if not _when(c))
+
+
 _MOOT = {"hivis": ("hivis",), "time": ("time", "weekday"), "direction": ("direction",)}
 
 
@@ -164,7 +194,8 @@ def _conds(build: _Build, pieces: tuple[Piece, ...]) -> tuple[tuple[Cond, ...], 
         elif p.kind in ("cond", "zone"):
             conds.append(_placed(p.value, build.place, build.zones))
         elif p.kind == "there":
-            places = [c for c in build.clauses[-1].conds if c.kind in ("zone", "place")] if build.clauses else []
+            places = [c for c in build.clauses[-1].conds if c.kind in ("zone", "place") or (
+                c.kind == "any" and all(d.kind == "zone" for d in c.value))] if build.clauses else []
             if not places:
                 raise Flag("“there”: no place named before it")
             conds.extend(places)
@@ -178,6 +209,11 @@ def _conds(build: _Build, pieces: tuple[Piece, ...]) -> tuple[tuple[Cond, ...], 
             name, hours, negated = p.value  # type: ignore[misc]
             build.hours[name] = hours
             conds.append(Cond(hours.kind, hours.value, negated))
+        elif p.kind == "dwell_that":  # "for less than that": the time the clause before named
+            said = [c for clause in build.clauses for c in clause.conds if c.kind == "dwell" and not c.negated]
+            if not said:
+                raise Flag(f"“{p.words}”: no time named before it")
+            conds.append(Cond("dwell", (p.value, said[-1].value[1])))  # type: ignore[index]
         elif p.kind == "those":
             if build.last_when is None:
                 raise Flag(f"“{p.words}”: no hours named before it")
