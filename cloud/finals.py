@@ -86,7 +86,7 @@ class Finals:
 
     def heard(self, verdict: Verdict) -> None:
         """A verdict listener: a provisional model verdict, once stored and published, waits for its final."""
-        if not verdict.provisional or verdict.source != "llm":
+        if not verdict.provisional:
             return
         waiting = self.lanes.waiting(verdict.event_id)
         if waiting is None:

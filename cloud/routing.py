@@ -74,15 +74,16 @@ class LaneLoad:
     max_batch: int
     latency: LatencyEstimate
     up: bool = True
+    running_ms: float = 0.0  # how long the oldest batch now running has run (a slow one shows before it ends)
 
     def answer_ms(self) -> float:
         """Expected time until one more event would be answered: the rounds of full batches ahead of it, and its
-        own, each as long as a batch of the size the queue makes."""
+        own, each as long as a batch of the size the queue makes (at least as long as the one running now)."""
         ahead = max(0, self.waiting) + max(0, self.running)
         per_round = max(1, self.max_batch) * max(1, self.concurrency)
         rounds = ahead // per_round + 1
         size = min(max(1, self.max_batch), max(1, math.ceil((ahead + 1) / max(1, self.concurrency))))
-        return rounds * self.latency.batch_ms(size)
+        return rounds * max(self.latency.batch_ms(size), self.running_ms)
 
 
 @dataclass(frozen=True)
