@@ -134,6 +134,8 @@ def test_the_config_takes_several_back_ends_and_refuses_what_cannot_work_in_one_
     run = _check(tmp_path, text)
     if says is None:
         assert run.returncode == 0, run.stderr
+        assert "back-ends: small (transformers, small), large (openai, large); T_max 5000 ms; tiers 0 wait for " \
+               "the large one" in run.stdout, run.stdout
         return
     assert run.returncode == 2 and says in run.stderr, run.stderr
     assert "Traceback" not in run.stderr and len(run.stderr.strip().splitlines()) <= 2
