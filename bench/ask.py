@@ -169,6 +169,9 @@ def fill(site: dict, clock: SiteClock, media: Path, workdir: Path, broker: Any, 
     from edgetriage.edge.agent import EdgeAgent
     from edgetriage.edge.config import EdgeConfig
 
+    missing = sorted({v["clip"] for v in site["visits"] if not (media / v["clip"]).is_file()})
+    if missing:  # a site filled from no frames answers every question "none" and looks like a bad reader
+        raise SystemExit(f"ask bench: no clip {', '.join(missing)} in {media} (--media DIR)")
     prefix = f"a{uuid.uuid4().hex[:8]}"
     device = EdgeConfig.model_validate(
         {

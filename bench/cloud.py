@@ -7,7 +7,9 @@
                       SQLite store
     p5_relay_per_s    the limit of that path: a do-nothing relay (a paho client that receives each event and
                       publishes a small fixed verdict back in both forms: `answers` and `verdicts`), same broker,
-                      payloads and device client
+                      payloads and device client. The device reads `answers`, as devices do, and nobody
+                      subscribes to `verdicts`: the service then sends no JSON form (cloud.publisher), the relay
+                      still does
     p5_ratio          service ÷ relay events/s, the median over 7 rounds of one burst each  (goal >= 0.5)
     p5_redis_events_per_s, p5_ratio_redis   the same with the Redis store (127.0.0.1:6379, own key prefix,
                       deleted after) and its relay measured again beside it             (goal >= 0.5)
@@ -70,9 +72,9 @@ from edgetriage.cloud.config import AnalyzerConfig, CloudConfig  # noqa: E402
 from edgetriage.cloud.service import CloudService  # noqa: E402
 from edgetriage.cloud.storage.redis_store import RedisStore, open_store  # noqa: E402
 from edgetriage.shared.ids import uuid7  # noqa: E402
-from edgetriage.shared.protocol import Detection, Event, Verdict, decode_verdict, encode_event, encode_verdict  # noqa: E402
+from edgetriage.shared.protocol import Detection, Event, Verdict, encode_event, encode_verdict  # noqa: E402
 from edgetriage.shared.topics import Topics  # noqa: E402
-from edgetriage.shared.verdict_forms import encode_device_verdict  # noqa: E402
+from edgetriage.shared.verdict_forms import decode_device_verdict, encode_device_verdict  # noqa: E402
 from recall import load_labels  # noqa: E402
 from repeats import Repeats  # noqa: E402
 
@@ -265,7 +267,7 @@ def bench_latency_and_intake(broker: Broker, workdir: Path, analyzer: Any, clip:
     prefix = f"b{uuid.uuid4().hex[:8]}"
     topics = Topics(prefix)
     cloud = Cloud(cloud_config(broker, workdir, prefix), analyzer)
-    device = Client(broker.port, subscribe=topics.verdicts(DEVICE))
+    device = Client(broker.port, subscribe=topics.answers(DEVICE))  # as a device reads its verdicts
     try:
         times = [12.0, 30.0, 57.0, 80.0, 100.0, 128.0][: 3 if quick else 6]
         fresh = spread(visitor_crops(clip, times))
@@ -278,7 +280,7 @@ def bench_latency_and_intake(broker: Broker, workdir: Path, analyzer: Any, clip:
             t0 = time.perf_counter()
             device.publish(topics.events(DEVICE), encode_event(event))
             received, _, raw = device.get(300)
-            verdict = decode_verdict(raw)
+            verdict = decode_device_verdict(raw)
             assert verdict.event_id == event.event_id and verdict.source == "llm", verdict
             llm_ms.append((received - t0) * 1000)
         n_hits = 200 if quick else 500
@@ -290,7 +292,7 @@ def bench_latency_and_intake(broker: Broker, workdir: Path, analyzer: Any, clip:
             t0 = time.perf_counter()
             device.publish(topics.events(DEVICE), encode_event(event))
             received, _, raw = device.get(30)
-            verdict = decode_verdict(raw)
+            verdict = decode_device_verdict(raw)
             assert verdict.event_id == event.event_id and verdict.source == "cloud_cache", verdict
             hit_ms.append((received - t0) * 1000)
 
@@ -304,7 +306,7 @@ def bench_latency_and_intake(broker: Broker, workdir: Path, analyzer: Any, clip:
         say(f"P5: {n} cache-hit events ({sum(map(len, payloads)) // n} bytes each) as fast as they go, "
             "vs a do-nothing relay, SQLite store")
         relay_topics = Topics(f"r{prefix}")
-        relay_device = Client(broker.port, subscribe=relay_topics.verdicts(DEVICE))
+        relay_device = Client(broker.port, subscribe=relay_topics.answers(DEVICE))
         service_rate, relay_rate, ratio = p5_side_by_side(device, topics, relay_device, relay_topics, hits,
                                                           broker.port)
         echo = Client(broker.port, subscribe=f"{prefix}/echo")
@@ -323,7 +325,7 @@ def bench_latency_and_intake(broker: Broker, workdir: Path, analyzer: Any, clip:
     rcloud = Cloud(cloud_config(broker, workdir, rprefix, delivery={"redis_url": REDIS_URL,
                                                                     "redis_prefix": f"bench-cloud-{rprefix}"}),
                    analyzer)
-    rdevice = Client(broker.port, subscribe=rtopics.verdicts(DEVICE))
+    rdevice = Client(broker.port, subscribe=rtopics.answers(DEVICE))
     try:
         for verdict in answered:
             rcloud.store.put_verdict(verdict)

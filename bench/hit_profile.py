@@ -48,7 +48,7 @@ STAGES = [
         "store event + verdict (one transaction / pipeline per loop turn)",
         [("cloud/storage/store.py", "put_answered_many"), ("cloud/storage/redis_store.py", "put_answered_many")],
     ),
-    ("publish the verdict (encode, paho queues it)", [("cloud/service.py", "_publish")]),
+    ("publish the verdict (encode, paho queues it)", [("cloud/publisher.py", "verdict")]),
     ("acknowledge the event (paho queues the PUBACK)", [("shared/mqtt.py", "ack")]),
 ]
 
@@ -93,7 +93,7 @@ def run(redis: bool, hits: int, bursts: int, dump: Path | None = None) -> None:
         extra = {"delivery": {"redis_url": bench.REDIS_URL, "redis_prefix": f"bench-hits-{prefix}"}} if redis else {}
         cloud = bench.Cloud(bench.cloud_config(broker, workdir, prefix, **extra), _NoModel())
         topics = Topics(prefix)
-        device = bench.Client(broker.port, subscribe=topics.verdicts(bench.DEVICE))
+        device = bench.Client(broker.port, subscribe=topics.answers(bench.DEVICE))
         service = cloud.service
         try:
             crops = bench.spread(bench.visitor_crops(bench.DEFAULT_MEDIA / bench.CLIPS[0], [12.0, 30.0, 57.0]))

@@ -67,9 +67,9 @@ MODULES: dict[str, str] = {
     "cloud/ask/cache.py": "tests/test_promises_ask.py",
     "cloud/ask/router.py": "tests/test_promises_ask.py tests/test_promises_router.py tests/test_ask.py "
                            "tests/test_ask_words.py -m 'not slow'",
-    "cloud/ask/when.py": "tests/test_ask_reading.py tests/test_ask_words.py tests/test_ask.py -m 'not slow' "
-                         "-k 'time or window or date or clock or night'",
-    "cloud/ask/reading.py": "tests/test_ask_reading.py tests/test_ask_words.py",
+    "cloud/ask/when.py": "tests/test_ask_phrasings.py tests/test_ask_reading.py tests/test_ask_words.py",
+    "cloud/ask/reading.py": "tests/test_ask_phrasings.py tests/test_ask_reading.py tests/test_ask_words.py",
+    "cloud/ask/negation.py": "tests/test_ask_phrasings.py",
     "cloud/ask/visits.py": "tests/test_ask_reading.py",
     "edge/vision/closer.py": "tests/test_promises_edge.py",
     "edge/vision/looks.py": "tests/test_promises_edge.py",

@@ -14,6 +14,7 @@ figures can be added up and `histogram_quantile()` gives p50/p95 in Grafana.
     edgetriage_cloud_crops_not_kept_total{device}   crops not stored: the device was past its quota
     edgetriage_cloud_verdicts_published_total       verdicts handed to the broker
     edgetriage_cloud_verdicts_unpublished_total     stored but not handed over (no connection)
+    edgetriage_cloud_verdicts_json_unread_total     published without the JSON form: nobody read `verdicts`
     edgetriage_cloud_verdict_seconds{source}        receipt -> verdict stored (histogram)
     edgetriage_cloud_queue_wait_seconds             receipt -> model start, model verdicts (histogram)
     edgetriage_cloud_analyze_seconds                model time per verdict (histogram)
@@ -187,6 +188,8 @@ class CloudMetrics:
                     stats.published)
         out.counter("edgetriage_cloud_verdicts_unpublished_total",
                     "Verdicts stored but not handed to the broker (no connection).", stats.unpublished)
+        out.counter("edgetriage_cloud_verdicts_json_unread_total", "Verdicts whose JSON form was not sent: nobody "
+                    "subscribed to their verdicts topic.", stats.json_unread)
         out.histogram(self.verdict_seconds)
         out.histogram(self.queue_wait_seconds)
         out.histogram(self.analyze_seconds)

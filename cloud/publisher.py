@@ -1,9 +1,20 @@
-"""The service's side of the broker once it runs: what it publishes (each verdict in both its forms, a site's
+"""The service's side of the broker once it runs: what it publishes (each verdict in its forms, a site's
 verdict offered to the site's other devices, the retained load report) and the connection's state as the
 observers read it (`connected`, `subscribed`, `error`). The intake receives on the same link
-(cloud.intake)."""
+(cloud.intake).
+
+A verdict's two forms (shared.verdict_forms) have different readers: the device's MessagePack on `answers` always
+goes (the device's outbox waits for it); the subscribers' JSON on `verdicts` goes only where someone reads it.
+The broker says so: an MQTT 5 PUBACK "No matching subscribers" (0x10) for a `verdicts` topic (shared.mqtt,
+`MQTTLink.unread`) keeps that device's JSON from being encoded and sent for UNREAD_S; the first verdict after
+that asks again. A subscriber that comes meanwhile misses at most UNREAD_S of JSON verdicts (home automation
+subscribes once, at its start). Each hit's JSON cost the loop a pydantic encoding and paho a publish, a
+PUBACK and the broker's work: bench/cloud.py `p5_ratio`.
+"""
 
 from __future__ import annotations
+
+import time
 
 from ..shared.mqtt import MQTTLink
 from ..shared.protocol import Verdict
@@ -11,6 +22,9 @@ from ..shared.topics import Topics
 from ..shared.verdict_forms import encode_device_verdict, encode_public_verdict
 from .scheduler import LoadState
 from .servicestats import ServiceStats
+
+UNREAD_S = 1.0  # how long a device's `verdicts` topic the broker found unread goes without the JSON form
+RECENT_MIDS = 1024  # `verdicts` publishes remembered until their PUBACK can say nobody read them
 
 
 class Publisher:
@@ -20,6 +34,8 @@ class Publisher:
         self.topics = topics
         self.stats = stats
         self.link: MQTTLink | None = None
+        self._public: dict[int, str] = {}  # mid -> device, of recent `verdicts` publishes (this loop's own)
+        self._unread_until: dict[str, float] = {}  # device -> until when nobody reads its `verdicts` (monotonic)
 
     @property
     def connected(self) -> bool:
@@ -39,9 +55,9 @@ class Publisher:
         return self.link.last_error
 
     def verdict(self, verdict: Verdict) -> bool:
-        """Hand the verdict to the broker (QoS 1, not retained) in both its forms (shared.verdict_forms): the
-        device's on its `answers` topic, the subscribers' readable JSON on `verdicts`; False when there is no
-        connection."""
+        """Hand the verdict to the broker (QoS 1, not retained) in its forms (shared.verdict_forms): the device's
+        on its `answers` topic, the subscribers' readable JSON on `verdicts` unless nobody reads that (see the
+        module's doc); False when there is no connection."""
         link = self.link
         if link is None:
             return False  # not started: a caller without MQTT (`process`) answers the sender itself
@@ -50,8 +66,30 @@ class Publisher:
         if mid is None:
             self.stats.unpublished += 1
             return False
-        link.publish(self.topics.verdicts(device), encode_public_verdict(verdict), qos=1, retain=False)
         self.stats.published += 1
+        if not self._read(link, device):
+            self.stats.json_unread += 1
+            return True
+        mid = link.publish(self.topics.verdicts(device), encode_public_verdict(verdict), qos=1, retain=False)
+        if mid is not None:
+            self._public[mid] = device
+            if len(self._public) > RECENT_MIDS:
+                del self._public[next(iter(self._public))]
+        return True
+
+    def _read(self, link: MQTTLink, device: str) -> bool:
+        """Whether anyone may read this device's `verdicts` now: no PUBACK said otherwise within UNREAD_S."""
+        now = time.monotonic()
+        while link.unread:
+            unread = self._public.pop(link.unread.popleft(), None)
+            if unread is not None:
+                self._unread_until[unread] = now + UNREAD_S
+        until = self._unread_until.get(device)
+        if until is None:
+            return True
+        if until > now:
+            return False
+        del self._unread_until[device]
         return True
 
 

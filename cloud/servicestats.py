@@ -35,6 +35,7 @@ class ServiceStats:
     fallback: int = 0
     published: int = 0
     unpublished: int = 0  # stored but not handed to the broker (disconnected); the redelivery republishes it
+    json_unread: int = 0  # published verdicts whose JSON form was not sent: nobody read `verdicts` (cloud.publisher)
     claimed_elsewhere: int = 0  # events another live worker holds a claim on; that worker answers them
     taken_over: int = 0  # events taken over from a worker whose claim ran out (it died or stopped)
     claims_lost: int = 0  # work discarded because our own lease ran out first

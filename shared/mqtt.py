@@ -12,7 +12,8 @@ jitter, which paho's own loop lacks, so a fleet that lost its broker does not co
 Delivery semantics the owners rely on:
 - `publish()` returning a mid is not delivery. `on_published(mid)` is called only for a PUBACK whose reason
   code is a success; a PUBACK that refuses the message (MQTT 5 reason code >= 0x80, e.g. 0x87 "Not
-  authorized" from a broker ACL, 0x97 "Quota exceeded") goes to `on_refused(mid, reason)` instead.
+  authorized" from a broker ACL, 0x97 "Quota exceeded") goes to `on_refused(mid, reason)` instead. A PUBACK
+  0x10 "No matching subscribers" is a success, and its mid is also kept in `unread`: nobody read that topic.
 - Sessions are persistent (MQTT 5: clean_start=False with a session expiry; 3.1.1: clean_session=False),
   so QoS 1 messages published to us while we are away are kept by the broker.
 - With `manual_ack` (MQTT 5 only) an incoming message is acknowledged when the owner calls `ack()`, once per
@@ -40,6 +41,7 @@ import socket
 import ssl
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -55,6 +57,8 @@ log = logging.getLogger("edgetriage.mqtt")
 # our unacknowledged QoS 1 publishes at once: Mosquitto's default Receive Maximum (max_inflight_messages), which a
 # client must not exceed; paho queues the rest and sends them as PUBACKs come back
 MAX_INFLIGHT = 20
+NO_MATCHING_SUBSCRIBERS = 0x10  # an MQTT 5 PUBACK's reason code: accepted, and nobody subscribes to the topic
+UNREAD_KEPT = 1024  # unread mids kept for the owner to take (`MQTTLink.unread`)
 REFUSED_WARN_S = 60.0  # at most one "refused" warning a minute per connection without an on_refused owner
 
 
@@ -204,6 +208,9 @@ class MQTTLink:
         self.reconnects = 0
         self.refused = 0  # publishes the broker refused with a PUBACK reason code
         self._handed = self._answered = 0  # QoS 1 publishes handed to paho / answered by a PUBACK (see below)
+        # mids of QoS 1 publishes the broker took with no subscriber to hand them to (MQTT 5 PUBACK 0x10), newest
+        # last: appended on the network thread, taken by the owner on its own (a deque's ends are thread-safe)
+        self.unread: deque[int] = deque(maxlen=UNREAD_KEPT)
         self.last_error = ""
         self._attempt = 0
         self._refused = False
@@ -440,6 +447,8 @@ class MQTTLink:
             except Exception:  # noqa: BLE001 - never let an exception into paho's thread
                 log.exception("MQTT callback failed")
             return
+        if getattr(reason_code, "value", None) == NO_MATCHING_SUBSCRIBERS:
+            self.unread.append(mid)
         self._guard(self._on_published, mid)
 
     def _handle_subscribe(self, client, userdata, mid, reason_codes, properties) -> None:

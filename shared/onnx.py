@@ -32,6 +32,9 @@ def open_session(model: ModelFile, threads: int, providers: list[str], spin: boo
     options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    # A memory pattern is planned per input shape and its buffers kept: our models see many shapes (closer
+    # looks, crops), and without it the replay's peak RSS was 6.6 MB lower at the same CPU time (issue 39).
+    options.enable_mem_pattern = False
     options.log_severity_level = 3
     options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spin else "0")
     chosen = usable_providers(providers, ort.get_available_providers())

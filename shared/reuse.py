@@ -20,7 +20,9 @@ Across devices (`agrees`): a rule made for one device's crop answers another dev
 own signals agree, all three: the hash within `max_distance`, the appearance embedding (both the cloud's own
 under site scope, cloud.trust) at least `min_similarity`, and the person evidence consistent: a crop the
 cloud's closer look found person-free (or did not look at) never answers a crop the device asked about as a
-person or has a person detection in. A perceptual hash alone is forgeable (its 8x8 low-frequency block pasted
+person or has a person detection in, unless the two crops are one picture (`same_picture`: the same hash to
+the bit and embeddings at SAME_PICTURE = 0.995; a picture the model judged is judged, whoever sends it again).
+A perceptual hash alone is forgeable (its 8x8 low-frequency block pasted
 onto an empty background of the victim's view lands within 2 bits), an embedding of such a forgery is not near
 (0.85), and the cloud's detector sees nobody there (0.00). The stores check it on the verdict they fetched
 (`still_answers`), the device cache on every offer before it is a candidate.
@@ -43,13 +45,14 @@ from .policycell import EventFacts, PolicyInputs, inside, weekday_of, zone_word
 from .protocol import DEFAULT_MAX_DISTANCE, DEFAULT_MIN_SIMILARITY, Event, ReusedBy, ReuseRule
 
 PEOPLE_MIN = 0.30  # a device's person detection at or above this counts as a person in the frame
+SAME_PICTURE = 0.995  # embedding similarity at which two crops with one hash are one picture (`same_picture`)
 LOOK_DISTANCE = 2  # bits: how near a crop must be to reuse a verdict whose policy read the crop's look
 CELL_MARK = "@"  # in a prompt version, what follows names the policy inputs' ranges (`with_inputs`)
 
 __all__ = ["DEFAULT_MAX_DISTANCE", "DEFAULT_MIN_SIMILARITY", "Candidate", "best", "bucket", "continues",
            "distance", "expired", "further_key", "match", "nearest", "novel", "reach", "rule_key", "scope_key",
-           "similarity", "still_answers", "agrees", "person_evidence", "would_answer", "worth_filing", "event_facts",
-           "with_inputs", "prompt_base"]
+           "similarity", "still_answers", "agrees", "same_picture", "person_evidence", "would_answer", "worth_filing",
+           "event_facts", "with_inputs", "prompt_base"]
 
 
 class Candidate(NamedTuple):
@@ -174,9 +177,21 @@ def agrees(rule: ReuseRule, device: str | None, phash: str, embedding: bytes | N
         return True
     if hamming(rule.phash, phash) > rule.max_distance:
         return False
-    if embedding is None or rule.embedding is None or similarity(rule.embedding, embedding) < rule.min_similarity:
+    if embedding is None or rule.embedding is None:
         return False
-    return not people or rule.person_seen is True
+    near = similarity(rule.embedding, embedding)
+    if near < rule.min_similarity:
+        return False
+    return not people or rule.person_seen is True or same_picture(rule.phash, phash, near)
+
+
+def same_picture(rule_phash: str, phash: str, near: float) -> bool:
+    """Are two crops one picture, by the cloud's own keys: the same hash to the bit and embeddings that agree
+    to SAME_PICTURE? A picture sent twice, by two devices or one, embeds identically (1.0); the same frame
+    encoded at JPEG quality 84 instead of 85 is 0.991 already, the same person 0.2 s later 0.988, a forged
+    low-frequency block 0.85. The model's judgement of a picture is its judgement of the same picture, person
+    evidence or not: the cloud's closer look would find there what it found in the first."""
+    return near >= SAME_PICTURE and hamming(rule_phash, phash) == 0
 
 
 def person_evidence(label: str, people: int) -> bool:

@@ -235,3 +235,39 @@ def test_a_failed_load_does_not_spend_the_link(cloud):
     assert second.get(link, allow_redirects=False, timeout=10).status_code == 303
     assert second.get(f"{base}/ui/", timeout=10).status_code == 200
     assert first.get(f"{base}/ui/", timeout=10).status_code == 401
+
+
+def test_the_json_form_goes_only_where_someone_reads_it(mosquitto, prefix, cloud):
+    """The broker says a `verdicts` topic has no subscriber (MQTT 5 PUBACK 0x10): that device's next verdicts go
+    to its `answers` only, for UNREAD_S; a subscriber that comes gets the JSON form from then on. The device
+    gets every answer all along."""
+    from edgetriage.cloud.publisher import UNREAD_S
+
+    topics = Topics(prefix)
+    device = Watch(mosquitto.port, topics.answers(DEVICE))
+    events = noise_events(DEVICE, 4, seed=11)
+    stats = cloud.service.stats
+
+    def answered(n: int) -> bool:
+        return device.wait_until(lambda msgs: len({decode_device_verdict(p).event_id for _, p, _ in msgs}) >= n, 15)
+
+    try:
+        _send(mosquitto.port, prefix, events[0])
+        assert answered(1)
+        time.sleep(0.3)  # its JSON form's PUBACK: nobody subscribes to the verdicts topic
+        _send(mosquitto.port, prefix, events[1])
+        assert answered(2)
+        assert stats.json_unread == 1 and stats.published == 2
+        reader = Watch(mosquitto.port, topics.verdicts(DEVICE))
+        try:
+            time.sleep(UNREAD_S + 0.1)
+            for event in events[2:]:
+                _send(mosquitto.port, prefix, event)
+            assert answered(4)
+            assert reader.wait_until(lambda msgs: {json.loads(p)["event_id"] for _, p, _ in msgs}
+                                     == {e.event_id for e in events[2:]}, 15)
+            assert stats.json_unread == 1
+        finally:
+            reader.close()
+    finally:
+        device.close()

@@ -22,10 +22,11 @@ from edgetriage.cloud.config import CloudConfig
 from edgetriage.cloud.trust import CloudKeys
 from edgetriage.edge.triage.verdict_cache import VerdictCache as DeviceCache
 from edgetriage.shared.cropkeys import decode_jpeg, phash_dct64
+from edgetriage.shared.embedding import similarity
 from edgetriage.shared.phash import hamming
 from edgetriage.shared.policycell import EventFacts
 from edgetriage.shared.protocol import Event, ReuseRule
-from edgetriage.shared.reuse import agrees
+from edgetriage.shared.reuse import SAME_PICTURE, agrees, same_picture
 from test_trust_keys import Listener, _event, _run, _service
 
 
@@ -140,6 +141,48 @@ def test_a_forged_low_frequency_block_answers_no_neighbour(mosquitto, prefix, tm
     _run(service, store, scenario)
 
 
+@pytest.mark.parametrize("redis", [False, True], ids=["sqlite", "redis"])
+def test_one_picture_sent_by_two_devices_is_judged_once(mosquitto, prefix, tmp_path, translator, clip_one_by_one,
+                                                        redis):
+    """A person the cloud's detector misses (behind a fogged lens: person score under 0.10) is judged by the model
+    once: the same picture from a neighbour is that judgement's (one hash to the bit, one embedding), while a
+    frame 1 s later (the same person, another picture) still goes to the model."""
+    cap = cv2.VideoCapture(str(clip_one_by_one))
+    pictures = []
+    for ms in (12_000, 13_000):
+        cap.set(cv2.CAP_PROP_POS_MSEC, ms)
+        ok, frame = cap.read()
+        assert ok
+        fogged = cv2.GaussianBlur(frame[0:400, 370:560], (0, 0), 12)
+        pictures.append(cv2.imencode(".jpg", fogged, [cv2.IMWRITE_JPEG_QUALITY, 85])[1].tobytes())
+    cap.release()
+    first, later = pictures
+    keys = CloudKeys(CloudConfig().reuse)
+    assert similarity(keys.embedding(first), keys.embedding(later)) < SAME_PICTURE
+    model = ByDetector(translator)
+    service, store = _service(mosquitto, prefix, tmp_path, {"home": ["dev-a", "dev-b"]}, model, redis)
+
+    async def scenario() -> None:
+        bus = Listener(mosquitto.url, prefix, ["dev-a", "dev-b"])
+        try:
+            seen = _event("dev-a", first, phash_dct64(decode_jpeg(first)), camera="gate")
+            bus.publish(seen)
+            made = await bus.verdict_for(seen)
+            assert (made.source, made.cache.person_seen) == ("llm", False)  # the detector saw nobody there
+            again = _event("dev-b", first, "0" * 16, n=1)  # the device's own hash is not the cloud's
+            bus.publish(again)
+            reused = await bus.verdict_for(again)
+            assert (reused.verdict, reused.source, reused.reused_from) == (made.verdict, "cloud_cache", seen.event_id)
+            moved = _event("dev-b", later, phash_dct64(decode_jpeg(later)), n=2)
+            bus.publish(moved)
+            assert (await bus.verdict_for(moved)).source == "llm"
+            assert model.started == [seen.event_id, moved.event_id]
+        finally:
+            bus.close()
+
+    _run(service, store, scenario)
+
+
 def test_another_devices_rule_needs_hash_embedding_and_person_evidence(scene):
     """shared.reuse.agrees, each signal alone: a rule of dev-a's answers dev-b only with all three."""
     jpeg, embedding, _ = scene
@@ -151,6 +194,27 @@ def test_another_devices_rule_needs_hash_embedding_and_person_evidence(scene):
     assert not agrees(rule, "dev-b", phash, None, people=True)  # no embedding to agree
     far = f"{int(phash, 16) ^ 0x1FF:016x}"  # 9 bits away
     assert not agrees(rule, "dev-b", far, embedding, people=True)
-    assert not agrees(rule.model_copy(update={"person_seen": False}), "dev-b", phash, embedding, people=True)
-    assert not agrees(rule.model_copy(update={"person_seen": None}), "dev-b", phash, embedding, people=True)
-    assert agrees(rule.model_copy(update={"person_seen": False}), "dev-b", phash, embedding, people=False)
+    near = f"{int(phash, 16) ^ 1:016x}"  # a look 1 bit away: agrees by hash and embedding, not one picture
+    assert agrees(rule, "dev-b", near, embedding, people=True)
+    assert not agrees(rule.model_copy(update={"person_seen": False}), "dev-b", near, embedding, people=True)
+    assert not agrees(rule.model_copy(update={"person_seen": None}), "dev-b", near, embedding, people=True)
+    assert agrees(rule.model_copy(update={"person_seen": False}), "dev-b", near, embedding, people=False)
+
+
+def test_only_the_same_picture_answers_a_person_across_a_crop_found_person_free(scene):
+    """A rule whose crop the cloud found person-free answers another device's person only where both crops are
+    one picture by the cloud's keys (shared.reuse.same_picture): the same hash to the bit and the same
+    embedding. The forgery's embedding is far from its victim's even where the forger hits the hash exactly."""
+    jpeg, embedding, forged = scene
+    phash = phash_dct64(decode_jpeg(jpeg))
+    forged_embedding = CloudKeys(CloudConfig().reuse).embedding(forged)
+    bait = ReuseRule(scope="site", device="dev-a", camera="gate", site="home", label="person", phash=phash,
+                     prompt_version="p", embedding=forged_embedding, min_similarity=0.5, person_seen=False)
+    assert similarity(forged_embedding, embedding) < 0.9
+    assert not same_picture(phash, phash, similarity(forged_embedding, embedding))
+    assert not agrees(bait, "dev-b", phash, embedding, people=True)  # a hash hit exactly and a loose rule
+    honest = bait.model_copy(update={"embedding": embedding, "min_similarity": 0.97})
+    assert agrees(honest, "dev-b", phash, embedding, people=True)  # the very picture the model judged
+    one_bit = f"{int(phash, 16) ^ 1:016x}"
+    assert not agrees(honest, "dev-b", one_bit, embedding, people=True)  # within max_distance, not one picture
+    assert not same_picture(phash, phash, SAME_PICTURE - 0.001) and same_picture(phash, phash, SAME_PICTURE)

@@ -12,24 +12,40 @@ else (there) is ...", "otherwise ...", "if ..., alert", and the opening hours ("
 GRAMMAR = r"""
 start: sent (joiner sent | ","? otherwise)*
 joiner: "," | ";" | ","? ("but" | "whereas" | "while" | "and")
-?sent: lead | copular | nobody | else_sent | otherwise | defn | if_then
+?sent: lead | copular | nobody | else_sent | otherwise | defn | if_then | moot
+
+// --- "hi-vis doesn't matter": a fact no rule may read
+moot: fact_word ("does" "not" "matter" | "is" "irrelevant" | "makes" "no" "difference")
+fact_word: "hivis" -> moot_hivis
+         | ("the" "time" | "time" "of" "day") -> moot_time
+         | ("direction" | "which" "way" "they" "go") -> moot_direction
 
 // --- verdict first: "alert (me) (only) if/on ...", "ignore ...", "never alert on ..."
 lead: (body ","?)? alert_head body? exception?              -> alert_lead
     | (body ","?)? benign_head body? exception?             -> benign_lead
+    | alert_head body (","? "or" ("if" | "when" | "whenever") body)+   -> alert_lead_or
+    | benign_head body (","? "or" ("if" | "when" | "whenever") body)+  -> benign_lead_or
 alert_head: "always"? alert_verb me? only? urgent? | only alert_verb me? urgent?
 urgent: "immediately" | "straight" "away" | "right" "away" | "at" "once" | "now"
 alert_verb: "alert" | "alarm" | "notify" | "warn" | "tell" | "flag" | "report"
           | ("send" | "raise" | "give" | "trigger" | "sound") me? ("an" | "the")? ("alert" | "alarm")
           | "i" "want" ("an" | "to" "be") ("alert" | "alerted") | "let" me "know"
 benign_head: ("ignore" | "do" "not" (alert_verb | "worry" "about" | "bother" ("alerting" | "with")) | "never" alert_verb
-           | "no" ("alert" | "alerts" | "alarm" | "alarms")) me? only?
+           | "no" ("alert" | "alerts" | "alarm" | "alarms") | "no" "need" "to" alert_verb) me? only?
 me: "me" | "us"
 only: "only"
 
 // --- the verdict after its subject: "anyone at the gate is an alert", "cars are fine"
 copular: only? body alert_pred body? exception?      -> alert_after
        | only? body benign_pred only? body? exception? -> benign_after
+       | body ","? pronoun alert_pred                   -> alert_after
+       | body ","? pronoun benign_pred                  -> benign_after
+       | body ","? model_pred                           -> model_after
+pronoun: "it" | "that" | "this"
+model_pred: ("is" | "are") ("left" "to" | "up" "to") judge | "use" "your" judgement | "ask" "the" "model"
+          | "leave" ("it" | "them" | "that") "to" judge | "go" "to" "the" "model"
+judge: "judgement" | "judgment" | "the" "model" | "you" | "your" judgement | "the" "model's" judgement
+judgement: "judgement" | "judgment" | "discretion"
 alert_pred: be "always"? ("an" | "a")? alert_noun
           | ("should" | "will" | "must") ("trigger" | "raise" | "get" | "cause") ("an" | "a")? alert_noun
           | ("means" | "mean") ("an" | "a")? alert_noun | ("counts" | "count") "as" ("an" | "a")? alert_noun
@@ -49,13 +65,21 @@ benign_pred: be "always"? benign_adj
            | ("may" | "can") "come" "and" "go"
            | be ("not" | "never") (("an" | "a")? alert_noun | "a" "problem" | "suspicious" | "a" "concern")
            | ("need" "no" | "do" "not" "need" ("an" | "a")) alert_noun
-           | ("should" | "must" | "will") ("not" | "never") ("trigger" | "raise" | "cause") ("an" | "a")? alert_noun
+           | ("should" | "must" | "will")? ("not" | "never") ("trigger" | "raise" | "cause") ("an" | "a")? alert_noun
+           | never_verb ("an" | "a")? alert_noun
+never_verb: ("never" | "do" "not" | "does" "not" | ("should" | "must" | "will") ("not" | "never")) ("need" | "needs"
+          | "get" | "gets" | "deserve" | "deserves" | "warrant" | "warrants" | "require" | "requires" | "trigger"
+          | "triggers" | "cause" | "causes" | "raise" | "raises")
 be: "is" | "are" | "is" "always" | "are" "always"
 benign_adj: "fine" | "ok" | "okay" | "allowed" | "permitted" | "normal" | "welcome" | "benign" | "harmless"
           | "no" "problem" | "nothing" "to" "worry" "about" | "not" "a" "problem" | "to" "be" "expected"
 
 // --- "nobody should be on the roof", "no cars in the bus lane"
 nobody: nobody_subj exception? modal body exception?
+      | nobody_subj body? pos_alert exception?      -> nobody_alerts
+pos_alert: ("should" | "must" | "will" | "would" | "can")? "ever"? ("trigger" | "triggers" | "cause" | "causes"
+           | "raise" | "raises" | "get" | "gets" | "need" | "needs" | "deserve" | "deserves") ("an" | "a")? alert_noun
+         | ("is" | "are") ("an" | "a")? alert_noun
       | "there" ("should" | "must") "be" nobody_subj exception? body exception?
 nobody_subj: "nobody" | "no" "one" | "no" "person" | "no" "people" | "no" "visitors" | "no" label_noun
 modal: ("should" | "must" | "may" | "can" | "is" "allowed" "to" | "are" "allowed" "to" | "is" "permitted" "to") "be"?
@@ -64,6 +88,9 @@ modal: ("should" | "must" | "may" | "can" | "is" "allowed" "to" | "are" "allowed
 // --- "anyone else (there) is an alert", "everything else is fine"
 else_sent: else_subj body? alert_pred body?    -> else_alert
          | else_subj body? benign_pred body?   -> else_benign
+         | else_subj body? ","? model_pred     -> else_model
+         | alert_head ("on" | "for" | "about" | "if")? else_subj body?   -> else_lead_alert
+         | benign_head ("on" | "for" | "about" | "if")? else_subj body?  -> else_lead_benign
 else_subj: "nothing" "else" -> nothing_else
          | ("anyone" | "anybody" | "everyone" | "everybody" | "someone" | "somebody" | "anything" | "everything"
            | "all") "else" | "all" "others" | "others" | "the" "rest" | "all" "other" ("people" | "cases" | "times")
@@ -76,7 +103,8 @@ verdict_word: ("it" "is" | "that" "is")? ("an" | "a")? alert_noun   -> else_word
             | alert_verb me?                                          -> else_word_alert
             | ("it" "is" | "that" "is" | "they" "are")? benign_adj    -> else_word_benign
             | ("ignore" ("it" | "them")? | "do" "not" alert_verb me? | "no" alert_noun)  -> else_word_benign
-            | "ask" ("the" "model")?                                  -> else_word_model
+            | ("ask" ("the" "model")? | "use" "your" judgement | "leave" ("it" | "them") "to" judge
+               | ("it" "is" | "that" "is")? "up" "to" judge)         -> else_word_model
 
 // --- "if someone is on the roof at night, alert me"
 if_then: ("if" | "when" | "whenever") body ","? "then"? then_verdict
@@ -84,15 +112,23 @@ then_verdict: (alert_verb me? | ("it" "is" | "that" "is") ("an" | "a")? alert_no
             | (("it" "is" | "that" "is" | "they" "are") benign_adj | "ignore" ("it" | "them"))   -> then_benign
 
 // --- opening hours: "we are open 9 to 5", "opening hours are 08:00-18:00"
-defn: ("we" "are" | "the" (T_WORD | T_ZONE | T_OTHER) "is" | "it" "is")? "open" range             -> defn_open
-    | hours_words ("are" | "is")? range                                          -> defn_open
+defn: ("we" "are" | "the" (T_WORD | T_ZONE | T_OTHER) "is" | "it" "is")? "open" hours_span     -> defn_open
+    | hours_words ("are" | "is" | "run" "from"?)? hours_span                      -> defn_open
 hours_words: ("opening" | "business" | "working" | "office" | "shop" | "store" | "open" | "school" | "trading"
-             | T_ZONE) "hours"
+             | T_ZONE) "hours"                      -> hours_open
+           | (T_WORD | T_OTHER) "hours"              -> hours_named
+hours_span: range (","? day_mod)?
+hours_which: "," | ","? ("which" "are" | "that" "is")
 
 // --- a clause's subject and conditions, in any order
 body: item+
-?item: subject | mod | any_mod | link | only | presence | "there" -> there
+?item: subject | mod | any_mod | link | only | presence | "there" -> there | moot_here
+    | ("in" | "out" | "up" | "down" | "over" | "at" | "on" | "inside") "there" -> there
+    | ("at" | "on" | "in" | "inside") "it" -> there
+moot_here: "hivis" "or" "not" | "with" "or" "without" "hivis" | "regardless" "of" "hivis" | "hivis" "or" "no" "hivis"
+         | "whether" "or" "not" "they" ("are" | "wear") "wearing"? "hivis"
 link: "and" | "," | "who" | "that" | "which" | "is" | "are" | "if" | "when" | "whenever" | "while" | "for" | "about"
+    | "ever" | "at" "all" | "completely" | "whatsoever" | "at" "once"
     | "on" | "there" "is" | "there" "are" | "it" "is" | "they" "are" | "he" "or" "she" "is" | "of"
 presence: "seen" | "spotted" | "detected" | "present" | "appears" | "appear" | "shows" "up" | "show" "up"
         | "turns" "up" | "turn" "up" | "in" "view" | "on" "camera" | "visible"
@@ -107,6 +143,8 @@ and_list: or_member ("," or_member)* ","? "and" or_member
      | ("at" | "during" "the")? ("night" | "nights")                -> night
 
 subject: det? person_noun                       -> person
+       | det? person_noun (("and" | "or" | ",") det? label_noun)+   -> label
+       | det? label_noun (("and" | "or" | ",") det? label_noun)* ","? ("and" | "or") det? person_noun   -> label
        | det? label_noun (("and" | "or" | ",") det? label_noun)*   -> label
        | det? role_noun+                        -> role
        | count
@@ -169,8 +207,13 @@ time_mod: ("at"? "night" | "at" "night" "time" | "nighttime" | "night" "time" | 
         | ("after" | "from" | "since" | "past") clock                       -> after
         | ("before" | "until" | "till" | "up" "until") clock                -> before
         | range                                                             -> within
-        | "outside" "of"? "the"? hours_words? range                        -> outside
-        | ("during" | "in" | "within") "the"? hours_words range             -> during_hours
+        | "outside" "of"? "the"? range                                     -> outside
+        | "outside" "of"? "the"? hours_words hours_which? hours_span          -> outside_hours
+        | ("during" | "in" | "within") "the"? hours_words hours_which? hours_span -> during_hours
+        | (("during" | "in" | "within" | "at")? ("those" | "these" | "the" "same") ("hours" | "times")
+            | "at" "that" "time" | "at" "the" "same" "time")                                -> those_in
+        | ("outside" "of"? ("those" | "these" | "the" "same") ("hours" | "times") | "at" "any"? "other" "time"
+            | "at" "other" "times" | "at" "another" "time")                                 -> those_out
         | ("outside" "of"? "the"? hours_words | "after" ("closing" | "hours" | "close" | "closing" "time")
             | ("after" | "once" | "when") ("we" "close" | "it" "closes" | "the" (T_WORD | T_ZONE | T_OTHER) "closes"
             | "the" (T_WORD | T_ZONE | T_OTHER) "has" "closed" | "closing") | "out" "of" "hours"

@@ -60,6 +60,7 @@ def normalise(text: str) -> str:
     text = re.sub(r"(\d)\s*-\s*(\d)", r"\1 - \2", text)
     text = re.sub(r"\b(mon|tue|tues|wed|thu|thurs|fri|sat|sun)(\w*)\s*-\s*(mon|tue|wed|thu|fri|sat|sun)",
                   r"\1\2 - \3", text)
+    text = re.sub(r"\b([a-z]+)'(?:s|ve) been\b", r"\1 has been", text)  # "someone's been": has, not is
     text = re.sub(r"[\"()\[\]]", " ", text)
     return re.sub(r"\s+", " ", text).strip()
 

@@ -35,7 +35,7 @@ class Sent:
     post: tuple[Piece, ...] = ()
     exc: tuple[Piece, ...] | None = None
     only: str = ""  # "" | "all" (alert only if) | "pre" (only <subject> may be) | "post" (are only allowed in)
-    window: tuple[int, int] | None = None
+    window: Cond | None = None  # a "defn": the hours it defines (the time, and the days where said)
 
 def _words(values: list) -> str:
     out: list[str] = []
@@ -81,15 +81,22 @@ def _times(name: str, ch: list, words: str, pieces: tuple) -> object:  # noqa: C
     if name == "within":
         return Piece("cond", Cond("time", _find(ch, "window")), words)
     if name == "outside":
-        return Piece("cond", Cond("time", _find(ch, "window"), True), words) if not _find(
-            ch, "hours_words") else Piece("opening_def", (_find(ch, "window"), True), words)
+        return Piece("cond", Cond("time", _find(ch, "window"), True), words)
+    if name in ("outside_hours", "during_hours"):
+        return Piece("opening_def", (_find(ch, "hours_words"), _find(ch, "span"), name == "outside_hours"), words)
+    if name == "hours_span":
+        window, days = Cond("time", _find(ch, "window")), next((p.value for p in pieces if p.kind == "cond"), None)
+        return _Words("span", window if days is None else Cond("all", (window, days)), words)
+    if name in ("hours_open", "hours_named"):
+        named = [str(t.value) for t in ch if isinstance(t, Tok) and t.type in ("T_WORD", "T_OTHER")]
+        return _Words("hours_words", named[0] if named else "opening", words)
+    if name in ("those_in", "those_out"):
+        return Piece("those", name == "those_out", words)
     if name in ("after", "before"):
         clock = _find(ch, "clock")
         return Piece("cond", Cond("time", _after(clock, name == "after", words)), words)  # type: ignore[arg-type]
-    if name == "during_hours":
-        return Piece("opening_def", (_find(ch, "window"), False), words)
     if name in ("closed", "opened"):
-        return Piece("opening", name == "closed", words)
+        return Piece("opening", (name == "closed", _find(ch, "hours_words") or "opening"), words)
     if name == "any_time":
         return Piece("none", None, words)
     if name == "day_mod":

@@ -150,10 +150,38 @@ def _node(name: str, ch: list) -> object:  # noqa: C901, PLR0911, PLR0912 - one 
         at = next(i for i, c in enumerate(ch) if isinstance(c, _Words) and c.kind == "head")
         exc = next((c for c in ch if isinstance(c, _Words) and c.kind == "exc"), None)
         body = tuple(p for c in ch[:at] + ch[at + 1:] if isinstance(c, tuple) for p in c)
+        if not body and exc is not None:  # "don't alert unless X": X is the other verdict's, all else this one's
+            other = {"alert": "benign", "benign": "alert"}[name.split("_")[0]]
+            return Sent("lead", other, exc.value, (), None, "all")
         if not body:
             raise Flag("a verdict with no conditions: say when (or write it as “otherwise ...”)")
         only = "all" if (ch[at].value or any(p.kind == "only" for p in body)) else ""
+        fronted = tuple(p for c in ch[:at] if isinstance(c, tuple) for p in c)
+        if only and any(p.kind != "only" for p in fronted):  # "during school hours, alert only if X": within them
+            rest = tuple(p for c in ch[at + 1:] if isinstance(c, tuple) for p in c)
+            return Sent("lead", name.split("_")[0], fronted, rest, exc.value if exc else None, "within")
         return Sent("lead", name.split("_")[0], body, (), exc.value if exc else None, only)
+    if name in ("alert_lead_or", "benign_lead_or"):  # "alert if A, or if B": two clauses, one verdict
+        bodies = [c for c in ch if isinstance(c, tuple)]
+        return tuple(Sent("lead", name.split("_")[0], b) for b in bodies)
+    if name == "model_after":
+        return Sent("copular", "model", pieces)
+    if name == "nobody_alerts":  # "no car in the yard should trigger an alert": cars in the yard are fine
+        subj = next(c for c in ch if isinstance(c, Piece))
+        body = next((c for c in ch if isinstance(c, tuple)), ())
+        exc = next((c.value for c in ch if isinstance(c, _Words) and c.kind == "exc"), None)
+        return Sent("copular", "benign", (subj, *body), (), exc)
+    if name == "moot":
+        return Sent("moot", str(_find(ch, "fact")))
+    if name.startswith("moot_") and name != "moot_here":
+        return _Words("fact", name.split("_")[1], words)
+    if name == "moot_here":
+        return Piece("none", None, words)
+    if name in ("else_lead_alert", "else_lead_benign"):
+        subj = next(c for c in ch if isinstance(c, _Words) and c.kind == "else_subj")
+        body = next((c for c in ch if isinstance(c, tuple)), ())
+        pre = (Piece("person", None, subj.words), *body) if subj.value == "person" and body else body
+        return Sent("else", name.rsplit("_", 1)[1], pre)
     if name in ("alert_head", "benign_head"):
         return _Words("head", any(isinstance(p, Piece) and p.kind == "only" for p in ch), words)
     if name in ("alert_after", "benign_after"):
@@ -170,7 +198,7 @@ def _node(name: str, ch: list) -> object:  # noqa: C901, PLR0911, PLR0912 - one 
         only = "all" if verdict == "alert" and (first_only or later_only) else \
             "pre" if first_only else "post" if later_only else ""
         return Sent("copular", verdict, pre, post, exc, only)
-    if name in ("alert_pred", "benign_pred"):
+    if name in ("alert_pred", "benign_pred", "model_pred"):
         return _Words("pred", name.split("_")[0], words)
     if name == "nobody":
         subj = next(c for c in ch if isinstance(c, Piece))
@@ -180,9 +208,11 @@ def _node(name: str, ch: list) -> object:  # noqa: C901, PLR0911, PLR0912 - one 
             raise Flag("two exceptions in one sentence")
         return Sent("nobody", "alert", (subj,), body, excs[0] if excs else None)
     if name == "nobody_subj":
-        label = next((v for v in ch if isinstance(v, Piece)), None)
-        return label or Piece("person", None, words)
-    if name in ("else_alert", "else_benign"):
+        nouns = [c.words for c in ch if isinstance(c, _Words) and c.kind == "label_noun"]
+        if nouns:  # "no cars": cars, not people
+            return Piece("label", LABELS[nouns[0]], words)
+        return Piece("person", None, words)
+    if name in ("else_alert", "else_benign", "else_model"):
         pred = next(i for i, c in enumerate(ch) if isinstance(c, _Words) and c.kind == "pred")
         pre = tuple(p for c in ch[:pred] if isinstance(c, tuple) for p in c)
         if isinstance(ch[0], _Words) and ch[0].value == "person" and (pre or any(
@@ -206,7 +236,7 @@ def _node(name: str, ch: list) -> object:  # noqa: C901, PLR0911, PLR0912 - one 
     if name == "then_verdict":  # an alert verb
         return _Words("verdict", "alert", words)
     if name == "defn_open":
-        return Sent("defn", "", (), (), None, "", _find(ch, "window"))  # type: ignore[arg-type]
+        return Sent("defn", _find(ch, "hours_words") or "opening", (), (), None, "", _find(ch, "span"))  # type: ignore[arg-type]
     if name == "body":
         for a, b, c in zip(ch, ch[1:], ch[2:], strict=False):  # "at night and on weekends": a list, either
             if isinstance(b, _Words) and b.kind == "link" and b.words == "and" and isinstance(a, Piece) and \
@@ -227,9 +257,10 @@ def _node(name: str, ch: list) -> object:  # noqa: C901, PLR0911, PLR0912 - one 
         things = {"anything", "everything", "cases", "case", "times", "time", "rest"}
         return _Words(name, None if set(words.split()) & things else "person", words)
     if name in ("link", "presence", "joiner", "det", "me", "be", "modal", "benign_adj", "alert_noun",
-                "alert_verb", "urgent", "except_word", "people_word", "hours_words", "garment", "hivis_word",
+                "alert_verb", "urgent", "except_word", "people_word", "garment", "hours_which", "hivis_word",
                 "upper_word", "lower_word", "wear_word", "not_wear", "carry_word", "not_carry", "place_prep",
-                "leave_word", "neg_place", "otherwise_word", "role_noun", "person_noun", "label_noun"):
+                "leave_word", "neg_place", "otherwise_word", "role_noun", "person_noun", "label_noun", "pronoun",
+                "judge", "judgement", "pos_alert", "never_verb"):
         return _Words(name, None, words)
     if name == "only":
         return Piece("only", None, words)
@@ -238,8 +269,8 @@ def _node(name: str, ch: list) -> object:  # noqa: C901, PLR0911, PLR0912 - one 
     if name == "person":
         return Piece("person", None, words)
     if name == "label":
-        nouns = [c.words.split()[-1] for c in ch if isinstance(c, _Words) and c.kind == "label_noun"]
-        return Piece("label", tuple(dict.fromkeys(x for n in nouns for x in LABELS[n])), words)
+        nouns = [c.words.split()[-1] for c in ch if isinstance(c, _Words) and c.kind in ("label_noun", "person_noun")]
+        return Piece("label", tuple(dict.fromkeys(x for n in nouns for x in LABELS.get(n, ("person",)))), words)
     if name == "role":
         return Piece("role", None, words)
     if name.startswith("count_"):
@@ -303,10 +334,14 @@ def _body(pieces: tuple[Piece, ...]) -> tuple[Piece, ...]:
     for p, q in zip(pieces, pieces[1:], strict=False):
         if p.kind == "opening" and q.kind == "cond" and q.value.kind == "time" and len(q.value.value) == 2:
             raise Flag(f"“{p.words} {q.words}”: the hours named are the opening hours")
+        if p.kind == "opening_def" and q.kind == "cond" and q.value.kind == "weekday" and (
+                " which are " in f" {p.words} " or " that is " in f" {p.words} "):
+            raise Flag(f"“{p.words} {q.words}”: the days are the hours' own")
     pieces = tuple(q for p in pieces for q in (  # "Sunday mornings" in a clause: Sunday and the morning
         [Piece("cond", c, p.words) for c in p.value.value] if p.kind == "cond" and p.value.kind == "all"
         and not p.value.negated else [p]))
-    if len([p for p in pieces if p.kind == "label"]) > 1:
+    if len([p for p in pieces if p.kind == "label"]) > 1 or (
+            any(p.kind == "label" for p in pieces) and any(p.kind in ("person", "count", "role") for p in pieces)):
         raise Flag("two subjects in one clause")
     days = [p for p in pieces if p.kind == "cond" and p.value.kind == "weekday" and not p.value.negated]
     for p, q in itertools.combinations(days, 2):

@@ -37,11 +37,13 @@ class _Build:
     text: str
     zones: tuple[str, ...]
     place: str | None
-    opening: tuple[int, int] | None = None
+    hours: dict[str, Cond] = field(default_factory=dict)  # "opening" (the opening hours), "quiet" ...: when
+    last_when: Cond | None = None  # the times of the last clause that named any: "those hours"
     clauses: list[Clause] = field(default_factory=list)
     groups: list[int] = field(default_factory=list)
     uncompiled: list[str] = field(default_factory=list)
     otherwise: list[tuple[str, str]] = field(default_factory=list)
+    moot: list[tuple[str, str, int]] = field(default_factory=list)  # ("hivis", sentence, group): "... doesn't matter"
 
 def compile_policy(text: str, zones: tuple[str, ...] = (), camera: str | None = None) -> Policy:
     """The policy these words say; `zones`: the zone names configured for the camera (read as zones wherever
@@ -59,7 +61,7 @@ def compile_policy(text: str, zones: tuple[str, ...] = (), camera: str | None = 
     for _, sents in read:  # opening hours first: "after closing" may come before "we are open 9 to 5"
         for sent in sents if isinstance(sents, tuple) else ():
             if sent.window is not None:
-                build.opening = sent.window
+                build.hours[sent.verdict] = sent.window
     for group, (sentence, sents) in enumerate(read):
         if isinstance(sents, str):
             _flag(build, sentence, sents, group)
@@ -71,6 +73,7 @@ def compile_policy(text: str, zones: tuple[str, ...] = (), camera: str | None = 
         except Flag as exc:
             del build.clauses[start:], build.groups[start:]
             _flag(build, sentence, str(exc), group)
+    _moot(build)
     said = {v for v, _ in build.otherwise}
     if len(said) > 1:
         raise PolicyRefused(f"the words give two otherwises: {' / '.join(f'“{w}”' for _, w in build.otherwise)}")
@@ -91,10 +94,19 @@ def _rules(build: _Build, sent: Sent, sentence: str, group: int) -> None:
         conds, used = _conds(build, pieces)
         build.clauses.append(Clause(verdict, conds, sentence, used))
         build.groups.append(g)
+        when = [c for c in conds if _when(c)]
+        if when:
+            build.last_when = when[0] if len(when) == 1 else Cond("all", tuple(when))
 
     other = {"alert": "benign", "benign": "alert"}
     if sent.kind == "defn":
+        build.last_when = sent.window
         return
+    if sent.kind == "moot":
+        build.moot.append((sent.verdict, sentence, group))
+        return
+    if sent.verdict == "model" and (sent.exc is not None or sent.only):
+        raise Flag("an exception to “leave it to the model”: say the verdict the exception gets")
     if sent.kind == "otherwise":
         build.otherwise.append((sent.verdict, sentence))
         return
@@ -107,6 +119,10 @@ def _rules(build: _Build, sent: Sent, sentence: str, group: int) -> None:
         return
     if sent.exc is not None:
         add(other[sent.verdict], main + sent.exc)
+    if sent.only == "within":  # the other verdict within the conditions said first, not everywhere
+        add(sent.verdict, main)
+        add(other[sent.verdict], sent.pre)
+        return
     if sent.only == "pre":
         add(sent.verdict, main)
         add(other[sent.verdict], sent.post)
@@ -118,6 +134,20 @@ def _rules(build: _Build, sent: Sent, sentence: str, group: int) -> None:
     add(sent.verdict, main)
     if sent.only == "all":
         build.otherwise.append((other[sent.verdict], sentence))
+
+
+_MOOT = {"hivis": ("hivis",), "time": ("time", "weekday"), "direction": ("direction",)}
+
+
+def _moot(build: _Build) -> None:
+    """ "Hi-vis doesn't matter" says no rule reads hi-vis: true, or the sentence is not compiled (a rule that
+    reads it is the words disagreeing with themselves)."""
+    for fact, sentence, group in build.moot:
+        kinds = _MOOT[fact]
+        read = [c for c in build.clauses if c.compiled and any(
+            d.kind in kinds for d in Policy("", (c,), "model").conds())]
+        if read:
+            _flag(build, sentence, f"a rule reads it: “{read[0].source}”", group)
 
 
 def _conds(build: _Build, pieces: tuple[Piece, ...]) -> tuple[tuple[Cond, ...], tuple[str, ...]]:
@@ -139,12 +169,19 @@ def _conds(build: _Build, pieces: tuple[Piece, ...]) -> tuple[tuple[Cond, ...], 
                 raise Flag("“there”: no place named before it")
             conds.extend(places)
         elif p.kind == "opening":
-            if build.opening is None:
-                raise Flag(f"“{p.words}”: the words name no opening hours")
-            conds.append(Cond("time", build.opening, bool(p.value)))
+            closed, name = p.value  # type: ignore[misc]
+            if name not in build.hours:
+                raise Flag(f"“{p.words}”: the words name no {'opening' if name == 'opening' else name} hours")
+            hours = build.hours[name]
+            conds.append(Cond(hours.kind, hours.value, closed))
         elif p.kind == "opening_def":
-            build.opening, negated = p.value  # type: ignore[misc]
-            conds.append(Cond("time", build.opening, negated))
+            name, hours, negated = p.value  # type: ignore[misc]
+            build.hours[name] = hours
+            conds.append(Cond(hours.kind, hours.value, negated))
+        elif p.kind == "those":
+            if build.last_when is None:
+                raise Flag(f"“{p.words}”: no hours named before it")
+            conds.append(Cond(build.last_when.kind, build.last_when.value, bool(p.value)))
         elif p.kind == "dwell_verb" and not any(q.kind == "cond" and q.value.kind == "dwell" for q in pieces):
             raise Flag(f"“{p.words}” for how long? (say a time: longer than 2 minutes)")
         used.append(p.words)
@@ -152,6 +189,10 @@ def _conds(build: _Build, pieces: tuple[Piece, ...]) -> tuple[tuple[Cond, ...], 
         role = next(p.words for p in pieces if p.kind == "role")
         raise Flag(f"who “{role}” are: only the picture could tell")
     return _nights(tuple(dict.fromkeys(conds))), tuple(w for w in used if w)
+
+
+def _when(cond: Cond) -> bool:
+    return cond.kind in ("time", "weekday") or (cond.kind in ("any", "all") and all(_when(c) for c in cond.value))
 
 
 def _placed(cond: Cond, place: str | None, zones: tuple[str, ...]) -> Cond:

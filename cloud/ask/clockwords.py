@@ -54,7 +54,10 @@ def spoken_clock(text: str, moment: datetime) -> str:
 
     text = re.sub(rf"\b{_M} (?:minutes )?past {_H}\b(?! (?:minutes|hours))", past, text)
     text = re.sub(rf"\b{_M} (?:minutes )?(?:to|before) {_H}\b(?! (?:minutes|hours))", to, text)
-    text = re.sub(rf"\bhalf {_H}\b(?! (?:hours?|an))", lambda m: f"{_hour(m[1])}:30", text)
+    text = re.sub(rf"\bhalf {_H}\b(?! (?:hours?|an)\b)", lambda m: f"{_hour(m[1])}:30", text)
+    text = re.sub(rf"\b(after|before|since|until|till|from|between|and|to|by) ({_H}(?::\d{{2}})?(?: ?[ap]m)?) ?ish\b",
+                  r"\1 \2", text)  # "after 9ish": after 9
+    text = re.sub(rf"\b(?:(?:at|around|about) )?({_H}(?::\d{{2}})?(?: ?[ap]m)?) ?ish\b", r"around \1", text)
     tens = "|".join(sorted(_TENS, key=len, reverse=True))
     text = re.sub(rf"\b({'|'.join(_WORDS)}) ({tens})\b(?! (?:minutes|hours|people|events|times))",
                   lambda m: f"{_hour(m[1])}:{_TENS[m[2]]:02d}", text)

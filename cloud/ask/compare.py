@@ -20,15 +20,17 @@ from .visits import count as distinct
 
 _ASK = (("same", re.compile(r"\b(?:same|as many|as much|equal|as busy)\b")),
         ("more", re.compile(r"\b(?:more|busier|most)\b")),
-        ("fewer", re.compile(r"\b(?:fewer|less|quieter|least)\b")))
-_SPLIT = re.compile(r"^(?P<a>.+?)\s+(?:than|compared (?:to|with)|versus|vs|or|as)\s+(?P<b>.+)$")
+        ("fewer", re.compile(r"\b(?:fewer|less|quieter|least)\b")),
+        ("versus", re.compile(r"\b(?:vs|versus|compared? (?:to|with))\b")))  # both counted, neither asked for
+_SPLIT = re.compile(r"^(?P<a>.+?)\s+(?:than|compared? (?:to|with)|versus|vs|or|as)\s+(?P<b>.+)$")
 
 
 @dataclass(frozen=True)
 class Sides:
-    ask: str  # more | fewer | same
+    ask: str  # more | fewer | same | versus (both counts, no yes/no: value None)
     a: str
     b: str
+    which: bool = False  # "which camera saw more ...": the answer names a side
 
 
 def sides_of(text: str) -> Sides | None:
@@ -40,7 +42,7 @@ def sides_of(text: str) -> Sides | None:
     found = _SPLIT.search(body.strip())
     if found is None:
         return None
-    return Sides(ask, found["a"], found["b"])
+    return Sides(ask, found["a"], found["b"], bool(re.search(r"^(?:which|what|where)\b|\bwhich\b", text)))
 
 
 def joined(a: Query, b: Query) -> tuple[Query, Query]:
@@ -67,11 +69,16 @@ def measured(facts: Sequence[EventFact], query: Query, measure: str | None) -> t
 
 
 def compare(sides: Sides, a: Query, b: Query, facts_of: Callable[[Query], list[EventFact]], measure: str | None,
-            noun: str, scope: Callable[[Query], str]) -> tuple[str, bool, list[str], tuple[int, int]]:
+            noun: tuple[str, str], scope: Callable[[Query], str]) -> tuple[str, bool, list[str], tuple[int, int]]:
     """The answer's sentence, its yes/no, the events cited and both counts."""
     (na, ids_a), (nb, ids_b) = measured(facts_of(a), a, measure), measured(facts_of(b), b, measure)
-    value = {"more": na > nb, "fewer": na < nb, "same": na == nb}[sides.ask]
-    text = (f"{'Yes' if value else 'No'}: {na} {noun}{scope(a)}, against {nb}{scope(b)}.")
+    value = {"more": na > nb, "fewer": na < nb, "same": na == nb, "versus": None}[sides.ask]
+    lead = "Yes" if value else "No" if value is not None else "Compared"
+    if sides.which and na != nb and sides.ask != "same":  # "which saw more?": the side that did, named
+        lead = (scope(a) if value else scope(b)).strip() or ("the first" if value else "the second")
+    elif sides.which and sides.ask != "versus":
+        lead = "Neither"
+    text = f"{lead[:1].upper() + lead[1:]}: {na} {noun[na == 1]}{scope(a)}, against {nb}{scope(b)}."
     return text, value, list(dict.fromkeys(ids_a + ids_b)), (na, nb)
 
 
@@ -83,6 +90,7 @@ def compared(sides: Sides, query: Query, read_side: Callable[[str], Query],
         return None
     label = a.label or query.label
     measure = query.measure or ("people" if label == "person" else None)
-    noun = "visits" if measure == "visits" else _things(label, a.verdict if measure == "events" else None, 2)
+    verdict = a.verdict if measure == "events" else None
+    noun = ("visits", "visit") if measure == "visits" else (_things(label, verdict, 2), _things(label, verdict, 1))
     text, value, ids, counts = compare(sides, a, b, facts_of, measure, noun, scope_phrase)
     return Answer(text, "rules", ids, value=value, extra={"counts": list(counts), "sides": (a, b, measure)})

@@ -17,7 +17,7 @@ from .visits import count as distinct
 from .visits import is_person
 
 YES_NO = frozenset("was were is are did does do has have had any anyone anybody anything someone somebody nobody "
-                   "no".split())  # first words of a yes/no question
+                   "no didnt wasnt werent isnt arent hasnt havent hadnt doesnt dont".split())  # a yes/no's first words
 LIST_MAX = 10  # events named in a list answer (all of them are still cited)
 PLURAL = {"person": "people", "bus": "buses"}
 
@@ -51,6 +51,10 @@ def scope_phrase(query: Query) -> str:
         parts.append("on " + " or ".join(cameras))
     elif query.devices:
         parts.append("from " + " or ".join(sorted(query.devices)))
+    if query.excluded:
+        parts.append("except on " + " and ".join(sorted({camera for _, camera in query.excluded})))
+    if query.excluded_zones:
+        parts.append("outside " + " and ".join(sorted(query.excluded_zones)))
     if query.verdict and query.verdict != "alert":
         parts.append(f"judged {query.verdict}")
     if query.window is not None:

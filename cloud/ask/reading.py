@@ -23,7 +23,8 @@ from zoneinfo import ZoneInfo
 from .rules import LABEL_WORDS, NARROWING, VERDICT_WORDS, Query
 from .when import MONTHS, WEEKDAYS
 
-YES_NO = frozenset("was were is are did does do has have had any anyone anybody anything someone somebody".split())
+YES_NO = frozenset("was were is are did does do has have had any anyone anybody anything someone somebody didnt wasnt "
+                   "werent isnt arent hasnt havent hadnt doesnt dont".split())
 
 MEASURES = {"people": "People", "visits": "Visits", "events": "Events"}
 PLURALS = {"person": "people", "bus": "buses"}
@@ -39,9 +40,13 @@ even still yet so very really ever again more most less fewer same than then els
 arrived arriving arrival visit visited visiting visits visitor visitors go went gone going get got getting pass passed
 passing walk walked walking stop stopped drop dropped appear appeared appearing seen see saw sees seeing spot spotted
 notice noticed detect detected detecting record recorded recording capture captured happen happened happening show
-showed showing turn turned call called check checked look looked happen stand stood standing hang around about
-camera cameras cam cams view side front back rear area outside place property house home site yard total times time
-often once twice ok okay hey hello thanks thank pls plz know want need like way sort kind lot lots bit
+showed showing turn turned call called check checked look looked happen stand stood standing hang hanging around round
+about pick picked picking catch caught register registered raise raised leave left leaving trip tripped fire fired
+ring rang separate distinct different unique across altogether combined overall compare compared versus vs against
+busier quieter busiest quietest
+camera cameras cam cams zone zones view back area outside place property house home site total times time
+often once twice but if whether didnt wasnt werent isnt arent hasnt havent hadnt doesnt dont
+everything everyone everywhere anywhere ok okay hey hello thanks thank pls plz like way sort kind lot lots bit
 """.split())
 TIME_WORDS = frozenset("""
 today yesterday tonight tomorrow morning mornings afternoon afternoons evening evenings night nights overnight
@@ -57,7 +62,8 @@ NUMBER_WORDS = frozenset("zero one two three four five six seven eight nine ten 
                          .split())
 GLUE = frozenset("a an the with without in wearing wore not no any some who that".split())  # kept with unused words
 SEEMING = frozenset("look looks looked looking seem seems seemed seeming appear appears appeared".split())
-_NUMBERS = re.compile(r"\d{1,2}(?::\d{2})?(?:am|pm)?|\d+(?:st|nd|rd|th)?")
+_NUMBERS = re.compile(r"\d{1,2}(?::\d{2})?(?:am|pm)?(?:ish)?|\d+(?:st|nd|rd|th)?|(?:one|two|three|four|five|six|seven|"
+                      r"eight|nine|ten|eleven|twelve)ish")
 
 
 def _label_words() -> frozenset[str]:
@@ -99,6 +105,50 @@ def unused(words: Iterable[str], used: Iterable[str]) -> list[str]:
                                                           and end + 2 < len(words) and free[end + 2])):
             end += 1
         phrases.append(" ".join(words[start:end + 1]))
+        i = end + 1
+    return phrases
+
+
+# words that say a time by themselves: when the reading has no time range, a run of them is named as not used
+STRONG_TIME = frozenset("""
+today yesterday tonight tomorrow morning mornings afternoon afternoons evening evenings night nights overnight
+midnight noon midday lunchtime breakfast dinner supper brunch dawn dusk sunrise sunset daybreak nightfall daylight
+daytime day days week weeks weekend month months hour hours minute minutes am pm oclock ago
+""".split()) | set(WEEKDAYS) | set(MONTHS)
+_CLOCK = re.compile(r"\d{1,2}(?::\d{2}|am|pm|ish)|\d{1,2}:\d{2}(?:am|pm)?|\d+(?:st|nd|rd|th)")
+
+
+# the frames of a request ("do you know", "i want to know"): their verbs carry no filter there, and are named
+# anywhere else ("someone we know")
+FRAMES = re.compile(r"\b(?:(?:do|does|would|could|can) (?:you|u) (?:know|tell me)|(?:i |we )?(?:want|need|would like|"
+                    r"d like|wanted|wanna) (?:to )?(?:know|see|check)|let me know|i wonder(?: if| whether)?|"
+                    r"(?:i |we )?(?:want|need)(?: you)? to)\b")
+# "at the back", "round the back": a place no camera's name was read from (a word of "came back" elsewhere)
+_THE_BACK = re.compile(r"\bthe back\b(?: (of the \w+))?(?! (?:door|gate|garden|yard|entrance))")
+STAYING = frozenset("long stay stays stayed staying spend spent remain remained hang hung linger lingered".split())
+
+
+def unread_times(words: Iterable[str]) -> list[str]:
+    """For a question read with no time range: its runs of time words that say a time ("within the hour",
+    "on the 31st"), which the answer names as not used rather than answering over every event silently."""
+    words = list(words)
+    timeish = [w in TIME_WORDS or w in NUMBER_WORDS or w in ("a", "an", "of", "in", "on", "at", "the")
+               or bool(_NUMBERS.fullmatch(w)) for w in words]
+    phrases, i = [], 0
+    while i < len(words):
+        if not timeish[i]:
+            i += 1
+            continue
+        end = i
+        while end + 1 < len(words) and timeish[end + 1]:
+            end += 1
+        run = words[i:end + 1]
+        if any(w in STRONG_TIME or _CLOCK.fullmatch(w) for w in run):
+            while run and run[0] in ("the", "a", "an", "of", "and"):
+                run = run[1:]
+            while run and run[-1] in ("the", "a", "an", "of", "in", "on", "at"):
+                run = run[:-1]
+            phrases.append(" ".join(run))
         i = end + 1
     return phrases
 
@@ -191,6 +241,11 @@ def where_said(query: Query) -> str:
         parts.append("in zone " + " or ".join(sorted(query.zones)))
     if not cameras and query.devices:
         parts.append("from " + " or ".join(sorted(query.devices)))
+    if query.excluded:
+        parts.append(("on every camera " if not parts else "") + "except " + " and ".join(
+            sorted({c for _, c in query.excluded})))
+    if query.excluded_zones:
+        parts.append("outside zone " + " and ".join(sorted(query.excluded_zones)))
     return " ".join(parts) or "on every camera"
 
 
@@ -214,7 +269,13 @@ def reading_line(query: Query, measure: str | None, zone: ZoneInfo, now_ms: int,
 
 def read_back(said: str, query: Query, zone: ZoneInfo, now_ms: int) -> tuple[str, list[str]]:
     """For a normalised question and its query: the reading line, and the phrases no rule used."""
-    phrases = unused(said.split(), used_words(query, query.names))
+    taken = used_words(query, query.names) | (STAYING if query.intent == "duration" else set())
+    taken |= {w for phrase in query.negated for w in phrase.split()}
+    phrases = unused(FRAMES.sub(" ", said).split(), taken) + list(query.negated)
+    phrases += [p for p in query.negated_bare if not unused(p.split(), taken)]  # "not at home": never silent
+    phrases += [f"the back{' ' + m[1] if m[1] else ''}" for m in _THE_BACK.finditer(said) if "back" not in taken]
+    if query.window is None and query.intent != "duration":  # time words said, no range read: named
+        phrases += unread_times(said.split())
     intent = query.intent or ("exists" if said.split()[:1] and said.split()[0] in YES_NO else "list")
     if intent == "count":
         measure = query.measure

@@ -51,6 +51,7 @@ from .config import AskConfig
 from .facts import EventFact
 from .guard import AskError, check_question
 from .llm import TextModel, TextModelError, build_text_model
+from .negation import excluded
 from .query import Answer, answer, loose_intent
 from .reading import both_read, read_back, told_unused
 from .retrieve import pick
@@ -232,7 +233,8 @@ class Asker:
             query = query.with_scope(window=Window(int(self.clock_ms()) - DAY_MS, None, "in the last 24 hours"))
         said = normalise(split_quoted(text)[0])
         reading = read_back(said, query, zone, int(self.clock_ms()))
-        sides = sides_of(said) if not query.open and query.intent in (None, "count", "exists") else None
+        which = query.intent == "list" and bool(re.search(r"^(?:which|what|where)\b|\bwhich\b", said))  # a or b?
+        sides = sides_of(said) if not query.open and (query.intent in (None, "count", "exists") or which) else None
         if sides is not None:  # "more people today than yesterday?": both counted, both shown
             now, names = int(self.clock_ms()), self.vocabulary()
             result = compared(sides, query, lambda w: read(w, names, zone, now),
@@ -375,7 +377,8 @@ class Asker:
                         continue
                     if ((window is None or window.holds(int(row["captured_ms"]))) and (not riders or row["label"]
                                                                                       in PERSON_OR_RIDDEN)
-                            and (not query.zones or self._in_zones(query.zones, row))):
+                            and (not query.zones or self._in_zones(query.zones, row))
+                            and not excluded(query.excluded, query.excluded_zones, row)):
                         seen[row["event_id"]] = EventFact.from_row(row)
                 except (KeyError, TypeError, ValueError, AttributeError) as exc:
                     log.warning("question skipped stored event %.40s: %s", str(row.get("event_id")), exc)

@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo
 
 from .appearance import Look, look_in
 from .kinds import kind_of
+from .negation import negated
 from .spelling import spell
 from .when import Window, time_window
 
@@ -36,8 +37,10 @@ LABEL_WORDS = {
     "person": ("person", "persons", "people", "someone", "somebody", "anyone", "anybody", "visitor", "visitors",
                "man", "men", "woman", "women", "pedestrian", "pedestrians", "human", "humans", "guy", "guys",
                "lady", "ladies", "kid", "kids", "child", "children", "boy", "girl", "nobody", "no one",
-               "postman", "mailman", "courier", "intruder", "intruders"),
-    "car": ("car", "cars", "vehicle", "vehicles", "truck", "trucks"),
+               "postman", "mailman", "courier", "intruder", "intruders", "folks", "folk", "individuals",
+               "individual", "adult", "adults"),
+    "car": ("car", "cars", "vehicle", "vehicles", "truck", "trucks", "van", "vans", "suv", "suvs", "lorry", "lorries",
+            "automobile", "automobiles"),
     "bicycle": ("bicycle", "bicycles", "bike", "bikes", "cyclist", "cyclists"),
     "dog": ("dog", "dogs"),
     "cat": ("cat", "cats"),
@@ -85,7 +88,13 @@ _INTENT_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
 )
-SYNONYMS = (("back", "rear"), ("rear", "back"))  # words of camera names people swap
+# words of camera and zone names people swap ("rear door", "back entrance", "back yard"), and whole names said
+# otherwise ("the drive" for a driveway, "the doorstep" for a porch): only ever forms of the operator's own names
+SYNONYMS = (("back", "rear"), ("rear", "back"), ("door", "entrance"), ("garden", "yard"), ("yard", "garden"),
+            ("gate", "gates"), ("garage", "carport"))
+WHOLE_SYNONYMS = {"driveway": ("the drive", "drive way"), "porch": ("doorstep", "stoop", "veranda", "front step",
+                                                                    "front steps"),
+                  "garage": ("car port",), "garden": ("backyard", "back yard"), "yard": ("garden",)}
 # words read as "person" that say more than the stored facts can check (age, sex, role): the answer names them
 NARROWING = frozenset("man men woman women lady ladies kid kids child children boy boys girl girls postman mailman "
                       "courier intruder intruders".split())
@@ -107,7 +116,8 @@ _LEAD = (("count", re.compile(r"^(?:how many|how much|number of|no of|total|coun
          ("list", re.compile(r"^(?:which|list|show|display|give me)\b|^who (?:came|was|were|went|visited|"
                              r"showed|stopped|dropped|walked|has been|have been|passed|appeared|is)\b")),
          ("exists", re.compile(r"^(?:any|anyone|anybody|anything|someone|somebody|something|was|were|did|has|"
-                               r"have|had|is|are)\b(?!.*\b(?:how many|number of)\b)")))
+                               r"have|had|is|are|didnt|wasnt|werent|hasnt|havent|hadnt|isnt|arent|doesnt|dont)\b"
+                               r"(?!.*\b(?:how many|number of)\b)")))
 
 
 @dataclass(frozen=True)
@@ -126,6 +136,10 @@ class Query:
     look: Look | None = None  # colour, clothing, object the facts must say (appearance.py)
     measure: str | None = None  # what a count counts: people, visits, events (None: the label's objects)
     names: frozenset[str] = field(default=frozenset(), compare=False)  # the words that named cameras, zones
+    excluded: frozenset[tuple[str, str]] = frozenset()  # cameras a negation leaves out ("except the porch")
+    excluded_zones: frozenset[str] = frozenset()
+    negated: tuple[str, ...] = ()  # negated words no rule can apply ("not carrying a bag"): named, not applied
+    negated_bare: tuple[str, ...] = ()  # negations of nothing a rule reads ("not at home"): named
 
     @property
     def rule_answerable(self) -> bool:
@@ -135,13 +149,18 @@ class Query:
         return replace(self, **changes)
 
 
+_CLOCK_DASH = re.compile(r"(?<![\d:-])(\d{1,2}(?::\d{2})?\s*(?:am|pm)?)\s*[-\u2013]\s*"
+                         r"(?=\d{1,2}(?::\d{2})?\s*(?:am|pm)?(?![\d:-]))")
+
+
 def normalise(question: str) -> str:
     """Lower case, one space between words, punctuation dropped (a possessive 's with it: "today's" reads
     "today"; "#" reads "number of"), shorthand and slips spelt out (spelling.py): the cache key and the text
     every rule reads."""
     text = re.sub(r"(^|\s)#\s*", r"\1number of ", question.lower())
+    text = _CLOCK_DASH.sub(r"\1 to ", text)  # "10-11am": a range of clock times
     text = re.sub(r"['\u2019]s\b", "", text).replace("'", "").replace("\u2019", "")
-    text = re.sub(r"[^a-z0-9:]+", " ", text)
+    text = re.sub(r"[^a-z0-9:]+|(?<![0-9]):|:(?![0-9])", " ", text)  # a colon stays only in a clock time
     return spell(re.sub(r"\s+", " ", text).strip())
 
 
@@ -153,6 +172,7 @@ def spoken(identifier: str) -> list[str]:
     forms = {base, spaced, spaced.replace(" ", "")}
     for word, other in SYNONYMS:
         forms |= {re.sub(rf"\b{word}\b", other, form) for form in list(forms)}
+    forms |= set(WHOLE_SYNONYMS.get(spaced, ()))
     digits = re.match(r"^(cam|camera)\s*(\d+)$", spaced)
     if digits:
         forms |= {f"cam {digits[2]}", f"camera {digits[2]}", f"cam{digits[2]}", f"camera{digits[2]}"}
@@ -251,8 +271,16 @@ def read(question: str, vocabulary: Names, zone: ZoneInfo, now_ms: int) -> Query
         opened = intent not in ("unusual", "overview", "unstored") and is_open(rest)
     cameras, camera_words = vocabulary.names_in(text)
     zones, zone_words = vocabulary.zone_names_in(text)
-    label = vocabulary.label_in(text) or ("person" if re.match(r"who\b", text) else None)
-    return Query(intent=intent, open=opened, look=look, cameras=frozenset(cameras),
-                 devices=vocabulary.devices_in(text), zones=frozenset(zones), label=label,
+    no = negated(text, vocabulary)  # "other than the porch", "not carrying a bag" (negation.py)
+    if look is not None and any(n in p or p in n for p in look.phrases for n in no.look_phrases):
+        look = None
+    labelled = text
+    for phrase in no.unusable:
+        labelled = labelled.replace(phrase, " ")
+    label = vocabulary.label_in(labelled) or ("person" if re.match(r"who\b", text) else None)
+    return Query(intent=intent, open=opened, look=look, cameras=frozenset(cameras - no.cameras),
+                 devices=vocabulary.devices_in(text), zones=frozenset(zones - no.zones), label=label,
                  verdict=verdict_in(text), window=time_window(text, zone, now_ms), words=tuple(text.split()),
-                 measure=measure_of(text, label), names=frozenset(camera_words | zone_words))
+                 measure=measure_of(labelled, label), names=frozenset(camera_words | zone_words | no.words),
+                 excluded=no.cameras, excluded_zones=no.zones, negated=no.unusable,
+                 negated_bare=no.bare)

@@ -19,7 +19,8 @@ SHORTHAND = {
     "yday": "yesterday", "ytd": "yesterday", "yest": "yesterday", "ystrday": "yesterday", "mins": "minutes",
     "hrs": "hours", "sb": "somebody", "smb": "somebody", "sth": "something", "smth": "something", "b4": "before",
     "u": "you", "r": "are", "thru": "through", "abt": "about", "evng": "evening", "mornin": "morning",
-    "arvo": "afternoon",
+    "arvo": "afternoon", "eve": "evening", "tmrw": "tomorrow", "2moro": "tomorrow", "ystday": "yesterday",
+    "aft": "afternoon", "morn": "morning",
 }
 # the words the rules read that are long enough to correct safely (camera names are matched apart)
 KEYWORDS = frozenset("""

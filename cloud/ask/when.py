@@ -100,6 +100,8 @@ _BEFORE = re.compile(r"\b(?:before|until|till|til|up to|earlier than|by)\s+" + _
                      + r"\b")
 _BETWEEN = re.compile(r"\b(?:between|from)\s+" + _HOUR.format(n="a") + r"\s+(?:and|to|till|until|-)\s+"
                       + _HOUR.format(n="b") + r"\b")
+_BARE = re.compile(r"\b" + _HOUR.format(n="a") + r"\s+(?:to|till|until|til)\s+" + _HOUR.format(n="b") + _NOT_A_TIME
+                   + r"\b")  # "10 to 11am", "9 to 5" (normalise writes "10-11am" so)
 _AROUND = re.compile(r"\b(?:around|about|at|near|circa)\s+" + _HOUR.format(n="a") + _NOT_A_TIME + r"\b")
 
 
@@ -127,7 +129,7 @@ def _hour(match: re.Match[str], n: str, context: str | None) -> float | None:
 
 def _clock_range(text: str, context: str | None, dated: bool = False) -> tuple[float | None, float | None, str] | None:
     """(from hour, to hour, phrase) a question's clock words name, or None; hours past 24 run into the next day."""
-    between = _BETWEEN.search(text)
+    between = _BETWEEN.search(text) or _BARE.search(text)
     if between:
         start, end = _hour(between, "a", context), _hour(between, "b", context)
         if start is None or end is None:
@@ -136,7 +138,9 @@ def _clock_range(text: str, context: str | None, dated: bool = False) -> tuple[f
             start %= 12  # "between 3 and 4 am": 03:00
         elif between["aampm"] is None and between["aword"] is None and start < 12 and start + 12 < end:
             start += 12  # "between 8 and 10 pm": 20:00
-        if end <= start and end + 12 <= 24 and between["bampm"] is None and between["bword"] is None:
+        if end <= start and context in ("night", "tonight"):
+            end += 24  # "between 11 and 1 last night": past midnight
+        elif end <= start and end + 12 <= 24 and between["bampm"] is None and between["bword"] is None:
             end += 12  # "between 9 and 5": 17:00
         elif end <= start:
             end += 24  # "between 10 pm and 2 am"
@@ -153,6 +157,8 @@ def _clock_range(text: str, context: str | None, dated: bool = False) -> tuple[f
     if before and end is not None:
         return None, end, f"before {_hhmm(end)}"
     around = _AROUND.search(text)
+    if around and around["aword"] and around["aword"].startswith("lunch"):
+        return 12.0, 14.0, "" if context == "lunchtime" else "at lunchtime"  # the lunch hours, as the part says
     if around and (around["ah"] is None or around["aampm"] or around["am"] or context is not None or dated
                    or re.search(r"\b(around|about|circa)\b", around[0])):
         hour = _hour(around, "a", context)
@@ -181,13 +187,14 @@ _MONTH = (r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|au
 _DAY_MONTH = re.compile(r"\b(?:the )?(\d{1,2})(?:st|nd|rd|th)? (?:of )?" + _MONTH + r"(?: (20\d\d))?\b")
 _MONTH_DAY = re.compile(r"\b" + _MONTH + r" (?:the )?(\d{1,2})(?:st|nd|rd|th)?(?: (20\d\d))?\b")
 _ISO_DATE = re.compile(r"\b(20\d\d) (\d{1,2}) (\d{1,2})\b")  # 2026-11-28, as normalise leaves it
-_NTH = re.compile(r"\b(?:on|since) the (\d{1,2})(?:st|nd|rd|th)\b")  # "on the 28th": this month's, or last month's
+_NTH = re.compile(r"\b(?:on|since|of|for|from) the (\d{1,2})(?:st|nd|rd|th)\b")  # "on the 28th": the latest
 _A_DAY = (r"(?:last |previous )?(?:" + "|".join(WEEKDAYS) + r")|yesterday|today|the day before yesterday|"
           r"(?:the )?\d{1,2}(?:st|nd|rd|th)? (?:of )?" + _MONTH + r"|" + _MONTH + r" (?:the )?\d{1,2}(?:st|nd|rd|th)?|"
           r"the \d{1,2}(?:st|nd|rd|th)")
 _DAY_RANGE = re.compile(r"\b(?:between|from) (?P<a>" + _A_DAY + r") (?:and|to|till|until|through|thru) (?:on )?"
                         r"(?P<b>" + _A_DAY + r"|(?:the )?\d{1,2}(?:st|nd|rd|th)?)\b")
 _HALF_HOUR = re.compile(r"\b(?:in the |within the )?(?:last|past) half (?:an )?hour\b|\bhalf an hour\b")
+_WITHIN = re.compile(r"\bwithin (?:the|an?) (hour|day|week)\b")
 _JUST_NOW = re.compile(r"\bjust now\b|\b(?:a )?(?:few|couple of) minutes ago\b|\ba (?:moment|minute) ago\b")
 _SMALL_HOURS = re.compile(r"\bafter midnight\b|\b(?:early|small|wee) hours\b|\bbefore dawn\b|\bmiddle of the night\b")
 
@@ -215,7 +222,7 @@ def _day_of(text: str, now: datetime) -> tuple[datetime, str] | None:
         return now - timedelta(days=2), "the night before last"
     if re.search(r"\bday before yesterday\b", text):
         return now - timedelta(days=2), "the day before yesterday"
-    if re.search(r"\byesterday\b", text):
+    if re.search(r"\byesterday\b|\blast (?:evening|afternoon)\b", text):
         return now - timedelta(days=1), "yesterday"
     for index, name in enumerate(WEEKDAYS):
         short = "|".join(_SHORT_DAYS[index])  # "on tues", "last sat": a short name only after such a word
@@ -224,7 +231,7 @@ def _day_of(text: str, now: datetime) -> tuple[datetime, str] | None:
         if found:
             back = (now.weekday() - index) % 7 or (7 if found[1] else 0)
             return now - timedelta(days=back), f"on {name.capitalize()}"
-    if re.search(r"\b(today|so far)\b", text):
+    if re.search(r"\b(today|so far)\b|\b(?:of|for) the day\b|\b(?:all|the whole|the entire) day\b", text):
         return now, "today"
     return None
 
@@ -297,6 +304,14 @@ def time_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
         last = _named_window("before " + across["b"], zone, now_ms)
         if first is not None and last is not None and last.end_ms is not None and first.start_ms < last.end_ms:
             return Window(first.start_ms, last.end_ms, f"from {first.phrase} to {last.phrase}")
+    spanned = _SPANNED.search(text)
+    if spanned:  # "from yesterday evening to this morning", "from friday night until now"
+        first = _named_window(spanned["a"], zone, now_ms)
+        last = None if spanned["b"] == "now" else _named_window(spanned["b"], zone, now_ms)
+        if first is not None and first.start_ms is not None and (spanned["b"] == "now" or last is not None):
+            end = None if last is None else last.end_ms
+            if end is None or first.start_ms < end:
+                return Window(first.start_ms, end, f"from {first.phrase} to {last.phrase if last else 'now'}")
     window = _named_window(text, zone, now_ms)
     if window is not None and window.end_ms is not None:
         named = window.phrase.lower().removeprefix("on ")
@@ -313,6 +328,11 @@ _DAY_WORD = r"(?:yesterday|today|tonight|this morning|this afternoon|this evenin
 _ACROSS = re.compile(r"\bfrom (?P<a>\d{1,2}(?::\d{2})?(?: ?[ap]m)? " + _DAY_WORD + r"|" + _DAY_WORD
                      + r" (?:at )?\d{1,2}(?::\d{2})?(?: ?[ap]m)?) (?:to|until|till|through) (?P<b>\d{1,2}(?::\d{2})?"
                      r"(?: ?[ap]m)? " + _DAY_WORD + r"|" + _DAY_WORD + r" (?:at )?\d{1,2}(?::\d{2})?(?: ?[ap]m)?)\b")
+
+_PART_OF_DAY = (r"(?:(?:yesterday|today|this|last|(?:on )?(?:" + "|".join(WEEKDAYS)
+                + r"))(?: morning| afternoon| evening| night)?|tonight|last night|overnight)")
+_SPANNED = re.compile(r"\bfrom (?P<a>" + _PART_OF_DAY + r") (?:to|until|till|through|up to) (?P<b>" + _PART_OF_DAY
+                      + r"|now)\b")
 
 
 def _days(text: str, now: datetime) -> Window | None:
@@ -347,6 +367,8 @@ def _named_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
         hour, part = _clock_hour(since), since["part"]
         if since["ampm"] is None and part in ("afternoon", "evening", "tonight", "last night") and hour < 12:
             hour += 12
+        if since["ampm"] is None and part is None and 1 <= hour < 7 and _at(now, hour + 12) <= now:
+            hour += 12  # "since 2", asked at 21:30: 14:00, as people say a bare hour (see _hour)
         day = yesterday if part in ("yesterday", "last night") else now
         start = _at(day, hour)
         if start > now and part is None:
@@ -356,6 +378,9 @@ def _named_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
     if named_since:
         start = _at(now, 0 if named_since[1] == "midnight" else 12)
         return Window(_ms(start), None, f"since {start.strftime('%H:%M')}")
+    within = _WITHIN.search(text)
+    if within:  # "within the hour": the last one
+        return Window(now_ms - _UNITS_S[within[1]] * 1000, None, f"in the last {within[1]}")
     if _HALF_HOUR.search(text):
         return Window(now_ms - 1_800_000, None, "in the last half hour")
     if _JUST_NOW.search(text):
@@ -380,7 +405,8 @@ def _named_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
     part = _part_of(text)
     found = _day_of(text, now)
     if part is None and found is None and not (_AFTER.search(text) or _BEFORE.search(text)
-                                                or _BETWEEN.search(text) or _AROUND.search(text)):
+                                                or _BETWEEN.search(text) or _BARE.search(text)
+                                                or _AROUND.search(text)):
         return None
     day, phrase = found or (now, "today")
     if part in ("night", "overnight") and phrase == "today" and re.search(r"\b(last night|overnight)\b", text):
@@ -408,6 +434,9 @@ def _named_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
         start, end, phrase = _narrow(day, start, end, clock, phrase)
         if start >= end:
             return Window(_ms(start), _ms(start), phrase)  # an empty range: nothing can be in it
+        if found is None and part is None and start > now:  # "around midnight", "after 11pm" at 21:30: the last one
+            start, end = start - timedelta(days=1), end - timedelta(days=1)
+            phrase = phrase.replace("today", "yesterday", 1)
     return _upto(start, end, now, phrase)
 
 
@@ -425,12 +454,12 @@ def _narrow(day: datetime, start: datetime, end: datetime, clock: tuple[float | 
     if lo is not None and hi is not None:  # "between 5 and 7", "around 3": the hours said, the part only hints
         start -= timedelta(hours=6)
         a = first(lo)
-        return a, a + timedelta(hours=hi - lo), f"{phrase} {said}"
+        return a, a + timedelta(hours=hi - lo), f"{phrase} {said}".strip()
     if lo is not None:
         a, b = first(lo), end
     else:
         a, b = start, first(hi)
-    return max(a, start), min(b, end), f"{phrase} {said}"
+    return max(a, start), min(b, end), f"{phrase} {said}".strip()
 
 
 def _week(text: str, now: datetime) -> Window | None:

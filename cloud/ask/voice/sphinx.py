@@ -8,9 +8,10 @@ heard, and general English still works. The site model is rebuilt when the names
 the pronunciations of non-rhotic Englishes (cloud.ask.voice.accents). Where the likeliest site reading is one
 the router's rules cannot answer, the n-best list is looked through for the first reading they can.
 
-The decoding runs in a process of its own (`Hearer`, at a lower priority): pocketsphinx holds the GIL for a
-whole utterance (4.5 s of every other thread's time for 10 s of audio, measured), so on any thread of the
-service it would stall the event loop and every event with it. One decoder, one utterance at a time.
+The decoding runs in a process of its own (`Hearer`) at the lowest CPU priority (DECODER_NICENESS): pocketsphinx
+holds the GIL for a whole utterance (4.5 s of every other thread's time for 10 s of audio, measured), so on any
+thread of the service it would stall the event loop and every event with it, and as a process beside the service
+it still takes a core the events want unless it yields. One decoder, one utterance at a time.
 `transcribe_now` decodes in the calling process (the tests). Non-speech (noise, a tone, music) can leave the
 decoder with no reading at all, or an n-best entry that is None: that is nothing heard (''), never an error.
 """
@@ -39,6 +40,10 @@ from .sitelm import arpa, plain, site_sentences
 
 log = logging.getLogger("edgetriage.cloud.ask.voice")
 
+# the decoding process's CPU priority: the lowest. At nice 5 it still took a quarter of a shared core from events
+# (bench/abuse.py --only audio: p99 6.7x idle at load 12-18); at 19 it gets about 1.5 % of a core anything at
+# nice 0 wants, and the whole core when nothing does
+DECODER_NICENESS = 19
 NBEST = 10  # the site reading's alternatives looked through for one the router answers
 GENERAL_BELOW = 1e-4  # the site reading's posterior under which the general model is tried too
 # a microphone's noise floor (about -60 dBFS), added to what is heard: the model learnt from recorded speech,
@@ -117,7 +122,10 @@ _worker: Hearer | None = None  # the decoding process's own Hearer (made by _sta
 
 def _start_worker(config: VoiceConfig) -> None:
     global _worker  # noqa: PLW0603 - one per worker process, the process pool's way to keep state
-    os.nice(5)  # questions give way to events on a busy machine
+    try:  # questions give way to events on a busy machine: the lowest priority there is, relative or not
+        os.setpriority(os.PRIO_PROCESS, 0, DECODER_NICENESS)
+    except (AttributeError, OSError):  # not a Unix, or not allowed
+        pass
     _worker = Hearer(config)
 
 
