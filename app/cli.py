@@ -225,6 +225,13 @@ def cmd_cloud_check(args: argparse.Namespace) -> int:
         print(f"note: {exc}; `cloud run` refuses to start while it is taken (fine if the running service "
               "holds it)")
     print(f"not checked here: the broker {config.mqtt.url} and the store (cloud run checks both first)")
+    analyzer = config.analyzer
+    if analyzer.backends:  # several back-ends: what routes where (docs/operator/routing.md)
+        target = f"T_max {analyzer.t_max_ms:g} ms" if analyzer.t_max_ms is not None else "no T_max: the large one"
+        print(f"back-ends: {', '.join(f'{b.name} ({b.kind}, {b.cost})' for b in analyzer.backends)}; {target}"
+              + "".join(f"; tiers {', '.join(map(str, tiers))} {what}" for tiers, what in (
+                  (analyzer.large_tiers, "wait for the large one"), (analyzer.small_tiers, "small is enough"))
+                        if tiers))
     if config.analyzer.policies:
         from .cloud.analysis.gate import PolicyBook
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +32,7 @@ from .verdicts import VerdictCache
 log = logging.getLogger("edgetriage.cloud.finals")
 
 ROOM_POLL_S = 0.25  # how often a provisional answer looks for room on a large back-end
+FIRST_KEPT = 4096  # event ids remembered as given a first answer
 FINAL_WAIT_S = 3600.0  # a provisional answer no large back-end had room for within this stays the answer
 
 
@@ -74,6 +76,7 @@ class Finals:
         self.listeners = listeners
         self.spawn = spawn
         self.stats = FinalStats()
+        self._first_sent: OrderedDict[str, bool] = OrderedDict()  # event ids given a first answer, recent
         lanes.on_slow = self.first_answer
         listeners.append(self.heard)
 
@@ -81,12 +84,17 @@ class Finals:
         return self.stats.figures(sum(self.lanes.routed.values()))
 
     def first_answer(self, event: Event, arrived: float) -> None:
+        if event.event_id in self._first_sent:  # asked again (a verdict that withdrew it expired): said already
+            return
+        self._first_sent[event.event_id] = True
+        while len(self._first_sent) > FIRST_KEPT:
+            self._first_sent.popitem(last=False)
         self.stats.first_answers += 1
         self._send(first_answer(event, arrived))
 
     def heard(self, verdict: Verdict) -> None:
         """A verdict listener: a provisional model verdict, once stored and published, waits for its final."""
-        if not verdict.provisional or verdict.source != "llm":
+        if not verdict.provisional:
             return
         waiting = self.lanes.waiting(verdict.event_id)
         if waiting is None:

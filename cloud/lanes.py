@@ -16,13 +16,13 @@ import asyncio
 import dataclasses
 import time
 from collections import OrderedDict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..shared.protocol import Event, Verdict
 from ..shared.stats import median
-from .analysis import Backend
+from .analysis import Analysis, Backend
 from .analysis.several import Several
 from .capacity import LoadState
 from .config import CloudConfig
@@ -36,15 +36,51 @@ FIRST_ANSWER_MS = 800.0  # [analyzer] first_answer_ms by default with several ba
 WINDOW = 1024  # answers per lane the model-time median is taken over
 
 
+class Timed:
+    """A member back-end as its lane's scheduler drives it, timed: each answered batch's time by its size (the
+    routing's estimate), and how long the batches running now have run."""
+
+    def __init__(self, backend: Backend, latency: LatencyEstimate, clock: Callable[[], float]) -> None:
+        self.backend = backend
+        self.name = backend.name
+        self.max_batch = backend.max_batch
+        self.concurrency = backend.concurrency
+        self.latency = latency
+        self.clock = clock
+        self._started: dict[int, float] = {}
+
+    def prompt_version(self, event: Event) -> str:
+        return self.backend.prompt_version(event)
+
+    def saturated(self) -> bool:
+        return self.backend.saturated()
+
+    async def close(self) -> None:
+        await self.backend.close()
+
+    async def analyze_batch(self, events: Sequence[Event]) -> list[Analysis]:
+        token = object()
+        started = self._started[id(token)] = self.clock()
+        try:
+            results = await self.backend.analyze_batch(events)
+        finally:
+            del self._started[id(token)]
+        if not all(a.error for a in results):
+            self.latency.observe(len(events), (self.clock() - started) * 1000)
+        return results
+
+    def running_ms(self) -> float:
+        return (self.clock() - min(self._started.values())) * 1000 if self._started else 0.0
+
+
 @dataclass(eq=False)
 class Lane:
     """One back-end behind its own scheduler, and what is measured of it."""
 
     name: str
     cost: str
-    backend: Backend
+    backend: Timed
     scheduler: Scheduler
-    latency: LatencyEstimate
     clock: Callable[[], float] = time.monotonic
     answered: int = 0
     failed: int = 0
@@ -62,8 +98,8 @@ class Lane:
 
     def load(self) -> LaneLoad:
         s = self.scheduler
-        return LaneLoad(self.name, self.cost, s.queue_depth, s.in_flight, s.concurrency, s.max_batch, self.latency,
-                        self.up())
+        return LaneLoad(self.name, self.cost, s.queue_depth, s.in_flight, s.concurrency, s.max_batch,
+                        self.backend.latency, self.up(), self.backend.running_ms())
 
     def has_room(self) -> bool:
         """Nothing waits and a batch could start now: room for work below every tier (a final answer)."""
@@ -87,7 +123,7 @@ class Lane:
     def figures(self) -> dict[str, Any]:
         s = self.scheduler
         return {"cost": self.cost, "up": self.up(), "answered": self.answered, "failed": self.failed,
-                "L_llm_ms": median(list(self.model_ms), 1), "batch_ms": self.latency.measured(),
+                "L_llm_ms": median(list(self.model_ms), 1), "batch_ms": self.backend.latency.measured(),
                 "expected_answer_ms": round(self.load().answer_ms(), 1), "queue_depth": s.queue_depth,
                 "in_flight": s.in_flight, "U": round(s.utilisation(), 4)}
 
@@ -112,11 +148,10 @@ class Lanes:
         primary = next((i for i, m in enumerate(members) if m[1] == "small"), 0)
         self.lanes: list[Lane] = []
         for i, (name, cost, guess, member) in enumerate(members):
-            scheduler = Scheduler(member, config.scheduler, still_needed=still_needed,
+            timed = Timed(member, LatencyEstimate(guess), clock)
+            scheduler = Scheduler(timed, config.scheduler, still_needed=still_needed,
                                   on_load=on_load if i == primary else None, clock=clock)
-            lane = Lane(name, cost, member, scheduler, LatencyEstimate(guess), clock)
-            scheduler.on_batch = lane.latency.observe
-            self.lanes.append(lane)
+            self.lanes.append(Lane(name, cost, timed, scheduler, clock))
         self.primary = self.lanes[primary].scheduler
         for lane in self.lanes:
             lane.scheduler.budgets = self.primary.budgets  # one token budget, whichever model spends it
@@ -169,8 +204,8 @@ class Lanes:
         lane.measured(outcome)
         if chosen is None:
             return outcome
-        answered = outcome.analysis is not None and outcome.analysis.error is None and outcome.refused is None
-        provisional = chosen.provisional and answered
+        provisional = chosen.provisional and outcome.analysis is not None and outcome.refused is None  # an
+        # unknown for a model error too: the large one's answer replaces it
         if provisional:
             self._waiting[event.event_id] = Waiting(event, arrived, chosen)
             while len(self._waiting) > PROVISIONAL_KEPT:

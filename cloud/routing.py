@@ -30,36 +30,46 @@ REASONS = {
     "only": "one back-end of the kind needed",
 }
 EWMA_WEIGHT = 0.2  # the newest batch's share of the moving estimate
+SPREAD = 2.0  # deviations above the moving average a batch is planned for: one slower than usual still fits
 
 
 class LatencyEstimate:
-    """How long one batch of a back-end takes, by batch size: a moving average per size seen, and for a size
-    not seen yet the nearest measured one scaled by the square root of the size ratio (a batch costs less than
-    its events one by one); before any measurement, the configured first guess."""
+    """How long one batch of a back-end takes, by batch size: a moving average per size seen plus `SPREAD` times
+    its moving mean deviation (T_max is met by the slow batches too, not only by the average one); for a size not
+    seen yet the nearest measured one scaled by the square root of the size ratio (a batch costs less than its
+    events one by one); before any measurement, the configured first guess."""
 
     def __init__(self, first_guess_ms: float, weight: float = EWMA_WEIGHT) -> None:
         self.first_guess_ms = first_guess_ms
         self.weight = weight
-        self._by_size: dict[int, float] = {}
+        self._by_size: dict[int, tuple[float, float]] = {}  # size -> (moving average, moving mean deviation)
 
     def observe(self, batch: int, ms: float) -> None:
         if batch < 1 or not math.isfinite(ms) or ms < 0:
             return
         old = self._by_size.get(batch)
-        self._by_size[batch] = ms if old is None else old + self.weight * (ms - old)
+        if old is None:
+            self._by_size[batch] = (ms, 0.0)
+            return
+        mean, dev = old
+        self._by_size[batch] = (mean + self.weight * (ms - mean), dev + self.weight * (abs(ms - mean) - dev))
+
+    def _planned(self, size: int) -> float:
+        mean, dev = self._by_size[size]
+        return mean + SPREAD * dev
 
     def batch_ms(self, batch: int) -> float:
         batch = max(1, batch)
         if batch in self._by_size:
-            return self._by_size[batch]
+            return self._planned(batch)
         if not self._by_size:
             return self.first_guess_ms
         nearest = min(self._by_size, key=lambda size: (abs(size - batch), size))
-        return self._by_size[nearest] * math.sqrt(batch / nearest)
+        return self._planned(nearest) * math.sqrt(batch / nearest)
 
     def measured(self) -> dict[int, float]:
-        """Batch size -> the moving estimate, ms, for the sizes measured so far."""
-        return {size: round(ms, 1) for size, ms in sorted(self._by_size.items())}
+        """Batch size -> the time planned for it (average + SPREAD deviations), ms, for the sizes measured."""
+        return {size: round(self._planned(size), 1) for size in sorted(self._by_size)}
 
 
 @dataclass(frozen=True)
@@ -74,15 +84,16 @@ class LaneLoad:
     max_batch: int
     latency: LatencyEstimate
     up: bool = True
+    running_ms: float = 0.0  # how long the oldest batch now running has run (a slow one shows before it ends)
 
     def answer_ms(self) -> float:
         """Expected time until one more event would be answered: the rounds of full batches ahead of it, and its
-        own, each as long as a batch of the size the queue makes."""
+        own, each as long as a batch of the size the queue makes (at least as long as the one running now)."""
         ahead = max(0, self.waiting) + max(0, self.running)
         per_round = max(1, self.max_batch) * max(1, self.concurrency)
         rounds = ahead // per_round + 1
         size = min(max(1, self.max_batch), max(1, math.ceil((ahead + 1) / max(1, self.concurrency))))
-        return rounds * self.latency.batch_ms(size)
+        return rounds * max(self.latency.batch_ms(size), self.running_ms)
 
 
 @dataclass(frozen=True)

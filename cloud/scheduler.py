@@ -119,7 +119,6 @@ class Scheduler:
         self.budgets = Budgets(config.budget, clock)
         self.stats = SchedulerStats()
         self.busy = BusyTime(clock)
-        self.on_batch: Callable[[int, float], None] | None = None  # (events, ms) of each batch answered
         self._load = LoadSignal(config, self.capacity, depth=lambda: self._depth, saturated=self._backend_saturated,
                                 on_load=on_load, clock=clock)
         self._queue = FairQueue()
@@ -362,8 +361,6 @@ class Scheduler:
         if results is None:
             return  # every submitter's own deadline answers it
         self.capacity.finished(len(batch), self.clock() - started, [(started - j.arrived) * 1000 for j in batch])
-        if self.on_batch is not None and not all(a.error for a in results):
-            self.on_batch(len(batch), (self.clock() - started) * 1000)
         for job, analysis in zip(batch, results, strict=True):
             used = used_tokens(analysis, estimate)
             self.stats.tokens += used

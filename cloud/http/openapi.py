@@ -116,7 +116,10 @@ def _schemas() -> dict[str, Any]:
     out["Stats"] = {"type": "object", "required": ["figures", "service", "scheduler", "budgets", "analyzer"],
                     "properties": {"figures": {"type": "object", "required": [
                         "alpha", "L_light_ms", "L_llm_ms", "L_sched_ms", "L_total_ms", "measured_total_p50_ms", "U",
-                        "hit_rate", "wrong_reuse_rate"]}}}
+                        "hit_rate", "wrong_reuse_rate", "routing"], "properties": {"routing": {
+                            "type": "object", "description": "per back-end L_llm, batch time and expected answer "
+                            "time; routes by reason; first answers, provisional share, final agreement; L_total "
+                            "beside t_max_ms (docs/operator/routing.md)"}}}}}
     out["Health"] = {"type": "object", "required": ["status", "mqtt_connected"],
                      "properties": {"status": {"const": "ok"}, "mqtt_connected": {"type": "boolean"},
                                     "mqtt_subscribed": {"type": "boolean", "description":
