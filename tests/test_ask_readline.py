@@ -191,3 +191,40 @@ def test_the_counted_things_are_named_in_plain_plurals(label, measure, said):
                                                  ("alerts broken down by zone", ["broken down by zone"])])
 def test_a_split_the_answer_does_not_give_is_named(question, named):
     assert read_back(question, q(window=Window(at(4, 0), None, "today")), ZONE, NOW)[1] == named
+
+
+@pytest.mark.parametrize(("question", "phrases"), [
+    ("x with in not tall", ["x", "with in not tall"]),  # up to three small words before it shape it
+    ("x a with in no not tall", ["x", "in no not tall"]),  # and no more
+    ("did he look angry", ["look angry"]), ("did she seem angry", ["seem angry"]),
+    ("tall with beard", ["tall with beard"]),  # a small word between two unread ones joins them
+    ("tall with the porch", ["tall", "with the porch"]),
+    ("people tall", ["tall"]), ("anyone at the entrance", ["entrance"]), ("any with tall", ["with tall"]),
+    ("some tall", ["tall"]), ("the tall", ["tall"]), ("an odd one", ["odd"]),
+])
+def test_an_unread_phrase_is_cut_where_its_meaning_ends(question, phrases):
+    assert unused(question.split(), ()) == phrases
+
+
+@pytest.mark.parametrize(("words", "phrases"), [
+    (["at", "9ish"], ["at 9ish"]), (["people", "on", "the", "31st"], ["on the 31st"]), (["7pm"], ["7pm"]),
+    (["today"], ["today"]), (["on", "monday"], ["on monday"]), (["in", "january"], ["in january"]),
+    (["a", "quarter", "of", "an", "hour"], ["quarter of an hour"]), (["at", "9:30"], ["at 9:30"]),
+    (["the", "3rd", "at", "the"], ["3rd"]), (["people", "at", "the", "porch"], []),
+    (["tall", "today", "and", "people", "tonight"], ["today", "tonight"]),
+])
+def test_a_time_said_without_a_range_is_named_from_its_first_time_word(words, phrases):
+    assert unread_times(words) == phrases
+
+
+@pytest.mark.parametrize(("question", "intent", "phrases"), [
+    ("how long did they stay there", "duration", []), ("how long did they stay there", "count", ["long", "stay"]),
+    ("how long did they linger", "duration", []), ("how much time did they spend", "duration", []),
+    ("do you know if anyone came", "list", []), ("i want to know how many came", "list", []),
+    ("let me know who came", "list", []), ("i wonder if anyone came", "list", []),
+    ("can you tell me who came", "list", []), ("i need you to list people", "list", []),
+    ("we wanted to see people", "list", []), ("would you know who came", "list", []),
+    ("someone we know", "list", ["know"]),
+])
+def test_request_frames_and_stays_are_read_and_nowhere_else(question, intent, phrases):
+    assert read_back(question, q(intent=intent, window=Window(at(4, 0), None, "today")), ZONE, NOW)[1] == phrases

@@ -23,10 +23,7 @@ from zoneinfo import ZoneInfo
 from .rules import GREETING, LABEL_WORDS, NARROWING, VERDICT_WORDS, Query, labels_said
 from .when import MONTHS, WEEKDAYS, time_window
 
-YES_NO = frozenset("was were is are did does do has have had any anyone anybody anything someone somebody didnt wasnt "
-                   "werent isnt arent hasnt havent hadnt doesnt dont".split())
-
-MEASURES = {"people": "People", "visits": "Visits", "events": "Events"}
+MEASURES = {"people": "People", "visits": "Visits"}
 PLURALS = {"person": "people", "bus": "buses"}
 # small words, question words and verbs of coming and seeing: they carry no filter of their own
 PLAIN = frozenset("""
@@ -72,11 +69,12 @@ _NUMBERS = re.compile(r"\d{1,2}(?::\d{2})?(?:am|pm)?(?:ish)?|\d+(?:st|nd|rd|th)?
 def _label_words() -> frozenset[str]:
     words = {w for forms in LABEL_WORDS.values() for p in forms for w in p.split()}
     words |= {w for forms in VERDICT_WORDS.values() for p in forms for w in p.split()}
-    return frozenset((words - NARROWING) | set(LABEL_WORDS) | {"alert", "alerts", "alarm", "alarms", "event", "events",
-                                                 "detection", "detections", "notification", "notifications",
-                                                 "recording", "recordings", "clip", "clips", "trigger",
-                                                 "triggered", "triggers", "incident", "incidents", "activity",
-                                                 "movement", "motion", "verdict", "verdicts"})
+    return frozenset((words - NARROWING) | set(LABEL_WORDS) | set(EVENT_NOUNS.split()))
+
+
+# what is counted when it is not a label's objects ("alerts", "verdict" are the verdict's words)
+EVENT_NOUNS = ("event events detection detections notification notifications recording recordings clip clips "
+               "trigger triggered triggers incident incidents activity movement motion")
 
 
 KNOWN = PLAIN | TIME_WORDS | NUMBER_WORDS | GLUE | _label_words()
@@ -301,8 +299,7 @@ def read_back(said: str, query: Query, zone: ZoneInfo, now_ms: int) -> tuple[str
         phrases.append(second[0])
     if query.window is None and query.intent != "duration":  # time words said, no range read: named
         phrases += [p for p in unread_times(said.split()) if not set(p.split()) <= taken]
-    intent = query.intent or ("exists" if said.split()[:1] and said.split()[0] in YES_NO else "list")
-    if intent == "count":
+    if query.intent == "count":  # a yes/no or a list shows the events (or the people) it stands on
         measure = query.measure
     else:
         measure = "events" if query.label is None else "people" if query.label == "person" else None
