@@ -174,3 +174,16 @@ def test_each_end_of_a_range_is_read_where_it_is_said(words, start, end):
 ])
 def test_dotted_dates_and_times(words, start, end):
     assert window(words) == (start, end)
+
+
+@pytest.mark.parametrize(("words", "start", "end"), [
+    ("since 6 yesterday evening", at(3, 18), None),
+    ("since 8 last night", at(3, 20), None),
+    ("since 5 in the afternoon", at(4, 17), None),
+    ("past midnight", at(4, 0), at(4, 6)),
+    ("during daylight hours", at(4, 6), at(4, 18)),
+    ("this time yesterday", at(3, 21), at(3, 22)),  # now's clock time a day back, half an hour either side
+    ("same time yesterday", at(3, 21), at(3, 22)),
+])
+def test_since_a_time_of_a_named_day_and_times_of_day_in_words(words, start, end):
+    assert window(words) == (start, end)
