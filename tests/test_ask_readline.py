@@ -228,3 +228,78 @@ def test_a_time_said_without_a_range_is_named_from_its_first_time_word(words, ph
 ])
 def test_request_frames_and_stays_are_read_and_nowhere_else(question, intent, phrases):
     assert read_back(question, q(intent=intent, window=Window(at(4, 0), None, "today")), ZONE, NOW)[1] == phrases
+
+
+# -- every branch of the line, pinned (reading.py's mutation survivors) ----------------------------------
+def test_a_comparison_is_read_side_against_side_with_only_the_words_no_side_used():
+    from edgetriage.cloud.ask.reading import both_read
+
+    a = q(cameras=PORCH, label="person", window=Window(at(4, 0), None, "today"))
+    b = q(cameras=frozenset({("house", "back_door")}), label="car", window=Window(at(3, 0), at(4, 0), "yesterday"))
+    line, phrases = both_read(a, b, "people", ZONE, NOW, ["cars", "yesterday", "tall", "this evening"])
+    assert phrases == ["tall"]  # the sides' labels and times are theirs
+    assert line == ("People on porch, today 00:00–now vs people on back_door, yesterday 00:00–24:00 "
+                    "(Europe/Berlin, the camera's zone); not used: 'tall'")
+    site, _ = both_read(q(), q(window=Window(at(3, 0), at(4, 0), "")), None, ZONE, NOW, [])
+    assert site.endswith("(Europe/Berlin, the site's zone)") and site.startswith("Events on every camera, any time vs ")
+    zoned, _ = both_read(q(zones=frozenset({"front_door"})), q(), None, ZONE, NOW, [])
+    assert "the camera's zone" in zoned
+
+
+@pytest.mark.parametrize(("fields", "said"), [
+    ({"zones": frozenset({"front_door", "gate"})}, "in zone front_door or gate"),
+    ({"devices": frozenset({"house", "lodge"})}, "from house or lodge"),
+    ({"excluded": PORCH | {("house", "back_door")}}, "on every camera except back_door and porch"),
+    ({"excluded_zones": frozenset({"front_door", "gate"})}, "outside zone front_door and gate"),
+])
+def test_several_places_are_all_said(fields, said):
+    assert where_said(q(**fields)) == said
+
+
+def test_a_day_after_today_is_tomorrow_and_the_unused_are_listed_apart():
+    assert when_said(q(window=Window(at(5, 9), at(5, 10), "")), ZONE, NOW) == "tomorrow 09:00–10:00"
+    line = reading_line(q(), "people", ZONE, NOW, False, ["tall", "old"])
+    assert line.endswith("; not used: 'tall', 'old'")
+
+
+@pytest.mark.parametrize(("question", "fields", "counted"), [
+    ("people at the porch", {"intent": "list", "label": "person"}, "People"),
+    ("cars at the porch", {"intent": "list", "label": "car"}, "Cars"),
+    ("events at the porch", {"intent": "exists"}, "Events"),
+    ("how many visits", {"intent": "count", "measure": "visits", "label": "person"}, "Visits"),
+    ("how many cars", {"intent": "count", "label": "car"}, "Cars"),
+])
+def test_what_a_line_counts_follows_the_answer_s_kind(question, fields, counted):
+    line, _ = read_back(question, q(window=Window(at(4, 0), None, "today"), **fields), ZONE, NOW)
+    assert line.startswith(counted + " on every camera, today 00:00–now")
+
+
+@pytest.mark.parametrize(("question", "fields", "phrases"), [
+    ("anyone at the back of the house", {}, ["the back of the house"]),
+    ("anyone at the back", {}, ["the back"]),
+    ("anyone at the back door", {"names": frozenset({"back door"})}, []),
+    ("anyone not at home", {"negated_bare": ("not at home",)}, ["not at home"]),
+    ("anyone not wearing a cape", {"negated_bare": ("not wearing a cape",)}, ["not wearing a cape"]),  # said once
+    ("how long has it been since someone came", {"intent": "last"}, []),
+    ("how long ago did someone come", {"intent": "last"}, []),
+    ("how long did they stay today", {"intent": "duration", "window": None}, []),  # a stay, not a time
+    ("what happened and who came", {"intent": "overview"}, []),  # an overview tells it all
+    ("anything unusual and who came", {"intent": "unusual"}, []),
+    ("when did they come and who was it", {"intent": "last"}, ["and who was it"]),
+    ("anyone with a dog", {"look": Look(None, None, "dog", ("with a dog",)), "label": "person"}, []),
+    ("how many people", {"label": "person"}, []),
+    ("nobody with cars", {"label": "person"}, ["cars"]),
+    ("any events with people and cars", {"measure": "events"}, []),
+    ("any people and cars", {"label": None}, ["cars"]),
+])
+def test_read_back_names_exactly_what_no_reader_used(question, fields, phrases):
+    fields = {"window": Window(at(4, 0), None, "today"), **fields}
+    assert read_back(question, q(**fields), ZONE, NOW)[1] == phrases
+
+
+@pytest.mark.parametrize(("question", "intent"), [("anything unusual last night", "unusual"),
+                                                  ("anything out of the ordinary today", "unusual"),
+                                                  ("sum up today", "overview"), ("what happened today", "overview"),
+                                                  ("how much time did they spend", "duration")])
+def test_the_words_that_chose_the_kind_of_answer_are_used(question, intent):
+    assert read_back(question, q(intent=intent, window=Window(at(4, 0), None, "today")), ZONE, NOW)[1] == []

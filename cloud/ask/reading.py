@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
+from .kinds import DURATION, OVERVIEW, UNUSUAL
 from .rules import GREETING, LABEL_WORDS, NARROWING, VERDICT_WORDS, Query, labels_said
 from .when import MONTHS, WEEKDAYS, time_window
 
@@ -285,6 +286,9 @@ def reading_line(query: Query, measure: str | None, zone: ZoneInfo, now_ms: int,
 def read_back(said: str, query: Query, zone: ZoneInfo, now_ms: int) -> tuple[str, list[str]]:
     """For a normalised question and its query: the reading line, and the phrases no rule used."""
     taken = used_words(query, query.names) | (STAYING if query.intent == "duration" else set())
+    kind = {"unusual": UNUSUAL, "overview": OVERVIEW, "duration": DURATION}.get(query.intent or "")
+    if kind is not None:  # "anything unusual", "sum up", "how long": the words that chose the kind of answer
+        taken |= {w for found in kind.finditer(said) for w in found[0].split()}
     if re.search(r"\bhow long (?:ago|(?:has it been |is it )?since)\b", said):  # a time since, not a stay
         taken |= {"long", "ago", "since", "been"}
     taken |= {w for phrase in query.negated for w in phrase.split()}
