@@ -303,3 +303,48 @@ def test_read_back_names_exactly_what_no_reader_used(question, fields, phrases):
                                                   ("how much time did they spend", "duration")])
 def test_the_words_that_chose_the_kind_of_answer_are_used(question, intent):
     assert read_back(question, q(intent=intent, window=Window(at(4, 0), None, "today")), ZONE, NOW)[1] == []
+
+
+@pytest.mark.parametrize(("words", "phrases"), [
+    (["without", "hi", "vis"], ["without hi vis"]), (["a", "cape"], ["cape"]), (["any", "cape"], ["cape"]),
+    (["angry", "look"], ["angry"]), (["look", "angry"], ["look angry"]),
+    (["tall", "the", "cape"], ["tall", "cape"]), (["tall", "a", "cape"], ["tall", "cape"]),
+    (["tall", "an", "odd"], ["tall", "odd"]), (["tall", "with"], ["tall"]),
+    (["tall", "odd", "people", "cape"], ["tall odd", "cape"]),
+])
+def test_where_an_unread_phrase_starts_and_stops(words, phrases):
+    assert unused(words, ()) == phrases
+
+
+@pytest.mark.parametrize(("words", "phrases"), [
+    (["in", "a", "week"], ["in a week"]), (["an", "hour"], ["hour"]), (["of", "today"], ["today"]),
+    (["today", "a"], ["today"]), (["today", "an"], ["today"]), (["today", "of"], ["today"]),
+    (["today", "in"], ["today"]), (["today", "on"], ["today"]), (["today", "at"], ["today"]),
+    (["on", "monday", "in", "the"], ["on monday"]), (["monday", "in"], ["monday"]),
+])
+def test_a_named_time_loses_the_small_words_at_its_ends(words, phrases):
+    assert unread_times(words) == phrases
+
+
+@pytest.mark.parametrize(("question", "fields", "named"), [
+    ("events with cars", {"label": None, "measure": "events"}, []),
+    ("events with people and cars", {"label": "person", "measure": "events"}, ["cars"]),
+    ("anything with cars", {"label": None}, ["cars"]),
+    ("cars and people", {"label": "car"}, ["people"]),
+    ("cars and nobody", {"label": "car"}, []),
+])
+def test_which_other_labels_are_named(question, fields, named):
+    assert other_labels(question, q(**fields)) == named
+
+
+def test_names_looks_greetings_and_how_long_since_are_used_together():
+    today = Window(at(4, 0), None, "today")
+    look = Look(None, None, "dog", ("with a dog",))
+    assert read_back("anyone at the porch with a dog", q(names=frozenset({"porch"}), look=look, window=today),
+                     ZONE, NOW)[1] == []
+    assert read_back("how long since someone came to the porch", q(intent="last", names=frozenset({"porch"})),
+                     ZONE, NOW)[1] == []
+    assert read_back("hey tall people", q(window=today), ZONE, NOW)[1] == ["tall"]
+    line, _ = read_back("people at the porch", q(intent="list", label="person", cameras=PORCH, window=today,
+                                                  names=frozenset({"porch"})), ZONE, NOW)
+    assert line.endswith("(Europe/Berlin, the camera's zone)")

@@ -150,7 +150,7 @@ def unread_times(words: Iterable[str]) -> list[str]:
             end += 1
         run = words[i:end + 1]
         if any(w in STRONG_TIME or _CLOCK.fullmatch(w) for w in run):
-            while run and run[0] in ("the", "a", "an", "of", "and"):
+            while run and run[0] in ("the", "a", "an", "of"):
                 run = run[1:]
             while run and run[-1] in ("the", "a", "an", "of", "in", "on", "at"):
                 run = run[:-1]
@@ -290,7 +290,7 @@ def read_back(said: str, query: Query, zone: ZoneInfo, now_ms: int) -> tuple[str
     if kind is not None:  # "anything unusual", "sum up", "how long": the words that chose the kind of answer
         taken |= {w for found in kind.finditer(said) for w in found[0].split()}
     if re.search(r"\bhow long (?:ago|(?:has it been |is it )?since)\b", said):  # a time since, not a stay
-        taken |= {"long", "ago", "since", "been"}
+        taken |= {"long", "ago"}
     taken |= {w for phrase in query.negated for w in phrase.split()}
     split = [m[0] for m in _BREAKDOWN.finditer(said)]  # "per camera": one total is given, never a split
     taken |= {w for phrase in split for w in phrase.split()}
