@@ -187,3 +187,26 @@ def test_dotted_dates_and_times(words, start, end):
 ])
 def test_since_a_time_of_a_named_day_and_times_of_day_in_words(words, start, end):
     assert window(words) == (start, end)
+
+
+@pytest.mark.parametrize(("words", "start"), [
+    *[(f"after {word} yesterday", at(3, hour)) for word, hour in (
+        ("one", 13), ("two", 14), ("three", 15), ("four", 16), ("five", 17), ("six", 18), ("seven", 7),
+        ("eight", 8), ("nine", 9), ("ten", 10), ("eleven", 11), ("twelve", 12))],  # 7-11 morning, 1-6 afternoon
+    ("after 9 p m yesterday", at(3, 21)), ("after 9 a m yesterday", at(3, 9)), ("after 12 am yesterday", at(3, 0)),
+    ("after 12 pm yesterday", at(3, 12)), ("after 11 pm yesterday", at(3, 23)), ("after 11:59 yesterday", at(3, 11, 59)),
+    ("after 23:59 yesterday", at(3, 23, 59)), ("after 5 oclock yesterday", at(3, 17)),
+    ("after 5 o'clock yesterday", at(3, 17)), ("after 11 oclock yesterday", at(3, 11)),
+    ("after 9:75 yesterday", at(3, 0)), ("after 25 yesterday", at(3, 0)),  # no such clock time: the whole day
+])
+def test_a_clock_hour_is_read_as_people_say_it(words, start):
+    assert window(words)[0] == start
+
+
+@pytest.mark.parametrize(("words", "start", "end"), [
+    ("at 12 am yesterday", at(2, 23, 30), at(3, 0, 30)), ("at 5 last night", at(4, 4, 30), at(4, 5, 30)),
+    ("at 6 last night", at(3, 17, 30), at(3, 18, 30)), ("before 6 yesterday afternoon", at(3, 12), at(3, 18)),
+    ("at 3 this afternoon", at(4, 14, 30), at(4, 15, 30)), ("at 9 tonight", at(4, 20, 30), at(4, 21, 30)),
+])
+def test_the_part_of_the_day_decides_a_bare_hour(words, start, end):
+    assert window(words) == (start, end)
