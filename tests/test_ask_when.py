@@ -195,7 +195,8 @@ def test_since_a_time_of_a_named_day_and_times_of_day_in_words(words, start, end
         ("eight", 8), ("nine", 9), ("ten", 10), ("eleven", 11), ("twelve", 12))],  # 7-11 morning, 1-6 afternoon
     ("after 9 p m yesterday", at(3, 21)), ("after 9 a m yesterday", at(3, 9)), ("after 12 am yesterday", at(3, 0)),
     ("after 12 pm yesterday", at(3, 12)), ("after 11 pm yesterday", at(3, 23)),
-    ("after 11:59 yesterday", at(3, 11, 59)), ("after 23:59 yesterday", at(3, 23, 59)), ("after 5 oclock yesterday", at(3, 17)),
+    ("after 11:59 yesterday", at(3, 11, 59)), ("after 23:59 yesterday", at(3, 23, 59)),
+    ("after 5 oclock yesterday", at(3, 17)),
     ("after 5 o'clock yesterday", at(3, 17)), ("after 11 oclock yesterday", at(3, 11)),
     ("after 9:75 yesterday", at(3, 0)), ("after 25 yesterday", at(3, 0)),  # no such clock time: the whole day
 ])
