@@ -211,3 +211,39 @@ def test_a_clock_hour_is_read_as_people_say_it(words, start):
 ])
 def test_the_part_of_the_day_decides_a_bare_hour(words, start, end):
     assert window(words) == (start, end)
+
+
+@pytest.mark.parametrize(("words", "phrase"), [
+    ("between 3 and 4 am", "today between 03:00 and 04:00"), ("between 8 and 10 pm", "today between 20:00 and 22:00"),
+    ("between 9 and 5", "today between 09:00 and 17:00"), ("between 9am and 11", "today between 09:00 and 11:00"),
+    ("between 10 pm and 2 am", "yesterday between 22:00 and 02:00"),
+    ("between 2 and 3", "today between 14:00 and 15:00"),
+    ("between 11 and 1 last night", "last night between 23:00 and 01:00"),
+    ("between noon and 3", "today between 12:00 and 15:00"), ("between 9 and noon", "today between 09:00 and 12:00"),
+    ("between 7 and 8 yesterday evening", "yesterday evening between 19:00 and 20:00"),
+    ("after 10pm and before 2am", "yesterday between 22:00 and 02:00"),
+    ("after 9 and before 11", "today between 09:00 and 11:00"), ("after 6:30 pm", "today after 18:30"),
+    ("after midnight yesterday", "after midnight yesterday"), ("before 7:45", "today before 07:45"),
+    ("at lunch", "today at lunchtime"), ("at lunchtime yesterday", "yesterday lunchtime"),
+    ("at 3", "today around 15:00"), ("at 3 yesterday", "yesterday around 15:00"), ("at 3:15", "today around 15:15"),
+    ("about 10 am", "today around 10:00"), ("circa 4", "today around 16:00"),
+    ("at noon yesterday", "yesterday around 12:00"),
+    ("around midnight", "yesterday around 00:00"),
+    ("from 9 in the morning to 5 in the afternoon", "this morning between 09:00 and 17:00"),
+    ("about 3 hours ago", "about 3 hours ago"), ("a week ago", "a week ago"),
+    ("since yesterday at 5pm", "since yesterday 17:00"), ("since last tuesday at 9", "since Tuesday 09:00"),
+    ("on dec the 3rd", "on December 3"), ("2026-12-03", "on December 3"), ("on 3/12/2025", "on December 3 2025"),
+    ("between tuesday and thursday", "from Tuesday December 1 to Thursday December 3"),
+    ("from december 1 to 3", "from Tuesday December 1 to Thursday December 3"),
+    ("since 9", "since 09:00"), ("since 8 last night", "since 20:00 yesterday"),
+    ("within the hour", "in the last hour"),
+    ("this time yesterday", "this time yesterday"), ("last night", "last night"), ("overnight", "overnight"),
+    ("tonight", "tonight"), ("this morning", "this morning"), ("yesterday after dark", "yesterday after dark"),
+    ("during the day", "today during the day"), ("on 3 december in the evening", "on December 3 in the evening"),
+    ("on 3 december at night", "on December 3 at night"), ("on thursday evening", "on Thursday evening"),
+    ("the night before last", "the night before last"), ("this week", "this week"), ("this weekend", "at the weekend"),
+    ("last month", "in November"), ("in november", "in November"), ("since november", "since November"),
+    ("this month", "this month"),
+])
+def test_the_range_is_said_back_as_read(words, phrase):
+    assert time_window(normalise(words), ZONE, NOW).phrase == phrase

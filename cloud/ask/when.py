@@ -81,7 +81,7 @@ def _hour(match: re.Match[str], n: str, context: str | None) -> float | None:
     return hour + minute / 60
 
 
-def _clock_range(text: str, context: str | None, dated: bool = False) -> tuple[float | None, float | None, str] | None:
+def _clock_range(text: str, context: str | None) -> tuple[float | None, float | None, str] | None:
     """(from hour, to hour, phrase) a question's clock words name, or None; hours past 24 run into the next day."""
     spread = _FROM_TO.search(text)
     if spread:  # "from 9 in the morning to 5 in the afternoon": each end read in its own part of the day
@@ -120,8 +120,7 @@ def _clock_range(text: str, context: str | None, dated: bool = False) -> tuple[f
     around = _AROUND.search(text)
     if around and around["aword"] and around["aword"].startswith("lunch"):
         return 12.0, 14.0, "" if context == "lunchtime" else "at lunchtime"  # the lunch hours, as the part says
-    if around and (around["ah"] is None or around["aampm"] or around["am"] or context is not None or dated
-                   or re.search(r"\b(around|about|circa)\b", around[0])):
+    if around:  # "at 3", "around 3pm", "about 10 am": a moment, half an hour either side
         hour = _hour(around, "a", context)
         if hour is not None:
             return hour - AROUND_H, hour + AROUND_H, f"around {_hhmm(hour % 24)}"
@@ -408,7 +407,7 @@ def _named_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
     else:
         start, end = _at(day, 0), _at(day + timedelta(days=1), 0)
     context = {"overnight": "night", "dark": "night", "day": None, "tonight": "night"}.get(part or "", part)
-    clock = _clock_range(text, context, dated=found is not None)
+    clock = _clock_range(text, context)
     if clock is not None:
         if part == "morning" and clock[0] is None:  # "before 8 this morning": from the day's start
             start = _at(day, 0)
