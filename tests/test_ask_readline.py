@@ -348,3 +348,19 @@ def test_names_looks_greetings_and_how_long_since_are_used_together():
     line, _ = read_back("people at the porch", q(intent="list", label="person", cameras=PORCH, window=today,
                                                   names=frozenset({"porch"})), ZONE, NOW)
     assert line.endswith("(Europe/Berlin, the camera's zone)")
+
+
+def test_the_last_branches_of_the_line():
+    from edgetriage.cloud.ask.reading import both_read
+
+    today = Window(at(4, 0), None, "today")
+    assert read_back("they lingered at the door", q(intent="duration", window=today), ZONE, NOW)[1] == ["door"]
+    assert read_back("what was the dwell time", q(intent="duration", window=today), ZONE, NOW)[1] == []
+    assert unread_times(["today", "at", "tall"]) == ["today"]
+    assert other_labels("cars and no one else", q(label="car")) == []
+    assert read_back("anyone at the back", q(names=frozenset({"back"}), window=today), ZONE, NOW)[1] == []
+    alerts, _ = read_back("any alerts", q(intent="exists", verdict="alert", window=today), ZONE, NOW)
+    assert alerts.startswith("Alerts on every camera")
+    assert when_said(q(window=Window(at(2, 0), at(4, 0), "")), ZONE, NOW) == "Wed 02 Dec 00:00 – today 00:00"
+    one_side, _ = both_read(q(cameras=PORCH), q(), None, ZONE, NOW, [])
+    assert one_side.endswith("(Europe/Berlin, the camera's zone)")

@@ -131,14 +131,14 @@ _BREAKDOWN = re.compile(r"\b(?:(?:for )?each|per|by|broken down by|split by|for 
                         r"device)s?\b")
 _SECOND_QUESTION = re.compile(r"\b(?:and|but) (?:also )?(?:when|how|what|who|which|where|why|did|was|were|is|are|"
                               r"has|have)\b.*$")
-STAYING = frozenset("long stay stays stayed staying spend spent remain remained hang hung linger lingered".split())
+STAYING = frozenset("stay stays stayed staying spend spent remain remained hang hung linger lingered".split())
 
 
 def unread_times(words: Iterable[str]) -> list[str]:
     """For a question read with no time range: its runs of time words that say a time ("within the hour",
     "on the 31st"), which the answer names as not used rather than answering over every event silently."""
     words = list(words)
-    timeish = [w in TIME_WORDS or w in NUMBER_WORDS or w in ("a", "an", "of", "in", "on", "at", "the")
+    timeish = [w in TIME_WORDS or w in NUMBER_WORDS or w in ("a", "an", "of", "in", "on", "at")
                or bool(_NUMBERS.fullmatch(w)) for w in words]
     phrases, i = [], 0
     while i < len(words):
@@ -208,10 +208,8 @@ def what_counted(query: Query, measure: str | None) -> str:
             what = f"Events judged {query.verdict}"
         else:
             what = "Events"
-        if query.label and query.label != "person":
+        if query.label:
             what += f" of {PLURALS.get(query.label, query.label + 's')}"
-        elif query.label == "person":
-            what += " of people"
         return what
     if measure in ("people", "visits"):
         return MEASURES[measure]
@@ -286,7 +284,7 @@ def reading_line(query: Query, measure: str | None, zone: ZoneInfo, now_ms: int,
 def read_back(said: str, query: Query, zone: ZoneInfo, now_ms: int) -> tuple[str, list[str]]:
     """For a normalised question and its query: the reading line, and the phrases no rule used."""
     taken = used_words(query, query.names) | (STAYING if query.intent == "duration" else set())
-    kind = {"unusual": UNUSUAL, "overview": OVERVIEW, "duration": DURATION}.get(query.intent or "")
+    kind = {"unusual": UNUSUAL, "overview": OVERVIEW, "duration": DURATION}.get(query.intent)
     if kind is not None:  # "anything unusual", "sum up", "how long": the words that chose the kind of answer
         taken |= {w for found in kind.finditer(said) for w in found[0].split()}
     if re.search(r"\bhow long (?:ago|(?:has it been |is it )?since)\b", said):  # a time since, not a stay
@@ -306,7 +304,7 @@ def read_back(said: str, query: Query, zone: ZoneInfo, now_ms: int) -> tuple[str
     if query.intent == "count":  # a yes/no or a list shows the events (or the people) it stands on
         measure = query.measure
     else:
-        measure = "events" if query.label is None else "people" if query.label == "person" else None
+        measure = "events" if query.label is None else None  # a label's objects (people: "People")
     return reading_line(query, measure, zone, now_ms, bool(query.cameras or query.zones),
                         phrases), phrases
 
