@@ -247,3 +247,46 @@ def test_the_part_of_the_day_decides_a_bare_hour(words, start, end):
 ])
 def test_the_range_is_said_back_as_read(words, phrase):
     assert time_window(normalise(words), ZONE, NOW).phrase == phrase
+
+
+JAN = int(datetime(2027, 1, 10, 12, tzinfo=ZONE).timestamp() * 1000)  # a Sunday in January
+
+
+def on(day: datetime) -> int:
+    return int(day.replace(tzinfo=ZONE).timestamp() * 1000)
+
+
+@pytest.mark.parametrize(("words", "now", "start", "end"), [
+    ("after 24 yesterday", NOW, at(3, 0), at(4, 0)), ("after 9:60 yesterday", NOW, at(3, 0), at(4, 0)),
+    ("after 0 yesterday", NOW, at(3, 0), at(4, 0)), ("after 11 this evening", NOW, at(4, 23), None),
+    ("from 9 in the evening to 11 at night", NOW, at(4, 21), None),
+    ("between 3 and 4 a m", NOW, at(4, 3), at(4, 4)), ("between 8 and 8 pm", NOW, at(4, 8), at(4, 20)),
+    ("between 11 and 1 tonight", NOW, at(4, 23), None), ("between 12 and 2 pm", NOW, at(4, 12), at(4, 14)),
+    ("from midnight", NOW, at(4, 0), None), ("in the last half hour", NOW, at(4, 21), None),
+    ("in the past half an hour", NOW, at(4, 21), None), ("a few minutes ago", NOW, at(4, 21), None),
+    ("a moment ago", NOW, at(4, 21), None), ("at this minute", NOW, at(4, 21), None),
+    ("since 9pm", NOW, at(4, 21), None), ("since 12 am", NOW, at(4, 0), None), ("since 12pm", NOW, at(4, 12), None),
+    ("2 days ago", NOW, at(2, 0), at(3, 0)), ("2 weeks ago", NOW, at(-10, 0), at(-9, 0)),
+    ("on tues", NOW, at(1, 0), at(2, 0)), ("last sat", NOW, at(-2, 0), at(-1, 0)), ("since weds", NOW, at(2, 0), None),
+    ("on thurs", NOW, at(3, 0), at(4, 0)), ("last friday", NOW, at(-3, 0), at(-2, 0)),
+    ("on friday", NOW, at(4, 0), None),
+    ("in the past few minutes", NOW, NOW - 3 * 60_000, None), ("in the last several hours", NOW, NOW - 3 * HOUR, None),
+    ("on 3/12/26", NOW, at(3, 0), at(4, 0)), ("on 13/12", NOW, on(datetime(2025, 12, 13)), on(datetime(2025, 12, 14))),
+    ("on 12/25", NOW, on(datetime(2025, 12, 25)), on(datetime(2025, 12, 26))),
+    ("on the 28th", NOW, at(-2, 0), at(-1, 0)),
+    ("on the 5th", NOW, on(datetime(2026, 11, 5)), on(datetime(2026, 11, 6))),
+    ("on 5 march", NOW, on(datetime(2026, 3, 5)), on(datetime(2026, 3, 6))),
+    ("on march 5th 2025", NOW, on(datetime(2025, 3, 5)), on(datetime(2025, 3, 6))),
+    ("last wednesday night", NOW, at(2, 18), at(3, 6)),
+    ("on the 28th", JAN, on(datetime(2026, 12, 28)), on(datetime(2026, 12, 29))),  # last month's, in January
+    ("on the 5th", JAN, on(datetime(2027, 1, 5)), on(datetime(2027, 1, 6))),
+    ("in december", JAN, on(datetime(2026, 12, 1)), on(datetime(2027, 1, 1))),
+    ("last month", JAN, on(datetime(2026, 12, 1)), on(datetime(2027, 1, 1))),
+])
+def test_more_clock_day_and_date_forms(words, now, start, end):
+    assert window(words, now) == (start, end)
+
+
+@pytest.mark.parametrize("words", ["since 25", "since 9:61", "on 31/11"])
+def test_no_such_time_or_day_reads_as_no_range(words):
+    assert window(words) is None
