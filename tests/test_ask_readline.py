@@ -191,3 +191,176 @@ def test_the_counted_things_are_named_in_plain_plurals(label, measure, said):
                                                  ("alerts broken down by zone", ["broken down by zone"])])
 def test_a_split_the_answer_does_not_give_is_named(question, named):
     assert read_back(question, q(window=Window(at(4, 0), None, "today")), ZONE, NOW)[1] == named
+
+
+@pytest.mark.parametrize(("question", "phrases"), [
+    ("x with in not tall", ["x", "with in not tall"]),  # up to three small words before it shape it
+    ("x a with in no not tall", ["x", "in no not tall"]),  # and no more
+    ("did he look angry", ["look angry"]), ("did she seem angry", ["seem angry"]),
+    ("tall with beard", ["tall with beard"]),  # a small word between two unread ones joins them
+    ("tall with the porch", ["tall", "with the porch"]),
+    ("people tall", ["tall"]), ("anyone at the entrance", ["entrance"]), ("any with tall", ["with tall"]),
+    ("some tall", ["tall"]), ("the tall", ["tall"]), ("an odd one", ["odd"]),
+])
+def test_an_unread_phrase_is_cut_where_its_meaning_ends(question, phrases):
+    assert unused(question.split(), ()) == phrases
+
+
+@pytest.mark.parametrize(("words", "phrases"), [
+    (["at", "9ish"], ["at 9ish"]), (["people", "on", "the", "31st"], ["on the 31st"]), (["7pm"], ["7pm"]),
+    (["today"], ["today"]), (["on", "monday"], ["on monday"]), (["in", "january"], ["in january"]),
+    (["a", "quarter", "of", "an", "hour"], ["quarter of an hour"]), (["at", "9:30"], ["at 9:30"]),
+    (["the", "3rd", "at", "the"], ["3rd"]), (["people", "at", "the", "porch"], []),
+    (["tall", "today", "and", "people", "tonight"], ["today", "tonight"]),
+])
+def test_a_time_said_without_a_range_is_named_from_its_first_time_word(words, phrases):
+    assert unread_times(words) == phrases
+
+
+@pytest.mark.parametrize(("question", "intent", "phrases"), [
+    ("how long did they stay there", "duration", []), ("how long did they stay there", "count", ["long", "stay"]),
+    ("how long did they linger", "duration", []), ("how much time did they spend", "duration", []),
+    ("do you know if anyone came", "list", []), ("i want to know how many came", "list", []),
+    ("let me know who came", "list", []), ("i wonder if anyone came", "list", []),
+    ("can you tell me who came", "list", []), ("i need you to list people", "list", []),
+    ("we wanted to see people", "list", []), ("would you know who came", "list", []),
+    ("someone we know", "list", ["know"]),
+])
+def test_request_frames_and_stays_are_read_and_nowhere_else(question, intent, phrases):
+    assert read_back(question, q(intent=intent, window=Window(at(4, 0), None, "today")), ZONE, NOW)[1] == phrases
+
+
+# -- every branch of the line, pinned (reading.py's mutation survivors) ----------------------------------
+def test_a_comparison_is_read_side_against_side_with_only_the_words_no_side_used():
+    from edgetriage.cloud.ask.reading import both_read
+
+    a = q(cameras=PORCH, label="person", window=Window(at(4, 0), None, "today"))
+    b = q(cameras=frozenset({("house", "back_door")}), label="car", window=Window(at(3, 0), at(4, 0), "yesterday"))
+    line, phrases = both_read(a, b, "people", ZONE, NOW, ["cars", "yesterday", "tall", "this evening"])
+    assert phrases == ["tall"]  # the sides' labels and times are theirs
+    assert line == ("People on porch, today 00:00–now vs people on back_door, yesterday 00:00–24:00 "
+                    "(Europe/Berlin, the camera's zone); not used: 'tall'")
+    site, _ = both_read(q(), q(window=Window(at(3, 0), at(4, 0), "")), None, ZONE, NOW, [])
+    assert site.endswith("(Europe/Berlin, the site's zone)") and site.startswith("Events on every camera, any time vs ")
+    zoned, _ = both_read(q(zones=frozenset({"front_door"})), q(), None, ZONE, NOW, [])
+    assert "the camera's zone" in zoned
+
+
+@pytest.mark.parametrize(("fields", "said"), [
+    ({"zones": frozenset({"front_door", "gate"})}, "in zone front_door or gate"),
+    ({"devices": frozenset({"house", "lodge"})}, "from house or lodge"),
+    ({"excluded": PORCH | {("house", "back_door")}}, "on every camera except back_door and porch"),
+    ({"excluded_zones": frozenset({"front_door", "gate"})}, "outside zone front_door and gate"),
+])
+def test_several_places_are_all_said(fields, said):
+    assert where_said(q(**fields)) == said
+
+
+def test_a_day_after_today_is_tomorrow_and_the_unused_are_listed_apart():
+    assert when_said(q(window=Window(at(5, 9), at(5, 10), "")), ZONE, NOW) == "tomorrow 09:00–10:00"
+    line = reading_line(q(), "people", ZONE, NOW, False, ["tall", "old"])
+    assert line.endswith("; not used: 'tall', 'old'")
+
+
+@pytest.mark.parametrize(("question", "fields", "counted"), [
+    ("people at the porch", {"intent": "list", "label": "person"}, "People"),
+    ("cars at the porch", {"intent": "list", "label": "car"}, "Cars"),
+    ("events at the porch", {"intent": "exists"}, "Events"),
+    ("how many visits", {"intent": "count", "measure": "visits", "label": "person"}, "Visits"),
+    ("how many cars", {"intent": "count", "label": "car"}, "Cars"),
+])
+def test_what_a_line_counts_follows_the_answer_s_kind(question, fields, counted):
+    line, _ = read_back(question, q(window=Window(at(4, 0), None, "today"), **fields), ZONE, NOW)
+    assert line.startswith(counted + " on every camera, today 00:00–now")
+
+
+@pytest.mark.parametrize(("question", "fields", "phrases"), [
+    ("anyone at the back of the house", {}, ["the back of the house"]),
+    ("anyone at the back", {}, ["the back"]),
+    ("anyone at the back door", {"names": frozenset({"back door"})}, []),
+    ("anyone not at home", {"negated_bare": ("not at home",)}, ["not at home"]),
+    ("anyone not wearing a cape", {"negated_bare": ("not wearing a cape",)}, ["not wearing a cape"]),  # said once
+    ("how long has it been since someone came", {"intent": "last"}, []),
+    ("how long ago did someone come", {"intent": "last"}, []),
+    ("how long did they stay today", {"intent": "duration", "window": None}, []),  # a stay, not a time
+    ("what happened and who came", {"intent": "overview"}, []),  # an overview tells it all
+    ("anything unusual and who came", {"intent": "unusual"}, []),
+    ("when did they come and who was it", {"intent": "last"}, ["and who was it"]),
+    ("anyone with a dog", {"look": Look(None, None, "dog", ("with a dog",)), "label": "person"}, []),
+    ("how many people", {"label": "person"}, []),
+    ("nobody with cars", {"label": "person"}, ["cars"]),
+    ("any events with people and cars", {"measure": "events"}, []),
+    ("any people and cars", {"label": None}, ["cars"]),
+])
+def test_read_back_names_exactly_what_no_reader_used(question, fields, phrases):
+    fields = {"window": Window(at(4, 0), None, "today"), **fields}
+    assert read_back(question, q(**fields), ZONE, NOW)[1] == phrases
+
+
+@pytest.mark.parametrize(("question", "intent"), [("anything unusual last night", "unusual"),
+                                                  ("anything out of the ordinary today", "unusual"),
+                                                  ("sum up today", "overview"), ("what happened today", "overview"),
+                                                  ("how much time did they spend", "duration")])
+def test_the_words_that_chose_the_kind_of_answer_are_used(question, intent):
+    assert read_back(question, q(intent=intent, window=Window(at(4, 0), None, "today")), ZONE, NOW)[1] == []
+
+
+@pytest.mark.parametrize(("words", "phrases"), [
+    (["without", "hi", "vis"], ["without hi vis"]), (["a", "cape"], ["cape"]), (["any", "cape"], ["cape"]),
+    (["angry", "look"], ["angry"]), (["look", "angry"], ["look angry"]),
+    (["tall", "the", "cape"], ["tall", "cape"]), (["tall", "a", "cape"], ["tall", "cape"]),
+    (["tall", "an", "odd"], ["tall", "odd"]), (["tall", "with"], ["tall"]),
+    (["tall", "odd", "people", "cape"], ["tall odd", "cape"]),
+])
+def test_where_an_unread_phrase_starts_and_stops(words, phrases):
+    assert unused(words, ()) == phrases
+
+
+@pytest.mark.parametrize(("words", "phrases"), [
+    (["in", "a", "week"], ["in a week"]), (["an", "hour"], ["hour"]), (["of", "today"], ["today"]),
+    (["today", "a"], ["today"]), (["today", "an"], ["today"]), (["today", "of"], ["today"]),
+    (["today", "in"], ["today"]), (["today", "on"], ["today"]), (["today", "at"], ["today"]),
+    (["on", "monday", "in", "the"], ["on monday"]), (["monday", "in"], ["monday"]),
+])
+def test_a_named_time_loses_the_small_words_at_its_ends(words, phrases):
+    assert unread_times(words) == phrases
+
+
+@pytest.mark.parametrize(("question", "fields", "named"), [
+    ("events with cars", {"label": None, "measure": "events"}, []),
+    ("events with people and cars", {"label": "person", "measure": "events"}, ["cars"]),
+    ("anything with cars", {"label": None}, ["cars"]),
+    ("cars and people", {"label": "car"}, ["people"]),
+    ("cars and nobody", {"label": "car"}, []),
+])
+def test_which_other_labels_are_named(question, fields, named):
+    assert other_labels(question, q(**fields)) == named
+
+
+def test_names_looks_greetings_and_how_long_since_are_used_together():
+    today = Window(at(4, 0), None, "today")
+    look = Look(None, None, "dog", ("with a dog",))
+    assert read_back("anyone at the porch with a dog", q(names=frozenset({"porch"}), look=look, window=today),
+                     ZONE, NOW)[1] == []
+    assert read_back("how long since someone came to the porch", q(intent="last", names=frozenset({"porch"})),
+                     ZONE, NOW)[1] == []
+    assert read_back("hey tall people", q(window=today), ZONE, NOW)[1] == ["tall"]
+    line, _ = read_back("people at the porch", q(intent="list", label="person", cameras=PORCH, window=today,
+                                                  names=frozenset({"porch"})), ZONE, NOW)
+    assert line.endswith("(Europe/Berlin, the camera's zone)")
+
+
+def test_the_last_branches_of_the_line():
+    from edgetriage.cloud.ask.reading import both_read
+
+    today = Window(at(4, 0), None, "today")
+    assert read_back("they lingered at the door", q(intent="duration", window=today), ZONE, NOW)[1] == ["door"]
+    assert read_back("what was the dwell time", q(intent="duration", window=today), ZONE, NOW)[1] == []
+    assert unread_times(["today", "at", "tall"]) == ["today"]
+    assert other_labels("cars and no one else", q(label="car")) == []
+    assert read_back("anyone at the back", q(names=frozenset({"back"}), window=today), ZONE, NOW)[1] == []
+    alerts, _ = read_back("any alerts", q(intent="exists", verdict="alert", window=today), ZONE, NOW)
+    assert alerts.startswith("Alerts on every camera")
+    assert when_said(q(window=Window(at(2, 0), at(4, 0), "")), ZONE, NOW) == "Wed 02 Dec 00:00 – today 00:00"
+    one_side, _ = both_read(q(cameras=PORCH), q(), None, ZONE, NOW, [])
+    assert one_side.endswith("(Europe/Berlin, the camera's zone)")

@@ -174,3 +174,119 @@ def test_each_end_of_a_range_is_read_where_it_is_said(words, start, end):
 ])
 def test_dotted_dates_and_times(words, start, end):
     assert window(words) == (start, end)
+
+
+@pytest.mark.parametrize(("words", "start", "end"), [
+    ("since 6 yesterday evening", at(3, 18), None),
+    ("since 8 last night", at(3, 20), None),
+    ("since 5 in the afternoon", at(4, 17), None),
+    ("past midnight", at(4, 0), at(4, 6)),
+    ("during daylight hours", at(4, 6), at(4, 18)),
+    ("this time yesterday", at(3, 21), at(3, 22)),  # now's clock time a day back, half an hour either side
+    ("same time yesterday", at(3, 21), at(3, 22)),
+])
+def test_since_a_time_of_a_named_day_and_times_of_day_in_words(words, start, end):
+    assert window(words) == (start, end)
+
+
+@pytest.mark.parametrize(("words", "start"), [
+    *[(f"after {word} yesterday", at(3, hour)) for word, hour in (
+        ("one", 13), ("two", 14), ("three", 15), ("four", 16), ("five", 17), ("six", 18), ("seven", 7),
+        ("eight", 8), ("nine", 9), ("ten", 10), ("eleven", 11), ("twelve", 12))],  # 7-11 morning, 1-6 afternoon
+    ("after 9 p m yesterday", at(3, 21)), ("after 9 a m yesterday", at(3, 9)), ("after 12 am yesterday", at(3, 0)),
+    ("after 12 pm yesterday", at(3, 12)), ("after 11 pm yesterday", at(3, 23)),
+    ("after 11:59 yesterday", at(3, 11, 59)), ("after 23:59 yesterday", at(3, 23, 59)),
+    ("after 5 oclock yesterday", at(3, 17)),
+    ("after 5 o'clock yesterday", at(3, 17)), ("after 11 oclock yesterday", at(3, 11)),
+    ("after 9:75 yesterday", at(3, 0)), ("after 25 yesterday", at(3, 0)),  # no such clock time: the whole day
+])
+def test_a_clock_hour_is_read_as_people_say_it(words, start):
+    assert window(words)[0] == start
+
+
+@pytest.mark.parametrize(("words", "start", "end"), [
+    ("at 12 am yesterday", at(2, 23, 30), at(3, 0, 30)), ("at 5 last night", at(4, 4, 30), at(4, 5, 30)),
+    ("at 6 last night", at(3, 17, 30), at(3, 18, 30)), ("before 6 yesterday afternoon", at(3, 12), at(3, 18)),
+    ("at 3 this afternoon", at(4, 14, 30), at(4, 15, 30)), ("at 9 tonight", at(4, 20, 30), at(4, 21, 30)),
+])
+def test_the_part_of_the_day_decides_a_bare_hour(words, start, end):
+    assert window(words) == (start, end)
+
+
+@pytest.mark.parametrize(("words", "phrase"), [
+    ("between 3 and 4 am", "today between 03:00 and 04:00"), ("between 8 and 10 pm", "today between 20:00 and 22:00"),
+    ("between 9 and 5", "today between 09:00 and 17:00"), ("between 9am and 11", "today between 09:00 and 11:00"),
+    ("between 10 pm and 2 am", "yesterday between 22:00 and 02:00"),
+    ("between 2 and 3", "today between 14:00 and 15:00"),
+    ("between 11 and 1 last night", "last night between 23:00 and 01:00"),
+    ("between noon and 3", "today between 12:00 and 15:00"), ("between 9 and noon", "today between 09:00 and 12:00"),
+    ("between 7 and 8 yesterday evening", "yesterday evening between 19:00 and 20:00"),
+    ("after 10pm and before 2am", "yesterday between 22:00 and 02:00"),
+    ("after 9 and before 11", "today between 09:00 and 11:00"), ("after 6:30 pm", "today after 18:30"),
+    ("after midnight yesterday", "after midnight yesterday"), ("before 7:45", "today before 07:45"),
+    ("at lunch", "today at lunchtime"), ("at lunchtime yesterday", "yesterday lunchtime"),
+    ("at 3", "today around 15:00"), ("at 3 yesterday", "yesterday around 15:00"), ("at 3:15", "today around 15:15"),
+    ("about 10 am", "today around 10:00"), ("circa 4", "today around 16:00"),
+    ("at noon yesterday", "yesterday around 12:00"),
+    ("around midnight", "yesterday around 00:00"),
+    ("from 9 in the morning to 5 in the afternoon", "this morning between 09:00 and 17:00"),
+    ("about 3 hours ago", "about 3 hours ago"), ("a week ago", "a week ago"),
+    ("since yesterday at 5pm", "since yesterday 17:00"), ("since last tuesday at 9", "since Tuesday 09:00"),
+    ("on dec the 3rd", "on December 3"), ("2026-12-03", "on December 3"), ("on 3/12/2025", "on December 3 2025"),
+    ("between tuesday and thursday", "from Tuesday December 1 to Thursday December 3"),
+    ("from december 1 to 3", "from Tuesday December 1 to Thursday December 3"),
+    ("since 9", "since 09:00"), ("since 8 last night", "since 20:00 yesterday"),
+    ("within the hour", "in the last hour"),
+    ("this time yesterday", "this time yesterday"), ("last night", "last night"), ("overnight", "overnight"),
+    ("tonight", "tonight"), ("this morning", "this morning"), ("yesterday after dark", "yesterday after dark"),
+    ("during the day", "today during the day"), ("on 3 december in the evening", "on December 3 in the evening"),
+    ("on 3 december at night", "on December 3 at night"), ("on thursday evening", "on Thursday evening"),
+    ("the night before last", "the night before last"), ("this week", "this week"), ("this weekend", "at the weekend"),
+    ("last month", "in November"), ("in november", "in November"), ("since november", "since November"),
+    ("this month", "this month"),
+])
+def test_the_range_is_said_back_as_read(words, phrase):
+    assert time_window(normalise(words), ZONE, NOW).phrase == phrase
+
+
+JAN = int(datetime(2027, 1, 10, 12, tzinfo=ZONE).timestamp() * 1000)  # a Sunday in January
+
+
+def on(day: datetime) -> int:
+    return int(day.replace(tzinfo=ZONE).timestamp() * 1000)
+
+
+@pytest.mark.parametrize(("words", "now", "start", "end"), [
+    ("after 24 yesterday", NOW, at(3, 0), at(4, 0)), ("after 9:60 yesterday", NOW, at(3, 0), at(4, 0)),
+    ("after 0 yesterday", NOW, at(3, 0), at(4, 0)), ("after 11 this evening", NOW, at(4, 23), None),
+    ("from 9 in the evening to 11 at night", NOW, at(4, 21), None),
+    ("between 3 and 4 a m", NOW, at(4, 3), at(4, 4)), ("between 8 and 8 pm", NOW, at(4, 8), at(4, 20)),
+    ("between 11 and 1 tonight", NOW, at(4, 23), None), ("between 12 and 2 pm", NOW, at(4, 12), at(4, 14)),
+    ("from midnight", NOW, at(4, 0), None), ("in the last half hour", NOW, at(4, 21), None),
+    ("in the past half an hour", NOW, at(4, 21), None), ("a few minutes ago", NOW, at(4, 21), None),
+    ("a moment ago", NOW, at(4, 21), None), ("at this minute", NOW, at(4, 21), None),
+    ("since 9pm", NOW, at(4, 21), None), ("since 12 am", NOW, at(4, 0), None), ("since 12pm", NOW, at(4, 12), None),
+    ("2 days ago", NOW, at(2, 0), at(3, 0)), ("2 weeks ago", NOW, at(-10, 0), at(-9, 0)),
+    ("on tues", NOW, at(1, 0), at(2, 0)), ("last sat", NOW, at(-2, 0), at(-1, 0)), ("since weds", NOW, at(2, 0), None),
+    ("on thurs", NOW, at(3, 0), at(4, 0)), ("last friday", NOW, at(-3, 0), at(-2, 0)),
+    ("on friday", NOW, at(4, 0), None),
+    ("in the past few minutes", NOW, NOW - 3 * 60_000, None), ("in the last several hours", NOW, NOW - 3 * HOUR, None),
+    ("on 3/12/26", NOW, at(3, 0), at(4, 0)), ("on 13/12", NOW, on(datetime(2025, 12, 13)), on(datetime(2025, 12, 14))),
+    ("on 12/25", NOW, on(datetime(2025, 12, 25)), on(datetime(2025, 12, 26))),
+    ("on the 28th", NOW, at(-2, 0), at(-1, 0)),
+    ("on the 5th", NOW, on(datetime(2026, 11, 5)), on(datetime(2026, 11, 6))),
+    ("on 5 march", NOW, on(datetime(2026, 3, 5)), on(datetime(2026, 3, 6))),
+    ("on march 5th 2025", NOW, on(datetime(2025, 3, 5)), on(datetime(2025, 3, 6))),
+    ("last wednesday night", NOW, at(2, 18), at(3, 6)),
+    ("on the 28th", JAN, on(datetime(2026, 12, 28)), on(datetime(2026, 12, 29))),  # last month's, in January
+    ("on the 5th", JAN, on(datetime(2027, 1, 5)), on(datetime(2027, 1, 6))),
+    ("in december", JAN, on(datetime(2026, 12, 1)), on(datetime(2027, 1, 1))),
+    ("last month", JAN, on(datetime(2026, 12, 1)), on(datetime(2027, 1, 1))),
+])
+def test_more_clock_day_and_date_forms(words, now, start, end):
+    assert window(words, now) == (start, end)
+
+
+@pytest.mark.parametrize("words", ["since 25", "since 9:61", "on 31/11"])
+def test_no_such_time_or_day_reads_as_no_range(words):
+    assert window(words) is None

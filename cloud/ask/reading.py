@@ -20,13 +20,11 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
+from .kinds import DURATION, OVERVIEW, UNUSUAL
 from .rules import GREETING, LABEL_WORDS, NARROWING, VERDICT_WORDS, Query, labels_said
 from .when import MONTHS, WEEKDAYS, time_window
 
-YES_NO = frozenset("was were is are did does do has have had any anyone anybody anything someone somebody didnt wasnt "
-                   "werent isnt arent hasnt havent hadnt doesnt dont".split())
-
-MEASURES = {"people": "People", "visits": "Visits", "events": "Events"}
+MEASURES = {"people": "People", "visits": "Visits"}
 PLURALS = {"person": "people", "bus": "buses"}
 # small words, question words and verbs of coming and seeing: they carry no filter of their own
 PLAIN = frozenset("""
@@ -72,11 +70,12 @@ _NUMBERS = re.compile(r"\d{1,2}(?::\d{2})?(?:am|pm)?(?:ish)?|\d+(?:st|nd|rd|th)?
 def _label_words() -> frozenset[str]:
     words = {w for forms in LABEL_WORDS.values() for p in forms for w in p.split()}
     words |= {w for forms in VERDICT_WORDS.values() for p in forms for w in p.split()}
-    return frozenset((words - NARROWING) | set(LABEL_WORDS) | {"alert", "alerts", "alarm", "alarms", "event", "events",
-                                                 "detection", "detections", "notification", "notifications",
-                                                 "recording", "recordings", "clip", "clips", "trigger",
-                                                 "triggered", "triggers", "incident", "incidents", "activity",
-                                                 "movement", "motion", "verdict", "verdicts"})
+    return frozenset((words - NARROWING) | set(LABEL_WORDS) | set(EVENT_NOUNS.split()))
+
+
+# what is counted when it is not a label's objects ("alerts", "verdict" are the verdict's words)
+EVENT_NOUNS = ("event events detection detections notification notifications recording recordings clip clips "
+               "trigger triggered triggers incident incidents activity movement motion")
 
 
 KNOWN = PLAIN | TIME_WORDS | NUMBER_WORDS | GLUE | _label_words()
@@ -132,14 +131,14 @@ _BREAKDOWN = re.compile(r"\b(?:(?:for )?each|per|by|broken down by|split by|for 
                         r"device)s?\b")
 _SECOND_QUESTION = re.compile(r"\b(?:and|but) (?:also )?(?:when|how|what|who|which|where|why|did|was|were|is|are|"
                               r"has|have)\b.*$")
-STAYING = frozenset("long stay stays stayed staying spend spent remain remained hang hung linger lingered".split())
+STAYING = frozenset("stay stays stayed staying spend spent remain remained hang hung linger lingered".split())
 
 
 def unread_times(words: Iterable[str]) -> list[str]:
     """For a question read with no time range: its runs of time words that say a time ("within the hour",
     "on the 31st"), which the answer names as not used rather than answering over every event silently."""
     words = list(words)
-    timeish = [w in TIME_WORDS or w in NUMBER_WORDS or w in ("a", "an", "of", "in", "on", "at", "the")
+    timeish = [w in TIME_WORDS or w in NUMBER_WORDS or w in ("a", "an", "of", "in", "on", "at")
                or bool(_NUMBERS.fullmatch(w)) for w in words]
     phrases, i = [], 0
     while i < len(words):
@@ -151,7 +150,7 @@ def unread_times(words: Iterable[str]) -> list[str]:
             end += 1
         run = words[i:end + 1]
         if any(w in STRONG_TIME or _CLOCK.fullmatch(w) for w in run):
-            while run and run[0] in ("the", "a", "an", "of", "and"):
+            while run and run[0] in ("the", "a", "an", "of"):
                 run = run[1:]
             while run and run[-1] in ("the", "a", "an", "of", "in", "on", "at"):
                 run = run[:-1]
@@ -209,10 +208,8 @@ def what_counted(query: Query, measure: str | None) -> str:
             what = f"Events judged {query.verdict}"
         else:
             what = "Events"
-        if query.label and query.label != "person":
+        if query.label:
             what += f" of {PLURALS.get(query.label, query.label + 's')}"
-        elif query.label == "person":
-            what += " of people"
         return what
     if measure in ("people", "visits"):
         return MEASURES[measure]
@@ -287,8 +284,11 @@ def reading_line(query: Query, measure: str | None, zone: ZoneInfo, now_ms: int,
 def read_back(said: str, query: Query, zone: ZoneInfo, now_ms: int) -> tuple[str, list[str]]:
     """For a normalised question and its query: the reading line, and the phrases no rule used."""
     taken = used_words(query, query.names) | (STAYING if query.intent == "duration" else set())
+    kind = {"unusual": UNUSUAL, "overview": OVERVIEW, "duration": DURATION}.get(query.intent)
+    if kind is not None:  # "anything unusual", "sum up", "how long": the words that chose the kind of answer
+        taken |= {w for found in kind.finditer(said) for w in found[0].split()}
     if re.search(r"\bhow long (?:ago|(?:has it been |is it )?since)\b", said):  # a time since, not a stay
-        taken |= {"long", "ago", "since", "been"}
+        taken |= {"long", "ago"}
     taken |= {w for phrase in query.negated for w in phrase.split()}
     split = [m[0] for m in _BREAKDOWN.finditer(said)]  # "per camera": one total is given, never a split
     taken |= {w for phrase in split for w in phrase.split()}
@@ -301,11 +301,10 @@ def read_back(said: str, query: Query, zone: ZoneInfo, now_ms: int) -> tuple[str
         phrases.append(second[0])
     if query.window is None and query.intent != "duration":  # time words said, no range read: named
         phrases += [p for p in unread_times(said.split()) if not set(p.split()) <= taken]
-    intent = query.intent or ("exists" if said.split()[:1] and said.split()[0] in YES_NO else "list")
-    if intent == "count":
+    if query.intent == "count":  # a yes/no or a list shows the events (or the people) it stands on
         measure = query.measure
     else:
-        measure = "events" if query.label is None else "people" if query.label == "person" else None
+        measure = "events" if query.label is None else None  # a label's objects (people: "People")
     return reading_line(query, measure, zone, now_ms, bool(query.cameras or query.zones),
                         phrases), phrases
 

@@ -112,6 +112,7 @@ class Vocabulary:
         self._zone_words: dict[str, set[str]] = {}
         self._device_words: dict[str, set[str]] = {}
         self._camera_forms: set[str] = set()  # every way a camera is written: a zone spelt so is the camera
+        self._said: set[str] = set()  # the operator's names as they are said aloud (no other words for them)
         # quoted key -> names, for every name known
         self._quoted_cameras: dict[str, set[tuple[str, str]]] = {}
         self._quoted_zones: dict[str, set[tuple[str | None, str]]] = {}  # (device, zone); None: the operator's
@@ -164,6 +165,7 @@ class Vocabulary:
         self.devices.add(device)
         self._quoted_cameras.setdefault(key_of(camera), set()).add(pair)
         if operator and not is_question_word(camera):
+            self._said.update(spoken(camera, other_words=False))
             for form in spoken(camera):
                 self._camera_words.setdefault(form, set()).add(pair)
                 self._camera_forms.add(form)
@@ -176,6 +178,7 @@ class Vocabulary:
         self._zones_of.add((device, zone))
         self._quoted_zones.setdefault(key_of(zone), set()).add((device, zone))
         if operator and not is_question_word(zone):
+            self._said.update(spoken(zone, other_words=False))
             for form in spoken(zone):
                 self._zone_words.setdefault(form, set()).add(zone)
         return True
@@ -185,6 +188,7 @@ class Vocabulary:
         self.devices.add(device)
         self._quoted_devices.setdefault(key_of(device), set()).add(device)
         if not is_question_word(device):
+            self._said.update(spoken(device, other_words=False))
             for form in spoken(device):
                 self._device_words.setdefault(form, set()).add(device)
         return True
@@ -200,7 +204,7 @@ class Vocabulary:
         """The operator's camera, zone and device names as they are said ("back door", "rear door"): the
         words the speech recogniser is told to expect (cloud.ask.voice)."""
         with self._lock:
-            return frozenset(self._camera_words) | frozenset(self._zone_words) | frozenset(self._device_words)
+            return frozenset(self._said)
 
     # -- reading a question ----------------------------------------------------------------------------
     def cameras_in(self, text: str) -> frozenset[tuple[str, str]]:

@@ -29,66 +29,16 @@ the moment of asking (`now`):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from .clockwords import spoken_clock
-
-WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_SHORT_DAYS = (("mon",), ("tue", "tues"), ("wed", "weds"), ("thu", "thur", "thurs"), ("fri",), ("sat",), ("sun",))
-MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-          "november", "december")
-_UNITS_S = {"minute": 60, "min": 60, "hour": 3600, "hr": 3600, "day": 86400, "week": 7 * 86400,
-            "fortnight": 14 * 86400}
-NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-           "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20,
-           "thirty": 30, "forty": 40, "forty five": 45, "fifty": 50, "couple": 2, "couple of": 2, "few": 3,
-           "several": 3}
-PARTS = {
-    "morning": (6, 12),
-    "afternoon": (12, 18),
-    "evening": (18, 24),
-    "night": (18, 30),
-    "lunchtime": (12, 14),
-    "dark": (18, 30),
-    "day": (6, 18),
-    "overnight": (22, 30),
-    "tonight": (18, 30),
-}
-JUST_NOW_S = 1800  # "just now", "a few minutes ago": the last half hour
-AROUND_H = 0.5  # "around 3": half an hour either side
-
-
-@dataclass(frozen=True)
-class Window:
-    """[start_ms, end_ms) in epoch ms; end None: up to now (and on, for cache invalidation)."""
-
-    start_ms: int | None
-    end_ms: int | None
-    phrase: str  # how the answer names it: "today", "last night", "since 09:00"
-
-    def holds(self, captured_ms: int) -> bool:
-        return ((self.start_ms is None or captured_ms >= self.start_ms)
-                and (self.end_ms is None or captured_ms < self.end_ms))
-
-
-def _ms(moment: datetime) -> int:
-    return int(moment.timestamp() * 1000)
-
-
-def _at(day: datetime, hour: float) -> datetime:
-    """`day`'s midnight plus `hour` hours, in the zone (a DST day has its own length)."""
-    midnight = day.replace(hour=0, minute=0, second=0, microsecond=0)
-    whole = int(hour)
-    moment = midnight + timedelta(hours=whole, minutes=round((hour - whole) * 60))
-    return moment.replace(tzinfo=None).replace(tzinfo=day.tzinfo)
-
-
-def _upto(start: datetime, end: datetime, now: datetime, phrase: str) -> Window:
-    """A range that has not ended yet runs on (end None): events still landing belong to it."""
-    return Window(_ms(start), None if end > now else _ms(end), phrase)
-
+from .timebase import AROUND_H, JUST_NOW_S, MONTHS, NUMBERS, PARTS, WEEKDAYS, Window  # noqa: F401 (re-exported)
+from .timebase import SHORT_DAYS as _SHORT_DAYS
+from .timebase import UNITS_S as _UNITS_S
+from .timebase import at as _at
+from .timebase import ms as _ms
+from .timebase import upto as _upto
 
 # -- clock times ---------------------------------------------------------------------------------------
 _HOUR_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
@@ -131,7 +81,7 @@ def _hour(match: re.Match[str], n: str, context: str | None) -> float | None:
     return hour + minute / 60
 
 
-def _clock_range(text: str, context: str | None, dated: bool = False) -> tuple[float | None, float | None, str] | None:
+def _clock_range(text: str, context: str | None) -> tuple[float | None, float | None, str] | None:
     """(from hour, to hour, phrase) a question's clock words name, or None; hours past 24 run into the next day."""
     spread = _FROM_TO.search(text)
     if spread:  # "from 9 in the morning to 5 in the afternoon": each end read in its own part of the day
@@ -170,8 +120,7 @@ def _clock_range(text: str, context: str | None, dated: bool = False) -> tuple[f
     around = _AROUND.search(text)
     if around and around["aword"] and around["aword"].startswith("lunch"):
         return 12.0, 14.0, "" if context == "lunchtime" else "at lunchtime"  # the lunch hours, as the part says
-    if around and (around["ah"] is None or around["aampm"] or around["am"] or context is not None or dated
-                   or re.search(r"\b(around|about|circa)\b", around[0])):
+    if around:  # "at 3", "around 3pm", "about 10 am": a moment, half an hour either side
         hour = _hour(around, "a", context)
         if hour is not None:
             return hour - AROUND_H, hour + AROUND_H, f"around {_hhmm(hour % 24)}"
@@ -185,7 +134,7 @@ def _hhmm(hour: float) -> str:
 
 # -- days and parts of days ----------------------------------------------------------------------------
 _SINCE = re.compile(r"\bsince (?P<h>\d{1,2})(?::(?P<m>\d{2}))?(?: ?(?P<ampm>am|pm))?(?: (?:this |in the )?"
-                    r"(?P<part>morning|afternoon|evening|tonight|last night|yesterday))?\b")
+                    r"(?P<part>(?:yesterday )?(?:morning|afternoon|evening)|tonight|last night|yesterday))?\b")
 _COUNT = (r"(\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|"
           r"forty five|forty|fifty|couple(?: of)?|few|several)")
 _SPAN = re.compile(r"\b(?:in the |during the |over the |within the |for the )?(?:last|past|previous) (?:"
@@ -209,7 +158,8 @@ _HALF_HOUR = re.compile(r"\b(?:in the |within the )?(?:last|past) half (?:an )?h
 _WITHIN = re.compile(r"\bwithin (?:the|an?) (hour|day|week)\b")
 _JUST_NOW = re.compile(r"\bjust now\b|\b(?:a )?(?:few|couple of) minutes ago\b|\ba (?:moment|minute) ago\b|"
                        r"\bright now\b|\bcurrently\b|\bat (?:the|this) (?:moment|minute)\b")
-_SMALL_HOURS = re.compile(r"\bafter midnight\b|\b(?:early|small|wee) hours\b|\bbefore dawn\b|\bmiddle of the night\b")
+_SMALL_HOURS = re.compile(r"\b(?:after|past) midnight\b|\b(?:early|small|wee) hours\b|\bbefore dawn\b|"
+                          r"\bmiddle of the night\b")
 
 
 def _clock_hour(match: re.Match[str]) -> float | None:
@@ -300,7 +250,8 @@ def _part_of(text: str) -> str | None:
         return "overnight"
     if re.search(r"\b(?:last|during the|in the|at|yesterday|\w+day) night\b|\bnight before last\b|\btonight\b", text):
         return "tonight" if "tonight" in text else "night"
-    if re.search(r"\bduring the day\b|\bin (?:the )?daylight\b|\bdaytime\b|\bby day\b", text):
+    if re.search(r"\bduring the day\b|\b(?:in|during) (?:the )?daylight\b|\bdaylight hours\b|\bdaytime\b|\bby day\b",
+                 text):
         return "day"
     found = re.search(r"\b(morning|afternoon|evening|lunchtime|lunch time)\b", text)
     return found[1].replace("lunch time", "lunchtime") if found else None
@@ -386,11 +337,12 @@ def _named_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
     since = _SINCE.search(text)
     if since and _clock_hour(since) is not None:  # "since 9", "since 9pm", "since 8 this evening"
         hour, part = _clock_hour(since), since["part"]
-        if since["ampm"] is None and part in ("afternoon", "evening", "tonight", "last night") and hour < 12:
+        if since["ampm"] is None and part and part.split()[-1] in ("afternoon", "evening", "tonight", "night") \
+                and hour < 12:
             hour += 12
         if since["ampm"] is None and part is None and 1 <= hour < 7 and _at(now, hour + 12) <= now:
             hour += 12  # "since 2", asked at 21:30: 14:00, as people say a bare hour (see _hour)
-        day = yesterday if part in ("yesterday", "last night") else now
+        day = yesterday if part and part.split()[0] in ("yesterday", "last") else now
         start = _at(day, hour)
         if start > now and part is None:
             day, start = yesterday, _at(yesterday, hour)
@@ -399,6 +351,9 @@ def _named_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
     if named_since:
         start = _at(now, 0 if named_since[1] == "midnight" else 12)
         return Window(_ms(start), None, f"since {start.strftime('%H:%M')}")
+    if re.search(r"\b(?:at )?(?:this|the same) time yesterday\b|\bsame time yesterday\b", text):
+        start = now - timedelta(days=1, hours=AROUND_H)  # "this time yesterday": half an hour either side
+        return Window(_ms(start), _ms(start + timedelta(hours=2 * AROUND_H)), "this time yesterday")
     within = _WITHIN.search(text)
     if within:  # "within the hour": the last one
         return Window(now_ms - _UNITS_S[within[1]] * 1000, None, f"in the last {within[1]}")
@@ -452,7 +407,7 @@ def _named_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
     else:
         start, end = _at(day, 0), _at(day + timedelta(days=1), 0)
     context = {"overnight": "night", "dark": "night", "day": None, "tonight": "night"}.get(part or "", part)
-    clock = _clock_range(text, context, dated=found is not None)
+    clock = _clock_range(text, context)
     if clock is not None:
         if part == "morning" and clock[0] is None:  # "before 8 this morning": from the day's start
             start = _at(day, 0)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..rules import LABEL_WORDS, VERDICT_WORDS
+from ..rules import LABEL_WORDS, NOT_TAUGHT, VERDICT_WORDS
 from ..when import WEEKDAYS
 
 _PRONOUNS = frozenset("someone somebody anyone anybody nobody".split())
@@ -30,7 +30,7 @@ def _things() -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     plural: list[str] = ["events", "detections"]
     one: list[str] = ["anything", "something", "any motion"]
     noun: list[str] = ["event", "detection", "visit"]
-    for word in (w for words in LABEL_WORDS.values() for w in words):
+    for word in (w for words in LABEL_WORDS.values() for w in words if w not in NOT_TAUGHT):
         if word in _PRONOUNS or word == "no one":
             one.append(word)
         elif word in _COLLECTIVE or word.endswith("s"):
@@ -38,7 +38,7 @@ def _things() -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
         else:
             one.append(("an " if word[0] in "aeiou" else "a ") + word)
             noun.append(word)
-    for word in (w for words in VERDICT_WORDS.values() for w in words):
+    for word in (w for words in VERDICT_WORDS.values() for w in words if w not in NOT_TAUGHT):
         if word.endswith("s") and not word.endswith("ss"):
             plural.append(word)  # "alerts", "false alarms", "false positives"
         elif word.split()[-1] in ("alert", "alarm", "positive"):

@@ -32,6 +32,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..rules import NOT_TAUGHT
 from ..vocab import QUESTION_WORDS
 from .accents import pronunciations
 from .audio import Audio
@@ -99,7 +100,7 @@ class Hearer:
 
     def _site_model(self, names: frozenset[str]) -> None:
         decoder = self._decoder
-        sentences = site_sentences(names, QUESTION_WORDS)
+        sentences = site_sentences(names, QUESTION_WORDS - NOT_TAUGHT)
         words = sorted({w for sentence in sentences for w in sentence if decoder.lookup_word(w) is not None})
         extra = pronunciations(words, decoder.lookup_word)
         for i, (word, phones) in enumerate(extra):  # the site's words as other Englishes say them
