@@ -399,3 +399,33 @@ def test_a_job_noun_is_read_through_the_look_with_or_without_a_word_before_it():
     assert verdict(text, clinic, zones=clinic, upper="white") == "benign"
     assert verdict(text, clinic, zones=clinic, upper="red") == "alert"
     assert not compiled("The site nurse is fine in the clinic.", clinic)  # who, without a look: the picture's
+
+
+# -- more ways to say the verdicts ------------------------------------------------------------------------------
+@pytest.mark.parametrize("text", ["Cats don't bother me.", "I don't mind cats.", "Don't bother me about cats.",
+                                  "Cats are of no concern.", "There's no need to alert on cats."])
+def test_ways_to_say_fine(text):
+    assert compiled(text), text
+    assert verdict(text, label="cat") == "benign" and verdict(text, label="person") == "model"
+
+
+@pytest.mark.parametrize("text", ["Ring me if anyone is on the jetty after 10pm.",
+                                  "Text me if anyone is on the jetty after 10pm.",
+                                  "Call me if anyone is on the jetty after 10pm.",
+                                  "Wake me up if anyone is on the jetty after 10pm."])
+def test_ways_to_say_alert(text):
+    jetty = ("jetty",)
+    assert compiled(text, jetty)
+    assert [verdict(text, jetty, zones=jetty, time=t) for t in ("21:59", "22:00", "05:59", "06:00")] == \
+        ["model", "alert", "alert", "model"]
+
+
+def test_is_there_without_a_time_is_the_place_named_before():
+    text = "Alert on people at the jetty. Text me if anyone is there at night."
+    jetty = ("jetty",)
+    assert compiled(text, jetty)
+    assert not compiled("Alert if anyone lingers on the jetty.", jetty)  # lingers for how long?
+
+
+def test_after_dark_has_no_clock_time_and_is_not_compiled():
+    assert not compiled("Ring me if anyone is on the jetty after dark.", ("jetty",))  # dark moves with the season

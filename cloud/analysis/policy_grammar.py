@@ -33,7 +33,9 @@ urgent: "immediately" | "straight" "away" | "right" "away" | "at" "once" | "now"
 alert_verb: "alert" | "alarm" | "notify" | "warn" | "tell" | "flag" | "report"
           | ("send" | "raise" | "give" | "trigger" | "sound") me? ("an" | "the")? ("alert" | "alarm")
           | "i" "want" ("an" | "to" "be") ("alert" | "alerted") | "let" me "know"
+          | ("call" | "ring" | "text" | "ping" | "phone" | "page" | "message" | "wake") me "up"?
 benign_head: ("ignore" | "do" "not" (alert_verb | "worry" "about" | "bother" ("alerting" | "with")) | "never" alert_verb
+           | "do" "not" "bother" me ("about" | "with")? | "i" "do" "not" ("mind" | "care" "about")
            | "no" ("alert" | "alerts" | "alarm" | "alarms") | "no" "need" "to" alert_verb) me? only?
 me: "me" | "us"
 only: "only"
@@ -64,6 +66,7 @@ benign_pred: be "always"? benign_adj
            | be "always"? ("family" | "customers" | "staff" | "guests" | "residents" | "neighbours"
                            | "workers" | "employees" | "expected" | "deliveries")
            | ("may" | "can") "be"
+           | ("do" | "does") "not" "bother" me | be "of"? "no" "concern" | ("do" | "does") "not" "worry" me
            | ("can" | "should" | "may") "be" "ignored" | be "to" "be" "ignored"
            | ("may" | "can") "come" "and" "go"
            | be ("not" | "never") (("an" | "a")? alert_noun | "a" "problem" | "suspicious" | "a" "concern")

@@ -136,7 +136,9 @@ def _meaning(sents: tuple[Sent, ...]) -> tuple:
             pieces = tuple(p for p in pieces if p.kind != "person")
         return bare(pieces)
 
-    return tuple((s.kind, s.verdict, bare(s.pre), bare(s.post), exc(s), s.only, s.window) for s in sents)
+    kind = {"copular": "lead"}  # "cats don't bother me": a verdict after its subject, or before: one meaning
+    return tuple((kind.get(s.kind, s.kind), s.verdict, bare(s.pre), bare(s.post), exc(s), s.only, s.window)
+                 for s in sents)
 
 
 class _Body(tuple):
@@ -413,6 +415,9 @@ def _body(pieces: tuple[Piece, ...]) -> tuple[Piece, ...]:
     pieces = tuple(q for p in pieces for q in (  # "Sunday mornings" in a clause: Sunday and the morning
         [Piece("cond", c, p.words) for c in p.value.value] if p.kind == "cond" and p.value.kind == "all"
         and not p.value.negated else [p]))
+    if any(p.kind == "dwell_verb" for p in pieces) and not any(  # "is there": there, unless a time says how long
+            (p.kind == "cond" and p.value.kind == "dwell") or p.kind == "dwell_that" for p in pieces):
+        raise Flag(f"“{next(p.words for p in pieces if p.kind == 'dwell_verb')}” for how long?")
     named = [p for p in pieces if p.kind == "person" and p.words not in _PRONOUNS]
     if len(named) > 1:  # "anyone at the gate, and anyone at all after 6pm": two clauses, not one
         raise Flag(f"two subjects in one clause: “{named[0].words}”, “{named[1].words}”")
