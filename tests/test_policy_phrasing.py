@@ -429,3 +429,15 @@ def test_is_there_without_a_time_is_the_place_named_before():
 
 def test_after_dark_has_no_clock_time_and_is_not_compiled():
     assert not compiled("Ring me if anyone is on the jetty after dark.", ("jetty",))  # dark moves with the season
+
+
+def test_weekday_ranges_said_with_between_and_weekday_day_parts():
+    gate = ("gate",)
+    text = "Alert on anyone at the gate between Tuesday and Thursday."
+    assert [verdict(text, gate, zones=gate, day=d) for d in ("Mon", "Tue", "Thu", "Fri")] == \
+        ["model", "alert", "alert", "model"]
+    text = "People at the gate on weekday mornings are fine."
+    assert verdict(text, gate, zones=gate, day="Fri", time="11:59") == "benign"
+    assert verdict(text, gate, zones=gate, day="Fri", time="12:00") == "model"
+    assert verdict(text, gate, zones=gate, day="Sat", time="09:00") == "model"
+    assert not compiled("Alert on anyone at the gate on weekend nights.", gate)  # Friday's and Saturday's? or ...

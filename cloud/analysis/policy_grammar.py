@@ -273,12 +273,15 @@ day_set: ("weekdays" | "weekday" | "workdays" | "working" "days" | "week" "days"
        | ("weekends" | "weekend")                                                    -> weekend
        | day_list                                                                    -> days
        | "from"? T_DAY ("-" | "to" | "through" | "thru" | "until" | "till") T_DAY         -> day_span
+       | "between" T_DAY "and" T_DAY                                                     -> day_span
        | ("every" | "any") "day" | "all" "week" | "seven" "days" "a" "week"             -> every_day
 day_list: T_DAY (","? ("and" | "or" | ",") T_DAY)*
 night_of: ("on" | "every")? day_list ("night" | "nights")
-        | ("on" | "every")? day_list ("evening" | "evenings")  -> evening_of
-        | ("on" | "every")? day_list ("morning" | "mornings")  -> morning_of
-        | ("on" | "every")? day_list ("afternoon" | "afternoons")  -> afternoon_of
+        | ("on" | "every")? (day_list | set_days) ("evening" | "evenings")  -> evening_of
+        | ("on" | "every")? (day_list | set_days) ("morning" | "mornings")  -> morning_of
+        | ("on" | "every")? (day_list | set_days) ("afternoon" | "afternoons")  -> afternoon_of
+set_days: "weekday" -> weekday_set
+        | "weekend" -> weekend_set
 
 // --- how long: "stays longer than 30 s", "for at least 2 minutes", "for 5 minutes or more"
 dwell: dwell_verb                                           -> dwell_verb
