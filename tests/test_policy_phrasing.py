@@ -441,3 +441,20 @@ def test_weekday_ranges_said_with_between_and_weekday_day_parts():
     assert verdict(text, gate, zones=gate, day="Fri", time="12:00") == "model"
     assert verdict(text, gate, zones=gate, day="Sat", time="09:00") == "model"
     assert not compiled("Alert on anyone at the gate on weekend nights.", gate)  # Friday's and Saturday's? or ...
+
+
+def test_them_after_a_clause_in_the_same_sentence_is_its_subject_and_the_narrower_clause_wins():
+    yard = ("yard", "gate")
+    text = "Alert on vans and cars in the yard, but at night ignore them."
+    assert not compiled(text, yard)  # "vans": no label
+    text = "Alert on cars in the yard, but at night ignore them."
+    assert compiled(text, yard)
+    assert verdict(text, yard, zones=("yard",), label="car", time="21:59") == "alert"
+    assert verdict(text, yard, zones=("yard",), label="car", time="22:00") == "benign"  # the narrower first
+    assert verdict(text, yard, zones=("yard",), label="person", time="23:00") == "model"  # "them": the cars
+    assert not compiled("Cars in the yard are an alert. Ignore them at night.", yard)  # them, a sentence later: who?
+
+
+def test_a_verdict_about_nothing_said_is_not_compiled():
+    text = "Alert on anyone at the gate, except at night, when it's fine."
+    assert not compiled(text, ("gate",))  # not "everything is fine"

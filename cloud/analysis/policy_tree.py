@@ -247,6 +247,8 @@ def _node(name: str, ch: list) -> object:  # noqa: C901, PLR0911, PLR0912 - one 
         pre = tuple(p for c in ch[:pred] if isinstance(c, tuple) for p in c)
         post = tuple(p for c in ch[pred + 1:] if isinstance(c, tuple) for p in c)
         exc = next((c.value for c in ch if isinstance(c, _Words) and c.kind == "exc"), None)
+        if not [p for p in pre + post if p.kind != "only"]:  # ", when it's fine": when?
+            raise Flag(f"“{words}”: of what? (say who, where or when)")
         first_only = isinstance(ch[0], Piece) and ch[0].kind == "only"
         later_only = any(isinstance(c, Piece) and c.kind == "only" for c in ch[1:]) or any(
             p.kind == "only" for p in post)
