@@ -458,3 +458,13 @@ def test_them_after_a_clause_in_the_same_sentence_is_its_subject_and_the_narrowe
 def test_a_verdict_about_nothing_said_is_not_compiled():
     text = "Alert on anyone at the gate, except at night, when it's fine."
     assert not compiled(text, ("gate",))  # not "everything is fine"
+
+
+def test_a_place_list_with_a_comma_before_or_and_a_condition_after_is_not_compiled():
+    zones = ("yard", "gate")
+    assert not compiled("Alert if anyone is in the yard, or at the gate after 10pm.", zones)  # the gate only?
+    text = "After 10pm, alert if anyone is in the yard, or at the gate."
+    assert verdict(text, zones, zones=("gate",), time="22:00") == "alert"
+    assert verdict(text, zones, zones=("yard",), time="21:59") == "model"
+    text = "Alert if anyone comes out of the yard."
+    assert [verdict(text, zones, zones=("yard",), way=w) for w in ("out", "in")] == ["alert", "model"]

@@ -212,7 +212,7 @@ pass_word: ("goes" | "go" | "going" | "walks" | "walk" | "walking" | "passes" | 
 enter_word: "entering" | "enters" | "enter" | ("going" | "goes" | "go" | "walking" | "walks" | "walk" | "coming"
           | "comes" | "come" | "getting" | "gets" | "get" | "heading" | "heads") "into"
 leave_word: "leaving" | "leaves" | "leave" | "exiting" | "exits" | "exit" | "going" "out" "of" | "walking" "out" "of"
-          | "coming" "out" "of"
+          | "coming" "out" "of" | ("comes" | "come" | "goes" | "go" | "walks" | "walk" | "gets" | "getting") "out" "of"
 neg_place: "not" place_prep | "outside" "of"? | "away" "from" | "anywhere" "but" place_prep?
          | "anywhere" "except" place_prep? | "anywhere" "other" "than" place_prep?
 // a side word names a place with its noun: "the front door", "the top gate"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -420,6 +421,11 @@ def _body(pieces: tuple[Piece, ...]) -> tuple[Piece, ...]:
     if any(p.kind == "dwell_verb" for p in pieces) and not any(  # "is there": there, unless a time says how long
             (p.kind == "cond" and p.value.kind == "dwell") or p.kind == "dwell_that" for p in pieces):
         raise Flag(f"“{next(p.words for p in pieces if p.kind == 'dwell_verb')}” for how long?")
+    for i, p in enumerate(pieces):  # "in the yard or at the gate after 10pm": both after 10pm, or the gate only?
+        if p.kind in ("zone", "cond") and p.value.kind == "any" and all(c.kind == "zone" for c in p.value.value) \
+                and re.search(r",\s*or\b", p.words) and any(
+                q.kind in ("cond", "zone", "opening", "those", "there") for q in pieces[i + 1:]):
+            raise Flag(f"“{p.words}” and what follows: does it hold for each place, or the last?")
     named = [p for p in pieces if p.kind == "person" and p.words not in _PRONOUNS]
     if len(named) > 1:  # "anyone at the gate, and anyone at all after 6pm": two clauses, not one
         raise Flag(f"two subjects in one clause: “{named[0].words}”, “{named[1].words}”")
