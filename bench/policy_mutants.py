@@ -1,7 +1,8 @@
 """Hand-planted one-line bugs in issue 36's compiler, evaluator and gate (the kinds the issue lists: a window's
 first and last minute, a wrapping window's end, at least against more than, the day a night belongs to, a
-negation dropped, an exception's verdict, a refusal swallowed, the otherwise), each run against
-tests/test_policy_words.py in place and put back: a quick stand-in for bench/mutation.py on these modules.
+negation dropped, an exception's verdict, a refusal swallowed, the otherwise; then one per class of phrasing),
+each run against tests/test_policy_words.py and tests/test_policy_phrasing.py in place and put back: a quick
+stand-in for bench/mutation.py on these modules.
 
     nice -n 10 python bench/policy_mutants.py
 """
@@ -48,7 +49,46 @@ MUTANTS = [  # (module, the line as it is, the bug)
     ('cloud/analysis/policy_words.py',
      'otherwise = said.pop() if said else "model"',
      'otherwise = said.pop() if said else "alert"'),
+    # issue 36, second session: the classes of phrasing (tests/test_policy_phrasing.py)
+    ('cloud/analysis/policy_reading.py',
+     'options.sort()',
+     'options.sort(reverse=True)'),
+    ('cloud/analysis/policy_words.py',
+     'return tuple(c for c in build.clauses[-1].conds if not _when(c))',
+     'return ()'),
+    ('cloud/analysis/policy_words.py',
+     'conds.append(Cond(build.last_when.kind, build.last_when.value, bool(p.value)))',
+     'conds.append(Cond(build.last_when.kind, build.last_when.value, False))'),
+    ('cloud/analysis/policy_words.py',
+     'not everywhere\n        add(sent.verdict, main)\n        add(other[sent.verdict], sent.pre)',
+     'not everywhere\n        add(sent.verdict, main)\n'
+     '        build.otherwise.append((other[sent.verdict], sentence))'),
+    ('cloud/analysis/policy_tree.py',
+     'return Sent("copular", "benign", (subj, *body), (), exc)',
+     'return Sent("copular", "alert", (subj, *body), (), exc)'),
+    ('cloud/analysis/policy_reading.py',
+     'Cond("any", (Cond("direction", "left"), Cond("direction", "right")))',
+     'Cond("direction", "left")'),
+    ('cloud/analysis/policy_lexicon.py',
+     'return len(key), owners if len(owners) > 1 else owners[0]',
+     'return len(key), owners[0]'),
+    ('cloud/analysis/policy_tree.py',
+     'if len(named) > 1:',
+     'if len(named) > 2:'),
+    ('cloud/analysis/policy_words.py',
+     'conds.append(Cond("dwell", (p.value, said[-1].value[1])))',
+     'conds.append(Cond("dwell", (">", said[-1].value[1])))'),
+    ('cloud/analysis/policy_lexicon.py',
+     'w in _DETS or w in roles or not (',
+     'True or w in _DETS or w in roles or not ('),
+    ('cloud/analysis/policy_reading.py',
+     'if part.kind == "cond" and not any(',
+     'if False and not any('),
+    ('cloud/analysis/policy_reading.py',
+     'if wraps[0].value != NIGHT:',
+     'if False:'),
 ]
+TESTS = ["tests/test_policy_words.py", "tests/test_policy_phrasing.py"]
 killed = 0
 for path, old, new in MUTANTS:
     f = root / path
@@ -57,7 +97,7 @@ for path, old, new in MUTANTS:
     f.write_text(src.replace(old, new))
     try:
         r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
-                            "tests/test_policy_words.py"], cwd=root, capture_output=True, text=True, timeout=600)
+                            *TESTS], cwd=root, capture_output=True, text=True, timeout=600)
         dead = r.returncode != 0
     except subprocess.TimeoutExpired:
         dead = True

@@ -399,3 +399,72 @@ def test_a_job_noun_is_read_through_the_look_with_or_without_a_word_before_it():
     assert verdict(text, clinic, zones=clinic, upper="white") == "benign"
     assert verdict(text, clinic, zones=clinic, upper="red") == "alert"
     assert not compiled("The site nurse is fine in the clinic.", clinic)  # who, without a look: the picture's
+
+
+# -- more ways to say the verdicts ------------------------------------------------------------------------------
+@pytest.mark.parametrize("text", ["Cats don't bother me.", "I don't mind cats.", "Don't bother me about cats.",
+                                  "Cats are of no concern.", "There's no need to alert on cats."])
+def test_ways_to_say_fine(text):
+    assert compiled(text), text
+    assert verdict(text, label="cat") == "benign" and verdict(text, label="person") == "model"
+
+
+@pytest.mark.parametrize("text", ["Ring me if anyone is on the jetty after 10pm.",
+                                  "Text me if anyone is on the jetty after 10pm.",
+                                  "Call me if anyone is on the jetty after 10pm.",
+                                  "Wake me up if anyone is on the jetty after 10pm."])
+def test_ways_to_say_alert(text):
+    jetty = ("jetty",)
+    assert compiled(text, jetty)
+    assert [verdict(text, jetty, zones=jetty, time=t) for t in ("21:59", "22:00", "05:59", "06:00")] == \
+        ["model", "alert", "alert", "model"]
+
+
+def test_is_there_without_a_time_is_the_place_named_before():
+    text = "Alert on people at the jetty. Text me if anyone is there at night."
+    jetty = ("jetty",)
+    assert compiled(text, jetty)
+    assert not compiled("Alert if anyone lingers on the jetty.", jetty)  # lingers for how long?
+
+
+def test_after_dark_has_no_clock_time_and_is_not_compiled():
+    assert not compiled("Ring me if anyone is on the jetty after dark.", ("jetty",))  # dark moves with the season
+
+
+def test_weekday_ranges_said_with_between_and_weekday_day_parts():
+    gate = ("gate",)
+    text = "Alert on anyone at the gate between Tuesday and Thursday."
+    assert [verdict(text, gate, zones=gate, day=d) for d in ("Mon", "Tue", "Thu", "Fri")] == \
+        ["model", "alert", "alert", "model"]
+    text = "People at the gate on weekday mornings are fine."
+    assert verdict(text, gate, zones=gate, day="Fri", time="11:59") == "benign"
+    assert verdict(text, gate, zones=gate, day="Fri", time="12:00") == "model"
+    assert verdict(text, gate, zones=gate, day="Sat", time="09:00") == "model"
+    assert not compiled("Alert on anyone at the gate on weekend nights.", gate)  # Friday's and Saturday's? or ...
+
+
+def test_them_after_a_clause_in_the_same_sentence_is_its_subject_and_the_narrower_clause_wins():
+    yard = ("yard", "gate")
+    text = "Alert on vans and cars in the yard, but at night ignore them."
+    assert not compiled(text, yard)  # "vans": no label
+    text = "Alert on cars in the yard, but at night ignore them."
+    assert compiled(text, yard)
+    assert verdict(text, yard, zones=("yard",), label="car", time="21:59") == "alert"
+    assert verdict(text, yard, zones=("yard",), label="car", time="22:00") == "benign"  # the narrower first
+    assert verdict(text, yard, zones=("yard",), label="person", time="23:00") == "model"  # "them": the cars
+    assert not compiled("Cars in the yard are an alert. Ignore them at night.", yard)  # them, a sentence later: who?
+
+
+def test_a_verdict_about_nothing_said_is_not_compiled():
+    text = "Alert on anyone at the gate, except at night, when it's fine."
+    assert not compiled(text, ("gate",))  # not "everything is fine"
+
+
+def test_a_place_list_with_a_comma_before_or_and_a_condition_after_is_not_compiled():
+    zones = ("yard", "gate")
+    assert not compiled("Alert if anyone is in the yard, or at the gate after 10pm.", zones)  # the gate only?
+    text = "After 10pm, alert if anyone is in the yard, or at the gate."
+    assert verdict(text, zones, zones=("gate",), time="22:00") == "alert"
+    assert verdict(text, zones, zones=("yard",), time="21:59") == "model"
+    text = "Alert if anyone comes out of the yard."
+    assert [verdict(text, zones, zones=("yard",), way=w) for w in ("out", "in")] == ["alert", "model"]

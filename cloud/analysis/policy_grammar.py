@@ -33,7 +33,9 @@ urgent: "immediately" | "straight" "away" | "right" "away" | "at" "once" | "now"
 alert_verb: "alert" | "alarm" | "notify" | "warn" | "tell" | "flag" | "report"
           | ("send" | "raise" | "give" | "trigger" | "sound") me? ("an" | "the")? ("alert" | "alarm")
           | "i" "want" ("an" | "to" "be") ("alert" | "alerted") | "let" me "know"
+          | ("call" | "ring" | "text" | "ping" | "phone" | "page" | "message" | "wake") me "up"?
 benign_head: ("ignore" | "do" "not" (alert_verb | "worry" "about" | "bother" ("alerting" | "with")) | "never" alert_verb
+           | "do" "not" "bother" me ("about" | "with")? | "i" "do" "not" ("mind" | "care" "about")
            | "no" ("alert" | "alerts" | "alarm" | "alarms") | "no" "need" "to" alert_verb) me? only?
 me: "me" | "us"
 only: "only"
@@ -64,6 +66,7 @@ benign_pred: be "always"? benign_adj
            | be "always"? ("family" | "customers" | "staff" | "guests" | "residents" | "neighbours"
                            | "workers" | "employees" | "expected" | "deliveries")
            | ("may" | "can") "be"
+           | ("do" | "does") "not" "bother" me | be "of"? "no" "concern" | ("do" | "does") "not" "worry" me
            | ("can" | "should" | "may") "be" "ignored" | be "to" "be" "ignored"
            | ("may" | "can") "come" "and" "go"
            | be ("not" | "never") (("an" | "a")? alert_noun | "a" "problem" | "suspicious" | "a" "concern")
@@ -209,7 +212,7 @@ pass_word: ("goes" | "go" | "going" | "walks" | "walk" | "walking" | "passes" | 
 enter_word: "entering" | "enters" | "enter" | ("going" | "goes" | "go" | "walking" | "walks" | "walk" | "coming"
           | "comes" | "come" | "getting" | "gets" | "get" | "heading" | "heads") "into"
 leave_word: "leaving" | "leaves" | "leave" | "exiting" | "exits" | "exit" | "going" "out" "of" | "walking" "out" "of"
-          | "coming" "out" "of"
+          | "coming" "out" "of" | ("comes" | "come" | "goes" | "go" | "walks" | "walk" | "gets" | "getting") "out" "of"
 neg_place: "not" place_prep | "outside" "of"? | "away" "from" | "anywhere" "but" place_prep?
          | "anywhere" "except" place_prep? | "anywhere" "other" "than" place_prep?
 // a side word names a place with its noun: "the front door", "the top gate"
@@ -270,12 +273,15 @@ day_set: ("weekdays" | "weekday" | "workdays" | "working" "days" | "week" "days"
        | ("weekends" | "weekend")                                                    -> weekend
        | day_list                                                                    -> days
        | "from"? T_DAY ("-" | "to" | "through" | "thru" | "until" | "till") T_DAY         -> day_span
+       | "between" T_DAY "and" T_DAY                                                     -> day_span
        | ("every" | "any") "day" | "all" "week" | "seven" "days" "a" "week"             -> every_day
 day_list: T_DAY (","? ("and" | "or" | ",") T_DAY)*
 night_of: ("on" | "every")? day_list ("night" | "nights")
-        | ("on" | "every")? day_list ("evening" | "evenings")  -> evening_of
-        | ("on" | "every")? day_list ("morning" | "mornings")  -> morning_of
-        | ("on" | "every")? day_list ("afternoon" | "afternoons")  -> afternoon_of
+        | ("on" | "every")? (day_list | set_days) ("evening" | "evenings")  -> evening_of
+        | ("on" | "every")? (day_list | set_days) ("morning" | "mornings")  -> morning_of
+        | ("on" | "every")? (day_list | set_days) ("afternoon" | "afternoons")  -> afternoon_of
+set_days: "weekday" -> weekday_set
+        | "weekend" -> weekend_set
 
 // --- how long: "stays longer than 30 s", "for at least 2 minutes", "for 5 minutes or more"
 dwell: dwell_verb                                           -> dwell_verb

@@ -111,6 +111,8 @@ def _times(name: str, ch: list, words: str, pieces: tuple) -> object:  # noqa: C
         a, b = (int(d) for d in _toks(ch, "T_DAY"))
         days = range(a, b + 1) if a <= b else [*range(a, 7), *range(0, b + 1)]
         return _Words("days", sum(1 << d for d in days), words)
+    if name in ("weekday_set", "weekend_set"):  # "weekday mornings": each weekday's morning
+        return _Words("daylist", 0b0011111 if name == "weekday_set" else 0b1100000, words)
     if name == "night_of":
         return Piece("cond", Cond("time", (*NIGHT, _find(ch, "daylist"))), words, True)
     if name in ("evening_of", "morning_of", "afternoon_of"):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -136,7 +137,9 @@ def _meaning(sents: tuple[Sent, ...]) -> tuple:
             pieces = tuple(p for p in pieces if p.kind != "person")
         return bare(pieces)
 
-    return tuple((s.kind, s.verdict, bare(s.pre), bare(s.post), exc(s), s.only, s.window) for s in sents)
+    kind = {"copular": "lead"}  # "cats don't bother me": a verdict after its subject, or before: one meaning
+    return tuple((kind.get(s.kind, s.kind), s.verdict, bare(s.pre), bare(s.post), exc(s), s.only, s.window)
+                 for s in sents)
 
 
 class _Body(tuple):
@@ -245,6 +248,8 @@ def _node(name: str, ch: list) -> object:  # noqa: C901, PLR0911, PLR0912 - one 
         pre = tuple(p for c in ch[:pred] if isinstance(c, tuple) for p in c)
         post = tuple(p for c in ch[pred + 1:] if isinstance(c, tuple) for p in c)
         exc = next((c.value for c in ch if isinstance(c, _Words) and c.kind == "exc"), None)
+        if not [p for p in pre + post if p.kind != "only"]:  # ", when it's fine": when?
+            raise Flag(f"“{words}”: of what? (say who, where or when)")
         first_only = isinstance(ch[0], Piece) and ch[0].kind == "only"
         later_only = any(isinstance(c, Piece) and c.kind == "only" for c in ch[1:]) or any(
             p.kind == "only" for p in post)
@@ -413,6 +418,14 @@ def _body(pieces: tuple[Piece, ...]) -> tuple[Piece, ...]:
     pieces = tuple(q for p in pieces for q in (  # "Sunday mornings" in a clause: Sunday and the morning
         [Piece("cond", c, p.words) for c in p.value.value] if p.kind == "cond" and p.value.kind == "all"
         and not p.value.negated else [p]))
+    if any(p.kind == "dwell_verb" for p in pieces) and not any(  # "is there": there, unless a time says how long
+            (p.kind == "cond" and p.value.kind == "dwell") or p.kind == "dwell_that" for p in pieces):
+        raise Flag(f"“{next(p.words for p in pieces if p.kind == 'dwell_verb')}” for how long?")
+    for i, p in enumerate(pieces):  # "in the yard or at the gate after 10pm": both after 10pm, or the gate only?
+        if p.kind in ("zone", "cond") and p.value.kind == "any" and all(c.kind == "zone" for c in p.value.value) \
+                and re.search(r",\s*or\b", p.words) and any(
+                q.kind in ("cond", "zone", "opening", "those", "there") for q in pieces[i + 1:]):
+            raise Flag(f"“{p.words}” and what follows: does it hold for each place, or the last?")
     named = [p for p in pieces if p.kind == "person" and p.words not in _PRONOUNS]
     if len(named) > 1:  # "anyone at the gate, and anyone at all after 6pm": two clauses, not one
         raise Flag(f"two subjects in one clause: “{named[0].words}”, “{named[1].words}”")

@@ -98,13 +98,19 @@ def _flag(build: _Build, sentence: str, why: str, group: int) -> None:
 
 def _rules(build: _Build, sent: Sent, sentence: str, group: int) -> None:
     """The clauses one sentence says, in the order the words rank them."""
-    said = _said_before(build, sent, group)
+    said, sent = _said_before(build, sent, group)
+    # a clause about the same who as the one before it in the sentence narrows it: it comes first ("alert on
+    # cars in the yard, but at night ignore them": at night, the cars are ignored)
+    at = [len(build.clauses) - 1] if said and build.groups[-1] == group else []
 
     def add(verdict: str, pieces: tuple[Piece, ...], g: int = group) -> None:
         conds, used = _conds(build, pieces)
         conds = tuple(dict.fromkeys(said + conds))
-        build.clauses.append(Clause(verdict, conds, sentence, used))
-        build.groups.append(g)
+        i = at[0] if at else len(build.clauses)
+        build.clauses.insert(i, Clause(verdict, conds, sentence, used))
+        build.groups.insert(i, g)
+        if at:
+            at[0] += 1
         when = [c for c in conds if _when(c)]
         if when:
             build.last_when = when[0] if len(when) == 1 else Cond("all", tuple(when))
@@ -154,16 +160,35 @@ def _rules(build: _Build, sent: Sent, sentence: str, group: int) -> None:
         build.otherwise.append((other[sent.verdict], sentence))
 
 
-def _said_before(build: _Build, sent: Sent, group: int) -> tuple[Cond, ...]:
-    """Who and where a clause of times alone is about, when it follows another in the same sentence: "people in
-    the run are fine by day; at night, tell me" (the people in the run at night, not anything at night)."""
+_PRONOUNS = ("they", "them", "those", "he or she")
+
+
+def _said_before(build: _Build, sent: Sent, group: int) -> tuple[tuple[Cond, ...], Sent]:
+    """Who and where a clause of times alone, or one whose subject is "they"/"them", is about when it follows
+    another in the same sentence: "people in the run are fine by day; at night, tell me" (the people in the run
+    at night, not anything at night); "alert on cars in the yard, but at night ignore them" (the cars). The
+    clause, its pronoun taken out. "Them" in a sentence of its own, after others: who? (not compiled)."""
     pieces = sent.pre + sent.post
     same = build.groups and (build.groups[-1] == group or (group in build.joined and build.groups[-1] == group - 1))
-    if sent.kind not in ("lead", "copular") or not pieces or not same or any(
+    pronoun = [p for p in pieces if p.kind == "person" and p.words in _PRONOUNS]
+    subjects = [p for p in pieces if p.kind in ("person", "label", "role", "count") and p not in pronoun]
+    if sent.kind not in ("lead", "copular") or not pieces:
+        return (), sent
+    if pronoun and not subjects:
+        if not same:
+            if build.clauses:
+                raise Flag(f"“{pronoun[0].words}”: who? (say who again)")
+            return (), sent
+        keep = lambda ps: tuple(p for p in ps if p not in pronoun)  # noqa: E731
+        sent = Sent(sent.kind, sent.verdict, keep(sent.pre), keep(sent.post), sent.exc, sent.only, sent.window)
+        placed = any(p.kind in ("zone", "there") for p in pieces)
+        return tuple(c for c in build.clauses[-1].conds if not _when(c) and not (
+            placed and c.kind in ("zone", "place", "any"))), sent
+    if not same or subjects or any(
             p.kind not in ("opening", "those", "opening_def") and not (p.kind == "cond" and _when(p.value))
             for p in pieces):
-        return ()
-    return tuple(c for c in build.clauses[-1].conds if not _when(c))
+        return (), sent
+    return tuple(c for c in build.clauses[-1].conds if not _when(c)), sent
 
 
 _MOOT = {"hivis": ("hivis",), "time": ("time", "weekday"), "direction": ("direction",)}
