@@ -222,6 +222,13 @@ class Lanes:
             update.update(provisional=True, cache=None)
         return verdict.model_copy(update=update)
 
+    async def ask_in_background(self, event: Event) -> Outcome:
+        """Below every priority tier, on the back-end whose answers are final (the large one; the only one): a
+        reuse check (cloud.verdicts.ReuseChecks) measures wrong reuse against the best judge there is."""
+        lane = next((lane for lane in self.lanes if lane.cost == "large"), self.lanes[0]) if self.routing \
+            else self.lanes[0]
+        return await lane.scheduler.submit(event, background=True)
+
     # -- final answers (cloud.finals) ------------------------------------------------------------------
     def waiting(self, event_id: str) -> Waiting | None:
         """The provisionally answered event of this id, taken out of the list (None: none such, or forgotten)."""

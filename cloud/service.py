@@ -380,7 +380,7 @@ class CloudService:
     async def _ask_in_background(self, event: Event) -> Outcome:
         """The model's answer below every priority tier (a reuse check, cloud.verdicts.ReuseChecks)."""
         await self._ensure_scheduler()
-        return await self.scheduler.submit(event, background=True)
+        return await self.lanes.ask_in_background(event)
 
     # -- overload and housekeeping ---------------------------------------------------------------------
     @property

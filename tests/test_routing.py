@@ -267,6 +267,95 @@ def test_a_busy_large_model_leaves_events_to_the_small_one_then_its_final_answer
     assert routing["backends"]["large"]["answered"] == 4 and routing["backends"]["large"]["batch_ms"][1] > 1100
 
 
+def test_a_large_back_end_that_keeps_failing_is_passed_over_until_it_is_back(clip_one_by_one, tmp_path):
+    """The large server answers HTTP 500 to everything: the first event gets "unknown" saying so, the back-end
+    then says its only server is down (cloud.analysis.openai), and the next events go to the small one
+    (`large_down`, provisional: the large one answers them again once it is back)."""
+    crop = clip_crop(clip_one_by_one, 120, BOX)
+
+    async def broken(request: web.Request) -> web.Response:
+        await request.read()
+        return web.Response(status=500, text="out of memory")
+
+    async def scenario():
+        small = await ChatServer("benign", 0.1, 4).start()
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", broken)
+        runner = web.AppRunner(app)
+        await runner.setup()
+        port = free_port()
+        await web.TCPSite(runner, "127.0.0.1", port).start()
+        config = CloudConfig.model_validate({
+            "store_path": str(tmp_path / "c.db"), "reuse": {"verify_sample": 0.0},
+            "analyzer": {"t_max_ms": 5000, "first_answer_ms": 0, "backends": [
+                {"name": "small", "kind": "openai", "cost": "small", "openai": {"base_urls": [small.url]}},
+                {"name": "large", "kind": "openai", "cost": "large", "latency_ms": 500,
+                 "openai": {"base_urls": [f"http://127.0.0.1:{port}/v1"], "retries": 0}}]}})
+        store = SQLiteStore(config.store_path)
+        backend = build_backend(config.analyzer)
+        service = CloudService(config, backend, store)
+        topic = Topics(config.mqtt.prefix).events("pi-routes")
+        try:
+            verdicts = [await service.process(_event(crop, 100 + n), topic) for n in range(3)]
+            return verdicts, service.figures.compute()["routing"]["backends"]["large"]
+        finally:
+            await service.stop()
+            await backend.close()
+            store.close()
+            await small.stop()
+            await runner.cleanup()
+
+    verdicts, large = asyncio.run(scenario())
+    assert [(v.routed_by, v.source, v.provisional) for v in verdicts] == [
+        ("within_t_max", "fallback", False), ("large_down", "llm", True), ("large_down", "llm", True)]
+    assert "500" in verdicts[0].description and verdicts[2].model.startswith("small:")
+    assert (large["up"], large["failed"], large["answered"]) == (False, 1, 0)
+
+
+class Failing:
+    """A back-end that never says it is saturated and answers every event with an error (a model that crashes)."""
+
+    name, max_batch, concurrency = "crashing", 1, 1
+
+    def prompt_version(self, event: Event) -> str:
+        return "v1"
+
+    async def analyze_batch(self, events):
+        from edgetriage.cloud.analysis import fallback
+
+        return [fallback(self.name, "v1", "CUDA error: device-side assert", time.perf_counter()) for _ in events]
+
+    def saturated(self) -> bool:
+        return False
+
+    async def close(self) -> None:
+        return None
+
+
+def test_a_back_end_whose_answers_keep_failing_counts_as_down_for_a_while(clip_one_by_one):
+    from edgetriage.cloud.analysis.several import Member, Several
+    from edgetriage.cloud.lanes import DOWN_S, FAILURES_DOWN, Lanes
+
+    now = [1000.0]
+    crop = clip_crop(clip_one_by_one, 120, BOX)
+    config = CloudConfig.model_validate({"analyzer": {"t_max_ms": 5000, "first_answer_ms": 0}})
+    lanes = Lanes(Several([Member("small", "small", 100, Failing()), Member("large", "large", 100, Failing())]),
+                  config, still_needed=lambda e: True, on_load=lambda s: None, clock=lambda: now[0])
+
+    async def scenario():
+        await lanes.start()
+        try:
+            return [(await lanes.submit(_event(crop, n), arrived=now[0])).routed_by for n in range(FAILURES_DOWN + 1)]
+        finally:
+            await lanes.stop()
+
+    assert asyncio.run(scenario()) == ["within_t_max"] * FAILURES_DOWN + ["large_down"]
+    large = lanes.lanes[1]
+    assert not large.up() and large.failed == FAILURES_DOWN
+    now[0] += DOWN_S
+    assert large.up()  # tried again after DOWN_S
+
+
 # -- the device ----------------------------------------------------------------------------------------------
 def test_a_device_takes_a_final_answer_over_a_provisional_one_and_counts_it_apart(mosquitto, prefix, tmp_path):
     """Over a real broker: a provisional verdict completes the event on the device, the final one that follows
