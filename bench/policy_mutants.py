@@ -72,7 +72,7 @@ MUTANTS = [  # (module, the line as it is, the bug)
     ('cloud/analysis/policy_lexicon.py',
      'return len(key), owners if len(owners) > 1 else owners[0]',
      'return len(key), owners[0]'),
-    ('cloud/analysis/policy_tree.py',
+    ('cloud/analysis/policy_body.py',
      'if len(named) > 1:',
      'if len(named) > 2:'),
     ('cloud/analysis/policy_words.py',
