@@ -468,3 +468,21 @@ def test_a_place_list_with_a_comma_before_or_and_a_condition_after_is_not_compil
     assert verdict(text, zones, zones=("yard",), time="21:59") == "model"
     text = "Alert if anyone comes out of the yard."
     assert [verdict(text, zones, zones=("yard",), way=w) for w in ("out", "in")] == ["alert", "model"]
+
+
+def test_the_rest_of_the_week_is_never_read_as_monday_to_friday():
+    # "the rest of the week" is the days the sentence did not name (here Monday to Friday and Sunday), a complement
+    # this grammar does not take: the sentence goes to the model rather than becoming "benign on weekdays"
+    bay = ("loading bay",)
+    text = "Anyone at the loading bay on a Saturday is an alert; the rest of the week it's fine."
+    policy = compile_policy(text, bay)
+    assert policy.uncompiled, policy.plain()
+    assert verdict(text, bay, day="Sat", zones=("loading bay",)) == "alert"
+    for day in ("Mon", "Fri", "Sun"):  # not decided benign by a weekday rule the words never gave
+        assert verdict(text, bay, day=day, zones=("loading bay",)) == "model", day
+    # after "during" or "in", "the week" is the working week
+    for text in ("During the week people at the loading bay are fine.",
+                 "People at the loading bay in the week are fine."):
+        assert compiled(text, bay), text
+        assert verdict(text, bay, day="Wed", zones=("loading bay",)) == "benign"
+        assert verdict(text, bay, day="Sat", zones=("loading bay",)) == "model"

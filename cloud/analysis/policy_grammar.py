@@ -269,7 +269,11 @@ ampm: ("am" | "in" "the" "morning" | "the" "next" "morning" | "next" "morning") 
 
 // --- days: "on weekdays", "at the weekend", "Monday to Friday", "Friday or Saturday night"
 day_mod: ("on" | "at" | "during" | "over" | "every" | "for" | "on" "a" | "at" "a" | "a")? "the"? day_set
-day_set: ("weekdays" | "weekday" | "workdays" | "working" "days" | "week" "days" | "week")   -> weekdays
+       | ("during" | "in" | "through" | "throughout") "the" week_set
+// "the week" is the working week only after "during"/"in": "the rest of the week" is the days not named
+// (a complement this grammar does not take), never Monday to Friday
+week_set: "week" -> weekdays
+day_set: ("weekdays" | "weekday" | "workdays" | "working" "days" | "week" "days")   -> weekdays
        | ("weekends" | "weekend")                                                    -> weekend
        | day_list                                                                    -> days
        | "from"? T_DAY ("-" | "to" | "through" | "thru" | "until" | "till") T_DAY         -> day_span
