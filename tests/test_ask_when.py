@@ -290,3 +290,12 @@ def test_more_clock_day_and_date_forms(words, now, start, end):
 @pytest.mark.parametrize("words", ["since 25", "since 9:61", "on 31/11"])
 def test_no_such_time_or_day_reads_as_no_range(words):
     assert window(words) is None
+
+
+@pytest.mark.parametrize(("words", "start", "end"), [
+    ("from 10 at night to 2", at(3, 22), at(4, 2)),  # the end said bare is the night's
+    ("from 9 pm to 1", at(4, 21), None), ("from 6 am to 9", at(4, 6), at(4, 9)),
+    ("from 7 in the evening to 9", at(4, 19), at(4, 21)),
+])
+def test_an_end_said_bare_follows_the_part_of_the_day_of_the_start(words, start, end):
+    assert window(words) == (start, end)
