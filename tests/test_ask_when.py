@@ -290,3 +290,59 @@ def test_more_clock_day_and_date_forms(words, now, start, end):
 @pytest.mark.parametrize("words", ["since 25", "since 9:61", "on 31/11"])
 def test_no_such_time_or_day_reads_as_no_range(words):
     assert window(words) is None
+
+
+@pytest.mark.parametrize(("words", "start", "end"), [
+    ("from 10 at night to 2", at(3, 22), at(4, 2)),  # the end said bare is the night's
+    ("from 9 pm to 1", at(4, 21), None), ("from 6 am to 9", at(4, 6), at(4, 9)),
+    ("from 7 in the evening to 9", at(4, 19), at(4, 21)),
+])
+def test_an_end_said_bare_follows_the_part_of_the_day_of_the_start(words, start, end):
+    assert window(words) == (start, end)
+
+
+MINUTE = 60_000
+
+
+@pytest.mark.parametrize(("words", "now", "start", "end", "phrase"), [
+    ("10 minutes ago", NOW, NOW - 15 * MINUTE, NOW - 5 * MINUTE, "about 10 minutes ago"),  # 5 min either side
+    ("2 minutes ago", NOW, NOW - 7 * MINUTE, None, "about 2 minutes ago"),  # at least 5 min either side
+    ("45 minutes ago", NOW, NOW - 67 * MINUTE - 30_000, NOW - 22 * MINUTE - 30_000, "about 45 minutes ago"),
+    ("an hour ago", NOW, NOW - 90 * MINUTE, NOW - 30 * MINUTE, "about 1 hour ago"),
+    ("3 hrs ago", NOW, NOW - 210 * MINUTE, NOW - 150 * MINUTE, "about 3 hours ago"),
+    ("from friday to monday", NOW, at(-3, 0), at(1, 0), "from Friday November 27 to Monday November 30"),
+    ("from saturday to sunday", NOW, at(-2, 0), at(0, 0), "from Saturday November 28 to Sunday November 29"),
+    ("overnight before 5", NOW, at(3, 22), at(4, 5), "overnight before 05:00"),
+    ("after dark before 9", NOW, at(4, 18), at(4, 21), "after dark before 21:00"),
+    ("during the day after 3", NOW, at(4, 15), at(4, 18), "today during the day after 15:00"),
+    ("last night after 1", NOW, at(4, 1), at(4, 6), "last night after 01:00"),
+    ("last night between 11 and 2", NOW, at(3, 23), at(4, 2), "last night between 23:00 and 02:00"),
+    ("last weekend", at(6, 12), at(-2, 0), at(0, 0), "at the weekend"),  # on a Sunday: the one before
+    ("this weekend", at(5, 12), at(5, 0), None, "at the weekend"), ("last weekend", at(5, 12), at(-2, 0), at(0, 0),
+                                                                    "at the weekend"),
+    ("since 6", at(4, 10), at(4, 6), None, "since 06:00"), ("since 7", NOW, at(4, 7), None, "since 07:00"),
+    ("since 1", at(4, 12, 30), at(4, 1), None, "since 01:00"),
+    ("from 10pm yesterday to 6 this morning", NOW, at(3, 22), at(4, 6),
+     "from yesterday after 22:00 to this morning before 06:00"),
+    ("between 10 and 4", NOW, at(4, 10), at(4, 16), "today between 10:00 and 16:00"),
+    ("this week", NOW, at(0, 0), None, "this week"), ("tonight", at(5, 3), at(4, 18), None, "tonight"),
+    ("in the middle of the night yesterday", NOW, at(3, 0), at(3, 6), "after midnight yesterday"),
+    ("after midnight last night", NOW, at(4, 0), at(4, 6), "after midnight"),
+])
+def test_moments_back_weekends_and_day_spans_with_their_phrases(words, now, start, end, phrase):
+    found = time_window(normalise(words), ZONE, now)
+    assert (found.start_ms, found.end_ms, found.phrase) == (start, end, phrase)
+
+
+def test_time_words_that_give_no_range_are_said_back():
+    from edgetriage.cloud.ask.when import unread_time
+
+    assert unread_time("how many people") is None
+    said = unread_time("people at 7pm on the 31st in march last spring")
+    assert said.startswith('"7pm", "31st", "march", "last spring": read as no time range, so this is over every '
+                           'stored event; say it as e.g. "this morning"')
+
+
+@pytest.mark.parametrize("words", ["on 32/1", "on 0/12", "on 12/0"])
+def test_figures_that_are_no_date_read_as_no_range(words):
+    assert window(words) is None

@@ -12,6 +12,7 @@ alone, and a clause whose range lies apart from the question's is decided:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from zoneinfo import ZoneInfo
 
 from .when import WEEKDAYS, Window, time_window
@@ -26,18 +27,16 @@ def _end(window: Window, now_ms: int) -> int:
     return now_ms if window.end_ms is None else window.end_ms
 
 
-def joined_window(text: str, said: str, zone: ZoneInfo, now_ms: int,
-                  window: Window | None) -> tuple[Window | None, tuple[str, ...]]:
+def joined_window(said: str, zone: ZoneInfo, now_ms: int, window: Window | None,
+                  normalise: Callable[[str], str]) -> tuple[Window | None, tuple[str, ...]]:
     """The question's range with a time said in another clause joined to it where the two meet, and the
-    clauses' times that lie apart from it (named as not used). `text` is normalised; `said` as written (its
-    commas)."""
+    clauses' times that lie apart from it (named as not used). `said` is the question as written (its commas),
+    `normalise` the rules' (each clause is read as they read a question)."""
     if window is None or window.start_ms is None:
         return window, ()
     clauses = [c.strip() for c in _CUT.split(said.lower()) if c.strip()]
     if len(clauses) < 2:
         return window, ()
-    from .rules import normalise  # rules imports this module
-
     apart: list[str] = []
     for clause in clauses:
         other = time_window(normalise(clause), zone, now_ms)

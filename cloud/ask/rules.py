@@ -319,7 +319,7 @@ def read(question: str, vocabulary: Names, zone: ZoneInfo, now_ms: int) -> Query
     for phrase in no.unusable + (look.phrases if look is not None else ()):  # "with their dog" is a look
         labelled = labelled.replace(phrase, " ")
     label = vocabulary.label_in(labelled) or ("person" if re.match(r"who\b", text) else None)
-    window, apart = joined_window(text, question, zone, now_ms, time_window(text, zone, now_ms))
+    window, apart = joined_window(question, zone, now_ms, time_window(text, zone, now_ms), normalise)
     return Query(intent=intent, open=opened, look=look, cameras=frozenset(cameras - no.cameras),
                  devices=vocabulary.devices_in(text), zones=frozenset(zones - no.zones), label=label,
                  verdict=verdict_in(text), window=window, words=tuple(text.split()), times_apart=apart,

@@ -85,8 +85,10 @@ def _clock_range(text: str, context: str | None) -> tuple[float | None, float | 
     """(from hour, to hour, phrase) a question's clock words name, or None; hours past 24 run into the next day."""
     spread = _FROM_TO.search(text)
     if spread:  # "from 9 in the morning to 5 in the afternoon": each end read in its own part of the day
-        start = _hour(spread, "a", spread["mid"].split()[-1])
-        end = _hour(spread, "b", spread["tail"].split()[-1] if spread["tail"] else None)
+        first = {"am": "morning", "pm": "evening"}.get(spread["mid"].split()[-1], spread["mid"].split()[-1])
+        start = _hour(spread, "a", first)  # "from 10 at night to 2": the night's 2; "from 8 this morning until 2": 14
+        end = _hour(spread, "b", spread["tail"].split()[-1] if spread["tail"] else "night" if first in (
+            "night", "evening") else None)
         if start is not None and end is not None:
             end += 24 if end <= start else 0
             return start, end, f"between {_hhmm(start)} and {_hhmm(end)}"
