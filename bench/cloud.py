@@ -145,12 +145,15 @@ class Client:
 class Cloud:
     """The cloud service (MQTT intake) on an asyncio loop of its own."""
 
-    def __init__(self, config: CloudConfig, analyzer: Any) -> None:
+    def __init__(self, config: CloudConfig, analyzer: Any, backend: Any = None) -> None:
+        """`analyzer` runs on a thread (ThreadedBackend); or pass a ready `backend` (several lanes, a server),
+        closed on this loop by `stop`."""
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
         self.store = open_store(config)
-        self.service = CloudService(config, ThreadedBackend(analyzer), self.store)
+        self.backend = backend
+        self.service = CloudService(config, backend if backend is not None else ThreadedBackend(analyzer), self.store)
         self.call(self._start())
 
     async def _start(self) -> None:
@@ -164,6 +167,8 @@ class Cloud:
 
     def stop(self) -> None:
         self.call(self.service.stop())
+        if self.backend is not None:  # in the loop its HTTP sessions were opened in
+            self.call(self.backend.close())
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(10)
         if isinstance(self.store, RedisStore):

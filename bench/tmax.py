@@ -36,7 +36,6 @@ import os
 import random
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -48,15 +47,13 @@ from brokers import free_port, wait_port  # noqa: E402 - bench/brokers.py, besid
 from edgetriage.cloud.analysis import build_backend  # noqa: E402
 from edgetriage.cloud.analysis.translator import Translator  # noqa: E402
 from edgetriage.cloud.config import CloudConfig  # noqa: E402
-from edgetriage.cloud.service import CloudService  # noqa: E402
-from edgetriage.cloud.storage.store import SQLiteStore  # noqa: E402
 from edgetriage.shared.ids import uuid7  # noqa: E402
 from edgetriage.shared.protocol import Detection, Event, decode_verdict, encode_event  # noqa: E402
 from edgetriage.shared.stats import percentile  # noqa: E402
 from edgetriage.shared.topics import Topics  # noqa: E402
 from verdict_crops import Crop, build  # noqa: E402
 
-from cloud import Broker, Client, flip  # noqa: E402 - bench/cloud.py
+from cloud import Broker, Client, Cloud, flip  # noqa: E402 - bench/cloud.py
 
 T_MAX_MS = 5000.0
 FIRST_ANSWER_MS = 500.0
@@ -146,22 +143,9 @@ def event_for(crop: Crop, i: int) -> Event:
 
 def burst(name: str, config: CloudConfig, backend: Any, broker: Any, crops: list[Crop], wait_s: float) -> dict:
     """Publish one event per crop at once; collect every verdict message until each event has its last one."""
-    loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
-    thread.start()
-    store = SQLiteStore(config.store_path)
-    service = CloudService(config, backend, store)
+    cloud = Cloud(config, None, backend=backend)
+    service = cloud.service
     topics = Topics(config.mqtt.prefix)
-
-    def call(coro: Any, timeout: float = 60) -> Any:
-        return asyncio.run_coroutine_threadsafe(coro, loop).result(timeout)
-
-    async def start() -> None:
-        await service.start()
-        if not await service.wait_connected(10):
-            raise SystemExit("the cloud service could not reach the bench broker")
-
-    call(start())
     device = Client(broker.port, subscribe=topics.verdicts(DEVICE))
     sent: dict[str, tuple[float, Crop]] = {}
     got: dict[str, list[tuple[float, Any]]] = {}
@@ -186,11 +170,7 @@ def burst(name: str, config: CloudConfig, backend: Any, broker: Any, crops: list
         figures = service.figures.compute()["routing"]
     finally:
         device.close()
-        call(service.stop())
-        call(backend.close())  # in the loop its HTTP sessions were opened in (the next burst opens its own)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(10)
-        store.close()
+        cloud.stop()  # the back-end closed in its loop (the next burst opens its own)
     return summarise(name, sent, got, figures)
 
 
