@@ -94,7 +94,8 @@ from edgetriage.edge.vision.capture import Frame  # noqa: E402
 SITE_FILE = HERE / "ask_site.json"
 QUESTION_SETS = {"main": HERE / "ask_questions.jsonl", "blind": HERE / "ask_questions_blind.jsonl",
                  "blind2": HERE / "ask_questions_blind2.jsonl", "blind3": HERE / "ask_questions_blind3.jsonl",
-                 "blind4": HERE / "ask_questions_blind4.jsonl"}
+                 "blind4": HERE / "ask_questions_blind4.jsonl", "blind5": HERE / "ask_questions_blind5.jsonl"}
+GRAMMAR_SETS = ("blind3", "blind4", "blind5")  # written from a grammar page and the site file alone
 QUESTION_FILES = tuple(QUESTION_SETS.values())
 PLACEHOLDER_JPEG = bytes.fromhex("ffd8ffe000104a46494600010100000100010000ffd9")  # a kept store's crops
 FRAME_SIZE = (768, 432)  # every clip is shown to a camera at one size, as a real camera would deliver it
@@ -442,12 +443,12 @@ def score(records: list[dict]) -> dict:
 def results_of(records: list[dict]) -> dict:
     """The figures over every question, and those over the blind set with the suffix `_blind`."""
     results = score([r for r in records
-                     if r["q"].get("source") != "blind2" and r["q"]["set"] not in ("blind3", "blind4")])
-    for part in ("blind", "blind2", "blind3", "blind4"):
-        figures = score([r for r in records if (r["q"]["set"] == part if part in ("blind3", "blind4")
+                     if r["q"].get("source") != "blind2" and r["q"]["set"] not in GRAMMAR_SETS])
+    for part in ("blind", "blind2", *GRAMMAR_SETS):
+        figures = score([r for r in records if (r["q"]["set"] == part if part in GRAMMAR_SETS
                                                 else r["q"].get("source") == part)])
         results.update({f"{key}_{part}": figures[key] for key in BLIND_FIGURES})
-        results["misses"] += figures["misses"] if part in ("blind2", "blind3", "blind4") else []
+        results["misses"] += figures["misses"] if part != "blind" else []
     every = score(records)  # the answers' own promises, over every set asked
     results.update({key: every[key] for key in ("reading_shown", "dropped_words", "people_vs_events",
                                                 "people_vs_events_questions")})
@@ -529,7 +530,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="folder with the shared clips")
     parser.add_argument("--show-events", action="store_true", help="list the stored events on stderr first")
     parser.add_argument("--sets", default=",".join(n for n, path in QUESTION_SETS.items() if path.exists()),
-                        help="question sets to ask, comma-separated (main, blind, blind2..blind4; default: all)")
+                        help="question sets to ask, comma-separated (main, blind, blind2..blind5; default: all)")
     parser.add_argument("--keep-store", type=Path, default=None, metavar="DIR",
                         help="keep the filled site's store in DIR and, run again the same day, ask its events "
                              "without replaying the site (the quick mode for working on the rules)")
@@ -539,7 +540,7 @@ def main(argv: list[str] | None = None) -> int:
     clock = SiteClock(zone)
     sets = tuple(name.strip() for name in args.sets.split(",") if name.strip())
     if unknown := set(sets) - set(QUESTION_SETS):
-        parser.error(f"--sets: no such set {', '.join(sorted(unknown))} (main, blind, blind2, blind3, blind4)")
+        parser.error(f"--sets: no such set {', '.join(sorted(unknown))} (main, blind, blind2..blind5)")
     questions = load_questions(clock, sets)
     started = time.monotonic()
     say("loading the CPU model (SmolLM2-135M, 1 thread)")
@@ -579,7 +580,7 @@ def main(argv: list[str] | None = None) -> int:
                 "dropped_words", "people_vs_events"):
         say(f"{key:>22} = {results[key]}   (blind set: {results.get(key + '_blind', '-')}, blind2: "
             f"{results.get(key + '_blind2', '-')}, blind3: {results.get(key + '_blind3', '-')}, "
-            f"blind4: {results.get(key + '_blind4', '-')})")
+            f"blind4: {results.get(key + '_blind4', '-')}, blind5: {results.get(key + '_blind5', '-')})")
     print(json.dumps(results), flush=True)
     return 0
 
