@@ -284,6 +284,7 @@ def attack_audio(base: str, token: str, device: Any, make: Callable[[], Any], n:
     idle = _sequential(device, n, make)
     stop = threading.Event()
     statuses: list[int] = []
+    failures: list[str] = []  # status 0: no answer at all (the exception's kind, to tell a timeout from a reset)
 
     def asking(k: int) -> None:
         i = k
@@ -293,8 +294,9 @@ def attack_audio(base: str, token: str, device: Any, make: Callable[[], Any], n:
                 r = requests.post(f"{base}/v1/ask", data=recordings[i % len(recordings)], timeout=120,
                                   headers={"Authorization": f"Bearer {token}", "Content-Type": "audio/wav"})
                 statuses.append(r.status_code)
-            except requests.RequestException:
+            except requests.RequestException as exc:
                 statuses.append(0)
+                failures.append(type(exc).__name__)
 
     with ThreadPoolExecutor(clips) as pool:
         for k in range(clips):
@@ -304,6 +306,7 @@ def attack_audio(base: str, token: str, device: Any, make: Callable[[], Any], n:
         stop.set()
     counts = {s: statuses.count(s) for s in sorted(set(statuses))}
     return {"audio_5xx": sum(1 for s in statuses if s >= 500 or s == 0), "audio_statuses": counts,
+            "audio_no_answer": {kind: failures.count(kind) for kind in sorted(set(failures))},
             "event_p99_ratio_under_audio": round(p99(loaded) / max(p99(idle), 1e-3), 2),
             "event_p99_under_audio_ms": round(p99(loaded), 1), "event_p99_idle_audio_ms": round(p99(idle), 1)}
 
