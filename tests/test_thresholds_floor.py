@@ -15,6 +15,7 @@ import time
 
 import pytest
 from edgetriage.cloud.config import CloudConfig, ThresholdsConfig
+from edgetriage.cloud.push import config_message, push_config
 from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.cloud.thresholds import (
     AutoThresholds,
@@ -230,11 +231,18 @@ def _auto(store, mosquitto, prefix, tmp_path, **bounds) -> AutoThresholds:
         "thresholds": {"auto": True, **bounds}}))
 
 
+def _held(mqtt: MQTTConfig, device: str = "pi-yard") -> None:
+    """What the device already holds: another component's section (kept by every push)."""
+    version, payload = config_message({"budget": {"per_minute": 4}}, version="operator-1")
+    assert push_config(mqtt, device, payload, version=version).outcome == "published"
+
+
 def test_accepting_pushes_a_new_version_of_the_merged_configuration(mosquitto, prefix):
     mqtt = MQTTConfig(url=mosquitto.url, prefix=prefix)
+    _held(mqtt)
     result = accept(mqtt, "pi-yard", "yard", {"min_score": 0.36, "uncertain_band": [0.36, 0.5]})
     assert result.outcome == "published" and re.fullmatch(r"thresholds-yard-\d{8}T\d{6}Z", result.version)
-    assert retained_config(mqtt, "pi-yard") == {"rules": {"overrides": [
+    assert retained_config(mqtt, "pi-yard") == {"budget": {"per_minute": 4}, "rules": {"overrides": [
         {"camera": "yard", "min_score": 0.36, "uncertain_band": [0.36, 0.5]}]}}
 
 
@@ -244,6 +252,7 @@ def test_auto_mode_pushes_what_misses_nobody_within_its_bound_once_per_floor(his
     history.many((0.3, 0.31, 0.32), camera="gate")
     history.many((0.2, 0.21, 0.22), device="pi-b", camera="drive", ms=NOW - 10 * DAY)  # older than the history
     bounded = _auto(history.store, mosquitto, prefix, tmp_path, max_min_score=0.32)
+    _held(bounded.config.mqtt)
     assert bounded.run_once(NOW) == []  # 0.33 is over the bound
     auto = _auto(history.store, mosquitto, prefix, tmp_path, max_min_score=0.33)
     pushed = auto.run_once(NOW)
@@ -258,6 +267,7 @@ def test_auto_mode_pushes_what_misses_nobody_within_its_bound_once_per_floor(his
     wider.pushed = dict(auto.pushed)
     assert [(p["camera"], p["min_score"]) for p in wider.run_once(NOW)] == [("yard", 0.34)]  # gate's is the same
     after = retained_config(auto.config.mqtt, "pi-yard")
+    assert after["budget"] == {"per_minute": 4}
     assert after["rules"]["overrides"] == [{"camera": "gate", "min_score": 0.33, "uncertain_band": [0.33, 0.5]},
                                            {"camera": "yard", "min_score": 0.34, "uncertain_band": [0.34, 0.5]}]
     assert retained_config(auto.config.mqtt, "pi-b", wait_s=0.2) == {}
@@ -271,6 +281,7 @@ def test_the_automatic_round_runs_every_interval_says_what_it_pushed_and_outlive
     history.add(0.27, source="cloud_cache", reused_from=uuid7())
     history.add(0.6, "alert")
     auto = _auto(history.store, mosquitto, prefix, tmp_path, interval_s=1.0)
+    _held(auto.config.mqtt)
 
     async def rounds() -> None:
         task = asyncio.create_task(auto.loop())
@@ -289,6 +300,7 @@ def test_the_automatic_round_runs_every_interval_says_what_it_pushed_and_outlive
     started = time.monotonic()
     asyncio.run(rounds())
     assert time.monotonic() - started >= 2.9  # a round each interval, not at once
-    assert [r.getMessage() for r in said()][0] == ("thresholds: pushed min_score 0.33 to pi-yard/yard (3 escalations avoided, "
-                                  "nobody missed; from 3 benign judged by the model or operator, 1 wanted, 1 left out)")
-    assert [r.getMessage() for r in said()][1:] == ["thresholds: the automatic round failed"] * 2
+    messages = [r.getMessage() for r in said()]
+    assert messages[0] == ("thresholds: pushed min_score 0.33 to pi-yard/yard (3 escalations avoided, nobody missed; "
+                           "from 3 benign judged by the model or operator, 1 wanted, 1 left out)")
+    assert messages[1:] == ["thresholds: the automatic round failed"] * 2

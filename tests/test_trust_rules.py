@@ -136,16 +136,16 @@ def test_trust_takes_events_from_listed_and_known_devices_and_at_most_max_device
         roll.admit(_event("dev-new", site=None))
     assert refused.value.code == "devices" and roll.devices.refused == 1
     with pytest.raises(ProtocolError):
-        Trust(policy, max_devices=1).admit(_event("dev-new", site=None))  # dev-a is on the roll from the table
-    Trust(policy, max_devices=2).admit(_event("dev-new", site=None))
+        Trust(policy, 1, set()).admit(_event("dev-new", site=None))  # dev-a is on the roll from the table
+    Trust(policy, 2, set()).admit(_event("dev-new", site=None))
     with pytest.raises(ProtocolError) as named:
-        Trust(policy).admit(_event("dev-a", site="annex"))
+        Trust(policy, 10, set()).admit(_event("dev-a", site="annex"))
     assert named.value.code == "site"
 
 
 def test_trust_gives_a_cross_device_event_the_clouds_embedding(site_keys):
     policy = ReusePolicy(scope="site", sites=TWO_SITES)
-    roll = Trust(policy)
+    roll = Trust(policy, 10, set())
     event = roll.admit(_event("dev-a", site=None, jpeg=JPEGS[1], embedding=b"\x01" * 256))
     assert event.embedding is None  # the device's own dropped
     assert asyncio.run(roll.embedded(event)).embedding == site_keys.embedding(JPEGS[1])
@@ -202,9 +202,28 @@ def test_the_clouds_embeddings_are_kept_by_digest_newest_kept_oldest_dropped(sit
     assert keys.keyed(_event(jpeg=c)).embedding == site_keys.embedding(c)
 
 
+def test_the_newest_4096_pictures_are_known_on_arrival(monkeypatch):
+    """The bound itself (about 1.3 MB): the embedding is not what is tested here, so it is a fixed one."""
+    keys = CloudKeys(ReusePolicy(scope="camera"))
+    monkeypatch.setattr(keys, "policy", ReusePolicy(scope="site"))  # no model loaded for this one
+    keys.embedding = lambda jpeg: b"\x05" * 256
+    pictures = [JPEGS[0][:2] + b"\xff\xfe\x00\x06" + n.to_bytes(4, "big") + JPEGS[0][2:] for n in range(4097)]
+
+    async def embed_all() -> None:
+        for jpeg in pictures:
+            await keys.embedded(_event(jpeg=jpeg))
+
+    asyncio.run(embed_all())
+    assert keys.keyed(_event(jpeg=pictures[0])).embedding is None  # the oldest: dropped
+    assert keys.keyed(_event(jpeg=pictures[1])).embedding == b"\x05" * 256
+    assert keys.keyed(_event(jpeg=pictures[-1])).embedding == b"\x05" * 256
+
+
 def _loaded(name: str = "appearance-load") -> None:
+    """Wait for the model's background load; it must not hold the process open at exit (a daemon)."""
     for thread in threading.enumerate():
         if thread.name == name:
+            assert thread.daemon
             thread.join(30)
 
 
