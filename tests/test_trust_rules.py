@@ -128,7 +128,7 @@ def test_a_site_wide_verdict_is_offered_to_the_other_devices_of_its_rules_site()
 # -- membership and the device roll --------------------------------------------------------------------------
 def test_trust_takes_events_from_listed_and_known_devices_and_at_most_max_devices():
     policy = ReusePolicy(scope="site", sites={"home": ["dev-a"]})
-    roll = Trust(policy, max_devices=2, known={"dev-k"})
+    roll = Trust(policy, 2, {"dev-k"})
     roll.admit(_event("dev-k", site=None))
     admitted = roll.admit(_event("dev-a", site=None))
     assert admitted.site == "home" and admitted.phash == phash_dct64(decode_jpeg(JPEGS[0]))
