@@ -81,6 +81,8 @@ class Camera:
         return event.event_id
 
     def learn(self, ids: list[str], source: str = "model", now_ms: int | None = None) -> list:
+        if source == "model":  # the learner's own default: a verdict's benign is the model's
+            return [self.learner.learn(i, now_ms=now_ms) for i in ids]
         return [self.learner.learn(i, source, now_ms=now_ms) for i in ids]
 
     def close(self) -> None:
@@ -198,7 +200,7 @@ def test_an_alert_withdraws_the_suppression_made_with_it_and_the_device_is_told(
     cam = camera(min_events=3, auto_accept=True)
     ids = [cam.event() for _ in range(3)]
     accepted = cam.learn(ids)[2]
-    assert accepted.status == "accepted" and cam.sent == [("pi-door", [accepted.id])]
+    assert (accepted.status, accepted.decided_by) == ("accepted", "auto") and cam.sent == [("pi-door", [accepted.id])]
     cam.learner.on_feedback(_verdict(ids[1], verdict="alert", decided_by="operator"))
     cam.learner.drain()
     (withdrawn,) = cam.proposals.all()
@@ -217,6 +219,10 @@ def test_a_proposal_withdrawn_before_it_was_accepted_sends_the_device_nothing(ca
     cam.learner.learn(ids[0], FORGET)
     (withdrawn,) = cam.proposals.all()
     assert withdrawn.status == "rejected" and cam.sent == [] and cam.learner.withdrawn == 1
+    other = [cam.event(OTHER) for _ in range(2)]
+    cam.learn(other)
+    cam.learner.learn(other[1], FORGET)
+    assert cam.learner.withdrawn == 2 and {p.status for p in cam.proposals.all()} == {"rejected"}
 
 
 # -- what a sighting is ------------------------------------------------------------------------------------------
@@ -479,6 +485,7 @@ def test_one_bad_event_does_not_stop_learning(camera, caplog):
     assert proposal.sources == {"feedback": 2}
     assert f"learning from event {bad} failed" in caplog.messages
     thread = cam.learner._thread
+    assert thread.daemon  # a learner never holds the process open at exit
     cam.learner.close()
     assert not thread.is_alive()
 
@@ -522,3 +529,25 @@ def test_forgetting_takes_a_sighting_back_and_frees_what_it_had_used(camera):
     assert cam.learn([two], "feedback", now_ms=later) == [None]  # no longer used: counts again, one of three
     fresh = cam.learn([cam.event()], now_ms=later) + cam.learn([cam.event()], now_ms=later)
     assert fresh[1] is not None and fresh[1].evidence[0] == two
+
+
+def test_a_camera_keeps_its_newest_128_sightings(camera):
+    """Four proposals' worth of evidence (4 x MAX_EVIDENCE): an older sighting no longer adds up."""
+    rng = np.random.default_rng(7)
+
+    def unlike() -> bytes:
+        return rng.integers(-127, 127, 256, dtype=np.int8).tobytes()
+
+    for others, proposed in ((126, True), (127, False)):
+        cam = camera({}, min_events=2)
+        first = cam.event(embedding=_vector(100))
+        cam.learn([first] + [cam.event(embedding=unlike()) for _ in range(others)])
+        last = cam.learn([cam.event(embedding=_vector(100))])[0]
+        assert (last is not None) is proposed
+        assert last is None or last.evidence[0] == first
+
+
+def test_the_learners_names_are_its_public_interface():
+    names: dict = {}
+    exec("from edgetriage.cloud.suppress.learner import *", names)  # noqa: S102
+    assert {"Learner", "Sighting", "taught_as"} <= set(names)
