@@ -73,6 +73,13 @@ MODULES: dict[str, str] = {
     "cloud/ask/visits.py": "tests/test_ask_reading.py",
     "edge/vision/closer.py": "tests/test_promises_edge.py",
     "edge/vision/looks.py": "tests/test_promises_edge.py",
+    # issue 40: only the cloud's own keys reach other devices; only honest judgements teach (unit tests, seconds;
+    # the thresholds' also push to a Mosquitto of their own and run the automatic round for 3 s)
+    "cloud/trust.py": "tests/test_trust_rules.py "
+                      "tests/test_trust_forgery.py::test_the_cloud_knows_a_picture_it_embedded_before_on_arrival "
+                      "tests/test_trust_keys.py::test_the_cloud_keys_are_its_own_and_reach_what_the_devices_keys_reach",
+    "cloud/suppress/learner.py": "tests/test_learner_evidence.py --timeout 60",
+    "cloud/thresholds.py": "tests/test_thresholds_floor.py --timeout 60",
 }
 
 

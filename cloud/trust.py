@@ -41,7 +41,7 @@ class Trust:
     """What the service takes from an event: its device among the ids it takes events from, its device's site
     and, where it reaches other devices, the cloud's own keys."""
 
-    def __init__(self, policy: ReusePolicy, max_devices: int = 10_000, known: set[str] = frozenset()) -> None:
+    def __init__(self, policy: ReusePolicy, max_devices: int, known: set[str]) -> None:
         self.sites = Sites(policy)
         self.keys = CloudKeys(policy)
         self.devices = DeviceRoll(max_devices, {d for ds in policy.sites.values() for d in ds} | set(known))
