@@ -76,6 +76,7 @@ MODULES: dict[str, str] = {
     # issue 40: the feedback, health and intake rules, each with pure tests of its own (no broker, no service)
     "cloud/health.py": "tests/test_health_stall.py",
     "cloud/feedback.py": "tests/test_feedback_rules.py",
+    "cloud/intake.py": "tests/test_intake_policy.py --timeout 30",  # 3 s; a mutant that loops for ever, 30 s
 }
 
 
