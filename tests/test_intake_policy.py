@@ -212,7 +212,7 @@ def test_a_turn_s_hits_are_acknowledged_once_published_and_the_rest_once_answere
     assert rig.service.asked == [events[2].event_id, events[3].event_id]
     # a hit not published (no broker) is not acknowledged: its redelivery publishes it
     assert rig.link.acks == [(10, 7), (12, 7)]
-    assert (rig.health.waiting, rig.health.finished) == (0, 4)
+    assert rig.health.waiting == 0
     assert (rig.stats.released, rig.stats.retried, rig.stats.rejected) == (0, 0, 0)
     assert slept == []
 
@@ -224,7 +224,7 @@ def test_the_batch_is_counted_waiting_before_it_is_answered():
     rig.service.answer_hits = lambda arrivals: seen.append(rig.health.waiting) or [None] * len(arrivals)
     rig.service.rest = {e.event_id: [(_verdict(e), True)] for e in events}
     asyncio.run(rig.take(*[_msg(e, n) for n, e in enumerate(events)]))
-    assert seen == [3] and rig.health.waiting == 0 and rig.health.finished == 3
+    assert seen == [3] and rig.health.waiting == 0
 
 
 def test_a_message_that_cannot_be_decoded_is_counted_refused_and_acknowledged():
@@ -235,7 +235,7 @@ def test_a_message_that_cannot_be_decoded_is_counted_refused_and_acknowledged():
     assert rig.link.acks == [(1, 7), (2, 7)]
     assert (rig.stats.received, rig.stats.rejected, rig.stats.rejected_by) == (1, 1, {"encoding": 1})
     assert rig.service.accepted == [(good.event_id, TOPIC)]
-    assert rig.health.finished == 1  # the refused one never waited
+    assert rig.health.waiting == 0
 
 
 def test_an_event_the_service_refuses_is_acknowledged_and_one_it_fails_on_is_released(caplog):
@@ -284,7 +284,7 @@ def test_released_by_a_stopping_scheduler_is_left_to_the_broker():
     rig.service.rest = {event.event_id: [Released()]}
     asyncio.run(rig.take(_msg(event, 5)))
     assert rig.link.acks == [] and rig.stats.released == 0 and rig.intake._parked == {}
-    assert rig.health.finished == 1 and rig.health.waiting == 0
+    assert rig.health.waiting == 0
 
 
 def test_an_event_refused_while_answering_is_acknowledged_and_counted(caplog):
@@ -310,7 +310,7 @@ def test_an_outage_is_tried_again_after_each_delay_then_released(slept, caplog):
     assert rig.health.store_error == "ConnectionRefusedError: '[Errno 111] refused'"
     assert f"could not answer event {event.event_id} ([Errno 111] refused); trying again in 0.25 s" in caplog.messages
     assert f"could not answer event {event.event_id} ([Errno 111] refused); releasing it" in caplog.messages
-    assert (rig.health.waiting, rig.health.finished) == (0, 1)
+    assert rig.health.waiting == 0
 
 
 def test_an_outage_that_ends_while_retrying_is_answered_and_acknowledged(slept):
