@@ -5,6 +5,7 @@ MQTT and HTTP is tests/test_feedback.py's (slow: a broker and the service)."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 
@@ -448,3 +449,49 @@ def test_benign_events_put_the_operator_s_first_newest_first_within_each(store):
         ids[4], ids[3]]
     assert len(benign_events(store, "pi-door", "porch", limit=3)) == 3
     assert [r["event_id"] for r, _ in benign_events(store, "pi-door", "gate")] == [other.event_id]
+
+
+# -- the HTTP body ---------------------------------------------------------------------------------------------
+
+def _post(store, body: str) -> tuple[int, dict]:
+    """POST /v1/verdicts/{id}/feedback on the feedback routes alone (an in-process server, the operator's
+    principal filed by a middleware of the test's own)."""
+    from types import SimpleNamespace
+
+    from aiohttp import web
+    from aiohttp.test_utils import TestClient, TestServer
+    from edgetriage.cloud.http.feedback_routes import add_feedback
+
+    key = web.RequestKey("principal", SimpleNamespace)
+
+    @web.middleware
+    async def operator(request, handler):
+        request[key] = SimpleNamespace(is_operator=True, device=None)
+        return await handler(request)
+
+    event = _event(1)
+    _stored(store, event, _verdict(event, "alert"))
+    app = web.Application(middlewares=[operator])
+    add_feedback(app, _feedback(store, Sent()), key)
+
+    async def main() -> tuple[int, dict]:
+        async with TestClient(TestServer(app)) as client:
+            answer = await client.post(f"/v1/verdicts/{event.event_id}/feedback", data=body,
+                                       headers={"Content-Type": "application/json"})
+            return answer.status, await answer.json()
+
+    return asyncio.run(main())
+
+
+@pytest.mark.parametrize("body", ["[" * 2000 + "]" * 2000, '{"a":' * 400 + "[" * 600 + "]" * 600 + "}" * 400],
+                         ids=["deep_list", "deep_object"])
+def test_a_feedback_body_nested_too_deeply_is_one_clear_400(store, body):
+    assert len(body) <= 4096  # under the size limit: refused for its depth
+    assert _post(store, body) == (400, {"error": "the body is nested too deeply: send one flat JSON object",
+                                        "status": 400})
+
+
+def test_a_flat_feedback_body_is_taken(store):
+    status, answer = _post(store, '{"correct": false, "note": "the postman"}')
+    assert (status, answer["kind"], answer["verdict"]["verdict"]) == (200, "corrected", "benign")
+    assert answer["verdict"]["feedback"]["note"] == "the postman"

@@ -162,6 +162,15 @@ class Rig:
         self.intake = MQTTIntake(self.service, self._track, self.stats, Throttled(logging.getLogger("t"), 0.0),
                                  self.health, self._lookup)
         self.link = Link(manual_ack)
+        self.probed = 0  # probes finished (the answer back on the loop)
+        probe = self.health.probe
+
+        async def counted(lookup) -> bool:
+            answered = await probe(lookup)
+            self.probed += 1
+            return answered
+
+        self.health.probe = counted  # type: ignore[method-assign]
 
     def _track(self, coro) -> None:
         self.tasks.append(asyncio.ensure_future(coro))
@@ -231,9 +240,9 @@ def test_a_message_that_cannot_be_decoded_is_counted_refused_and_acknowledged():
     rig = Rig()
     good = _event(1)
     rig.service.rest = {good.event_id: [(_verdict(good), True)]}
-    asyncio.run(rig.take(_msg(b"garbage", 1), _msg(good, 2)))
-    assert rig.link.acks == [(1, 7), (2, 7)]
-    assert (rig.stats.received, rig.stats.rejected, rig.stats.rejected_by) == (1, 1, {"encoding": 1})
+    asyncio.run(rig.take(_msg(b"garbage", 1), _msg(good, 2), _msg(b"", 3)))
+    assert rig.link.acks == [(1, 7), (3, 7), (2, 7)]  # the refused at once, the good one once answered
+    assert (rig.stats.received, rig.stats.rejected, rig.stats.rejected_by) == (2, 2, {"encoding": 2})
     assert rig.service.accepted == [(good.event_id, TOPIC)]
     assert rig.health.waiting == 0
 
@@ -502,6 +511,40 @@ def test_heal_probes_while_the_store_is_said_to_be_away_and_rarely_otherwise(sle
     asyncio.run(main())
 
 
+@pytest.mark.parametrize("waiting", ["released", "parked", "store away"])
+def test_heal_asks_again_soon_once_anything_waits_for_the_store(slept, waiting):
+    """Nothing waits: the store is asked every PROBE_EVERY_S (2 s). Once a message was released, an event parked
+    or the store said to be away, it is asked every HEAL_POLL_S, well before those 2 s are up."""
+    rig = Rig(manual_ack=waiting != "parked")
+    event = _event(1)
+
+    async def main() -> None:
+        rig.intake.open(asyncio.get_running_loop(), rig.link)
+        task = await _heal_until(rig, lambda: rig.probed >= 1)
+        assert len(rig.probes) == 1
+        if waiting == "released":
+            rig.service.refuse = {event.event_id: RuntimeError("a bug")}
+            await rig.take(_msg(event, 1))
+        elif waiting == "parked":
+            rig.service.rest = {event.event_id: [(_verdict(event), True)]}
+            rig.intake._park((event, NOW, 0.0))
+        else:
+            rig.health.store_failed(OSError("down"))
+        assert rig.health.store_up == (waiting != "store away")
+        deadline = time.monotonic() + 1.5
+        while rig.probed < 2 and time.monotonic() < deadline:
+            await _sleep(0.005)
+        for _ in range(5):
+            await _sleep(0.005)
+            await rig.settle()
+        task.cancel()
+        assert rig.probed >= 2, "the store was not asked again within 1.5 s"
+        assert rig.link.redelivered == (1 if waiting == "released" else 0)
+        assert rig.intake._parked == {} and rig.health.store_up
+
+    asyncio.run(main())
+
+
 # -- from paho's thread to the loop ----------------------------------------------------------------------------
 
 def test_messages_from_the_network_thread_are_taken_in_one_turn():
@@ -518,10 +561,19 @@ def test_messages_from_the_network_thread_are_taken_in_one_turn():
         await asyncio.sleep(0)
         await asyncio.sleep(0)
         await rig.settle()
+        assert rig.service.hit_batches == [[e.event_id for e in events]]  # one wake-up, one batch
+        later = _event(9)
+        rig.service.rest[later.event_id] = [(_verdict(later), True)]
+        rig.intake.from_network(_msg(later, 9))  # the next message wakes the loop again
+        for _ in range(50):
+            await asyncio.sleep(0.01)
+            await rig.settle()
+            if len(rig.link.acks) == 4:
+                break
+        assert rig.service.hit_batches[1:] == [[later.event_id]]
 
     asyncio.run(main())
-    assert rig.service.hit_batches == [[e.event_id for e in events]]  # one wake-up, one batch
-    assert sorted(rig.link.acks) == [(0, 7), (1, 7), (2, 7)]
+    assert sorted(rig.link.acks) == [(0, 7), (1, 7), (2, 7), (9, 7)]
 
 
 def test_a_message_after_close_is_left_unacknowledged():
