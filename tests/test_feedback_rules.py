@@ -495,3 +495,48 @@ def test_a_flat_feedback_body_is_taken(store):
     status, answer = _post(store, '{"correct": false, "note": "the postman"}')
     assert (status, answer["kind"], answer["verdict"]["verdict"]) == (200, "corrected", "benign")
     assert answer["verdict"]["feedback"]["note"] == "the postman"
+
+
+def _listing_counted(store, monkeypatch) -> list:
+    calls: list = []
+    listing = store.list_events
+
+    def counted(*args, **kw):
+        calls.append(kw.get("before"))
+        return listing(*args, **kw)
+
+    monkeypatch.setattr(store, "list_events", counted)
+    return calls
+
+
+def test_copy_paging_stops_as_soon_as_the_limit_is_reached(store, monkeypatch):
+    monkeypatch.setattr(fb, "COPIES_PAGE", 2)
+    monkeypatch.setattr(fb, "COPIES_MAX", 4)
+    source = _event(0)
+    _stored(store, source, _verdict(source, "alert"))
+    for n in range(1, 6):
+        e = _event(n, device="pi-yard")
+        _stored(store, e, _verdict(e, "alert", reused_from=source.event_id))
+    calls = _listing_counted(store, monkeypatch)
+    assert _feedback(store, Sent()).give(source.event_id, correct=False, now_ms=NOW).copies == 4
+    assert len(calls) == 2  # four found on two pages: no third page read
+
+
+def test_a_page_ending_exactly_at_the_window_s_start_is_read_past(store, monkeypatch):
+    """A page's last event received exactly at the window's start is inside it: the next page may hold copies."""
+    monkeypatch.setattr(fb, "COPIES_PAGE", 2)
+    source = _event(0, at=T0 + 1_000_000)
+    _stored(store, source, _verdict(source, "alert"))
+    since = source.captured_ms - 600_000
+    first = _event(1, device="pi-yard", at=since + 50)
+    _stored(store, first, _verdict(first, "alert", reused_from=source.event_id), received_ms=since)
+    second = _event(2, device="pi-yard", at=since + 40)  # captured earlier, received later (a re-send)
+    _stored(store, second, _verdict(second, "alert", reused_from=source.event_id), received_ms=since + 5)
+    assert _feedback(store, Sent()).give(source.event_id, correct=False, now_ms=NOW).copies == 2
+
+
+def test_the_readers_look_at_the_last_thousand_events_by_default():
+    import inspect
+
+    assert inspect.signature(benign_events).parameters["limit"].default == 1000
+    assert inspect.signature(benign_by_feedback).parameters["limit"].default == 1000
