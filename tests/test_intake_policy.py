@@ -236,6 +236,25 @@ def test_the_batch_is_counted_waiting_before_it_is_answered():
     assert seen == [3] and rig.health.waiting == 0
 
 
+def test_a_batch_is_decoded_off_the_loop_on_the_intake_s_own_thread(monkeypatch):
+    """A flood of crafted MessagePack costs the intake's decoding thread, not the loop every event waits on."""
+    threads: list[str] = []
+    decode_all = intake._decode_all
+
+    def recorded(payloads):
+        threads.append(threading.current_thread().name)
+        return decode_all(payloads)
+
+    monkeypatch.setattr(intake, "_decode_all", recorded)
+    rig = Rig()
+    event = _event(1)
+    rig.service.rest = {event.event_id: [(_verdict(event), True)]}
+    asyncio.run(rig.take(_msg(event, 1), _msg(b"garbage", 2)))
+    asyncio.run(rig.take(_msg(b"garbage", 3)))
+    assert len(threads) == 2 and all(name.startswith("event-decode") for name in threads)  # once per batch
+    assert threading.main_thread().name not in threads
+
+
 def test_a_message_that_cannot_be_decoded_is_counted_refused_and_acknowledged():
     rig = Rig()
     good = _event(1)
@@ -258,7 +277,10 @@ def test_an_event_the_service_refuses_is_acknowledged_and_one_it_fails_on_is_rel
     assert rig.stats.rejected_by == {"forbidden": 1} and rig.stats.received == 0
     assert rig.stats.released == 1 and rig.intake._release_wanted
     assert rig.service.hit_batches == [[]]
-    assert f"could not accept the message on {TOPIC}; it is released for redelivery" in caplog.messages
+    (failed,) = [r for r in caplog.records if r.getMessage().startswith("could not accept")]
+    assert failed.getMessage() == f"could not accept the message on {TOPIC}; it is released for redelivery"
+    assert (failed.name, failed.levelno, failed.exc_info[0]) == ("edgetriage.cloud.service", logging.ERROR,
+                                                                 RuntimeError)
     assert f"rejected a message on {TOPIC}: not yours" in caplog.messages
 
 
