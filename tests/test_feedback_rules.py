@@ -540,3 +540,19 @@ def test_the_readers_look_at_the_last_thousand_events_by_default():
 
     assert inspect.signature(benign_events).parameters["limit"].default == 1000
     assert inspect.signature(benign_by_feedback).parameters["limit"].default == 1000
+
+
+def test_paging_goes_by_the_page_s_last_event_not_another(store, monkeypatch):
+    """Whether to read on is decided by the oldest event of the page (its last), even when one before it was
+    received before the window."""
+    monkeypatch.setattr(fb, "COPIES_PAGE", 3)
+    source = _event(0, at=T0 + 1_000_000)
+    _stored(store, source, _verdict(source, "alert"))
+    since = source.captured_ms - 600_000
+    early = _event(1, device="pi-yard", at=since + 60)  # received before the window (a clock ahead, say)
+    _stored(store, early, _verdict(early, "alert"), received_ms=since - 500)
+    last = _event(2, device="pi-yard", at=since + 50)
+    _stored(store, last, _verdict(last, "alert", reused_from=source.event_id), received_ms=since + 1)
+    more = _event(3, device="pi-yard", at=since + 40)  # on the second page
+    _stored(store, more, _verdict(more, "alert", reused_from=source.event_id), received_ms=since + 2)
+    assert _feedback(store, Sent()).give(source.event_id, correct=False, now_ms=NOW).copies == 2
