@@ -69,6 +69,9 @@ def test_an_event_ahead_past_the_skew_is_refused_saying_why():
     assert caught.value.code == "invalid"
     with pytest.raises(ProtocolError, match="is 0 s ahead"):
         check_captured(_event(captured_ms=NOW + 1), NOW, _config(skew_s=0))
+    with pytest.raises(ProtocolError, match=r"is 3600 s ahead of the cloud's clock, more than "
+                                            r"delivery\.max_clock_skew_s = 1800;"):
+        check_captured(_event(captured_ms=NOW + 3_600_000), NOW, _config(skew_s=1800))
 
 
 def test_an_event_older_than_retention_is_refused_saying_why():
@@ -79,6 +82,8 @@ def test_an_event_older_than_retention_is_refused_saying_why():
     assert caught.value.reason == (f"captured_ms {oldest - 1} is 30.0 days old, older than retention.events_days "
                                    "= 30; nothing that old is kept")
     assert check_captured(_event(captured_ms=1), NOW, _config(days=0)).captured_ms == 1  # no retention: kept
+    with pytest.raises(ProtocolError, match=r"is 1000\.1 days old, older than retention\.events_days = 30;"):
+        check_captured(_event(captured_ms=NOW - 86_404_320_432), NOW, _config())  # 1000.050005 days: 1000.1
 
 
 # -- turns by device -------------------------------------------------------------------------------------------
