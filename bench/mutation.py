@@ -2,7 +2,7 @@
 
     nice -n 10 python bench/mutation.py                 # every module below (about an hour on two busy cores)
     python bench/mutation.py --module edge/delivery/outbox.py    # one module
-    python bench/mutation.py --planted                  # only the hand-planted bugs (issues 18, 31), each must fail
+    python bench/mutation.py --planted                  # only the hand-planted bugs (issues 18, 31, 40)
     python bench/mutation.py --retest FOLDER            # a --keep folder's survivors and untested, today's tests
     python bench/mutation.py --resume FOLDER            # a --keep folder's run that stopped, carried on
 
@@ -80,6 +80,10 @@ MODULES: dict[str, str] = {
                       "tests/test_trust_keys.py::test_the_cloud_keys_are_its_own_and_reach_what_the_devices_keys_reach",
     "cloud/suppress/learner.py": "tests/test_learner_evidence.py --timeout 60",
     "cloud/thresholds.py": "tests/test_thresholds_floor.py --timeout 60",
+    # issue 40: the feedback, health and intake rules, each with pure tests of its own (no broker, no service)
+    "cloud/health.py": "tests/test_health_stall.py",
+    "cloud/feedback.py": "tests/test_feedback_rules.py",
+    "cloud/intake.py": "tests/test_intake_policy.py --timeout 30",  # 3 s; a mutant that loops for ever, 30 s
 }
 
 
@@ -104,6 +108,7 @@ _C = "tests/test_promises_cloud.py::"
 _R = "tests/test_promises_reuse.py::"
 _A = "tests/test_promises_ask.py::"
 _E = "tests/test_promises_edge.py::"
+_F = "tests/test_feedback_rules.py::"
 _CLAIMS = ("tests/test_boundaries.py", "tests/test_promises_cloud.py")
 
 PLANTED: list[Plant] = [
@@ -224,6 +229,16 @@ PLANTED: list[Plant] = [
     Plant("a still object waits one doubling longer", "edge.vision.looks", "LookPlanner.still_due",
           r"int\(math\.log2\(still_s / tracked_interval_s\)\)", "round(math.log2(still_s / tracked_interval_s))",
           (_E + "test_a_still_object_waits_one_doubling_at_a_time_up_to_still_interval",)),
+    # issue 40
+    Plant("a trickle of messages hides a stall from /healthz", "cloud.health", "IntakeHealth.taken_in",
+          r"if self\.waiting == 0:", "if True:",
+          ("tests/test_health_stall.py::test_a_trickle_of_new_messages_does_not_hide_a_stall",)),
+    Plant("the same feedback twice counted twice as suppression evidence", "cloud.feedback", "Feedback.give",
+          r"and old\.verdict == answer:", "and old.verdict == answer and False:",
+          (_F + "test_the_same_feedback_twice_stores_sends_and_teaches_nothing_new",)),
+    Plant("a second correction records the operator's first word as 'was'", "cloud.feedback", "Feedback.give",
+          r"was = old\.feedback\.was if old\.feedback is not None else old\.verdict", "was = old.verdict",
+          (_F + "test_a_second_correction_records_what_the_model_said",)),
 ]
 
 _PACKAGES = ("edge", "cloud", "shared", "app")
@@ -526,7 +541,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--module", action="append", choices=sorted(MODULES), help="only these (repeatable)")
     parser.add_argument(
-        "--planted", action="store_true", help="only plant the hand-planted bugs (issues 18 and 31) and run their tests"
+        "--planted", action="store_true", help="only plant the hand-planted bugs (issues 18, 31, 40), run their tests"
     )
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder (its path is printed)")
     parser.add_argument("--retest", type=Path, metavar="FOLDER",

@@ -27,8 +27,8 @@ def store_outage(exc: BaseException) -> bool:
     if isinstance(exc, StoreError | OSError | TimeoutError):
         return True
     kind = type(exc)
-    return any(k.__module__.split(".")[0] in ("redis", "sqlite3") and k.__name__ in (
-        "ConnectionError", "TimeoutError", "BusyLoadingError", "OperationalError") for k in kind.__mro__)
+    return any(k.__module__.split(".")[0] in ("redis", "sqlite3") and k.__name__ in (  # redis' BusyLoadingError
+        "ConnectionError", "TimeoutError", "OperationalError") for k in kind.__mro__)  # is a ConnectionError
 
 
 class IntakeHealth:
@@ -40,7 +40,6 @@ class IntakeHealth:
         self.store_error = ""  # why the store last failed; "" once it answers again
         self.waiting = 0  # messages taken in and not yet finished
         self._waiting_since: float | None = None
-        self.finished = 0
 
     def taken_in(self, count: int = 1) -> None:
         if count <= 0:
@@ -53,7 +52,6 @@ class IntakeHealth:
         """Messages finished: answered, refused, or released to the broker."""
         if count <= 0:
             return
-        self.finished += count
         self.waiting = max(0, self.waiting - count)
         self._waiting_since = self._clock() if self.waiting else None
 
@@ -70,7 +68,7 @@ class IntakeHealth:
     def stalled_s(self) -> float:
         """How long messages have waited with none finished; 0 when none waits."""
         since = self._waiting_since
-        return 0.0 if since is None or not self.waiting else max(0.0, self._clock() - since)
+        return 0.0 if since is None else max(0.0, self._clock() - since)  # None exactly when none waits
 
     @property
     def stalled(self) -> bool:
