@@ -8,6 +8,7 @@ sentence parsed once per machine: tests/policy_reads.py)."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 
@@ -52,13 +53,15 @@ def event(camera="front", zones=(), dwell=None, local_time="12:00", label="perso
 class Looks:
     """A translator whose facts the test sets, by label score; counts what it was asked."""
 
-    def __init__(self, score=0.9, **facts) -> None:
+    def __init__(self, score=0.9, delay_s=0.0, **facts) -> None:
         self.score = score
+        self.delay_s = delay_s
         self.facts = facts
         self.asked: list[str] = []
 
     def translate(self, event) -> Facts:
         self.asked.append(event.event_id)
+        time.sleep(self.delay_s)
         fields = {"label_box": (0.1, 0.1, 0.9, 0.9), "label_known": True, **self.facts}
         return Facts(label=event.label, label_score=self.score, **fields)
 
@@ -141,6 +144,14 @@ def test_the_check_s_absent_and_sure_edges():
     model = Model()
     (sure,) = run(gate(Looks(0.60), model), event(**door))
     assert model.asked == [] and (sure.verdict, sure.decided_by, sure.confidence) == ("alert", "policy", 0.6)
+
+
+def test_confidence_to_three_places_and_the_time_the_closer_look_took():
+    (absent,) = run(gate(Looks(0.05432)), event(zones=["door"], dwell=60.0))
+    assert absent.confidence == 0.946
+    (sure,) = run(gate(Looks(0.87654, delay_s=0.05)), event(zones=["door"], dwell=60.0))
+    assert sure.confidence == 0.877 and sure.extra == {"person_score": 0.87654}
+    assert 50.0 <= sure.analyze_ms < 5000.0  # milliseconds, from before the closer look
 
 
 def test_a_faint_shape_is_benign_by_the_policy_where_the_policy_says_benign():
@@ -234,10 +245,16 @@ def test_hi_vis_of_a_sure_person_is_the_closer_look_s_and_of_a_faint_one_measure
     assert (faint.verdict, faint.decided_by) == ("benign", "policy") and model.asked == []
     (grey,) = run(gate(Looks(0.2, hivis=True), model, text), event(crop=GREY))
     assert len(model.asked) == 1 and grey.clause == "benign if: … not known: hi-vis upper body (measured)"
-    # a car (no hi-vis from the closer look): measured on the crop, a sure one
+    # a person exactly at MIN_OBJECT (0.30): the closer look's own measure, no hi-vis: an alert, for the model
+    model = Model()
+    (edge,) = run(gate(Looks(0.30, hivis=False), model, text), event(crop=VEST))
+    assert len(model.asked) == 1 and edge.clause.endswith("(faint: 0.30)")
+    # a car (no hi-vis from the closer look): measured on the crop, a sure one and one exactly at ABSENT
     cars = "Cars with hi-vis are fine. Otherwise alert."
     (car,) = run(gate(Looks(0.9, hivis=False), Model(), cars), event(label="car", crop=VEST))
     assert (car.verdict, car.decided_by) == ("benign", "policy")
+    (faint_car,) = run(gate(Looks(0.10, hivis=False), Model(), cars), event(label="car", crop=VEST))
+    assert (faint_car.verdict, faint_car.decided_by) == ("benign", "policy")
     # a sure one, but the closer look could not tell: unknown, not "no", so the model is asked
     model = Model()
     (unknown,) = run(gate(Looks(0.9, hivis=None), model, text), event())
