@@ -7,7 +7,7 @@ words reader and the config's rules build it; no parsing, no model (under a seco
 from __future__ import annotations
 
 import pytest
-from edgetriage.cloud.analysis.policy import Clause, Cond, Policy, Seen, evaluate, in_time, inputs
+from edgetriage.cloud.analysis.policy import DAYTIME, NIGHT, Clause, Cond, Policy, Seen, evaluate, in_time, inputs
 from edgetriage.shared.policycell import EventFacts
 
 MON, TUE, WED, THU, FRI, SAT, SUN, UNKNOWN_DAY = range(8)
@@ -181,6 +181,7 @@ def test_a_model_verdict_is_the_model_s_to_give():
     (Cond("weekday", WEEKDAYS), "day in Mon–Fri", "not (day in Mon–Fri)"),
     (Cond("weekday", WEEKEND), "day in Sat–Sun", "not (day in Sat–Sun)"),
     (Cond("weekday", 1 << MON | 1 << SUN), "day in Mon, Sun", "not (day in Mon, Sun)"),
+    (Cond("weekday", 1 << TUE | 1 << WED | 1 << THU), "day in Tue, Wed, Thu", "not (day in Tue, Wed, Thu)"),
     (Cond("zone", "gate"), "zone = gate", "zone ≠ gate"),
     (Cond("dwell", (">=", 30)), "dwell >= 30 s", "not (dwell >= 30 s)"),
     (Cond("dwell", ("<", 7.5)), "dwell < 7.5 s", "not (dwell < 7.5 s)"),
@@ -237,12 +238,22 @@ def test_what_a_policy_reads_and_how_much_of_it_compiled():
     assert Seen(facts(), "person").objects == frozenset() and Seen(facts(), "person").hivis is None
 
 
+def test_night_and_daytime_are_the_documented_hours():
+    # the words reader's "night" and "daytime" (docs/operator/policies.md): 22:00-06:00 and 06:00-22:00
+    assert (NIGHT, DAYTIME) == ((hm("22:00"), hm("06:00")), (hm("06:00"), hm("22:00")))
+
+
 # -- the ranges a verdict is filed with -----------------------------------------------------------------------
 def test_a_policy_that_reads_nothing_of_the_event_files_no_ranges():
     assert inputs(Policy("", (Clause("alert", (Cond("label", ("person",)),), ""),), "benign"), facts()) is None
     assert inputs(Policy("", (), "benign"), facts()) is None
     looked = inputs(Policy("", (VEST,), "benign"), facts())
     assert looked is not None and looked.look is True and looked.minutes is None and looked.dwell_s is None
+    for cond in (Cond("upper", "red"), Cond("lower", "blue"), Cond("carries", ("knife",))):
+        cell = inputs(Policy("", (Clause("alert", (cond,), ""),), "benign"), facts())
+        assert cell is not None and cell.look is True, cond
+    zone = inputs(Policy("", (Clause("alert", (Cond("zone", "gate"),), ""),), "benign"), facts())
+    assert zone.look is False and zone.zones_read == ["gate"]
 
 
 def test_time_ranges_cut_at_every_window_edge():
