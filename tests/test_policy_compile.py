@@ -48,7 +48,8 @@ def test_a_sentence_not_compiled_says_why(text, known, camera, why):
 
 def test_a_pronoun_a_sentence_later_and_a_fact_said_not_to_matter_say_why():
     policy = compile_policy("Cars in the yard are an alert. Ignore them at night.", ("yard",))
-    assert [c.used for c in policy.clauses] == [("cars", "in the yard"), ("not compiled: “them”: who? (say who again)",)]
+    assert [c.used for c in policy.clauses] == [("cars", "in the yard"),
+                                                ("not compiled: “them”: who? (say who again)",)]
     assert policy.uncompiled == ("Ignore them at night",)
     policy = compile_policy("Alert on anyone in the loft without hi-vis. Hi-vis does not matter.", ("loft",))
     assert policy.clauses[-1].used == ("not compiled: a rule reads it: “Alert on anyone in the loft without hi-vis”",)
