@@ -107,3 +107,34 @@ def test_nothing_else_and_the_otherwises():
         compile_policy("Alert on cats. Otherwise alert. Otherwise benign.")
     policy = compile_policy("Alert on cats. Otherwise alert. Otherwise alert.")
     assert policy.otherwise == "alert" and policy.otherwise_said is True
+
+
+def test_only_a_subject_may_be_in_a_place():
+    text = "Only cars may be at the gate."
+    policy = compile_policy(text, ("gate",))
+    assert [(c.verdict, c.used) for c in policy.clauses] == [("benign", ("cars", "at the gate")),
+                                                             ("alert", ("at the gate",))]
+    assert [verdict(text, ("gate",), zones=z, label=x) for z, x in ((("gate",), "car"), (("gate",), "person"),
+                                                                   ((), "person"))] == ["benign", "alert", "model"]
+
+
+def test_a_fact_said_not_to_matter_is_checked_against_each_rule_that_reads_its_kind():
+    gate = ("gate",)
+    for fact, rule in (("The time does not matter.", "Alert on anyone at the gate after 9pm."),
+                       ("The time does not matter.", "Alert on anyone at the gate on Saturdays."),
+                       ("Direction does not matter.", "Alert on anyone at the gate walking towards the camera.")):
+        policy = compile_policy(f"{rule} {fact}", gate)
+        assert policy.uncompiled == (fact.rstrip("."),), (rule, fact)
+        assert policy.clauses[-1].used == (f"not compiled: a rule reads it: “{rule.rstrip('.')}”",)
+        assert compile_policy(f"Alert on anyone at the gate. {fact}", gate).uncompiled == ()
+    # a rule that reads another kind of fact, or one not compiled, disagrees with nothing
+    assert compile_policy("Alert on anyone at the gate after 9pm. Direction does not matter.", gate).uncompiled == ()
+    assert compile_policy("Alert on anyone at the gate walking towards the camera. The time does not matter.",
+                          gate).uncompiled == ()
+
+
+def test_a_sentence_with_its_exception_the_exception_first_with_the_other_verdict():
+    text = "People at the gate are fine unless they stay longer than 5 minutes."
+    policy = compile_policy(text, ("gate",))
+    assert policy.plain() == ("alert if: label = person and zone = gate and dwell > 300 s; benign if: label = person "
+                              "and zone = gate; otherwise the model is asked (the words give no otherwise)")

@@ -46,6 +46,8 @@ def test_a_window_holds_from_its_first_minute_to_before_its_end():
     assert [holds(outside, time=t) for t in ("06:59", "07:00", "19:00")] == ["alert", "benign", "alert"]
     assert holds(outside, time=None) == "model"  # not known is not "outside"
     assert holds(Cond("time", (hm("07:00"), hm("19:00"), None)), time="08:00", day=UNKNOWN_DAY) == "alert"
+    assert [holds(Cond("time", (hm("07:00"), hm("07:00"))), time=t) for t in ("06:59", "07:00", "12:00")] == \
+        ["benign"] * 3  # a window that starts where it ends holds no minute
 
 
 def test_a_night_on_named_days_is_the_night_it_starts_on():
@@ -158,6 +160,9 @@ def test_a_clause_that_may_hold_decides_nothing_unless_what_follows_says_the_sam
     two = Clause("alert", (Cond("zone", "door"), Cond("dwell", (">", 30)), Cond("hivis", True, True)), "two")
     d = evaluate(Policy("", (two,), "benign"), seen(zones=("door",), dwell=-1.0, hivis=None))
     assert d.clause == "alert if: … not known: dwell > 30 s, not (hi-vis upper body (measured))"
+    # of several that may hold, the first is the one said
+    d = evaluate(Policy("", (VEST, LOST, DOOR), "benign"), seen(hivis=None, zones=("door",), dwell=60.0))
+    assert (d.verdict, d.clause) == (None, "benign if: … not known: hi-vis upper body (measured)")
     # a clause known not to hold is no open clause; one that holds ends the reading
     d = evaluate(Policy("", (VEST, LOST, DOOR), "benign"), seen(hivis=True))
     assert (d.verdict, d.index) == ("benign", 0)
