@@ -346,3 +346,24 @@ def test_time_words_that_give_no_range_are_said_back():
 @pytest.mark.parametrize("words", ["on 32/1", "on 0/12", "on 12/0"])
 def test_figures_that_are_no_date_read_as_no_range(words):
     assert window(words) is None
+
+
+@pytest.mark.parametrize(("words", "now", "start", "end", "phrase"), [
+    # a date in figures: each reading's month 1-12 and day 1-31, both ends of each range
+    ("on 31/12", NOW, on(datetime(2025, 12, 31)), on(datetime(2026, 1, 1)), "on December 31 2025"),
+    ("on 13/1", NOW, on(datetime(2026, 1, 13)), on(datetime(2026, 1, 14)), "on January 13"),
+    ("on 1/12", NOW, at(1, 0), at(2, 0), "on December 1"),
+    # N minutes ago: half of N either side, at most half an hour
+    ("90 minutes ago", NOW, NOW - 120 * MINUTE, NOW - 60 * MINUTE, "about 90 minutes ago"),
+    # "since" a bare hour 1-6: the afternoon's once it has come, to the minute; 0 and 7 as said
+    ("since 6", NOW, at(4, 18), None, "since 18:00"), ("since 6", at(4, 18), at(4, 18), None, "since 18:00"),
+    ("since 6", at(4, 17, 59), at(4, 6), None, "since 06:00"), ("since 2", at(4, 14), at(4, 14), None, "since 14:00"),
+    ("since 0", NOW, at(4, 0), None, "since 00:00"), ("since 7", at(4, 19), at(4, 7), None, "since 07:00"),
+    ("since 1", NOW, at(4, 13), None, "since 13:00"),
+    # overnight and after dark read a bare hour as the night's
+    ("overnight after 10", NOW, at(3, 22), at(4, 6), "overnight after 22:00"),
+    ("after dark after 7", NOW, at(4, 19), None, "after dark after 19:00"),
+])
+def test_date_figures_minutes_ago_since_a_bare_hour_and_night_hours_at_their_edges(words, now, start, end, phrase):
+    found = time_window(normalise(words), ZONE, now)
+    assert (found.start_ms, found.end_ms, found.phrase) == (start, end, phrase)

@@ -4,11 +4,20 @@ compiles only when every word that carries meaning is read with that meaning."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from edgetriage.cloud.analysis.policy import Seen, evaluate
 from edgetriage.cloud.analysis.policy_check import PolicyRefused
 from edgetriage.cloud.analysis.policy_words import compile_policy
 from edgetriage.shared.policycell import EventFacts
+from policy_reads import remembered
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _reads() -> Iterator[None]:  # each sentence parsed once per machine (tests/policy_reads.py)
+    yield from remembered()
+
 
 DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 WAYS = {"in": "towards the camera", "out": "away from the camera", "left": "left", "right": "right", "": ""}

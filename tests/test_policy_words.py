@@ -6,6 +6,8 @@ denied zone). No model, no broker: the compiler, the evaluator and the CLI as an
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from edgetriage.cli import main as cli_main
 from edgetriage.cloud.analysis.gate import PolicyBook
@@ -15,6 +17,13 @@ from edgetriage.cloud.analysis.policy_words import compile_policy
 from edgetriage.cloud.config import PolicyConfig, load_cloud_config
 from edgetriage.shared.config import ConfigError
 from edgetriage.shared.policycell import EventFacts
+from policy_reads import remembered
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _reads() -> Iterator[None]:  # each sentence parsed once per machine (tests/policy_reads.py)
+    yield from remembered()
+
 
 DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 

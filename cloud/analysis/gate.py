@@ -205,7 +205,7 @@ class PolicyGate:
         if facts.label.lower() == "person" and facts.label_score >= MIN_OBJECT:
             wearing = facts.hivis  # the closer look measured it on this crop and box already (one decode)
         else:
-            wearing = hivis(event.crop, facts.label_box) if facts.label_score >= ABSENT else None
+            wearing = hivis(event.crop, facts.label_box)  # measured: rule() reads only a score >= ABSENT
         return Seen(event_facts(event), event.label, wearing, facts.upper, facts.lower,
                     frozenset(name for name, _ in facts.objects))
 

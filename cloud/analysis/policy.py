@@ -264,9 +264,10 @@ def inputs(policy: Policy, facts: EventFacts) -> PolicyInputs | None:
 
 
 def _cuts(test: object) -> tuple[float, ...]:
-    """Where a comparison's answer changes, as [low, high) bounds: "> 30" changes after 30, ">= 30" at 30."""
+    """Where a comparison's answer changes, as [low, high) bounds: "> 30" changes after 30, ">= 30" at 30, "= 30"
+    at 30 and after it (the next whole person, the next microsecond of a stay: "= 30 s" is not 30.5 s)."""
     op, n = test  # type: ignore[misc]
-    return (n, n + 1) if op == "=" else ((n,) if op in (">=", "<") else (_next_up(n),))
+    return (n, _next_up(n)) if op == "=" else ((n,) if op in (">=", "<") else (_next_up(n),))
 
 
 def _next_up(n: float) -> float:
