@@ -271,6 +271,7 @@ def reading_line(query: Query, measure: str | None, zone: ZoneInfo, now_ms: int,
         filters.append("alerts only" if query.verdict == "alert" else f"judged {query.verdict}")
     if query.look is not None:
         filters.append(query.look.said)
+    filters += [f"{PLURALS.get(of, of + 's')} left out" for of in sorted({of for of, _ in query.left_out})]
     whose = "the camera's zone" if camera_zone else "the site's zone"
     line = (f"{what_counted(query, measure)} {where_said(query)}, {when_said(query, zone, now_ms)} "
             f"({zone.key}, {whose})")
@@ -290,6 +291,7 @@ def read_back(said: str, query: Query, zone: ZoneInfo, now_ms: int) -> tuple[str
     if re.search(r"\bhow long (?:ago|(?:has it been |is it )?since)\b", said):  # a time since, not a stay
         taken |= {"long", "ago"}
     taken |= {w for phrase in query.negated for w in phrase.split()}
+    taken |= {w for _, phrase in query.left_out for w in phrase.split()}  # "not counting the cars": held
     split = [m[0] for m in _BREAKDOWN.finditer(said)]  # "per camera": one total is given, never a split
     taken |= {w for phrase in split for w in phrase.split()}
     phrases = unused(FRAMES.sub(" ", GREETING.sub("", said)).split(), taken) + list(query.negated) + split

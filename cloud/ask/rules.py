@@ -156,6 +156,7 @@ class Query:
     excluded_zones: frozenset[str] = frozenset()
     negated: tuple[str, ...] = ()  # negated words no rule can apply ("not carrying a bag"): named, not applied
     negated_bare: tuple[str, ...] = ()  # negations of nothing a rule reads ("not at home"): named
+    left_out: tuple[tuple[str, str], ...] = ()  # (label, phrase): other labels left out ("not counting cars")
     times_apart: tuple[str, ...] = ()  # a second time apart from the range read ("... or this evening"): named
 
     @property
@@ -319,10 +320,12 @@ def read(question: str, vocabulary: Names, zone: ZoneInfo, now_ms: int) -> Query
     for phrase in no.unusable + (look.phrases if look is not None else ()):  # "with their dog" is a look
         labelled = labelled.replace(phrase, " ")
     label = vocabulary.label_in(labelled) or ("person" if re.match(r"who\b", text) else None)
+    # "how many people, not counting the cars": another label left out holds of every person counted (used)
+    left_out = tuple((of, phrase) for of, phrase in no.left_out if label is not None and of != label)
     window, apart = joined_window(question, zone, now_ms, time_window(text, zone, now_ms), normalise)
     return Query(intent=intent, open=opened, look=look, cameras=frozenset(cameras - no.cameras),
                  devices=vocabulary.devices_in(text), zones=frozenset(zones - no.zones), label=label,
                  verdict=verdict_in(text), window=window, words=tuple(text.split()), times_apart=apart,
                  measure=measure_of(labelled, label), names=frozenset(camera_words | zone_words | no.words),
-                 excluded=no.cameras, excluded_zones=no.zones, negated=no.unusable,
-                 negated_bare=no.bare)
+                 excluded=no.cameras, excluded_zones=no.zones, left_out=left_out,
+                 negated=tuple(p for p in no.unusable if p not in {p for _, p in left_out}), negated_bare=no.bare)
