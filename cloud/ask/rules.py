@@ -290,13 +290,21 @@ def intent_of(text: str, said: str | None = None) -> str | None:
     # asked ("people at the porch?"), not a title to list ("recent alerts on the porch"); ", right?" is a yes/no
     terse = (said or "").rstrip().endswith("?") and _TERSE.search(text) and not re.search(r"\b(?:right|correct)$",
                                                                                            text)
-    return lead or ("count" if terse else None)
+    # "porch visits since 6pm": visits are only ever counted (a list of them is the events, said so)
+    tally = re.match(r"(?!(?:what|who|which|when|where|why|how|show|list|give|describe|recent|latest|last|all)\b)"
+                     r"(?:\w+ ){0,3}?(?:visits|arrivals|visit count|number of visits)\b", text)
+    return lead or ("count" if terse or tally else None)
 
 
 def is_open(text: str) -> bool:
     """Markers of a question about what happened rather than how many or when; a second question joined
     with "and" ("was anyone there, and what were they doing") counts too."""
     return bool(_OPEN.search(text)) or bool(re.search(r"\band (what|how|why|who|did|were|was)\b", text))
+
+
+def open_words(text: str) -> set[str]:
+    """The words of a question that make it open ("describe", "loitering", "parcel"): what the model reads."""
+    return {w for found in _OPEN.finditer(text) for w in found[0].split()}
 
 
 def read(question: str, vocabulary: Names, zone: ZoneInfo, now_ms: int) -> Query:
