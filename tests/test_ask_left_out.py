@@ -48,6 +48,24 @@ def test_several_cameras_left_out_are_all_left_out_and_none_is_read_as_asked(mar
     assert phrases == [], (question, phrases)
 
 
+@pytest.mark.parametrize(("question", "cameras"), [
+    ("how many people came today, porch and back door excluded?", {"porch", "back_door"}),
+    ("how many people today with the porch and the driveway left out?", {"porch", "driveway"}),
+    ("how many people today, the porch and back door not counted?", {"porch", "back_door"}),
+    ("how many people today, the drive and the porch not included?", {"porch", "driveway"}),
+    ("how many people came, excluding the porch camera as well as the back door?", {"porch", "back_door"}),
+])
+def test_cameras_left_out_said_after_them_are_left_out(question, cameras):
+    query, line, phrases = reading(question)
+    assert {c for _, c in query.excluded} == cameras and not query.cameras and phrases == [], (question, line)
+
+
+@pytest.mark.parametrize("question", ["was anyone ignored at the porch today?", "did anyone get ignored on the porch today?"])
+def test_a_leaving_out_word_that_leaves_out_nothing_said_after_it_is_never_an_exclusion(question):
+    query, line, phrases = reading(question)
+    assert not query.excluded and phrases, (question, line)
+
+
 @pytest.mark.parametrize(("question", "people"), [
     ("how many people today not counting the porch or the back door?", 1),
     ("how many people today except those at the driveway and the porch?", 1),

@@ -26,13 +26,14 @@ from .appearance import look_in
 
 # a negating word and the words it takes ("apart from"): what follows is its scope
 MARKERS = re.compile(r"\b(?:(?:not|without|never) (?:counting|including|incl|inc)|(?:leave|leaving) out|"
-                     r"ignor(?:e|es|ed|ing)|disregard(?:ing)?|discount(?:ing)?|omit(?:ting)?|minus|barring|save for|"
+                     r"ignor(?:e|es|ing)|disregard(?:ing)?|discount(?:ing)?|omit(?:ting)?|minus|barring|save for|"
                      r"with the exception of|except(?:ing| for)?|exclud(?:e|es|ing)|"
                      r"not|never|no(?! one\b)|without|besides|apart from|"
                      r"aside from|other than|outside(?: of)?|but not|wasnt|werent|isnt|arent|didnt|dont|doesnt|"
                      r"hasnt|havent|hadnt|non|nor|neither|(?:everything|anything|everyone|anyone|all|everywhere|cameras|"
                      r"camera|events) but)\b")
-_NOT_NEGATING = re.compile(r"\bor not\b|\bnot (?:an? |the )?(?:real )?(?:alert|alarm)s?\b|\bnot (?:classified|sure)\b|"
+_NOT_NEGATING = re.compile(r"\bor not\b|\bnot (?:counted|included)\b|"
+                           r"\bnot (?:an? |the )?(?:real )?(?:alert|alarm)s?\b|\bnot (?:classified|sure)\b|"
                            r"\bnon alerts?\b|\bno (?:one|body)\b|\bnot (?:just|only)\b|\bno more than\b|"
                            r"\bnot long\b|\bno longer\b|\bno of\b|"  # "no. of people": number of
                            r"\b(?:didnt|wasnt|werent|isnt|arent|hasnt|havent|hadnt|doesnt|dont) (?:there|any|anyone|"
@@ -47,6 +48,8 @@ _LEADING = frozenset("a an the at on in by near from to of any some their his he
 EXCLUDING = re.compile(r"^(?:not counting|not including|not incl|not inc|without counting|without including|never "
                        r"counting|leave out|leaving out|ignor|disregard|discount|omit|minus|barring|save for|with the "
                        r"exception|except|exclud|besides|apart from|aside from|other than|but not)")
+# the same said after what it leaves out ("porch and back door excluded"): only a place of yours is left out
+_AFTER = re.compile(r"\b(?:excluded|not counted|not included|left out|ignored|aside|omitted|disregarded)\b")
 # who is left out before where ("except those at the porch", "excluding both the porch and ..."): the place
 _GENERIC = re.compile(r"^(?:(?:those|ones|the ones|anyone|anybody|everyone|everybody|people|persons|someone|somebody|"
                       r"visitors|events|both|either|of|who|that|which|were|was|are|is|seen|caught|spotted|"
@@ -93,6 +96,11 @@ def scopes(text: str) -> list[tuple[str, str]]:
                 continue
             scope.append(word)
         found.append((match[0], " ".join(scope)))
+    for match in _AFTER.finditer(text):  # "the porch and the back door excluded": the words before it
+        before = text[:match.start()].split()[-SCOPE_WORDS:]
+        while before and any(w in _SCOPE_END for w in before):
+            before = before[next(i for i, w in enumerate(before) if w in _SCOPE_END) + 1:]
+        found.append((match[0], " ".join(before)))
     return found
 
 
@@ -109,6 +117,12 @@ def negated(text: str, names: Places) -> Negated:
     for marker, scope in scopes(text):
         if not scope or MARKERS.match(scope):
             continue  # "anyone but not the porch": the next negating word's scope
+        if _AFTER.fullmatch(marker):
+            place_words = names.names_in(scope)[1] | names.zone_names_in(scope)[1]
+            at = _first(scope, place_words)
+            if at is None:
+                continue  # "not counted" of nothing of yours: named by the reading, if no rule reads it
+            scope = " ".join(scope.split()[at:])
         said = f"{marker} {scope}"
         trimmed = _GENERIC.sub("", scope)
         if EXCLUDING.match(marker) and trimmed != scope and (names.names_in(trimmed)[0]

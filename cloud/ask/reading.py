@@ -46,7 +46,7 @@ marked real genuine actual
 busier quieter busiest quietest
 camera cameras cam cams zone zones view back area outside place property house home site total times time
 often once twice but if whether right currently moment didnt wasnt werent isnt arent hasnt havent hadnt doesnt dont
-everything everyone everywhere anywhere ok okay hey hello thanks thank pls plz like way sort kind lot lots bit
+everything everyone everywhere anywhere ok okay hey hello thanks thank pls plz like way sort kind lot lots bit well
 """.split())
 TIME_WORDS = frozenset("""
 today yesterday tonight tomorrow morning mornings afternoon afternoons evening evenings night nights overnight
