@@ -89,6 +89,10 @@ def test_a_pronoun_phrasing_not_read_is_not_compiled_never_refused(words):
     "Alert on people staying over 10 minutes but under 5 minutes.",
     "People in the yard wearing hi-vis and without hi-vis are an alert.",
     "Alert on people in the yard who are not in the yard.",
+    "Alert on more than 10 and fewer than 11 people.",  # no whole number between
+    "Alert on fewer than one person in the yard.",  # a person's event shows that person
+    "Alert on no more than 0 people.",
+    "Alert on anyone alone when there are more than 2 people.",
 ])
 def test_a_condition_that_never_holds_is_refused(words):
     with pytest.raises(PolicyRefused):
