@@ -115,7 +115,10 @@ def situations(conds: Sequence[Cond]) -> Iterator[Seen]:
     table = candidates(conds)
     keys = list(table)
     for combo in itertools.product(*(table[k] for k in keys)):
-        yield seen_of(dict(zip(keys, combo, strict=True)))
+        seen = seen_of(dict(zip(keys, combo, strict=True)))
+        if seen.label == "person" and seen.event.people < 1:
+            continue  # a person's event shows at least that person: "fewer than one person" never holds
+        yield seen
 
 
 def _default() -> Seen:

@@ -182,6 +182,8 @@ role_noun: "staff" | "employee" | "employees" | "worker" | "workers" | "builder"
          | "caretakers" | "janitor" | "janitors" | "receptionist" | "receptionists"
 
 count: cmp num people_word                       -> count_cmp
+     | cmp num ("and" | "but" | "," | "yet")? cmp num people_word   -> count_range
+     | cmp num people_word ("but" | "yet") cmp num people_word   -> count_range
      | num "or" ("more" | "fewer" | "less") people_word   -> count_or
      | num people_word "or" ("more" | "fewer" | "less")   -> count_or_after
      | ("a" | "any")? "group" "of" (cmp num | num "or" "more") people_word?   -> count_group

@@ -179,6 +179,10 @@ def _count(name: str, ch: list) -> tuple[str, float]:
         return ("<=", 1)
     if name == "count_cmp":
         return (_find(ch, "op"), int(n))  # type: ignore[return-value,arg-type]
+    if name == "count_range":  # "more than two and fewer than five people": both hold (policy_check refuses none)
+        ops = [v.value for v in ch if isinstance(v, _Words) and v.kind == "op"]
+        nums = [v.value for v in ch if isinstance(v, _Words) and v.kind == "num"]
+        return tuple((op, int(m)) for op, m in zip(ops, nums, strict=True))  # type: ignore[return-value]
     more = any(isinstance(c, Tok) and c.word == "more" for c in ch)
     if name == "count_group":
         op = _find(ch, "op") or (">=" if more else None)

@@ -175,15 +175,21 @@ def _said_before(build: _Build, sent: Sent, group: int) -> tuple[tuple[Cond, ...
     if sent.kind not in ("lead", "copular") or not pieces:
         return (), sent
     if pronoun and not subjects:
-        if not same:
+        # what the clause says of "them" that the clause before said otherwise ("without hi-vis ...; with hi-vis
+        # they're fine"): the new words replace the old on that fact, and "they" are the same people
+        said = {_fact(p.value) for p in pieces if p.kind == "cond"} | {"people" for p in pieces if p.kind == "count"}
+        before = build.clauses[-1].conds if build.clauses else ()
+        contrast = bool(said & {_fact(c) for c in before}) and bool(build.clauses) and build.clauses[-1].compiled
+        if not same and not contrast:
             if build.clauses:
                 raise Flag(f"“{pronoun[0].words}”: who? (say who again)")
             return (), sent
         keep = lambda ps: tuple(p for p in ps if p not in pronoun)  # noqa: E731
         sent = Sent(sent.kind, sent.verdict, keep(sent.pre), keep(sent.post), sent.exc, sent.only, sent.window)
         placed = any(p.kind in ("zone", "there") for p in pieces)
-        return tuple(c for c in build.clauses[-1].conds if not _when(c) and not (
-            placed and c.kind in ("zone", "place", "any"))), sent
+        timed = any(p.kind == "cond" and _when(p.value) for p in pieces)  # a time of its own: theirs replaced
+        return tuple(c for c in before if not (_when(c) and (timed or not contrast)) and _fact(c) not in said
+                     and not (placed and c.kind in ("zone", "place", "any"))), sent
     if not same or subjects or any(
             p.kind not in ("opening", "those", "opening_def") and not (p.kind == "cond" and _when(p.value))
             for p in pieces):
@@ -214,8 +220,8 @@ def _conds(build: _Build, pieces: tuple[Piece, ...]) -> tuple[tuple[Cond, ...], 
             conds.insert(0, Cond("label", ("person",)))
         if p.kind == "label":
             conds.insert(0, Cond("label", p.value))
-        elif p.kind == "count":
-            conds.append(Cond("people", p.value))
+        elif p.kind == "count":  # one comparison, or a range of two ("more than two and fewer than five")
+            conds.extend(Cond("people", v) for v in (p.value if isinstance(p.value[0], tuple) else (p.value,)))
         elif p.kind in ("cond", "zone"):
             conds.append(_placed(p.value, build.place, build.zones))
         elif p.kind == "there":
@@ -250,6 +256,14 @@ def _conds(build: _Build, pieces: tuple[Piece, ...]) -> tuple[tuple[Cond, ...], 
         role = next(p.words for p in pieces if p.kind == "role")
         raise Flag(f"who “{role}” are: only the picture could tell")
     return _nights(tuple(dict.fromkeys(conds))), tuple(w for w in used if w)
+
+
+def _fact(cond: Cond) -> str | None:
+    """The fact a condition reads ("hivis", "dwell", "people", "upper"...): one kind, or None for a mix."""
+    if cond.kind in ("any", "all"):
+        kinds = {_fact(c) for c in cond.value}  # type: ignore[union-attr]
+        return kinds.pop() if len(kinds) == 1 else None
+    return cond.kind
 
 
 def _when(cond: Cond) -> bool:

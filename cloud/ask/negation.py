@@ -25,11 +25,15 @@ from typing import Protocol
 from .appearance import look_in
 
 # a negating word and the words it takes ("apart from"): what follows is its scope
-MARKERS = re.compile(r"\b(?:not|never|no(?! one\b)|without|except(?: for)?|excluding|exclude|besides|apart from|"
+MARKERS = re.compile(r"\b(?:(?:not|without|never) (?:counting|including|incl|inc)|(?:leave|leaving) out|"
+                     r"ignor(?:e|es|ing)|disregard(?:ing)?|discount(?:ing)?|omit(?:ting)?|minus|barring|save for|"
+                     r"with the exception of|except(?:ing| for)?|exclud(?:e|es|ing)|"
+                     r"not|never|no(?! one\b)|without|besides|apart from|"
                      r"aside from|other than|outside(?: of)?|but not|wasnt|werent|isnt|arent|didnt|dont|doesnt|"
                      r"hasnt|havent|hadnt|non|nor|neither|(?:everything|anything|everyone|anyone|all|everywhere|cameras|"
                      r"camera|events) but)\b")
-_NOT_NEGATING = re.compile(r"\bor not\b|\bnot (?:an? |the )?(?:real )?(?:alert|alarm)s?\b|\bnot (?:classified|sure)\b|"
+_NOT_NEGATING = re.compile(r"\bor not\b|\bnot (?:counted|included)\b|"
+                           r"\bnot (?:an? |the )?(?:real )?(?:alert|alarm)s?\b|\bnot (?:classified|sure)\b|"
                            r"\bnon alerts?\b|\bno (?:one|body)\b|\bnot (?:just|only)\b|\bno more than\b|"
                            r"\bnot long\b|\bno longer\b|\bno of\b|"  # "no. of people": number of
                            r"\b(?:didnt|wasnt|werent|isnt|arent|hasnt|havent|hadnt|doesnt|dont) (?:there|any|anyone|"
@@ -40,7 +44,17 @@ today yesterday tonight this last morning afternoon evening night overnight sinc
 during within from but that which who when where than what how was were is are did do does
 """.split())  # "in", "and", "or" go on: "not in the front door zone", "except the porch and the back door"
 _LEADING = frozenset("a an the at on in by near from to of any some their his her its my our".split())
-SCOPE_WORDS = 8  # at most this many words after the negating word
+# markers that leave something out of what is counted ("not counting the cars"), not a fact about it ("no cars")
+EXCLUDING = re.compile(r"^(?:not counting|not including|not incl|not inc|without counting|without including|never "
+                       r"counting|leave out|leaving out|ignor|disregard|discount|omit|minus|barring|save for|with the "
+                       r"exception|except|exclud|besides|apart from|aside from|other than|but not)")
+# the same said after what it leaves out ("porch and back door excluded"): only a place of yours is left out
+_AFTER = re.compile(r"\b(?:excluded|not counted|not included|left out|ignored|aside|omitted|disregarded)\b")
+# who is left out before where ("except those at the porch", "excluding both the porch and ..."): the place
+_GENERIC = re.compile(r"^(?:(?:those|ones|the ones|anyone|anybody|everyone|everybody|people|persons|someone|somebody|"
+                      r"visitors|events|both|either|of|who|that|which|were|was|are|is|seen|caught|spotted|"
+                      r"detected)\s+)+")
+SCOPE_WORDS = 10  # at most this many words after the negating word
 
 
 class Places(Protocol):
@@ -61,6 +75,7 @@ class Negated:
     labels: frozenset[str] = frozenset()  # labels in a negated scope: not applied
     unusable: tuple[str, ...] = ()  # "not carrying a bag", "non person": named as not used
     bare: tuple[str, ...] = ()  # a negation whose scope names nothing a rule reads ("not at home"): named
+    left_out: tuple[tuple[str, str], ...] = ()  # (label, phrase) a marker leaves out ("not counting the cars")
     words: frozenset[str] = frozenset()  # the negating words read (used, so never named as unused)
 
     def __bool__(self) -> bool:
@@ -81,6 +96,11 @@ def scopes(text: str) -> list[tuple[str, str]]:
                 continue
             scope.append(word)
         found.append((match[0], " ".join(scope)))
+    for match in _AFTER.finditer(text):  # "the porch and the back door excluded": the words before it
+        before = text[:match.start()].split()[-SCOPE_WORDS:]
+        while before and any(w in _SCOPE_END for w in before):
+            before = before[next(i for i, w in enumerate(before) if w in _SCOPE_END) + 1:]
+        found.append((match[0], " ".join(before)))
     return found
 
 
@@ -93,10 +113,22 @@ def negated(text: str, names: Places) -> Negated:
     unusable: list[str] = []
     words: set[str] = set()
     bare: list[str] = []
+    left_out: list[tuple[str, str]] = []
     for marker, scope in scopes(text):
         if not scope or MARKERS.match(scope):
             continue  # "anyone but not the porch": the next negating word's scope
+        if _AFTER.fullmatch(marker):
+            place_words = names.names_in(scope)[1] | names.zone_names_in(scope)[1]
+            at = _first(scope, place_words)
+            if at is None:
+                continue  # "not counted" of nothing of yours: named by the reading, if no rule reads it
+            scope = " ".join(scope.split()[at:])
         said = f"{marker} {scope}"
+        trimmed = _GENERIC.sub("", scope)
+        if EXCLUDING.match(marker) and trimmed != scope and (names.names_in(trimmed)[0]
+                                                             or names.zone_names_in(trimmed)[0]):
+            words |= set(scope.split()) - set(trimmed.split())  # "except those at the porch": the porch
+            scope = trimmed
         place, place_words = names.names_in(scope)
         zone, zone_words = names.zone_names_in(scope)
         look = look_in(scope)
@@ -122,8 +154,11 @@ def negated(text: str, names: Places) -> Negated:
         else:
             labels.add(names.label_in(label_words))
             unusable.append(" ".join(said.split()[:len(marker.split()) + heads["label"] + 1]))
+            if EXCLUDING.match(marker):
+                left_out.append((names.label_in(label_words), unusable[-1]))
     return Negated(frozenset(cameras), frozenset(zones), tuple(looks), frozenset(labels),
-                   tuple(dict.fromkeys(unusable)), bare=tuple(bare), words=frozenset(words))
+                   tuple(dict.fromkeys(unusable)), bare=tuple(bare), words=frozenset(words),
+                   left_out=tuple(left_out))
 
 
 def _first(scope: str, phrases: set[str]) -> int | None:

@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from .kinds import DURATION, OVERVIEW, UNUSUAL
-from .rules import GREETING, LABEL_WORDS, NARROWING, VERDICT_WORDS, Query, labels_said
+from .rules import GREETING, LABEL_WORDS, NARROWING, VERDICT_WORDS, Query, labels_said, open_words
 from .when import MONTHS, WEEKDAYS, time_window
 
 MEASURES = {"people": "People", "visits": "Visits"}
@@ -38,15 +38,15 @@ even still yet so very really ever again more most less fewer same than then els
 arrived arriving arrival visit visited visiting visits visitor visitors go went gone going get got getting pass passed
 passing walk walked walking stop stopped drop dropped appear appeared appearing seen see saw sees seeing spot spotted
 notice noticed detect detected detecting record recorded recording capture captured happen happened happening show
-showed showing turn turned call called check checked look looked happen stand stood standing hang hanging around round
-about pick picked picking catch caught register registered raise raised leave left leaving trip tripped fire fired
-ring rang separate distinct different unique across altogether combined overall
+showed showing turn turned check checked look looked happen stand stood standing hang hanging around round
+about pick picked picking catch caught register registered raise raised leave left leaving
+separate distinct different unique across altogether combined overall
 compare compared versus vs against arrivals thing things escalated escalation escalations
 marked real genuine actual
 busier quieter busiest quietest
 camera cameras cam cams zone zones view back area outside place property house home site total times time
 often once twice but if whether right currently moment didnt wasnt werent isnt arent hasnt havent hadnt doesnt dont
-everything everyone everywhere anywhere ok okay hey hello thanks thank pls plz like way sort kind lot lots bit
+everything everyone everywhere anywhere ok okay hey hello thanks thank pls plz like way sort kind lot lots bit well
 """.split())
 TIME_WORDS = frozenset("""
 today yesterday tonight tomorrow morning mornings afternoon afternoons evening evenings night nights overnight
@@ -117,6 +117,8 @@ today yesterday tonight tomorrow morning mornings afternoon afternoons evening e
 midnight noon midday lunchtime breakfast dinner supper brunch dawn dusk sunrise sunset daybreak nightfall daylight
 daytime day days week weeks weekend month months hour hours minute minutes am pm oclock ago
 """.split()) | set(WEEKDAYS) | set(MONTHS)
+# a time said relative to something ("before the shop opened", "after the office closed"): named when unread
+_RELATIONAL = frozenset("before after since until till til during between throughout".split())
 _CLOCK = re.compile(r"\d{1,2}(?::\d{2}|am|pm|ish)|\d{1,2}:\d{2}(?:am|pm)?|\d+(?:st|nd|rd|th)")
 
 
@@ -131,7 +133,12 @@ _BREAKDOWN = re.compile(r"\b(?:(?:for )?each|per|by|broken down by|split by|for 
                         r"device)s?\b")
 _SECOND_QUESTION = re.compile(r"\b(?:and|but) (?:also )?(?:when|how|what|who|which|where|why|did|was|were|is|are|"
                               r"has|have)\b.*$")
-STAYING = frozenset("stay stays stayed staying spend spent remain remained hang hung linger lingered".split())
+ALARM_VERBS = frozenset("ring rings rang ringing trip trips tripped tripping fire fires fired firing sound sounded "
+                        "trigger triggers triggered".split())
+_ALARM = re.compile(r"\b(?:alarms?|alerts?|alerted|sirens?|sensors?|cameras?|cams?|motion|events?|notifications?|"
+                    r"detections?|warnings?)\b")
+STAYING = frozenset("stay stays stayed staying spend spent remain remained hang hung linger lingered busy occupied "
+                    "active".split())  # "how long was the porch busy": the stays added up
 
 
 def unread_times(words: Iterable[str]) -> list[str]:
@@ -149,7 +156,8 @@ def unread_times(words: Iterable[str]) -> list[str]:
         while end + 1 < len(words) and timeish[end + 1]:
             end += 1
         run = words[i:end + 1]
-        if any(w in STRONG_TIME or _CLOCK.fullmatch(w) for w in run):
+        said = [w for w in run if w not in _RELATIONAL and w not in ("the", "a", "an", "of", "in", "on", "at")]
+        if any(w in STRONG_TIME or _CLOCK.fullmatch(w) for w in run) or (set(run) & _RELATIONAL and said):
             while run and run[0] in ("the", "a", "an", "of"):
                 run = run[1:]
             while run and run[-1] in ("the", "a", "an", "of", "in", "on", "at"):
@@ -175,6 +183,13 @@ def used_words(query: Query, names: Iterable[str] = ()) -> set[str]:
     if query.look is not None:
         taken |= {w for phrase in query.look.phrases for w in phrase.split()}
     return taken
+
+
+def model_unread(phrases: list[str]) -> list[str]:
+    """Of the phrases the rules did not use, those the text model cannot read either: not the words that made
+    the question open ("describe", "loitering": the model answers them from the descriptions), but who someone
+    is, sounds, names ("my son", "rang the bell", "the postman"), which no stored description says."""
+    return [p for p in phrases if not all(w in KNOWN or w in SEEMING or w in open_words(p) for w in p.split())]
 
 
 def could_not_use(phrases: list[str], original: str) -> str:
@@ -271,6 +286,7 @@ def reading_line(query: Query, measure: str | None, zone: ZoneInfo, now_ms: int,
         filters.append("alerts only" if query.verdict == "alert" else f"judged {query.verdict}")
     if query.look is not None:
         filters.append(query.look.said)
+    filters += [f"{PLURALS.get(of, of + 's')} left out" for of in sorted({of for of, _ in query.left_out})]
     whose = "the camera's zone" if camera_zone else "the site's zone"
     line = (f"{what_counted(query, measure)} {where_said(query)}, {when_said(query, zone, now_ms)} "
             f"({zone.key}, {whose})")
@@ -289,7 +305,10 @@ def read_back(said: str, query: Query, zone: ZoneInfo, now_ms: int) -> tuple[str
         taken |= {w for found in kind.finditer(said) for w in found[0].split()}
     if re.search(r"\bhow long (?:ago|(?:has it been |is it )?since)\b", said):  # a time since, not a stay
         taken |= {"long", "ago"}
+    if _ALARM.search(said):  # "how often did the alarm ring": the alert's verb; "who rang the bell": named
+        taken |= ALARM_VERBS
     taken |= {w for phrase in query.negated for w in phrase.split()}
+    taken |= {w for _, phrase in query.left_out for w in phrase.split()}  # "not counting the cars": held
     split = [m[0] for m in _BREAKDOWN.finditer(said)]  # "per camera": one total is given, never a split
     taken |= {w for phrase in split for w in phrase.split()}
     phrases = unused(FRAMES.sub(" ", GREETING.sub("", said)).split(), taken) + list(query.negated) + split

@@ -53,7 +53,7 @@ from .guard import AskError, check_question
 from .llm import TextModel, TextModelError, build_text_model
 from .negation import excluded
 from .query import Answer, answer, loose_intent
-from .reading import both_read, read_back, told_unused
+from .reading import both_read, model_unread, read_back, told_unused
 from .retrieve import pick
 from .rules import Query, Window, normalise, read
 from .visits import PERSON_OR_RIDDEN
@@ -271,7 +271,7 @@ class Asker:
 
     def _answered(self, text: str, query: Query, key: tuple, devices: set[str] | None, score: float | None,
                   result: Answer, started: float, decided: float, reading: tuple = ("", [])) -> dict[str, Any]:
-        named = reading[1] if result.route != "llm" else []  # the model read every word itself
+        named = reading[1] if result.route != "llm" else model_unread(reading[1])  # the model reads the rest
         body = {"answer": told_unused(result.text, named, text, query.intent == "unstored"),
                 "reading": reading[0], "route": result.route, "events": result.events, "value": result.value,
                 "partial": result.partial, "cached": False,

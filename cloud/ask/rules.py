@@ -156,6 +156,7 @@ class Query:
     excluded_zones: frozenset[str] = frozenset()
     negated: tuple[str, ...] = ()  # negated words no rule can apply ("not carrying a bag"): named, not applied
     negated_bare: tuple[str, ...] = ()  # negations of nothing a rule reads ("not at home"): named
+    left_out: tuple[tuple[str, str], ...] = ()  # (label, phrase): other labels left out ("not counting cars")
     times_apart: tuple[str, ...] = ()  # a second time apart from the range read ("... or this evening"): named
 
     @property
@@ -289,13 +290,21 @@ def intent_of(text: str, said: str | None = None) -> str | None:
     # asked ("people at the porch?"), not a title to list ("recent alerts on the porch"); ", right?" is a yes/no
     terse = (said or "").rstrip().endswith("?") and _TERSE.search(text) and not re.search(r"\b(?:right|correct)$",
                                                                                            text)
-    return lead or ("count" if terse else None)
+    # "porch visits since 6pm": visits are only ever counted (a list of them is the events, said so)
+    tally = re.match(r"(?!(?:what|who|which|when|where|why|how|show|list|give|describe|recent|latest|last|all)\b)"
+                     r"(?:\w+ ){0,3}?(?:visits|arrivals|visit count|number of visits)\b", text)
+    return lead or ("count" if terse or tally else None)
 
 
 def is_open(text: str) -> bool:
     """Markers of a question about what happened rather than how many or when; a second question joined
     with "and" ("was anyone there, and what were they doing") counts too."""
     return bool(_OPEN.search(text)) or bool(re.search(r"\band (what|how|why|who|did|were|was)\b", text))
+
+
+def open_words(text: str) -> set[str]:
+    """The words of a question that make it open ("describe", "loitering", "parcel"): what the model reads."""
+    return {w for found in _OPEN.finditer(text) for w in found[0].split()}
 
 
 def read(question: str, vocabulary: Names, zone: ZoneInfo, now_ms: int) -> Query:
@@ -319,10 +328,12 @@ def read(question: str, vocabulary: Names, zone: ZoneInfo, now_ms: int) -> Query
     for phrase in no.unusable + (look.phrases if look is not None else ()):  # "with their dog" is a look
         labelled = labelled.replace(phrase, " ")
     label = vocabulary.label_in(labelled) or ("person" if re.match(r"who\b", text) else None)
+    # "how many people, not counting the cars": another label left out holds of every person counted (used)
+    left_out = tuple((of, phrase) for of, phrase in no.left_out if label is not None and of != label)
     window, apart = joined_window(question, zone, now_ms, time_window(text, zone, now_ms), normalise)
     return Query(intent=intent, open=opened, look=look, cameras=frozenset(cameras - no.cameras),
                  devices=vocabulary.devices_in(text), zones=frozenset(zones - no.zones), label=label,
                  verdict=verdict_in(text), window=window, words=tuple(text.split()), times_apart=apart,
                  measure=measure_of(labelled, label), names=frozenset(camera_words | zone_words | no.words),
-                 excluded=no.cameras, excluded_zones=no.zones, negated=no.unusable,
-                 negated_bare=no.bare)
+                 excluded=no.cameras, excluded_zones=no.zones, left_out=left_out,
+                 negated=tuple(p for p in no.unusable if p not in {p for _, p in left_out}), negated_bare=no.bare)

@@ -411,8 +411,11 @@ def _named_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
     context = {"overnight": "night", "dark": "night", "day": None, "tonight": "night"}.get(part or "", part)
     clock = _clock_range(text, context)
     if clock is not None:
-        if part == "morning" and clock[0] is None:  # "before 8 this morning": from the day's start
+        if clock[0] is None and part in ("morning", "afternoon", "evening"):
+            # "before 8 this morning", "before 6 this evening": the part says am or pm; "before" has no start
+            # of its own, so the range runs from the day's start
             start = _at(day, 0)
+            phrase = phrase.replace(f"this {part}", "today")
         start, end, phrase = _narrow(day, start, end, clock, phrase)
         if start >= end:
             return Window(_ms(start), _ms(start), phrase)  # an empty range: nothing can be in it
