@@ -115,6 +115,7 @@ class LatestFrameReader:
                 with self._ready:
                     self._slot = Grabbed(image, mono - self.behind_s, clock.now_ms() - round(1000 * self.behind_s))
                     self._ready.notify()
+                image = None  # the pipeline's reference is the only one: freed as soon as it is done with it
         finally:
             cap.release()
             with self._ready:
