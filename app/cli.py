@@ -419,6 +419,10 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "edge":  # a device process: its C heap set up before anything allocates (edge.heap)
+        from .edge.heap import share_one_heap
+
+        share_one_heap()
     parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
     if args.progress == "never" or (args.progress == "auto" and not sys.stderr.isatty()):

@@ -14,8 +14,6 @@ server thread only reads. Everything else happens on the main thread.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import logging
 import os
 import signal
@@ -41,6 +39,7 @@ from ..shared.version import package_version
 from .agent import EdgeAgent
 from .camera_worker import CameraWorker, RateMeter
 from .config import CameraConfig, EdgeConfig, load_edge_config
+from .heap import share_one_heap
 from .metrics import CameraSnapshot, DeviceSnapshot, EdgeMetrics
 from .remote_config import (
     DetectorSpec,
@@ -336,26 +335,6 @@ class EdgeDaemon:
             config_version=self.config_version, config_refusals=self.config_refusals, model_name=self.model_name,
             model_sha256=self.model_sha256, model_swaps=self.model_swaps, model_refusals=self.model_refusals,
             watchdog_healthy=self.healthy, suppressed_by_rule=dict(agent.suppressions.matched))
-
-
-MMAP_THRESHOLD = 1 << 20  # bytes: a block this big or bigger is mapped on its own (share_one_heap)
-
-
-def share_one_heap() -> bool:
-    """One malloc heap for the process (glibc's M_ARENA_MAX = 1), set before any camera thread starts. glibc gives
-    each thread that allocates a heap of its own (up to 8 a core) and keeps what was freed there: with a reader
-    and a pipeline thread a camera, each holding a frame or two, four 720p cameras took 25 MB each instead of 16
-    (bench/live.py). Frames are allocated a few times a second, so the one lock costs nothing measurable.
-    Blocks of 1 MiB and more (a 720p frame is 2.7 MB) are mapped on their own (M_MMAP_THRESHOLD, fixed) and go
-    back to the system when freed: by default glibc raises the threshold after the first such free and frames
-    then come from the heap, which keeps every page a frame ever used (four 720p cameras: 204.5 -> 191.7 MB,
-    with the pipeline letting go of a frame once it is done; the cost is the page faults of each new frame,
-    under 1 ms of a 2.7 MB one). False where the C library is not glibc (nothing to do)."""
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        return bool(libc.mallopt(-8, 1)) and bool(libc.mallopt(-3, MMAP_THRESHOLD))  # M_ARENA_MAX, M_MMAP_THRESHOLD
-    except (OSError, AttributeError):
-        return False
 
 
 def run_daemon(config_path: str | None, env: Mapping[str, str] | None = None) -> int:
