@@ -74,7 +74,7 @@ def test_a_stall_that_resumes_with_the_stream_time_running_on_is_not_read_as_lag
     seen: list[tuple[float, float]] = []  # (seconds since the first frame, behind_s)
     try:
         t0 = None
-        while (got := reader.take()) is not None:
+        while reader.take() is not None:
             now = time.monotonic()
             t0 = now if t0 is None else t0
             seen.append((now - t0, reader.behind_s))
