@@ -260,7 +260,10 @@ def _command(sub: Any, name: str, summary: str, what: str, example: str) -> argp
                           formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; with `command` "edge", only what an `edge ...` command line can name: the
+    client commands (ask, watch, cloud page-link, ...) import an HTTP client, MQTT and the message models (5 MB
+    of a device's resident set, bench/edge.py rss_mb) that `edge replay` never uses."""
     parser = argparse.ArgumentParser(prog="edgetriage", description=__doc__, epilog="example:\n  edgetriage demo",
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.set_defaults(log_level=logging.WARNING)  # the services (edge run, cloud run) log at info
@@ -393,6 +396,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="wait up to S seconds for the device to report the version applied or refused (default 0)")
     push.add_argument("--clear", action="store_true", help="remove the remote config: back to the device's file")
     push.set_defaults(func=cmd_cloud_push_config)
+    if command == "edge":
+        return parser
 
     from .ask import add_parser as add_ask_parser
     from .export import add_parser as add_export_parser
@@ -413,7 +418,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "edge":  # a device process: its C heap set up before anything allocates (edge.heap)
+        from .edge.heap import share_one_heap
+
+        share_one_heap()
+    parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
     if args.progress == "never" or (args.progress == "auto" and not sys.stderr.isatty()):
         os.environ["TQDM_DISABLE"] = "1"  # read by tqdm when it is first imported, which is later than this

@@ -14,8 +14,6 @@ server thread only reads. Everything else happens on the main thread.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import logging
 import os
 import signal
@@ -41,6 +39,7 @@ from ..shared.version import package_version
 from .agent import EdgeAgent
 from .camera_worker import CameraWorker, RateMeter
 from .config import CameraConfig, EdgeConfig, load_edge_config
+from .heap import share_one_heap
 from .metrics import CameraSnapshot, DeviceSnapshot, EdgeMetrics
 from .remote_config import (
     DetectorSpec,
@@ -336,19 +335,6 @@ class EdgeDaemon:
             config_version=self.config_version, config_refusals=self.config_refusals, model_name=self.model_name,
             model_sha256=self.model_sha256, model_swaps=self.model_swaps, model_refusals=self.model_refusals,
             watchdog_healthy=self.healthy, suppressed_by_rule=dict(agent.suppressions.matched))
-
-
-def share_one_heap() -> bool:
-    """One malloc heap for the process (glibc's M_ARENA_MAX = 1), set before any camera thread starts. glibc gives
-    each thread that allocates a heap of its own (up to 8 a core) and keeps what was freed there: with a reader
-    and a pipeline thread a camera, each holding a frame or two, four 720p cameras took 25 MB each instead of 16
-    (bench/live.py). Frames are allocated a few times a second, so the one lock costs nothing measurable. False
-    where the C library is not glibc (nothing to do)."""
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        return bool(libc.mallopt(-8, 1))  # M_ARENA_MAX
-    except (OSError, AttributeError):
-        return False
 
 
 def run_daemon(config_path: str | None, env: Mapping[str, str] | None = None) -> int:

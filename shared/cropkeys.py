@@ -29,7 +29,7 @@ def phash_dct64(crop: np.ndarray) -> str:
     grey = cv2.cvtColor(crop, cv2.COLOR_BGR2GRAY) if crop.ndim == 3 else crop
     small = cv2.resize(grey, (32, 32), interpolation=cv2.INTER_AREA).astype(np.float32)
     low = cv2.dct(small)[:8, :8].ravel()
-    bits = low > np.median(low[1:])
+    bits = low > np.partition(low[1:], 31)[31]  # the median of 63: np.median's value, without numpy.ma (1.3 MB)
     return np.packbits(bits).tobytes().hex()
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import shutil
+import sys
 from pathlib import Path
 
 import cv2
@@ -322,6 +323,19 @@ def test_pipeline_reports_no_person_on_the_road_clip(yolox, car_clip):
     assert {e.label for e in events} <= {"car", "bus", "truck", "motorcycle", "bicycle"}  # named, never people
     assert sorted(map(id, ended)) == sorted(map(id, events))
     assert pipeline.stats.frames_read == 377 and pipeline.stats.frames_detected < 377 / 2
+
+
+def test_the_pipeline_lets_go_of_a_frame_once_it_is_done_with_it(yolox, clip_one_by_one):
+    # a live camera converts its next frame only while the pipeline waits: a frame the pipeline still held
+    # then would be a second frame in memory for every camera (issue 39). A person, then the stream ends: the
+    # event comes from the tracks, not from a frame kept for it
+    frames = frames_at(clip_one_by_one, 780, 12)
+    pipeline = VisionPipeline("cam1", VisionConfig(), yolox)
+    for frame in frames:
+        held = sys.getrefcount(frame)
+        pipeline.process(frame)
+        assert sys.getrefcount(frame) == held
+    assert len(pipeline.finish().new_events) == 1
 
 
 def test_short_track_is_emitted_when_the_stream_ends(yolox, clip_one_by_one):

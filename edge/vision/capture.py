@@ -192,7 +192,10 @@ class FrameSource:
                                            "reconnects on its own)")
                     return
                 t0 = got.mono_s if t0 is None else t0
-                yield Frame(produced, got.mono_s - t0, got.wall_ms, got.image, got.mono_s)
+                frame = Frame(produced, got.mono_s - t0, got.wall_ms, got.image, got.mono_s)
+                got = None  # nothing here holds a frame while the next is taken: the reader converts into it
+                yield frame
+                frame = None
                 produced += 1
         finally:
             reader.stop()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass
 
 import cv2
@@ -33,6 +34,48 @@ class Grabbed:
     image: np.ndarray
     mono_s: float  # time.monotonic() when the live edge was at this frame (the grab, less how far behind it was)
     wall_ms: int  # epoch ms of the same moment
+
+
+class LiveEdge:
+    """How far behind the live edge a frame grabbed now is, from the stream's own clock against ours.
+
+    The edge is the most the stream's clock has been ahead of ours (`lead`): reading at that pace is being 0
+    behind, and a reader short of CPU that lets the stream back up in FFmpeg's buffers falls below it. A stall
+    that resumes with the stream's time running on (a camera or a link that stopped sending, not one that
+    queued) lowers that offset for good although nothing is queued: so the lead also comes down to where the
+    reader has kept the stream's pace, the per-second maxima of `STEADY_SECONDS` seconds in a row within
+    `STEADY_S` of each other. A reader draining a backlog gains on our clock, one falling behind loses on it;
+    one that does neither has nothing queued it could read faster (a backlog held exactly steady reads as
+    none: with spare CPU a reader drains it, without it falls further behind, and both show)."""
+
+    STEADY_SECONDS = 3
+    STEADY_S = 0.15
+
+    def __init__(self) -> None:
+        self.lead = -math.inf
+        self._last_stream_s = 0.0
+        self._second_start = -math.inf
+        self._second_max = -math.inf
+        self._maxima: deque[float] = deque(maxlen=self.STEADY_SECONDS)
+
+    def behind(self, stream_s: float, mono: float) -> float:
+        """Seconds the frame at `stream_s` (stream clock), grabbed at `mono` (time.monotonic()), is behind."""
+        if stream_s < self._last_stream_s:  # the stream's clock started again (a camera's wrap or reset)
+            self.lead, self._second_start = -math.inf, -math.inf
+            self._maxima.clear()
+        self._last_stream_s = stream_s
+        offset = stream_s - mono
+        if mono - self._second_start >= 1.0:
+            if self._second_start > -math.inf:
+                self._maxima.append(self._second_max)
+                if (len(self._maxima) == self.STEADY_SECONDS
+                        and max(self._maxima) - min(self._maxima) <= self.STEADY_S):
+                    self.lead = min(self.lead, max(self._maxima))  # kept pace: that is the live edge
+            self._second_start, self._second_max = mono, offset
+        else:
+            self._second_max = max(self._second_max, offset)
+        self.lead = max(self.lead, offset)
+        return self.lead - offset
 
 
 class LatestFrameReader:
@@ -79,8 +122,7 @@ class LatestFrameReader:
         cap = self._cap
         failures = 0
         next_due = -math.inf
-        lead = -math.inf  # the most the stream's clock was ever ahead of ours: reading at that pace is 0 behind
-        last_stream_s = 0.0
+        edge = LiveEdge()
         try:
             while not self._stop.is_set():
                 if not cap.grab():
@@ -95,11 +137,7 @@ class LatestFrameReader:
                 mono = time.monotonic()
                 stream_s = cap.get(cv2.CAP_PROP_POS_MSEC) / 1000.0
                 if stream_s > 0.0:
-                    if stream_s < last_stream_s:  # the stream's clock started again (a camera's wrap or reset)
-                        lead = -math.inf
-                    last_stream_s = stream_s
-                    lead = max(lead, stream_s - mono)
-                    self.behind_s = lead - (stream_s - mono)
+                    self.behind_s = edge.behind(stream_s, mono)
                 if mono + 1e-6 < next_due:
                     continue  # not due: never converted to pixels
                 if not self._waiting:  # a plain read of a bool: a frame late by one grab at worst
@@ -115,6 +153,7 @@ class LatestFrameReader:
                 with self._ready:
                     self._slot = Grabbed(image, mono - self.behind_s, clock.now_ms() - round(1000 * self.behind_s))
                     self._ready.notify()
+                image = None  # the pipeline's reference is the only one: freed as soon as it is done with it
         finally:
             cap.release()
             with self._ready:

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from ...shared.stats import median
 from . import lowlight
 from .capture import Frame
-from .closer import OBJECT, OTHER_EXPLAINS_MIN, CloserLooks, Stages, overlaps
+from .closer import OBJECT, OTHER_EXPLAINS_MIN, RIDDEN, CloserLooks, Stages, overlaps
 from .counts import PipelineStats
 from .detect import Det, Detector, Region, input_side
 from .events import PipelineOutput, TrackEvent, VisionConfig
@@ -69,7 +69,7 @@ class VisionPipeline:
         self._last_pts = float("-inf")
         self._last_detect_pts = float("-inf")
         self._last_whole_pts = float("-inf")
-        self._last_frame: Frame | None = None  # for the closer looks made when the stream ends
+        self._last_frame: Frame | None = None  # for the rider looks made when the stream ends
         self._region_side = config.motion.region_min_side or input_side(detector)
         self.stats = PipelineStats()
         self._closer = CloserLooks(config, detector, stages or Stages(), self._geometry, self._looks,
@@ -88,7 +88,6 @@ class VisionPipeline:
             self._end(self._tracker.end_all(), out, stream_end=True)
             self._restart()
         self._last_pts = pts
-        self._last_frame = frame
         motion = self._gate.check(frame)
         start = self._looks.starting(pts)  # everyone already in view is seen and confirmed, moving or not
         if motion.run_detector:
@@ -120,6 +119,10 @@ class VisionPipeline:
             elif memory.new_zone:  # walked on into a zone its event had not been in: another event
                 memory.new_zone = False
                 new_events.append(self._emit(track, memory, pts))
+        # kept only while finish() could use it: a frame held past its turn keeps a live camera's next frame
+        # from being converted into its pixels (edge.vision.live)
+        self._last_frame = frame if any(t.label in RIDDEN and not self._memory[t.track_id].rider_checked
+                                        for t in self._tracker.tracks) else None
         return out
 
     def finish(self) -> PipelineOutput:
