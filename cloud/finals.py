@@ -31,6 +31,7 @@ from typing import Any
 
 from ..shared.clock import now_ms
 from ..shared.protocol import Event, Timings, Verdict
+from .analysis import Analysis
 from .config import CloudConfig
 from .lanes import Lanes, Waiting
 from .routing import Route
@@ -65,14 +66,24 @@ class FinalStats:
                 "final_agreement": round(1 - self.changed / self.finals, 4) if self.finals else None}
 
 
-def first_answer(event: Event, arrived: float) -> Verdict:
-    """What an event gets before the model has spoken: what the device saw, where, and that the verdict follows."""
+def first_answer(event: Event, arrived: float, leaning: Analysis | None = None) -> Verdict:
+    """What an event gets before the model has spoken: what the device saw, where, and that the verdict follows;
+    with the closer look's facts where the cloud took them (`leaning`, analysis.Leaning): their description,
+    and the policy's verdict where they let it speak (a faint shape where it says alert for a person)."""
     where = f" in {', '.join(event.zones)}" if event.zones else ""
     stay = f", {event.dwell_s:.0f} s" if event.dwell_s is not None else ""
-    return Verdict(event_id=event.event_id, device=event.device, camera=event.camera, label=event.label,
-                   verdict="unknown", confidence=0.0, model="none", source="fallback", provisional=True,
-                   description=f"{event.label} at {event.camera}{where}{stay}; the model's verdict follows"[:300],
-                   created_ms=now_ms(), timings=Timings(total_ms=(time.monotonic() - arrived) * 1000))
+    first = Verdict(event_id=event.event_id, device=event.device, camera=event.camera, label=event.label,
+                    verdict="unknown", confidence=0.0, model="none", source="fallback", provisional=True,
+                    description=f"{event.label} at {event.camera}{where}{stay}; the model's verdict follows"[:300],
+                    created_ms=now_ms(), timings=Timings(total_ms=(time.monotonic() - arrived) * 1000))
+    if leaning is None or leaning.verdict not in ("alert", "benign", "unknown"):
+        return first
+    said = leaning.verdict != "unknown"
+    return first.model_copy(update={
+        "verdict": leaning.verdict, "confidence": min(1.0, max(0.0, leaning.confidence)) if said else 0.0,
+        "description": f"{leaning.description.rstrip('.')}; the model's verdict follows"[:300],
+        "facts": [f[:200] for f in leaning.facts[:12]], "decided_by": "policy" if said else None,
+        "policy": leaning.policy and leaning.policy[:300], "clause": leaning.clause and leaning.clause[:200]})
 
 
 class Finals:
@@ -105,7 +116,7 @@ class Finals:
         while len(self._first_sent) > FIRST_KEPT:
             self._first_sent.popitem(last=False)
         self.stats.first_answers += 1
-        self._send(first_answer(event, arrived))
+        self._send(first_answer(event, arrived, self.lanes.leaning(event.event_id)))
 
     def heard(self, verdict: Verdict) -> None:
         """A verdict listener: a provisional model verdict, once stored and published, waits for its final."""

@@ -545,3 +545,84 @@ def test_pending_finals_outlive_a_restart_and_replace_the_provisional_answers_th
             assert [v.verdict for k, v in seen if k == topic and v.event_id == event_id] == ["alert"], (topic, seen)
     changed = sum(verdict != "alert" for verdict in was.values())
     assert (figures["resumed"], figures["finals"], figures["changed"], figures["unanswered"]) == (3, 3, changed, 0)
+
+
+# -- the first answer reads the closer look's facts ----------------------------------------------------------
+def _blurred(crop: bytes, sigma: float) -> bytes:
+    import cv2
+    import numpy as np
+
+    image = cv2.imdecode(np.frombuffer(crop, np.uint8), cv2.IMREAD_COLOR)
+    return cv2.imencode(".jpg", cv2.GaussianBlur(image, (0, 0), sigma), [cv2.IMWRITE_JPEG_QUALITY, 85])[1].tobytes()
+
+
+def test_the_first_answer_says_what_the_closer_look_and_the_policy_say_while_the_model_thinks(
+        clip_one_by_one, tmp_path):
+    """The policy at the front door: alert for someone staying over 30 s. A faint shape staying 60 s (the
+    closer look is not sure it is a person: the model is asked) gets, at once, the policy's alert, provisional,
+    with the facts and the clause saying it holds if someone is there; the model's verdict follows. A sure person
+    whose stay the device did not send gets "unknown" with the facts and what is not known; an event with no
+    policy where it is gets the first answer from what the device saw, as before."""
+    from edgetriage.cloud.analysis.check import ABSENT, SURE
+    from edgetriage.cloud.analysis.translator import Translator
+
+    sharp = clip_crop(clip_one_by_one, 120, BOX)
+    faint = _blurred(sharp, 10.0)
+    score = Translator().translate(_event(faint, 0)).label_score
+    assert ABSENT <= score < SURE, score  # the closer look is not sure: the policy's alert waits for the model
+    heard: list[Verdict] = []
+
+    def event(crop: bytes, n: int, camera: str, dwell_s: float | None) -> Event:
+        return _event(crop, n).model_copy(update={"camera": camera, "zones": ["door"], "dwell_s": dwell_s,
+                                                  "local_time": "12:00"})
+
+    async def scenario():
+        small = await ChatServer("benign", 1.0, 4).start()
+        large = await ChatServer("benign", 1.0, 4).start()
+        config = CloudConfig.model_validate({
+            "store_path": str(tmp_path / "c.db"), "reuse": {"verify_sample": 0.0},
+            "analyzer": {"t_max_ms": 5000, "first_answer_ms": 300, "backends": [
+                {"name": "small", "kind": "openai", "cost": "small", "openai": {"base_urls": [small.url]}},
+                {"name": "large", "kind": "openai", "cost": "large", "latency_ms": 1000,
+                 "openai": {"base_urls": [large.url], "max_in_flight": 4}}],
+                "policies": [{"camera": "front", "text": "Alert only if someone stays at the door longer than 30 s"}]}})
+        store = SQLiteStore(config.store_path)
+        backend = build_backend(config.analyzer)
+        service = CloudService(config, backend, store, on_verdict=heard.append)
+        topic = Topics(config.mqtt.prefix).events("pi-routes")
+        events = {"faint": event(faint, 300, "front", 60.0), "unsaid": event(sharp, 301, "front", None),
+                  "no policy": event(sharp, 302, "hall", 60.0)}
+        try:  # the closer look's models loaded first: a sure person staying 60 s, decided by the policy at once
+            assert (await service.process(event(sharp, 303, "front", 60.0), topic)).decided_by == "policy"
+            answers = {name: await service.process(e, topic) for name, e in events.items()}  # one closer look at
+            return events, answers, service.finals.stats.first_answers  # a time: each first answer within 1 s
+        finally:
+            await service.stop()
+            await backend.close()
+            store.close()
+            await small.stop()
+            await large.stop()
+
+    events, answers, first_answers = asyncio.run(scenario())
+    assert first_answers == 3
+    firsts = {name: next(v for v in heard if v.event_id == e.event_id) for name, e in events.items()}
+    for name, first in firsts.items():
+        assert (first.provisional, first.source, first.cache) == (True, "fallback", None), name
+        assert first.timings.total_ms < 1000, (name, first.timings)
+        assert answers[name].source == "llm" and not answers[name].provisional  # the model's verdict followed
+        assert heard.index(first) < heard.index(answers[name])
+
+    lean = firsts["faint"]
+    assert (lean.verdict, lean.decided_by) == ("alert", "policy"), lean
+    assert lean.confidence == pytest.approx(score, abs=0.01)
+    assert "if someone is there (faint" in lean.clause and "30" in lean.clause and lean.policy
+    assert lean.facts and lean.description.endswith("the model's verdict follows")
+
+    unsaid = firsts["unsaid"]
+    assert (unsaid.verdict, unsaid.decided_by, unsaid.confidence) == ("unknown", None, 0.0), unsaid
+    assert unsaid.facts and "not known" in unsaid.clause, unsaid.clause  # the facts, and what the policy lacks
+    assert "grey" in unsaid.description  # the closer look's colours, not only what the device said
+
+    plain = firsts["no policy"]
+    assert (plain.verdict, plain.facts, plain.decided_by) == ("unknown", [], None)
+    assert plain.description.startswith("person at hall in door, 60 s")
