@@ -20,7 +20,7 @@ import time
 from ..shared.mqtt import MQTTLink
 from ..shared.protocol import Verdict
 from ..shared.topics import Topics
-from ..shared.verdict_forms import Forms
+from ..shared.verdict_forms import Forms, encode_device_verdict
 from .scheduler import LoadState
 from .servicestats import ServiceStats
 
@@ -63,14 +63,15 @@ class Publisher:
         if link is None:
             return False  # not started: a caller without MQTT (`process`) answers the sender itself
         device = verdict.device
-        forms = Forms(verdict)
-        mid = link.publish(self.topics.answers(device), forms.device(), qos=1, retain=False)
+        forms = Forms(verdict) if self._read(link, device) else None  # both forms from one encoding, or one form
+        mid = link.publish(self.topics.answers(device), forms.device() if forms is not None else
+                           encode_device_verdict(verdict), qos=1, retain=False)
         if mid is None:
             self.stats.unpublished += 1
             return False
         self.stats.published += 1
         self._public.pop(mid, None)  # mids wrap at 65,535: an old `verdicts` entry of this mid is not this one
-        if not self._read(link, device):
+        if forms is None:
             self.stats.json_unread += 1
             return True
         mid = link.publish(self.topics.verdicts(device), forms.public(), qos=1, retain=False)
