@@ -417,6 +417,7 @@ def test_a_device_takes_a_final_answer_over_a_provisional_one_and_counts_it_apar
 
 # -- pending finals outlive the process ----------------------------------------------------------------------
 REDIS_URL = "redis://127.0.0.1:6379/0"
+DEAD_LEASE_S = 6.0  # what is left of the lease of a worker that died waiting for a final answer
 
 
 class Watcher:
@@ -461,8 +462,9 @@ def test_pending_finals_outlive_a_restart_and_replace_the_provisional_answers_th
     stopped before the large one has given a single final answer. Restarted (a new service object on the same
     store), it takes the pending finals up from the store, asks the large model again, and each final replaces
     the provisional verdict in the store, for the listeners (the page) and on the device's and the subscribers'
-    topics."""
-    from edgetriage.cloud.storage.claims import SQLiteClaims, claims_path
+    topics. One of them is left as a worker that died would leave it (its lease still running): it is taken up
+    only once that lease has run out."""
+    from edgetriage.cloud.storage.claims import SQLiteClaims, claims_path, open_claims
     from edgetriage.cloud.storage.redis_store import RedisStore, connect_redis
 
     crop = clip_crop(clip_one_by_one, 120, BOX)
@@ -503,6 +505,11 @@ def test_pending_finals_outlive_a_restart_and_replace_the_provisional_answers_th
             claims = SQLiteClaims(claims_path(config.store_path, "finals"), "a-reader")
             left["orphans"] = set(claims.expired())
             claims.close()
+        # one of them as a worker that died holding it leaves it: its lease still running for a few seconds
+        dead, kept_by_dead = open_claims(config, "dead-worker", name="finals"), provisional[0].event_id
+        assert dead.acquire(kept_by_dead, DEAD_LEASE_S)
+        dead.close()
+        dead_until = time.monotonic() + DEAD_LEASE_S
 
         large.delay_s = 0.1  # the large model has time now
         heard: list[Verdict] = []
@@ -513,8 +520,13 @@ def test_pending_finals_outlive_a_restart_and_replace_the_provisional_answers_th
         assert await second.wait_connected(10)
         try:
             deadline = time.monotonic() + 30
+            while second.finals.stats.finals < 2 and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            assert time.monotonic() < dead_until  # the two left by the stop: taken up at once
+            left["dead_kept"] = store.get_verdict(kept_by_dead).provisional  # a live lease is not taken
             while second.finals.stats.finals < 3 and time.monotonic() < deadline:
                 await asyncio.sleep(0.1)
+            left["dead_waited"] = time.monotonic() >= dead_until - 0.5  # ... until it runs out
             await asyncio.sleep(0.5)  # the last publishes reach the watcher
             stored = {e.event_id: store.get_verdict(e.event_id) for e in events}
             figures = second.figures.compute()["routing"]
@@ -536,6 +548,7 @@ def test_pending_finals_outlive_a_restart_and_replace_the_provisional_answers_th
     assert left["finals"] == 0 and left["held"] == ids  # each one waited for its final in the store
     if "orphans" in left:
         assert left["orphans"] == ids  # the stop ended their leases: the next start takes them up at once
+    assert left["dead_kept"] and left["dead_waited"]  # a dead worker's pending final: once its lease ran out
     for event_id, final in stored.items():
         assert final is not None and not final.provisional and final.verdict == "alert", final
         assert final.provisional_was == was[event_id] and final.routed_by == "large_busy"
