@@ -191,7 +191,7 @@ class HomeAssistantBridge:
 
     def add_verdict(self, verdict: Verdict) -> None:
         if verdict.provisional and verdict.source == "fallback":
-            return  # a first answer says nothing of alert or not (cloud.finals): the sensors wait for the verdict
+            return  # a first answer (cloud.finals), from no model: the sensors wait for the model's verdict
         key = (verdict.device, verdict.camera)
         if key not in self.cameras:
             self.cameras.add(key)

@@ -22,7 +22,7 @@ from typing import Any
 
 from ..shared.protocol import Event, Verdict
 from ..shared.stats import median
-from .analysis import Analysis, Backend
+from .analysis import Analysis, Backend, Leaning
 from .analysis.several import Several
 from .capacity import LoadState
 from .config import CloudConfig
@@ -162,6 +162,9 @@ class Lanes:
             FIRST_ANSWER_MS if self.routing else 0.0
         self.first_answer_s = first_ms / 1000
         self.on_slow: Callable[[Event, float], None] | None = None  # an event the model keeps past first_answer
+        # what the facts and the policy said of an event left to the model (analysis.Leaning): its first answer
+        self.leaning: Callable[[str], Analysis | None] = backend.leaning if isinstance(backend, Leaning) \
+            else lambda _event_id: None
         self.clock = clock
         self.routed: dict[str, int] = {}  # routed_by -> events
         self._waiting: OrderedDict[str, Waiting] = OrderedDict()

@@ -282,9 +282,10 @@ def _routing(out: Exposition, r: dict[str, Any]) -> None:
     if r["t_max_ms"] is not None:
         out.gauge("edgetriage_cloud_t_max_seconds", "The latency target T_max.", r["t_max_ms"] / 1000.0)
     out.counter("edgetriage_cloud_provisional_total", "Provisional answers: first answers before the model, the "
-                "small model's for the large one, finals replacing those, and of those the ones that changed.",
+                "small model's for the large one, finals replacing those, and of those the ones that changed; "
+                "pending finals taken up from the store after a restart (resumed).",
                 [({"kind": k}, r[k]) for k in ("first_answers", "provisional", "finals", "changed",
-                                                "operator_kept", "unanswered")])
+                                                "operator_kept", "unanswered", "resumed")])
     for key, name, help_text in (
             ("provisional_share", "provisional_share_ratio", "Model verdicts given provisionally / events routed."),
             ("final_agreement", "final_agreement_ratio", "Finals that said what the provisional answer had / "

@@ -9,7 +9,8 @@ The broker says so: an MQTT 5 PUBACK "No matching subscribers" (0x10) for a `ver
 `MQTTLink.unread`) keeps that device's JSON from being encoded and sent for UNREAD_S; the first verdict after
 that asks again. A subscriber that comes meanwhile misses at most UNREAD_S of JSON verdicts (home automation
 subscribes once, at its start). Each hit's JSON cost the loop a pydantic encoding and paho a publish, a
-PUBACK and the broker's work: bench/cloud.py `p5_ratio`.
+PUBACK and the broker's work: bench/cloud.py `p5_ratio`. Where both forms go, they are made from one encoding
+(shared.verdict_forms.Forms).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import time
 from ..shared.mqtt import MQTTLink
 from ..shared.protocol import Verdict
 from ..shared.topics import Topics
-from ..shared.verdict_forms import encode_device_verdict, encode_public_verdict
+from ..shared.verdict_forms import Forms, encode_device_verdict
 from .scheduler import LoadState
 from .servicestats import ServiceStats
 
@@ -62,16 +63,18 @@ class Publisher:
         if link is None:
             return False  # not started: a caller without MQTT (`process`) answers the sender itself
         device = verdict.device
-        mid = link.publish(self.topics.answers(device), encode_device_verdict(verdict), qos=1, retain=False)
+        forms = Forms(verdict) if self._read(link, device) else None  # both forms from one encoding, or one form
+        mid = link.publish(self.topics.answers(device), forms.device() if forms is not None else
+                           encode_device_verdict(verdict), qos=1, retain=False)
         if mid is None:
             self.stats.unpublished += 1
             return False
         self.stats.published += 1
         self._public.pop(mid, None)  # mids wrap at 65,535: an old `verdicts` entry of this mid is not this one
-        if not self._read(link, device):
+        if forms is None:
             self.stats.json_unread += 1
             return True
-        mid = link.publish(self.topics.verdicts(device), encode_public_verdict(verdict), qos=1, retain=False)
+        mid = link.publish(self.topics.verdicts(device), forms.public(), qos=1, retain=False)
         if mid is not None:
             self._public[mid] = device
             if len(self._public) > RECENT_MIDS:

@@ -124,7 +124,8 @@ class CloudService:
         self.intake = MQTTIntake(self, self._track, self.stats, self._warn, self.health, store.get_verdict)
         self.feedback = Feedback(store, self.publisher.verdict, lambda _verdict, offers: self.offers.send(offers),
                                  self.trust.sites.devices, self.stats.feedback)  # an operator's word on a verdict
-        self.finals = Finals(self.lanes, self.cache, store, self.publisher.verdict, self.verdict_listeners, self._spawn)
+        self.finals = Finals(self.lanes, self.cache, store, self.publisher.verdict, self.verdict_listeners, self._spawn,
+                             config)  # provisional answers, then final ones; pending finals kept in the store
 
     # -- lifecycle -------------------------------------------------------------------------------------
     @property
@@ -156,9 +157,8 @@ class CloudService:
         self.intake.open(asyncio.get_running_loop(), link)
         link.start()
         self._claim_task = asyncio.get_running_loop().create_task(takeover.run())
-        self._spawn(self.housekeeping.run())
-        self._spawn(self.offers.run())
-        self._spawn(self.intake.heal())
+        for job in (self.housekeeping.run(), self.offers.run(), self.intake.heal(), self.finals.run()):
+            self._spawn(job)
 
     async def wait_connected(self, timeout: float) -> bool:
         """Connected and every subscription granted (SUBACK), within `timeout` in all: ready to receive. Before

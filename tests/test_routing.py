@@ -165,7 +165,9 @@ class ChatServer:
     async def chat(self, request: web.Request) -> web.Response:
         await request.read()
         async with self.gate:
-            await asyncio.sleep(self.delay_s)
+            began = time.monotonic()
+            while time.monotonic() - began < self.delay_s:  # a delay shortened meanwhile ends this one too
+                await asyncio.sleep(min(0.05, self.delay_s))
             self.answered += 1
         answer = json.dumps({"verdict": self.verdict, "description": "A person.", "confidence": 0.8})
         return web.json_response({"choices": [{"message": {"content": answer}}], "model": self.verdict,
@@ -411,3 +413,229 @@ def test_a_device_takes_a_final_answer_over_a_provisional_one_and_counts_it_apar
         peer.disconnect()
         with threading.RLock():
             delivery.close()
+
+
+# -- pending finals outlive the process ----------------------------------------------------------------------
+REDIS_URL = "redis://127.0.0.1:6379/0"
+DEAD_LEASE_S = 6.0  # what is left of the lease of a worker that died waiting for a final answer
+
+
+class Watcher:
+    """A subscriber of the test's own on every device's `answers` (the device's MessagePack) and `verdicts`
+    (the subscribers' JSON)."""
+
+    def __init__(self, url: str, prefix: str) -> None:
+        import threading
+        from urllib.parse import urlparse
+
+        import paho.mqtt.client as mqtt
+        from paho.mqtt.enums import CallbackAPIVersion
+
+        parsed, ready = urlparse(url), threading.Event()
+        self.got: list[tuple[str, bytes]] = []
+        client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"watch-{uuid7()[-8:]}", protocol=mqtt.MQTTv5)
+        client.on_message = lambda c, u, m: self.got.append((m.topic.rsplit("/", 1)[1], bytes(m.payload)))
+        client.on_subscribe = lambda *a: ready.set()
+        client.on_connect = lambda c, u, f, rc, p: c.subscribe([(f"{prefix}/v1/+/answers", 1),
+                                                                (f"{prefix}/v1/+/verdicts", 1)])
+        client.connect(parsed.hostname, parsed.port)
+        client.loop_start()
+        assert ready.wait(10), "the watcher could not subscribe"
+        self.client = client
+
+    def verdicts(self) -> list[tuple[str, Verdict]]:
+        from edgetriage.shared.protocol import decode_verdict
+        from edgetriage.shared.verdict_forms import decode_device_verdict
+
+        return [(kind, decode_device_verdict(data) if kind == "answers" else decode_verdict(data))
+                for kind, data in list(self.got)]
+
+    def close(self) -> None:
+        self.client.loop_stop()
+        self.client.disconnect()
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "redis"])
+def test_pending_finals_outlive_a_restart_and_replace_the_provisional_answers_then(
+        clip_one_by_one, tmp_path, mosquitto, prefix, kind):
+    """A cloud answers three events with the small model while the large one is busy (provisional) and is
+    stopped before the large one has given a single final answer. Restarted (a new service object on the same
+    store), it takes the pending finals up from the store, asks the large model again, and each final replaces
+    the provisional verdict in the store, for the listeners (the page) and on the device's and the subscribers'
+    topics. One of them is left as a worker that died would leave it (its lease still running): it is taken up
+    only once that lease has run out."""
+    from edgetriage.cloud.storage.claims import SQLiteClaims, claims_path, open_claims
+    from edgetriage.cloud.storage.redis_store import RedisStore, connect_redis
+
+    crop = clip_crop(clip_one_by_one, 120, BOX)
+    redis_prefix = f"test-finals-{uuid7()[-12:]}"
+
+    def open_store(config: CloudConfig):
+        return SQLiteStore(config.store_path) if kind == "sqlite" else RedisStore(connect_redis(REDIS_URL),
+                                                                                  redis_prefix)
+
+    async def scenario():
+        small = await ChatServer("benign", 0.1, 4).start()
+        large = await ChatServer("alert", 60.0, 8).start()  # busy past the stop: no final in the first life
+        config = CloudConfig.model_validate({
+            "store_path": str(tmp_path / "c.db"), "reuse": {"verify_sample": 0.0},
+            "mqtt": {"url": mosquitto.url, "prefix": prefix, "client_id": f"cloud-{kind}"},
+            "delivery": {"redis_url": REDIS_URL if kind == "redis" else None, "redis_prefix": redis_prefix},
+            "analyzer": {"t_max_ms": 1000, "first_answer_ms": 0, "backends": [
+                {"name": "small", "kind": "openai", "cost": "small", "latency_ms": 100,
+                 "openai": {"base_urls": [small.url], "max_in_flight": 4}},
+                {"name": "large", "kind": "openai", "cost": "large", "latency_ms": 5000, "timeout_s": 120,
+                 "openai": {"base_urls": [large.url], "max_in_flight": 1}}]}})
+        topic = Topics(prefix).events("pi-routes")
+        events = [_event(crop, 200 + n) for n in range(3)]
+        store, backend = open_store(config), build_backend(config.analyzer)
+        first = CloudService(config, backend, store)
+        await first.start()
+        assert await first.wait_connected(10)
+        try:
+            provisional = [await first.process(e, topic) for e in events]
+            await asyncio.sleep(0.5)  # the large one has started on one of them, and holds it past the stop
+            held = set(first.finals._pending.held) if first.finals._pending is not None else set()
+        finally:
+            await first.stop()
+            await backend.close()
+            store.close()
+        left = {"finals": first.finals.stats.finals, "held": held}
+        if kind == "sqlite":
+            claims = SQLiteClaims(claims_path(config.store_path, "finals"), "a-reader")
+            left["orphans"] = set(claims.expired())
+            claims.close()
+        # one of them as a worker that died holding it leaves it: its lease still running for a few seconds
+        dead, kept_by_dead = open_claims(config, "dead-worker", name="finals"), provisional[0].event_id
+        assert dead.acquire(kept_by_dead, DEAD_LEASE_S)
+        dead.close()
+        dead_until = time.monotonic() + DEAD_LEASE_S
+
+        large.delay_s = 0.1  # the large model has time now
+        heard: list[Verdict] = []
+        watcher = Watcher(mosquitto.url, prefix)
+        store, backend = open_store(config), build_backend(config.analyzer)
+        second = CloudService(config, backend, store, on_verdict=heard.append)
+        await second.start()
+        assert await second.wait_connected(10)
+        try:
+            deadline = time.monotonic() + 30
+            while second.finals.stats.finals < 2 and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            assert time.monotonic() < dead_until  # the two left by the stop: taken up at once
+            left["dead_kept"] = store.get_verdict(kept_by_dead).provisional  # a live lease is not taken
+            while second.finals.stats.finals < 3 and time.monotonic() < deadline:
+                await asyncio.sleep(0.1)
+            left["dead_waited"] = time.monotonic() >= dead_until - 0.5  # ... until it runs out
+            await asyncio.sleep(0.5)  # the last publishes reach the watcher
+            stored = {e.event_id: store.get_verdict(e.event_id) for e in events}
+            figures = second.figures.compute()["routing"]
+        finally:
+            await second.stop()
+            await backend.close()
+            store.close()
+            watcher.close()
+            await small.stop()
+            await large.stop()
+            if kind == "redis":
+                RedisStore(connect_redis(REDIS_URL), redis_prefix).delete_all()
+        return provisional, left, heard, watcher.verdicts(), stored, figures
+
+    provisional, left, heard, seen, stored, figures = asyncio.run(scenario())
+    ids = {v.event_id for v in provisional}
+    assert all(v.provisional and v.routed_by == "large_busy" and v.model.startswith("small:") for v in provisional)
+    was = {v.event_id: v.verdict for v in provisional}
+    assert left["finals"] == 0 and left["held"] == ids  # each one waited for its final in the store
+    if "orphans" in left:
+        assert left["orphans"] == ids  # the stop ended their leases: the next start takes them up at once
+    assert left["dead_kept"] and left["dead_waited"]  # a dead worker's pending final: once its lease ran out
+    for event_id, final in stored.items():
+        assert final is not None and not final.provisional and final.verdict == "alert", final
+        assert final.provisional_was == was[event_id] and final.routed_by == "large_busy"
+        assert final.model.startswith("large:") and final.cache is not None  # a final answer is reused
+        assert [v for v in heard if v.event_id == event_id] == [final]  # the page's listener
+        for topic in ("answers", "verdicts"):  # the device's and the subscribers' topics
+            assert [v.verdict for k, v in seen if k == topic and v.event_id == event_id] == ["alert"], (topic, seen)
+    changed = sum(verdict != "alert" for verdict in was.values())
+    assert (figures["resumed"], figures["finals"], figures["changed"], figures["unanswered"]) == (3, 3, changed, 0)
+
+
+# -- the first answer reads the closer look's facts ----------------------------------------------------------
+def _blurred(crop: bytes, sigma: float) -> bytes:
+    import cv2
+    import numpy as np
+
+    image = cv2.imdecode(np.frombuffer(crop, np.uint8), cv2.IMREAD_COLOR)
+    return cv2.imencode(".jpg", cv2.GaussianBlur(image, (0, 0), sigma), [cv2.IMWRITE_JPEG_QUALITY, 85])[1].tobytes()
+
+
+def test_the_first_answer_says_what_the_closer_look_and_the_policy_say_while_the_model_thinks(
+        clip_one_by_one, tmp_path):
+    """The policy at the front door: alert for someone staying over 30 s. A faint shape staying 60 s (the
+    closer look is not sure it is a person: the model is asked) gets, at once, the policy's alert, provisional,
+    with the facts and the clause saying it holds if someone is there; the model's verdict follows. A sure person
+    whose stay the device did not send gets "unknown" with the facts and what is not known; an event with no
+    policy where it is gets the first answer from what the device saw, as before."""
+    from edgetriage.cloud.analysis.check import ABSENT, SURE
+    from edgetriage.cloud.analysis.translator import Translator
+
+    sharp = clip_crop(clip_one_by_one, 120, BOX)
+    faint = _blurred(sharp, 10.0)
+    score = Translator().translate(_event(faint, 0)).label_score
+    assert ABSENT <= score < SURE, score  # the closer look is not sure: the policy's alert waits for the model
+    heard: list[Verdict] = []
+
+    def event(crop: bytes, n: int, camera: str, dwell_s: float | None) -> Event:
+        return _event(crop, n).model_copy(update={"camera": camera, "zones": ["door"], "dwell_s": dwell_s,
+                                                  "local_time": "12:00"})
+
+    async def scenario():
+        small = await ChatServer("benign", 1.0, 4).start()
+        large = await ChatServer("benign", 1.0, 4).start()
+        config = CloudConfig.model_validate({
+            "store_path": str(tmp_path / "c.db"), "reuse": {"verify_sample": 0.0},
+            "analyzer": {"t_max_ms": 5000, "first_answer_ms": 300, "backends": [
+                {"name": "small", "kind": "openai", "cost": "small", "openai": {"base_urls": [small.url]}},
+                {"name": "large", "kind": "openai", "cost": "large", "latency_ms": 1000,
+                 "openai": {"base_urls": [large.url], "max_in_flight": 4}}],
+                "policies": [{"camera": "front", "text": "Alert only if someone stays at the door longer than 30 s"}]}})
+        store = SQLiteStore(config.store_path)
+        backend = build_backend(config.analyzer)
+        service = CloudService(config, backend, store, on_verdict=heard.append)
+        topic = Topics(config.mqtt.prefix).events("pi-routes")
+        events = {"faint": event(faint, 300, "front", 60.0), "unsaid": event(sharp, 301, "front", None),
+                  "no policy": event(sharp, 302, "hall", 60.0)}
+        try:  # the closer look's models loaded first: a sure person staying 60 s, decided by the policy at once
+            assert (await service.process(event(sharp, 303, "front", 60.0), topic)).decided_by == "policy"
+            answers = {name: await service.process(e, topic) for name, e in events.items()}  # one closer look at
+            return events, answers, service.finals.stats.first_answers  # a time: each first answer within 1 s
+        finally:
+            await service.stop()
+            await backend.close()
+            store.close()
+            await small.stop()
+            await large.stop()
+
+    events, answers, first_answers = asyncio.run(scenario())
+    assert first_answers == 3
+    firsts = {name: next(v for v in heard if v.event_id == e.event_id) for name, e in events.items()}
+    for name, first in firsts.items():
+        assert (first.provisional, first.source, first.cache) == (True, "fallback", None), name
+        assert first.timings.total_ms < 1000, (name, first.timings)
+        assert answers[name].source == "llm" and not answers[name].provisional  # the model's verdict followed
+        assert heard.index(first) < heard.index(answers[name])
+
+    lean = firsts["faint"]
+    assert (lean.verdict, lean.decided_by) == ("alert", "policy"), lean
+    assert lean.confidence == pytest.approx(score, abs=0.01)
+    assert "if someone is there (faint" in lean.clause and "30" in lean.clause and lean.policy
+    assert lean.facts and lean.description.endswith("the model's verdict follows")
+
+    unsaid = firsts["unsaid"]
+    assert (unsaid.verdict, unsaid.decided_by, unsaid.confidence) == ("unknown", None, 0.0), unsaid
+    assert unsaid.facts and "not known" in unsaid.clause, unsaid.clause  # the facts, and what the policy lacks
+    assert "grey" in unsaid.description  # the closer look's colours, not only what the device said
+
+    plain = firsts["no policy"]
+    assert (plain.verdict, plain.facts, plain.decided_by) == ("unknown", [], None)
+    assert plain.description.startswith("person at hall in door, 60 s")

@@ -271,3 +271,24 @@ def test_the_json_form_goes_only_where_someone_reads_it(mosquitto, prefix, cloud
             reader.close()
     finally:
         device.close()
+
+
+def test_both_forms_come_from_one_encoding_and_are_the_bytes_each_encoder_makes():
+    """cloud.publisher cuts the device's MessagePack and the subscribers' JSON from one dump of the verdict
+    (shared.verdict_forms.Forms): the same bytes as each form's own encoder, for a verdict with every optional
+    part (a reuse rule with its embedding, which the JSON leaves out; facts; words beyond ASCII; small floats)."""
+    from edgetriage.shared.protocol import FeedbackMark, ReuseRule, Timings, Verdict
+    from edgetriage.shared.verdict_forms import Forms, encode_device_verdict, encode_public_verdict
+
+    rule = ReuseRule(device=DEVICE, camera="door", label="person", phash="8f3a6b1c2d4e5f60", prompt_version="p-1",
+                     embedding=bytes(range(256)), ttl_s=3600)
+    base = {"event_id": "01a25170-a862-73a0-bf0e-f156783e7612", "device": DEVICE, "camera": "door",
+            "label": "person", "verdict": "alert", "confidence": 1.0, "model": "large: m", "created_ms": 1,
+            "description": "Zoë at the “door”, 1e-7 s", "timings": Timings(queue_ms=1e-7, total_ms=12.345678901)}
+    verdicts = [Verdict(**base), Verdict(**base, cache=rule, facts=["Person: yes (0.91)."], provisional=True),
+                Verdict(**base, cache=rule.model_copy(update={"embedding": None}), routed_by="large_busy",
+                        feedback=FeedbackMark(by="operator", was="benign", at_ms=5, note="the cleaner"))]
+    for verdict in verdicts:
+        forms = Forms(verdict)
+        assert forms.public() == encode_public_verdict(verdict) and b"embedding\"" not in forms.public()
+        assert forms.device() == encode_device_verdict(verdict)

@@ -16,10 +16,11 @@ Each back-end is imported only when chosen, so the service never loads torch or 
 from __future__ import annotations
 
 from ..config import AnalyzerConfig
-from .base import Analysis, Backend, Deciding, ThreadedBackend, decided_at_once, fallback
+from .base import Analysis, Backend, Deciding, Leaning, ThreadedBackend, decided_at_once, fallback
 from .prompt import PromptBook, PromptBuilder
 
-__all__ = ["Analysis", "Backend", "Deciding", "ThreadedBackend", "build_backend", "decided_at_once", "fallback"]
+__all__ = ["Analysis", "Backend", "Deciding", "Leaning", "ThreadedBackend", "build_backend", "decided_at_once",
+           "fallback"]
 
 
 def _builder(config: AnalyzerConfig, vision: bool, translator) -> PromptBuilder:  # noqa: ANN001

@@ -70,6 +70,16 @@ class Deciding(Protocol):
     def decide(self, event: Event) -> Analysis | None: ...
 
 
+@runtime_checkable
+class Leaning(Protocol):
+    """A deciding back-end that also says, of an event it left to the model, what the closer look's facts and the
+    policy make of it meanwhile: a faint shape where the policy says alert for a person, "alert" unless the
+    model finds nobody; else the facts and what is not known. Remembered by `decide` (no second look), taken
+    once by the first answer (cloud.finals)."""
+
+    def leaning(self, event_id: str) -> Analysis | None: ...
+
+
 async def decided_at_once(backend: Backend, event: Event) -> Analysis | None:
     """What `backend` decides of `event` without its model (off the event loop), or None: the model is asked."""
     return await asyncio.to_thread(backend.decide, event) if isinstance(backend, Deciding) else None

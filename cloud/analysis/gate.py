@@ -127,6 +127,10 @@ class _Ruled:
     analysis: Analysis | None  # None: the model is asked
     policy: Policy | None
     clause: str | None
+    leaning: Analysis | None = None  # the model asked: what the facts and the policy say meanwhile (provisional)
+
+
+LEANINGS_KEPT = 1024  # events left to the model whose leaning waits for their first answer
 
 
 class PolicyGate:
@@ -139,6 +143,8 @@ class PolicyGate:
         self.name = inner.name
         self.max_batch = inner.max_batch
         self.concurrency = inner.concurrency
+        self._leanings: OrderedDict[str, Analysis] = OrderedDict()
+        self._lock = threading.Lock()
 
     def prompt_version(self, event: Event) -> str:
         """The back-end's, with the policy inputs' ranges folded in (shared.reuse.with_inputs)."""
@@ -158,8 +164,20 @@ class PolicyGate:
 
     def decide(self, event: Event) -> Analysis | None:
         """What the policy or the check decides of `event` with no model, or None: the model is asked (blocking:
-        the translator runs). The service asks this before the model's queue (base.Deciding)."""
-        return self.rule(self._known(event)).analysis
+        the translator runs). The service asks this before the model's queue (base.Deciding). For an event left
+        to the model, what the facts and the policy say meanwhile is kept for its first answer (`leaning`)."""
+        ruled = self.rule(self._known(event))
+        if ruled.leaning is not None:
+            with self._lock:
+                self._leanings[event.event_id] = ruled.leaning
+                while len(self._leanings) > LEANINGS_KEPT:
+                    self._leanings.popitem(last=False)
+        return ruled.analysis
+
+    def leaning(self, event_id: str) -> Analysis | None:
+        """What the facts and the policy said of an event `decide` left to the model (base.Leaning), taken once."""
+        with self._lock:
+            return self._leanings.pop(event_id, None)
 
     async def analyze_batch(self, events: Sequence[Event]) -> list[Analysis]:
         batch = [self._known(e) for e in events]
@@ -186,7 +204,9 @@ class PolicyGate:
         started = time.perf_counter()
         facts = self.translator.translate(event)
         if not facts.decoded or not facts.label_known:
-            return _Ruled(None, policy, "the closer look cannot tell whether one is there")
+            clause = "the closer look cannot tell whether one is there"
+            return _Ruled(None, policy, clause, self._made(event, policy, facts, "unknown", "policy", clause, started,
+                                                           0.0))
         score = facts.label_score
         if score < ABSENT:
             clause = f"absent: the closer look finds no {facts.label} ({score:.2f})"
@@ -194,12 +214,16 @@ class PolicyGate:
                                      round(1.0 - score, 3)), policy, clause)
         decision = evaluate(policy, self._seen(event, facts))
         if decision.verdict is None:
-            return _Ruled(None, policy, decision.clause)
+            return _Ruled(None, policy, decision.clause, self._made(event, policy, facts, "unknown", "policy",
+                                                                    decision.clause, started, 0.0))
         if score >= SURE or decision.verdict == "benign":
             return _Ruled(self._made(event, policy, facts, decision.verdict, "policy", decision.clause, started,
                                      round(max(score, 1.0 - score), 3)), policy, decision.clause)
-        # a faint shape, and the policy says alert for a person there: whether one is there is the model's to say
-        return _Ruled(None, policy, f"{decision.clause}, if someone is there (faint: {score:.2f})")
+        # a faint shape, and the policy says alert for a person there: whether one is there is the model's to say;
+        # meanwhile the policy's alert stands, as sure as the shape is a person
+        clause = f"{decision.clause}, if someone is there (faint: {score:.2f})"
+        return _Ruled(None, policy, clause, self._made(event, policy, facts, decision.verdict, "policy", clause,
+                                                       started, round(score, 3)))
 
     def _seen(self, event: Event, facts: Facts) -> Seen:
         if facts.label.lower() == "person" and facts.label_score >= MIN_OBJECT:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ...shared.protocol import Event
-from .base import Analysis, Backend, Deciding
+from .base import Analysis, Backend, Deciding, Leaning
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,11 @@ class Several:
         """The operator's policy (every member holds the same one): the first member that decides."""
         deciding = next((m.backend for m in self.members if isinstance(m.backend, Deciding)), None)
         return deciding.decide(event) if deciding is not None else None
+
+    def leaning(self, event_id: str) -> Analysis | None:
+        """What the deciding member's facts and policy said of an event left to the model (base.Leaning)."""
+        deciding = next((m.backend for m in self.members if isinstance(m.backend, Deciding)), None)
+        return deciding.leaning(event_id) if isinstance(deciding, Leaning) else None
 
     async def analyze_batch(self, events: Sequence[Event]) -> list[Analysis]:
         """Without routing (a caller holding only this object): the large member answers."""

@@ -308,19 +308,23 @@ class ClaimKeeper:
         return [e for e in self.claims.expired(limit) if e not in self.held]
 
 
-def claims_path(store_path: str | Path) -> Path:
-    """Where a single process keeps its claims: beside its SQLite store."""
+def claims_path(store_path: str | Path, name: str = "claims") -> Path:
+    """Where a single process keeps its claims (`name`: "claims", or "finals" for cloud.finals): beside its
+    SQLite store."""
     path = Path(store_path)
-    return path.with_name(path.stem + ".claims.db")
+    return path.with_name(f"{path.stem}.{name}.db")
 
 
-def open_claims(config: CloudConfig, owner: str, store: object | None = None) -> Claims:
+def open_claims(config: CloudConfig, owner: str, store: object | None = None, name: str = "claims") -> Claims:
     """Redis claims when `delivery.redis_url` is set (several processes; the Redis store's client is shared
-    when `store` is one), else a SQLite file beside the SQLite store (`store.path`, or `store_path`)."""
+    when `store` is one), else a SQLite file beside the SQLite store (`store.path`, or `store_path`). `name`
+    keeps claims of another kind apart ("finals": the pending final answers of cloud.finals), under
+    `<redis_prefix>:<name>` or in `<store>.<name>.db`."""
     delivery = config.delivery
     if delivery.redis_url:
         from .redis_store import RedisStore, connect_redis
 
         client = store.client if isinstance(store, RedisStore) else connect_redis(delivery.redis_url)
-        return RedisClaims(client, delivery.redis_prefix, owner)
-    return SQLiteClaims(claims_path(getattr(store, "path", None) or config.store_path), owner)
+        prefix = delivery.redis_prefix if name == "claims" else f"{delivery.redis_prefix}:{name}"
+        return RedisClaims(client, prefix, owner)
+    return SQLiteClaims(claims_path(getattr(store, "path", None) or config.store_path, name), owner)

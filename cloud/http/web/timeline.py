@@ -210,7 +210,10 @@ class Timeline:
 
     def _apply_verdict(self, entry: Entry, verdict: Verdict) -> None:
         if verdict.provisional and verdict.source == "fallback":  # a first answer: the verdict follows
-            entry.provisional, entry.description = entry.source is None, verdict.description
+            if entry.source is None:
+                entry.provisional, entry.description = True, verdict.description
+                if verdict.verdict != "unknown":  # the policy's word on the closer look's facts (cloud.finals)
+                    entry.verdict, entry.confidence = verdict.verdict, verdict.confidence
             return
         first = entry.source is None
         entry.provisional, entry.routed_by = verdict.provisional, verdict.routed_by

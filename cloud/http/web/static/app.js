@@ -26,7 +26,7 @@
   }
 
   function verdictText(e) {
-    if (e.provisional && e.outcome === "waiting") return "first answer";
+    if (e.provisional && e.outcome === "waiting") return e.verdict ? "first answer: " + e.verdict : "first answer";
     if (e.verdict && e.provisional) return e.verdict + " (provisional)";
     if (e.verdict) return e.verdict + (e.confidence !== null ? " " + Math.round(e.confidence * 100) + "%" : "");
     if (e.outcome === "waiting") return "waiting";
