@@ -32,8 +32,9 @@ The same over bench/policies_blind2.py (a second set, written blind in the next 
 alone: bench/policies_blind2.md), keys ending `_blind2`. The first set has been tuned on since it was first
 measured; the second was read by the session after it (its misses seen), so the third, bench/policies_blind3.py
 (70 policies written blind on 2026-12-07 from a new spec page alone: bench/policies_blind3.md; keys ending
-`_blind3`), is now the one that says how the reader does on words nobody tuned it to. bench/policies_dev4.py (120 policies
-written blind the same day, from the same spec page) is a development set: open to whoever works on the words.
+`_blind3`), is now the one that says how the reader does on words nobody tuned it to. bench/policies_dev4.py (120
+policies written blind the same day, from the same spec page) is a development set: open to whoever works on the
+words.
 
     python bench/policies.py [--quick] [--blind-only]
 

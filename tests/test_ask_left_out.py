@@ -60,7 +60,8 @@ def test_cameras_left_out_said_after_them_are_left_out(question, cameras):
     assert {c for _, c in query.excluded} == cameras and not query.cameras and phrases == [], (question, line)
 
 
-@pytest.mark.parametrize("question", ["was anyone ignored at the porch today?", "did anyone get ignored on the porch today?"])
+@pytest.mark.parametrize("question", ["was anyone ignored at the porch today?",
+                                      "did anyone get ignored on the porch today?"])
 def test_a_leaving_out_word_that_leaves_out_nothing_said_after_it_is_never_an_exclusion(question):
     query, line, phrases = reading(question)
     assert not query.excluded and phrases, (question, line)
