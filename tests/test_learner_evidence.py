@@ -262,6 +262,7 @@ def _pair(camera, first_box, second_box, **config) -> bool:
 
 def test_one_place_is_centres_within_near_across_and_down(camera):
     assert _pair(camera, (0.0, 0.25, 0.25, 0.5), (0.25, 0.25, 0.5, 0.5), near=0.25)  # exactly near: one place
+    assert not _pair(camera, (0.0, 0.25, 0.25, 0.5), (0.25, 0.25, 0.5, 0.5), near=0.2)  # a box's width apart
     assert not _pair(camera, (0.0, 0.25, 0.25, 0.5), (0.25, 0.25, 0.5, 0.5), near=0.125)
     assert not _pair(camera, (0.5, 0.0, 0.75, 0.25), (0.5, 0.5, 0.75, 0.75), near=0.25)  # half a frame down
     assert _pair(camera, (0.5, 0.0, 0.75, 0.25), (0.5, 0.25, 0.75, 0.5), near=0.25)
@@ -316,6 +317,7 @@ def test_another_devices_suppression_does_not_cover_this_one(camera):
     mine = cam.learn([cam.event(device="pi-gate"), cam.event(device="pi-gate")])[1]
     theirs = cam.learn([cam.event(), cam.event()])[1]
     assert mine is not None and theirs is not None and (mine.device, theirs.device) == ("pi-gate", "pi-door")
+    assert cam.learner.proposed == 2
     assert cam.learn([cam.event()]) == [None]  # the device's own covers it
 
 
@@ -551,3 +553,10 @@ def test_the_learners_names_are_its_public_interface():
     names: dict = {}
     exec("from edgetriage.cloud.suppress.learner import *", names)  # noqa: S102
     assert {"Learner", "Sighting", "taught_as"} <= set(names)
+
+
+def test_a_region_stays_inside_the_frame_at_every_edge(camera):
+    for boxes, region in ((((0.01, 0.02, 0.2, 0.3),) * 2, (0.0, 0.0, 0.23, 0.33)),
+                          (((0.8, 0.75, 0.99, 0.98),) * 2, (0.77, 0.72, 1.0, 1.0))):
+        cam = camera(min_events=2)
+        assert cam.learn([cam.event(box=b) for b in boxes])[1].rule.region == region
