@@ -325,14 +325,14 @@ def test_another_devices_suppression_does_not_cover_this_one(camera):
 def test_a_proposal_says_where_what_size_until_when_and_from_which_events(camera, caplog):
     caplog.set_level(logging.INFO, logger="edgetriage.cloud.suppress")
     cam = camera(min_events=3, margin=0.03333, expiry_s=600, max_distance=5, min_inside=0.6)
-    boxes = [(0.0123, 0.5077, 0.2, 0.9), (0.02, 0.55, 0.21, 0.99), (0.015, 0.52, 0.205, 0.95)]
+    boxes = [(0.0123, 0.5077, 0.2, 0.9), (0.02, 0.5511, 0.2123, 0.99), (0.015, 0.52, 0.205, 0.95)]
     ids = [cam.event(box=b) for b in boxes]
     cam.learn(ids[:2])
     now = T0 + 123_456
     proposal = cam.learn(ids[2:], "feedback", now_ms=now)[0]
     rule = proposal.rule
-    assert rule.region == (0.0, 0.4744, 0.2433, 1.0)  # grown by the margin, inside the frame, 4 places
-    assert rule.areas == (0.073635, 0.0836)  # the smallest and largest crop, 6 places
+    assert rule.region == (0.0, 0.4744, 0.2456, 1.0)  # grown by the margin, inside the frame, 4 places
+    assert rule.areas == (0.073635, 0.0844)  # the smallest and largest crop, 6 places
     assert (rule.camera, rule.label, rule.max_distance, rule.min_inside) == ("porch", "person", 5, 0.6)
     assert rule.min_similarity == SuppressionsConfig().min_similarity  # no alerts, no embeddings: the default bar
     assert (rule.expires_ms, proposal.created_ms, proposal.status) == (now + 600_000, now, "proposed")
@@ -340,7 +340,7 @@ def test_a_proposal_says_where_what_size_until_when_and_from_which_events(camera
     assert rule.id == f"s-{digest}" and proposal.device == "pi-door"
     assert (proposal.evidence, proposal.count, proposal.sources) == (ids, 3, {"feedback": 1, "model": 2})
     assert cam.learner.proposed == 1 and cam.proposals.get(rule.id) == proposal
-    assert (f"suppression {rule.id} proposed for pi-door/porch (person at [0.00, 0.47, 0.24, 1.00]): 3 benign "
+    assert (f"suppression {rule.id} proposed for pi-door/porch (person at [0.00, 0.47, 0.25, 1.00]): 3 benign "
             "events alike within 86400 s, judged benign by feedback 1, model 2") in caplog.messages
 
 
