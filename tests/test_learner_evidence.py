@@ -262,6 +262,7 @@ def _pair(camera, first_box, second_box, **config) -> bool:
 
 def test_one_place_is_centres_within_near_across_and_down(camera):
     assert _pair(camera, (0.0, 0.25, 0.25, 0.5), (0.25, 0.25, 0.5, 0.5), near=0.25)  # exactly near: one place
+    assert not _pair(camera, (0.0, 0.25, 0.25, 0.5), (0.25, 0.25, 0.5, 0.5), near=0.2)  # a box's width apart
     assert not _pair(camera, (0.0, 0.25, 0.25, 0.5), (0.25, 0.25, 0.5, 0.5), near=0.125)
     assert not _pair(camera, (0.5, 0.0, 0.75, 0.25), (0.5, 0.5, 0.75, 0.75), near=0.25)  # half a frame down
     assert _pair(camera, (0.5, 0.0, 0.75, 0.25), (0.5, 0.25, 0.75, 0.5), near=0.25)
@@ -316,6 +317,7 @@ def test_another_devices_suppression_does_not_cover_this_one(camera):
     mine = cam.learn([cam.event(device="pi-gate"), cam.event(device="pi-gate")])[1]
     theirs = cam.learn([cam.event(), cam.event()])[1]
     assert mine is not None and theirs is not None and (mine.device, theirs.device) == ("pi-gate", "pi-door")
+    assert cam.learner.proposed == 2
     assert cam.learn([cam.event()]) == [None]  # the device's own covers it
 
 
@@ -323,14 +325,14 @@ def test_another_devices_suppression_does_not_cover_this_one(camera):
 def test_a_proposal_says_where_what_size_until_when_and_from_which_events(camera, caplog):
     caplog.set_level(logging.INFO, logger="edgetriage.cloud.suppress")
     cam = camera(min_events=3, margin=0.03333, expiry_s=600, max_distance=5, min_inside=0.6)
-    boxes = [(0.0123, 0.5077, 0.2, 0.9), (0.02, 0.55, 0.21, 0.99), (0.015, 0.52, 0.205, 0.95)]
+    boxes = [(0.0123, 0.5077, 0.2, 0.9), (0.02, 0.5511, 0.2123, 0.99), (0.015, 0.52, 0.205, 0.95)]
     ids = [cam.event(box=b) for b in boxes]
     cam.learn(ids[:2])
     now = T0 + 123_456
     proposal = cam.learn(ids[2:], "feedback", now_ms=now)[0]
     rule = proposal.rule
-    assert rule.region == (0.0, 0.4744, 0.2433, 1.0)  # grown by the margin, inside the frame, 4 places
-    assert rule.areas == (0.073635, 0.0836)  # the smallest and largest crop, 6 places
+    assert rule.region == (0.0, 0.4744, 0.2456, 1.0)  # grown by the margin, inside the frame, 4 places
+    assert rule.areas == (0.073635, 0.0844)  # the smallest and largest crop, 6 places
     assert (rule.camera, rule.label, rule.max_distance, rule.min_inside) == ("porch", "person", 5, 0.6)
     assert rule.min_similarity == SuppressionsConfig().min_similarity  # no alerts, no embeddings: the default bar
     assert (rule.expires_ms, proposal.created_ms, proposal.status) == (now + 600_000, now, "proposed")
@@ -338,7 +340,7 @@ def test_a_proposal_says_where_what_size_until_when_and_from_which_events(camera
     assert rule.id == f"s-{digest}" and proposal.device == "pi-door"
     assert (proposal.evidence, proposal.count, proposal.sources) == (ids, 3, {"feedback": 1, "model": 2})
     assert cam.learner.proposed == 1 and cam.proposals.get(rule.id) == proposal
-    assert (f"suppression {rule.id} proposed for pi-door/porch (person at [0.00, 0.47, 0.24, 1.00]): 3 benign "
+    assert (f"suppression {rule.id} proposed for pi-door/porch (person at [0.00, 0.47, 0.25, 1.00]): 3 benign "
             "events alike within 86400 s, judged benign by feedback 1, model 2") in caplog.messages
 
 
@@ -551,3 +553,10 @@ def test_the_learners_names_are_its_public_interface():
     names: dict = {}
     exec("from edgetriage.cloud.suppress.learner import *", names)  # noqa: S102
     assert {"Learner", "Sighting", "taught_as"} <= set(names)
+
+
+def test_a_region_stays_inside_the_frame_at_every_edge(camera):
+    for boxes, region in ((((0.01, 0.02, 0.2, 0.3),) * 2, (0.0, 0.0, 0.23, 0.33)),
+                          (((0.8, 0.75, 0.99, 0.98),) * 2, (0.77, 0.72, 1.0, 1.0))):
+        cam = camera(min_events=2)
+        assert cam.learn([cam.event(box=b) for b in boxes])[1].rule.region == region
