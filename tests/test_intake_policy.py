@@ -475,10 +475,12 @@ def test_heal_reconnects_once_the_store_answers_and_answers_the_parked_events(sl
         rig.probe_ok = True
         rig.service.rest[parked.event_id] = [(_verdict(parked), True)]
         asked = len(rig.service.asked)
-        while rig.link.redelivered == 0:
+        deadline = time.monotonic() + 3.0
+        while rig.link.redelivered == 0 and time.monotonic() < deadline:
             await _sleep(0.001)
-        await rig.settle()
+        assert rig.link.redelivered == 1, "no reconnection within 3 s of the store answering"
         task.cancel()
+        await rig.settle()
         assert rig.link.redelivered == 1 and not rig.intake._release_wanted
         assert rig.intake._parked == {} and rig.service.asked[asked:] == [parked.event_id]
         assert rig.probes[0] == "00000000-0000-7000-8000-000000000000"
@@ -496,10 +498,12 @@ def test_a_parked_event_that_fails_again_is_parked_again(slept):
         rig.intake.open(asyncio.get_running_loop(), rig.link)
         await rig.take(_msg(event, 1))
         task = await _heal_until(rig, lambda: len(rig.service.asked) > 6)
-        while len(rig.service.asked) < 12:
+        deadline = time.monotonic() + 3.0
+        while len(rig.service.asked) < 12 and time.monotonic() < deadline:
             await _sleep(0.001)
-        await rig.settle()
+        assert len(rig.service.asked) >= 12, "the parked event was not tried again within 3 s"
         task.cancel()
+        await rig.settle()
         assert list(rig.intake._parked) == [event.event_id]
         assert rig.link.redelivered == 0  # nothing released: parked events are answered here, not redelivered
 
@@ -563,8 +567,8 @@ def test_heal_asks_again_soon_once_anything_waits_for_the_store(slept, waiting):
             await _sleep(0.005)
         for _ in range(5):
             await _sleep(0.005)
-            await rig.settle()
         task.cancel()
+        await rig.settle()
         assert rig.probed >= 2, "the store was not asked again within 1.5 s"
         assert rig.link.redelivered == (1 if waiting == "released" else 0)
         assert rig.intake._parked == {} and rig.health.store_up
