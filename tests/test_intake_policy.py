@@ -462,7 +462,8 @@ async def _heal_until(rig: Rig, done, rounds: int = 200) -> asyncio.Task:
     return task
 
 
-def test_heal_reconnects_once_the_store_answers_and_answers_the_parked_events(slept):
+def test_heal_reconnects_once_the_store_answers_and_answers_the_parked_events(slept, caplog):
+    caplog.set_level(logging.INFO, logger="edgetriage.cloud.service")
     rig = Rig(probe_ok=False)
     released, parked = _event(1), _event(2)
     rig.service.rest = {released.event_id: [OSError("down")], parked.event_id: [("claim", OSError("down"))]}
@@ -490,6 +491,9 @@ def test_heal_reconnects_once_the_store_answers_and_answers_the_parked_events(sl
 
     asyncio.run(main())
     assert rig.link.acks == [(2, 7)]  # acknowledged once, when its claim was stored
+    said = [r for r in caplog.records if r.levelno == logging.INFO and r.name == "edgetriage.cloud.service"]
+    assert [r.getMessage() for r in said] == [
+        "the store answers again: reconnecting so the broker sends the released messages again"]
 
 
 def test_a_parked_event_that_fails_again_is_parked_again(slept):
