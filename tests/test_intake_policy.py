@@ -742,8 +742,8 @@ def test_the_calls_of_one_turn_are_one_call():
     batch = TurnBatch(many)
 
     async def main() -> None:
-        assert await asyncio.gather(batch(1), batch(2), batch(3)) == [10, 20, 30]
-        assert await batch(4) == 40
+        assert await asyncio.wait_for(asyncio.gather(batch(1), batch(2), batch(3)), 5) == [10, 20, 30]
+        assert await asyncio.wait_for(batch(4), 5) == 40
 
     asyncio.run(main())
     assert calls == [[1, 2, 3], [4]] and (batch.batches, batch.calls) == (2, 4)
@@ -756,7 +756,7 @@ def test_a_failed_call_fails_every_caller_of_its_turn():
     batch = TurnBatch(many)
 
     async def main() -> list:
-        return await asyncio.gather(batch(1), batch(2), return_exceptions=True)
+        return await asyncio.wait_for(asyncio.gather(batch(1), batch(2), return_exceptions=True), 5)
 
     out = asyncio.run(main())
     assert [str(e) for e in out] == ["store away", "store away"] and (batch.batches, batch.calls) == (0, 0)
@@ -770,7 +770,7 @@ def test_a_caller_that_gave_up_does_not_break_its_turn():
         kept = asyncio.ensure_future(batch(2))
         await asyncio.sleep(0)
         gone.cancel()
-        return await kept
+        return await asyncio.wait_for(kept, 5)
 
     assert asyncio.run(main()) == 3
     failing = TurnBatch(lambda items: 1 / 0)
@@ -781,6 +781,6 @@ def test_a_caller_that_gave_up_does_not_break_its_turn():
         await asyncio.sleep(0)
         gone.cancel()
         with pytest.raises(ZeroDivisionError):
-            await kept
+            await asyncio.wait_for(kept, 5)
 
     asyncio.run(cancelled_then_failed())
