@@ -262,6 +262,29 @@ def test_a_batch_is_decoded_off_the_loop_on_the_intake_s_own_thread(monkeypatch)
     assert threading.main_thread().name not in threads
 
 
+def test_batches_that_arrive_together_are_decoded_one_after_the_other_on_one_thread(monkeypatch):
+    """One decoding thread: a flood costs at most one core, and batches are decoded in the order they came."""
+    threads: list[str] = []
+    decode_all = intake._decode_all
+
+    def slow(payloads):
+        threads.append(threading.current_thread().name)
+        time.sleep(0.05)
+        return decode_all(payloads)
+
+    monkeypatch.setattr(intake, "_decode_all", slow)
+    rig = Rig()
+
+    async def main() -> None:
+        for n in range(3):
+            rig._track(rig.intake._take_in(rig.link, [(_msg(b"garbage", n), time.monotonic())]))
+        await rig.settle()
+
+    asyncio.run(main())
+    assert len(threads) == 3 and len(set(threads)) == 1
+    assert rig.link.acks == [(0, 7), (1, 7), (2, 7)]
+
+
 def test_a_message_that_cannot_be_decoded_is_counted_refused_and_acknowledged():
     rig = Rig()
     good = _event(1)
