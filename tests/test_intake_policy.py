@@ -138,6 +138,8 @@ class Service:
 
     def answer_hits(self, arrivals):
         self.hit_batches.append([event.event_id for event, _, _ in arrivals])
+        for _, received_ms, at in arrivals:  # received by the wall clock in ms, arrived by the monotonic one
+            assert abs(received_ms - int(time.time() * 1000)) < 60_000 and 0 < at <= time.monotonic()
         if isinstance(self.hits, Exception):
             raise self.hits
         return self.hits if self.hits is not None else [None] * len(arrivals)
@@ -258,6 +260,29 @@ def test_a_batch_is_decoded_off_the_loop_on_the_intake_s_own_thread(monkeypatch)
     asyncio.run(rig.take(_msg(b"garbage", 3)))
     assert len(threads) == 2 and all(name.startswith("event-decode") for name in threads)  # once per batch
     assert threading.main_thread().name not in threads
+
+
+def test_batches_that_arrive_together_are_decoded_one_after_the_other_on_one_thread(monkeypatch):
+    """One decoding thread: a flood costs at most one core, and batches are decoded in the order they came."""
+    threads: list[str] = []
+    decode_all = intake._decode_all
+
+    def slow(payloads):
+        threads.append(threading.current_thread().name)
+        time.sleep(0.05)
+        return decode_all(payloads)
+
+    monkeypatch.setattr(intake, "_decode_all", slow)
+    rig = Rig()
+
+    async def main() -> None:
+        for n in range(3):
+            rig._track(rig.intake._take_in(rig.link, [(_msg(b"garbage", n), time.monotonic())]))
+        await rig.settle()
+
+    asyncio.run(main())
+    assert len(threads) == 3 and len(set(threads)) == 1
+    assert rig.link.acks == [(0, 7), (1, 7), (2, 7)]
 
 
 def test_a_message_that_cannot_be_decoded_is_counted_refused_and_acknowledged():
@@ -388,8 +413,9 @@ def test_a_bug_is_given_up_on_after_three_deliveries(slept, caplog):
     assert rig.health.store_up  # a bug says nothing about the store
     assert f"gave up on event {event.event_id} after 3 failed deliveries (see the errors above); it is acknowledged" \
         in caplog.messages
-    assert f"could not answer event {event.event_id}; trying again" in caplog.messages
-    assert f"could not answer event {event.event_id}; releasing it" in caplog.messages
+    tries = [m for m in caplog.messages if m.startswith("could not answer event")]
+    assert tries == ([f"could not answer event {event.event_id}; trying again"] * 5 + [
+        f"could not answer event {event.event_id}; releasing it"]) * 3  # each delivery's six tries, in order
 
 
 def test_a_bug_that_heals_before_its_last_try_is_not_counted(slept):
@@ -459,7 +485,8 @@ async def _heal_until(rig: Rig, done, rounds: int = 200) -> asyncio.Task:
     return task
 
 
-def test_heal_reconnects_once_the_store_answers_and_answers_the_parked_events(slept):
+def test_heal_reconnects_once_the_store_answers_and_answers_the_parked_events(slept, caplog):
+    caplog.set_level(logging.INFO, logger="edgetriage.cloud.service")
     rig = Rig(probe_ok=False)
     released, parked = _event(1), _event(2)
     rig.service.rest = {released.event_id: [OSError("down")], parked.event_id: [("claim", OSError("down"))]}
@@ -475,16 +502,21 @@ def test_heal_reconnects_once_the_store_answers_and_answers_the_parked_events(sl
         rig.probe_ok = True
         rig.service.rest[parked.event_id] = [(_verdict(parked), True)]
         asked = len(rig.service.asked)
-        while rig.link.redelivered == 0:
+        deadline = time.monotonic() + 3.0
+        while rig.link.redelivered == 0 and time.monotonic() < deadline:
             await _sleep(0.001)
-        await rig.settle()
+        assert rig.link.redelivered == 1, "no reconnection within 3 s of the store answering"
         task.cancel()
+        await rig.settle()
         assert rig.link.redelivered == 1 and not rig.intake._release_wanted
         assert rig.intake._parked == {} and rig.service.asked[asked:] == [parked.event_id]
         assert rig.probes[0] == "00000000-0000-7000-8000-000000000000"
 
     asyncio.run(main())
     assert rig.link.acks == [(2, 7)]  # acknowledged once, when its claim was stored
+    said = [r for r in caplog.records if r.levelno == logging.INFO and r.name == "edgetriage.cloud.service"]
+    assert [r.getMessage() for r in said] == [
+        "the store answers again: reconnecting so the broker sends the released messages again"]
 
 
 def test_a_parked_event_that_fails_again_is_parked_again(slept):
@@ -496,10 +528,12 @@ def test_a_parked_event_that_fails_again_is_parked_again(slept):
         rig.intake.open(asyncio.get_running_loop(), rig.link)
         await rig.take(_msg(event, 1))
         task = await _heal_until(rig, lambda: len(rig.service.asked) > 6)
-        while len(rig.service.asked) < 12:
+        deadline = time.monotonic() + 3.0
+        while len(rig.service.asked) < 12 and time.monotonic() < deadline:
             await _sleep(0.001)
-        await rig.settle()
+        assert len(rig.service.asked) >= 12, "the parked event was not tried again within 3 s"
         task.cancel()
+        await rig.settle()
         assert list(rig.intake._parked) == [event.event_id]
         assert rig.link.redelivered == 0  # nothing released: parked events are answered here, not redelivered
 
@@ -563,8 +597,8 @@ def test_heal_asks_again_soon_once_anything_waits_for_the_store(slept, waiting):
             await _sleep(0.005)
         for _ in range(5):
             await _sleep(0.005)
-            await rig.settle()
         task.cancel()
+        await rig.settle()
         assert rig.probed >= 2, "the store was not asked again within 1.5 s"
         assert rig.link.redelivered == (1 if waiting == "released" else 0)
         assert rig.intake._parked == {} and rig.health.store_up
@@ -731,8 +765,8 @@ def test_the_calls_of_one_turn_are_one_call():
     batch = TurnBatch(many)
 
     async def main() -> None:
-        assert await asyncio.gather(batch(1), batch(2), batch(3)) == [10, 20, 30]
-        assert await batch(4) == 40
+        assert await asyncio.wait_for(asyncio.gather(batch(1), batch(2), batch(3)), 5) == [10, 20, 30]
+        assert await asyncio.wait_for(batch(4), 5) == 40
 
     asyncio.run(main())
     assert calls == [[1, 2, 3], [4]] and (batch.batches, batch.calls) == (2, 4)
@@ -745,7 +779,7 @@ def test_a_failed_call_fails_every_caller_of_its_turn():
     batch = TurnBatch(many)
 
     async def main() -> list:
-        return await asyncio.gather(batch(1), batch(2), return_exceptions=True)
+        return await asyncio.wait_for(asyncio.gather(batch(1), batch(2), return_exceptions=True), 5)
 
     out = asyncio.run(main())
     assert [str(e) for e in out] == ["store away", "store away"] and (batch.batches, batch.calls) == (0, 0)
@@ -759,7 +793,7 @@ def test_a_caller_that_gave_up_does_not_break_its_turn():
         kept = asyncio.ensure_future(batch(2))
         await asyncio.sleep(0)
         gone.cancel()
-        return await kept
+        return await asyncio.wait_for(kept, 5)
 
     assert asyncio.run(main()) == 3
     failing = TurnBatch(lambda items: 1 / 0)
@@ -770,6 +804,6 @@ def test_a_caller_that_gave_up_does_not_break_its_turn():
         await asyncio.sleep(0)
         gone.cancel()
         with pytest.raises(ZeroDivisionError):
-            await kept
+            await asyncio.wait_for(kept, 5)
 
     asyncio.run(cancelled_then_failed())
