@@ -138,3 +138,22 @@ def test_a_sentence_with_its_exception_the_exception_first_with_the_other_verdic
     policy = compile_policy(text, ("gate",))
     assert policy.plain() == ("alert if: label = person and zone = gate and dwell > 300 s; benign if: label = person "
                               "and zone = gate; otherwise the model is asked (the words give no otherwise)")
+
+
+def test_they_in_an_exception_is_the_subject_said_before_it():
+    # was refused at load ("can never hold": label = person and label = car): "they" read as people
+    text = "Cars in the yard are fine unless they stay longer than 5 minutes."
+    yard = ("yard",)
+    policy = compile_policy(text, yard)
+    assert policy.plain() == ("alert if: label = car and zone = yard and dwell > 300 s; benign if: label = car and "
+                              "zone = yard; otherwise the model is asked (the words give no otherwise)")
+    seen = lambda label, dwell: Seen(EventFacts(720, 2, frozenset(yard), dwell, "", 1), label, False)  # noqa: E731
+    assert [evaluate(policy, seen("car", d)).verdict for d in (300.0, 300.5)] == ["benign", "alert"]
+    assert evaluate(policy, seen("person", 600.0)).verdict is None  # the words say nothing of people
+
+
+def test_hours_defined_on_their_own_are_those_hours():
+    text = "We are open 9 to 5. Anyone at the gate outside those hours is an alert."
+    assert compile_policy(text, ("gate",)).plain() == ("alert if: label = person and zone = gate and local time "
+                                                       "outside 09:00–17:00; otherwise the model is asked (the words "
+                                                       "give no otherwise)")
