@@ -157,3 +157,28 @@ def test_hours_defined_on_their_own_are_those_hours():
     assert compile_policy(text, ("gate",)).plain() == ("alert if: label = person and zone = gate and local time "
                                                        "outside 09:00–17:00; otherwise the model is asked (the words "
                                                        "give no otherwise)")
+
+
+def test_anything_else_at_any_time_is_the_otherwise():
+    for text in ("Alert on cats. Anything else at any time is fine.", "Alert on cats. Everything else is fine, day or "
+                 "night."):
+        policy = compile_policy(text)
+        assert policy.plain() == "alert if: label = cat; otherwise benign", text
+
+
+def test_fine_only_somewhere_is_an_alert_elsewhere_for_that_subject():
+    text = "Cars are fine only at the gate."
+    assert compile_policy(text, ("gate",)).plain() == ("benign if: label = car and zone = gate; alert if: label = car; "
+                                                       "otherwise the model is asked (the words give no otherwise)")
+    assert [verdict(text, ("gate",), zones=z, label=x) for z, x in ((("gate",), "car"), ((), "car"), ((), "dog"))] \
+        == ["benign", "alert", "model"]
+
+
+def test_those_and_they_after_a_subject_in_the_same_sentence_are_that_subject():
+    for text in ("Alert on cars in the yard, but at night those are fine.",
+                 "Dogs in the yard are an alert by day; at night they are fine."):
+        policy = compile_policy(text, ("yard",))
+        assert policy.uncompiled == (), text
+        night = [c for c in policy.clauses if c.verdict == "benign"]
+        assert len(night) == 1 and Cond("zone", "yard") in night[0].conds and any(
+            c.kind == "label" and c.value != ("person",) for c in night[0].conds), text
