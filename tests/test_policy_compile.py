@@ -182,3 +182,24 @@ def test_those_and_they_after_a_subject_in_the_same_sentence_are_that_subject():
         night = [c for c in policy.clauses if c.verdict == "benign"]
         assert len(night) == 1 and Cond("zone", "yard") in night[0].conds and any(
             c.kind == "label" and c.value != ("person",) for c in night[0].conds), text
+
+
+@pytest.mark.parametrize(("text", "zones", "plain"), [
+    # "them" somewhere else: that place instead of the one before; "there": the same one
+    ("Alert on cars in the yard, but ignore them at the gate.", ("yard", "gate"),
+     "benign if: label = car and zone = gate; alert if: label = car and zone = yard"),
+    ("Alert on cars in the yard, but ignore them there at night.", ("yard",),
+     "benign if: label = car and zone = yard and local time 22:00–06:00; alert if: label = car and zone = yard"),
+    # a clause of named hours alone after a ';' is about the same who and where
+    ("We are open 9 to 5. Dogs in the shop are fine during opening hours; outside opening hours, alert me.",
+     ("shop",), "benign if: label = dog and zone = shop and local time 09:00–17:00; alert if: label = dog and "
+                "zone = shop and local time outside 09:00–17:00"),
+    ("Dogs in the shop are fine from 9 to 5; outside those hours, alert me.", ("shop",),
+     "benign if: label = dog and zone = shop and local time 09:00–17:00; alert if: label = dog and zone = shop and "
+     "local time outside 09:00–17:00"),
+    ("Dogs in the shop are fine during opening hours, which are 9 to 5; at other times, alert me.", ("shop",),
+     "benign if: label = dog and zone = shop and local time 09:00–17:00; alert if: label = dog and zone = shop and "
+     "local time outside 09:00–17:00"),
+])
+def test_a_later_clause_of_the_same_sentence_keeps_who_and_where_as_its_words_say(text, zones, plain):
+    assert compile_policy(text, zones).plain() == f"{plain}; otherwise the model is asked (the words give no otherwise)"
