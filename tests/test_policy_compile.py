@@ -138,3 +138,68 @@ def test_a_sentence_with_its_exception_the_exception_first_with_the_other_verdic
     policy = compile_policy(text, ("gate",))
     assert policy.plain() == ("alert if: label = person and zone = gate and dwell > 300 s; benign if: label = person "
                               "and zone = gate; otherwise the model is asked (the words give no otherwise)")
+
+
+def test_they_in_an_exception_is_the_subject_said_before_it():
+    # was refused at load ("can never hold": label = person and label = car): "they" read as people
+    text = "Cars in the yard are fine unless they stay longer than 5 minutes."
+    yard = ("yard",)
+    policy = compile_policy(text, yard)
+    assert policy.plain() == ("alert if: label = car and zone = yard and dwell > 300 s; benign if: label = car and "
+                              "zone = yard; otherwise the model is asked (the words give no otherwise)")
+    seen = lambda label, dwell: Seen(EventFacts(720, 2, frozenset(yard), dwell, "", 1), label, False)  # noqa: E731
+    assert [evaluate(policy, seen("car", d)).verdict for d in (300.0, 300.5)] == ["benign", "alert"]
+    assert evaluate(policy, seen("person", 600.0)).verdict is None  # the words say nothing of people
+
+
+def test_hours_defined_on_their_own_are_those_hours():
+    text = "We are open 9 to 5. Anyone at the gate outside those hours is an alert."
+    assert compile_policy(text, ("gate",)).plain() == ("alert if: label = person and zone = gate and local time "
+                                                       "outside 09:00–17:00; otherwise the model is asked (the words "
+                                                       "give no otherwise)")
+
+
+def test_anything_else_at_any_time_is_the_otherwise():
+    for text in ("Alert on cats. Anything else at any time is fine.", "Alert on cats. Everything else is fine, day or "
+                 "night."):
+        policy = compile_policy(text)
+        assert policy.plain() == "alert if: label = cat; otherwise benign", text
+
+
+def test_fine_only_somewhere_is_an_alert_elsewhere_for_that_subject():
+    text = "Cars are fine only at the gate."
+    assert compile_policy(text, ("gate",)).plain() == ("benign if: label = car and zone = gate; alert if: label = car; "
+                                                       "otherwise the model is asked (the words give no otherwise)")
+    assert [verdict(text, ("gate",), zones=z, label=x) for z, x in ((("gate",), "car"), ((), "car"), ((), "dog"))] \
+        == ["benign", "alert", "model"]
+
+
+def test_those_and_they_after_a_subject_in_the_same_sentence_are_that_subject():
+    for text in ("Alert on cars in the yard, but at night those are fine.",
+                 "Dogs in the yard are an alert by day; at night they are fine."):
+        policy = compile_policy(text, ("yard",))
+        assert policy.uncompiled == (), text
+        night = [c for c in policy.clauses if c.verdict == "benign"]
+        assert len(night) == 1 and Cond("zone", "yard") in night[0].conds and any(
+            c.kind == "label" and c.value != ("person",) for c in night[0].conds), text
+
+
+@pytest.mark.parametrize(("text", "zones", "plain"), [
+    # "them" somewhere else: that place instead of the one before; "there": the same one
+    ("Alert on cars in the yard, but ignore them at the gate.", ("yard", "gate"),
+     "benign if: label = car and zone = gate; alert if: label = car and zone = yard"),
+    ("Alert on cars in the yard, but ignore them there at night.", ("yard",),
+     "benign if: label = car and zone = yard and local time 22:00–06:00; alert if: label = car and zone = yard"),
+    # a clause of named hours alone after a ';' is about the same who and where
+    ("We are open 9 to 5. Dogs in the shop are fine during opening hours; outside opening hours, alert me.",
+     ("shop",), "benign if: label = dog and zone = shop and local time 09:00–17:00; alert if: label = dog and "
+                "zone = shop and local time outside 09:00–17:00"),
+    ("Dogs in the shop are fine from 9 to 5; outside those hours, alert me.", ("shop",),
+     "benign if: label = dog and zone = shop and local time 09:00–17:00; alert if: label = dog and zone = shop and "
+     "local time outside 09:00–17:00"),
+    ("Dogs in the shop are fine during opening hours, which are 9 to 5; at other times, alert me.", ("shop",),
+     "benign if: label = dog and zone = shop and local time 09:00–17:00; alert if: label = dog and zone = shop and "
+     "local time outside 09:00–17:00"),
+])
+def test_a_later_clause_of_the_same_sentence_keeps_who_and_where_as_its_words_say(text, zones, plain):
+    assert compile_policy(text, zones).plain() == f"{plain}; otherwise the model is asked (the words give no otherwise)"

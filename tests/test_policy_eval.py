@@ -241,6 +241,9 @@ def test_what_a_policy_reads_and_how_much_of_it_compiled():
     assert Clause("alert", (Cond("all", (Cond("zone", "a"), Cond("words", "w"))),), "").compiled is False
     assert Clause("alert", (Cond("any", (Cond("zone", "a"), Cond("zone", "b"))),), "").compiled is True
     assert Seen(facts(), "person").objects == frozenset() and Seen(facts(), "person").hivis is None
+    # conditions are values: the reader drops a repeated one (dict.fromkeys), a clause's are compared as such
+    assert list(dict.fromkeys([Cond("zone", "a"), Cond("zone", "a"), Cond("zone", "a", True)])) == \
+        [Cond("zone", "a"), Cond("zone", "a", True)]
 
 
 def test_night_and_daytime_are_the_documented_hours():
