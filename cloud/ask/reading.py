@@ -39,7 +39,8 @@ arrived arriving arrival visit visited visiting visits visitor visitors go went 
 passing walk walked walking stop stopped drop dropped appear appeared appearing seen see saw sees seeing spot spotted
 notice noticed detect detected detecting record recorded recording capture captured happen happened happening show
 showed showing turn turned check checked look looked happen stand stood standing hang hanging around round
-about pick picked picking catch caught register registered raise raised leave left leaving
+about pick picked picking catch caught register registered raise raised leave left leaving ride rides rode riding
+drove driving driven cycled cycling keep keeps kept keeping
 separate distinct different unique across altogether combined overall
 compare compared versus vs against arrivals thing things escalated escalation escalations
 marked real genuine actual
@@ -189,7 +190,12 @@ def model_unread(phrases: list[str]) -> list[str]:
     """Of the phrases the rules did not use, those the text model cannot read either: not the words that made
     the question open ("describe", "loitering": the model answers them from the descriptions), but who someone
     is, sounds, names ("my son", "rang the bell", "the postman"), which no stored description says."""
-    return [p for p in phrases if not all(w in KNOWN or w in SEEMING or w in open_words(p) for w in p.split())]
+    return [p for p in phrases if set(p.split()) & _RELATIONAL  # a time ("before the shop opened"): the rules'
+            or not all(w in KNOWN or w in SEEMING or w in _DESCRIBED or w in open_words(p) for w in p.split())]
+
+
+# what the descriptions the model is given say: "what did they look like? clothes?"
+_DESCRIBED = frozenset("clothes clothing outfit outfits dressed colour colours color colors appearance".split())
 
 
 def could_not_use(phrases: list[str], original: str) -> str:

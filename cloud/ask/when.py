@@ -411,11 +411,12 @@ def _named_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
     context = {"overnight": "night", "dark": "night", "day": None, "tonight": "night"}.get(part or "", part)
     clock = _clock_range(text, context)
     if clock is not None:
-        if clock[0] is None and part in ("morning", "afternoon", "evening"):
-            # "before 8 this morning", "before 6 this evening": the part says am or pm; "before" has no start
-            # of its own, so the range runs from the day's start
+        if clock[0] is None and (part == "morning" or (part in ("afternoon", "evening") and clock[1] is not None
+                                                       and clock[1] <= PARTS[part][0])):
+            # "before 8 this morning", "before 6 this evening" (the part only says am or pm, and "before" has
+            # no start of its own): from the day's start, never an empty range
             start = _at(day, 0)
-            phrase = phrase.replace(f"this {part}", "today")
+            phrase = phrase if part == "morning" else phrase.replace(f"this {part}", "today")
         start, end, phrase = _narrow(day, start, end, clock, phrase)
         if start >= end:
             return Window(_ms(start), _ms(start), phrase)  # an empty range: nothing can be in it
