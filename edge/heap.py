@@ -9,8 +9,9 @@ badly in two ways, both measured with `bench/live.py` (four 720p cameras) and `b
 - a block over the mmap threshold is mapped on its own, but glibc raises the threshold to the size of the first
   such block freed, so every later frame comes from the heap, which keeps each page a frame ever used (and
   the holes between them). With the threshold fixed at 1 MiB a frame the pipeline is done with goes back to
-  the system: four 720p cameras 204.5 -> 191.7 MB; the cost is a page fault per 4 KB of each new frame, well
-  under 1 ms for a 2.7 MB one (M_MMAP_THRESHOLD).
+  the system: four 720p cameras 204.5 -> 191.7 MB (M_MMAP_THRESHOLD). The cost: a new frame is mapped and
+  zeroed page by page, 1.3-2 ms of CPU for a 2.7 MB one, about 1 % of a core per 720p camera at detect_fps 5
+  (docs/developers/benchmarks.md, History, issue 39 fourth session).
 
 Where the C library is not glibc, nothing is done.
 """
