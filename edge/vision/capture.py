@@ -196,7 +196,7 @@ class FrameSource:
                     return
                 t0 = got.mono_s if t0 is None else t0
                 frame = Frame(produced, got.mono_s - t0, got.wall_ms, got.image, got.mono_s)
-                got = None  # nothing here holds a frame while the next is taken (edge.heap: it goes back)
+                got = None  # nothing here holds a frame while the next is taken (vision.live: it is unmapped)
                 yield frame
                 frame = None
                 produced += 1
