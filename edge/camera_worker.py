@@ -182,7 +182,7 @@ class CameraWorker:
                 self.frame_age_s = max(0.0, now - origin) if origin is not None else 0.0
                 self.ages.append(self.frame_age_s)
                 self.agent.process(cam.id, frame)
-                del frame  # not held while the next is taken: the reader converts into its pixels (vision.live)
+                del frame  # not held while the next is taken: unmapped once the pipeline is done (vision.live)
                 self.busy_since = time.monotonic()
                 if not delivered:
                     delivered = True

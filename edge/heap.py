@@ -1,5 +1,5 @@
 """The C heap of a device process (glibc's malloc), set up once before its cameras start: one heap for every
-thread, and large blocks (frames) mapped on their own so that a freed one goes back to the system.
+thread, and large blocks mapped on their own so that a freed one goes back to the system.
 
 A device process reads frames of a few MB a few times a second on several threads. glibc's defaults suit it
 badly in two ways, both measured with `bench/live.py` (four 720p cameras) and `bench/edge.py` (`rss_mb`):
@@ -9,8 +9,8 @@ badly in two ways, both measured with `bench/live.py` (four 720p cameras) and `b
 - a block over the mmap threshold is mapped on its own, but glibc raises the threshold to the size of the first
   such block freed, so every later frame comes from the heap, which keeps each page a frame ever used (and
   the holes between them). With the threshold fixed at 1 MiB a frame the pipeline is done with goes back to
-  the system: four 720p cameras 204.5 -> 191.7 MB; the cost is a page fault per 4 KB of each new frame, well
-  under 1 ms for a 2.7 MB one (M_MMAP_THRESHOLD).
+  the system (M_MMAP_THRESHOLD; live frames are mapped by the reader itself, edge.vision.live, faulted in by
+  one call rather than a page fault per 4 KB: docs/developers/benchmarks.md, History, issue 39 fourth session).
 
 Where the C library is not glibc, nothing is done.
 """

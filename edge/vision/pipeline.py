@@ -119,10 +119,8 @@ class VisionPipeline:
             elif memory.new_zone:  # walked on into a zone its event had not been in: another event
                 memory.new_zone = False
                 new_events.append(self._emit(track, memory, pts))
-        # kept only while finish() could use it: a frame held past its turn keeps a live camera's next frame
-        # from being converted into its pixels (edge.vision.live)
-        self._last_frame = frame if any(t.label in RIDDEN and not self._memory[t.track_id].rider_checked
-                                        for t in self._tracker.tracks) else None
+        riders_due = any(t.label in RIDDEN and not self._memory[t.track_id].rider_checked for t in self.tracks)
+        self._last_frame = frame if riders_due else None  # held only for finish(): a frame unmapped (vision.live)
         return out
 
     def finish(self) -> PipelineOutput:
