@@ -486,3 +486,64 @@ def test_the_rest_of_the_week_is_never_read_as_monday_to_friday():
         assert compiled(text, bay), text
         assert verdict(text, bay, day="Wed", zones=("loading bay",)) == "benign"
         assert verdict(text, bay, day="Sat", zones=("loading bay",)) == "model"
+
+
+# -- a verdict after a dash, an arrow or "=": "bikes in the shed - alert" ------------------------------------
+def test_a_verdict_after_a_dash_arrow_or_equals_is_read_with_its_meaning():
+    shed = ("shed",)
+    for text in ("Bikes in the shed - alert.", "Bikes in the shed = alarm", "bikes in the shed -> alert me",
+                 "Bikes in the shed - yes, an alert."):
+        assert compiled(text, shed), text
+        assert verdict(text, shed, zones=("shed",), label="bicycle") == "alert", text
+        assert verdict(text, shed, zones=(), label="bicycle") == "model", text
+        assert verdict(text, shed, zones=("shed",), label="person") == "model", text
+    for text in ("Cats in the shed - fine.", "Cats in the shed = no alerts, ever", "cats in the shed -> ignore it",
+                 "Cats in the shed - don't alert me", "Cats in the shed - never."):
+        assert compiled(text, shed), text
+        assert verdict(text, shed, zones=("shed",), label="cat") == "benign", text
+        assert verdict(text, shed, zones=("shed",), label="dog") == "model", text
+
+
+def test_a_dash_verdict_keeps_its_exception_and_a_bare_yes_or_no_is_not_compiled():
+    shed = ("shed",)
+    text = "People in the shed - alert, unless they are wearing hi-vis."
+    said = "People in the shed are an alert, unless they are wearing hi-vis."  # the same sentence, spelled out
+    assert compiled(text, shed)
+    assert verdict(text, shed, zones=("shed",)) == "alert"
+    assert verdict(text, shed, zones=("shed",), hivis=True) == verdict(said, shed, zones=("shed",), hivis=True)
+    assert verdict(text, shed, zones=("shed",), hivis=True) != "alert"
+    for text in ("Cats in the shed - no.", "Cats in the shed - yes.", "Cats in the shed - maybe alert"):
+        assert not compiled(text, shed), text  # "no" what? a hi-vis? an alert? not guessed
+
+
+# -- clock words: "half nine", "half past midnight", "quarter to midnight", "til", "onwards" -----------------
+def test_half_an_hour_name_is_thirty_past_it():
+    pen = ("pen",)
+    text = "Anyone in the pen from half ten at night till 6am - alert."
+    assert compiled(text, pen)
+    assert [verdict(text, pen, zones=("pen",), time=t) for t in ("22:29", "22:30", "05:59", "06:00")] == [
+        "model", "alert", "alert", "model"]
+    text = "Alert on anyone in the pen between half 6 and 8 in the morning."
+    assert [verdict(text, pen, zones=("pen",), time=t) for t in ("06:29", "06:30", "07:59", "08:00")] == [
+        "model", "alert", "alert", "model"]
+    assert not compiled("Alert on anyone in the pen from half 8 to 10.", pen)  # morning or evening: not guessed
+
+
+def test_half_past_and_quarter_to_midnight():
+    pen = ("pen",)
+    text = "Alert on anyone in the pen between quarter to midnight and half past midnight."
+    assert compiled(text, pen)
+    assert [verdict(text, pen, zones=("pen",), time=t) for t in ("23:44", "23:45", "00:29", "00:30")] == [
+        "model", "alert", "alert", "model"]
+    text = "Alert on anyone in the pen from quarter past midnight til 4am."
+    assert [verdict(text, pen, zones=("pen",), time=t) for t in ("00:14", "00:15", "03:59", "04:00")] == [
+        "model", "alert", "alert", "model"]
+
+
+def test_a_time_onwards_runs_on_as_after_does():
+    pen = ("pen",)
+    for text in ("Alert on anyone in the pen from 8pm onwards.", "Alert on anyone in the pen 8pm onwards.",
+                 "Anyone in the pen 8pm or later is an alert."):
+        assert compiled(text, pen), text
+        assert [verdict(text, pen, zones=("pen",), time=t) for t in ("19:59", "20:00", "05:59")] == [
+            "model", "alert", "alert"], text

@@ -61,7 +61,10 @@ alert_pred: be "always"? ("an" | "a")? alert_noun
           | ("should" | "must" | "will")? ("trigger" | "triggers" | "raise" | "raises" | "get" | "gets" | "need"
              | "needs" | "deserve" | "deserves" | "warrant" | "warrants" | "cause" | "causes") ("an" | "a")? alert_noun
           | ("should" | "must" | "will") alert_verb me? urgent?
+          | dash ("an" | "a")? alert_noun | dash alert_verb me? urgent? | dash "yes" ","? ("an" | "a")? alert_noun
 alert_noun: "alert" | "alarm" | "alerts" | "alarms"
+// a verdict after a dash, an arrow or "=": "dogs on the pitch - alert", "cars at the pumps = fine"
+dash: "-" | "=" 
 benign_pred: be "always"? benign_adj
            | be "always"? ("family" | "customers" | "staff" | "guests" | "residents" | "neighbours"
                            | "workers" | "employees" | "expected" | "deliveries")
@@ -73,6 +76,8 @@ benign_pred: be "always"? benign_adj
            | ("need" "no" | "do" "not" "need" ("an" | "a")) alert_noun
            | ("should" | "must" | "will")? ("not" | "never") ("trigger" | "raise" | "cause") ("an" | "a")? alert_noun
            | never_verb ("an" | "a")? alert_noun
+           | dash ("no" alert_noun ("ever" | "at" "all")? | benign_adj | "ignore" ("it" | "them" | "those")?
+             | "do" "not" alert_verb me? ("about" ("it" | "them"))? | "never" alert_verb? me? | "not" ("an" | "a") alert_noun)
 never_verb: ("never" | "do" "not" | "does" "not" | ("should" | "must" | "will") ("not" | "never")) ("need" | "needs"
           | "get" | "gets" | "deserve" | "deserves" | "warrant" | "warrants" | "require" | "requires" | "trigger"
           | "triggers" | "cause" | "causes" | "raise" | "raises")
@@ -228,8 +233,9 @@ time_mod: ("at"? "night" | "at" "night" "time" | "nighttime" | "night" "time" | 
         | ("in" "the" | "during" "the")? ("evening" | "evenings")          -> evening
         | (("during" "the" | "in" "the" | "by")? ("day" | "daytime") | "during" "daytime" | "in" "daylight"
             | "during" "daylight" "hours")                                  -> daytime
-        | ("after" | "from" | "since" | "past") clock                       -> after
-        | ("before" | "until" | "till" | "up" "until") clock                -> before
+        | ("after" | "from" | "since" | "past") clock "onwards"?          -> after
+        | clock ("onwards" | "or" "later" | "and" "later")                 -> after
+        | ("before" | "until" | "till" | "til" | "up" "until") clock               -> before
         | range                                                             -> within
         | day_part ","? range                                               -> apposed
         | "outside" "of"? "the"? range                                     -> outside
@@ -256,14 +262,15 @@ day_part: ("at"? "night" | "overnight" | "during" "the" "night" | "nighttime" | 
         | ("during" "the" | "in" "the")? ("day" | "daytime")                -> daytime
         | ("during" "the" | "in" "the" | "the")? work_word "day"             -> workday
 work_word: "school" | "working" | "business" | "work" | "office" | "shop"
-range: ("between" | "from")? clock ("-" | "to" | "and" | "until" | "till") clock
+range: ("between" | "from")? clock ("-" | "to" | "and" | "until" | "till" | "til" | "through") clock
 clock: (T_NUM | T_CLOCK | T_NUM "oclock") ampm?    -> clock_num
      | T_NUMWORD ampm?                          -> clock_word
      | ("noon" | "midday")                    -> noon
      | "midnight"                             -> midnight
-     | "half" "past" (T_NUM | T_NUMWORD) ampm?    -> half_past
+     | "half" "past"? (T_NUM | T_NUMWORD) ampm?    -> half_past
      | "quarter" "past" (T_NUM | T_NUMWORD) ampm? -> quarter_past
      | "quarter" "to" (T_NUM | T_NUMWORD) ampm?   -> quarter_to
+     | ("half" "past" | "quarter" "past" | "quarter" "to") "midnight"  -> by_midnight
 ampm: ("am" | "in" "the" "morning" | "the" "next" "morning" | "next" "morning") -> am
     | ("pm" | "in" "the" "evening" | "at" "night" | "in" "the" "afternoon") -> pm
 

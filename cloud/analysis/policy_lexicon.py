@@ -119,7 +119,7 @@ def tokens(sentence: str, keywords: dict[str, str], zones: tuple[str, ...], came
         names = sorted([*names, zone_word(camera)], key=len, reverse=True)
     short = _short_names(names, keywords)
     out: list[Tok] = []
-    words = re.findall(r"\d{1,2}:\d{2}|\d+(?:\.\d+)?|[a-z][a-z'-]*[a-z]|[a-z]|[,:-]", text)
+    words = re.findall(r"\d{1,2}:\d{2}|\d+(?:\.\d+)?|[a-z][a-z'-]*[a-z]|[a-z]|[,:=-]", text)
     i = 0
     while i < len(words):
         matched = _zone_at(words, i, names)
@@ -141,6 +141,8 @@ def tokens(sentence: str, keywords: dict[str, str], zones: tuple[str, ...], came
             continue
         if word == ":":
             word = ","
+        elif word == "=":  # "dogs = alert": a verdict mark, as a dash is
+            word = "-"
         out.append(_typed(word, keywords, zoned))
     return out
 
