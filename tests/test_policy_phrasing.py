@@ -547,3 +547,53 @@ def test_a_time_onwards_runs_on_as_after_does():
         assert compiled(text, pen), text
         assert [verdict(text, pen, zones=("pen",), time=t) for t in ("19:59", "20:00", "05:59")] == [
             "model", "alert", "alert"], text
+
+
+# -- contractions typed without the apostrophe, and "please" ------------------------------------------------
+def test_contractions_without_an_apostrophe_keep_their_negation():
+    yard = ("yard",)
+    for typed, spelled in (("Alert if someone in the yard isnt wearing hi-vis.",
+                            "Alert if someone in the yard is not wearing hi-vis."),
+                           ("Dont alert on cats in the yard.", "Do not alert on cats in the yard."),
+                           ("Dogs in the yard arent a problem.", "Dogs in the yard are not a problem.")):
+        assert compiled(typed, yard) == compiled(spelled, yard), typed
+        for label, hivis in (("person", False), ("person", True), ("cat", False), ("dog", False)):
+            assert verdict(typed, yard, zones=("yard",), label=label, hivis=hivis) == verdict(
+                spelled, yard, zones=("yard",), label=label, hivis=hivis), (typed, label, hivis)
+    assert verdict("Alert if someone in the yard isnt wearing hi-vis.", yard, zones=("yard",)) == "alert"
+    assert not compiled("Alert if someone in the yard with its door open.", yard)  # "its" is no "it is"
+
+
+def test_please_is_politeness_only():
+    yard = ("yard",)
+    for text in ("Please alert me if anyone is in the yard after 9pm.", "Alert me please if anyone is in the yard "
+                 "after 9pm.", "pls alert on anyone in the yard after 9pm"):
+        assert compiled(text, yard), text
+        assert [verdict(text, yard, zones=("yard",), time=t) for t in ("20:59", "21:00")] == ["model", "alert"]
+
+
+# -- symbols: "N+" is N or more (after a number only), "&" is "and"; "I want to know" is an alert -------------
+def test_a_number_plus_is_that_number_or_more_and_a_unit_plus_is_not_compiled():
+    hall = ("hall",)
+    for text in ("If there are 4+ people in the hall, I need to know.", "Groups of 4+ in the hall - alert."):
+        assert compiled(text, hall), text
+        assert [verdict(text, hall, zones=("hall",), people=n) for n in (3, 4, 9)] == ["model", "alert", "alert"]
+    assert not compiled("Anyone in the hall for 10 mins+ - alert.", hall)  # more than, or at least? not guessed
+
+
+def test_an_ampersand_is_and():
+    hall = ("hall",)
+    text = "Bikes & motorbikes in the hall are fine."
+    assert compiled(text, hall)
+    assert [verdict(text, hall, zones=("hall",), label=x) for x in ("bicycle", "motorcycle", "car")] == [
+        "benign", "benign", "model"]
+
+
+def test_a_unit_and_a_half_is_half_a_unit_more():
+    hall = ("hall",)
+    text = "Alert if anyone stays in the hall longer than an hour and a half."
+    assert compiled(text, hall)
+    assert [verdict(text, hall, zones=("hall",), dwell=s) for s in (5400, 5401)] == ["model", "alert"]
+    text = "Anyone in the hall for 2 minutes and a half or more - alert."
+    assert compiled(text, hall)
+    assert [verdict(text, hall, zones=("hall",), dwell=s) for s in (149, 150)] == ["model", "alert"]

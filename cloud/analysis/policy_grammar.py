@@ -28,11 +28,13 @@ lead: (body ","?)? alert_head body? exception?              -> alert_lead
     | alert_head body _or_clause+   -> alert_lead_or
     | benign_head body _or_clause+  -> benign_lead_or
 _or_clause: ","? "or" ("if" | "when" | "whenever") body | "," ("or" | "and" ("on" | "for" | "about")) sbody
-alert_head: "always"? alert_verb me? only? urgent? | only alert_verb me? urgent?
+alert_head: please? "always"? alert_verb me? only? urgent? please? | please? only alert_verb me? urgent? please?
+please: "please" | "pls" | "plz"
 urgent: "immediately" | "straight" "away" | "right" "away" | "at" "once" | "now"
 alert_verb: "alert" | "alarm" | "notify" | "warn" | "tell" | "flag" | "report"
           | ("send" | "raise" | "give" | "trigger" | "sound") me? ("an" | "the")? ("alert" | "alarm")
           | "i" "want" ("an" | "to" "be") ("alert" | "alerted") | "let" me "know"
+          | "i" ("want" | "need") "to" ("know" | "hear")
           | ("call" | "ring" | "text" | "ping" | "phone" | "page" | "message" | "wake") me "up"?
 benign_head: ("ignore" | "do" "not" (alert_verb | "worry" "about" | "bother" ("alerting" | "with")) | "never" alert_verb
            | "do" "not" "bother" me ("about" | "with")? | "i" "do" "not" ("mind" | "care" "about")
@@ -64,7 +66,7 @@ alert_pred: be "always"? ("an" | "a")? alert_noun
           | dash ("an" | "a")? alert_noun | dash alert_verb me? urgent? | dash "yes" ","? ("an" | "a")? alert_noun
 alert_noun: "alert" | "alarm" | "alerts" | "alarms"
 // a verdict after a dash, an arrow or "=": "dogs on the pitch - alert", "cars at the pumps = fine"
-dash: "-" | "=" 
+dash: "-"  // "=" and "->" are read as "-" (policy_lexicon.tokens)
 benign_pred: be "always"? benign_adj
            | be "always"? ("family" | "customers" | "staff" | "guests" | "residents" | "neighbours"
                            | "workers" | "employees" | "expected" | "deliveries")
@@ -77,7 +79,8 @@ benign_pred: be "always"? benign_adj
            | ("should" | "must" | "will")? ("not" | "never") ("trigger" | "raise" | "cause") ("an" | "a")? alert_noun
            | never_verb ("an" | "a")? alert_noun
            | dash ("no" alert_noun ("ever" | "at" "all")? | benign_adj | "ignore" ("it" | "them" | "those")?
-             | "do" "not" alert_verb me? ("about" ("it" | "them"))? | "never" alert_verb? me? | "not" ("an" | "a") alert_noun)
+             | "do" "not" alert_verb me? ("about" ("it" | "them"))? | "never" alert_verb? me?
+             | "not" ("an" | "a") alert_noun)
 never_verb: ("never" | "do" "not" | "does" "not" | ("should" | "must" | "will") ("not" | "never")) ("need" | "needs"
           | "get" | "gets" | "deserve" | "deserves" | "warrant" | "warrants" | "require" | "requires" | "trigger"
           | "triggers" | "cause" | "causes" | "raise" | "raises")
@@ -298,6 +301,8 @@ set_days: "weekday" -> weekday_set
 dwell: dwell_verb                                           -> dwell_verb
      | "for"? cmp num unit                                 -> dwell_cmp
      | "for"? num unit "or" ("more" | "longer")            -> dwell_or_more
+     | "for"? cmp num unit "and" "a" "half"                -> dwell_cmp_half
+     | "for"? num unit "and" "a" "half" "or" ("more" | "longer")   -> dwell_or_more_half
      | "for"? num unit "or" ("less" | "shorter")           -> dwell_or_less
      | "for"? cmp num unit ("but" | "and") cmp num unit    -> dwell_both
      | "for"? cmp "that"                                   -> dwell_that

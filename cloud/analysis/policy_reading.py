@@ -121,9 +121,10 @@ def _times(name: str, ch: list, words: str, pieces: tuple) -> object:  # noqa: C
         return Piece("cond", Cond("all", (Cond("weekday", _find(ch, "daylist")), Cond("time", part))), words, True)
     if name == "dwell_verb":
         return Piece("dwell_verb", None, words)
-    if name in ("dwell_cmp", "dwell_or_more", "dwell_or_less"):
-        op = {"dwell_cmp": _find(ch, "op"), "dwell_or_more": ">=", "dwell_or_less": "<="}[name]
-        seconds = float(_find(ch, "num")) * float(_find(ch, "unit"))  # type: ignore[arg-type]
+    if name in ("dwell_cmp", "dwell_or_more", "dwell_or_less", "dwell_cmp_half", "dwell_or_more_half"):
+        op = _find(ch, "op") if name.startswith("dwell_cmp") else "<=" if name == "dwell_or_less" else ">="
+        half = 0.5 if name.endswith("_half") else 0.0  # "a minute and a half": 90 s
+        seconds = (float(_find(ch, "num")) + half) * float(_find(ch, "unit"))  # type: ignore[arg-type]
         return Piece("cond", Cond("dwell", (op, seconds)), words)
     if name in ("towards", "away"):
         return Piece("cond", Cond("direction", f"{name} {'from ' if name == 'away' else ''}the camera"), words)
