@@ -597,3 +597,30 @@ def test_a_unit_and_a_half_is_half_a_unit_more():
     text = "Anyone in the hall for 2 minutes and a half or more - alert."
     assert compiled(text, hall)
     assert [verdict(text, hall, zones=("hall",), dwell=s) for s in (149, 150)] == ["model", "alert"]
+
+
+def test_a_dotted_time_before_am_or_pm_is_a_clock_time():
+    hall = ("hall",)
+    text = "Alert on anyone in the hall between 9.15pm and 6.45am."
+    assert compiled(text, hall)
+    assert [verdict(text, hall, zones=("hall",), time=t) for t in ("21:14", "21:15", "06:44", "06:45")] == [
+        "model", "alert", "alert", "model"]
+
+
+def test_the_cameras_name_sharing_a_word_with_one_of_its_zones_is_not_compiled():
+    # camera "front yard" with zones "yard" and "steps": "in the front yard" is the camera, or the zone "yard"?
+    text = "Alert on anyone in the front yard after 10pm."
+    policy = compile_policy(text, ("yard", "steps"), "front yard")
+    assert policy.uncompiled, policy.plain()
+    policy = compile_policy(text, ("porch", "steps"), "front yard")  # no zone shares its words: the camera
+    assert policy.uncompiled == (), policy.plain()
+
+
+def test_a_sentence_whose_exception_follows_in_words_not_compiled_is_not_compiled_either():
+    yard = ("yard",)
+    for text in ("Anyone in the yard after 8pm - alert. Except the milkman, who wears a cap.",
+                 "Alert on anyone in the yard after 8pm. Not the vet though, she comes by now and then.",
+                 "Alert on anyone in the yard after 8pm. Unless they look lost."):
+        policy = compile_policy(text, yard)
+        assert len(policy.uncompiled) == 2, (text, policy.plain())
+        assert verdict(text, yard, zones=("yard",), time="21:00") == "model", text

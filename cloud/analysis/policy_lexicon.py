@@ -61,7 +61,7 @@ def normalise(text: str) -> str:
     text = text.lower().replace("–", "-").replace("—", "-").replace("’", "'").replace("‘", "'")
     text = re.sub(r"\bhigh[- ]?vis(?:ibility)?\b|\bhi[- ]?vi[sz]\b|\bhivis\b|\bhigh[- ]viz\b", "hivis", text)
     text = re.sub(r"\b(a|p)\.m\.?(?=\s|$|[,;])", r"\1m", text)
-    text = re.sub(r"(\d)\.(\d\d)\b", r"\1:\2", text)  # 7.30 -> 7:30
+    text = re.sub(r"(\d)\.(\d\d)(?=\b|\s*[ap]m\b)", r"\1:\2", text)  # 7.30 -> 7:30, 7.30am -> 7:30am
     text = re.sub(r"(\d)\s*\+", r"\1 or more ", text).replace("&", " and ")  # "6+ people"; "cats & dogs"
     text = re.sub(r"(\d)\s*(am|pm|s|secs?|seconds?|mins?|minutes?|m|h|hrs?|hours?)\b", r"\1 \2", text)
     text = re.sub(r"(\d)\s*-\s*(\d)", r"\1 - \2", text)
