@@ -497,7 +497,7 @@ def test_a_verdict_after_a_dash_arrow_or_equals_is_read_with_its_meaning():
         assert verdict(text, shed, zones=("shed",), label="bicycle") == "alert", text
         assert verdict(text, shed, zones=(), label="bicycle") == "model", text
         assert verdict(text, shed, zones=("shed",), label="person") == "model", text
-    for text in ("Cats in the shed - fine.", "Cats in the shed = no alerts, ever", "cats in the shed -> ignore it",
+    for text in ("Cats in the shed - fine.", "Cats in the shed = no alerts, ever", "cats in the shed -> ignore them",
                  "Cats in the shed - don't alert me", "Cats in the shed - never."):
         assert compiled(text, shed), text
         assert verdict(text, shed, zones=("shed",), label="cat") == "benign", text
@@ -624,3 +624,17 @@ def test_a_sentence_whose_exception_follows_in_words_not_compiled_is_not_compile
         policy = compile_policy(text, yard)
         assert len(policy.uncompiled) == 2, (text, policy.plain())
         assert verdict(text, yard, zones=("yard",), time="21:00") == "model", text
+
+
+def test_flag_it_and_tell_me_about_them_after_a_condition_are_alerts():
+    yard = ("yard",)
+    for text in ("If a car stays in the yard for 10 minutes or more, flag it.",
+                 "If a car stays in the yard for 10 minutes or more, let me know about it."):
+        assert compiled(text, yard), text
+        assert [verdict(text, yard, zones=("yard",), label="car", dwell=s) for s in (599, 600)] == [
+            "model", "alert"], text
+    text = "Dogs in the yard - alert. Anything else - fine."
+    assert compiled(text, yard)
+    assert [verdict(text, yard, zones=("yard",), label=x) for x in ("dog", "cat")] == ["alert", "benign"]
+    text = "Dogs in the yard - alert. Otherwise nothing."
+    assert [verdict(text, yard, zones=("yard",), label=x) for x in ("dog", "cat")] == ["alert", "benign"]

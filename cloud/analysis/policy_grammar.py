@@ -48,6 +48,8 @@ copular: only? body alert_pred body? exception?      -> alert_after
        | body ","? pronoun alert_pred                   -> alert_after
        | body ","? pronoun benign_pred                  -> benign_after
        | body ","? model_pred                           -> model_after
+       | only? body dash_alert exception?               -> alert_after
+       | only? body dash_benign exception?              -> benign_after
 pronoun: "it" | "that" | "this"
 model_pred: ("is" | "are") ("left" "to" | "up" "to") judge | "use" "your" judgement | "ask" "the" "model"
           | "leave" ("it" | "them" | "that") "to" judge | "go" "to" "the" "model"
@@ -63,8 +65,10 @@ alert_pred: be "always"? ("an" | "a")? alert_noun
           | ("should" | "must" | "will")? ("trigger" | "triggers" | "raise" | "raises" | "get" | "gets" | "need"
              | "needs" | "deserve" | "deserves" | "warrant" | "warrants" | "cause" | "causes") ("an" | "a")? alert_noun
           | ("should" | "must" | "will") alert_verb me? urgent?
-          | dash ("an" | "a")? alert_noun | dash alert_verb me? urgent? | dash "yes" ","? ("an" | "a")? alert_noun
 alert_noun: "alert" | "alarm" | "alerts" | "alarms"
+dash_alert: dash ("an" | "a")? alert_noun -> alert_pred
+          | dash alert_verb me? urgent? -> alert_pred
+          | dash "yes" ","? ("an" | "a")? alert_noun -> alert_pred
 // a verdict after a dash, an arrow or "=": "dogs on the pitch - alert", "cars at the pumps = fine"
 dash: "-"  // "=" and "->" are read as "-" (policy_lexicon.tokens)
 benign_pred: be "always"? benign_adj
@@ -78,9 +82,10 @@ benign_pred: be "always"? benign_adj
            | ("need" "no" | "do" "not" "need" ("an" | "a")) alert_noun
            | ("should" | "must" | "will")? ("not" | "never") ("trigger" | "raise" | "cause") ("an" | "a")? alert_noun
            | never_verb ("an" | "a")? alert_noun
-           | dash ("no" alert_noun ("ever" | "at" "all")? | benign_adj | "ignore" ("it" | "them" | "those")?
-             | "do" "not" alert_verb me? ("about" ("it" | "them"))? | "never" alert_verb? me?
-             | "not" ("an" | "a") alert_noun)
+dash_benign: dash benign_mark -> benign_pred
+benign_mark: "no" alert_noun (","? ("ever" | "at" "all"))? | benign_adj | "ignore" ("it" | "them" | "those")?
+           | "do" "not" alert_verb me? ("about" ("it" | "them"))? | "never" alert_verb? me?
+           | "not" ("an" | "a") alert_noun
 never_verb: ("never" | "do" "not" | "does" "not" | ("should" | "must" | "will") ("not" | "never")) ("need" | "needs"
           | "get" | "gets" | "deserve" | "deserves" | "warrant" | "warrants" | "require" | "requires" | "trigger"
           | "triggers" | "cause" | "causes" | "raise" | "raises")
@@ -103,6 +108,8 @@ modal: ("should" | "must" | "may" | "can" | "is" "allowed" "to" | "are" "allowed
 else_sent: else_subj body? alert_pred body?    -> else_alert
          | else_subj body? benign_pred body?   -> else_benign
          | else_subj body? ","? model_pred     -> else_model
+         | else_subj body? dash_alert          -> else_alert
+         | else_subj body? dash_benign         -> else_benign
          | alert_head ("on" | "for" | "about" | "if")? else_subj body?   -> else_lead_alert
          | benign_head ("on" | "for" | "about" | "if")? else_subj body?  -> else_lead_benign
          | else_subj body? "," alert_head                     -> else_lead_alert
@@ -119,13 +126,14 @@ otherwise_word: "otherwise" | "else" | "in" ("all" | "any") "other" "cases" | "a
 verdict_word: ("it" "is" | "that" "is")? ("an" | "a")? alert_noun   -> else_word_alert
             | alert_verb me?                                          -> else_word_alert
             | ("it" "is" | "that" "is" | "they" "are")? benign_adj    -> else_word_benign
-            | ("ignore" ("it" | "them")? | "do" "not" alert_verb me? | "no" alert_noun)  -> else_word_benign
+            | ("ignore" ("it" | "them")? | "do" "not" alert_verb me? | "no" alert_noun | "nothing")  -> else_word_benign
             | ("ask" ("the" "model")? | "use" "your" judgement | "leave" ("it" | "them") "to" judge
                | ("it" "is" | "that" "is")? "up" "to" judge)         -> else_word_model
 
 // --- "if someone is on the roof at night, alert me"
 if_then: ("if" | "when" | "whenever") body ","? "then"? then_verdict
 then_verdict: (alert_verb me? | ("it" "is" | "that" "is") ("an" | "a")? alert_noun)     -> then_alert
+            | (alert_verb ("it" | "them") | alert_verb me? "about" ("it" | "them"))     -> then_alert
             | (("it" "is" | "that" "is" | "they" "are") benign_adj | "ignore" ("it" | "them"))   -> then_benign
 
 // --- opening hours: "we are open 9 to 5", "opening hours are 08:00-18:00"
