@@ -495,3 +495,155 @@ def test_the_rest_of_the_week_is_never_read_as_monday_to_friday():
         assert compiled(text, bay), text
         assert verdict(text, bay, day="Wed", zones=("loading bay",)) == "benign"
         assert verdict(text, bay, day="Sat", zones=("loading bay",)) == "model"
+
+
+# -- a verdict after a dash, an arrow or "=": "bikes in the shed - alert" ------------------------------------
+def test_a_verdict_after_a_dash_arrow_or_equals_is_read_with_its_meaning():
+    shed = ("shed",)
+    for text in ("Bikes in the shed - alert.", "Bikes in the shed = alarm", "bikes in the shed -> alert me",
+                 "Bikes in the shed - yes, an alert."):
+        assert compiled(text, shed), text
+        assert verdict(text, shed, zones=("shed",), label="bicycle") == "alert", text
+        assert verdict(text, shed, zones=(), label="bicycle") == "model", text
+        assert verdict(text, shed, zones=("shed",), label="person") == "model", text
+    for text in ("Cats in the shed - fine.", "Cats in the shed = no alerts, ever", "cats in the shed -> ignore them",
+                 "Cats in the shed - don't alert me", "Cats in the shed - never."):
+        assert compiled(text, shed), text
+        assert verdict(text, shed, zones=("shed",), label="cat") == "benign", text
+        assert verdict(text, shed, zones=("shed",), label="dog") == "model", text
+
+
+def test_a_dash_verdict_keeps_its_exception_and_a_bare_yes_or_no_is_not_compiled():
+    shed = ("shed",)
+    text = "People in the shed - alert, unless they are wearing hi-vis."
+    said = "People in the shed are an alert, unless they are wearing hi-vis."  # the same sentence, spelled out
+    assert compiled(text, shed)
+    assert verdict(text, shed, zones=("shed",)) == "alert"
+    assert verdict(text, shed, zones=("shed",), hivis=True) == verdict(said, shed, zones=("shed",), hivis=True)
+    assert verdict(text, shed, zones=("shed",), hivis=True) != "alert"
+    for text in ("Cats in the shed - no.", "Cats in the shed - yes.", "Cats in the shed - maybe alert"):
+        assert not compiled(text, shed), text  # "no" what? a hi-vis? an alert? not guessed
+
+
+# -- clock words: "half nine", "half past midnight", "quarter to midnight", "til", "onwards" -----------------
+def test_half_an_hour_name_is_thirty_past_it():
+    pen = ("pen",)
+    text = "Anyone in the pen from half ten at night till 6am - alert."
+    assert compiled(text, pen)
+    assert [verdict(text, pen, zones=("pen",), time=t) for t in ("22:29", "22:30", "05:59", "06:00")] == [
+        "model", "alert", "alert", "model"]
+    text = "Alert on anyone in the pen between half 6 and 8 in the morning."
+    assert [verdict(text, pen, zones=("pen",), time=t) for t in ("06:29", "06:30", "07:59", "08:00")] == [
+        "model", "alert", "alert", "model"]
+    assert not compiled("Alert on anyone in the pen from half 8 to 10.", pen)  # morning or evening: not guessed
+
+
+def test_half_past_and_quarter_to_midnight():
+    pen = ("pen",)
+    text = "Alert on anyone in the pen between quarter to midnight and half past midnight."
+    assert compiled(text, pen)
+    assert [verdict(text, pen, zones=("pen",), time=t) for t in ("23:44", "23:45", "00:29", "00:30")] == [
+        "model", "alert", "alert", "model"]
+    text = "Alert on anyone in the pen from quarter past midnight til 4am."
+    assert [verdict(text, pen, zones=("pen",), time=t) for t in ("00:14", "00:15", "03:59", "04:00")] == [
+        "model", "alert", "alert", "model"]
+
+
+def test_a_time_onwards_runs_on_as_after_does():
+    pen = ("pen",)
+    for text in ("Alert on anyone in the pen from 8pm onwards.", "Alert on anyone in the pen 8pm onwards.",
+                 "Anyone in the pen 8pm or later is an alert."):
+        assert compiled(text, pen), text
+        assert [verdict(text, pen, zones=("pen",), time=t) for t in ("19:59", "20:00", "05:59")] == [
+            "model", "alert", "alert"], text
+
+
+# -- contractions typed without the apostrophe, and "please" ------------------------------------------------
+def test_contractions_without_an_apostrophe_keep_their_negation():
+    yard = ("yard",)
+    for typed, spelled in (("Alert if someone in the yard isnt wearing hi-vis.",
+                            "Alert if someone in the yard is not wearing hi-vis."),
+                           ("Dont alert on cats in the yard.", "Do not alert on cats in the yard."),
+                           ("Dogs in the yard arent a problem.", "Dogs in the yard are not a problem.")):
+        assert compiled(typed, yard) == compiled(spelled, yard), typed
+        for label, hivis in (("person", False), ("person", True), ("cat", False), ("dog", False)):
+            assert verdict(typed, yard, zones=("yard",), label=label, hivis=hivis) == verdict(
+                spelled, yard, zones=("yard",), label=label, hivis=hivis), (typed, label, hivis)
+    assert verdict("Alert if someone in the yard isnt wearing hi-vis.", yard, zones=("yard",)) == "alert"
+    assert not compiled("Alert if someone in the yard with its door open.", yard)  # "its" is no "it is"
+
+
+def test_please_is_politeness_only():
+    yard = ("yard",)
+    for text in ("Please alert me if anyone is in the yard after 9pm.", "Alert me please if anyone is in the yard "
+                 "after 9pm.", "pls alert on anyone in the yard after 9pm"):
+        assert compiled(text, yard), text
+        assert [verdict(text, yard, zones=("yard",), time=t) for t in ("20:59", "21:00")] == ["model", "alert"]
+
+
+# -- symbols: "N+" is N or more (after a number only), "&" is "and"; "I want to know" is an alert -------------
+def test_a_number_plus_is_that_number_or_more_and_a_unit_plus_is_not_compiled():
+    hall = ("hall",)
+    for text in ("If there are 4+ people in the hall, I need to know.", "Groups of 4+ in the hall - alert."):
+        assert compiled(text, hall), text
+        assert [verdict(text, hall, zones=("hall",), people=n) for n in (3, 4, 9)] == ["model", "alert", "alert"]
+    assert not compiled("Anyone in the hall for 10 mins+ - alert.", hall)  # more than, or at least? not guessed
+
+
+def test_an_ampersand_is_and():
+    hall = ("hall",)
+    text = "Bikes & motorbikes in the hall are fine."
+    assert compiled(text, hall)
+    assert [verdict(text, hall, zones=("hall",), label=x) for x in ("bicycle", "motorcycle", "car")] == [
+        "benign", "benign", "model"]
+
+
+def test_a_unit_and_a_half_is_half_a_unit_more():
+    hall = ("hall",)
+    text = "Alert if anyone stays in the hall longer than an hour and a half."
+    assert compiled(text, hall)
+    assert [verdict(text, hall, zones=("hall",), dwell=s) for s in (5400, 5401)] == ["model", "alert"]
+    text = "Anyone in the hall for 2 minutes and a half or more - alert."
+    assert compiled(text, hall)
+    assert [verdict(text, hall, zones=("hall",), dwell=s) for s in (149, 150)] == ["model", "alert"]
+
+
+def test_a_dotted_time_before_am_or_pm_is_a_clock_time():
+    hall = ("hall",)
+    text = "Alert on anyone in the hall between 9.15pm and 6.45am."
+    assert compiled(text, hall)
+    assert [verdict(text, hall, zones=("hall",), time=t) for t in ("21:14", "21:15", "06:44", "06:45")] == [
+        "model", "alert", "alert", "model"]
+
+
+def test_the_cameras_name_sharing_a_word_with_one_of_its_zones_is_not_compiled():
+    # camera "front yard" with zones "yard" and "steps": "in the front yard" is the camera, or the zone "yard"?
+    text = "Alert on anyone in the front yard after 10pm."
+    policy = compile_policy(text, ("yard", "steps"), "front yard")
+    assert policy.uncompiled, policy.plain()
+    policy = compile_policy(text, ("porch", "steps"), "front yard")  # no zone shares its words: the camera
+    assert policy.uncompiled == (), policy.plain()
+
+
+def test_a_sentence_whose_exception_follows_in_words_not_compiled_is_not_compiled_either():
+    yard = ("yard",)
+    for text in ("Anyone in the yard after 8pm - alert. Except the milkman, who wears a cap.",
+                 "Alert on anyone in the yard after 8pm. Not the vet though, she comes by now and then.",
+                 "Alert on anyone in the yard after 8pm. Unless they look lost."):
+        policy = compile_policy(text, yard)
+        assert len(policy.uncompiled) == 2, (text, policy.plain())
+        assert verdict(text, yard, zones=("yard",), time="21:00") == "model", text
+
+
+def test_flag_it_and_tell_me_about_them_after_a_condition_are_alerts():
+    yard = ("yard",)
+    for text in ("If a car stays in the yard for 10 minutes or more, flag it.",
+                 "If a car stays in the yard for 10 minutes or more, let me know about it."):
+        assert compiled(text, yard), text
+        assert [verdict(text, yard, zones=("yard",), label="car", dwell=s) for s in (599, 600)] == [
+            "model", "alert"], text
+    text = "Dogs in the yard - alert. Anything else - fine."
+    assert compiled(text, yard)
+    assert [verdict(text, yard, zones=("yard",), label=x) for x in ("dog", "cat")] == ["alert", "benign"]
+    text = "Dogs in the yard - alert. Otherwise nothing."
+    assert [verdict(text, yard, zones=("yard",), label=x) for x in ("dog", "cat")] == ["alert", "benign"]

@@ -68,7 +68,7 @@ def _body(pieces: tuple[Piece, ...]) -> tuple[Piece, ...]:
         if not _overlap(p.value.value, q.value.value):
             raise PolicyRefused(f"“{p.words}” and “{q.words}” never hold at once")
     for p, q in zip(pieces, pieces[1:], strict=False):  # "from 7pm until 7am" is one window, not two
-        if p.words.startswith("from ") and q.words.startswith(("until ", "till ", "to ")):
+        if p.words.startswith("from ") and q.words.startswith(("until ", "till ", "til ", "to ")):
             raise Flag(f"“{p.words} {q.words}” is one window")
     when = ("time", "weekday", "all")
     for p, q in zip(pieces, pieces[1:], strict=False):

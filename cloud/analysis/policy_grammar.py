@@ -28,11 +28,13 @@ lead: (body ","?)? alert_head body? exception?              -> alert_lead
     | alert_head body _or_clause+   -> alert_lead_or
     | benign_head body _or_clause+  -> benign_lead_or
 _or_clause: ","? "or" ("if" | "when" | "whenever") body | "," ("or" | "and" ("on" | "for" | "about")) sbody
-alert_head: "always"? alert_verb me? only? urgent? | only alert_verb me? urgent?
+alert_head: please? "always"? alert_verb me? only? urgent? please? | please? only alert_verb me? urgent? please?
+please: "please" | "pls" | "plz"
 urgent: "immediately" | "straight" "away" | "right" "away" | "at" "once" | "now"
 alert_verb: "alert" | "alarm" | "notify" | "warn" | "tell" | "flag" | "report"
           | ("send" | "raise" | "give" | "trigger" | "sound") me? ("an" | "the")? ("alert" | "alarm")
           | "i" "want" ("an" | "to" "be") ("alert" | "alerted") | "let" me "know"
+          | "i" ("want" | "need") "to" ("know" | "hear")
           | ("call" | "ring" | "text" | "ping" | "phone" | "page" | "message" | "wake") me "up"?
 benign_head: ("ignore" | "do" "not" (alert_verb | "worry" "about" | "bother" ("alerting" | "with")) | "never" alert_verb
            | "do" "not" "bother" me ("about" | "with")? | "i" "do" "not" ("mind" | "care" "about")
@@ -46,6 +48,8 @@ copular: only? body alert_pred body? exception?      -> alert_after
        | body ","? pronoun alert_pred                   -> alert_after
        | body ","? pronoun benign_pred                  -> benign_after
        | body ","? model_pred                           -> model_after
+       | only? body dash_alert exception?               -> alert_after
+       | only? body dash_benign exception?              -> benign_after
 pronoun: "it" | "that" | "this"
 model_pred: ("is" | "are") ("left" "to" | "up" "to") judge | "use" "your" judgement | "ask" "the" "model"
           | "leave" ("it" | "them" | "that") "to" judge | "go" "to" "the" "model"
@@ -62,6 +66,11 @@ alert_pred: be "always"? ("an" | "a")? alert_noun
              | "needs" | "deserve" | "deserves" | "warrant" | "warrants" | "cause" | "causes") ("an" | "a")? alert_noun
           | ("should" | "must" | "will") alert_verb me? urgent?
 alert_noun: "alert" | "alarm" | "alerts" | "alarms"
+dash_alert: dash ("an" | "a")? alert_noun -> alert_pred
+          | dash alert_verb me? urgent? -> alert_pred
+          | dash "yes" ","? ("an" | "a")? alert_noun -> alert_pred
+// a verdict after a dash, an arrow or "=": "dogs on the pitch - alert", "cars at the pumps = fine"
+dash: "-"  // "=" and "->" are read as "-" (policy_lexicon.tokens)
 benign_pred: be "always"? benign_adj
            | be "always"? ("family" | "customers" | "staff" | "guests" | "residents" | "neighbours"
                            | "workers" | "employees" | "expected" | "deliveries")
@@ -73,6 +82,10 @@ benign_pred: be "always"? benign_adj
            | ("need" "no" | "do" "not" "need" ("an" | "a")) alert_noun
            | ("should" | "must" | "will")? ("not" | "never") ("trigger" | "raise" | "cause") ("an" | "a")? alert_noun
            | never_verb ("an" | "a")? alert_noun
+dash_benign: dash benign_mark -> benign_pred
+benign_mark: "no" alert_noun (","? ("ever" | "at" "all"))? | benign_adj | "ignore" ("it" | "them" | "those")?
+           | "do" "not" alert_verb me? ("about" ("it" | "them"))? | "never" alert_verb? me?
+           | "not" ("an" | "a") alert_noun
 never_verb: ("never" | "do" "not" | "does" "not" | ("should" | "must" | "will") ("not" | "never")) ("need" | "needs"
           | "get" | "gets" | "deserve" | "deserves" | "warrant" | "warrants" | "require" | "requires" | "trigger"
           | "triggers" | "cause" | "causes" | "raise" | "raises")
@@ -95,6 +108,8 @@ modal: ("should" | "must" | "may" | "can" | "is" "allowed" "to" | "are" "allowed
 else_sent: else_subj body? alert_pred body?    -> else_alert
          | else_subj body? benign_pred body?   -> else_benign
          | else_subj body? ","? model_pred     -> else_model
+         | else_subj body? dash_alert          -> else_alert
+         | else_subj body? dash_benign         -> else_benign
          | alert_head ("on" | "for" | "about" | "if")? else_subj body?   -> else_lead_alert
          | benign_head ("on" | "for" | "about" | "if")? else_subj body?  -> else_lead_benign
          | else_subj body? "," alert_head                     -> else_lead_alert
@@ -111,13 +126,14 @@ otherwise_word: "otherwise" | "else" | "in" ("all" | "any") "other" "cases" | "a
 verdict_word: ("it" "is" | "that" "is")? ("an" | "a")? alert_noun   -> else_word_alert
             | alert_verb me?                                          -> else_word_alert
             | ("it" "is" | "that" "is" | "they" "are")? benign_adj    -> else_word_benign
-            | ("ignore" ("it" | "them")? | "do" "not" alert_verb me? | "no" alert_noun)  -> else_word_benign
+            | ("ignore" ("it" | "them")? | "do" "not" alert_verb me? | "no" alert_noun | "nothing")  -> else_word_benign
             | ("ask" ("the" "model")? | "use" "your" judgement | "leave" ("it" | "them") "to" judge
                | ("it" "is" | "that" "is")? "up" "to" judge)         -> else_word_model
 
 // --- "if someone is on the roof at night, alert me"
 if_then: ("if" | "when" | "whenever") body ","? "then"? then_verdict
 then_verdict: (alert_verb me? | ("it" "is" | "that" "is") ("an" | "a")? alert_noun)     -> then_alert
+            | (alert_verb ("it" | "them") | alert_verb me? "about" ("it" | "them"))     -> then_alert
             | (("it" "is" | "that" "is" | "they" "are") benign_adj | "ignore" ("it" | "them"))   -> then_benign
 
 // --- opening hours: "we are open 9 to 5", "opening hours are 08:00-18:00"
@@ -230,8 +246,9 @@ time_mod: ("at"? "night" | "at" "night" "time" | "nighttime" | "night" "time" | 
         | ("in" "the" | "during" "the")? ("evening" | "evenings")          -> evening
         | (("during" "the" | "in" "the" | "by")? ("day" | "daytime") | "during" "daytime" | "in" "daylight"
             | "during" "daylight" "hours")                                  -> daytime
-        | ("after" | "from" | "since" | "past") clock                       -> after
-        | ("before" | "until" | "till" | "up" "until") clock                -> before
+        | ("after" | "from" | "since" | "past") clock "onwards"?          -> after
+        | clock ("onwards" | "or" "later" | "and" "later")                 -> after
+        | ("before" | "until" | "till" | "til" | "up" "until") clock               -> before
         | range                                                             -> within
         | day_part ","? range                                               -> apposed
         | "outside" "of"? "the"? range                                     -> outside
@@ -258,14 +275,15 @@ day_part: ("at"? "night" | "overnight" | "during" "the" "night" | "nighttime" | 
         | ("during" "the" | "in" "the")? ("day" | "daytime")                -> daytime
         | ("during" "the" | "in" "the" | "the")? work_word "day"             -> workday
 work_word: "school" | "working" | "business" | "work" | "office" | "shop"
-range: ("between" | "from")? clock ("-" | "to" | "and" | "until" | "till") clock
+range: ("between" | "from")? clock ("-" | "to" | "and" | "until" | "till" | "til" | "through") clock
 clock: (T_NUM | T_CLOCK | T_NUM "oclock") ampm?    -> clock_num
      | T_NUMWORD ampm?                          -> clock_word
      | ("noon" | "midday")                    -> noon
      | "midnight"                             -> midnight
-     | "half" "past" (T_NUM | T_NUMWORD) ampm?    -> half_past
+     | "half" "past"? (T_NUM | T_NUMWORD) ampm?    -> half_past
      | "quarter" "past" (T_NUM | T_NUMWORD) ampm? -> quarter_past
      | "quarter" "to" (T_NUM | T_NUMWORD) ampm?   -> quarter_to
+     | ("half" "past" | "quarter" "past" | "quarter" "to") "midnight"  -> by_midnight
 ampm: ("am" | "in" "the" "morning" | "the" "next" "morning" | "next" "morning") -> am
     | ("pm" | "in" "the" "evening" | "at" "night" | "in" "the" "afternoon") -> pm
 
@@ -293,6 +311,8 @@ set_days: "weekday" -> weekday_set
 dwell: dwell_verb                                           -> dwell_verb
      | "for"? cmp num unit                                 -> dwell_cmp
      | "for"? num unit "or" ("more" | "longer")            -> dwell_or_more
+     | "for"? cmp num unit "and" "a" "half"                -> dwell_cmp_half
+     | "for"? num unit "and" "a" "half" "or" ("more" | "longer")   -> dwell_or_more_half
      | "for"? num unit "or" ("less" | "shorter")           -> dwell_or_less
      | "for"? cmp num unit ("but" | "and") cmp num unit    -> dwell_both
      | "for"? cmp "that"                                   -> dwell_that

@@ -42,6 +42,12 @@ _CONTRACTIONS = {"isn't": "is not", "aren't": "are not", "don't": "do not", "doe
                  "we're": "we are", "o'clock": "oclock", "no-one": "no one", "noone": "no one",
                  "t-shirt": "tshirt", "t-shirts": "tshirt", "everyone's": "everyone is", "nobody's": "nobody is",
                  "someone's": "someone is", "anyone's": "anyone is", "mayn't": "may not"}
+# the same, typed without the apostrophe ("isnt", "dont"): only the spellings that are no other word ("its",
+# "were", "well" are, and stay as they are)
+_CONTRACTIONS.update({"isnt": "is not", "arent": "are not", "dont": "do not", "doesnt": "does not",
+                      "didnt": "did not", "cant": "can not", "wont": "will not", "shouldnt": "should not",
+                      "mustnt": "must not", "wasnt": "was not", "werent": "were not", "theyre": "they are",
+                      "theres": "there is", "thats": "that is", "everyones": "everyone is", "nobodys": "nobody is"})
 
 
 @dataclass(frozen=True)
@@ -55,7 +61,8 @@ def normalise(text: str) -> str:
     text = text.lower().replace("–", "-").replace("—", "-").replace("’", "'").replace("‘", "'")
     text = re.sub(r"\bhigh[- ]?vis(?:ibility)?\b|\bhi[- ]?vi[sz]\b|\bhivis\b|\bhigh[- ]viz\b", "hivis", text)
     text = re.sub(r"\b(a|p)\.m\.?(?=\s|$|[,;])", r"\1m", text)
-    text = re.sub(r"(\d)\.(\d\d)\b", r"\1:\2", text)  # 7.30 -> 7:30
+    text = re.sub(r"(\d)\.(\d\d)(?=\b|\s*[ap]m\b)", r"\1:\2", text)  # 7.30 -> 7:30, 7.30am -> 7:30am
+    text = re.sub(r"(\d)\s*\+", r"\1 or more ", text).replace("&", " and ")  # "6+ people"; "cats & dogs"
     text = re.sub(r"(\d)\s*(am|pm|s|secs?|seconds?|mins?|minutes?|m|h|hrs?|hours?)\b", r"\1 \2", text)
     text = re.sub(r"(\d)\s*-\s*(\d)", r"\1 - \2", text)
     text = re.sub(r"\b(mon|tue|tues|wed|thu|thurs|fri|sat|sun)(\w*)\s*-\s*(mon|tue|wed|thu|fri|sat|sun)",
@@ -119,7 +126,7 @@ def tokens(sentence: str, keywords: dict[str, str], zones: tuple[str, ...], came
         names = sorted([*names, zone_word(camera)], key=len, reverse=True)
     short = _short_names(names, keywords)
     out: list[Tok] = []
-    words = re.findall(r"\d{1,2}:\d{2}|\d+(?:\.\d+)?|[a-z][a-z'-]*[a-z]|[a-z]|[,:-]", text)
+    words = re.findall(r"\d{1,2}:\d{2}|\d+(?:\.\d+)?|[a-z][a-z'-]*[a-z]|[a-z]|[,:=+-]", text)
     i = 0
     while i < len(words):
         matched = _zone_at(words, i, names)
@@ -141,6 +148,8 @@ def tokens(sentence: str, keywords: dict[str, str], zones: tuple[str, ...], came
             continue
         if word == ":":
             word = ","
+        elif word == "=":  # "dogs = alert": a verdict mark, as a dash is
+            word = "-"
         out.append(_typed(word, keywords, zoned))
     return out
 

@@ -71,7 +71,8 @@ def _times(name: str, ch: list, words: str, pieces: tuple) -> object:  # noqa: C
     """The rules of times, days, dwell, direction and the look (the grammar's lower half)."""
     if name in _PARTS:
         return Piece("cond", Cond("time", _PARTS[name]), words)
-    if name in ("clock_num", "clock_word", "noon", "midnight", "half_past", "quarter_past", "quarter_to"):
+    if name in ("clock_num", "clock_word", "noon", "midnight", "half_past", "quarter_past", "quarter_to",
+                "by_midnight"):
         return _Words("clock", _clock(name, ch, words), words)
     if name in ("am", "pm"):
         return _Words("ampm", name, words)
@@ -120,9 +121,10 @@ def _times(name: str, ch: list, words: str, pieces: tuple) -> object:  # noqa: C
         return Piece("cond", Cond("all", (Cond("weekday", _find(ch, "daylist")), Cond("time", part))), words, True)
     if name == "dwell_verb":
         return Piece("dwell_verb", None, words)
-    if name in ("dwell_cmp", "dwell_or_more", "dwell_or_less"):
-        op = {"dwell_cmp": _find(ch, "op"), "dwell_or_more": ">=", "dwell_or_less": "<="}[name]
-        seconds = float(_find(ch, "num")) * float(_find(ch, "unit"))  # type: ignore[arg-type]
+    if name in ("dwell_cmp", "dwell_or_more", "dwell_or_less", "dwell_cmp_half", "dwell_or_more_half"):
+        op = _find(ch, "op") if name.startswith("dwell_cmp") else "<=" if name == "dwell_or_less" else ">="
+        half = 0.5 if name.endswith("_half") else 0.0  # "a minute and a half": 90 s
+        seconds = (float(_find(ch, "num")) + half) * float(_find(ch, "unit"))  # type: ignore[arg-type]
         return Piece("cond", Cond("dwell", (op, seconds)), words)
     if name in ("towards", "away"):
         return Piece("cond", Cond("direction", f"{name} {'from ' if name == 'away' else ''}the camera"), words)
@@ -202,6 +204,9 @@ def _clock(name: str, ch: list, words: str) -> _Clock:
         return _Clock(720, False, words)
     if name == "midnight":
         return _Clock(0, False, words)
+    if name == "by_midnight":  # "half past midnight" 00:30, "quarter to midnight" 23:45
+        return _Clock({"half past": 30, "quarter past": 15, "quarter to": 1425}[
+            " ".join(words.split()[:2])], False, words)
     ampm = _find(ch, "ampm")
     clock = (_toks(ch, "T_CLOCK") or [None])[0]
     number = (_toks(ch, "T_NUM") + _toks(ch, "T_NUMWORD") or [None])[0]

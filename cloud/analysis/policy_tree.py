@@ -40,7 +40,7 @@ _FILLER_RULES = frozenset((  # rules whose words are read by the rule above them
     "except_word", "people_word", "garment", "hours_which", "work_word", "enter_word", "pass_word", "hivis_word",
     "upper_word", "lower_word", "wear_word", "not_wear", "carry_word", "not_carry", "place_prep", "leave_word",
     "neg_place", "otherwise_word", "role_noun", "person_noun", "label_noun", "pronoun", "judge", "judgement",
-    "pos_alert", "never_verb", "minus_word", "uniform"))
+    "pos_alert", "never_verb", "minus_word", "uniform", "dash", "please", "benign_mark"))
 
 
 class _Lexer(Lexer):

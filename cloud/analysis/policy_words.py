@@ -64,6 +64,7 @@ def compile_policy(text: str, zones: tuple[str, ...] = (), camera: str | None = 
             read.append((sentence, _read(normalise(clean), zones, camera)))
         except Flag as exc:
             read.append((sentence, str(exc)))
+    _unread_exceptions(read)
     for _, sents in read:  # opening hours first: "after closing" may come before "we are open 9 to 5"
         for sent in sents if isinstance(sents, tuple) else ():
             if sent.window is not None:
@@ -89,6 +90,19 @@ def compile_policy(text: str, zones: tuple[str, ...] = (), camera: str | None = 
     policy = Policy(text, tuple(build.clauses), otherwise, tuple(build.uncompiled), bool(build.otherwise))
     check_policy(policy, build.groups)
     return policy
+
+
+_EXCEPTION_OPENERS = frozenset(("except", "unless", "but", "apart", "not", "excluding", "besides", "save", "however",
+                                "though", "although", "only"))
+
+
+def _unread_exceptions(read: list) -> None:
+    """A sentence not compiled that opens with an exception word ("Except someone heading out ...", "Not the
+    guards though") changes the sentence before it in words no rule read: that one is not compiled either."""
+    for i in range(len(read) - 1, 0, -1):
+        first = (normalise(read[i][0]).split() or [""])[0]
+        if isinstance(read[i][1], str) and first in _EXCEPTION_OPENERS and not isinstance(read[i - 1][1], str):
+            read[i - 1] = (read[i - 1][0], f"the next sentence, “{read[i][0]}”, changes it and is not compiled")
 
 
 def _flag(build: _Build, sentence: str, why: str, group: int) -> None:
@@ -280,6 +294,9 @@ def _placed(cond: Cond, place: str | None, zones: tuple[str, ...]) -> Cond:
     from ...shared.policycell import zone_word
 
     if cond.kind == "zone" and place and cond.value == place and place not in {zone_word(z) for z in zones}:
+        near = [z for z in zones if set(zone_word(z).split()) & set(place.split())]
+        if near:  # "in the back garden" on camera back garden with a zone "garden": the camera, or the zone?
+            raise Flag(f"“the {place}”: this camera, or its zone “{near[0]}”?")
         if cond.negated:
             raise Flag(f"“not in the {place}”: this camera is the {place}")
         return Cond("place", place)
