@@ -69,6 +69,8 @@ def test_a_contrast_keeps_the_hours_of_the_clause_before_unless_it_says_its_own(
     "People in the aisles with hi-vis are fine; without it they're an alert.",
     "Cars in the yard are alerts. Ignore them at night.",
     "People in the yard are alerts. With hi-vis they're fine.",  # no fact contrasted: who? (said again)
+    "People in the yard after 10pm are alerts. Before 6am they're fine.",  # a time: who, in a sentence alone
+    "People in the yard without hi-vis are alerts. Without hi-vis they're fine at night.",  # the same side
 ])
 def test_a_pronoun_phrasing_not_read_is_not_compiled_never_refused(words):
     policy = compile_policy(words, ZONES)

@@ -193,7 +193,9 @@ def _said_before(build: _Build, sent: Sent, group: int) -> tuple[tuple[Cond, ...
         # they're fine"): the new words replace the old on that fact, and "they" are the same people
         said = {_fact(p.value) for p in pieces if p.kind == "cond"} | {"people" for p in pieces if p.kind == "count"}
         before = build.clauses[-1].conds if build.clauses else ()
-        contrast = bool(said & {_fact(c) for c in before}) and bool(build.clauses) and build.clauses[-1].compiled
+        stated = [p.value for p in pieces if p.kind == "cond" and not _when(p.value)]  # a time: as before
+        contrast = bool(build.clauses) and build.clauses[-1].compiled and any(
+            _fact(c) in {_fact(b) for b in before} and c not in before for c in stated)  # the other side of it
         if not same and not contrast:
             if build.clauses:
                 raise Flag(f"“{pronoun[0].words}”: who? (say who again)")
