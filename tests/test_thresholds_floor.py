@@ -250,6 +250,7 @@ def test_auto_mode_pushes_what_misses_nobody_within_its_bound_once_per_floor(his
     history.many((0.3, 0.31, 0.32))
     history.add(0.45, "alert")
     history.many((0.3, 0.31, 0.32), camera="gate")
+    history.add(0.3, camera="porch")  # seen, too little evidence: no proposal, and the round goes on
     history.many((0.2, 0.21, 0.22), device="pi-b", camera="drive", ms=NOW - 10 * DAY)  # older than the history
     bounded = _auto(history.store, mosquitto, prefix, tmp_path, max_min_score=0.32)
     _held(bounded.config.mqtt)
