@@ -205,7 +205,7 @@ def slept(monkeypatch):
 
     async def sleep(delay, result=None):
         delays.append(delay)
-        return await real(0, result)
+        return await real(0.0005 if delay else 0, result)  # a loop of sleeps never spins the CPU
 
     monkeypatch.setattr(asyncio, "sleep", sleep)
     return delays
