@@ -203,3 +203,12 @@ def test_those_and_they_after_a_subject_in_the_same_sentence_are_that_subject():
 ])
 def test_a_later_clause_of_the_same_sentence_keeps_who_and_where_as_its_words_say(text, zones, plain):
     assert compile_policy(text, zones).plain() == f"{plain}; otherwise the model is asked (the words give no otherwise)"
+
+
+@pytest.mark.parametrize(("text", "look"), [
+    ("The site nurse in white trousers is fine in the clinic.", Cond("lower", "white")),
+    ("The site nurse carrying a handbag is fine in the clinic.", Cond("carries", ("handbag",))),
+])
+def test_a_job_noun_is_read_through_any_look_the_words_give(text, look):
+    policy = compile_policy(text, ("clinic",))
+    assert policy.uncompiled == () and look in policy.clauses[0].conds

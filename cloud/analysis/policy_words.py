@@ -232,11 +232,11 @@ def _conds(build: _Build, pieces: tuple[Piece, ...]) -> tuple[tuple[Cond, ...], 
     used: list[str] = []
     kinds = {p.kind for p in pieces}
     # "they" in an exception is the subject said before it: "cars ... unless they stay" are cars, not people
-    said = any(q.kind in ("label", "count", "role") or (q.kind == "person" and q.words not in _PRONOUNS)
-               for q in pieces)
+    # (a subject of people makes them people by itself)
+    labelled = any(q.kind == "label" for q in pieces)
     for p in pieces:
         if p.kind in ("person", "count", "role") and Cond("label", ("person",)) not in conds and not (
-                said and p.kind == "person" and p.words in _PRONOUNS):
+                labelled and p.kind == "person" and p.words in _PRONOUNS):
             conds.insert(0, Cond("label", ("person",)))
         if p.kind == "label":
             conds.insert(0, Cond("label", p.value))
