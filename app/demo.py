@@ -157,14 +157,16 @@ def _device_feed(cloud: CloudThread, agent_ref: list, device: str):
     return on_decision, on_verdict
 
 
-def _wait_for_ctrl_c() -> None:
+def _wait_for_ctrl_c(announce: str) -> None:
     """Until Ctrl-C or SIGTERM (kill, a service manager), either of which stops the page cleanly. Ctrl-C is
-    taken even where the process was started with SIGINT ignored (a job a script put in the background)."""
+    taken even where the process was started with SIGINT ignored (a job a script put in the background).
+    `announce` is said once the handlers are in place: a Ctrl-C sent on reading it is never lost."""
     def stop(signum, frame) -> None:
         raise KeyboardInterrupt
 
     before = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
+        print(announce, file=sys.stderr, flush=True)
         while True:
             time.sleep(3600)
     except KeyboardInterrupt:
@@ -297,9 +299,7 @@ def run_demo(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(summary), flush=True)
         if args.serve:
-            print(f"the page stays up until Ctrl-C; a fresh one-time link: {cloud.page_link()}",
-                  file=sys.stderr, flush=True)
-            _wait_for_ctrl_c()
+            _wait_for_ctrl_c(f"the page stays up until Ctrl-C; a fresh one-time link: {cloud.page_link()}")
     finally:
         agent.close()
         cloud.stop(forget_device=device)
