@@ -168,3 +168,20 @@ def test_before_a_clock_inside_a_part_of_the_day_is_that_part_up_to_the_clock(st
 def test_how_long_a_place_was_busy_adds_up_the_stays(store, question):  # noqa: F811
     said = ask(store, question)
     assert "on porch" in said["reading"] and not said["unused"] and "stayed" in said["answer"], said
+
+
+# -- riding and driving: the verb of a ridden or driven thing, or named -------------------------------------------
+@pytest.mark.parametrize("question", ["how many bikes were ridden past the porch today?",
+                                      "how many cars drove up the driveway today?",
+                                      "did anyone ride a bicycle on the driveway today?"])
+def test_a_riding_verb_with_its_vehicle_is_read(question):
+    _, _, phrases = reading(question)
+    assert not any(w in " ".join(phrases) for w in ("rid", "drove")), phrases
+
+
+@pytest.mark.parametrize(("question", "word"), [("how many people cycled past the porch today?", "cycled"),
+                                                ("did anyone drive in today?", "drive"),
+                                                ("how many people rode past today?", "rode")])
+def test_a_riding_verb_alone_is_named(question, word):
+    _, _, phrases = reading(question)
+    assert word in " ".join(phrases), phrases

@@ -39,8 +39,7 @@ arrived arriving arrival visit visited visiting visits visitor visitors go went 
 passing walk walked walking stop stopped drop dropped appear appeared appearing seen see saw sees seeing spot spotted
 notice noticed detect detected detecting record recorded recording capture captured happen happened happening show
 showed showing turn turned check checked look looked happen stand stood standing hang hanging around round
-about pick picked picking catch caught register registered raise raised leave left leaving ride rides rode riding
-drove driving driven cycled cycling keep keeps kept keeping
+about pick picked picking catch caught register registered raise raised leave left leaving keep keeps kept keeping
 separate distinct different unique across altogether combined overall
 compare compared versus vs against arrivals thing things escalated escalation escalations
 marked real genuine actual
@@ -134,6 +133,11 @@ _BREAKDOWN = re.compile(r"\b(?:(?:for )?each|per|by|broken down by|split by|for 
                         r"device)s?\b")
 _SECOND_QUESTION = re.compile(r"\b(?:and|but) (?:also )?(?:when|how|what|who|which|where|why|did|was|were|is|are|"
                               r"has|have)\b.*$")
+# how a ridden or driven thing moved: read with its noun ("who rode a bike", "cars driving past"); alone ("how
+# many people cycled past") it narrows the people to riders, which no count reads, so it is named
+RIDING_VERBS = frozenset("ride rides rode riding ridden drove driving driven cycled cycling".split())
+_RIDDEN = re.compile(r"\b(?:bikes?|bicycles?|cycles?|cyclists?|motorbikes?|motorcycles?|scooters?|cars?|vehicles?|"
+                     r"trucks?|vans?|bus(?:es)?|horses?)\b")
 ALARM_VERBS = frozenset("ring rings rang ringing trip trips tripped tripping fire fires fired firing sound sounded "
                         "trigger triggers triggered".split())
 _ALARM = re.compile(r"\b(?:alarms?|alerts?|alerted|sirens?|sensors?|cameras?|cams?|motion|events?|notifications?|"
@@ -313,6 +317,8 @@ def read_back(said: str, query: Query, zone: ZoneInfo, now_ms: int) -> tuple[str
         taken |= {"long", "ago"}
     if _ALARM.search(said):  # "how often did the alarm ring": the alert's verb; "who rang the bell": named
         taken |= ALARM_VERBS
+    if _RIDDEN.search(said):  # "who rode a bike": the bike's verb; "how many people cycled past": named
+        taken |= RIDING_VERBS
     taken |= {w for phrase in query.negated for w in phrase.split()}
     taken |= {w for _, phrase in query.left_out for w in phrase.split()}  # "not counting the cars": held
     split = [m[0] for m in _BREAKDOWN.finditer(said)]  # "per camera": one total is given, never a split
