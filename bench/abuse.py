@@ -34,6 +34,8 @@ import argparse
 import asyncio
 import base64
 import json
+import multiprocessing
+import os
 import shutil
 import statistics
 import subprocess
@@ -41,9 +43,10 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
+import urllib.request
 import uuid
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -345,8 +348,44 @@ def attack_far_future(cloud: Cloud, devices: dict[str, Device]) -> dict[str, Any
     }
 
 
+def _ask_flood(base: str, token: str, askers: int, stop: Any, statuses: Any) -> None:
+    """In a process of its own: `askers` threads asking questions until `stop` is set, each status counted
+    in `statuses` (a shared array: answered, 5xx or none). The askers are other machines' load: in the
+    measuring process, their threads would take its interpreter from the device client timing the events; and
+    they run below the cloud's priority, as the CPU of the machines that ask is not the cloud's."""
+    os.nice(10)
+
+    def ask_loop(k: int) -> None:
+        i = 0
+        while not stop.is_set():
+            i += 1
+            body = {"question": QUESTIONS[(k + i) % len(QUESTIONS)],
+                    "since": int(time.time() * 1000) - 86_400_000 - 1000 * (k * 1000 + i)}
+            req = urllib.request.Request(base + "/v1/ask", data=json.dumps(body).encode(), method="POST",
+                                         headers={"Content-Type": "application/json",
+                                                  "Authorization": f"Bearer {token}"})
+            try:
+                with urllib.request.urlopen(req, timeout=60) as r:
+                    r.read()
+                    status = r.status
+            except urllib.error.HTTPError as exc:
+                status = exc.code
+            except (OSError, ValueError):
+                status = 0
+            with statuses.get_lock():
+                statuses[0] += 1
+                statuses[1] += status >= 500 or status == 0
+
+    threads = [threading.Thread(target=ask_loop, args=(k,), daemon=True) for k in range(askers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
 def attack_asks_vs_events(cloud: Cloud, devices: dict[str, Device], n: int, askers: int) -> dict[str, Any]:
-    """Event verdict latency, events one at a time, idle and with `askers` questions in flight at once."""
+    """Event verdict latency, events one at a time, idle and with `askers` questions in flight at once (asked
+    from a process of their own)."""
     device = devices[NEIGHBOUR]
 
     def make() -> Event:
@@ -354,28 +393,26 @@ def attack_asks_vs_events(cloud: Cloud, devices: dict[str, Device], n: int, aske
 
     sequential_latencies(device, 5, make)  # warm
     idle = sequential_latencies(device, n, make)
-    stop = threading.Event()
-    statuses: list[int] = []
-
-    def ask_loop(k: int) -> None:
-        i = 0
-        while not stop.is_set():
-            i += 1
-            q = QUESTIONS[(k + i) % len(QUESTIONS)]
-            statuses.append(cloud.ask(q, since_ms=int(time.time() * 1000) - 86_400_000 - 1000 * (k * 1000 + i))[0])
-
-    with ThreadPoolExecutor(askers) as pool:
-        for k in range(askers):
-            pool.submit(ask_loop, k)
-        time.sleep(1.0)
+    context = multiprocessing.get_context("spawn")
+    stop, statuses = context.Event(), context.Array("l", 2)
+    flood = context.Process(target=_ask_flood, args=(cloud.base, OPERATOR, askers, stop, statuses), daemon=True)
+    flood.start()
+    try:
+        time.sleep(2.0)  # the process started and its questions under way
         loaded = sequential_latencies(device, n, make)
+    finally:
         stop.set()
+        flood.join(90)
     ratio = p99(loaded) / max(p99(idle), 1e-3)
+    asks = cloud.request("GET", "/v1/stats")[1].get("ask") or {}
+    say(f"  question steps that gave way to events: {asks.get('gave_way')} ({asks.get('gave_way_s')} s)")
     say(f"  events idle p50 {statistics.median(idle):.0f} ms p99 {p99(idle):.0f} ms; with {askers} questions at "
-        f"once p50 {statistics.median(loaded):.0f} ms p99 {p99(loaded):.0f} ms ({len(statuses)} questions answered)")
+        f"once p50 {statistics.median(loaded):.0f} ms p99 {p99(loaded):.0f} ms ({statuses[0]} questions answered)")
     return {"event_p99_ratio_under_asks": round(ratio, 2), "event_p99_idle_ms": round(p99(idle), 1),
-            "event_p99_under_asks_ms": round(p99(loaded), 1), "asks_during": len(statuses),
-            "ask_5xx_under_load": sum(1 for s in statuses if s >= 500 or s == 0)}
+            "event_p50_ratio_under_asks": round(statistics.median(loaded) / max(statistics.median(idle), 1e-3), 2),
+            "asks_gave_way": asks.get("gave_way"),
+            "event_p99_under_asks_ms": round(p99(loaded), 1), "asks_during": statuses[0],
+            "ask_5xx_under_load": statuses[1]}
 
 
 def attack_vocabulary(cloud: Cloud, devices: dict[str, Device], fill_events: int, n: int) -> dict[str, Any]:
@@ -540,7 +577,7 @@ def main() -> int:
             results.update(attack_far_future(cloud, devices))
         if wanted("asks"):
             say("event latency with 50 questions at once")
-            results.update(attack_asks_vs_events(cloud, devices, 15 if quick else 30, 50))
+            results.update(attack_asks_vs_events(cloud, devices, 40 if quick else 120, 50))
         if wanted("member"):
             say("a site member forges its neighbour's visitors: the empty view with their low-frequency block")
             results.update(attack_site_member(devices, NEIGHBOUR, VICTIM, crops, frame_at(MEDIA, BOX, 3.0), event))

@@ -41,6 +41,7 @@ from ..shared.mqtt import Incoming, MQTTLink
 from ..shared.protocol import Event, ProtocolError, Verdict, decode_event, encode_verdict
 from .config import CloudConfig
 from .health import IntakeHealth, store_outage
+from .pressure import EventPressure
 from .scheduler import Released
 from .servicestats import ServiceStats, Throttled
 from .verdicts import VerdictCache, now_ms
@@ -115,7 +116,8 @@ class MQTTIntake:
     `close` stays unacknowledged, so the broker redelivers it to the next session."""
 
     def __init__(self, service: Answering, track: Callable[[Coroutine[Any, Any, None]], None], stats: ServiceStats,
-                 warn: Throttled, health: IntakeHealth, lookup: Callable[[str], Any]) -> None:
+                 warn: Throttled, health: IntakeHealth, lookup: Callable[[str], Any],
+                 pressure: EventPressure | None = None) -> None:
         self._service = service
         self._track = track
         self.stats = stats
@@ -131,6 +133,7 @@ class MQTTIntake:
         self._arrived: list[tuple[Incoming, float]] = []
         self._woken = False  # a drain is scheduled on the loop and will see what is queued now
         self._decoding = ThreadPoolExecutor(max_workers=1, thread_name_prefix="event-decode")
+        self.pressure = pressure or EventPressure()  # events worked on now: questions give way (cloud.pressure)
 
     def open(self, loop: asyncio.AbstractEventLoop, link: MQTTLink) -> None:
         self._loop, self._link = loop, link
@@ -167,6 +170,15 @@ class MQTTIntake:
         """The batch decoded on the intake's own thread (a flood of crafted MessagePack costs that thread, not
         the loop every other event waits on), then: its cache hits answered and acknowledged, the rest handed
         on as a task each."""
+        self.pressure.enter(len(arrived))
+        handed = 0  # messages whose own task says when it is done
+        try:
+            handed = await self._answer_turn(link, arrived)
+        finally:
+            self.pressure.leave(len(arrived) - handed)
+
+    async def _answer_turn(self, link: MQTTLink, arrived: list[tuple[Incoming, float]]) -> int:
+        """`_take_in`'s work; how many messages were handed on as a task each."""
         loop = asyncio.get_running_loop()
         decoded = await loop.run_in_executor(self._decoding, _decode_all, [msg.payload for msg, _ in arrived])
         received_ms = now_ms()
@@ -185,13 +197,16 @@ class MQTTIntake:
                 self._release()
         self.health.taken_in(len(accepted))
         answers = self._hits([arrival for _, arrival in accepted])
+        handed = 0
         for (msg, arrival), answer in zip(accepted, answers, strict=True):
             if answer is None:
                 self._track(self._consume(link, msg, arrival))
+                handed += 1
                 continue
             if answer[1]:
                 link.ack(msg.mid, generation=msg.generation)
             self.health.done()  # not published (no broker): the redelivery on reconnecting republishes it
+        return handed
 
     def _hits(self, arrivals: list[Arrival]) -> list[Answered | None]:
         """The turn's cache hits; on a failed lookup or write none (nothing was published or acknowledged):
@@ -224,6 +239,7 @@ class MQTTIntake:
             answered = await self._answer(arrival, ack)
         finally:
             self.health.done()
+            self.pressure.leave()
         if answered is None and self._poison(arrival[0].event_id):  # a bug, not an outage: never redelivered again
             ack()
         elif answered is None:  # given up for now: left to the broker, or kept here when acknowledged already

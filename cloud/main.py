@@ -7,6 +7,7 @@ API closes."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 import signal
@@ -24,6 +25,8 @@ from .http.web import page_link
 from .service import CloudService
 from .storage.redis_store import open_store
 from .thresholds import AutoThresholds
+
+SETTLE_AGAIN_S = 60.0  # after start-up, once more: what the first minute loaded stays too
 
 log = logging.getLogger("edgetriage.cloud")
 
@@ -48,6 +51,15 @@ def show_page_link(link: str, keep_in: Path | None = None) -> None:
     except OSError as exc:
         log.warning("live page: could not write the one-time link to %s (%s); start on a terminal to see it",
                     keep_in, exc.strerror or exc)
+
+
+def settle_heap() -> None:
+    """What start-up made (modules, models, the service) is kept out of the garbage collector's full passes
+    (`gc.freeze`): a full pass then walks what questions and events made since, not the whole process. Before
+    this, a full pass took 100-250 ms here, holding every thread, and was the event path's slowest moments
+    while questions ran (their scans make many short-lived objects, and so many passes)."""
+    gc.collect()
+    gc.freeze()
 
 
 async def serve(config: CloudConfig, *, backend: Backend | None = None, stop: asyncio.Event | None = None,
@@ -89,6 +101,8 @@ async def serve(config: CloudConfig, *, backend: Backend | None = None, stop: as
         if auth.generated:
             log.warning("no API token configured: /v1 is closed; %s", auth.hint())
     log.info("cloud service running; broker %s, prefix %s", config.mqtt.url, config.mqtt.prefix)
+    settle_heap()
+    loop.call_later(SETTLE_AGAIN_S, settle_heap)  # the models and sessions loaded on the first events
     await stop.wait()
     log.info("stopping: finishing in-flight work")
     await service.stop()

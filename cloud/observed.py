@@ -18,6 +18,7 @@ from .figures import Counted, Figures
 if TYPE_CHECKING:
     from .config import CloudConfig
     from .health import IntakeHealth
+    from .pressure import EventPressure
     from .sites import SiteTable
 
 
@@ -29,6 +30,10 @@ class Listened(Protocol):
 
     @property
     def verdict_listeners(self) -> list[Callable[[Verdict], None]]: ...
+
+    @property
+    def pressure(self) -> EventPressure:
+        """The events worked on now, which questions give way to (cloud.pressure)."""
 
 
 class ObservedService(Listened, Counted, Protocol):

@@ -40,6 +40,7 @@ from .housekeeping import Housekeeping, sweep
 from .intake import Arrival, CacheHits, MQTTIntake, TurnBatch, check_captured
 from .lanes import Lanes
 from .offers import SiteOffers
+from .pressure import EventPressure
 from .publisher import Publisher
 from .scheduler import Outcome
 from .servicestats import ServiceStats, Throttled
@@ -121,7 +122,9 @@ class CloudService:
         self._claim_task: asyncio.Task | None = None
         self._warn = Throttled(log)
         self.health = IntakeHealth(config.delivery.stalled_after_s)  # /healthz and /metrics read why nothing moves
-        self.intake = MQTTIntake(self, self._track, self.stats, self._warn, self.health, store.get_verdict)
+        self.pressure = EventPressure()  # events worked on now: question workers give way (cloud.pressure)
+        self.intake = MQTTIntake(self, self._track, self.stats, self._warn, self.health, store.get_verdict,
+                                 self.pressure)
         self.feedback = Feedback(store, self.publisher.verdict, lambda _verdict, offers: self.offers.send(offers),
                                  self.trust.sites.devices, self.stats.feedback)  # an operator's word on a verdict
         self.finals = Finals(self.lanes, self.cache, store, self.publisher.verdict, self.verdict_listeners, self._spawn,
@@ -213,7 +216,8 @@ class CloudService:
         intake returns a ProtocolError as a 400). `message` is the payload, or the event already decoded
         from it (so it is decoded once). The verdict is published as well when the service is connected."""
         try:
-            verdict, _ = await self._answer(message, topic, time.monotonic())
+            with self.pressure.working():
+                verdict, _ = await self._answer(message, topic, time.monotonic())
         except ProtocolError as exc:
             self.stats.reject(exc.code)
             raise
@@ -352,7 +356,8 @@ class CloudService:
                 await self.flights.wait(ahead, flight, arrived + self.config.scheduler.deadline_s - time.monotonic())
                 continue
             await self._ensure_scheduler()
-            outcome = await self.lanes.submit(event, arrived=arrived)
+            with self.pressure.aside():  # waiting for the model needs no CPU here
+                outcome = await self.lanes.submit(event, arrived=arrived)
             if outcome.analysis is not None:
                 return self.lanes.mark(self.cache.from_model(event, outcome.analysis, prompt_version,
                                                              self.backend.name, arrived, outcome.started), outcome)

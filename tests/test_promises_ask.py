@@ -20,6 +20,7 @@ from edgetriage.cloud.ask.cache import AnswerCache, Coverage
 from edgetriage.cloud.ask.config import AskConfig
 from edgetriage.cloud.ask.facts import EventFact
 from edgetriage.cloud.ask.router import Asker, cite
+from edgetriage.cloud.pressure import EventPressure
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.protocol import Verdict
 
@@ -286,7 +287,7 @@ def test_anything_unusual_without_time_words_means_the_last_24_hours(store):  # 
 
 
 def test_an_event_past_the_calendar_s_last_day_is_left_out_and_the_last_day_itself_is_not(store):  # noqa: F811
-    from edgetriage.cloud.ask.router import LAST_DAY_MS
+    from edgetriage.cloud.ask.scan import LAST_DAY_MS
 
     asker = test_ask.asker_for(store)
     before = asyncio.run(asker.ask("How many people came to the porch?"))["value"]
@@ -392,6 +393,7 @@ def test_a_service_attached_tells_the_asker_of_every_event_and_verdict(store, mo
         def __init__(self) -> None:
             self.event_listeners: list = []
             self.verdict_listeners: list = []
+            self.pressure = EventPressure()
 
     clock = [1000.0]
     monkeypatch.setattr(router.time, "monotonic", lambda: clock[0])

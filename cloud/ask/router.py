@@ -33,7 +33,7 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 from zoneinfo import ZoneInfo
 
 from ...shared.clock import now_ms
@@ -51,12 +51,11 @@ from .config import AskConfig
 from .facts import EventFact
 from .guard import AskError, check_question
 from .llm import TextModel, TextModelError, build_text_model
-from .negation import excluded
 from .query import Answer, answer, loose_intent
 from .reading import both_read, model_unread, read_back, told_unused
 from .retrieve import pick
 from .rules import Query, Window, normalise, read
-from .visits import PERSON_OR_RIDDEN
+from .scan import scan
 from .vocab import Vocabulary, split_quoted
 from .when import unread_time
 
@@ -65,7 +64,6 @@ log = logging.getLogger("edgetriage.cloud.ask")
 ROUTES = ("cache", "rules", "fast", "llm")
 DAY_MS = 86_400_000
 WINDOW = 2048  # latency samples kept per route
-LAST_DAY_MS = 253_402_214_400_000  # 9999-12-31 00:00 UTC: later capture times cannot be written as a date
 SWITCH_INTERVAL_S = 0.0005  # how often a busy question worker hands the interpreter lock to the event loop
 WORKER_NICENESS = 10  # a question worker's CPU priority below the event path's (Linux: per thread)
 VOCABULARY_REFRESH_S = 5.0  # without a service to tell us of new events, re-read cameras this often
@@ -81,6 +79,17 @@ _NAMED_ID = re.compile(rf"(?:\b(?:event id|event|id)\s*[:#]?\s*)?(?P<id>{_ID_LIK
 def _p95(values) -> float | None:
     data = sorted(values)
     return round(data[min(len(data) - 1, int(0.95 * len(data)))], 2) if data else None
+
+
+class Yielding(Protocol):
+    """What a question worker needs of cloud.pressure.EventPressure: wait while events are worked on."""
+
+    gave_way: int
+    waited_s: float
+
+    def give_way(self) -> float: ...
+
+    async def quiet(self) -> float: ...
 
 
 class AskStats:
@@ -152,6 +161,7 @@ class Asker:
         self._vocabulary_lock = threading.Lock()
         self.attached = False
         self._llm_queue = 0  # LLM answers running or waiting
+        self.pressure: Yielding | None = None  # the service's events worked on now: a worker gives way to them
         self._pool = ThreadPoolExecutor(config.workers, thread_name_prefix="ask", initializer=_yielding_worker)
 
     def close(self) -> None:
@@ -165,6 +175,7 @@ class Asker:
         """Hear of every new event and verdict: the vocabulary learns names, the cache drops answers."""
         service.event_listeners.append(self.event_landed)
         service.verdict_listeners.append(self.verdict_landed)
+        self.pressure = service.pressure
         self.attached = True
 
     def event_landed(self, event: Any, received_ms: int) -> None:
@@ -205,6 +216,8 @@ class Asker:
                   camera: str | None = None, since_ms: int | None = None) -> dict[str, Any]:
         """The answer as the API returns it; AskError (a 4xx) for a question refused."""
         started = self.timer()
+        if self.pressure is not None:  # an event worked on now goes first, here as on the worker
+            await self.pressure.quiet()
         step = await asyncio.get_running_loop().run_in_executor(
             self._pool, self._prepare, question, token_device, device, camera, since_ms, started)
         if isinstance(step, dict):
@@ -215,7 +228,9 @@ class Asker:
 
     def _prepare(self, question: object, token_device: str | None, device: str | None, camera: str | None,
                  since_ms: int | None, started: float) -> dict[str, Any] | _Pending:
-        """On a worker thread: the answer (cache, rules, fast), or what the LLM path needs."""
+        """On a worker thread: the answer (cache, rules, fast), or what the LLM path needs. At each step it
+        gives way to the events the service is working on (cloud.pressure)."""
+        self._give_way()
         try:
             text = check_question(question, self.config.max_question_chars)
             query, devices, zone, quoted = self._read(text, token_device, device, camera, since_ms)
@@ -232,6 +247,7 @@ class Asker:
         if query.intent in ("unusual", "overview") and query.window is None:  # "anything unusual?": the last day
             query = query.with_scope(window=Window(int(self.clock_ms()) - DAY_MS, None, "in the last 24 hours"))
         said = normalise(split_quoted(text)[0])
+        self._give_way()
         reading = read_back(said, query, zone, int(self.clock_ms()))
         which = query.intent == "list" and bool(re.search(r"^(?:which|what|where)\b|\bwhich\b", said))  # a or b?
         sides = sides_of(said) if not query.open and (query.intent in (None, "count", "exists") or which) else None
@@ -243,6 +259,7 @@ class Asker:
                 reading = both_read(*result.extra.pop("sides"), zone, now, reading[1])
                 return self._answered(text, query, key, devices, None, result, started, self.timer(), reading)
         facts = self._facts(query, devices)
+        self._give_way()
         score = None
         if not query.rule_answerable:
             score = self.complexity.score(text)
@@ -354,43 +371,12 @@ class Asker:
                                 devices=query.devices | named.devices, label=named.label or query.label)
 
     def _facts(self, query: Query, devices: set[str] | None) -> list[EventFact]:
-        """Every event the question covers, newest first (capture time, in the device's clock). A stored row
-        that cannot be read as a fact, or with a time past the calendar's end, is left out, never an error."""
-        base: dict[str, Any] = {"limit": self.config.max_scan}
-        riders = query.label == "person" and query.intent == "count"  # a person on a bicycle counts (visits.py)
-        if query.label and not riders:
-            base["label"] = query.label
-        if query.verdict:
-            base["verdict"] = query.verdict
-        if query.cameras:
-            scans = [{"device": d, "camera": c} for d, c in sorted(query.cameras)]
-        elif devices:
-            scans = [{"device": d} for d in sorted(devices)]
-        else:
-            scans = [{}]
-        seen: dict[str, EventFact] = {}
-        window = query.window
-        for scan in scans:
-            for row in self.reads.list_events(**base, **scan):
-                try:
-                    if int(row["captured_ms"]) > LAST_DAY_MS:  # a time no calendar holds: no question's range
-                        continue
-                    if ((window is None or window.holds(int(row["captured_ms"]))) and (not riders or row["label"]
-                                                                                      in PERSON_OR_RIDDEN)
-                            and (not query.zones or self._in_zones(query.zones, row))
-                            and not excluded(query.excluded, query.excluded_zones, row)):
-                        seen[row["event_id"]] = EventFact.from_row(row)
-                except (KeyError, TypeError, ValueError, AttributeError) as exc:
-                    log.warning("question skipped stored event %.40s: %s", str(row.get("event_id")), exc)
-        return sorted(seen.values(), key=lambda f: (f.captured_ms, f.event_id), reverse=True)
+        """Every event the question covers, newest first (cloud.ask.scan), giving way to events meanwhile."""
+        return scan(self.reads, self.config, query, devices, self._give_way)
 
-    def _in_zones(self, zones: frozenset[str], row: dict) -> bool:
-        """The event stood in one of the question's zones. An operator's zone name ([ask] zones, a word of a
-        question) is the operator's devices' ([ask] cameras, timezones) where the operator lists any: a device
-        that names its own zone like the operator's is not at the operator's front door."""
-        hit = zones.intersection(row.get("zones") or ())
-        own = self.config.cameras.keys() | self.config.timezones.keys()
-        return bool(hit if not own or row.get("device") in own else hit - set(self.config.zones))
+    def _give_way(self) -> None:
+        if self.pressure is not None:
+            self.pressure.give_way()
 
     # -- the LLM path ----------------------------------------------------------------------------------
     def _llm_estimate_ms(self) -> float:
@@ -438,7 +424,10 @@ class Asker:
     def figures(self) -> dict[str, Any]:
         """α and the latency model for questions (one measurement, read by /v1/stats and the page)."""
         with self._stats_lock:
-            return _figures(self.stats, self.config.t_max_ms, self.cache)
+            figures = _figures(self.stats, self.config.t_max_ms, self.cache)
+        if self.pressure is not None:  # steps that waited for the event path, and how long in all
+            figures.update(gave_way=self.pressure.gave_way, gave_way_s=round(self.pressure.waited_s, 3))
+        return figures
 
 
 
