@@ -807,3 +807,38 @@ def test_a_caller_that_gave_up_does_not_break_its_turn():
             await asyncio.wait_for(kept, 5)
 
     asyncio.run(cancelled_then_failed())
+
+
+def test_every_message_of_a_turn_is_counted_worked_on_until_it_is_done():
+    """Questions give way while events are worked on (cloud.pressure): a turn counts all its messages (one that
+    cannot be decoded and one refused included) until each is answered, refused or handed on; an event answered
+    the one-at-a-time way counts until its own answer is done; nothing stays counted after."""
+    rig = Rig()
+    events = [_event(n) for n in range(4)]
+    seen: dict[str, int] = {}
+
+    def hits(arrivals):
+        seen["hits"] = rig.intake.pressure.count
+        return [(_verdict(events[0]), True), None, None]
+
+    async def rest(arrival, on_claimed):
+        seen[arrival[0].event_id] = rig.intake.pressure.count
+        return _verdict(arrival[0]), True
+
+    rig.service.answer_hits = hits
+    rig.service.answer_rest = rest
+    rig.service.refuse = {events[3].event_id: ProtocolError("refused here", "invalid")}
+    asyncio.run(rig.take(*[_msg(e, n) for n, e in enumerate(events)], _msg(b"garbage", 9)))
+    assert seen["hits"] == 5  # the whole turn, while its hits are answered
+    # the two answered one at a time: both counted once the turn is done, then each until its answer is
+    assert [seen[events[1].event_id], seen[events[2].event_id]] == [2, 1]
+    assert rig.intake.pressure.count == 0
+
+
+def test_a_turn_that_fails_counts_nothing_after():
+    rig = Rig()
+    rig.service.answer_hits = lambda arrivals: (_ for _ in ()).throw(RuntimeError("a bug"))
+    events = [_event(n) for n in range(2)]
+    rig.service.rest = {e.event_id: [(_verdict(e), True)] for e in events}
+    asyncio.run(rig.take(*[_msg(e, n) for n, e in enumerate(events)]))
+    assert rig.intake.pressure.count == 0
