@@ -74,7 +74,7 @@ def _hour(match: re.Match[str], n: str, context: str | None) -> float | None:
     elif half == "am" and hour == 12:
         hour = 0
     elif half in ("", "oclock") and 1 <= hour <= 11:
-        if context in ("evening", "afternoon", "tonight") or (context == "night" and hour >= 6):
+        if context in ("evening", "afternoon") or (context == "night" and hour >= 6):
             hour += 12
         elif context is None and hour <= 6:
             hour += 12  # "after 5": the afternoon, as people say it
@@ -85,7 +85,7 @@ def _clock_range(text: str, context: str | None) -> tuple[float | None, float | 
     """(from hour, to hour, phrase) a question's clock words name, or None; hours past 24 run into the next day."""
     spread = _FROM_TO.search(text)
     if spread:  # "from 9 in the morning to 5 in the afternoon": each end read in its own part of the day
-        first = {"am": "morning", "pm": "evening"}.get(spread["mid"].split()[-1], spread["mid"].split()[-1])
+        first = "evening" if spread["mid"].endswith("pm") else spread["mid"].split()[-1]  # "am": as "morning"
         start = _hour(spread, "a", first)  # "from 10 at night to 2": the night's 2; "from 8 this morning until 2": 14
         end = _hour(spread, "b", spread["tail"].split()[-1] if spread["tail"] else "night" if first in (
             "night", "evening") else None)
@@ -99,9 +99,9 @@ def _clock_range(text: str, context: str | None) -> tuple[float | None, float | 
             return None
         if between["aampm"] is None and between["aword"] is None and between["bampm"] in ("am", "a m"):
             start %= 12  # "between 3 and 4 am": 03:00
-        elif between["aampm"] is None and between["aword"] is None and start < 12 and start + 12 < end:
+        elif between["aampm"] is None and between["aword"] is None and start + 12 < end:  # (so start < 12)
             start += 12  # "between 8 and 10 pm": 20:00
-        if end <= start and context in ("night", "tonight"):
+        if end <= start and context == "night":
             end += 24  # "between 11 and 1 last night": past midnight
         elif end <= start and end + 12 <= 24 and between["bampm"] is None and between["bword"] is None:
             end += 12  # "between 9 and 5": 17:00
@@ -116,7 +116,7 @@ def _clock_range(text: str, context: str | None) -> tuple[float | None, float | 
             end += 24
         return start, end, f"between {_hhmm(start)} and {_hhmm(end)}"
     if after and start is not None:
-        return (0.0 if start == 24 else start), None, f"after {_hhmm(start % 24)}"
+        return (0.0 if start == 24 else start), None, f"after {_hhmm(start)}"
     if before and end is not None:
         return None, end, f"before {_hhmm(end)}"
     around = _AROUND.search(text)
@@ -125,11 +125,12 @@ def _clock_range(text: str, context: str | None) -> tuple[float | None, float | 
     if around:  # "at 3", "around 3pm", "about 10 am": a moment, half an hour either side
         hour = _hour(around, "a", context)
         if hour is not None:
-            return hour - AROUND_H, hour + AROUND_H, f"around {_hhmm(hour % 24)}"
+            return hour - AROUND_H, hour + AROUND_H, f"around {_hhmm(hour)}"
     return None
 
 
 def _hhmm(hour: float) -> str:
+    """An hour (0 up to 48: past 24 is the next day's) as the clock shows it."""
     whole = int(hour) % 24
     return f"{whole:02d}:{round((hour - int(hour)) * 60):02d}"
 

@@ -1,0 +1,45 @@
+"""Time words at their edges (cloud/ask/when.py): a range whose two ends are the same clock time, an hour said
+that is no clock time at one end of a range, the am/pm of a bare start beside an end said with pm, noon said
+bare in the afternoon. Each case is one that a one-character slip in when.py reads differently (a `<` for a
+`<=`, an `and` for an `or`); the mutation score of when.py (bench/mutation.py) is judged with these and
+test_ask_when.py. No store, no model: a fraction of a second."""
+
+from __future__ import annotations
+
+import pytest
+from edgetriage.cloud.ask.rules import normalise
+from edgetriage.cloud.ask.when import time_window
+from test_ask_when import NOW, ZONE, at
+
+
+def said(words: str, now: int = NOW) -> tuple[int | None, int | None, str] | None:
+    found = time_window(normalise(words), ZONE, now)
+    return None if found is None else (found.start_ms, found.end_ms, found.phrase)
+
+
+@pytest.mark.parametrize(("words", "start", "end", "phrase"), [
+    # the same clock time at both ends: a whole turn of the clock, not an empty range
+    ("from 9 in the morning to 9 in the morning", at(4, 9), None, "this morning between 09:00 and 09:00"),
+    # an end that is no clock time: the other words as if it were not said, never a range from half of it
+    ("from 9 in the morning to 25 in the afternoon", at(4, 9), at(4, 12), "this morning after 09:00"),
+    ("from 25 in the morning to 5 in the afternoon", at(4, 6), at(4, 12), "this morning"),
+    ("between 9 and 25", at(4, 0), None, "today"), ("between 25 and 9", at(4, 0), None, "today"),
+    ("around 24 yesterday", at(3, 0), at(4, 0), "yesterday"),  # 24 is no clock time (midnight is said so)
+    # a bare start before an end said with pm: the evening's when it is more than 12 hours before the end
+    ("between 8 and 9 pm", at(4, 20), at(4, 21), "today between 20:00 and 21:00"),
+    ("between 8 and 8 pm", at(4, 8), at(4, 20), "today between 08:00 and 20:00"),
+    # one clock time at both ends: a whole turn of the clock (bare, 9 to 9 is the shop's 09:00-21:00)
+    ("between 11 and 11 last night", at(3, 23), None, "last night between 23:00 and 23:00"),
+    ("between 5 and 5 yesterday", at(3, 17), at(4, 17), "yesterday between 17:00 and 17:00"),
+    ("after 5 and before 5 yesterday", at(3, 17), at(4, 17), "yesterday between 17:00 and 17:00"),
+    ("between 9 and 9 yesterday", at(3, 9), at(3, 21), "yesterday between 09:00 and 21:00"),
+    # an end before the start: the next day's (24-hour figures as said), or pm when said bare and 12 or under
+    ("between 18:00 and 13:00 yesterday", at(3, 18), at(4, 13), "yesterday between 18:00 and 13:00"),
+    ("between 2 pm and 12 yesterday", at(3, 14), at(4, 0), "yesterday between 14:00 and 00:00"),
+    ("before 25 yesterday", at(3, 0), at(4, 0), "yesterday"),  # no clock time: the day
+    ("from midnight", at(4, 0), None, "today after 00:00"),
+    # noon said bare is noon, whatever the part of the day
+    ("between 12 and 2 this afternoon", at(4, 12), at(4, 14), "this afternoon between 12:00 and 14:00"),
+])
+def test_ranges_at_their_edges(words, start, end, phrase):
+    assert said(words) == (start, end, phrase)
