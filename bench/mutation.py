@@ -60,7 +60,7 @@ MODULES: dict[str, str] = {
     "cloud/takeover.py": f"{_PROMISES}",
     "cloud/fairqueue.py": f"{_PROMISES}",
     "cloud/singleflight.py": f"{_PROMISES} tests/test_singleflight.py",
-    "cloud/analysis/policy.py": "tests/test_policy_eval.py",  # the form on its own, no parsing (2 s)
+    "cloud/analysis/policy.py": "tests/test_policy_eval.py tests/test_policy_eval_edges.py",  # no parsing (2 s)
     # words -> verdicts, each sentence parsed once per machine (tests/policy_reads.py): ~8 s
     "cloud/analysis/policy_words.py": "tests/test_policy_compile.py tests/test_policy_words.py "
                                       "tests/test_policy_phrasing.py",
