@@ -43,3 +43,37 @@ def said(words: str, now: int = NOW) -> tuple[int | None, int | None, str] | Non
 ])
 def test_ranges_at_their_edges(words, start, end, phrase):
     assert said(words) == (start, end, phrase)
+
+
+@pytest.mark.parametrize(("words", "start", "end", "phrase"), [
+    # a run of days whose first day is a date said each way
+    ("from 1 december to 3 december", at(1, 0), at(4, 0), "from Tuesday December 1 to Thursday December 3"),
+    ("between the 1st of december and the 3rd", at(1, 0), at(4, 0), "from Tuesday December 1 to Thursday December 3"),
+    ("from the 1st to the 3rd", at(1, 0), at(4, 0), "from Tuesday December 1 to Thursday December 3"),
+    # now, in each of its words: the last half hour
+    ("just now", at(4, 21), None, "in the last half hour"), ("right now", at(4, 21), None, "in the last half hour"),
+    ("currently", at(4, 21), None, "in the last half hour"),
+    ("at the moment", at(4, 21), None, "in the last half hour"),
+])
+def test_runs_of_dates_and_now(words, start, end, phrase):
+    assert said(words) == (start, end, phrase)
+
+
+@pytest.mark.parametrize(("words", "start", "end", "phrase"), [
+    # "since" a clock time: 23 and 59 are the last of each, 24 and 60 are none
+    ("since 11 pm", at(3, 23), None, "since 23:00 yesterday"),
+    ("since 23:00", at(3, 23), None, "since 23:00 yesterday"),
+    ("since 9:59", at(4, 9, 59), None, "since 09:59"), ("since 9:30", at(4, 9, 30), None, "since 09:30"),
+    ("since 12:59 am", at(4, 0, 59), None, "since 00:59"),
+    ("the day before yesterday", at(2, 0), at(3, 0), "the day before yesterday"),
+    ("today", at(4, 0), None, "today"),
+    ("on 3/12/25", at(3 - 365, 0), at(4 - 365, 0), "on December 3 2025"),  # a year in two figures: 20xx
+    ("in the last hour", NOW - 3_600_000, None, "in the last hour"),  # no count: one
+])
+def test_since_a_clock_time_named_days_and_years(words, start, end, phrase):
+    assert said(words) == (start, end, phrase)
+
+
+@pytest.mark.parametrize("words", ["since 24", "since 9:60"])
+def test_since_no_clock_time_is_no_range(words):
+    assert said(words) is None

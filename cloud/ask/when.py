@@ -203,7 +203,7 @@ def _day_of(text: str, now: datetime) -> tuple[datetime, str] | None:
 
 
 def _count(said: str | None) -> int:
-    return int(said) if said and said.isdigit() else NUMBERS.get(said or "a", 1)
+    return int(said) if said and said.isdigit() else NUMBERS[said] if said else 1  # every _COUNT word is one
 
 
 def _month_number(word: str) -> int:
@@ -218,7 +218,7 @@ def _date_of(text: str, now: datetime) -> tuple[datetime, str] | None:
         a, b, said_year = int(slashed[1]), int(slashed[2]), slashed[3]
         year = (2000 + int(said_year) if len(said_year) == 2 else int(said_year)) if said_year else None
         found = [_date_of(f"{d} {MONTHS[m - 1]} {year or ''}".strip(), now) for d, m in ((a, b), (b, a))
-                 if 1 <= m <= 12 and 1 <= d <= 31]
+                 if 1 <= m <= 12]  # a day that no month has: no such date (below)
         found = [f for f in found if f is not None and f[0].date() <= now.date()]
         return max(found, key=lambda f: f[0]) if found else None
     year, back = None, "year"
