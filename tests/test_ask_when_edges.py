@@ -6,10 +6,12 @@ test_ask_when.py. No store, no model: a fraction of a second."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import pytest
 from edgetriage.cloud.ask.rules import normalise
 from edgetriage.cloud.ask.when import time_window
-from test_ask_when import NOW, ZONE, at
+from test_ask_when import NOW, ZONE, at, on
 
 
 def said(words: str, now: int = NOW) -> tuple[int | None, int | None, str] | None:
@@ -77,3 +79,36 @@ def test_since_a_clock_time_named_days_and_years(words, start, end, phrase):
 @pytest.mark.parametrize("words", ["since 24", "since 9:60"])
 def test_since_no_clock_time_is_no_range(words):
     assert said(words) is None
+
+
+JAN = at(41, 12)  # Sunday 10 January 2027, noon
+FEB = at(72, 12)  # Wednesday 10 February 2027, noon
+
+
+@pytest.mark.parametrize(("words", "now", "start", "end", "phrase"), [
+    # a date named that is today is today's, not last year's
+    ("on 4/12", NOW, at(4, 0), None, "on December 4"), ("on 4 december", NOW, at(4, 0), None, "on December 4"),
+    # later this year: last year's; later this month in February: January's
+    ("on 20 january", JAN, on(datetime(2026, 1, 20)), on(datetime(2026, 1, 21)), "on January 20 2026"),
+    ("on the 28th", FEB, at(59, 0), at(60, 0), "on January 28"),
+    ("during lunch time yesterday", NOW, at(3, 12), at(3, 14), "yesterday lunchtime"),
+    ("since yesterday at 12 am", NOW, at(3, 0), None, "since yesterday 00:00"),
+    ("since weds", NOW, at(2, 0), None, "since Wednesday"),
+    ("from 9pm wednesday to 7am thursday", NOW, at(2, 21), at(3, 7),
+     "from on Wednesday after 21:00 to on Thursday before 07:00"),
+])
+def test_dates_today_and_in_the_months_before_and_days_named_at_each_end(words, now, start, end, phrase):
+    assert said(words, now) == (start, end, phrase)
+
+
+@pytest.mark.parametrize("words", ["from 6 am today to 6 am today", "from yesterday evening to yesterday afternoon"])
+def test_a_range_from_a_time_to_itself_or_back_is_never_empty(words):
+    start, end, _ = said(words)
+    assert end is None or start < end
+
+
+def test_a_range_up_to_now_and_words_that_name_no_day():
+    start, end, phrase = said("from thursday night until now")
+    assert (start, end) == (at(3, 18), None)
+    assert phrase.startswith("from ") and phrase.endswith(" Thursday night to now")
+    assert said("from this to now") is None

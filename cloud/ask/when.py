@@ -270,7 +270,9 @@ def time_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
         return days
     since = _SINCE_DAY_CLOCK.search(text)  # "since Tuesday noon", "since yesterday at 5pm"
     if since and _hour(since, "s", None) is not None:
-        day, phrase = _day_of(since["day"], now) or (now, "today")
+        named_day = _day_of(since["day"], now)
+        assert named_day is not None  # a weekday or "yesterday" is always a day
+        day, phrase = named_day
         start = _at(day, _hour(since, "s", None) or 0.0)
         return Window(_ms(start), None, f"since {phrase.removeprefix('on ')} {start.strftime('%H:%M')}")
     across = _ACROSS.search(text)
@@ -282,7 +284,7 @@ def time_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
     spanned = _SPANNED.search(text)
     if spanned:  # "from yesterday evening to this morning", "from friday night until now"
         first = _named_window(spanned["a"], zone, now_ms)
-        last = None if spanned["b"] == "now" else _named_window(spanned["b"], zone, now_ms)
+        last = _named_window(spanned["b"], zone, now_ms)  # "now" names no range: None
         if first is not None and first.start_ms is not None and (spanned["b"] == "now" or last is not None):
             end = None if last is None else last.end_ms
             if end is None or first.start_ms < end:
@@ -290,8 +292,8 @@ def time_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
     window = _named_window(text, zone, now_ms)
     if window is not None and window.end_ms is not None:
         named = window.phrase.lower().removeprefix("on ")
-        after = "on " + text.split("since", 1)[1].strip() if "since" in text else ""  # "since the 20th", "since wed"
-        again = _named_window(after, zone, now_ms) if after else None
+        after = text.split("since", 1)[1].strip() if "since" in text else None  # "since the 20th", "since wed"
+        again = _named_window("on " + after, zone, now_ms) if after is not None else None
         if (again is not None and again.start_ms == window.start_ms
                 or re.search(rf"\bsince (on )?{re.escape(named)}\b", text)):
             return Window(window.start_ms, None, f"since {window.phrase.removeprefix('on ')}")
