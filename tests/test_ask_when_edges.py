@@ -112,3 +112,15 @@ def test_a_range_up_to_now_and_words_that_name_no_day():
     assert (start, end) == (at(3, 18), None)
     assert phrase.startswith("from ") and phrase.endswith(" Thursday night to now")
     assert said("from this to now") is None
+
+
+@pytest.mark.parametrize(("words", "start", "end", "phrase"), [
+    ("from thursday to thursday", at(3, 0), at(4, 0), "from Thursday December 3 to Thursday December 3"),  # one day
+    ("from the 1st to 3", at(1, 0), at(4, 0), "from Tuesday December 1 to Thursday December 3"),
+])
+def test_a_run_of_days_from_a_day_to_itself_or_to_a_bare_day(words, start, end, phrase):
+    assert said(words) == (start, end, phrase)
+
+
+def test_a_run_of_days_from_no_such_day_is_no_range():
+    assert said("between the 45th and the 3rd") is None

@@ -322,12 +322,14 @@ def _days(text: str, now: datetime) -> Window | None:
     bare = re.fullmatch(r"(?:the )?(\d{1,2})(?:st|nd|rd|th)?", found["b"])
     if first is None or (last is None and bare is None):
         return None
-    if last is None:  # "from November 20 to 25": the first day's month
+    start = first[0]
+    if last is not None:
+        end = last[0]
+    else:  # "from November 20 to 25": the first day's month
         try:
-            last = (first[0].replace(day=int(bare[1])), "")
+            end = start.replace(day=int(bare[1]))
         except ValueError:
             return None
-    start, end = first[0], last[0]
     if end < start and found["a"].split()[-1] in WEEKDAYS:  # "from Friday to Monday": the Friday before
         start -= timedelta(days=7 * ((start - end).days // 7 + 1))
     if end < start:
