@@ -124,3 +124,15 @@ def test_a_run_of_days_from_a_day_to_itself_or_to_a_bare_day(words, start, end, 
 
 def test_a_run_of_days_from_no_such_day_is_no_range():
     assert said("between the 45th and the 3rd") is None
+
+
+@pytest.mark.parametrize(("words", "start", "end", "phrase"), [
+    # a weekday before a date more than a week back: the one before that date
+    ("from friday to 25 november", at(-10, 0), at(-4, 0), "from Friday November 20 to Wednesday November 25"),
+    ("from friday to 19 november", at(-17, 0), at(-10, 0), "from Friday November 13 to Thursday November 19"),
+    # "since" a bare hour with its part of the day; noon and midnight in words
+    ("since 8 tonight", at(4, 20), None, "since 20:00"), ("since 12 this afternoon", at(4, 12), None, "since 12:00"),
+    ("since noon", at(4, 12), None, "since 12:00"), ("since midnight", at(4, 0), None, "since 00:00"),
+])
+def test_weekdays_a_week_back_and_since_a_part_of_the_day(words, start, end, phrase):
+    assert said(words) == (start, end, phrase)
