@@ -136,3 +136,28 @@ def test_a_run_of_days_from_no_such_day_is_no_range():
 ])
 def test_weekdays_a_week_back_and_since_a_part_of_the_day(words, start, end, phrase):
     assert said(words) == (start, end, phrase)
+
+
+@pytest.mark.parametrize(("words", "start", "end", "phrase"), [
+    ("in the last half hour", at(4, 21), None, "in the last half hour"),
+    ("over the last two days", at(3, 0), None, "over the last two days"),
+    ("5 minutes ago", NOW - 10 * 60_000, None, "about 5 minutes ago"),  # 5 either side: up to now
+])
+def test_spans_and_moments_said_back(words, start, end, phrase):
+    assert said(words) == (start, end, phrase)
+
+
+def test_the_last_day_as_the_subject_is_no_span():
+    assert said("the last day was quiet") is None
+
+
+@pytest.mark.parametrize(("text", "back_min", "to_min", "phrase"), [
+    ("10 min ago", 15, 5, "about 10 minutes ago"), ("2 hr ago", 150, 90, "about 2 hours ago"),
+])
+def test_short_units_as_when_reads_them(text, back_min, to_min, phrase):
+    found = time_window(text, ZONE, NOW)  # not normalised: when.py's own reading of "min" and "hr"
+    assert (found.start_ms, found.end_ms, found.phrase) == (NOW - back_min * 60_000, NOW - to_min * 60_000, phrase)
+
+
+def test_tonight_asked_at_half_past_six_in_the_morning_is_the_coming_night():
+    assert said("tonight", at(5, 6, 30)) == (at(5, 18), None, "tonight")

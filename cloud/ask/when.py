@@ -376,7 +376,7 @@ def _named_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
     ago = _AGO.search(text)
     if ago and ago[2] not in ("day", "week"):  # "3 hours ago": a moment, and some time either side of it
         back_s = _count(ago[1]) * _UNITS_S[ago[2]]
-        half_s = AROUND_H * 3600 if ago[2] in ("hour", "hr") else min(1800, max(300, back_s / 2))
+        half_s = min(AROUND_H * 3600, max(300, back_s / 2))  # half of N, 5 to 30 minutes: an hour on, AROUND_H
         end = now_ms - (back_s - half_s) * 1000
         count, unit = _count(ago[1]), {"min": "minute", "hr": "hour"}.get(ago[2], ago[2])
         return Window(int(now_ms - (back_s + half_s) * 1000), None if end >= now_ms else int(end),
