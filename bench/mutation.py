@@ -60,7 +60,7 @@ MODULES: dict[str, str] = {
     "cloud/takeover.py": f"{_PROMISES}",
     "cloud/fairqueue.py": f"{_PROMISES}",
     "cloud/singleflight.py": f"{_PROMISES} tests/test_singleflight.py",
-    "cloud/analysis/policy.py": "tests/test_policy_eval.py",  # the form on its own, no parsing (2 s)
+    "cloud/analysis/policy.py": "tests/test_policy_eval.py tests/test_policy_eval_edges.py",  # no parsing (2 s)
     # words -> verdicts, each sentence parsed once per machine (tests/policy_reads.py): ~8 s
     "cloud/analysis/policy_words.py": "tests/test_policy_compile.py tests/test_policy_words.py "
                                       "tests/test_policy_phrasing.py",
@@ -69,7 +69,7 @@ MODULES: dict[str, str] = {
     "cloud/ask/cache.py": "tests/test_promises_ask.py",
     "cloud/ask/router.py": "tests/test_promises_ask.py tests/test_promises_router.py tests/test_ask.py "
                            "tests/test_ask_words.py -m 'not slow'",
-    "cloud/ask/when.py": "tests/test_ask_when.py --timeout 10",  # the time words alone (0.2 s); a loop, 10 s
+    "cloud/ask/when.py": "tests/test_ask_when.py tests/test_ask_when_edges.py --timeout 10",  # time words (0.3 s)
     "cloud/ask/reading.py": "tests/test_ask_readline.py --timeout 10",  # its unit tests (0.3 s)
     "cloud/ask/negation.py": "tests/test_ask_phrasings.py",
     "cloud/ask/visits.py": "tests/test_ask_reading.py",

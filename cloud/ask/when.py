@@ -74,7 +74,7 @@ def _hour(match: re.Match[str], n: str, context: str | None) -> float | None:
     elif half == "am" and hour == 12:
         hour = 0
     elif half in ("", "oclock") and 1 <= hour <= 11:
-        if context in ("evening", "afternoon", "tonight") or (context == "night" and hour >= 6):
+        if context in ("evening", "afternoon") or (context == "night" and hour >= 6):
             hour += 12
         elif context is None and hour <= 6:
             hour += 12  # "after 5": the afternoon, as people say it
@@ -85,7 +85,7 @@ def _clock_range(text: str, context: str | None) -> tuple[float | None, float | 
     """(from hour, to hour, phrase) a question's clock words name, or None; hours past 24 run into the next day."""
     spread = _FROM_TO.search(text)
     if spread:  # "from 9 in the morning to 5 in the afternoon": each end read in its own part of the day
-        first = {"am": "morning", "pm": "evening"}.get(spread["mid"].split()[-1], spread["mid"].split()[-1])
+        first = "evening" if spread["mid"].endswith("pm") else spread["mid"].split()[-1]  # "am": as "morning"
         start = _hour(spread, "a", first)  # "from 10 at night to 2": the night's 2; "from 8 this morning until 2": 14
         end = _hour(spread, "b", spread["tail"].split()[-1] if spread["tail"] else "night" if first in (
             "night", "evening") else None)
@@ -99,9 +99,9 @@ def _clock_range(text: str, context: str | None) -> tuple[float | None, float | 
             return None
         if between["aampm"] is None and between["aword"] is None and between["bampm"] in ("am", "a m"):
             start %= 12  # "between 3 and 4 am": 03:00
-        elif between["aampm"] is None and between["aword"] is None and start < 12 and start + 12 < end:
+        elif between["aampm"] is None and between["aword"] is None and start + 12 < end:  # (so start < 12)
             start += 12  # "between 8 and 10 pm": 20:00
-        if end <= start and context in ("night", "tonight"):
+        if end <= start and context == "night":
             end += 24  # "between 11 and 1 last night": past midnight
         elif end <= start and end + 12 <= 24 and between["bampm"] is None and between["bword"] is None:
             end += 12  # "between 9 and 5": 17:00
@@ -116,7 +116,7 @@ def _clock_range(text: str, context: str | None) -> tuple[float | None, float | 
             end += 24
         return start, end, f"between {_hhmm(start)} and {_hhmm(end)}"
     if after and start is not None:
-        return (0.0 if start == 24 else start), None, f"after {_hhmm(start % 24)}"
+        return (0.0 if start == 24 else start), None, f"after {_hhmm(start)}"
     if before and end is not None:
         return None, end, f"before {_hhmm(end)}"
     around = _AROUND.search(text)
@@ -125,11 +125,12 @@ def _clock_range(text: str, context: str | None) -> tuple[float | None, float | 
     if around:  # "at 3", "around 3pm", "about 10 am": a moment, half an hour either side
         hour = _hour(around, "a", context)
         if hour is not None:
-            return hour - AROUND_H, hour + AROUND_H, f"around {_hhmm(hour % 24)}"
+            return hour - AROUND_H, hour + AROUND_H, f"around {_hhmm(hour)}"
     return None
 
 
 def _hhmm(hour: float) -> str:
+    """An hour (0 up to 48: past 24 is the next day's) as the clock shows it."""
     whole = int(hour) % 24
     return f"{whole:02d}:{round((hour - int(hour)) * 60):02d}"
 
@@ -202,7 +203,7 @@ def _day_of(text: str, now: datetime) -> tuple[datetime, str] | None:
 
 
 def _count(said: str | None) -> int:
-    return int(said) if said and said.isdigit() else NUMBERS.get(said or "a", 1)
+    return int(said) if said and said.isdigit() else NUMBERS[said] if said else 1  # every _COUNT word is one
 
 
 def _month_number(word: str) -> int:
@@ -217,7 +218,7 @@ def _date_of(text: str, now: datetime) -> tuple[datetime, str] | None:
         a, b, said_year = int(slashed[1]), int(slashed[2]), slashed[3]
         year = (2000 + int(said_year) if len(said_year) == 2 else int(said_year)) if said_year else None
         found = [_date_of(f"{d} {MONTHS[m - 1]} {year or ''}".strip(), now) for d, m in ((a, b), (b, a))
-                 if 1 <= m <= 12 and 1 <= d <= 31]
+                 if 1 <= m <= 12]  # a day that no month has: no such date (below)
         found = [f for f in found if f is not None and f[0].date() <= now.date()]
         return max(found, key=lambda f: f[0]) if found else None
     year, back = None, "year"
@@ -269,7 +270,9 @@ def time_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
         return days
     since = _SINCE_DAY_CLOCK.search(text)  # "since Tuesday noon", "since yesterday at 5pm"
     if since and _hour(since, "s", None) is not None:
-        day, phrase = _day_of(since["day"], now) or (now, "today")
+        named_day = _day_of(since["day"], now)
+        assert named_day is not None  # a weekday or "yesterday" is always a day
+        day, phrase = named_day
         start = _at(day, _hour(since, "s", None) or 0.0)
         return Window(_ms(start), None, f"since {phrase.removeprefix('on ')} {start.strftime('%H:%M')}")
     across = _ACROSS.search(text)
@@ -281,7 +284,7 @@ def time_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
     spanned = _SPANNED.search(text)
     if spanned:  # "from yesterday evening to this morning", "from friday night until now"
         first = _named_window(spanned["a"], zone, now_ms)
-        last = None if spanned["b"] == "now" else _named_window(spanned["b"], zone, now_ms)
+        last = _named_window(spanned["b"], zone, now_ms)  # "now" names no range: None
         if first is not None and first.start_ms is not None and (spanned["b"] == "now" or last is not None):
             end = None if last is None else last.end_ms
             if end is None or first.start_ms < end:
@@ -289,8 +292,8 @@ def time_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
     window = _named_window(text, zone, now_ms)
     if window is not None and window.end_ms is not None:
         named = window.phrase.lower().removeprefix("on ")
-        after = "on " + text.split("since", 1)[1].strip() if "since" in text else ""  # "since the 20th", "since wed"
-        again = _named_window(after, zone, now_ms) if after else None
+        after = text.split("since", 1)[1].strip() if "since" in text else None  # "since the 20th", "since wed"
+        again = _named_window("on " + after, zone, now_ms) if after is not None else None
         if (again is not None and again.start_ms == window.start_ms
                 or re.search(rf"\bsince (on )?{re.escape(named)}\b", text)):
             return Window(window.start_ms, None, f"since {window.phrase.removeprefix('on ')}")
@@ -319,12 +322,14 @@ def _days(text: str, now: datetime) -> Window | None:
     bare = re.fullmatch(r"(?:the )?(\d{1,2})(?:st|nd|rd|th)?", found["b"])
     if first is None or (last is None and bare is None):
         return None
-    if last is None:  # "from November 20 to 25": the first day's month
+    start = first[0]
+    if last is not None:
+        end = last[0]
+    else:  # "from November 20 to 25": the first day's month
         try:
-            last = (first[0].replace(day=int(bare[1])), "")
+            end = start.replace(day=int(bare[1]))
         except ValueError:
             return None
-    start, end = first[0], last[0]
     if end < start and found["a"].split()[-1] in WEEKDAYS:  # "from Friday to Monday": the Friday before
         start -= timedelta(days=7 * ((start - end).days // 7 + 1))
     if end < start:
@@ -371,7 +376,7 @@ def _named_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
     ago = _AGO.search(text)
     if ago and ago[2] not in ("day", "week"):  # "3 hours ago": a moment, and some time either side of it
         back_s = _count(ago[1]) * _UNITS_S[ago[2]]
-        half_s = AROUND_H * 3600 if ago[2] in ("hour", "hr") else min(1800, max(300, back_s / 2))
+        half_s = min(AROUND_H * 3600, max(300, back_s / 2))  # half of N, 5 to 30 minutes: an hour on, AROUND_H
         end = now_ms - (back_s - half_s) * 1000
         count, unit = _count(ago[1]), {"min": "minute", "hr": "hour"}.get(ago[2], ago[2])
         return Window(int(now_ms - (back_s + half_s) * 1000), None if end >= now_ms else int(end),
