@@ -222,12 +222,12 @@ def _figures(out: Exposition, service: Counted, f: dict[str, Any]) -> None:
         ("light", "L_light_ms"), ("llm", "L_llm_ms"), ("sched", "L_sched_ms"), ("total", "L_total_ms"))
         if f.get(key) is not None]
     out.gauge("edgetriage_cloud_latency_model_seconds",
-              "Medians of the latency model: light (cache), llm (model time), sched (queue wait), and "
+              "Medians of the latency model: light (cache, light path), llm (model time), sched (queue wait), and "
               "total = sched + alpha*light + (1-alpha)*llm.", model)
     if f.get("measured_total_p50_ms") is not None:
         out.gauge("edgetriage_cloud_latency_measured_p50_seconds", "Measured median receipt -> verdict.",
                   f["measured_total_p50_ms"] / 1000.0)
-    alpha_help = "alpha (cloud.figures): cache answers / (cache answers + LLM verdicts)."
+    alpha_help = "alpha (cloud.figures): answers without a model (cache, light path) / (those + LLM verdicts)."
     for name, key, help_text in (
             ("edgetriage_cloud_alpha_ratio", "alpha", alpha_help),
             ("edgetriage_cloud_resolved_without_llm_ratio", "alpha", alpha_help),

@@ -294,6 +294,7 @@ class CloudService:
         future: asyncio.Future[Verdict] = asyncio.get_running_loop().create_future()
         self._inflight[event.event_id] = future
         stored = False
+        first = self.finals.first_answer_timer(event, arrived)  # a first answer meanwhile, counted from arrival
         try:
             verdict = await self._decide(await self.trust.embedded(event), arrived)
             if not keeper.still_held(event.event_id) and not retake(keeper, self.store, event, self.stats):
@@ -307,6 +308,8 @@ class CloudService:
             stored = True
             future.set_result(verdict)
         finally:
+            if first is not None:
+                first.cancel()
             self._inflight.pop(event.event_id, None)
             if not future.done():
                 future.cancel()
@@ -345,6 +348,7 @@ class CloudService:
                 return verdict
             if attempt == 0 and (decided := await decided_at_once(self.backend, event)) is not None:
                 return self.cache.from_model(event, decided, prompt_version, self.backend.name, arrived, arrived)
+            self.finals.looked(event, arrived)  # left to a model: a first answer sent before the look, upgraded
             flight = bucket(self.cache.rule(event, prompt_version, 0))
             ahead = self.flights.take_off(event.event_id, flight, event.phash, self.config.reuse.max_distance,
                                           event.embedding, self.config.reuse.min_similarity) if attempt < 3 else None

@@ -13,6 +13,7 @@ from typing import Any
 from ..shared.protocol import Verdict
 from ..shared.stats import median, percentile
 
+LIGHT_ROUTE = "neither_in_time"  # cloud.routing's reason on a verdict of the light path
 LATENCY_WINDOW = 4096  # recent samples kept per latency series
 FEEDBACK_KEY = ("device", "camera", "kind")  # what ServiceStats.feedback is keyed by, in order
 
@@ -29,6 +30,7 @@ class ServiceStats:
     rejected: int = 0
     duplicates: int = 0
     cache_hits: int = 0
+    light: int = 0  # verdicts of the light path (no model; provisional): neither model could answer within T_max
     llm: int = 0
     overrides: int = 0  # model verdicts the consistency check overruled (cloud.analysis.check)
     corrected: dict[str, int] = field(default_factory=dict)  # model descriptions replaced by the facts', by kind
@@ -52,7 +54,8 @@ class ServiceStats:
     total_ms: deque[float] = field(default_factory=_latencies)  # receipt → verdict stored, new verdicts
     queue_ms: deque[float] = field(default_factory=_latencies)  # receipt → model start (model verdicts)
     analyze_ms: deque[float] = field(default_factory=_latencies)  # model time (model verdicts)
-    light_ms: deque[float] = field(default_factory=_latencies)  # receipt → verdict, cache hits (L_light)
+    light_ms: deque[float] = field(default_factory=_latencies)  # receipt → verdict, cache hits and the light
+    # path's verdicts (L_light)
     llm_ms: deque[float] = field(default_factory=_latencies)  # model time, LLM verdicts only (L_llm)
     sched_ms: deque[float] = field(default_factory=_latencies)  # queue wait, LLM verdicts only (L_sched)
 
@@ -70,6 +73,9 @@ class ServiceStats:
         """A new verdict stored, `total_ms` after its event arrived."""
         if verdict.source == "cloud_cache":
             self.cache_hits += 1
+            self.light_ms.append(total_ms)
+        elif verdict.routed_by == LIGHT_ROUTE:
+            self.light += 1
             self.light_ms.append(total_ms)
         else:
             if verdict.source == "llm":

@@ -69,6 +69,42 @@ def test_a_back_end_that_is_down_is_passed_over_for_the_other():
     assert route(5, both, policy).reason == "all_down" and route(5, both, policy).lane == "l"
 
 
+def test_the_light_path_answers_exactly_at_t_max_when_neither_model_can_and_only_then():
+    policy = RoutePolicy(t_max_ms=5000, large_tiers={0}, small_tiers={9})
+    busy = [_lane("s", "small", waiting=9), _lane("l", "large", waiting=5)]  # 10 s and 6 s: neither in time
+    light = LaneLoad("light", "light", 8, 0, 2, 1, LatencyEstimate(1000))  # 8 ahead, 2 at once: 5 rounds of 1 s
+    at = route(5, busy, policy, light)
+    assert (at.lane, at.reason, at.expected_ms, at.provisional) == ("light", "neither_in_time", 5000, True)
+    over = LaneLoad("light", "light", 8, 0, 2, 1, LatencyEstimate(1000.2))
+    assert (route(5, busy, policy, over).lane, route(5, busy, policy, over).reason) == ("l", "both_busy")
+    assert route(5, busy, policy, None).reason == "both_busy"  # it could not tell: the models' rule as before
+    down = LaneLoad("light", "light", 0, 0, 2, 1, LatencyEstimate(10), False)
+    assert route(5, busy, policy, down).reason == "both_busy"
+    small_in_time = [_lane("s", "small", waiting=4), _lane("l", "large", waiting=5)]  # 5 s: the small model first
+    assert (route(5, small_in_time, policy, light).lane, route(5, small_in_time, policy, light).reason) == \
+        ("s", "large_busy")
+    assert route(0, busy, policy, light).reason == "pinned"  # a pinned tier waits for the large one
+    assert route(9, busy, policy, light).reason == "small_enough"
+    small_down = [_lane("s", "small", up=False), _lane("l", "large", waiting=5)]
+    assert route(5, small_down, policy, light).reason == "neither_in_time"
+    assert route(5, [_lane("s", "small"), _lane("l", "large", waiting=5)], RoutePolicy(), light).reason == "no_target"
+
+
+def test_the_light_path_says_only_what_the_check_would_make_of_any_model_answer():
+    from edgetriage.cloud.analysis.light import by_check
+    from edgetriage.cloud.analysis.translator import Facts
+
+    def facts(score: float, known: bool = True, decoded: bool = True) -> Facts:
+        return Facts(label="person", label_score=score, label_box=None, label_known=known, decoded=decoded)
+
+    absent, seen = by_check(facts(0.05), 0.0), by_check(facts(0.45), 0.0)
+    assert (absent.verdict, absent.decided_by, absent.model) == ("benign", "check", "check")
+    assert absent.clause.startswith("absent") and absent.facts == ("Person: no.",)
+    assert (seen.verdict, seen.confidence) == ("alert", 0.45) and seen.clause.startswith("seen")
+    assert by_check(facts(0.10), 0.0) is None and by_check(facts(0.29), 0.0) is None  # faint: a model's to say
+    assert by_check(facts(0.9, known=False), 0.0) is None and by_check(facts(0.9, decoded=False), 0.0) is None
+
+
 def test_without_a_target_the_large_one_answers_and_one_kind_alone_is_just_the_quickest():
     got = route(5, [_lane("s", "small"), _lane("l", "large", waiting=100)], RoutePolicy())
     assert (got.lane, got.reason) == ("l", "no_target")
@@ -267,6 +303,71 @@ def test_a_busy_large_model_leaves_events_to_the_small_one_then_its_final_answer
                   if v.provisional and v.event_id != corrected.event_id)
     assert routing["final_agreement"] == round(1 - changed / 3, 4)
     assert routing["backends"]["large"]["answered"] == 4 and routing["backends"]["large"]["batch_ms"][1] > 1100
+
+
+def test_when_neither_model_can_answer_within_t_max_the_light_path_does_and_the_large_ones_finals_replace_it(
+        clip_one_by_one, tmp_path):
+    """T_max 2 s; the large model 1.5 s an answer, one at a time; the small one 3 s (its measured first guess).
+    Five events at once: the large one takes the first; for the rest neither model can answer within T_max, so
+    the light path does (the check over the closer look: a person seen, alert), provisionally, within a second;
+    the event whose label the closer look does not know is left to a model (the light path cannot tell). Every
+    provisional answer is replaced by the large one's final; α counts the light path's answers."""
+    crop = clip_crop(clip_one_by_one, 120, BOX)
+    heard: list[Verdict] = []
+
+    async def scenario():
+        small = await ChatServer("benign", 3.0, 1).start()
+        large = await ChatServer("alert", 1.5, 1).start()
+        config = CloudConfig.model_validate({
+            "store_path": str(tmp_path / "c.db"), "reuse": {"verify_sample": 0.0},
+            "analyzer": {"t_max_ms": 2000, "first_answer_ms": 800, "backends": [
+                {"name": "small", "kind": "openai", "cost": "small", "latency_ms": 3000,
+                 "openai": {"base_urls": [small.url], "max_in_flight": 1}},
+                {"name": "large", "kind": "openai", "cost": "large", "latency_ms": 1500,
+                 "openai": {"base_urls": [large.url], "max_in_flight": 1}}]}})
+        store = SQLiteStore(config.store_path)
+        backend = build_backend(config.analyzer)
+        backend.light(_event(crop, 99))  # the closer look's models loaded before the clock starts
+        service = CloudService(config, backend, store, on_verdict=heard.append)
+        topic = Topics(config.mqtt.prefix).events("pi-routes")
+        events = [_event(crop, n) for n in range(4)] + [_event(crop, 4).model_copy(update={"label": "parcel"})]
+        try:
+            firsts = await asyncio.gather(*(service.process(e, topic) for e in events))
+            deadline = time.monotonic() + 40
+            while service.finals.stats.finals < sum(v.provisional for v in firsts) and time.monotonic() < deadline:
+                await asyncio.sleep(0.1)
+            stored = {e.event_id: store.get_verdict(e.event_id) for e in events}
+            return firsts, stored, service.figures.compute()
+        finally:
+            await service.stop()
+            await backend.close()
+            store.close()
+            await small.stop()
+            await large.stop()
+
+    firsts, stored, figures = asyncio.run(scenario())
+    routes = [(v.model.split(":")[0], v.routed_by, v.provisional) for v in firsts]
+    assert routes[0] == ("large", "within_t_max", False), routes
+    light = [v for v in firsts if v.routed_by == "neither_in_time"]
+    assert len(light) == 3 and all(v in firsts[1:4] for v in light), routes
+    for verdict in light:
+        assert (verdict.model, verdict.decided_by, verdict.verdict, verdict.source) == \
+            ("light: check", "check", "alert", "llm")
+        assert verdict.provisional and verdict.cache is None and verdict.clause.startswith("seen")
+        assert verdict.timings.total_ms < 2000, verdict.timings
+        final = stored[verdict.event_id]
+        assert (final.provisional, final.provisional_was, final.routed_by) == (False, "alert", "neither_in_time")
+        assert final.model.startswith("large:") and final.cache is not None
+        assert [v for v in heard if v.event_id == verdict.event_id][-1] == final
+    parcel = firsts[4]
+    assert parcel.routed_by in ("large_busy", "both_busy") and parcel.model.split(":")[0] in ("small", "large")
+    assert all(not v.provisional for v in stored.values())  # nothing lost, every answer final at the end
+    routing = figures["routing"]
+    assert routing["routed_by"]["neither_in_time"] == 3 and sum(routing["routed_by"].values()) == 5
+    assert routing["light"]["answered"] == 3 and routing["light"]["undecided"] == 1
+    assert routing["light"]["L_light_ms"] > 0
+    model_verdicts = 5 - 3  # the first event's and the parcel's
+    assert figures["alpha"] == round(3 / (3 + model_verdicts), 4)
 
 
 def test_a_large_back_end_that_keeps_failing_is_passed_over_until_it_is_back(clip_one_by_one, tmp_path):
@@ -618,12 +719,16 @@ def test_the_first_answer_says_what_the_closer_look_and_the_policy_say_while_the
 
     events, answers, first_answers = asyncio.run(scenario())
     assert first_answers == 3
-    firsts = {name: next(v for v in heard if v.event_id == e.event_id) for name, e in events.items()}
-    for name, first in firsts.items():
+    for name, e in events.items():
+        first = next(v for v in heard if v.event_id == e.event_id)
         assert (first.provisional, first.source, first.cache) == (True, "fallback", None), name
         assert first.timings.total_ms < 1000, (name, first.timings)
         assert answers[name].source == "llm" and not answers[name].provisional  # the model's verdict followed
         assert heard.index(first) < heard.index(answers[name])
+    # the first answer as it stands before the model's verdict: sent again once the closer look landed, if it
+    # landed after the first answer was due (counted from arrival)
+    firsts = {name: [v for v in heard if v.event_id == e.event_id and v.source == "fallback"][-1]
+              for name, e in events.items()}
 
     lean = firsts["faint"]
     assert (lean.verdict, lean.decided_by) == ("alert", "policy"), lean
