@@ -89,6 +89,13 @@ def first_answer(event: Event, arrived: float, leaning: Analysis | None = None) 
         "policy": leaning.policy and leaning.policy[:300], "clause": leaning.clause and leaning.clause[:200]})
 
 
+class _Never:
+    """A first answer never due (no first answers configured)."""
+
+    def cancel(self) -> None:
+        return None
+
+
 class Finals:
     """Wired by the service: `lanes` route and ask, `publish` sends a verdict in its forms, `listeners` are the
     service's verdict listeners (this one among them), `spawn` runs a background task the service stops."""
@@ -111,12 +118,12 @@ class Finals:
     def figures(self) -> dict[str, Any]:
         return self.stats.figures(sum(self.lanes.routed.values()))
 
-    def first_answer_timer(self, event: Event, arrived: float) -> asyncio.TimerHandle | None:
-        """The first answer of `event`, due `first_answer_ms` after it arrived (None: no first answers); the
-        caller cancels it once the event is answered. Counted from arrival, not from when the closer look or
-        the model's queue took the event: it never waits behind another event's look."""
+    def first_answer_timer(self, event: Event, arrived: float) -> asyncio.TimerHandle | _Never:
+        """The first answer of `event`, due `first_answer_ms` after it arrived; the caller cancels it once the
+        event is answered. Counted from arrival, not from when the closer look or the model's queue took the
+        event: it never waits behind another event's look."""
         if self.lanes.first_answer_s <= 0:
-            return None
+            return _Never()
         left = max(0.0, arrived + self.lanes.first_answer_s - time.monotonic())
         return asyncio.get_running_loop().call_later(left, self.first_answer, event, arrived)
 

@@ -42,7 +42,7 @@ from .lanes import Lanes
 from .offers import SiteOffers
 from .publisher import Publisher
 from .scheduler import Outcome
-from .servicestats import ServiceStats, Throttled
+from .servicestats import HitLog, ServiceStats, Throttled
 from .singleflight import open_flights
 from .sites import SiteTable
 from .storage.claims import ClaimKeeper, Claims, new_owner, open_claims
@@ -62,9 +62,9 @@ def _trace(event_id: str, device: str, camera: str) -> dict[str, str]:
 
 
 
-def _log_verdict(verdict: Verdict, published: bool) -> None:
-    """One info line per verdict made (model or cache): the cloud's half of an event's story."""
-    log.info("verdict %s (%.2f) for %s/%s event %s from %s in %.0f ms%s", verdict.verdict, verdict.confidence,
+def _log_verdict(verdict: Verdict, published: bool, level: int = logging.INFO) -> None:
+    """One line per verdict made: the cloud's half of an event's story (cache hits at debug: HitLog)."""
+    log.log(level, "verdict %s (%.2f) for %s/%s event %s from %s in %.0f ms%s", verdict.verdict, verdict.confidence,
              verdict.device, verdict.camera, verdict.event_id, verdict.source, verdict.timings.total_ms,
              "" if published else " (not published: no broker connection)",
              extra=_trace(verdict.event_id, verdict.device, verdict.camera))
@@ -120,6 +120,7 @@ class CloudService:
         self._keeper: ClaimKeeper | None = None
         self._claim_task: asyncio.Task | None = None
         self._warn = Throttled(log)
+        self._hit_log = HitLog(log, lambda v, sent: _log_verdict(v, sent, logging.DEBUG))  # a count a minute
         self.health = IntakeHealth(config.delivery.stalled_after_s)  # /healthz and /metrics read why nothing moves
         self.intake = MQTTIntake(self, self._track, self.stats, self._warn, self.health, store.get_verdict)
         self.feedback = Feedback(store, self.publisher.verdict, lambda _verdict, offers: self.offers.send(offers),
@@ -249,7 +250,7 @@ class CloudService:
         self.reuse_checks.sample(event, verdict)
         self.stats.count(verdict, (time.monotonic() - arrived) * 1000)
         sent = self.publisher.verdict(verdict)
-        _log_verdict(verdict, sent)
+        self._hit_log.hit(verdict, sent)
         _notify(self.verdict_listeners, verdict)
         return sent
 
@@ -308,8 +309,7 @@ class CloudService:
             stored = True
             future.set_result(verdict)
         finally:
-            if first is not None:
-                first.cancel()
+            first.cancel()
             self._inflight.pop(event.event_id, None)
             if not future.done():
                 future.cancel()

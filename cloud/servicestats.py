@@ -7,6 +7,7 @@ import logging
 import math
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -136,3 +137,29 @@ class Throttled:
         self._logger.warning(msg, *args)
         self._last = now
         self._suppressed = 0
+
+
+class HitLog:
+    """Cache hits said at info as a count, at most once per `interval_s` (the next hit after it says it): a line
+    per hit would be a formatted write on the hot path, costing more than the answer. Each hit's own line
+    (`say`) only where the logger takes debug."""
+
+    def __init__(self, logger: logging.Logger, say: Callable[[Verdict, bool], None], interval_s: float = 60.0) -> None:
+        self._logger = logger
+        self._say = say
+        self.interval_s = interval_s
+        self._since = time.monotonic()
+        self._count = 0
+        self._unpublished = 0
+
+    def hit(self, verdict: Verdict, published: bool) -> None:
+        self._count += 1
+        self._unpublished += not published
+        now = time.monotonic()
+        if now - self._since >= self.interval_s:
+            self._logger.info("%d verdict(s) answered from the cache in the last %.0f s%s", self._count,
+                              now - self._since, f" ({self._unpublished} not published: no broker connection)"
+                              if self._unpublished else "")
+            self._since, self._count, self._unpublished = now, 0, 0
+        if self._logger.isEnabledFor(logging.DEBUG):
+            self._say(verdict, published)

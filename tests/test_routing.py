@@ -744,3 +744,59 @@ def test_the_first_answer_says_what_the_closer_look_and_the_policy_say_while_the
     plain = firsts["no policy"]
     assert (plain.verdict, plain.facts, plain.decided_by) == ("unknown", [], None)
     assert plain.description.startswith("person at hall in door, 60 s")
+
+
+def test_several_policy_events_at_once_each_get_a_first_answer_within_a_second_then_the_policys_word(
+        clip_one_by_one, tmp_path):
+    """Six faint shapes staying 60 s at the door at once, the policy alerting for someone staying over 30 s: their
+    closer looks queue (two cores), but each first answer is due 300 ms after its own arrival, not after the
+    looks ahead of it, so every event has one within a second; one sent before its look landed is sent again
+    with the policy's leaning (alert, if someone is there) before the model's verdict."""
+    sharp = clip_crop(clip_one_by_one, 120, BOX)
+    faint = _blurred(sharp, 10.0)
+    heard: list[Verdict] = []
+
+    async def scenario():
+        small = await ChatServer("benign", 2.0, 8).start()
+        large = await ChatServer("benign", 2.0, 8).start()
+        config = CloudConfig.model_validate({
+            "store_path": str(tmp_path / "c.db"), "reuse": {"verify_sample": 0.0},
+            "analyzer": {"t_max_ms": 5000, "first_answer_ms": 300, "backends": [
+                {"name": "small", "kind": "openai", "cost": "small", "openai": {"base_urls": [small.url]}},
+                {"name": "large", "kind": "openai", "cost": "large", "latency_ms": 2000,
+                 "openai": {"base_urls": [large.url], "max_in_flight": 8}}],
+                "policies": [{"camera": "front", "text": "Alert only if someone stays at the door longer than 30 s"}]}})
+        store = SQLiteStore(config.store_path)
+        backend = build_backend(config.analyzer)
+        service = CloudService(config, backend, store, on_verdict=heard.append)
+        topic = Topics(config.mqtt.prefix).events("pi-routes")
+
+        def event(n: int) -> Event:
+            return _event(faint, n).model_copy(update={"camera": "front", "zones": ["door"], "dwell_s": 60.0,
+                                                       "local_time": "12:00"})
+        try:
+            await service.process(event(400), topic)  # the closer look's models loaded before the clock starts
+            events = [event(410 + n) for n in range(6)]
+            answers = await asyncio.gather(*(service.process(e, topic) for e in events))
+            return events, answers, service.finals.stats
+        finally:
+            await service.stop()
+            await backend.close()
+            store.close()
+            await small.stop()
+            await large.stop()
+
+    events, answers, stats = asyncio.run(scenario())
+    assert stats.first_answers == 7  # the warm-up's too
+    for e, answer in zip(events, answers, strict=True):
+        said = [v for v in heard if v.event_id == e.event_id]
+        assert said[0].source == "fallback" and said[0].provisional, said[0]
+        assert said[0].timings.total_ms < 1000, said[0].timings  # within a second of arrival, each one
+        lean = [v for v in said if v.source == "fallback"][-1]  # as it stood before the model's verdict
+        assert (lean.verdict, lean.decided_by) == ("alert", "policy") and "if someone is there" in lean.clause
+        assert said[-1] == answer and answer.source == "llm" and not answer.provisional
+        if said[0].verdict == "unknown":  # sent before its look landed: upgraded once
+            assert len([v for v in said if v.source == "fallback"]) == 2
+    ids = {v.event_id for v in heard}  # the warm-up's too
+    early = sum(next(v for v in heard if v.event_id == i).verdict == "unknown" for i in ids)
+    assert stats.first_upgraded == early
