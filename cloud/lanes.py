@@ -9,9 +9,10 @@ Each lane measures its back-end as it runs: a batch's time by batch size (cloud.
 the routing reads), the model time of each answer (L_llm per back-end), and whether it is down (it says it is
 saturated, or its last `FAILURES_DOWN` answers failed: passed over for `DOWN_S`, then tried again).
 
-With several back-ends the light path (analysis.Light: the policy, or the check over the closer look) is a lane
-too, of no model (`LightLane`): `LIGHT_AT_ONCE` looks at a time on threads of its own, each timed, so the
-router knows when it can answer within T_max where neither model can.
+With several back-ends and a T_max, every event's closer look is taken first, `LIGHT_AT_ONCE` at a time on threads
+of their own (`LightLane`; each prompt then reads it remembered), with what the light path makes of it
+(analysis.Light: the policy, or the check; no model): the router then knows what the event has waited, and
+whether the light path can answer it where neither model can within T_max.
 """
 
 from __future__ import annotations
@@ -140,16 +141,18 @@ class Lane:
 
 
 class LightLane:
-    """The light path as the router sees it (cloud.routing: `neither_in_time`): its looks waiting and running,
-    `LIGHT_AT_ONCE` at a time, each look's time measured (L_light per look); what it answered and what it could
-    not tell (left to a model)."""
+    """The light path (cloud.routing: `neither_in_time`): every event's closer look and what the policy or the
+    check make of it, `LIGHT_AT_ONCE` at a time, each timed (its median and expected time are figures); how
+    many it answered (neither model in time) and could not tell (a model answered; the others went to a model
+    that could answer within T_max)."""
 
     def __init__(self, light: Light, clock: Callable[[], float] = time.monotonic) -> None:
         self.light = light
         self.clock = clock
         self.latency = LatencyEstimate(LIGHT_FIRST_GUESS_MS)
         self.pending = 0  # looks waiting for a thread or running
-        self.answered = 0
+        self.looked = 0
+        self.answered = 0  # given as the verdict (Lanes.submit counts them)
         self.undecided = 0
         self.look_ms: deque[float] = deque(maxlen=WINDOW)
         self._executor: ThreadPoolExecutor | None = None
@@ -169,7 +172,7 @@ class LightLane:
         if ms is not None:
             self.latency.observe(1, ms)
             self.look_ms.append(ms)
-        self.answered += analysis is not None
+        self.looked += 1
         self.undecided += analysis is None
         return analysis
 
@@ -188,7 +191,8 @@ class LightLane:
             self._executor = None
 
     def figures(self) -> dict[str, Any]:
-        return {"answered": self.answered, "undecided": self.undecided, "L_light_ms": median(list(self.look_ms), 1),
+        return {"looked": self.looked, "answered": self.answered, "undecided": self.undecided,
+                "L_light_ms": median(list(self.look_ms), 1),
                 "expected_answer_ms": round(self.load().answer_ms(), 1), "pending": self.pending}
 
 
@@ -250,27 +254,28 @@ class Lanes:
             self.light.close()
 
     # -- routing ---------------------------------------------------------------------------------------
-    def choose(self, event: Event, *, light: bool = True) -> tuple[Lane | None, Route | None]:
+    def choose(self, event: Event, arrived: float, *, light: bool = False) -> tuple[Lane | None, Route | None]:
         """The lane for `event` (None: the light path) and the route that chose it (None: one lane, nothing to
-        choose). `light` False: the light path could not tell, a model answers."""
+        choose). `light`: the light path's answer is in hand; T_max counts from `arrived`."""
         if not self.routing:
             return self.lanes[0], None
-        lighter = self.light.load() if light and self.light is not None else None
-        chosen = route(self.primary.tier(event), [lane.load() for lane in self.lanes], self.policy, lighter)
+        in_hand = LaneLoad(LIGHT, "light", 0, 0, 1, 1, LatencyEstimate(0.0)) if light else None
+        chosen = route(self.primary.tier(event), [lane.load() for lane in self.lanes], self.policy, in_hand,
+                       (self.clock() - arrived) * 1000)
         return next((lane for lane in self.lanes if lane.name == chosen.lane), None), chosen
 
     async def submit(self, event: Event, *, arrived: float) -> Outcome:
         """The chosen back-end's answer (Scheduler.submit's, with the lane, why and whether provisional), or the
-        light path's where neither model can answer within T_max and it can tell."""
-        lane, chosen = self.choose(event)
-        if lane is None and self.light is not None:
-            assert chosen is not None
-            started = self.clock()
-            analysis = await self.light.judge(event)
-            if analysis is not None:
-                return self._provisional(event, arrived, chosen, Outcome(analysis, (started - arrived) * 1000,
-                                                                         started, lane=LIGHT))
-            lane, chosen = self.choose(event, light=False)  # it cannot tell: a model answers
+        light path's where neither model can answer within T_max (counted from `arrived`) and it can tell."""
+        light, started = None, self.clock()
+        if self.light is not None and self.policy.t_max_ms is not None:  # the closer look first, two at a time
+            light = await self.light.judge(event)  # (each prompt reads it remembered): the routing then knows
+            # what the light path says, and what the event has waited for it
+        lane, chosen = self.choose(event, arrived, light=light is not None)
+        if lane is None:  # neither model can answer within T_max: the light path's answer
+            assert chosen is not None and light is not None
+            return self._provisional(event, arrived, chosen, Outcome(light, (started - arrived) * 1000, started,
+                                                                     lane=LIGHT))
         assert lane is not None
         if chosen is not None:
             self.routed[chosen.reason] = self.routed.get(chosen.reason, 0) + 1
@@ -288,6 +293,8 @@ class Lanes:
         """A provisional answer, kept for its final (cloud.finals), its route counted."""
         if outcome.lane == LIGHT:
             self.routed[chosen.reason] = self.routed.get(chosen.reason, 0) + 1
+            if self.light is not None:
+                self.light.answered += 1
         self._waiting[event.event_id] = Waiting(event, arrived, chosen)
         while len(self._waiting) > PROVISIONAL_KEPT:
             self._waiting.popitem(last=False)

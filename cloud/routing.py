@@ -131,9 +131,11 @@ def _best(lanes: Sequence[LaneLoad]) -> tuple[LaneLoad, float] | None:
     return min(timed, key=lambda pair: pair[1])
 
 
-def route(tier: int, lanes: Sequence[LaneLoad], policy: RoutePolicy, light: LaneLoad | None = None) -> Route:
+def route(tier: int, lanes: Sequence[LaneLoad], policy: RoutePolicy, light: LaneLoad | None = None,
+          spent_ms: float = 0.0) -> Route:
     """The back-end for one event of priority `tier` (see the module's docstring). `lanes` is not empty; `light`:
-    the light path, where one may answer this event (None: it cannot, or could not)."""
+    the light path, where one may answer this event (None: it cannot, or could not); `spent_ms`: of T_max, what
+    the event has already waited (T_max counts from its arrival)."""
     if not lanes:
         raise ValueError("route() needs at least one back-end")
     smalls = [lane for lane in lanes if lane.cost == "small"]
@@ -158,12 +160,13 @@ def route(tier: int, lanes: Sequence[LaneLoad], policy: RoutePolicy, light: Lane
         return Route(large[0].name, "pinned", large[1])
     if policy.t_max_ms is None:
         return Route(large[0].name, "no_target", large[1])
-    if large[1] <= policy.t_max_ms:
+    left = policy.t_max_ms - spent_ms
+    if large[1] <= left:
         return Route(large[0].name, "within_t_max", large[1])
-    if small is not None and small[1] <= policy.t_max_ms:
+    if small is not None and small[1] <= left:
         return Route(small[0].name, "large_busy", small[1], provisional=True)
-    if light is not None and light.up and (light_ms := light.answer_ms()) <= policy.t_max_ms:
-        return Route(light.name, "neither_in_time", light_ms, provisional=True)
+    if light is not None and light.up and (light_ms := light.answer_ms()) <= max(0.0, left):  # in time, or
+        return Route(light.name, "neither_in_time", light_ms, provisional=True)  # in hand already (0 ms) though late
     if small is None:
         return Route(large[0].name, "small_down", large[1])
     if small[1] >= large[1]:  # the small one no quicker: the large one's answer is worth the wait

@@ -39,7 +39,7 @@ def build_backend(config: AnalyzerConfig, translator=None) -> Backend:  # noqa: 
         from .light import LightPath
         from .several import Member, Several
 
-        shared = Remembered(Translator())
+        shared = Remembered(Translator(), size=4096)  # a burst's looks, taken first, kept for the prompts
         return Several([Member(b.name, b.cost, b.latency_ms, build_backend(config.for_backend(b), shared))  # type: ignore[arg-type]
                         for b in config.backends], LightPath(shared))
     if translator is None and config.policies:
