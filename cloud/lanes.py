@@ -44,7 +44,7 @@ PROVISIONAL_KEPT = 4096  # events answered provisionally kept for the final answ
 FIRST_ANSWER_MS = 800.0  # [analyzer] first_answer_ms by default with several back-ends (none with one)
 WINDOW = 1024  # answers per lane the model-time median is taken over
 LIGHT = "light"  # the light path's lane name (on a verdict's `model`: "light: check", "light: policy")
-LIGHT_AT_ONCE = 2  # closer looks of the light path at a time (threads of its own)
+LIGHT_AT_ONCE = 4  # closer looks at a time (threads of their own; onnxruntime and OpenCV release the GIL)
 LIGHT_FIRST_GUESS_MS = 500.0  # one closer look, until measured
 
 
