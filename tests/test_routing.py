@@ -325,7 +325,7 @@ def test_a_busy_large_model_leaves_events_to_the_small_one_then_its_final_answer
 def test_when_neither_model_can_answer_within_t_max_the_light_path_does_and_the_large_ones_finals_replace_it(
         clip_one_by_one, tmp_path):
     """T_max 3 s; the large model 1.5 s an answer, one at a time; the small one 3 s (its first guess). Five events
-    at once, each routed once its closer look is taken (two at a time; T_max counts from arrival): the large one
+    at once, each routed once its closer look is taken (four at a time; T_max counts from arrival): the large one
     takes the first; for the rest neither model can answer within T_max, so the light path does (the check over
     the closer look: a person seen, alert), provisionally, within T_max;
     the event whose label the closer look does not know is left to a model (the light path cannot tell). Every
