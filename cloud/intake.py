@@ -184,15 +184,14 @@ class MQTTIntake:
                 log.exception("could not accept the message on %s; it is released for redelivery", msg.topic)
                 self._release()
         self.health.taken_in(len(accepted))
-        with link.coalesced():  # the turn's verdicts and acknowledgements: one wake-up of paho's thread
-            answers = self._hits([arrival for _, arrival in accepted])
-            for (msg, arrival), answer in zip(accepted, answers, strict=True):
-                if answer is None:
-                    self._track(self._consume(link, msg, arrival))
-                    continue
-                if answer[1]:
-                    link.ack(msg.mid, generation=msg.generation)
-                self.health.done()  # not published (no broker): the redelivery on reconnecting republishes it
+        answers = self._hits([arrival for _, arrival in accepted])
+        for (msg, arrival), answer in zip(accepted, answers, strict=True):
+            if answer is None:
+                self._track(self._consume(link, msg, arrival))
+                continue
+            if answer[1]:
+                link.ack(msg.mid, generation=msg.generation)
+            self.health.done()  # not published (no broker): the redelivery on reconnecting republishes it
 
     def _hits(self, arrivals: list[Arrival]) -> list[Answered | None]:
         """The turn's cache hits; on a failed lookup or write none (nothing was published or acknowledged):

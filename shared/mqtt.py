@@ -35,7 +35,6 @@ and are never logged.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import random
@@ -44,7 +43,7 @@ import ssl
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import paho.mqtt.client as mqtt
@@ -165,17 +164,6 @@ def _network_thread_writes(client: mqtt.Client, userdata: object, sock: object) 
 def _reason_text(reason_code: object) -> str:
     value = getattr(reason_code, "value", None)
     return f"{reason_code} (0x{value:02x})" if isinstance(value, int) else str(reason_code)
-
-
-class _Owed:
-    """Stands in for paho's wake-up socket while packets are queued in a run (MQTTLink.coalesced): notes that a
-    wake-up is owed instead of writing one per packet."""
-
-    owed = False
-
-    def send(self, data: bytes) -> int:
-        self.owed = True
-        return len(data)
 
 
 class MQTTLink:
@@ -365,28 +353,6 @@ class MQTTLink:
             return None
         self._handed += qos > 0
         return info.mid
-
-    @contextlib.contextmanager
-    def coalesced(self) -> Iterator[None]:
-        """Publishes and acknowledgements queued inside (from one thread, with no wait between them: one loop
-        turn's cache hits) wake the network thread once, at the end: paho writes a byte to its wake-up socket per
-        packet, and each wakes the network thread to write that one packet. A wake-up a reconnect made moot is
-        dropped (paho made a new socket pair; it is left in place)."""
-        client = self.client
-        wake = getattr(client, "_sockpairW", None)
-        if wake is None or isinstance(wake, _Owed):  # not running yet, or coalescing already (nested)
-            yield
-            return
-        owed = _Owed()
-        client._sockpairW = owed
-        try:
-            yield
-        finally:
-            if client._sockpairW is owed:
-                client._sockpairW = wake
-            if owed.owed:
-                with contextlib.suppress(OSError):  # full (a wake-up is pending anyway), or closed by a reconnect
-                    wake.send(mqtt.sockpair_data)
 
     @property
     def unacknowledged(self) -> int:
