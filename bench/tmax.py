@@ -12,10 +12,17 @@ cache hits), published by one device at once over a Mosquitto of the bench's own
 verdicts topic times every message from the publish.
 
     first_answer_p95_ms   publish -> the event's first message (a first answer, provisional, or the verdict), p95
-    p95_ms                publish -> the event's first model verdict (the large one's within T_max, or the small
-                          one's, provisional), p95                                        (goal <= t_max_ms)
+    p95_ms                publish -> the event's first verdict, p95 (goal <= t_max_ms): the large model's within
+                          T_max; else the small one's, provisional; else, where neither model could answer
+                          within T_max, the light path's (no model: the policy or the check over the cloud's
+                          closer look, as the seed's L_total counts α·L_light), provisional. Not a first answer
+                          (source "fallback": the device's claim, "the model's verdict follows"), never a verdict
+                          that says "unknown" for lack of time: the light path answers only alert or benign
+    model_p95_ms          publish -> the event's first verdict of a model (the light path's left out), p95
     final_p95_ms          publish -> the event's last verdict (a final answer replacing a provisional one), p95
-    provisional_share     events whose model verdict was provisional (the small one answered)
+    provisional_share     events whose first verdict was provisional (the small one or the light path answered)
+    light_share           events whose first verdict was the light path's (`routed_by` neither_in_time)
+    light_right           of those, the share whose light verdict was the crop's label
     final_agreement       of the finals that replaced a provisional verdict, the share that said the same
     lost                  events with no model verdict by the end                         (goal 0)
     answered_twice        events with more than one verdict not marked provisional (a final replacing a
@@ -56,6 +63,7 @@ from verdict_crops import Crop, build  # noqa: E402
 from cloud import Broker, Client, Cloud, flip  # noqa: E402 - bench/cloud.py
 
 T_MAX_MS = 5000.0
+LIGHT_ROUTE = "neither_in_time"  # cloud.routing: the light path answered (no model), provisionally
 FIRST_ANSWER_MS = 500.0
 DEVICE = "bench-1"
 
@@ -167,15 +175,17 @@ def burst(name: str, config: CloudConfig, backend: Any, broker: Any, crops: list
             verdict = decode_verdict(raw)
             if verdict.event_id in sent:
                 got.setdefault(verdict.event_id, []).append(((received - sent[verdict.event_id][0]) * 1000, verdict))
-        figures = service.figures.compute()["routing"]
+        computed = service.figures.compute()
+        figures, alpha = computed["routing"], computed["alpha"]
     finally:
         device.close()
         cloud.stop()  # the back-end closed in its loop (the next burst opens its own)
-    return summarise(name, sent, got, figures)
+    return summarise(name, sent, got, figures, alpha)
 
 
-def summarise(name: str, sent: dict, got: dict, figures: dict) -> dict:
-    first, model, last, provisional, finals, agreed, twice, lost, right = [], [], [], 0, 0, 0, 0, 0, 0
+def summarise(name: str, sent: dict, got: dict, figures: dict, alpha: float | None) -> dict:
+    first, verdicts, model, last, provisional, finals, agreed, twice, lost, right = [], [], [], [], 0, 0, 0, 0, 0, 0
+    light, light_right = 0, 0
     for event_id, (_, crop) in sent.items():
         messages = got.get(event_id, [])
         judged = [(ms, v) for ms, v in messages if v.source != "fallback" or not v.provisional]
@@ -183,7 +193,13 @@ def summarise(name: str, sent: dict, got: dict, figures: dict) -> dict:
             lost += 1
             continue
         first.append(messages[0][0])
-        model.append(judged[0][0])
+        verdicts.append(judged[0][0])
+        by_model = [ms for ms, v in judged if v.routed_by != LIGHT_ROUTE]
+        if by_model:
+            model.append(by_model[0])
+        if judged[0][1].routed_by == LIGHT_ROUTE:
+            light += 1
+            light_right += judged[0][1].verdict == crop.expected
         last.append(judged[-1][0])
         provisional += judged[0][1].provisional
         twice += sum(not v.provisional and v.provisional_was is None for _, v in judged) > 1
@@ -192,11 +208,14 @@ def summarise(name: str, sent: dict, got: dict, figures: dict) -> dict:
         agreed += bool(final) and final[-1].verdict == final[-1].provisional_was
         right += judged[-1][1].verdict == crop.expected
     n = len(sent)
-    result = {"first_answer_p95_ms": _p(first), "p95_ms": _p(model), "p50_ms": _p(model, 0.5),
-              "final_p95_ms": _p(last), "provisional_share": round(provisional / n, 3) if n else None,
+    result = {"first_answer_p95_ms": _p(first), "p95_ms": _p(verdicts), "p50_ms": _p(verdicts, 0.5),
+              "model_p95_ms": _p(model), "final_p95_ms": _p(last),
+              "provisional_share": round(provisional / n, 3) if n else None,
+              "light_share": round(light / n, 3) if n else None,
+              "light_right": round(light_right / light, 3) if light else None,
               "final_agreement": round(agreed / finals, 3) if finals else None, "finals": finals,
               "lost": lost, "answered_twice": twice, "last_verdict_right": round(right / n, 3) if n else None,
-              "routed_by": figures["routed_by"],
+              "routed_by": figures["routed_by"], "alpha": alpha,
               "L_llm_ms": {name: lane["L_llm_ms"] for name, lane in figures["backends"].items()},
               "batch_ms": {name: lane["batch_ms"] for name, lane in figures["backends"].items()}}
     say(f"{name}: {json.dumps(result)}")
@@ -303,8 +322,8 @@ def main() -> int:
     result = {"events": n, "t_max_ms": T_MAX_MS, "first_answer_ms": FIRST_ANSWER_MS, "load": load,
               "small_batch_ms_warm": round(small_ms),
               **{k: v for k, v in routed.items()},
-              **{f"{k}_routing_off": plain[k] for k in ("first_answer_p95_ms", "p95_ms", "p50_ms", "lost",
-                                                       "answered_twice", "last_verdict_right")},
+              **{f"{k}_routing_off": plain[k] for k in ("first_answer_p95_ms", "p95_ms", "p50_ms", "model_p95_ms",
+                                                       "lost", "answered_twice", "last_verdict_right")},
               "wall_s": round(time.monotonic() - started, 1)}
     print(json.dumps(result))
     return 0

@@ -2,9 +2,10 @@
 can see whether the model explains the service. This is their one definition: GET /v1/stats, /metrics and
 the page all read `latency_model` (the page through the service's `Figures` when it has one):
 
-    α       = verdicts answered by a cache ÷ (those + LLM verdicts); a cache is the cloud's, or a device's own
-              where that device reports its answers here (the demo's does)
-    L_light = median latency of cache answers (cloud: receipt → verdict stored; device: its cache lookup)
+    α       = verdicts answered without a model ÷ (those + LLM verdicts): by a cache (the cloud's, or a device's
+              own where that device reports its answers here, as the demo's does) or, with several back-ends, by
+              the light path where neither model could answer within T_max (provisional: `neither_in_time`)
+    L_light = median latency of those answers (cloud: receipt → verdict stored; device: its cache lookup)
     L_llm   = median model time of LLM verdicts
     L_sched = median queue wait of LLM verdicts (receipt → model start)
     L_total = L_sched + α·L_light + (1−α)·L_llm, beside the measured median of all those answers' latencies
@@ -47,9 +48,10 @@ class Answers:
 
     cloud_cache: int = 0
     device_cache: int = 0
+    light: int = 0  # the light path's verdicts (no model, provisional)
     llm: int = 0
     fallback: int = 0
-    light_ms: Sequence[float] = ()  # cache answers: cloud receipt → verdict, or the device's lookup
+    light_ms: Sequence[float] = ()  # cache and light-path answers: cloud receipt → verdict, or the device's lookup
     llm_ms: Sequence[float] = ()  # model time of LLM verdicts
     sched_ms: Sequence[float] = ()  # queue wait of LLM verdicts
     measured_ms: Sequence[float] = ()  # every answer's latency (cache, LLM and fallback)
@@ -57,7 +59,7 @@ class Answers:
 
 def latency_model(a: Answers) -> dict[str, Any]:
     """α, L_light, L_llm, L_sched, L_total beside the measured median, and the cloud's cache hit rate."""
-    cached = a.cloud_cache + a.device_cache
+    cached = a.cloud_cache + a.device_cache + a.light
     alpha = _ratio(cached, cached + a.llm)
     l_light, l_llm, l_sched = median(a.light_ms), median(a.llm_ms), median(a.sched_ms)
     l_total = None
@@ -125,7 +127,7 @@ class Figures:
 
     def answers(self) -> Answers:
         s, d = self.service.stats, self.device
-        return Answers(cloud_cache=s.cache_hits, device_cache=d.count, llm=s.llm, fallback=s.fallback,
+        return Answers(cloud_cache=s.cache_hits, device_cache=d.count, light=s.light, llm=s.llm, fallback=s.fallback,
                        light_ms=[*s.light_ms, *d.lookup_ms], llm_ms=list(s.llm_ms), sched_ms=list(s.sched_ms),
                        measured_ms=[*s.total_ms, *d.lookup_ms])
 

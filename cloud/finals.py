@@ -1,7 +1,9 @@
 """A first answer at once, then the judged one; a provisional answer, then the final one.
 
-- First answer: an event the model has not answered within `[analyzer] first_answer_ms` (cloud.lanes) gets one
-  from what needs no model: what the device saw, where (`provisional`, verdict "unknown", source "fallback").
+- First answer: an event not answered within `[analyzer] first_answer_ms` of its arrival gets one from what
+  needs no model: what the device saw, where (`provisional`, verdict "unknown", source "fallback"), with the
+  closer look's facts and the policy's leaning where they have landed; where they land later (several events
+  at once queue for the closer look), it is sent again with them.
   It is published to the device and the subscribers and shown on the page, never stored: the model's verdict
   follows on the same topics, for the same event id. (What the policy, the check or the cache decide is
   answered at once anyway, and final.)
@@ -52,6 +54,7 @@ PENDING_TAKEN = 64  # pending finals taken up per look
 @dataclass
 class FinalStats:
     first_answers: int = 0  # provisional first answers published before the model spoke
+    first_upgraded: int = 0  # ... sent again with the closer look's facts and the policy's leaning, once landed
     provisional: int = 0  # model verdicts published provisional (the small back-end's, the large one busy/down)
     finals: int = 0  # final answers that replaced a provisional model verdict
     changed: int = 0  # ... whose verdict differs from the provisional one
@@ -86,6 +89,13 @@ def first_answer(event: Event, arrived: float, leaning: Analysis | None = None) 
         "policy": leaning.policy and leaning.policy[:300], "clause": leaning.clause and leaning.clause[:200]})
 
 
+class _Never:
+    """A first answer never due (no first answers configured)."""
+
+    def cancel(self) -> None:
+        return None
+
+
 class Finals:
     """Wired by the service: `lanes` route and ask, `publish` sends a verdict in its forms, `listeners` are the
     service's verdict listeners (this one among them), `spawn` runs a background task the service stops."""
@@ -103,20 +113,43 @@ class Finals:
         self.stats = FinalStats()
         self._first_sent: OrderedDict[str, bool] = OrderedDict()  # event ids given a first answer, recent
         self._pending: ClaimKeeper | None = None  # the pending finals held in the store, while `run` runs
-        lanes.on_slow = self.first_answer
         listeners.append(self.heard)
 
     def figures(self) -> dict[str, Any]:
         return self.stats.figures(sum(self.lanes.routed.values()))
 
+    def first_answer_timer(self, event: Event, arrived: float) -> asyncio.TimerHandle | _Never:
+        """The first answer of `event`, due `first_answer_ms` after it arrived; the caller cancels it once the
+        event is answered. Counted from arrival, not from when the closer look or the model's queue took the
+        event: it never waits behind another event's look."""
+        if self.lanes.first_answer_s <= 0:
+            return _Never()
+        left = max(0.0, arrived + self.lanes.first_answer_s - time.monotonic())
+        return asyncio.get_running_loop().call_later(left, self.first_answer, event, arrived)
+
     def first_answer(self, event: Event, arrived: float) -> None:
+        """What is known now: the closer look's facts and the policy's leaning where they have landed, else what
+        the device saw (`looked` upgrades it when they land)."""
         if event.event_id in self._first_sent:  # asked again (a verdict that withdrew it expired): said already
             return
-        self._first_sent[event.event_id] = True
+        leaning = self.lanes.leaning(event.event_id)
+        self._first_sent[event.event_id] = leaning is not None
         while len(self._first_sent) > FIRST_KEPT:
             self._first_sent.popitem(last=False)
         self.stats.first_answers += 1
-        self._send(first_answer(event, arrived, self.lanes.leaning(event.event_id)))
+        self._send(first_answer(event, arrived, leaning))
+
+    def looked(self, event: Event, arrived: float) -> None:
+        """The closer look (and the policy) left `event` to a model: a first answer already sent without their
+        word is sent again with it (counted: `first_upgraded`)."""
+        if self._first_sent.get(event.event_id) is not False:
+            return  # no first answer yet (it will read the leaning), or it had it
+        leaning = self.lanes.leaning(event.event_id)
+        if leaning is None:
+            return
+        self._first_sent[event.event_id] = True
+        self.stats.first_upgraded += 1
+        self._send(first_answer(event, arrived, leaning))
 
     def heard(self, verdict: Verdict) -> None:
         """A verdict listener: a provisional model verdict, once stored and published, waits for its final."""

@@ -8,32 +8,44 @@ in its queue, where their work then goes) and all lanes draw on its token budget
 Each lane measures its back-end as it runs: a batch's time by batch size (cloud.routing.LatencyEstimate, which
 the routing reads), the model time of each answer (L_llm per back-end), and whether it is down (it says it is
 saturated, or its last `FAILURES_DOWN` answers failed: passed over for `DOWN_S`, then tried again).
+
+With several back-ends and a T_max, every event's closer look is taken first, `LIGHT_AT_ONCE` at a time on threads
+of their own (`LightLane`; each prompt then reads it remembered), with what the light path makes of it
+(analysis.Light: the policy, or the check; no model): the router then knows what the event has waited, and
+whether the light path can answer it where neither model can within T_max.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..shared.protocol import Event, Verdict
 from ..shared.stats import median
-from .analysis import Analysis, Backend, Leaning
+from .analysis import Analysis, Backend, Leaning, Light
 from .analysis.several import Several
 from .capacity import LoadState
 from .config import CloudConfig
 from .routing import LaneLoad, LatencyEstimate, Route, RoutePolicy, route
 from .scheduler import Outcome, Scheduler
 
+log = logging.getLogger("edgetriage.cloud.lanes")
+
 FAILURES_DOWN = 2  # answers failing in a row that make a back-end count as down
 DOWN_S = 10.0  # how long a down back-end is passed over before it is tried again
 PROVISIONAL_KEPT = 4096  # events answered provisionally kept for the final answer (their crops: bounded)
 FIRST_ANSWER_MS = 800.0  # [analyzer] first_answer_ms by default with several back-ends (none with one)
 WINDOW = 1024  # answers per lane the model-time median is taken over
+LIGHT = "light"  # the light path's lane name (on a verdict's `model`: "light: check", "light: policy")
+LIGHT_AT_ONCE = 4  # closer looks at a time (threads of their own; onnxruntime and OpenCV release the GIL)
+LIGHT_FIRST_GUESS_MS = 500.0  # one closer look, until measured
 
 
 class Timed:
@@ -128,6 +140,62 @@ class Lane:
                 "in_flight": s.in_flight, "U": round(s.utilisation(), 4)}
 
 
+class LightLane:
+    """The light path (cloud.routing: `neither_in_time`): every event's closer look and what the policy or the
+    check make of it, `LIGHT_AT_ONCE` at a time, each timed (its median and expected time are figures); how
+    many it answered (neither model in time) and could not tell (a model answered; the others went to a model
+    that could answer within T_max)."""
+
+    def __init__(self, light: Light, clock: Callable[[], float] = time.monotonic) -> None:
+        self.light = light
+        self.clock = clock
+        self.latency = LatencyEstimate(LIGHT_FIRST_GUESS_MS)
+        self.pending = 0  # looks waiting for a thread or running
+        self.looked = 0
+        self.answered = 0  # given as the verdict (Lanes.submit counts them)
+        self.undecided = 0
+        self.look_ms: deque[float] = deque(maxlen=WINDOW)
+        self._executor: ThreadPoolExecutor | None = None
+
+    def load(self) -> LaneLoad:
+        return LaneLoad(LIGHT, "light", self.pending, 0, LIGHT_AT_ONCE, 1, self.latency)
+
+    async def judge(self, event: Event) -> Analysis | None:
+        """The light path's verdict for `event`, or None (it cannot tell, or failed: a model is asked)."""
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(max_workers=LIGHT_AT_ONCE, thread_name_prefix="light")
+        self.pending += 1
+        try:
+            analysis, ms = await asyncio.get_running_loop().run_in_executor(self._executor, self._timed, event)
+        finally:
+            self.pending -= 1
+        if ms is not None:
+            self.latency.observe(1, ms)
+            self.look_ms.append(ms)
+        self.looked += 1
+        self.undecided += analysis is None
+        return analysis
+
+    def _timed(self, event: Event) -> tuple[Analysis | None, float | None]:
+        started = time.perf_counter()
+        try:
+            analysis = self.light.light(event)
+        except Exception:  # noqa: BLE001 - the light path is a shortcut: failing, it leaves the event to a model
+            log.exception("the light path failed on %s", event.event_id)
+            return None, None
+        return analysis, (time.perf_counter() - started) * 1000
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+            self._executor = None
+
+    def figures(self) -> dict[str, Any]:
+        return {"looked": self.looked, "answered": self.answered, "undecided": self.undecided,
+                "L_light_ms": median(list(self.look_ms), 1),
+                "expected_answer_ms": round(self.load().answer_ms(), 1), "pending": self.pending}
+
+
 @dataclass(frozen=True)
 class Waiting:
     """An event answered provisionally, kept until its final answer: when it arrived (monotonic) and the route."""
@@ -160,11 +228,12 @@ class Lanes:
                                   frozenset(analyzer.small_tiers))
         first_ms = analyzer.first_answer_ms if analyzer.first_answer_ms is not None else \
             FIRST_ANSWER_MS if self.routing else 0.0
-        self.first_answer_s = first_ms / 1000
-        self.on_slow: Callable[[Event, float], None] | None = None  # an event the model keeps past first_answer
+        self.first_answer_s = first_ms / 1000  # cloud.finals: a first answer for an event not answered by then
         # what the facts and the policy said of an event left to the model (analysis.Leaning): its first answer
         self.leaning: Callable[[str], Analysis | None] = backend.leaning if isinstance(backend, Leaning) \
             else lambda _event_id: None
+        # the light path, where neither model can answer within T_max (None: one back-end, or none offered)
+        self.light = LightLane(backend, clock) if self.routing and isinstance(backend, Light) else None
         self.clock = clock
         self.routed: dict[str, int] = {}  # routed_by -> events
         self._waiting: OrderedDict[str, Waiting] = OrderedDict()
@@ -181,39 +250,55 @@ class Lanes:
 
     async def stop(self, grace_s: float = 10.0) -> None:
         await asyncio.gather(*(lane.scheduler.stop(grace_s) for lane in self.lanes if lane.scheduler.running))
+        if self.light is not None:
+            self.light.close()
 
     # -- routing ---------------------------------------------------------------------------------------
-    def choose(self, event: Event) -> tuple[Lane, Route | None]:
-        """The lane for `event` and the route that chose it (None: one lane, nothing to choose)."""
+    def choose(self, event: Event, arrived: float, *, light: bool = False) -> tuple[Lane | None, Route | None]:
+        """The lane for `event` (None: the light path) and the route that chose it (None: one lane, nothing to
+        choose). `light`: the light path's answer is in hand; T_max counts from `arrived`."""
         if not self.routing:
             return self.lanes[0], None
-        chosen = route(self.primary.tier(event), [lane.load() for lane in self.lanes], self.policy)
-        self.routed[chosen.reason] = self.routed.get(chosen.reason, 0) + 1
-        return next(lane for lane in self.lanes if lane.name == chosen.lane), chosen
+        in_hand = LaneLoad(LIGHT, "light", 0, 0, 1, 1, LatencyEstimate(0.0)) if light else None
+        chosen = route(self.primary.tier(event), [lane.load() for lane in self.lanes], self.policy, in_hand,
+                       (self.clock() - arrived) * 1000)
+        return next((lane for lane in self.lanes if lane.name == chosen.lane), None), chosen
 
     async def submit(self, event: Event, *, arrived: float) -> Outcome:
-        """The chosen back-end's answer (Scheduler.submit's, with the lane, why and whether provisional); an
-        event it keeps past `first_answer_ms` is handed to `on_slow` meanwhile (a first answer)."""
-        lane, chosen = self.choose(event)
-        timer = None
-        if self.on_slow is not None and self.first_answer_s > 0:
-            left = max(0.0, arrived + self.first_answer_s - self.clock())
-            timer = asyncio.get_running_loop().call_later(left, self.on_slow, event, arrived)
-        try:  # queued before anything else runs: the next event's route sees this one waiting
-            outcome = await lane.scheduler.submit(event, arrived=arrived)
-        finally:
-            if timer is not None:
-                timer.cancel()
+        """The chosen back-end's answer (Scheduler.submit's, with the lane, why and whether provisional), or the
+        light path's where neither model can answer within T_max (counted from `arrived`) and it can tell."""
+        light, started = None, self.clock()
+        if self.light is not None and self.policy.t_max_ms is not None:  # the closer look first, LIGHT_AT_ONCE at a time
+            light = await self.light.judge(event)  # (each prompt reads it remembered): the routing then knows
+            # what the light path says, and what the event has waited for it
+        lane, chosen = self.choose(event, arrived, light=light is not None)
+        if lane is None:  # neither model can answer within T_max: the light path's answer
+            assert chosen is not None and light is not None
+            return self._provisional(event, arrived, chosen, Outcome(light, (started - arrived) * 1000, started,
+                                                                     lane=LIGHT))
+        assert lane is not None
+        if chosen is not None:
+            self.routed[chosen.reason] = self.routed.get(chosen.reason, 0) + 1
+        # queued before anything else runs: the next event's route sees this one waiting
+        outcome = await lane.scheduler.submit(event, arrived=arrived)
         lane.measured(outcome)
         if chosen is None:
             return outcome
-        provisional = chosen.provisional and outcome.analysis is not None and outcome.refused is None  # an
-        # unknown for a model error too: the large one's answer replaces it
-        if provisional:
-            self._waiting[event.event_id] = Waiting(event, arrived, chosen)
-            while len(self._waiting) > PROVISIONAL_KEPT:
-                self._waiting.popitem(last=False)
-        return dataclasses.replace(outcome, lane=lane.name, routed_by=chosen.reason, provisional=provisional)
+        if chosen.provisional and outcome.analysis is not None and outcome.refused is None:  # an unknown for a
+            # model error too: the large one's answer replaces it
+            return self._provisional(event, arrived, chosen, dataclasses.replace(outcome, lane=lane.name))
+        return dataclasses.replace(outcome, lane=lane.name, routed_by=chosen.reason)
+
+    def _provisional(self, event: Event, arrived: float, chosen: Route, outcome: Outcome) -> Outcome:
+        """A provisional answer, kept for its final (cloud.finals), its route counted."""
+        if outcome.lane == LIGHT:
+            self.routed[chosen.reason] = self.routed.get(chosen.reason, 0) + 1
+            if self.light is not None:
+                self.light.answered += 1
+        self._waiting[event.event_id] = Waiting(event, arrived, chosen)
+        while len(self._waiting) > PROVISIONAL_KEPT:
+            self._waiting.popitem(last=False)
+        return dataclasses.replace(outcome, routed_by=chosen.reason, provisional=True)
 
     def mark(self, verdict: Verdict, outcome: Outcome) -> Verdict:
         """A model verdict with its route: which back-end (`model`), why (`routed_by`), and, for a provisional
@@ -252,4 +337,5 @@ class Lanes:
         """Per back-end: cost, up, answers, L_llm, batch time by size, expected answer time, queue; the route
         counts and the target."""
         return {"t_max_ms": self.policy.t_max_ms, "routed_by": dict(self.routed),
-                "backends": {lane.name: lane.figures() for lane in self.lanes}}
+                "backends": {lane.name: lane.figures() for lane in self.lanes},
+                "light": self.light.figures() if self.light is not None else None}

@@ -222,12 +222,12 @@ def _figures(out: Exposition, service: Counted, f: dict[str, Any]) -> None:
         ("light", "L_light_ms"), ("llm", "L_llm_ms"), ("sched", "L_sched_ms"), ("total", "L_total_ms"))
         if f.get(key) is not None]
     out.gauge("edgetriage_cloud_latency_model_seconds",
-              "Medians of the latency model: light (cache), llm (model time), sched (queue wait), and "
+              "Medians of the latency model: light (cache, light path), llm (model time), sched (queue wait), and "
               "total = sched + alpha*light + (1-alpha)*llm.", model)
     if f.get("measured_total_p50_ms") is not None:
         out.gauge("edgetriage_cloud_latency_measured_p50_seconds", "Measured median receipt -> verdict.",
                   f["measured_total_p50_ms"] / 1000.0)
-    alpha_help = "alpha (cloud.figures): cache answers / (cache answers + LLM verdicts)."
+    alpha_help = "alpha (cloud.figures): answers without a model (cache, light path) / (those + LLM verdicts)."
     for name, key, help_text in (
             ("edgetriage_cloud_alpha_ratio", "alpha", alpha_help),
             ("edgetriage_cloud_resolved_without_llm_ratio", "alpha", alpha_help),
@@ -281,13 +281,23 @@ def _routing(out: Exposition, r: dict[str, Any]) -> None:
                 [({"reason": k}, v) for k, v in sorted(r["routed_by"].items())])
     if r["t_max_ms"] is not None:
         out.gauge("edgetriage_cloud_t_max_seconds", "The latency target T_max.", r["t_max_ms"] / 1000.0)
-    out.counter("edgetriage_cloud_provisional_total", "Provisional answers: first answers before the model, the "
-                "small model's for the large one, finals replacing those, and of those the ones that changed; "
+    out.counter("edgetriage_cloud_provisional_total", "Provisional answers: first answers before the model (and "
+                "those sent again once the closer look landed), the small model's or the light path's for the "
+                "large one, finals replacing those, and of those the ones that changed; "
                 "pending finals taken up from the store after a restart (resumed).",
-                [({"kind": k}, r[k]) for k in ("first_answers", "provisional", "finals", "changed",
-                                                "operator_kept", "unanswered", "resumed")])
+                [({"kind": k}, r[k]) for k in ("first_answers", "first_upgraded", "provisional", "finals",
+                                                "changed", "operator_kept", "unanswered", "resumed")])
+    light = r.get("light")
+    if light is not None:
+        out.counter("edgetriage_cloud_light_answers_total", "The light path (no model) where neither model could "
+                    "answer within T_max: answered, or could not tell (a model answered).",
+                    [({"result": k}, light[k]) for k in ("answered", "undecided")])
+        if light["L_light_ms"] is not None:
+            out.gauge("edgetriage_cloud_light_look_seconds", "The light path: median time of one closer look.",
+                      light["L_light_ms"] / 1000.0)
     for key, name, help_text in (
-            ("provisional_share", "provisional_share_ratio", "Model verdicts given provisionally / events routed."),
+            ("provisional_share", "provisional_share_ratio", "Verdicts given provisionally (small model, light "
+             "path) / events routed."),
             ("final_agreement", "final_agreement_ratio", "Finals that said what the provisional answer had / "
              "finals.")):
         if r[key] is not None:

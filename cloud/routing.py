@@ -4,8 +4,12 @@ Per event, each back-end's time to answer is estimated from what waits on it and
 (measured as it runs, per batch size, a moving estimate; `LatencyEstimate`). The large back-end answers when it
 can within the latency target T_max (`[analyzer] t_max_ms`), else the small one does (unless it would take
 longer still), and its answer is provisional: the large one is asked again when it has room, and its answer is
-final. A tier pinned to the large back-end waits for it; a tier for which the small one is enough goes there; a
-back-end that is down (it says it is saturated, or its last answers failed) is passed over for the other.
+final. When neither can answer within T_max, the light path does where it can (the policy, or the check over
+the cloud's closer look: no model; analysis.light), provisionally too: the seed's degradation, L_total =
+L_sched + α·L_light + (1−α)·L_llm kept under T_max by a larger α. Its time is estimated as a back-end's is (its
+looks waiting, `concurrency` at once, each timed). A tier pinned to the large back-end waits for it; a tier for
+which the small one is enough goes there; a back-end that is down (it says it is saturated, or its last answers
+failed) is passed over for the other.
 
 Pure: `route` reads the loads it is given and decides; cloud.lanes keeps the loads and acts on the decision.
 The reason is one word of `REASONS`, carried on the verdict as `routed_by`.
@@ -20,12 +24,15 @@ from dataclasses import dataclass
 REASONS = {
     "within_t_max": "the large back-end could answer within T_max",
     "large_busy": "the large back-end could not answer within T_max: the small one answered, provisionally",
+    "neither_in_time": "neither back-end could answer within T_max: the light path (the policy, or the check over "
+                       "the closer look; no model) answered, provisionally",
     "pinned": "the event's priority tier waits for the large back-end",
     "small_enough": "the small back-end is enough for the event's priority tier",
     "no_target": "no T_max is set: the large back-end answers",
     "large_down": "the large back-end is down: the small one answered, provisionally",
     "small_down": "the small back-end is down: the large one answered",
-    "both_busy": "neither could answer within T_max and the small one would take longer: the large one answered",
+    "both_busy": "neither could answer within T_max (nor the light path) and the small one would take longer: the "
+                 "large one answered",
     "all_down": "every back-end is down: the one expected to answer first was asked",
     "only": "one back-end of the kind needed",
 }
@@ -124,8 +131,11 @@ def _best(lanes: Sequence[LaneLoad]) -> tuple[LaneLoad, float] | None:
     return min(timed, key=lambda pair: pair[1])
 
 
-def route(tier: int, lanes: Sequence[LaneLoad], policy: RoutePolicy) -> Route:
-    """The back-end for one event of priority `tier` (see the module's docstring). `lanes` is not empty."""
+def route(tier: int, lanes: Sequence[LaneLoad], policy: RoutePolicy, light: LaneLoad | None = None,
+          spent_ms: float = 0.0) -> Route:
+    """The back-end for one event of priority `tier` (see the module's docstring). `lanes` is not empty; `light`:
+    the light path, where one may answer this event (None: it cannot, or could not); `spent_ms`: of T_max, what
+    the event has already waited (T_max counts from its arrival)."""
     if not lanes:
         raise ValueError("route() needs at least one back-end")
     smalls = [lane for lane in lanes if lane.cost == "small"]
@@ -150,8 +160,13 @@ def route(tier: int, lanes: Sequence[LaneLoad], policy: RoutePolicy) -> Route:
         return Route(large[0].name, "pinned", large[1])
     if policy.t_max_ms is None:
         return Route(large[0].name, "no_target", large[1])
-    if large[1] <= policy.t_max_ms:
+    left = policy.t_max_ms - spent_ms
+    if large[1] <= left:
         return Route(large[0].name, "within_t_max", large[1])
+    if small is not None and small[1] <= left:
+        return Route(small[0].name, "large_busy", small[1], provisional=True)
+    if light is not None and light.up and (light_ms := light.answer_ms()) <= max(0.0, left):  # in time, or
+        return Route(light.name, "neither_in_time", light_ms, provisional=True)  # in hand already (0 ms) though late
     if small is None:
         return Route(large[0].name, "small_down", large[1])
     if small[1] >= large[1]:  # the small one no quicker: the large one's answer is worth the wait

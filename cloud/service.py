@@ -43,7 +43,7 @@ from .offers import SiteOffers
 from .pressure import EventPressure
 from .publisher import Publisher
 from .scheduler import Outcome
-from .servicestats import ServiceStats, Throttled
+from .servicestats import HitLog, ServiceStats, Throttled
 from .singleflight import open_flights
 from .sites import SiteTable
 from .storage.claims import ClaimKeeper, Claims, new_owner, open_claims
@@ -63,9 +63,9 @@ def _trace(event_id: str, device: str, camera: str) -> dict[str, str]:
 
 
 
-def _log_verdict(verdict: Verdict, published: bool) -> None:
-    """One info line per verdict made (model or cache): the cloud's half of an event's story."""
-    log.info("verdict %s (%.2f) for %s/%s event %s from %s in %.0f ms%s", verdict.verdict, verdict.confidence,
+def _log_verdict(verdict: Verdict, published: bool, level: int = logging.INFO) -> None:
+    """One line per verdict made: the cloud's half of an event's story (cache hits at debug: HitLog)."""
+    log.log(level, "verdict %s (%.2f) for %s/%s event %s from %s in %.0f ms%s", verdict.verdict, verdict.confidence,
              verdict.device, verdict.camera, verdict.event_id, verdict.source, verdict.timings.total_ms,
              "" if published else " (not published: no broker connection)",
              extra=_trace(verdict.event_id, verdict.device, verdict.camera))
@@ -121,6 +121,7 @@ class CloudService:
         self._keeper: ClaimKeeper | None = None
         self._claim_task: asyncio.Task | None = None
         self._warn = Throttled(log)
+        self._hit_log = HitLog(log, lambda v, sent: _log_verdict(v, sent, logging.DEBUG))  # a count a minute
         self.health = IntakeHealth(config.delivery.stalled_after_s)  # /healthz and /metrics read why nothing moves
         self.pressure = EventPressure()  # events worked on now: question workers give way (cloud.pressure)
         self.intake = MQTTIntake(self, self._track, self.stats, self._warn, self.health, store.get_verdict,
@@ -253,7 +254,7 @@ class CloudService:
         self.reuse_checks.sample(event, verdict)
         self.stats.count(verdict, (time.monotonic() - arrived) * 1000)
         sent = self.publisher.verdict(verdict)
-        _log_verdict(verdict, sent)
+        self._hit_log.hit(verdict, sent)
         _notify(self.verdict_listeners, verdict)
         return sent
 
@@ -298,6 +299,7 @@ class CloudService:
         future: asyncio.Future[Verdict] = asyncio.get_running_loop().create_future()
         self._inflight[event.event_id] = future
         stored = False
+        first = self.finals.first_answer_timer(event, arrived)  # a first answer meanwhile, counted from arrival
         try:
             verdict = await self._decide(await self.trust.embedded(event), arrived)
             if not keeper.still_held(event.event_id) and not retake(keeper, self.store, event, self.stats):
@@ -311,6 +313,7 @@ class CloudService:
             stored = True
             future.set_result(verdict)
         finally:
+            first.cancel()
             self._inflight.pop(event.event_id, None)
             if not future.done():
                 future.cancel()
@@ -349,6 +352,7 @@ class CloudService:
                 return verdict
             if attempt == 0 and (decided := await decided_at_once(self.backend, event)) is not None:
                 return self.cache.from_model(event, decided, prompt_version, self.backend.name, arrived, arrived)
+            self.finals.looked(event, arrived)  # left to a model: a first answer sent before the look, upgraded
             flight = bucket(self.cache.rule(event, prompt_version, 0))
             ahead = self.flights.take_off(event.event_id, flight, event.phash, self.config.reuse.max_distance,
                                           event.embedding, self.config.reuse.min_similarity) if attempt < 3 else None

@@ -7,12 +7,14 @@ import logging
 import math
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ..shared.protocol import Verdict
 from ..shared.stats import median, percentile
 
+LIGHT_ROUTE = "neither_in_time"  # cloud.routing's reason on a verdict of the light path
 LATENCY_WINDOW = 4096  # recent samples kept per latency series
 FEEDBACK_KEY = ("device", "camera", "kind")  # what ServiceStats.feedback is keyed by, in order
 
@@ -29,6 +31,7 @@ class ServiceStats:
     rejected: int = 0
     duplicates: int = 0
     cache_hits: int = 0
+    light: int = 0  # verdicts of the light path (no model; provisional): neither model could answer within T_max
     llm: int = 0
     overrides: int = 0  # model verdicts the consistency check overruled (cloud.analysis.check)
     corrected: dict[str, int] = field(default_factory=dict)  # model descriptions replaced by the facts', by kind
@@ -52,7 +55,8 @@ class ServiceStats:
     total_ms: deque[float] = field(default_factory=_latencies)  # receipt → verdict stored, new verdicts
     queue_ms: deque[float] = field(default_factory=_latencies)  # receipt → model start (model verdicts)
     analyze_ms: deque[float] = field(default_factory=_latencies)  # model time (model verdicts)
-    light_ms: deque[float] = field(default_factory=_latencies)  # receipt → verdict, cache hits (L_light)
+    light_ms: deque[float] = field(default_factory=_latencies)  # receipt → verdict, cache hits and the light
+    # path's verdicts (L_light)
     llm_ms: deque[float] = field(default_factory=_latencies)  # model time, LLM verdicts only (L_llm)
     sched_ms: deque[float] = field(default_factory=_latencies)  # queue wait, LLM verdicts only (L_sched)
 
@@ -70,6 +74,9 @@ class ServiceStats:
         """A new verdict stored, `total_ms` after its event arrived."""
         if verdict.source == "cloud_cache":
             self.cache_hits += 1
+            self.light_ms.append(total_ms)
+        elif verdict.routed_by == LIGHT_ROUTE:
+            self.light += 1
             self.light_ms.append(total_ms)
         else:
             if verdict.source == "llm":
@@ -130,3 +137,29 @@ class Throttled:
         self._logger.warning(msg, *args)
         self._last = now
         self._suppressed = 0
+
+
+class HitLog:
+    """Cache hits said at info as a count, at most once per `interval_s` (the next hit after it says it): a line
+    per hit would be a formatted write on the hot path, costing more than the answer. Each hit's own line
+    (`say`) only where the logger takes debug."""
+
+    def __init__(self, logger: logging.Logger, say: Callable[[Verdict, bool], None], interval_s: float = 60.0) -> None:
+        self._logger = logger
+        self._say = say
+        self.interval_s = interval_s
+        self._since = time.monotonic()
+        self._count = 0
+        self._unpublished = 0
+
+    def hit(self, verdict: Verdict, published: bool) -> None:
+        self._count += 1
+        self._unpublished += not published
+        now = time.monotonic()
+        if now - self._since >= self.interval_s:
+            self._logger.info("%d verdict(s) answered from the cache in the last %.0f s%s", self._count,
+                              now - self._since, f" ({self._unpublished} not published: no broker connection)"
+                              if self._unpublished else "")
+            self._since, self._count, self._unpublished = now, 0, 0
+        if self._logger.isEnabledFor(logging.DEBUG):
+            self._say(verdict, published)

@@ -16,33 +16,38 @@ Each back-end is imported only when chosen, so the service never loads torch or 
 from __future__ import annotations
 
 from ..config import AnalyzerConfig
-from .base import Analysis, Backend, Deciding, Leaning, ThreadedBackend, decided_at_once, fallback
+from .base import Analysis, Backend, Deciding, Leaning, Light, ThreadedBackend, decided_at_once, fallback
 from .prompt import PromptBook, PromptBuilder
 
-__all__ = ["Analysis", "Backend", "Deciding", "Leaning", "ThreadedBackend", "build_backend", "decided_at_once",
-           "fallback"]
+__all__ = ["Analysis", "Backend", "Deciding", "Leaning", "Light", "ThreadedBackend", "build_backend",
+           "decided_at_once", "fallback"]
 
 
 def _builder(config: AnalyzerConfig, vision: bool, translator) -> PromptBuilder:  # noqa: ANN001
     return PromptBuilder(PromptBook(config.prompts_dir), translator, vision=vision, policies=config.policies)
 
 
-def build_backend(config: AnalyzerConfig) -> Backend:
+def build_backend(config: AnalyzerConfig, translator=None) -> Backend:  # noqa: ANN001
     """The back-end the config asks for, ready to answer, behind the operator's compiled policies where there
-    are any (gate.py); several ([[analyzer.backends]]) as one (several.py). Blocking (loads models); raises
-    ConfigError or LLMError with a message a user can act on."""
-    if config.backends:
-        from .several import Member, Several
-
-        return Several([Member(b.name, b.cost, b.latency_ms, build_backend(config.for_backend(b)))  # type: ignore[arg-type]
-                        for b in config.backends])
+    are any (gate.py); several ([[analyzer.backends]]) as one (several.py), sharing one closer look per event
+    (`translator`: the members' and the light path's). Blocking (loads models); raises ConfigError or LLMError
+    with a message a user can act on."""
     from .translator import Translator
 
-    translator = Translator()
-    if config.policies:
+    if config.backends:
+        from .gate import Remembered
+        from .light import LightPath
+        from .several import Member, Several
+
+        shared = Remembered(Translator(), size=4096)  # a burst's looks, taken first, kept for the prompts
+        return Several([Member(b.name, b.cost, b.latency_ms, build_backend(config.for_backend(b), shared))  # type: ignore[arg-type]
+                        for b in config.backends], LightPath(shared))
+    if translator is None and config.policies:
         from .gate import Remembered
 
-        translator = Remembered(translator)  # type: ignore[assignment]
+        translator = Remembered(Translator())
+    if translator is None:
+        translator = Translator()
     backend: Backend
     if config.backend == "openai":
         from .openai import OpenAIBackend

@@ -80,6 +80,15 @@ class Leaning(Protocol):
     def leaning(self, event_id: str) -> Analysis | None: ...
 
 
+@runtime_checkable
+class Light(Protocol):
+    """A back-end that can give a verdict with no model for when neither model can answer within T_max (the light
+    path, light.py): what the policy or the check over the closer look says, or None (a model is asked).
+    Blocking: the closer look runs."""
+
+    def light(self, event: Event) -> Analysis | None: ...
+
+
 async def decided_at_once(backend: Backend, event: Event) -> Analysis | None:
     """What `backend` decides of `event` without its model (off the event loop), or None: the model is asked."""
     return await asyncio.to_thread(backend.decide, event) if isinstance(backend, Deciding) else None

@@ -36,6 +36,7 @@ from .base import Analysis, Backend
 from .check import ABSENT, SURE
 from .describe import from_facts
 from .hivis import hivis
+from .light import by_check, leaning_said
 from .policy import Policy, Seen, evaluate, inputs
 from .policy_check import PolicyRefused
 from .policy_form import explain, from_form
@@ -178,6 +179,16 @@ class PolicyGate:
         """What the facts and the policy said of an event `decide` left to the model (base.Leaning), taken once."""
         with self._lock:
             return self._leanings.pop(event_id, None)
+
+    def light(self, event: Event) -> Analysis | None:
+        """The light path's verdict (light.py, base.Light): the policy's leaning where a policy speaks for the
+        place, else the check over the closer look; read on the zones the cloud knows, as the model's prompt is."""
+        known = self._known(event)
+        if self.book.for_event(known) is None:
+            started = time.perf_counter()
+            return by_check(self.translator.translate(known), started)
+        ruled = self.rule(known)
+        return leaning_said(ruled.analysis or ruled.leaning)
 
     async def analyze_batch(self, events: Sequence[Event]) -> list[Analysis]:
         batch = [self._known(e) for e in events]

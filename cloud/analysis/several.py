@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ...shared.protocol import Event
-from .base import Analysis, Backend, Deciding, Leaning
+from .base import Analysis, Backend, Deciding, Leaning, Light
 
 
 @dataclass(frozen=True)
@@ -26,10 +26,11 @@ class Member:
 class Several:
     """The members, in the order the config gives them."""
 
-    def __init__(self, members: Sequence[Member]) -> None:
+    def __init__(self, members: Sequence[Member], light: Light | None = None) -> None:
         if not members:
             raise ValueError("Several needs at least one back-end")
         self.members = list(members)
+        self._light = light  # the light path where no member's policy gate judges (light.LightPath)
         self._final = next((m for m in self.members if m.cost == "large"), self.members[0]).backend
         self.name = "+".join(m.name for m in self.members)[:128]
         self.max_batch = max(m.backend.max_batch for m in self.members)
@@ -47,6 +48,12 @@ class Several:
         """What the deciding member's facts and policy said of an event left to the model (base.Leaning)."""
         deciding = next((m.backend for m in self.members if isinstance(m.backend, Deciding)), None)
         return deciding.leaning(event_id) if isinstance(deciding, Leaning) else None
+
+    def light(self, event: Event) -> Analysis | None:
+        """The light path's verdict (base.Light): the deciding member's (its policies), else the check over the
+        shared closer look; None where neither can say (a model is asked) or there is no light path."""
+        judge = next((m.backend for m in self.members if isinstance(m.backend, Light)), None) or self._light
+        return judge.light(event) if judge is not None else None
 
     async def analyze_batch(self, events: Sequence[Event]) -> list[Analysis]:
         """Without routing (a caller holding only this object): the large member answers."""
