@@ -62,7 +62,7 @@ def measured(facts: Sequence[EventFact], query: Query, measure: str | None) -> t
     """The count of one side, and the events it stands on."""
     if measure == "events":
         return len(facts), [f.event_id for f in facts]
-    number, visits = distinct(facts, query.label)
+    number, visits = distinct(facts, query.label, every=measure == "visits" and query.label is None)
     if measure == "visits":
         number = len(visits)
     return number, [f.event_id for v in visits for f in v.facts]

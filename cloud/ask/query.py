@@ -20,6 +20,10 @@ YES_NO = frozenset("was were is are did does do has have had any anyone anybody 
                    "no didnt wasnt werent isnt arent hasnt havent hadnt doesnt dont".split())  # a yes/no's first words
 LIST_MAX = 10  # events named in a list answer (all of them are still cited)
 PLURAL = {"person": "people", "bus": "buses"}
+# "the last visitor", "the first one": one event picked; "the last 6 hours", "last night" are time words
+_PICK = re.compile(r"\b(last|latest|most recent|first|earliest)\b(?! (?:\d+|one|two|three|four|five|six|seven|eight|"
+                   r"nine|ten|eleven|twelve|twenty|few|couple|several|hours?|minutes?|days?|weeks?|months?|night|"
+                   r"evening|morning|afternoon|weekend|fortnight)\b)")
 
 
 @dataclass
@@ -87,8 +91,9 @@ def answer(intent: str, facts: Sequence[EventFact], query: Query, zone: ZoneInfo
         facts = [f for f in facts if is_person(f)]
     n = len(facts)
     if intent == "duration":
-        if facts and re.search(r"\b(last|latest|most recent|first|earliest)\b", " ".join(query.words)):
-            facts = [facts[-1] if re.search(r"\b(first|earliest)\b", " ".join(query.words)) else facts[0]]
+        pick = _PICK.search(" ".join(query.words))
+        if facts and pick:  # "how long did the last visitor stay?": one stay; "in the last 6 hours" is a range
+            facts = [facts[-1] if pick[1] in ("first", "earliest") else facts[0]]
         return _duration(facts, query, zone, route, scope)
     if intent == "count":
         return _count(facts, query, route, scope)
@@ -127,7 +132,7 @@ def _count(facts: Sequence[EventFact], query: Query, route: str, scope: str) -> 
         if query.label and query.verdict is None:  # "how many person events": events, of people
             things = f"{'event' if n == 1 else 'events'} of {_things(query.label, None, 2)}"
         return Answer(f"{n} {things}{scope}.", route, [f.event_id for f in facts], value=n)
-    people, visits = distinct(facts, query.label)
+    people, visits = distinct(facts, query.label, every=query.measure == "visits" and query.label is None)
     ids = [f.event_id for v in visits for f in v.facts]
     events = f"{n} event" + ("" if n == 1 else "s")
     if query.measure == "visits":

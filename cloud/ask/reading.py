@@ -60,7 +60,8 @@ office business hours working we the first earliest latest most
 NUMBER_WORDS = frozenset("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
                          "fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty couple few several"
                          .split())
-GLUE = frozenset("a an the with without in wearing wore not no any some who that".split())  # kept with unused words
+# kept with the unused words after them ("without a hi-vis vest", "my son")
+GLUE = frozenset("a an the with without in wearing wore not no any some who that my our your his her their".split())
 SEEMING = frozenset("look looks looked looking seem seems seemed seeming appear appears appeared".split())
 _NUMBERS = re.compile(r"\d{1,2}(?::\d{2})?(?:am|pm)?(?:ish)?|\d+(?:st|nd|rd|th)?|\d{1,2}/\d{1,2}(?:/\d{2,4})?|"
                       r"(?:one|two|three|four|five|six|seven|"
@@ -327,6 +328,8 @@ def read_back(said: str, query: Query, zone: ZoneInfo, now_ms: int) -> tuple[str
     phrases += [p for p in query.negated_bare if not unused(p.split(), taken)]  # "not at home": never silent
     phrases += [f"the back{' ' + m[1] if m[1] else ''}" for m in _THE_BACK.finditer(said) if "back" not in taken]
     phrases += other_labels(said, query, taken) + list(query.times_apart)
+    named = {w for p in phrases for w in p.split()} | taken
+    phrases += [p for p in query.asked_open if not set(p.split()) <= named]  # "came back" in a count: named
     second = _SECOND_QUESTION.search(said)
     if second and query.intent not in ("overview", "unusual"):  # "... and when did the last leave?": not answered
         phrases.append(second[0])

@@ -238,7 +238,7 @@ class Asker:
         if sides is not None:  # "more people today than yesterday?": both counted, both shown
             now, names = int(self.clock_ms()), self.vocabulary()
             result = compared(sides, query, lambda w: read(w, names, zone, now),
-                              lambda q: self._facts(q.with_scope(intent="count"), devices))
+                              lambda q: self._facts(q.with_scope(intent="count", measure=query.measure), devices))
             if result is not None:
                 reading = both_read(*result.extra.pop("sides"), zone, now, reading[1])
                 return self._answered(text, query, key, devices, None, result, started, self.timer(), reading)
@@ -357,7 +357,7 @@ class Asker:
         """Every event the question covers, newest first (capture time, in the device's clock). A stored row
         that cannot be read as a fact, or with a time past the calendar's end, is left out, never an error."""
         base: dict[str, Any] = {"limit": self.config.max_scan}
-        riders = query.label == "person" and query.intent == "count"  # a person on a bicycle counts (visits.py)
+        riders = query.label == "person" and query.intent == "count" and query.measure != "events"  # visits.py
         if query.label and not riders:
             base["label"] = query.label
         if query.verdict:
