@@ -2,7 +2,8 @@
 
     half past six -> 6:30, quarter to seven -> 6:45, quarter past 8 -> 8:15, twenty past nine -> 9:20,
     ten to five -> 4:50, half six -> 6:30 (British), six thirty -> 6:30, seven fifteen -> 7:15
-    meals           breakfast 7:00, lunch 12:00 (when.py's own word), dinner / supper 19:00
+    meals           breakfast 7:00, lunch 12:00 (when.py's own word), dinner / supper 19:00; after a meal
+                    from an hour later (after lunch 13:00, after dinner 20:00; since breakfast 7:00)
     a shop's hours  "after we closed at six" -> after 6 pm, "before the shop opened at nine" -> before 9 am,
                     "after closing (time)" alone -> after 6 pm (a shop's usual closing hour, said back)
     the sun         sunrise / dawn and sunset / dusk: the hour the sun rises or sets that day where the zone's
@@ -28,6 +29,7 @@ _M = r"(" + "|".join(sorted(_MINUTES, key=len, reverse=True)) + r"|\d{1,2}(?= mi
 _TENS = {"oh five": 5, "ten": 10, "fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40, "forty five": 45,
          "fifty": 50, "twenty five": 25, "thirty five": 35}
 MEALS = {"breakfast": "7:00", "dinner": "19:00", "supper": "19:00", "brunch": "11:00"}
+MEAL_H = 1  # "after lunch": from the hour the meal is over ("since breakfast", "after lunchtime": its start)
 CLOSING_HOUR = 18  # "after closing" with no hour said
 ZONE_TAB = Path("/usr/share/zoneinfo/zone1970.tab")
 
@@ -61,6 +63,9 @@ def spoken_clock(text: str, moment: datetime) -> str:
     tens = "|".join(sorted(_TENS, key=len, reverse=True))
     text = re.sub(rf"\b({'|'.join(_WORDS)}) ({tens})\b(?! (?:minutes|hours|people|events|times))",
                   lambda m: f"{_hour(m[1])}:{_TENS[m[2]]:02d}", text)
+    for meal, clock in {**MEALS, "lunch": "12:00"}.items():  # after a meal: once it is over, an hour on
+        over = f"{int(clock.split(':')[0]) + MEAL_H}:00"
+        text = re.sub(rf"\bafter (?:(?:the |my |our )?{meal}(?! ?time))\b", f"after {over}", text)
     for meal, clock in MEALS.items():
         text = re.sub(rf"\b(?:(?:the |my |our )?{meal}(?: ?time)?)\b", clock, text)
     who = r"\b(?:(?:we|they|the (?:shop|store|office|business)|it) )?"

@@ -174,6 +174,8 @@ def _through(said: str, phrase: str) -> str:
     return said[:at + len(phrase)] if at >= 0 else said
 
 
-def excluded(cameras: frozenset[tuple[str, str]], zones: frozenset[str], row: dict) -> bool:
-    """A stored event on an excluded camera, or standing in an excluded zone."""
-    return (row.get("device"), row.get("camera")) in cameras or bool(zones.intersection(row.get("zones") or ()))
+def excluded(cameras: frozenset[tuple[str, str]], zones: frozenset[str], row: dict,
+             labels: frozenset[str] = frozenset()) -> bool:
+    """A stored event on an excluded camera, standing in an excluded zone, or of a label left out."""
+    return ((row.get("device"), row.get("camera")) in cameras or bool(zones.intersection(row.get("zones") or ()))
+            or row.get("label") in labels)

@@ -378,7 +378,7 @@ class Asker:
                     if ((window is None or window.holds(int(row["captured_ms"]))) and (not riders or row["label"]
                                                                                       in PERSON_OR_RIDDEN)
                             and (not query.zones or self._in_zones(query.zones, row))
-                            and not excluded(query.excluded, query.excluded_zones, row)):
+                            and not excluded(query.excluded, query.excluded_zones, row, query.labels_left_out)):
                         seen[row["event_id"]] = EventFact.from_row(row)
                 except (KeyError, TypeError, ValueError, AttributeError) as exc:
                     log.warning("question skipped stored event %.40s: %s", str(row.get("event_id")), exc)

@@ -38,7 +38,7 @@ INTENTS = (
 ROLES = ("teenager", "teenagers", "teen", "teens", "youth", "youths", "toddler", "toddlers", "baby", "babies",
          "neighbour", "neighbours", "neighbor", "neighbors", "postwoman", "postie", "worker", "workers", "workman",
          "workmen", "builder", "builders", "gardener", "gardeners", "cleaner", "cleaners", "customer", "customers",
-         "guest", "guests", "burglar", "burglars", "thief", "thieves", "policeman", "police",
+         "guest", "guests", "burglar", "burglars", "thief", "thieves", "policeman", "police", "stranger", "strangers",
          # family and friends ("did my son come home?"), and people by what they were doing ("the first jogger")
          "son", "sons", "daughter", "daughters", "wife", "husband", "partner", "mum", "mom", "mother", "dad",
          "father", "brother", "sister", "friend", "friends", "family", "grandma", "grandpa", "granny", "nanny",
@@ -88,7 +88,8 @@ _INTENT_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
         "last",
         re.compile(
             r"\bhow long ago\b|\bhow long (?:has it been |is it )?since\b|"
-            r"\b(last (time|seen|one|event|alert|visit|visitor|person|car)|most recent|latest|"
+            r"\b(last (time|seen|one|event|alert|visit|visitor|person|car|detection|sighting|thing|arrival|"
+            r"notification|recording|activity|movement|motion)|most recent|latest|"
             r"(when|what time) (was|were|did|is) .*\blast\b|last (\w+ )?(seen|came|showed|appeared|there|visit))"
         ),
     ),
@@ -126,6 +127,8 @@ _TERSE = re.compile(r"^(?!(?:what|who|which|when|where|why|how|is|are|was|were|d
                     r"bicycles|events|alerts|alarms|detections|visits|notifications|recordings)\b")
 _ASKING = (r"(?:what|who|which|when|where|why|how|show|list|tell|give|describe|can|could|would|should|will|"
            r"is|are|was|were|did|do|does|has|have|had)\b")
+# who someone is, which neither the stored facts nor a model reading their descriptions can tell
+_WHO_IS = frozenset("stranger familiar recognise recognize".split())
 _SAME_COUNT = re.compile(r"\b(?:the )?same (?:number|amount|count)\b|\bas many\b")
 # what "how many" counts (cloud.ask.visits): events and alerts as stored, visits ("how many times"), or people
 _EVENT_WORDS = re.compile(r"\b(events?|alerts?|alarms?|detections?|notifications?|recordings?|clips?|triggers?|"
@@ -170,6 +173,10 @@ class Query:
     asked_open: tuple[str, ...] = ()  # what would make a count open ("came back", "delivery"): named, not read
 
     @property
+    def labels_left_out(self) -> frozenset[str]:
+        return frozenset(of for of, _ in self.left_out)
+
+    @property
     def rule_answerable(self) -> bool:
         return self.intent is not None and not self.open
 
@@ -193,6 +200,7 @@ def normalise(question: str) -> str:
                   lambda m: f"{m[1]}/{m[2]}" + (f"/{m[3]}" if m[3] else ""), text)  # "05.12.": a date
     text = re.sub(r"\b(\d{1,2})\.(\d{2})(?=\s*(?:am|pm)?\b)(?!\.?\d)", r"\1:\2", text)  # "9.30": 9:30
     text = re.sub(r"[^a-z0-9:/]+|(?<![0-9])[:/]|[:/](?![0-9])", " ", text)  # ":" in a clock, "/" in a date
+    text = re.sub(r"\b(leave|leaving|leaves) ((?:the |all |any )?[a-z]+) out\b", r"\1 out \2", text)  # leave X out
     return spell(re.sub(r"\s+", " ", text).strip())
 
 
@@ -234,9 +242,13 @@ _LABEL_OF = {w: label for label, words in LABEL_WORDS.items() for w in words}
 
 
 def label_said_first(text: str) -> str | None:
-    """The label of the first label word of a normalised question, or None."""
-    found = _LABEL_AT.search(text)
-    return _LABEL_OF[found[1]] if found else None
+    """The label of the first label word of a normalised question, or None. A label word just before another
+    label's word says which kind of the second ("dog walkers", "car drivers" are people)."""
+    found = list(_LABEL_AT.finditer(text))
+    for here, after in zip(found, [*found[1:], None], strict=False):
+        if after is None or after.start() != here.end() + 1 or _LABEL_OF[after[1]] == _LABEL_OF[here[1]]:
+            return _LABEL_OF[here[1]]
+    return None
 
 
 def labels_said(text: str) -> list[tuple[str, str]]:
@@ -247,7 +259,14 @@ def labels_said(text: str) -> list[tuple[str, str]]:
 _VERDICT_PHRASES = sorted(((w, v) for v, words in VERDICT_WORDS.items() for w in words), key=lambda p: -len(p[0]))
 
 
+# "came back as unknown", "marked unknown": the verdict, said of the events
+JUDGED_UNKNOWN = re.compile(r"\b(?:(?:came|come|comes|coming) back|returned|marked|judged|rated|flagged|labell?ed|"
+                            r"tagged|classed|verdict(?: was| is| of)?|as) (?:as )?unknown\b")
+
+
 def verdict_in(text: str) -> str | None:
+    if JUDGED_UNKNOWN.search(text):
+        return "unknown"
     if re.search(r"\b(?:not|never|non) (?:an? |the )?(?:real )?(?:alert|alarm)(?:s|ed)?\b|\bnon alerts?\b", text):
         return "benign"  # "events that were not alerts"
     if re.search(r"\breal (?:alert|alarm)s?\b", text):
@@ -327,7 +346,7 @@ def open_words(text: str) -> set[str]:
 def read(question: str, vocabulary: Names, zone: ZoneInfo, now_ms: int) -> Query:
     text = normalise(question)
     look, intent = look_in(text), intent_of(text, question)
-    rest = _SAME_COUNT.sub(" ", text)
+    rest = JUDGED_UNKNOWN.sub(" ", _SAME_COUNT.sub(" ", text))  # "came back as unknown" is a verdict
     for phrase in look.phrases if look else ():  # "carrying a bag" is a filter, not an open question
         rest = rest.replace(phrase, " ")
     lead = lead_intent(question)
@@ -338,8 +357,9 @@ def read(question: str, vocabulary: Names, zone: ZoneInfo, now_ms: int) -> Query
         opened = bool(re.search(r"\band (what|why|who|did|were|was)\b", rest))
     else:
         opened = intent not in ("unusual", "overview", "unstored") and is_open(rest)
-    if opened and lead == "count":  # "how many delivery drivers came?": a number; what made it open is named
-        opened, asked_open = False, tuple(dict.fromkeys(m[0] for m in _OPEN.finditer(rest)))
+    said_open = tuple(dict.fromkeys(m[0] for m in _OPEN.finditer(rest))) if opened else ()
+    if opened and (lead == "count" or (lead is not None and set(said_open) <= _WHO_IS)):
+        opened, asked_open = False, said_open  # "how many delivery drivers?", "did a stranger come?": named
     cameras, camera_words = vocabulary.names_in(text)
     zones, zone_words = vocabulary.zone_names_in(text)
     no = negated(text, vocabulary)  # "other than the porch", "not carrying a bag" (negation.py)
@@ -350,7 +370,7 @@ def read(question: str, vocabulary: Names, zone: ZoneInfo, now_ms: int) -> Query
         labelled = labelled.replace(phrase, " ")
     label = vocabulary.label_in(labelled) or ("person" if re.search(r"\bwho\b", text) else None)
     # "how many people, not counting the cars": another label left out holds of every person counted (used)
-    left_out = tuple((of, phrase) for of, phrase in no.left_out if label is not None and of != label)
+    left_out = tuple((of, phrase) for of, phrase in no.left_out if of != label)  # with no label: not counted
     window, apart = joined_window(question, zone, now_ms, time_window(text, zone, now_ms), normalise)
     return Query(intent=intent, open=opened, look=look, cameras=frozenset(cameras - no.cameras),
                  devices=vocabulary.devices_in(text), zones=frozenset(zones - no.zones), label=label,

@@ -417,6 +417,9 @@ def _named_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
             # no start of its own): from the day's start, never an empty range
             start = _at(day, 0)
             phrase = phrase if part == "morning" else phrase.replace(f"this {part}", "today")
+        elif clock[1] is None and part in ("morning", "afternoon"):  # "after 10 this morning": to the day's end
+            end = _at(day + timedelta(days=1), 0)
+            phrase = phrase.replace(f"this {part}", "today")
         start, end, phrase = _narrow(day, start, end, clock, phrase)
         if start >= end:
             return Window(_ms(start), _ms(start), phrase)  # an empty range: nothing can be in it
