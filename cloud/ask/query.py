@@ -113,7 +113,8 @@ def answer(intent: str, facts: Sequence[EventFact], query: Query, zone: ZoneInfo
         how_many = f"{n} {_things(query.label, query.verdict, n)}"
         if query.label == "person" and query.verdict is None:  # people, not events: one visit counts once
             people, visits = distinct(facts, "person")
-            how_many = f"{people} {_things('person', None, people)} ({len(visits)} visits, {n} events)"
+            seen = f"{len(visits)} visit{'' if len(visits) == 1 else 's'}, {n} event{'' if n == 1 else 's'}"
+            how_many = f"{people} {_things('person', None, people)} ({seen})"
         return Answer(f"Yes, {how_many}{scope}: {shown}{more}.", route, [f.event_id for f in facts], value=True)
     # list
     if not facts:
