@@ -130,6 +130,8 @@ def test_times_are_read_in_the_zone_they_are_asked_in():
     ("at around half eight last night", at(3, 20), at(3, 21)),
     ("in the early hours of yesterday", at(3, 0), at(3, 6)),
     ("until 8 am today", at(4, 0), at(4, 8)),
+    ("between midnight and 6am today", at(4, 0), at(4, 6)),  # the midnight the day starts with
+    ("from midnight to 5 yesterday", at(3, 0), at(3, 5)),
 ])
 def test_a_clock_time_with_a_part_of_the_day(words, start, end):
     assert window(words) == (start, end)

@@ -97,6 +97,8 @@ def _clock_range(text: str, context: str | None) -> tuple[float | None, float | 
         start, end = _hour(between, "a", context), _hour(between, "b", context)
         if start is None or end is None:
             return None
+        start %= 24  # "between midnight and 6": the midnight a day starts with, and 6 its morning's
+        end -= 12 if start == 0 and 12 < end < 19 and between["bampm"] is None and between["bword"] is None else 0
         if between["aampm"] is None and between["aword"] is None and between["bampm"] in ("am", "a m"):
             start %= 12  # "between 3 and 4 am": 03:00
         elif between["aampm"] is None and between["aword"] is None and start < 12 and start + 12 < end:
