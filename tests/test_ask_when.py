@@ -132,6 +132,9 @@ def test_times_are_read_in_the_zone_they_are_asked_in():
     ("until 8 am today", at(4, 0), at(4, 8)),
     ("between midnight and 6am today", at(4, 0), at(4, 6)),  # the midnight the day starts with
     ("from midnight to 5 yesterday", at(3, 0), at(3, 5)),
+    ("in the hour before midnight yesterday", at(3, 23), at(4, 0)),  # the hour said, not the whole day
+    ("the hour after 9pm yesterday", at(3, 21), at(3, 22)),
+    ("in the hour before 8 this morning", at(4, 7), at(4, 8)),
 ])
 def test_a_clock_time_with_a_part_of_the_day(words, start, end):
     assert window(words) == (start, end)
