@@ -20,6 +20,8 @@ YES_NO = frozenset("was were is are did does do has have had any anyone anybody 
                    "no didnt wasnt werent isnt arent hasnt havent hadnt doesnt dont".split())  # a yes/no's first words
 LIST_MAX = 10  # events named in a list answer (all of them are still cited)
 PLURAL = {"person": "people", "bus": "buses"}
+NOT_ASKED = re.compile(r"^(?:(?:did|was|were|has|had|is|are)(?: there)? )?(?:nobody|no one|noone)\b|"
+                       r"^(?:didnt|wasnt|werent|hasnt|hadnt|isnt|arent)\b")  # a yes/no asked the negative way
 # "the last visitor", "the first one": one event picked; "the last 6 hours", "last night" are time words
 _PICK = re.compile(r"\b(last|latest|most recent|first|earliest)\b(?! (?:\d+|one|two|three|four|five|six|seven|eight|"
                    r"nine|ten|eleven|twelve|twenty|few|couple|several|hours?|minutes?|days?|weeks?|months?|night|"
@@ -106,8 +108,11 @@ def answer(intent: str, facts: Sequence[EventFact], query: Query, zone: ZoneInfo
         return Answer(f"The {what} {_things(query.label, query.verdict, 1)}{scope} was {pick.line(zone)}.",
                       route, [pick.event_id], value=moment.strftime("%Y-%m-%d %H:%M") if moment else None)
     if intent == "exists":
+        # "nobody came, right?", "did no one come?": a "yes" would read as "yes, nobody": the facts said plainly
+        asked_not = NOT_ASKED.search(" ".join(query.words)) is not None
         if not facts:
-            return Answer(f"No, no {_things(query.label, query.verdict, 2)}{scope}.", route, [], value=False)
+            lead = "Right, none" if asked_not else "No"
+            return Answer(f"{lead}: no {_things(query.label, query.verdict, 2)}{scope}.", route, [], value=False)
         shown = "; ".join(f.line(zone) for f in facts[:3])
         more = f" and {n - 3} more" if n > 3 else ""
         how_many = f"{n} {_things(query.label, query.verdict, n)}"
@@ -115,7 +120,8 @@ def answer(intent: str, facts: Sequence[EventFact], query: Query, zone: ZoneInfo
             people, visits = distinct(facts, "person")
             seen = f"{len(visits)} visit{'' if len(visits) == 1 else 's'}, {n} event{'' if n == 1 else 's'}"
             how_many = f"{people} {_things('person', None, people)} ({seen})"
-        return Answer(f"Yes, {how_many}{scope}: {shown}{more}.", route, [f.event_id for f in facts], value=True)
+        return Answer(f"{'Not so' if asked_not else 'Yes'}, {how_many}{scope}: {shown}{more}.", route,
+                      [f.event_id for f in facts], value=True)
     # list
     if not facts:
         return Answer(f"No {_things(query.label, query.verdict, 2)}{scope}.", route, [], value=[])

@@ -139,7 +139,7 @@ _SECOND_QUESTION = re.compile(r"\b(?:and|but) (?:also )?(?:when|how|what|who|whi
 RIDING_VERBS = frozenset("ride rides rode riding ridden drove driving driven cycled cycling".split())
 _RIDDEN = re.compile(r"\b(?:bikes?|bicycles?|cycles?|cyclists?|motorbikes?|motorcycles?|scooters?|cars?|vehicles?|"
                      r"trucks?|vans?|bus(?:es)?|horses?)\b")
-ALARM_VERBS = frozenset("ring rings rang ringing trip trips tripped tripping fire fires fired firing sound sounded "
+ALARM_VERBS = frozenset("ring rings rang ringing trip trips tripped tripping fire fires fired firing sound sounded set "
                         "trigger triggers triggered".split())
 _ALARM = re.compile(r"\b(?:alarms?|alerts?|alerted|sirens?|sensors?|cameras?|cams?|motion|events?|notifications?|"
                     r"detections?|warnings?)\b")

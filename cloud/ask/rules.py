@@ -19,7 +19,7 @@ from zoneinfo import ZoneInfo
 from .appearance import Look, look_in
 from .clauses import joined_window
 from .kinds import kind_of
-from .negation import negated
+from .negation import NOT_ALERTED, negated
 from .spelling import spell
 from .when import Window, time_window
 
@@ -259,16 +259,19 @@ def labels_said(text: str) -> list[tuple[str, str]]:
 _VERDICT_PHRASES = sorted(((w, v) for v, words in VERDICT_WORDS.items() for w in words), key=lambda p: -len(p[0]))
 
 
-# "came back as unknown", "marked unknown": the verdict, said of the events
-JUDGED_UNKNOWN = re.compile(r"\b(?:(?:came|come|comes|coming) back|returned|marked|judged|rated|flagged|labell?ed|"
-                            r"tagged|classed|verdict(?: was| is| of)?|as) (?:as )?unknown\b")
+# "came back as unknown", "marked as alerts": the verdict, said of the events
+JUDGED_AS = re.compile(r"\b(?:(?:came|come|comes|coming) back|returned|marked|judged|rated|flagged|labell?ed|tagged|"
+                       r"classed|verdict(?: was| is| of)?|as) (?:as )?(?:an? )?"
+                       r"(unknown|alerts?|alarms?|benign|harmless)\b")
 
 
 def verdict_in(text: str) -> str | None:
-    if JUDGED_UNKNOWN.search(text):
+    judged = JUDGED_AS.search(text)
+    if judged and judged[1] == "unknown":
         return "unknown"
-    if re.search(r"\b(?:not|never|non) (?:an? |the )?(?:real )?(?:alert|alarm)(?:s|ed)?\b|\bnon alerts?\b", text):
-        return "benign"  # "events that were not alerts"
+    if re.search(r"\b(?:not|never|non) (?:an? |the )?(?:real )?(?:alert|alarm)(?:s|ed)?\b|\bnon alerts?\b", text) \
+            or NOT_ALERTED.search(text):
+        return "benign"  # "events that were not alerts", "cars that did not trigger an alert"
     if re.search(r"\breal (?:alert|alarm)s?\b", text):
         return "alert"  # "real alarms", not the false ones
     for phrase, verdict in _VERDICT_PHRASES:
@@ -346,7 +349,7 @@ def open_words(text: str) -> set[str]:
 def read(question: str, vocabulary: Names, zone: ZoneInfo, now_ms: int) -> Query:
     text = normalise(question)
     look, intent = look_in(text), intent_of(text, question)
-    rest = JUDGED_UNKNOWN.sub(" ", _SAME_COUNT.sub(" ", text))  # "came back as unknown" is a verdict
+    rest = JUDGED_AS.sub(" ", _SAME_COUNT.sub(" ", text))  # "came back as unknown" is a verdict
     for phrase in look.phrases if look else ():  # "carrying a bag" is a filter, not an open question
         rest = rest.replace(phrase, " ")
     lead = lead_intent(question)
