@@ -47,7 +47,9 @@ durations, looks and open questions; an `open` question counts once in its citat
 bench/ask_questions_blind3.jsonl (a third, written from the site file and a grammar page alone, with people
 vs events, comparisons and words the facts cannot answer; no routes) in `_blind3` (goals >= 0.9 each), and
 over bench/ask_questions_blind4.jsonl (a fourth, 98 questions written the same way on 2026-12-07 and held out
-from the sessions that worked on the reader: see bench/ask_questions_blind4.md) in `_blind4`.
+from the sessions that worked on the reader: see bench/ask_questions_blind4.md) in `_blind4`, and over
+bench/ask_questions_dev6.jsonl (110 questions written the same way on 2026-12-07 as a development set the
+reader's work may read: see bench/ask_questions_dev6.md) in `_dev6`.
 
 The complexity classifier is trained on cloud/ask/data/complexity_train.jsonl; the bench refuses to run if
 any question of either file is in that file. The router is called in-process (no HTTP), with the site's clock.
@@ -94,8 +96,9 @@ from edgetriage.edge.vision.capture import Frame  # noqa: E402
 SITE_FILE = HERE / "ask_site.json"
 QUESTION_SETS = {"main": HERE / "ask_questions.jsonl", "blind": HERE / "ask_questions_blind.jsonl",
                  "blind2": HERE / "ask_questions_blind2.jsonl", "blind3": HERE / "ask_questions_blind3.jsonl",
-                 "blind4": HERE / "ask_questions_blind4.jsonl", "blind5": HERE / "ask_questions_blind5.jsonl"}
-GRAMMAR_SETS = ("blind3", "blind4", "blind5")  # written from a grammar page and the site file alone
+                 "blind4": HERE / "ask_questions_blind4.jsonl", "blind5": HERE / "ask_questions_blind5.jsonl",
+                 "dev6": HERE / "ask_questions_dev6.jsonl"}
+GRAMMAR_SETS = ("blind3", "blind4", "blind5", "dev6")  # written from a grammar page and the site file alone
 QUESTION_FILES = tuple(QUESTION_SETS.values())
 PLACEHOLDER_JPEG = bytes.fromhex("ffd8ffe000104a46494600010100000100010000ffd9")  # a kept store's crops
 FRAME_SIZE = (768, 432)  # every clip is shown to a camera at one size, as a real camera would deliver it
@@ -530,7 +533,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="folder with the shared clips")
     parser.add_argument("--show-events", action="store_true", help="list the stored events on stderr first")
     parser.add_argument("--sets", default=",".join(n for n, path in QUESTION_SETS.items() if path.exists()),
-                        help="question sets to ask, comma-separated (main, blind, blind2..blind5; default: all)")
+                        help="question sets to ask, comma-separated (main, blind, blind2..blind5, dev6; default: all)")
     parser.add_argument("--keep-store", type=Path, default=None, metavar="DIR",
                         help="keep the filled site's store in DIR and, run again the same day, ask its events "
                              "without replaying the site (the quick mode for working on the rules)")
@@ -540,7 +543,7 @@ def main(argv: list[str] | None = None) -> int:
     clock = SiteClock(zone)
     sets = tuple(name.strip() for name in args.sets.split(",") if name.strip())
     if unknown := set(sets) - set(QUESTION_SETS):
-        parser.error(f"--sets: no such set {', '.join(sorted(unknown))} (main, blind, blind2..blind5)")
+        parser.error(f"--sets: no such set {', '.join(sorted(unknown))} (main, blind, blind2..blind5, dev6)")
     questions = load_questions(clock, sets)
     started = time.monotonic()
     say("loading the CPU model (SmolLM2-135M, 1 thread)")
@@ -580,7 +583,8 @@ def main(argv: list[str] | None = None) -> int:
                 "dropped_words", "people_vs_events"):
         say(f"{key:>22} = {results[key]}   (blind set: {results.get(key + '_blind', '-')}, blind2: "
             f"{results.get(key + '_blind2', '-')}, blind3: {results.get(key + '_blind3', '-')}, "
-            f"blind4: {results.get(key + '_blind4', '-')}, blind5: {results.get(key + '_blind5', '-')})")
+            f"blind4: {results.get(key + '_blind4', '-')}, blind5: {results.get(key + '_blind5', '-')}, "
+            f"dev6: {results.get(key + '_dev6', '-')})")
     print(json.dumps(results), flush=True)
     return 0
 

@@ -95,12 +95,22 @@ def test_another_label_left_out_of_a_count_of_people_is_used_and_shown(store, qu
 
 
 @pytest.mark.parametrize(("question", "words"), [
-    ("how many events today not counting the cars?", "not counting the cars"),
     ("how many people today not counting kids?", "not counting kids"),  # a kind of person: not told apart
-    ("how many events besides people today?", "besides people"),
 ])
 def test_a_label_left_out_that_the_count_cannot_apply_is_named(store, question, words):  # noqa: F811
     assert named(ask(store, question), words)
+
+
+@pytest.mark.parametrize(("question", "left", "shown"), [
+    ("how many events today not counting the cars?", "car", "cars left out"),
+    ("how many events besides people today?", "person", "people left out"),
+    ("ignoring cars, how many detections today?", "car", "cars left out"),
+])
+def test_a_label_left_out_of_events_of_every_label_is_left_out(store, question, left, shown):  # noqa: F811
+    said, every = ask(store, question), ask(store, "how many events today?")
+    of_label = ask(store, f"how many {left} events today?")
+    assert shown in said["reading"] and not said["unused"], said
+    assert said["value"] == every["value"] - of_label["value"] and of_label["value"] > 0, said
 
 
 # -- content words no rule reads: named, on every route --------------------------------------------------------

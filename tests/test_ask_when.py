@@ -121,7 +121,8 @@ def test_times_are_read_in_the_zone_they_are_asked_in():
 @pytest.mark.parametrize(("words", "start", "end"), [
     ("before 8 this morning", at(4, 0), at(4, 8)),  # the small hours too: "before 8" has no start of its own
     ("before 10 in the morning yesterday", at(3, 0), at(3, 10)),
-    ("after 10 this morning", at(4, 10), at(4, 12)),
+    ("after 10 this morning", at(4, 10), None),  # the part says am; "after" runs to the day's end, as "before"
+    ("after 10 yesterday morning", at(3, 10), at(4, 0)),  # starts at the day's start
     ("yesterday between 8 and 9 in the morning", at(3, 8), at(3, 9)),
     ("between 7 and 9 tonight", at(4, 19), at(4, 21)),
     ("after 8 in the evening", at(4, 20), None),
@@ -129,6 +130,11 @@ def test_times_are_read_in_the_zone_they_are_asked_in():
     ("at around half eight last night", at(3, 20), at(3, 21)),
     ("in the early hours of yesterday", at(3, 0), at(3, 6)),
     ("until 8 am today", at(4, 0), at(4, 8)),
+    ("between midnight and 6am today", at(4, 0), at(4, 6)),  # the midnight the day starts with
+    ("from midnight to 5 yesterday", at(3, 0), at(3, 5)),
+    ("in the hour before midnight yesterday", at(3, 23), at(4, 0)),  # the hour said, not the whole day
+    ("the hour after 9pm yesterday", at(3, 21), at(3, 22)),
+    ("in the hour before 8 this morning", at(4, 7), at(4, 8)),
 ])
 def test_a_clock_time_with_a_part_of_the_day(words, start, end):
     assert window(words) == (start, end)
@@ -160,7 +166,7 @@ def test_dates_in_figures_and_a_dotted_clock_time(words, start, end):
     ("from 10 at night to 6 in the morning", at(3, 22), at(4, 6)),  # asked at 21:30: the last such night
     ("from 8 this morning until 2", at(4, 8), at(4, 14)),
     ("tonight after 10", at(4, 22), None),  # "tonight" is today's, even still to come
-    ("after lunch but before dinner", at(4, 12), at(4, 19)),
+    ("after lunch but before dinner", at(4, 13), at(4, 19)),  # after a meal: once it is over
     ("from quarter past six to quarter to seven this evening", at(4, 18, 15), at(4, 18, 45)),
 ])
 def test_each_end_of_a_range_is_read_where_it_is_said(words, start, end):

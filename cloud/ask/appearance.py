@@ -98,10 +98,11 @@ def look_in(text: str) -> Look | None:
             kind = next((GARMENTS[g] for g in sorted(GARMENTS, key=len, reverse=True)
                          if re.match(rf"{g}s?( |$)", tail)), None)
             worn = re.match(rf" {_WEAR} ", found[0]) is not None and not re.match(r" in the (dark|light) ", found[0])
-            if kind is None and (not worn or name in ("dark", "light")):
+            clothed = re.search(r" (?:clothes|clothing) ", found[0] + " ") is not None  # "in dark clothes"
+            if kind is None and not clothed and (not worn or name in ("dark", "light")):
                 continue  # "a red car", "white van", "in the dark": not clothing
             colour, garment = name, kind
-            said.append(found[0].strip())
+            said.append((found[0][:found.start(1) - found.start()] if kind is None and found[1] else found[0]).strip())
             break
         if colour:
             break

@@ -20,6 +20,10 @@ from .when import WEEKDAYS, Window, time_window
 _NUMBER = r"(?:\d|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|noon|midnight|half|quarter|twenty)"
 _KEEP = frozenset("this last yesterday today tonight morning afternoon evening night overnight weekend week".split()
                   ) | set(WEEKDAYS)  # time words a shortest reading keeps ("this evening", never "evening")
+# a clause that says a day, a part of one or a span is a time of its own; one with a clock time alone ("yesterday,
+# before midnight") narrows the day the question names
+_DAY_SAID = re.compile(r"\b(?:today|yesterday|tonight|tomorrow|morning|afternoon|evening|night|overnight|week|weekend|"
+                       r"month|ago|last|past|hours?|minutes?|days?|" + "|".join(WEEKDAYS) + r")\b|\d{1,2}/\d{1,2}")
 _CUT = re.compile(r"\s+(?:and|or|but|as well as|plus)\s+(?!" + _NUMBER + r")|\s*,\s*")
 
 
@@ -39,7 +43,7 @@ def joined_window(said: str, zone: ZoneInfo, now_ms: int, window: Window | None,
         return window, ()
     apart: list[str] = []
     for clause in clauses:
-        other = time_window(normalise(clause), zone, now_ms)
+        other = time_window(normalise(clause), zone, now_ms) if _DAY_SAID.search(normalise(clause)) else None
         if other is None or other.start_ms is None:
             continue
         start, end = window.start_ms, _end(window, now_ms)

@@ -1,8 +1,10 @@
 """Clock times as people say them, written as when.py reads them (before it reads the question):
 
     half past six -> 6:30, quarter to seven -> 6:45, quarter past 8 -> 8:15, twenty past nine -> 9:20,
-    ten to five -> 4:50, half six -> 6:30 (British), six thirty -> 6:30, seven fifteen -> 7:15
-    meals           breakfast 7:00, lunch 12:00 (when.py's own word), dinner / supper 19:00
+    ten to five -> 4:50, half six -> 6:30 (British), six thirty -> 6:30, seven fifteen -> 7:15,
+    the hour before midnight -> between 23:00 and midnight, the hour after 9pm -> between 21:00 and 22:00
+    meals           breakfast 7:00, lunch 12:00 (when.py's own word), dinner / supper 19:00; after a meal
+                    from an hour later (after lunch 13:00, after dinner 20:00; since breakfast 7:00)
     a shop's hours  "after we closed at six" -> after 6 pm, "before the shop opened at nine" -> before 9 am,
                     "after closing (time)" alone -> after 6 pm (a shop's usual closing hour, said back)
     the sun         sunrise / dawn and sunset / dusk: the hour the sun rises or sets that day where the zone's
@@ -28,6 +30,7 @@ _M = r"(" + "|".join(sorted(_MINUTES, key=len, reverse=True)) + r"|\d{1,2}(?= mi
 _TENS = {"oh five": 5, "ten": 10, "fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40, "forty five": 45,
          "fifty": 50, "twenty five": 25, "thirty five": 35}
 MEALS = {"breakfast": "7:00", "dinner": "19:00", "supper": "19:00", "brunch": "11:00"}
+MEAL_H = 1  # "after lunch": from the hour the meal is over ("since breakfast", "after lunchtime": its start)
 CLOSING_HOUR = 18  # "after closing" with no hour said
 ZONE_TAB = Path("/usr/share/zoneinfo/zone1970.tab")
 
@@ -61,6 +64,9 @@ def spoken_clock(text: str, moment: datetime) -> str:
     tens = "|".join(sorted(_TENS, key=len, reverse=True))
     text = re.sub(rf"\b({'|'.join(_WORDS)}) ({tens})\b(?! (?:minutes|hours|people|events|times))",
                   lambda m: f"{_hour(m[1])}:{_TENS[m[2]]:02d}", text)
+    for meal, clock in {**MEALS, "lunch": "12:00"}.items():  # after a meal: once it is over, an hour on
+        over = f"{int(clock.split(':')[0]) + MEAL_H}:00"
+        text = re.sub(rf"\bafter (?:(?:the |my |our )?{meal}(?! ?time))\b", f"after {over}", text)
     for meal, clock in MEALS.items():
         text = re.sub(rf"\b(?:(?:the |my |our )?{meal}(?: ?time)?)\b", clock, text)
     who = r"\b(?:(?:we|they|the (?:shop|store|office|business)|it) )?"
@@ -70,11 +76,26 @@ def spoken_clock(text: str, moment: datetime) -> str:
     text = re.sub(who + r"(?:opened|open|opens|opening)(?: time)? " + hour, lambda m: f"{_as_digits(m[1])} am", text)
     text = re.sub(r"\b(?:after|since) (?:we |they |the (?:shop|store) )?(?:closed|closing(?: time)?)\b",
                   f"after {CLOSING_HOUR}:00", text)
+    text = re.sub(rf"\b(?:(?:in|during|within) )?the (?:last |first )?hour (before|after|leading up to|following) "
+                  rf"({_H}|noon|midday|midnight)(?::(\d{{2}}))?(?: ?([ap]m))?\b", _hour_beside, text)
     if re.search(r"\b(?:sunrise|dawn|daybreak|sunset|dusk|nightfall)\b", text):
         rise, fall = sun_hours(moment)
         text = re.sub(r"\b(?:sunrise|dawn|daybreak|first light)\b", _hhmm(rise), text)
         text = re.sub(r"\b(?:sunset|dusk|nightfall)\b", _hhmm(fall), text)
     return text
+
+
+def _hour_beside(m: re.Match[str]) -> str:
+    """"the hour before midnight" -> "between 23:00 and midnight", "the hour after 9pm" -> "between 21:00 and
+    22:00"; a bare hour ("the hour before 9") stays bare at both ends, for when.py to read as people say it."""
+    named = {"noon": 12, "midday": 12, "midnight": 24}.get(m[2])
+    if named is not None:
+        hour = named
+    else:
+        hour = _hour(m[2]) if m[5] is None else _hour(m[2]) % 12 + (12 if m[5] == "pm" else 0)
+    ends = (hour - 1, hour) if m[1] in ("before", "leading up to") else (hour, hour + 1)
+    said = ["midnight" if h == 24 else f"{h % 24}:{m[4] or '00'}" for h in ends]
+    return f"between {said[0]} and {said[1]}"
 
 
 def _as_digits(said: str) -> str:

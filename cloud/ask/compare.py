@@ -23,6 +23,9 @@ _ASK = (("same", re.compile(r"\b(?:same|as many|as much|equal|as busy)\b")),
         ("fewer", re.compile(r"\b(?:fewer|less|quieter|least)\b")),
         ("versus", re.compile(r"\b(?:vs|versus|compared? (?:to|with))\b")))  # both counted, neither asked for
 _SPLIT = re.compile(r"^(?P<a>.+?)\s+(?:than|compared? (?:to|with)|versus|vs|or|as)\s+(?P<b>.+)$")
+# "the same number at the porch and the back door?": "and" joins the sides of a sameness, never two clock times
+_AND = re.compile(r"^(?P<a>.+?)\s+and\s+(?!(?:\d|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+                  r"noon|midnight|half|quarter|twenty)\b)(?P<b>.+)$")
 
 
 @dataclass(frozen=True)
@@ -39,7 +42,7 @@ def sides_of(text: str) -> Sides | None:
     if ask is None:
         return None
     body = re.sub(r"\b(?:as many|as much)\b", " ", text) if ask == "same" else text
-    found = _SPLIT.search(body.strip())
+    found = _SPLIT.search(body.strip()) or (_AND.search(body.strip()) if ask == "same" else None)
     if found is None:
         return None
     return Sides(ask, found["a"], found["b"], bool(re.search(r"^(?:which|what|where)\b|\bwhich\b", text)))
@@ -54,7 +57,8 @@ def joined(a: Query, b: Query) -> tuple[Query, Query]:
                               zones=one.zones if placed else other.zones,
                               devices=one.devices if placed else other.devices,
                               window=one.window or other.window, label=one.label or other.label,
-                              verdict=one.verdict or other.verdict, look=one.look or other.look)
+                              verdict=one.verdict or other.verdict, look=one.look or other.look,
+                              left_out=tuple(dict.fromkeys(one.left_out + other.left_out)))
     return fill(a, b), fill(b, a)
 
 
@@ -62,7 +66,7 @@ def measured(facts: Sequence[EventFact], query: Query, measure: str | None) -> t
     """The count of one side, and the events it stands on."""
     if measure == "events":
         return len(facts), [f.event_id for f in facts]
-    number, visits = distinct(facts, query.label)
+    number, visits = distinct(facts, query.label, every=measure == "visits" and query.label is None)
     if measure == "visits":
         number = len(visits)
     return number, [f.event_id for v in visits for f in v.facts]

@@ -59,6 +59,11 @@ def kind_of(text: str) -> str | None:
     return None
 
 
+def unstored_said(text: str) -> str | None:
+    """The words of a normalised question that ask what the store does not hold ("plate numbers", "how fast")."""
+    return next((found[0] for pattern, _ in _UNSTORED if (found := pattern.search(text))), None)
+
+
 def unstored(text: str) -> str | None:
     """What the question asks for that the store does not hold, in words; None when it holds it."""
     return next((what for pattern, what in _UNSTORED if pattern.search(text)), None)

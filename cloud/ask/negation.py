@@ -32,7 +32,11 @@ MARKERS = re.compile(r"\b(?:(?:not|without|never) (?:counting|including|incl|inc
                      r"aside from|other than|outside(?: of)?|but not|wasnt|werent|isnt|arent|didnt|dont|doesnt|"
                      r"hasnt|havent|hadnt|non|nor|neither|(?:everything|anything|everyone|anyone|all|everywhere|cameras|"
                      r"camera|events) but)\b")
-_NOT_NEGATING = re.compile(r"\bor not\b|\bnot (?:counted|included)\b|"
+# "did not trigger an alert", "never set off the alarm": a verdict (benign), read by the rules
+NOT_ALERTED = re.compile(r"\b(?:not|never|didnt|did not|wasnt|werent|doesnt|dont) (?:trigger|raise|set off|cause|"
+                         r"produce|give|generate|get|fire|sound|ring|trip)(?:s|ed)? (?:an? |any |the )?(?:real )?"
+                         r"(?:alert|alarm)s?\b")
+_NOT_NEGATING = re.compile(NOT_ALERTED.pattern + r"|\bor not\b|\bnot (?:counted|included)\b|"
                            r"\bnot (?:an? |the )?(?:real )?(?:alert|alarm)s?\b|\bnot (?:classified|sure)\b|"
                            r"\bnon alerts?\b|\bno (?:one|body)\b|\bnot (?:just|only)\b|\bno more than\b|"
                            r"\bnot long\b|\bno longer\b|\bno of\b|"  # "no. of people": number of
@@ -174,6 +178,8 @@ def _through(said: str, phrase: str) -> str:
     return said[:at + len(phrase)] if at >= 0 else said
 
 
-def excluded(cameras: frozenset[tuple[str, str]], zones: frozenset[str], row: dict) -> bool:
-    """A stored event on an excluded camera, or standing in an excluded zone."""
-    return (row.get("device"), row.get("camera")) in cameras or bool(zones.intersection(row.get("zones") or ()))
+def excluded(cameras: frozenset[tuple[str, str]], zones: frozenset[str], row: dict,
+             labels: frozenset[str] = frozenset()) -> bool:
+    """A stored event on an excluded camera, standing in an excluded zone, or of a label left out."""
+    return ((row.get("device"), row.get("camera")) in cameras or bool(zones.intersection(row.get("zones") or ()))
+            or row.get("label") in labels)

@@ -20,6 +20,12 @@ YES_NO = frozenset("was were is are did does do has have had any anyone anybody 
                    "no didnt wasnt werent isnt arent hasnt havent hadnt doesnt dont".split())  # a yes/no's first words
 LIST_MAX = 10  # events named in a list answer (all of them are still cited)
 PLURAL = {"person": "people", "bus": "buses"}
+NOT_ASKED = re.compile(r"^(?:(?:did|was|were|has|had|is|are)(?: there)? )?(?:nobody|no one|noone)\b|"
+                       r"^(?:didnt|wasnt|werent|hasnt|hadnt|isnt|arent)\b")  # a yes/no asked the negative way
+# "the last visitor", "the first one": one event picked; "the last 6 hours", "last night" are time words
+_PICK = re.compile(r"\b(last|latest|most recent|first|earliest)\b(?! (?:\d+|one|two|three|four|five|six|seven|eight|"
+                   r"nine|ten|eleven|twelve|twenty|few|couple|several|hours?|minutes?|days?|weeks?|months?|night|"
+                   r"evening|morning|afternoon|weekend|fortnight)\b)")
 
 
 @dataclass
@@ -87,8 +93,9 @@ def answer(intent: str, facts: Sequence[EventFact], query: Query, zone: ZoneInfo
         facts = [f for f in facts if is_person(f)]
     n = len(facts)
     if intent == "duration":
-        if facts and re.search(r"\b(last|latest|most recent|first|earliest)\b", " ".join(query.words)):
-            facts = [facts[-1] if re.search(r"\b(first|earliest)\b", " ".join(query.words)) else facts[0]]
+        pick = _PICK.search(" ".join(query.words))
+        if facts and pick:  # "how long did the last visitor stay?": one stay; "in the last 6 hours" is a range
+            facts = [facts[-1] if pick[1] in ("first", "earliest") else facts[0]]
         return _duration(facts, query, zone, route, scope)
     if intent == "count":
         return _count(facts, query, route, scope)
@@ -101,15 +108,20 @@ def answer(intent: str, facts: Sequence[EventFact], query: Query, zone: ZoneInfo
         return Answer(f"The {what} {_things(query.label, query.verdict, 1)}{scope} was {pick.line(zone)}.",
                       route, [pick.event_id], value=moment.strftime("%Y-%m-%d %H:%M") if moment else None)
     if intent == "exists":
+        # "nobody came, right?", "did no one come?": a "yes" would read as "yes, nobody": the facts said plainly
+        asked_not = NOT_ASKED.search(" ".join(query.words)) is not None
         if not facts:
-            return Answer(f"No, no {_things(query.label, query.verdict, 2)}{scope}.", route, [], value=False)
+            lead = "Right, none" if asked_not else "No"
+            return Answer(f"{lead}: no {_things(query.label, query.verdict, 2)}{scope}.", route, [], value=False)
         shown = "; ".join(f.line(zone) for f in facts[:3])
         more = f" and {n - 3} more" if n > 3 else ""
         how_many = f"{n} {_things(query.label, query.verdict, n)}"
         if query.label == "person" and query.verdict is None:  # people, not events: one visit counts once
             people, visits = distinct(facts, "person")
-            how_many = f"{people} {_things('person', None, people)} ({len(visits)} visits, {n} events)"
-        return Answer(f"Yes, {how_many}{scope}: {shown}{more}.", route, [f.event_id for f in facts], value=True)
+            seen = f"{len(visits)} visit{'' if len(visits) == 1 else 's'}, {n} event{'' if n == 1 else 's'}"
+            how_many = f"{people} {_things('person', None, people)} ({seen})"
+        return Answer(f"{'Not so' if asked_not else 'Yes'}, {how_many}{scope}: {shown}{more}.", route,
+                      [f.event_id for f in facts], value=True)
     # list
     if not facts:
         return Answer(f"No {_things(query.label, query.verdict, 2)}{scope}.", route, [], value=[])
@@ -127,7 +139,7 @@ def _count(facts: Sequence[EventFact], query: Query, route: str, scope: str) -> 
         if query.label and query.verdict is None:  # "how many person events": events, of people
             things = f"{'event' if n == 1 else 'events'} of {_things(query.label, None, 2)}"
         return Answer(f"{n} {things}{scope}.", route, [f.event_id for f in facts], value=n)
-    people, visits = distinct(facts, query.label)
+    people, visits = distinct(facts, query.label, every=query.measure == "visits" and query.label is None)
     ids = [f.event_id for v in visits for f in v.facts]
     events = f"{n} event" + ("" if n == 1 else "s")
     if query.measure == "visits":

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from .kinds import DURATION, OVERVIEW, UNUSUAL
+from .kinds import DURATION, OVERVIEW, UNUSUAL, unstored_said
 from .rules import GREETING, LABEL_WORDS, NARROWING, VERDICT_WORDS, Query, labels_said, open_words
 from .when import MONTHS, WEEKDAYS, time_window
 
@@ -60,7 +60,8 @@ office business hours working we the first earliest latest most
 NUMBER_WORDS = frozenset("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
                          "fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty couple few several"
                          .split())
-GLUE = frozenset("a an the with without in wearing wore not no any some who that".split())  # kept with unused words
+# kept with the unused words after them ("without a hi-vis vest", "my son")
+GLUE = frozenset("a an the with without in wearing wore not no any some who that my our your his her their".split())
 SEEMING = frozenset("look looks looked looking seem seems seemed seeming appear appears appeared".split())
 _NUMBERS = re.compile(r"\d{1,2}(?::\d{2})?(?:am|pm)?(?:ish)?|\d+(?:st|nd|rd|th)?|\d{1,2}/\d{1,2}(?:/\d{2,4})?|"
                       r"(?:one|two|three|four|five|six|seven|"
@@ -138,7 +139,7 @@ _SECOND_QUESTION = re.compile(r"\b(?:and|but) (?:also )?(?:when|how|what|who|whi
 RIDING_VERBS = frozenset("ride rides rode riding ridden drove driving driven cycled cycling".split())
 _RIDDEN = re.compile(r"\b(?:bikes?|bicycles?|cycles?|cyclists?|motorbikes?|motorcycles?|scooters?|cars?|vehicles?|"
                      r"trucks?|vans?|bus(?:es)?|horses?)\b")
-ALARM_VERBS = frozenset("ring rings rang ringing trip trips tripped tripping fire fires fired firing sound sounded "
+ALARM_VERBS = frozenset("ring rings rang ringing trip trips tripped tripping fire fires fired firing sound sounded set "
                         "trigger triggers triggered".split())
 _ALARM = re.compile(r"\b(?:alarms?|alerts?|alerted|sirens?|sensors?|cameras?|cams?|motion|events?|notifications?|"
                     r"detections?|warnings?)\b")
@@ -323,10 +324,18 @@ def read_back(said: str, query: Query, zone: ZoneInfo, now_ms: int) -> tuple[str
     taken |= {w for _, phrase in query.left_out for w in phrase.split()}  # "not counting the cars": held
     split = [m[0] for m in _BREAKDOWN.finditer(said)]  # "per camera": one total is given, never a split
     taken |= {w for phrase in split for w in phrase.split()}
-    phrases = unused(FRAMES.sub(" ", GREETING.sub("", said)).split(), taken) + list(query.negated) + split
+    phrases = _with_names(unused(FRAMES.sub(" ", GREETING.sub("", said)).split(), taken), said, query.names)
+    phrases += list(query.negated) + split
     phrases += [p for p in query.negated_bare if not unused(p.split(), taken)]  # "not at home": never silent
     phrases += [f"the back{' ' + m[1] if m[1] else ''}" for m in _THE_BACK.finditer(said) if "back" not in taken]
     phrases += other_labels(said, query, taken) + list(query.times_apart)
+    named = {w for p in phrases for w in p.split()} | taken
+    phrases += [p for p in query.asked_open if not set(p.split()) <= named]  # "came back" in a count: named
+    told = unstored_said(said)
+    if told and not any(set(told.split()) <= set(p.split()) for p in phrases):  # "plate numbers", "how fast"
+        inside = [i for i, p in enumerate(phrases) if set(p.split()) <= set(told.split())]
+        phrases = [p for i, p in enumerate(phrases) if i not in inside]
+        phrases.insert(inside[0] if inside else len(phrases), told)
     second = _SECOND_QUESTION.search(said)
     if second and query.intent not in ("overview", "unusual"):  # "... and when did the last leave?": not answered
         phrases.append(second[0])
@@ -340,11 +349,22 @@ def read_back(said: str, query: Query, zone: ZoneInfo, now_ms: int) -> tuple[str
                         phrases), phrases
 
 
+def _with_names(phrases: list[str], said: str, names: Iterable[str]) -> list[str]:
+    """An unused phrase just after a name it belongs to, named with it: "the back door handle" is the handle
+    of the back door ('back door handle'); the camera is still read from the name."""
+    out = []
+    for phrase in phrases:
+        owner = None if phrase.split()[0] in GLUE else next((n for n in sorted(names, key=len, reverse=True)
+                      if re.search(rf"(?<![a-z0-9]){re.escape(n)} {re.escape(phrase)}(?![a-z0-9])", said)), None)
+        out.append(f"{owner} {phrase}" if owner else phrase)
+    return out
+
+
 def both_read(a: Query, b: Query, measure: str | None, zone: ZoneInfo, now_ms: int,
               phrases: list[str]) -> tuple[str, list[str]]:
     """The reading of a comparison: each side's, first against second (a side's own label and time are used)."""
     sides = {a.label, b.label}
-    phrases = [p for p in phrases if not any(of in sides for _, of in labels_said(p))
+    phrases = [p for p in phrases if not any(of in sides and w not in NARROWING for w, of in labels_said(p))
                and time_window(p, zone, now_ms) is None]
     camera_zone = bool(a.cameras or b.cameras or a.zones or b.zones)
     line = (reading_line(a, measure, zone, now_ms, camera_zone).split(" (")[0] + " vs "

@@ -254,7 +254,7 @@ class Asker:
         if sides is not None:  # "more people today than yesterday?": both counted, both shown
             now, names = int(self.clock_ms()), self.vocabulary()
             result = compared(sides, query, lambda w: read(w, names, zone, now),
-                              lambda q: self._facts(q.with_scope(intent="count"), devices))
+                              lambda q: self._facts(q.with_scope(intent="count", measure=query.measure), devices))
             if result is not None:
                 reading = both_read(*result.extra.pop("sides"), zone, now, reading[1])
                 return self._answered(text, query, key, devices, None, result, started, self.timer(), reading)

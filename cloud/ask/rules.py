@@ -19,7 +19,7 @@ from zoneinfo import ZoneInfo
 from .appearance import Look, look_in
 from .clauses import joined_window
 from .kinds import kind_of
-from .negation import negated
+from .negation import NOT_ALERTED, negated
 from .spelling import spell
 from .when import Window, time_window
 
@@ -38,7 +38,14 @@ INTENTS = (
 ROLES = ("teenager", "teenagers", "teen", "teens", "youth", "youths", "toddler", "toddlers", "baby", "babies",
          "neighbour", "neighbours", "neighbor", "neighbors", "postwoman", "postie", "worker", "workers", "workman",
          "workmen", "builder", "builders", "gardener", "gardeners", "cleaner", "cleaners", "customer", "customers",
-         "guest", "guests", "burglar", "burglars", "thief", "thieves", "policeman", "police")
+         "guest", "guests", "burglar", "burglars", "thief", "thieves", "policeman", "police", "stranger", "strangers",
+         # family and friends ("did my son come home?"), and people by what they were doing ("the first jogger")
+         "son", "sons", "daughter", "daughters", "wife", "husband", "partner", "mum", "mom", "mother", "dad",
+         "father", "brother", "sister", "friend", "friends", "family", "grandma", "grandpa", "granny", "nanny",
+         "babysitter", "roommate", "flatmate", "tenant", "tenants", "landlord", "jogger", "joggers", "runner",
+         "runners", "walker", "walkers", "hiker", "hikers", "driver", "drivers", "deliveryman", "deliverymen",
+         "salesman", "plumber", "electrician",
+         "technician", "nurse", "carer", "caregiver")
 LABEL_WORDS = {
     "person": ("person", "persons", "people", "someone", "somebody", "anyone", "anybody", "visitor", "visitors",
                "man", "men", "woman", "women", "pedestrian", "pedestrians", "human", "humans", "guy", "guys",
@@ -81,7 +88,8 @@ _INTENT_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
         "last",
         re.compile(
             r"\bhow long ago\b|\bhow long (?:has it been |is it )?since\b|"
-            r"\b(last (time|seen|one|event|alert|visit|visitor|person|car)|most recent|latest|"
+            r"\b(last (time|seen|one|event|alert|visit|visitor|person|car|detection|sighting|thing|arrival|"
+            r"notification|recording|activity|movement|motion)|most recent|latest|"
             r"(when|what time) (was|were|did|is) .*\blast\b|last (\w+ )?(seen|came|showed|appeared|there|visit))"
         ),
     ),
@@ -117,6 +125,10 @@ NARROWING = frozenset("man men woman women lady ladies kid kids child children b
 _TERSE = re.compile(r"^(?!(?:what|who|which|when|where|why|how|is|are|was|were|did|do|does|has|have|had|any|can|could|"
                     r"show|list|tell|give|describe)\b)(?:\w+ ){0,3}?(?:people|persons|visitors|cars|vehicles|bikes|"
                     r"bicycles|events|alerts|alarms|detections|visits|notifications|recordings)\b")
+_ASKING = (r"(?:what|who|which|when|where|why|how|show|list|tell|give|describe|can|could|would|should|will|"
+           r"is|are|was|were|did|do|does|has|have|had)\b")
+# who someone is, which neither the stored facts nor a model reading their descriptions can tell
+_WHO_IS = frozenset("stranger familiar recognise recognize".split())
 _SAME_COUNT = re.compile(r"\b(?:the )?same (?:number|amount|count)\b|\bas many\b")
 # what "how many" counts (cloud.ask.visits): events and alerts as stored, visits ("how many times"), or people
 _EVENT_WORDS = re.compile(r"\b(events?|alerts?|alarms?|detections?|notifications?|recordings?|clips?|triggers?|"
@@ -158,6 +170,11 @@ class Query:
     negated_bare: tuple[str, ...] = ()  # negations of nothing a rule reads ("not at home"): named
     left_out: tuple[tuple[str, str], ...] = ()  # (label, phrase): other labels left out ("not counting cars")
     times_apart: tuple[str, ...] = ()  # a second time apart from the range read ("... or this evening"): named
+    asked_open: tuple[str, ...] = ()  # what would make a count open ("came back", "delivery"): named, not read
+
+    @property
+    def labels_left_out(self) -> frozenset[str]:
+        return frozenset(of for of, _ in self.left_out)
 
     @property
     def rule_answerable(self) -> bool:
@@ -183,6 +200,7 @@ def normalise(question: str) -> str:
                   lambda m: f"{m[1]}/{m[2]}" + (f"/{m[3]}" if m[3] else ""), text)  # "05.12.": a date
     text = re.sub(r"\b(\d{1,2})\.(\d{2})(?=\s*(?:am|pm)?\b)(?!\.?\d)", r"\1:\2", text)  # "9.30": 9:30
     text = re.sub(r"[^a-z0-9:/]+|(?<![0-9])[:/]|[:/](?![0-9])", " ", text)  # ":" in a clock, "/" in a date
+    text = re.sub(r"\b(leave|leaving|leaves) ((?:the |all |any )?[a-z]+) out\b", r"\1 out \2", text)  # leave X out
     return spell(re.sub(r"\s+", " ", text).strip())
 
 
@@ -224,9 +242,13 @@ _LABEL_OF = {w: label for label, words in LABEL_WORDS.items() for w in words}
 
 
 def label_said_first(text: str) -> str | None:
-    """The label of the first label word of a normalised question, or None."""
-    found = _LABEL_AT.search(text)
-    return _LABEL_OF[found[1]] if found else None
+    """The label of the first label word of a normalised question, or None. A label word just before another
+    label's word says which kind of the second ("dog walkers", "car drivers" are people)."""
+    found = list(_LABEL_AT.finditer(text))
+    for here, after in zip(found, [*found[1:], None], strict=False):
+        if after is None or after.start() != here.end() + 1 or _LABEL_OF[after[1]] == _LABEL_OF[here[1]]:
+            return _LABEL_OF[here[1]]
+    return None
 
 
 def labels_said(text: str) -> list[tuple[str, str]]:
@@ -237,9 +259,19 @@ def labels_said(text: str) -> list[tuple[str, str]]:
 _VERDICT_PHRASES = sorted(((w, v) for v, words in VERDICT_WORDS.items() for w in words), key=lambda p: -len(p[0]))
 
 
+# "came back as unknown", "marked as alerts": the verdict, said of the events
+JUDGED_AS = re.compile(r"\b(?:(?:came|come|comes|coming) back|returned|marked|judged|rated|flagged|labell?ed|tagged|"
+                       r"classed|verdict(?: was| is| of)?|as) (?:as )?(?:an? )?"
+                       r"(unknown|alerts?|alarms?|benign|harmless)\b")
+
+
 def verdict_in(text: str) -> str | None:
-    if re.search(r"\b(?:not|never|non) (?:an? |the )?(?:real )?(?:alert|alarm)(?:s|ed)?\b|\bnon alerts?\b", text):
-        return "benign"  # "events that were not alerts"
+    judged = JUDGED_AS.search(text)
+    if judged and judged[1] == "unknown":
+        return "unknown"
+    if re.search(r"\b(?:not|never|non) (?:an? |the )?(?:real )?(?:alert|alarm)(?:s|ed)?\b|\bnon alerts?\b", text) \
+            or NOT_ALERTED.search(text):
+        return "benign"  # "events that were not alerts", "cars that did not trigger an alert"
     if re.search(r"\breal (?:alert|alarm)s?\b", text):
         return "alert"  # "real alarms", not the false ones
     for phrase, verdict in _VERDICT_PHRASES:
@@ -277,11 +309,13 @@ def lead_intent(text: str) -> str | None:
 def intent_of(text: str, said: str | None = None) -> str | None:
     """The answer a normalised question wants; `said`: the question as written (its clauses)."""
     kind = kind_of(text)
+    lead = lead_intent(said if said is not None else text)
+    if kind == "unstored" and lead in ("count", "first", "last"):
+        return lead  # "how many times did a car come speeding?": a number, what the store cannot tell named
     if kind is not None:
         return kind
     if re.search(r"\bhow (?:long|many (?:seconds|minutes|hours|days)) ago\b", text):
         return "last"
-    lead = lead_intent(said if said is not None else text)
     if lead in ("count", "list"):
         return lead
     for intent, pattern in _INTENT_RULES:
@@ -293,7 +327,12 @@ def intent_of(text: str, said: str | None = None) -> str | None:
     # "porch visits since 6pm": visits are only ever counted (a list of them is the events, said so)
     tally = re.match(r"(?!(?:what|who|which|when|where|why|how|show|list|give|describe|recent|latest|last|all)\b)"
                      r"(?:\w+ ){0,3}?(?:visits|arrivals|visit count|number of visits)\b", text)
-    return lead or ("count" if terse or tally else None)
+    if lead or terse or tally:
+        return lead or "count"
+    # a place or a time and a question mark, no noun to count ("porch 9ish this morning?"): was anything there
+    asked = (said or "").rstrip().endswith("?") and not re.match(_ASKING, text)
+    named = _EVENT_WORDS.search(text) or re.search(r"\b(?:activity|movement|motion)\b", text) or label_said_first(text)
+    return "exists" if asked and not named else None  # "driveway activity?": what was there, the classifier's
 
 
 def is_open(text: str) -> bool:
@@ -310,15 +349,20 @@ def open_words(text: str) -> set[str]:
 def read(question: str, vocabulary: Names, zone: ZoneInfo, now_ms: int) -> Query:
     text = normalise(question)
     look, intent = look_in(text), intent_of(text, question)
-    rest = _SAME_COUNT.sub(" ", text)
+    rest = JUDGED_AS.sub(" ", _SAME_COUNT.sub(" ", text))  # "came back as unknown" is a verdict
     for phrase in look.phrases if look else ():  # "carrying a bag" is a filter, not an open question
         rest = rest.replace(phrase, " ")
-    if intent == "list" and rest.startswith("who "):  # "who came to the porch?": the visits, listed
-        rest = rest[4:]
+    lead = lead_intent(question)
+    if lead in ("list", "first", "last") and re.search(r"(?:^|[,:;]\s*)who\b", question.lower()):
+        rest = re.sub(r"\bwho\b", " ", rest, count=1)  # "who came to the porch?", "since 3, who was first?"
+    asked_open: tuple[str, ...] = ()
     if intent == "duration":  # a length of stay; open only when a second question is joined on
         opened = bool(re.search(r"\band (what|why|who|did|were|was)\b", rest))
     else:
         opened = intent not in ("unusual", "overview", "unstored") and is_open(rest)
+    said_open = tuple(dict.fromkeys(m[0] for m in _OPEN.finditer(rest))) if opened else ()
+    if opened and (lead == "count" or (lead is not None and set(said_open) <= _WHO_IS)):
+        opened, asked_open = False, said_open  # "how many delivery drivers?", "did a stranger come?": named
     cameras, camera_words = vocabulary.names_in(text)
     zones, zone_words = vocabulary.zone_names_in(text)
     no = negated(text, vocabulary)  # "other than the porch", "not carrying a bag" (negation.py)
@@ -327,13 +371,14 @@ def read(question: str, vocabulary: Names, zone: ZoneInfo, now_ms: int) -> Query
     labelled = text
     for phrase in no.unusable + (look.phrases if look is not None else ()):  # "with their dog" is a look
         labelled = labelled.replace(phrase, " ")
-    label = vocabulary.label_in(labelled) or ("person" if re.match(r"who\b", text) else None)
+    label = vocabulary.label_in(labelled) or ("person" if re.search(r"\bwho\b", text) else None)
     # "how many people, not counting the cars": another label left out holds of every person counted (used)
-    left_out = tuple((of, phrase) for of, phrase in no.left_out if label is not None and of != label)
+    left_out = tuple((of, phrase) for of, phrase in no.left_out if of != label)  # with no label: not counted
     window, apart = joined_window(question, zone, now_ms, time_window(text, zone, now_ms), normalise)
     return Query(intent=intent, open=opened, look=look, cameras=frozenset(cameras - no.cameras),
                  devices=vocabulary.devices_in(text), zones=frozenset(zones - no.zones), label=label,
                  verdict=verdict_in(text), window=window, words=tuple(text.split()), times_apart=apart,
                  measure=measure_of(labelled, label), names=frozenset(camera_words | zone_words | no.words),
                  excluded=no.cameras, excluded_zones=no.zones, left_out=left_out,
-                 negated=tuple(p for p in no.unusable if p not in {p for _, p in left_out}), negated_bare=no.bare)
+                 negated=tuple(p for p in no.unusable if p not in {p for _, p in left_out}), negated_bare=no.bare,
+                 asked_open=asked_open)

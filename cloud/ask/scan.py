@@ -26,7 +26,8 @@ def scan(reads: EventReads, config: AskConfig, query: Query, devices: set[str] |
     cannot be read as a fact, or with a time past the calendar's end, is left out, never an error. `give_way`
     is called before each scan and every GIVE_WAY_ROWS rows (cloud.pressure)."""
     base: dict[str, Any] = {"limit": config.max_scan}
-    riders = query.label == "person" and query.intent == "count"  # a person on a bicycle counts (visits.py)
+    # a person on a bicycle counts as a person (visits.py), not where events are asked for
+    riders = query.label == "person" and query.intent == "count" and query.measure != "events"
     if query.label and not riders:
         base["label"] = query.label
     if query.verdict:
@@ -50,7 +51,7 @@ def scan(reads: EventReads, config: AskConfig, query: Query, devices: set[str] |
                 if ((window is None or window.holds(int(row["captured_ms"])))
                         and (not riders or row["label"] in PERSON_OR_RIDDEN)
                         and (not query.zones or in_zones(config, query.zones, row))
-                        and not excluded(query.excluded, query.excluded_zones, row)):
+                        and not excluded(query.excluded, query.excluded_zones, row, query.labels_left_out)):
                     seen[row["event_id"]] = EventFact.from_row(row)
             except (KeyError, TypeError, ValueError, AttributeError) as exc:
                 log.warning("question skipped stored event %.40s: %s", str(row.get("event_id")), exc)

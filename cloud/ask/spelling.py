@@ -53,8 +53,8 @@ def corrected(word: str) -> str:
     """`word` as the rules spell it: shorthand written out, else a slip one edit from a keyword fixed."""
     if word in SHORTHAND:
         return SHORTHAND[word]
-    if len(word) < 5 or word in KEYWORDS or not word.isalpha():
-        return word
+    if len(word) < 5 or word in KEYWORDS or not word.isalpha() or word.removesuffix("s") in KEYWORDS:
+        return word  # "numbers" is a word of its own, no slip for "number"
     near = sorted(k for k in _edits(word) & KEYWORDS if k[0] == word[0])
     if len({k.removesuffix("s") for k in near}) != 1:
         return word  # none, or two different words: leave it

@@ -91,7 +91,8 @@ def _at_once(facts: Sequence[EventFact], in_frame) -> int:
     return max(overlap, max(in_frame(f) for f in facts))
 
 
-def count(facts: Iterable[EventFact], label: str | None) -> tuple[int, list[Visit]]:
-    """Distinct people (or objects of `label`) over `facts`, and the visits that showed any."""
-    shown = [v for v in visits_of(facts) if v.count(label) > 0]
+def count(facts: Iterable[EventFact], label: str | None, every: bool = False) -> tuple[int, list[Visit]]:
+    """Distinct people (or objects of `label`) over `facts`, and the visits that showed any; `every`: every
+    visit (visits of anything are counted: a car's visit shows nobody and is still a visit)."""
+    shown = [v for v in visits_of(facts) if every or v.count(label) > 0]
     return sum(v.count(label) for v in shown), shown

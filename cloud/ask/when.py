@@ -97,6 +97,8 @@ def _clock_range(text: str, context: str | None) -> tuple[float | None, float | 
         start, end = _hour(between, "a", context), _hour(between, "b", context)
         if start is None or end is None:
             return None
+        start %= 24  # "between midnight and 6": the midnight a day starts with, and 6 its morning's
+        end -= 12 if start == 0 and 12 < end < 19 and between["bampm"] is None and between["bword"] is None else 0
         if between["aampm"] is None and between["aword"] is None and between["bampm"] in ("am", "a m"):
             start %= 12  # "between 3 and 4 am": 03:00
         elif between["aampm"] is None and between["aword"] is None and start + 12 < end:  # (so start < 12)
@@ -422,6 +424,9 @@ def _named_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
             # no start of its own): from the day's start, never an empty range
             start = _at(day, 0)
             phrase = phrase if part == "morning" else phrase.replace(f"this {part}", "today")
+        elif clock[1] is None and part in ("morning", "afternoon"):  # "after 10 this morning": to the day's end
+            end = _at(day + timedelta(days=1), 0)
+            phrase = phrase.replace(f"this {part}", "today")
         start, end, phrase = _narrow(day, start, end, clock, phrase)
         if start >= end:
             return Window(_ms(start), _ms(start), phrase)  # an empty range: nothing can be in it
