@@ -25,10 +25,17 @@ fact_word: "hivis" -> moot_hivis
 // --- verdict first: "alert (me) (only) if/on ...", "ignore ...", "never alert on ..."
 lead: (body ","?)? alert_head body? exception?              -> alert_lead
     | (body ","?)? benign_head body? exception?             -> benign_lead
+    | alert_head ("for" | "about")? zone_body exception?                 -> alert_lead
+    | benign_head ("with" | "for" | "about")? zone_body exception?       -> benign_lead
     | alert_head body _or_clause+   -> alert_lead_or
     | benign_head body _or_clause+  -> benign_lead_or
 _or_clause: ","? "or" ("if" | "when" | "whenever") body | "," ("or" | "and" ("on" | "for" | "about")) sbody
 alert_head: please? "always"? alert_verb me? only? urgent? please? | please? only alert_verb me? urgent? please?
+// a zone the camera is configured with, named alone right after the verdict, is that place: "don't bother with
+// the drive", "ignore the yard", "don't alert for the kitchen" (a word no zone has stays a word: "the pumps")
+zone_body: zone_alone item* -> body
+zone_alone: zone_one -> place_in
+zone_one: "the"? T_ZONE -> zone_ref
 please: "please" | "pls" | "plz"
 urgent: "immediately" | "straight" "away" | "right" "away" | "at" "once" | "now"
 alert_verb: "alert" | "alert" me "to" | "alarm" | "notify" | "warn" | "tell" | "flag" | "report"
@@ -222,10 +229,6 @@ place: place_prep zone_ref (("or" | "and" | ",") "the"? zone_ref)*      -> place
      | enter_word zone_ref                               -> enter_place
      | pass_word zone_ref ("or" "the"? zone_ref)*        -> place_in
      | neg_place zone_ref                                -> place_out
-     | zone_alone                                        -> place_in
-// a zone the camera is configured with, named alone, is that place: "don't bother with the drive", "ignore the
-// yard", "don't alert for the kitchen" (a word no zone has stays a word: "the pumps" on a camera without them)
-zone_alone: ("the" | "our" | "my")? T_ZONE -> zone_ref
 place_prep: "in" | "at" | "on" | "near" | "by" | "inside" | "into" | "within" | "around" | "onto" | "through"
           | "in" "front" "of" | "in" "or" "near" | "at" "or" "near" | "next" "to" | "along"
 // moving through a place, no way said: the place only ("goes through the side door", "uses the back door")
