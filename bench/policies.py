@@ -183,10 +183,13 @@ BLIND_SETS = {"blind": ("policies_blind", "BLIND"), "blind2": ("policies_blind2"
               "blind3": ("policies_blind3", "BLIND3"), "dev4": ("policies_dev4", "DEV4")}
 
 
-def blind_part(verbose: bool = True) -> dict:
-    """Every blind set, its keys ending in the set's name (`_blind`, `_blind2`)."""
+def blind_part(verbose: bool = True, names: tuple[str, ...] = tuple(BLIND_SETS)) -> dict:
+    """Every blind set named (all by default), its keys ending in the set's name (`_blind`, `_blind2`). A set
+    not named is not imported: `--sets dev4,blind` scores the development sets without loading the held-out
+    ones."""
     out: dict = {}
-    for name, (module, attr) in BLIND_SETS.items():
+    for name in names:
+        module, attr = BLIND_SETS[name]
         out.update(blind_set(getattr(importlib.import_module(module), attr), name, verbose))
     return out
 
@@ -238,8 +241,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer crops (a smoke run)")
     parser.add_argument("--blind-only", action="store_true", help="only the blind part (no crops, no model)")
+    parser.add_argument("--sets", default=",".join(BLIND_SETS),
+                        help=f"the blind sets to score, comma-separated (default: all of {', '.join(BLIND_SETS)})")
     args = parser.parse_args()
-    blind = blind_part()
+    names = tuple(n for n in args.sets.split(",") if n)
+    unknown = [n for n in names if n not in BLIND_SETS]
+    if unknown:
+        parser.error(f"--sets: unknown set {', '.join(unknown)} (known: {', '.join(BLIND_SETS)})")
+    blind = blind_part(names=names)
     if args.blind_only:
         print(json.dumps(blind))
         return 0

@@ -25,13 +25,20 @@ fact_word: "hivis" -> moot_hivis
 // --- verdict first: "alert (me) (only) if/on ...", "ignore ...", "never alert on ..."
 lead: (body ","?)? alert_head body? exception?              -> alert_lead
     | (body ","?)? benign_head body? exception?             -> benign_lead
+    | alert_head ("for" | "about")? zone_body exception?                 -> alert_lead
+    | benign_head ("with" | "for" | "about")? zone_body exception?       -> benign_lead
     | alert_head body _or_clause+   -> alert_lead_or
     | benign_head body _or_clause+  -> benign_lead_or
 _or_clause: ","? "or" ("if" | "when" | "whenever") body | "," ("or" | "and" ("on" | "for" | "about")) sbody
 alert_head: please? "always"? alert_verb me? only? urgent? please? | please? only alert_verb me? urgent? please?
+// a zone the camera is configured with, named alone right after the verdict, is that place: "don't bother with
+// the drive", "ignore the yard", "don't alert for the kitchen" (a word no zone has stays a word: "the pumps")
+zone_body: zone_alone item* -> body
+zone_alone: zone_one -> place_in
+zone_one: "the"? T_ZONE -> zone_ref
 please: "please" | "pls" | "plz"
 urgent: "immediately" | "straight" "away" | "right" "away" | "at" "once" | "now"
-alert_verb: "alert" | "alarm" | "notify" | "warn" | "tell" | "flag" | "report"
+alert_verb: "alert" | "alert" me "to" | "alarm" | "notify" | "warn" | "tell" | "flag" | "report"
           | ("send" | "raise" | "give" | "trigger" | "sound") me? ("an" | "the")? ("alert" | "alarm")
           | "i" "want" ("an" | "to" "be") ("alert" | "alerted") | "let" me "know"
           | "i" ("want" | "need") "to" ("know" | "hear")
@@ -70,7 +77,7 @@ dash_alert: dash ("an" | "a")? alert_noun -> alert_pred
           | dash alert_verb me? urgent? -> alert_pred
           | dash "yes" ","? ("an" | "a")? alert_noun -> alert_pred
 // a verdict after a dash, an arrow or "=": "dogs on the pitch - alert", "cars at the pumps = fine"
-dash: "-"  // "=" and "->" are read as "-" (policy_lexicon.tokens)
+dash: "-" | ","  // "=" and "->" are read as "-", ":" as "," (policy_lexicon.tokens): "bikes in the shed: fine"
 benign_pred: be "always"? benign_adj
            | be "always"? ("family" | "customers" | "staff" | "guests" | "residents" | "neighbours"
                            | "workers" | "employees" | "expected" | "deliveries")
@@ -114,7 +121,7 @@ else_sent: else_subj body? alert_pred body?    -> else_alert
          | benign_head ("on" | "for" | "about" | "if")? else_subj body?  -> else_lead_benign
          | else_subj body? "," alert_head                     -> else_lead_alert
          | else_subj body? "," benign_head                    -> else_lead_benign
-         | "nothing" "else"                                   -> nothing_else_alone
+         | ("that" "is" "it" ("-" | ",")?)? "nothing" "else" ("matters" | "counts")?  -> nothing_else_alone
 else_subj: "nothing" "else" -> nothing_else
          | ("anyone" | "anybody" | "everyone" | "everybody" | "someone" | "somebody" | "anything" | "everything"
            | "all") "else" | "all" "others" | "others" | "the" "rest" | "all" "other" ("people" | "cases" | "times")
@@ -318,7 +325,8 @@ dwell: dwell_verb                                           -> dwell_verb
      | "for"? cmp "that"                                   -> dwell_that
 dwell_verb: "stays" | "stay" | "staying" | "stayed" | "lingers" | "linger" | "lingering" | "loiters" | "loiter"
           | "loitering" | "waits" | "wait" | "waiting" | "remains" | "remain" | "remaining" | "hangs" "around"
-          | "hang" "around" | "hanging" "around" | "stands" | "stand" | "standing" | "dwells" | "is" "there"
+          | "hang" "around" | "hanging" "around" | "hangs" "round" | "hang" "round" | "hanging" "round"
+          | "stands" | "stand" | "standing" | "dwells" | "is" "there"
           | "spends" | "spend" | "spending" | "stays" "there" | "stay" "there" | ("has" | "have") "been" "there"?
           | "are" "there" | "is" "seen" | "hangs" "about" | "hanging" "about" | "sits" | "sitting" | "sit"
 unit: ("s" | "sec" | "secs" | "second" | "seconds") -> seconds

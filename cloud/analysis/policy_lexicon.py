@@ -22,9 +22,9 @@ OBJECTS = {"bag": ("backpack", "handbag", "suitcase"), "bags": ("backpack", "han
            "umbrella": ("umbrella",), "umbrellas": ("umbrella",), "bottle": ("bottle",), "bottles": ("bottle",),
            "knife": ("knife",), "knives": ("knife",), "phone": ("cell phone",), "phones": ("cell phone",),
            "laptop": ("laptop",), "laptops": ("laptop",), "skateboard": ("skateboard",)}
-NUMWORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
-            "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40, "forty-five": 45,
-            "fifty": 50, "sixty": 60, "ninety": 90}
+NUMWORDS = {"zero": 0, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+            "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40,
+            "forty-five": 45, "fifty": 50, "sixty": 60, "ninety": 90}
 LABELS = {"car": ("car",), "cars": ("car",), "vehicle": ("car", "truck", "bus", "motorcycle"),
           "vehicles": ("car", "truck", "bus", "motorcycle"), "truck": ("truck",), "trucks": ("truck",),
           "lorry": ("truck",), "lorries": ("truck",), "dog": ("dog",), "dogs": ("dog",), "cat": ("cat",),
@@ -70,6 +70,17 @@ def normalise(text: str) -> str:
     text = re.sub(r"\b([a-z]+)'(?:s|ve) been\b", r"\1 has been", text)  # "someone's been": has, not is
     text = re.sub(r"[\"()\[\]]", " ", text)
     return re.sub(r"\s+", " ", text).strip()
+
+
+def impossible_time(text: str) -> str | None:
+    """A clock time no day has, wherever it stands in the words ("at 25:30", "3:70pm", "13pm"): refused even
+    where no rule reads the sentence around it."""
+    text = normalise(text)
+    for m in re.finditer(r"\b(\d{1,2}):(\d{2})\b(?:\s*([ap]m)\b)?|\b(\d{1,2})\s+([ap]m)\b", text):
+        hour, minute = int(m.group(1) or m.group(4)), int(m.group(2) or 0)
+        if minute > 59 or hour > 24 or (hour == 24 and minute) or ((m.group(3) or m.group(5)) and not 1 <= hour <= 12):
+            return m.group(0)
+    return None
 
 
 _ASIDE = re.compile(r"\((?:that's|that is|they're|they are|these are|those are|i\.e\.,?|e\.g\.,?)\s+([^()]{1,80})\)",
@@ -228,5 +239,5 @@ def _typed(word: str, keywords: dict[str, str], zoned: bool = False) -> Tok:
     return Tok("T_OTHER" if zoned else "T_WORD", word, word)
 
 
-__all__ = ["COLOURS", "DAYS", "LABELS", "NUMWORDS", "OBJECTS", "Tok", "asides", "normalise", "sentence_breaks",
-           "sentences", "tokens"]
+__all__ = ["COLOURS", "DAYS", "LABELS", "NUMWORDS", "OBJECTS", "Tok", "asides", "impossible_time", "normalise",
+           "sentence_breaks", "sentences", "tokens"]

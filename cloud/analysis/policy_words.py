@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 
 from .policy import Clause, Cond, Policy
 from .policy_check import PolicyRefused, check_policy
-from .policy_lexicon import asides, normalise, sentence_breaks
+from .policy_filler import ALSO, bare_no, fillers
+from .policy_lexicon import asides, impossible_time, normalise, sentence_breaks
 from .policy_reading import Flag, Piece, Sent, _nights
 from .policy_tree import _read, keywords, role_words
 
@@ -53,17 +54,22 @@ def compile_policy(text: str, zones: tuple[str, ...] = (), camera: str | None = 
     from ...shared.policycell import zone_word
 
     build = _Build(text, zones, zone_word(camera) if camera else None)
+    wrong = impossible_time(text)
+    if wrong:
+        raise PolicyRefused(f"impossible time “{wrong}”")
     read: list[tuple[str, tuple[Sent, ...] | str]] = []
     notes: list[tuple[str, ...]] = []
-    for sentence, joined in sentence_breaks(text):
+    breaks = sentence_breaks(text)
+    for (sentence, joined), (said, no) in zip(breaks, bare_no([s for s, _ in breaks]), strict=True):
         if joined:
             build.joined.add(len(read))
-        clean, aside = asides(sentence, keywords(), role_words(), zones)
-        notes.append(tuple(f"{a}: an aside, no rule" for a in aside))
+        clean, aside = asides(said, keywords(), role_words(), zones)
+        clean, filler = fillers(clean, zones)
+        notes.append((*(f"{a}: an aside, no rule" for a in aside), *filler, *no))
         try:
             read.append((sentence, _read(normalise(clean), zones, camera)))
         except Flag as exc:
-            read.append((sentence, str(exc)))
+            read.append((sentence, _also(clean, filler, read, zones, camera, notes) or str(exc)))
     _unread_exceptions(read)
     for _, sents in read:  # opening hours first: "after closing" may come before "we are open 9 to 5"
         for sent in sents if isinstance(sents, tuple) else ():
@@ -90,6 +96,41 @@ def compile_policy(text: str, zones: tuple[str, ...] = (), camera: str | None = 
     policy = Policy(text, tuple(build.clauses), otherwise, tuple(build.uncompiled), bool(build.otherwise))
     check_policy(policy, build.groups)
     return policy
+
+
+def _circumstances(sents: tuple[Sent, ...]) -> set[str]:
+    """Which of where and when the sentence's clauses say."""
+    out: set[str] = set()
+    for p in (p for s in sents for p in (*s.pre, *s.post)):
+        if p.kind in ("zone", "there") or (p.kind == "cond" and p.value.kind in ("zone", "place")):
+            out.add("where")
+        if p.kind in ("opening", "those", "opening_def") or (p.kind == "cond" and _when(p.value)) or (
+                p.kind == "none" and {"time", "times", "always", "anytime", "night"} & set(p.words.split())):
+            out.add("when")
+    return out
+
+
+def _also(clean: str, filler: tuple[str, ...], read: list, zones: tuple[str, ...], camera: str | None,
+          notes: list) -> tuple[Sent, ...] | None:
+    """ "Also X." with no verdict of its own, after a sentence with one: X gets that verdict ("Alert on anyone
+    with a knife on the landing. Also anybody on the landing at night."), only where X says again each of
+    where and when the sentence before said (else: its place and hours too, or not? not compiled)."""
+    if not any(f.endswith(ALSO) for f in filler) or not read or isinstance(read[-1][1], str):
+        return None
+    before = read[-1][1]
+    verdicts = {s.verdict for s in before}
+    if any(s.kind not in ("lead", "copular") or s.exc is not None or s.only for s in before) or not (
+            verdicts == {"alert"} or verdicts == {"benign"}):
+        return None
+    verdict = verdicts.pop()
+    try:
+        sents = _read(normalise(f"{clean} - {'alert' if verdict == 'alert' else 'fine'}"), zones, camera)
+    except Flag:
+        return None
+    if not _circumstances(before) <= _circumstances(sents):
+        return None
+    notes[-1] = (*notes[-1], f"“also”: the verdict of the sentence before ({verdict})")
+    return sents
 
 
 _EXCEPTION_OPENERS = frozenset(("except", "unless", "but", "apart", "not", "excluding", "besides", "save", "however",
@@ -244,6 +285,9 @@ def _conds(build: _Build, pieces: tuple[Piece, ...]) -> tuple[tuple[Cond, ...], 
             conds.extend(Cond("people", v) for v in (p.value if isinstance(p.value[0], tuple) else (p.value,)))
         elif p.kind in ("cond", "zone"):
             conds.append(_placed(p.value, build.place, build.zones))
+        elif p.kind == "there" and any(q.kind in ("cond", "zone") and q.value.kind in ("zone", "place")
+                                       and not q.value.negated for q in pieces):
+            pass  # "... for the kitchen unless there's a person in there": the place this clause names
         elif p.kind == "there":
             places = [c for c in build.clauses[-1].conds if c.kind in ("zone", "place") or (
                 c.kind == "any" and all(d.kind == "zone" for d in c.value))] if build.clauses else []
