@@ -165,8 +165,7 @@ class CloudService:
             self._spawn(job)
 
     async def wait_connected(self, timeout: float) -> bool:
-        """Connected and every subscription granted (SUBACK), within `timeout` in all: ready to receive. Before
-        the SUBACK the broker drops what a device publishes, if this client has no session there yet."""
+        """Connected and subscribed (SUBACK; before it the broker drops what devices publish) within `timeout`."""
         link = self.publisher.link
         if link is None:
             return False
@@ -176,9 +175,8 @@ class CloudService:
         return await asyncio.to_thread(link.subscribed.wait, max(0.0, deadline - time.monotonic()))
 
     async def stop(self) -> None:
-        """Finish in-flight work for up to `drain_timeout_s`, then disconnect. Work still running then is
-        abandoned: unacknowledged, the broker hands it to the next session; acknowledged, its claim is
-        ended so the next worker takes it over. Returns once the analyzer thread is idle."""
+        """Finish in-flight work for up to `drain_timeout_s`, then disconnect; work still running then is left
+        to the broker (unacknowledged) or the next worker (its claim ended). Returns once the analyzer is idle."""
         self.intake.close()
         self._stopping = True
         if self._claim_task is not None:
@@ -213,9 +211,8 @@ class CloudService:
         task.add_done_callback(self._tasks.discard)
 
     async def process(self, message: bytes | Event, topic: str) -> Verdict:
-        """Answer one event and return its verdict, for callers that answer the sender themselves (the HTTP
-        intake returns a ProtocolError as a 400). `message` is the payload, or the event already decoded
-        from it (so it is decoded once). The verdict is published as well when the service is connected."""
+        """One event's verdict, for callers that answer the sender (HTTP: a ProtocolError is a 400); `message`:
+        the payload or the event decoded from it. The verdict is published too when connected."""
         try:
             with self.pressure.working():
                 verdict, _ = await self._answer(message, topic, time.monotonic())
@@ -260,10 +257,9 @@ class CloudService:
 
     async def answer_rest(self, arrival: Arrival,
                           on_claimed: Callable[[], None] | None = None) -> tuple[Verdict | None, bool]:
-        """(verdict, published) for an event the cache did not answer on arrival: a repeat gets its stored
-        verdict, a new one is stored and claimed first. With `on_claimed` (MQTT intake) it is called once the
-        claim is stored, and an event another live worker holds is left to it: (None, True). Without it, the
-        verdict is waited for. ProtocolError for an event id that belongs to another device."""
+        """(verdict, published) for an event the cache did not answer: a repeat gets its stored verdict, a new one
+        is stored and claimed first. `on_claimed` (MQTT): called once claimed, and an event another live worker
+        holds is left to it, (None, True); else the verdict is waited for. ProtocolError: another device's id."""
         event, received_ms, arrived = arrival
         if not self.store.put_event(self.answer_hits.kept(event), received_ms):
             self.stats.duplicates += 1
