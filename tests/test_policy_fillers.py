@@ -190,3 +190,30 @@ def test_fewer_than_zero_people_is_refused():
     with pytest.raises(PolicyRefused, match="never hold"):
         compile_policy("Alert when there are fewer than zero people in the yard.", ZONES)
     assert compile_policy("Alert when there are more than zero people in the yard.", ZONES).uncompiled == ()
+
+
+# -- moving about a place; two times in one list item that never meet ------------------------------------------
+def test_walking_on_or_around_a_place_is_being_there():
+    policy = compile_policy("Between midnight and 5 I want to know about anybody walking on the lawn.", ZONES)
+    assert policy.uncompiled == (), policy.plain()
+    assert verdict(policy, zones=("lawn",), time="04:59") == "alert"
+    assert verdict(policy, zones=("lawn",), time="05:00") == "model"
+    assert verdict(policy, zones=("yard",), time="01:00") == "model"
+    policy = compile_policy("Alert if someone is wandering around the yard at night.", ZONES)
+    assert verdict(policy, zones=("yard",), time="23:00") == "alert"
+
+
+def test_a_named_night_with_bare_hours_that_miss_it_is_not_compiled_as_a_list():
+    # "10 till 2" with bare hours is 10:00-14:00, which no night holds: this was compiled as "Friday (any
+    # time), or Saturday night and 10:00-14:00"
+    words = "Alert on anyone in the yard on Friday and Saturday nights from 10 till 2."
+    try:
+        policy = compile_policy(words, ZONES)
+    except PolicyRefused as exc:
+        assert "never hold" in str(exc)
+    else:
+        assert policy.uncompiled != ()
+    policy = compile_policy("Alert on anyone in the yard on Saturday night between 11pm and 1am.", ZONES)
+    assert verdict(policy, zones=("yard",), time="23:30", day="Sat") == "alert"
+    assert verdict(policy, zones=("yard",), time="00:30", day="Sun") == "alert"
+    assert verdict(policy, zones=("yard",), time="23:30", day="Fri") == "model"
