@@ -93,7 +93,7 @@ def test_also_and_too_around_a_sentence_with_its_own_verdict():
 
 @pytest.mark.parametrize("words", [
     "Alert on anyone in the shed at night. Also anyone in a red top.",  # "also" with no verdict of its own
-    "Alert on anyone in the shed at night. Also not on Sundays.",
+    "Alert on anyone in the shed at night. Also at the weekend.",  # in the shed? at night?
     "Alert on anyone in the shed. Cats too.",
 ])
 def test_also_without_a_verdict_of_its_own_is_not_compiled(words):
@@ -217,3 +217,32 @@ def test_a_named_night_with_bare_hours_that_miss_it_is_not_compiled_as_a_list():
     assert verdict(policy, zones=("yard",), time="23:30", day="Sat") == "alert"
     assert verdict(policy, zones=("yard",), time="00:30", day="Sun") == "alert"
     assert verdict(policy, zones=("yard",), time="23:30", day="Fri") == "model"
+
+
+# -- "Not if B." after "A - alert.": the exception of the sentence before --------------------------------------
+@pytest.mark.parametrize(("words", "benign", "alert"), [
+    ("Anyone at the back door for over a minute - alert. Not if they're in hi-vis.",
+     {"zones": ("back door",), "dwell": 90.0, "hivis": True}, {"zones": ("back door",), "dwell": 90.0}),
+    ("Alert on anyone in the yard at night. Unless they are wearing hi-vis, then it's fine.",
+     {"zones": ("yard",), "time": "23:00", "hivis": True}, {"zones": ("yard",), "time": "23:00"}),
+    ("Alert on people in the shed. Not on Sundays.", {"zones": ("shed",), "day": "Sun"}, {"zones": ("shed",)}),
+    ("Cats on the lawn are fine. Not if they stay longer than 5 minutes.",
+     {"zones": ("lawn",), "label": "cat", "dwell": 300.0}, {"zones": ("lawn",), "label": "cat", "dwell": 301.0}),
+])
+def test_a_not_sentence_after_a_verdict_is_its_exception(words, benign, alert):
+    policy = compile_policy(words, ZONES)
+    assert policy.uncompiled == (), policy.plain()
+    assert verdict(policy, **benign) == "benign"
+    assert verdict(policy, **alert) == "alert"
+    assert any("the exception of the sentence before" in u for c in policy.clauses for u in c.used)
+
+
+@pytest.mark.parametrize("words", [
+    "Alert on people in the shed. Except on Sundays.",  # the other verdict there, or only no alert?
+    "Alert on people in the shed. Apart from the cleaners.",
+    "Alert on people in the shed unless in hi-vis. Not on Sundays.",  # an exception already
+    "Alert on people in the shed. Not if they look like staff.",  # what B says is not read
+    "Cats on the lawn are fine. Unless they stay for over 5 minutes, then it's fine.",  # the same verdict again
+])
+def test_an_exception_sentence_whose_verdict_the_words_do_not_say_is_not_compiled(words):
+    assert compile_policy(words, ZONES).uncompiled != ()
