@@ -93,7 +93,7 @@ def test_also_and_too_around_a_sentence_with_its_own_verdict():
 
 @pytest.mark.parametrize("words", [
     "Alert on anyone in the shed at night. Also anyone in a red top.",  # "also" with no verdict of its own
-    "Alert on anyone in the shed at night. Also not on Sundays.",
+    "Alert on anyone in the shed at night. Also at the weekend.",  # in the shed? at night?
     "Alert on anyone in the shed. Cats too.",
 ])
 def test_also_without_a_verdict_of_its_own_is_not_compiled(words):
@@ -190,3 +190,59 @@ def test_fewer_than_zero_people_is_refused():
     with pytest.raises(PolicyRefused, match="never hold"):
         compile_policy("Alert when there are fewer than zero people in the yard.", ZONES)
     assert compile_policy("Alert when there are more than zero people in the yard.", ZONES).uncompiled == ()
+
+
+# -- moving about a place; two times in one list item that never meet ------------------------------------------
+def test_walking_on_or_around_a_place_is_being_there():
+    policy = compile_policy("Between midnight and 5 I want to know about anybody walking on the lawn.", ZONES)
+    assert policy.uncompiled == (), policy.plain()
+    assert verdict(policy, zones=("lawn",), time="04:59") == "alert"
+    assert verdict(policy, zones=("lawn",), time="05:00") == "model"
+    assert verdict(policy, zones=("yard",), time="01:00") == "model"
+    policy = compile_policy("Alert if someone is wandering around the yard at night.", ZONES)
+    assert verdict(policy, zones=("yard",), time="23:00") == "alert"
+
+
+def test_a_named_night_with_bare_hours_that_miss_it_is_not_compiled_as_a_list():
+    # "10 till 2" with bare hours is 10:00-14:00, which no night holds: this was compiled as "Friday (any
+    # time), or Saturday night and 10:00-14:00"
+    words = "Alert on anyone in the yard on Friday and Saturday nights from 10 till 2."
+    try:
+        policy = compile_policy(words, ZONES)
+    except PolicyRefused as exc:
+        assert "never hold" in str(exc)
+    else:
+        assert policy.uncompiled != ()
+    policy = compile_policy("Alert on anyone in the yard on Saturday night between 11pm and 1am.", ZONES)
+    assert verdict(policy, zones=("yard",), time="23:30", day="Sat") == "alert"
+    assert verdict(policy, zones=("yard",), time="00:30", day="Sun") == "alert"
+    assert verdict(policy, zones=("yard",), time="23:30", day="Fri") == "model"
+
+
+# -- "Not if B." after "A - alert.": the exception of the sentence before --------------------------------------
+@pytest.mark.parametrize(("words", "benign", "alert"), [
+    ("Anyone at the back door for over a minute - alert. Not if they're in hi-vis.",
+     {"zones": ("back door",), "dwell": 90.0, "hivis": True}, {"zones": ("back door",), "dwell": 90.0}),
+    ("Alert on anyone in the yard at night. Unless they are wearing hi-vis, then it's fine.",
+     {"zones": ("yard",), "time": "23:00", "hivis": True}, {"zones": ("yard",), "time": "23:00"}),
+    ("Alert on people in the shed. Not on Sundays.", {"zones": ("shed",), "day": "Sun"}, {"zones": ("shed",)}),
+    ("Cats on the lawn are fine. Not if they stay longer than 5 minutes.",
+     {"zones": ("lawn",), "label": "cat", "dwell": 300.0}, {"zones": ("lawn",), "label": "cat", "dwell": 301.0}),
+])
+def test_a_not_sentence_after_a_verdict_is_its_exception(words, benign, alert):
+    policy = compile_policy(words, ZONES)
+    assert policy.uncompiled == (), policy.plain()
+    assert verdict(policy, **benign) == "benign"
+    assert verdict(policy, **alert) == "alert"
+    assert any("the exception of the sentence before" in u for c in policy.clauses for u in c.used)
+
+
+@pytest.mark.parametrize("words", [
+    "Alert on people in the shed. Except on Sundays.",  # the other verdict there, or only no alert?
+    "Alert on people in the shed. Apart from the cleaners.",
+    "Alert on people in the shed unless in hi-vis. Not on Sundays.",  # an exception already
+    "Alert on people in the shed. Not if they look like staff.",  # what B says is not read
+    "Cats on the lawn are fine. Unless they stay for over 5 minutes, then it's fine.",  # the same verdict again
+])
+def test_an_exception_sentence_whose_verdict_the_words_do_not_say_is_not_compiled(words):
+    assert compile_policy(words, ZONES).uncompiled != ()

@@ -231,9 +231,12 @@ place: place_prep zone_ref (("or" | "and" | ",") "the"? zone_ref)*      -> place
      | neg_place zone_ref                                -> place_out
 place_prep: "in" | "at" | "on" | "near" | "by" | "inside" | "into" | "within" | "around" | "onto" | "through"
           | "in" "front" "of" | "in" "or" "near" | "at" "or" "near" | "next" "to" | "along"
-// moving through a place, no way said: the place only ("goes through the side door", "uses the back door")
+// moving through or about a place, no way said: the place only ("goes through the side door", "uses the back
+// door", "walking on the pontoon"; "walking along / past" is passing, "walking in" entering)
 pass_word: ("goes" | "go" | "going" | "walks" | "walk" | "walking" | "passes" | "pass" | "passing") "through"
          | "uses" | "use" | "using"
+         | ("walking" | "walks" | "walk" | "wandering" | "wanders" | "wander") ("on" | "around" | "about" | "across"
+           | "round")
 enter_word: "entering" | "enters" | "enter" | ("going" | "goes" | "go" | "walking" | "walks" | "walk" | "coming"
           | "comes" | "come" | "getting" | "gets" | "get" | "heading" | "heads") "into"
 leave_word: "leaving" | "leaves" | "leave" | "exiting" | "exits" | "exit" | "going" "out" "of" | "walking" "out" "of"

@@ -357,6 +357,9 @@ def _node(name: str, ch: list) -> object:  # noqa: C901, PLR0911, PLR0912 - one 
         return _either(pieces, words)
     if name == "when_all":
         conds = _nights(tuple(p.value for p in pieces if p.kind == "cond"))
+        times = [c for c in conds if c.kind == "time" and not c.negated]
+        if len(times) > 1 and not set.intersection(*(_minutes(c) for c in times)):
+            raise Flag(f"“{words}”: two times that never meet")  # "Saturday nights from 10 till 2" (10:00-14:00)
         if any(p.kind == "none" for p in pieces):  # "or at any time at the weekend": the whole day, that day
             if any(c.kind == "time" for c in conds):
                 raise Flag(f"“{words}”: any time, or a window?")
@@ -391,6 +394,12 @@ def _node(name: str, ch: list) -> object:  # noqa: C901, PLR0911, PLR0912 - one 
                  and v.type in ("T_ZONE", "T_WORD", "FRONT", "TOP", "BOTTOM", "LEFT", "RIGHT")]
         return _Words("zone", " ".join(str(n) for n in names), words)
     return _times(name, ch, words, pieces)
+
+
+def _minutes(cond: Cond) -> set[int]:
+    """The minutes of the day a time condition holds in (any day)."""
+    start, end = (int(m) % 1440 for m in cond.value[:2])  # type: ignore[index]
+    return set(range(start, end)) if start < end else set(range(start, 1440)) | set(range(end))
 
 
 __all__ = ["_read", "keywords", "role_words"]

@@ -21,6 +21,7 @@ The meanings (the conventions the documentation states, docs/operator/policies.m
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from .policy import Clause, Cond, Policy
@@ -59,6 +60,7 @@ def compile_policy(text: str, zones: tuple[str, ...] = (), camera: str | None = 
         raise PolicyRefused(f"impossible time “{wrong}”")
     read: list[tuple[str, tuple[Sent, ...] | str]] = []
     notes: list[tuple[str, ...]] = []
+    cleaned: list[str] = []  # each read sentence's words as the grammar read them
     breaks = sentence_breaks(text)
     for (sentence, joined), (said, no) in zip(breaks, bare_no([s for s, _ in breaks]), strict=True):
         if joined:
@@ -68,8 +70,12 @@ def compile_policy(text: str, zones: tuple[str, ...] = (), camera: str | None = 
         notes.append((*(f"{a}: an aside, no rule" for a in aside), *filler, *no))
         try:
             read.append((sentence, _read(normalise(clean), zones, camera)))
+            cleaned.append(clean)
         except Flag as exc:
+            if _join_exception(clean, read, cleaned, notes, zones, camera):
+                continue
             read.append((sentence, _also(clean, filler, read, zones, camera, notes) or str(exc)))
+            cleaned.append(clean)
     _unread_exceptions(read)
     for _, sents in read:  # opening hours first: "after closing" may come before "we are open 9 to 5"
         for sent in sents if isinstance(sents, tuple) else ():
@@ -131,6 +137,51 @@ def _also(clean: str, filler: tuple[str, ...], read: list, zones: tuple[str, ...
         return None
     notes[-1] = (*notes[-1], f"“also”: the verdict of the sentence before ({verdict})")
     return sents
+
+
+_JOIN = re.compile(r"^(not\s+if|not\s+when|unless|except\s+if|except\s+when|except\s+for|except|but\s+not|"
+                   r"apart\s+from|other\s+than|not)\b[\s,]*", re.IGNORECASE)
+_RESTATED = re.compile(r"[\s,-]*(?:then\s+)?(?:(?:it|that|they)(?:'s|'re|\s+is|\s+are)\s+(?:fine|ok|okay)"
+                       r"|(?:never|don't|do\s+not)\s+alert\s+(?:on|for|about)\s+(?:them|those|him|her))\s*$",
+                       re.IGNORECASE)
+
+
+def _join_exception(clean: str, read: list, cleaned: list[str], notes: list, zones: tuple[str, ...],
+                    camera: str | None) -> bool:
+    """ "A - alert. Not if B." / "A. Unless B, then it's fine.": a sentence that opens with an exception word
+    and reads as nothing on its own is the exception of the sentence before, read as one sentence ("A - alert,
+    unless B"), where that one was read and has no exception of its own, and where the words say the
+    exception's verdict: "not" (not that verdict: the other one), or the verdict said again after it ("then
+    it's fine", "never alert on them"), which must be the other one. "Except B." alone (the other verdict
+    there, or only no alert?) is not joined."""
+    m = _JOIN.match(clean)
+    if not m or not read or isinstance(read[-1][1], str) or len(read[-1][1]) != 1:
+        return False
+    before = read[-1][1][0]
+    if before.kind not in ("lead", "copular") or before.exc is not None or before.only or before.verdict not in (
+            "alert", "benign"):
+        return False
+    rest, said = clean[m.end():], ()
+    again = _RESTATED.search(rest)
+    if again:
+        if before.verdict != "alert":  # "fine" / "never alert" said again: the exception of an alert only
+            return False
+        rest, said = rest[:again.start()], (f"“{again.group(0).strip(' ,-')}”: the exception's verdict, said again",)
+    word = " ".join(m.group(1).lower().split())
+    if not (word.startswith("not") or said):  # "Except B." alone: the other verdict there, or no verdict?
+        return False
+    joiner = "unless" if word.startswith("not ") else "except" if word == "not" else word
+    try:
+        sents = _read(normalise(f"{cleaned[-1]}, {joiner} {rest}"), zones, camera)
+    except (Flag, PolicyRefused):
+        return False
+    if len(sents) != 1 or sents[0].exc is None:
+        return False
+    sentence = read[-1][0]
+    read[-1] = (f"{sentence}. {clean}", sents)
+    cleaned[-1] = f"{cleaned[-1]}, {joiner} {rest}"
+    notes[-2:] = [(*notes[-2], *notes[-1], *said, f"“{m.group(0).strip(' ,')}”: the exception of the sentence before")]
+    return True
 
 
 _EXCEPTION_OPENERS = frozenset(("except", "unless", "but", "apart", "not", "excluding", "besides", "save", "however",
