@@ -268,7 +268,7 @@ class Lanes:
         """The chosen back-end's answer (Scheduler.submit's, with the lane, why and whether provisional), or the
         light path's where neither model can answer within T_max (counted from `arrived`) and it can tell."""
         light, started = None, self.clock()
-        if self.light is not None and self.policy.t_max_ms is not None:  # the closer look first, LIGHT_AT_ONCE at a time
+        if self.light is not None and self.policy.t_max_ms is not None:  # the closer look first, LIGHT_AT_ONCE at once
             light = await self.light.judge(event)  # (each prompt reads it remembered): the routing then knows
             # what the light path says, and what the event has waited for it
         lane, chosen = self.choose(event, arrived, light=light is not None)
