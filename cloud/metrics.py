@@ -26,7 +26,8 @@ figures can be added up and `histogram_quantile()` gives p50/p95 in Grafana.
     edgetriage_cloud_backend_*{backend}             per back-end: up, L_llm, expected answer time, queue, answers
     edgetriage_cloud_routed_total{reason}           events routed to a back-end, by reason (cloud.routing)
     edgetriage_cloud_provisional_total{kind}        first answers, provisional ones, finals, changed finals
-    edgetriage_cloud_provisional_share_ratio        model verdicts given provisionally / events routed
+    edgetriage_cloud_provisional_share_ratio        verdicts given provisionally (small model, light path) / routed
+    edgetriage_cloud_light_*                        the light path: answers by result, median closer-look time
     edgetriage_cloud_final_agreement_ratio          finals that agreed with the provisional answer / finals
 """
 
