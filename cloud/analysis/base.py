@@ -15,6 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ...shared.policycell import PolicyInputs
 from ...shared.protocol import Event
+from ...shared.yielding import yielding_thread
 
 FALLBACK_DESCRIPTION = "no usable answer from the model"
 
@@ -131,7 +132,9 @@ class ThreadedBackend:
 
     async def analyze_batch(self, events: Sequence[Event]) -> list[Analysis]:
         if self._executor is None:
-            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="analyzer")
+            # the model's thread yields to the loop: cache hits and first answers never wait on generation
+            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="analyzer",
+                                                initializer=yielding_thread)
         started = time.perf_counter()
         batch = list(events)
         try:

@@ -24,9 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import re
-import sys
 import threading
 import time
 from collections import deque
@@ -40,6 +38,7 @@ from ...shared.clock import now_ms
 from ...shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
 from ...shared.stats import median as _median
 from ...shared.text import shown
+from ...shared.yielding import yielding_thread
 from ..config import AnalyzerConfig
 from ..observed import Listened
 from ..storage.reads import ThreadReads, reads_of
@@ -64,8 +63,6 @@ log = logging.getLogger("edgetriage.cloud.ask")
 ROUTES = ("cache", "rules", "fast", "llm")
 DAY_MS = 86_400_000
 WINDOW = 2048  # latency samples kept per route
-SWITCH_INTERVAL_S = 0.0005  # how often a busy question worker hands the interpreter lock to the event loop
-WORKER_NICENESS = 10  # a question worker's CPU priority below the event path's (Linux: per thread)
 VOCABULARY_REFRESH_S = 5.0  # without a service to tell us of new events, re-read cameras this often
 SYSTEM = ("You answer questions about what home security cameras saw. Use only the numbered events given. "
           "Answer in one or two short sentences and cite the events you used by number in brackets, like [2].")
@@ -125,18 +122,6 @@ class _Pending:
     reading: tuple[str, list[str]]  # how the question was read, and the words it could not use
 
 
-def _yielding_worker() -> None:
-    """A question worker yields to the event loop: the interpreter hands its lock over every 0.5 ms instead of
-    5 ms (an event's verdict takes the lock back dozens of times, each wait up to one interval), and the
-    worker thread runs at a lower CPU priority where the system lets a thread have one (Linux)."""
-    if sys.getswitchinterval() > SWITCH_INTERVAL_S:
-        sys.setswitchinterval(SWITCH_INTERVAL_S)
-    try:
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), WORKER_NICENESS)
-    except (AttributeError, OSError):  # not Linux, or not allowed: the shorter interval alone
-        pass
-
-
 class Asker:
     """Answers questions about the events in `store`. Its synchronous work (reading the question, scanning
     the store, ranking, formatting) runs on `[ask] workers` threads of its own with their own read connection
@@ -162,7 +147,7 @@ class Asker:
         self.attached = False
         self._llm_queue = 0  # LLM answers running or waiting
         self.pressure: Yielding | None = None  # the service's events worked on now: a worker gives way to them
-        self._pool = ThreadPoolExecutor(config.workers, thread_name_prefix="ask", initializer=_yielding_worker)
+        self._pool = ThreadPoolExecutor(config.workers, thread_name_prefix="ask", initializer=yielding_thread)
 
     def close(self) -> None:
         """Stop the worker threads (after the questions in hand) and close their read connections."""
