@@ -836,9 +836,17 @@ def test_every_message_of_a_turn_is_counted_worked_on_until_it_is_done():
 
 
 def test_a_turn_that_fails_counts_nothing_after():
+    """A turn that stops on an error (here the link fails to acknowledge a refused event) leaves none of its
+    messages counted: the one handed on counts until its own answer is done, the rest are let go."""
     rig = Rig()
-    rig.service.answer_hits = lambda arrivals: (_ for _ in ()).throw(RuntimeError("a bug"))
-    events = [_event(n) for n in range(2)]
+    events = [_event(n) for n in range(3)]
     rig.service.rest = {e.event_id: [(_verdict(e), True)] for e in events}
-    asyncio.run(rig.take(*[_msg(e, n) for n, e in enumerate(events)]))
+    rig.service.refuse = {events[2].event_id: ProtocolError("refused here", "invalid")}
+
+    def ack(mid: int, qos: int = 1, generation: int | None = None) -> bool:
+        raise RuntimeError("the link failed")
+
+    rig.link.ack = ack
+    with pytest.raises(RuntimeError, match="the link failed"):
+        asyncio.run(rig.take(*[_msg(e, n) for n, e in enumerate(events)]))
     assert rig.intake.pressure.count == 0
