@@ -135,12 +135,16 @@ _EVENT_WORDS = re.compile(r"\b(events?|alerts?|alarms?|detections?|notifications
                           r"triggered|incidents?|captures?|false positives?|go(?:es|ne)? off|went off|going off)\b")
 _VISIT_WORDS = re.compile(r"\b(how many times|how often|number of times|no of times|times did|times was|"
                           r"times were|visits|arrivals)\b")
+# "the last visitor", "who came first": one event picked; "the last 6 hours", "last night" are time words
+_NOT_A_SPAN = (r"(?! (?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|few|couple|several|"
+               r"hours?|minutes?|days?|weeks?|months?|night|evening|morning|afternoon|weekend|fortnight|thing)\b)")
+PICK = re.compile(r"\b(last|latest|most recent|first|earliest)\b" + _NOT_A_SPAN)
 # the first words say what kind of answer is wanted: a number, a yes or no, a list, a time
 _LEAD = (("count", re.compile(r"^(?:how many|how much|number of|no of|total|count|tally)\b")),
          ("first", re.compile(r"^(?:when|what time|at what time)\b.*\b(?:first|earliest)\b")),
          ("last", re.compile(r"^(?:when|what time|at what time)\b")),
-         ("first", re.compile(r"^who (?:was|were|came|is) (?:the )?(?:first|earliest)\b")),
-         ("last", re.compile(r"^who (?:was|were|came|is) (?:the )?(?:last|latest|most recent)\b")),
+         ("first", re.compile(r"^who\b.*\b(?:first|earliest)\b" + _NOT_A_SPAN)),  # "who came first?"
+         ("last", re.compile(r"^who\b.*\b(?:last|latest|most recent)\b" + _NOT_A_SPAN)),
          ("list", re.compile(r"^(?:which|list|show|display|give me)\b|^who (?:came|was|were|went|visited|"
                              r"showed|stopped|dropped|walked|has been|have been|passed|appeared|is)\b")),
          ("exists", re.compile(r"^(?:any|anyone|anybody|anything|someone|somebody|something|was|were|did|has|"
@@ -316,8 +320,8 @@ def intent_of(text: str, said: str | None = None) -> str | None:
         return kind
     if re.search(r"\bhow (?:long|many (?:seconds|minutes|hours|days)) ago\b", text):
         return "last"
-    if lead in ("count", "list"):
-        return lead
+    if lead in ("count", "list") or (lead in ("first", "last") and re.search(r"\bwho\b", text)):
+        return lead  # "who came to the porch first?": a time, the first one
     for intent, pattern in _INTENT_RULES:
         if pattern.search(text):
             return intent
