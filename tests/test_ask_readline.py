@@ -364,3 +364,16 @@ def test_the_last_branches_of_the_line():
     assert when_said(q(window=Window(at(2, 0), at(4, 0), "")), ZONE, NOW) == "Wed 02 Dec 00:00 – today 00:00"
     one_side, _ = both_read(q(cameras=PORCH), q(), None, ZONE, NOW, [])
     assert one_side.endswith("(Europe/Berlin, the camera's zone)")
+
+
+@pytest.mark.parametrize(("text", "label"), [
+    ("did more dog walkers come", "person"),  # a label's word before a person's role says which person
+    ("any dog owners at the porch", "person"),
+    ("how many car drivers today", "person"),
+    ("how many cars people and bikes today", "car"),  # "cars, people" with the comma gone: no compound
+    ("any dogs at the porch", "dog"),
+])
+def test_the_label_is_the_head_of_a_compound_of_labels(text, label):
+    from edgetriage.cloud.ask.rules import label_said_first
+
+    assert label_said_first(text) == label

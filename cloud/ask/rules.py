@@ -45,7 +45,7 @@ ROLES = ("teenager", "teenagers", "teen", "teens", "youth", "youths", "toddler",
          "babysitter", "roommate", "flatmate", "tenant", "tenants", "landlord", "jogger", "joggers", "runner",
          "runners", "walker", "walkers", "hiker", "hikers", "driver", "drivers", "deliveryman", "deliverymen",
          "salesman", "plumber", "electrician",
-         "technician", "nurse", "carer", "caregiver")
+         "technician", "nurse", "carer", "caregiver", "owner", "owners")
 LABEL_WORDS = {
     "person": ("person", "persons", "people", "someone", "somebody", "anyone", "anybody", "visitor", "visitors",
                "man", "men", "woman", "women", "pedestrian", "pedestrians", "human", "humans", "guy", "guys",
@@ -250,8 +250,8 @@ def label_said_first(text: str) -> str | None:
     label's word says which kind of the second ("dog walkers", "car drivers" are people)."""
     found = list(_LABEL_AT.finditer(text))
     for here, after in zip(found, [*found[1:], None], strict=False):
-        if after is None or after.start() != here.end() + 1 or _LABEL_OF[after[1]] == _LABEL_OF[here[1]]:
-            return _LABEL_OF[here[1]]
+        if after is None or after.start() != here.end() + 1 or after[1] not in ROLES or _LABEL_OF[here[1]] == "person":
+            return _LABEL_OF[here[1]]  # "cars, people" (the comma gone) is no compound: only a role is modified
     return None
 
 
