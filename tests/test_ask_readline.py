@@ -21,7 +21,7 @@ from edgetriage.cloud.ask.reading import (
     when_said,
     where_said,
 )
-from edgetriage.cloud.ask.rules import Query, normalise
+from edgetriage.cloud.ask.rules import Query, label_said_first, normalise
 from edgetriage.cloud.ask.when import Window
 
 ZONE = ZoneInfo("Europe/Berlin")
@@ -374,6 +374,4 @@ def test_the_last_branches_of_the_line():
     ("any dogs at the porch", "dog"),
 ])
 def test_the_label_is_the_head_of_a_compound_of_labels(text, label):
-    from edgetriage.cloud.ask.rules import label_said_first
-
     assert label_said_first(text) == label
