@@ -372,6 +372,7 @@ def test_the_last_branches_of_the_line():
     ("how many car drivers today", "person"),
     ("how many cars people and bikes today", "car"),  # "cars, people" with the comma gone: no compound
     ("any dogs at the porch", "dog"),
+    ("did the neighbours cat come into the garden", "cat"),  # whose cat: the cat
 ])
 def test_the_label_is_the_head_of_a_compound_of_labels(text, label):
     assert label_said_first(text) == label

@@ -247,10 +247,13 @@ _LABEL_OF = {w: label for label, words in LABEL_WORDS.items() for w in words}
 
 def label_said_first(text: str) -> str | None:
     """The label of the first label word of a normalised question, or None. A label word just before another
-    label's word says which kind of the second ("dog walkers", "car drivers" are people)."""
+    label's word says which kind of the second ("dog walkers", "car drivers" are people; "the neighbours' cat" a
+    cat)."""
     found = list(_LABEL_AT.finditer(text))
     for here, after in zip(found, [*found[1:], None], strict=False):
-        if after is None or after.start() != here.end() + 1 or after[1] not in ROLES or _LABEL_OF[here[1]] == "person":
+        owned = _LABEL_OF[here[1]] == "person" and _LABEL_OF[after[1]] in ("dog", "cat") if after else False
+        if not owned and (after is None or after.start() != here.end() + 1 or after[1] not in ROLES
+                          or _LABEL_OF[here[1]] == "person"):
             return _LABEL_OF[here[1]]  # "cars, people" (the comma gone) is no compound: only a role is modified
     return None
 
