@@ -38,7 +38,7 @@ INTENTS = (
 ROLES = ("teenager", "teenagers", "teen", "teens", "youth", "youths", "toddler", "toddlers", "baby", "babies",
          "neighbour", "neighbours", "neighbor", "neighbors", "postwoman", "postie", "worker", "workers", "workman",
          "workmen", "builder", "builders", "gardener", "gardeners", "cleaner", "cleaners", "customer", "customers",
-         "guest", "guests", "burglar", "burglars", "thief", "thieves", "policeman", "police", "stranger", "strangers",
+         "guest", "guests", "burglar", "burglars", "thief", "thieves", "policeman", "police",
          # family and friends ("did my son come home?"), and people by what they were doing ("the first jogger")
          "son", "sons", "daughter", "daughters", "wife", "husband", "partner", "mum", "mom", "mother", "dad",
          "father", "brother", "sister", "friend", "friends", "family", "grandma", "grandpa", "granny", "nanny",
