@@ -430,3 +430,17 @@ def test_a_yes_no_asked_the_negative_way_says_the_facts_plainly(store):
 def test_a_clock_time_in_a_clause_of_its_own_narrows_the_day_said(store):
     said = ask(store, "how many people yesterday, before midnight?")  # not yesterday and today up to midnight
     assert "yesterday 00:00–24:00" in said["reading"] and said["value"] == 0, said
+
+
+@pytest.mark.parametrize(("question", "value"), [
+    ("who came to the porch first today?", "2026-12-04 09:00"),  # a who-question with a pick: its time
+    ("who came to the porch last today?", "2026-12-04 13:00"),
+])
+def test_who_came_first_or_last_is_a_time(store, question, value):
+    said = ask(store, question)
+    assert said["value"] == value and said["route"] == "rules", said
+
+
+def test_who_came_in_the_last_hours_is_a_list_not_a_pick(store):
+    said = ask(store, "who came to the porch in the last 14 hours?")
+    assert isinstance(said["value"], list) and len(said["value"]) == 2, said

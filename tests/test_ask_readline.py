@@ -21,7 +21,7 @@ from edgetriage.cloud.ask.reading import (
     when_said,
     where_said,
 )
-from edgetriage.cloud.ask.rules import Query, normalise
+from edgetriage.cloud.ask.rules import Query, label_said_first, normalise
 from edgetriage.cloud.ask.when import Window
 
 ZONE = ZoneInfo("Europe/Berlin")
@@ -364,3 +364,15 @@ def test_the_last_branches_of_the_line():
     assert when_said(q(window=Window(at(2, 0), at(4, 0), "")), ZONE, NOW) == "Wed 02 Dec 00:00 – today 00:00"
     one_side, _ = both_read(q(cameras=PORCH), q(), None, ZONE, NOW, [])
     assert one_side.endswith("(Europe/Berlin, the camera's zone)")
+
+
+@pytest.mark.parametrize(("text", "label"), [
+    ("did more dog walkers come", "person"),  # a label's word before a person's role says which person
+    ("any dog owners at the porch", "person"),
+    ("how many car drivers today", "person"),
+    ("how many cars people and bikes today", "car"),  # "cars, people" with the comma gone: no compound
+    ("any dogs at the porch", "dog"),
+    ("did the neighbours cat come into the garden", "cat"),  # whose cat: the cat
+])
+def test_the_label_is_the_head_of_a_compound_of_labels(text, label):
+    assert label_said_first(text) == label

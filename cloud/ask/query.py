@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 from .facts import EventFact
 from .kinds import unstored, unstored_sentence
 from .overview import unusual_text, what_happened
-from .rules import Query
+from .rules import PICK, Query
 from .visits import count as distinct
 from .visits import is_person
 
@@ -22,10 +22,6 @@ LIST_MAX = 10  # events named in a list answer (all of them are still cited)
 PLURAL = {"person": "people", "bus": "buses"}
 NOT_ASKED = re.compile(r"^(?:(?:did|was|were|has|had|is|are)(?: there)? )?(?:nobody|no one|noone)\b|"
                        r"^(?:didnt|wasnt|werent|hasnt|hadnt|isnt|arent)\b")  # a yes/no asked the negative way
-# "the last visitor", "the first one": one event picked; "the last 6 hours", "last night" are time words
-_PICK = re.compile(r"\b(last|latest|most recent|first|earliest)\b(?! (?:\d+|one|two|three|four|five|six|seven|eight|"
-                   r"nine|ten|eleven|twelve|twenty|few|couple|several|hours?|minutes?|days?|weeks?|months?|night|"
-                   r"evening|morning|afternoon|weekend|fortnight)\b)")
 
 
 @dataclass
@@ -93,7 +89,7 @@ def answer(intent: str, facts: Sequence[EventFact], query: Query, zone: ZoneInfo
         facts = [f for f in facts if is_person(f)]
     n = len(facts)
     if intent == "duration":
-        pick = _PICK.search(" ".join(query.words))
+        pick = PICK.search(" ".join(query.words))
         if facts and pick:  # "how long did the last visitor stay?": one stay; "in the last 6 hours" is a range
             facts = [facts[-1] if pick[1] in ("first", "earliest") else facts[0]]
         return _duration(facts, query, zone, route, scope)

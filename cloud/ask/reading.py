@@ -45,7 +45,7 @@ compare compared versus vs against arrivals thing things escalated escalation es
 marked real genuine actual
 busier quieter busiest quietest
 camera cameras cam cams zone zones view back area outside place property house home site total times time
-often once twice but if whether right currently moment didnt wasnt werent isnt arent hasnt havent hadnt doesnt dont
+often but if whether right currently moment didnt wasnt werent isnt arent hasnt havent hadnt doesnt dont
 everything everyone everywhere anywhere ok okay hey hello thanks thank pls plz like way sort kind lot lots bit well
 """.split())
 TIME_WORDS = frozenset("""
@@ -341,6 +341,7 @@ def read_back(said: str, query: Query, zone: ZoneInfo, now_ms: int) -> tuple[str
         phrases.append(second[0])
     if query.window is None and query.intent != "duration":  # time words said, no range read: named
         phrases += [p for p in unread_times(said.split()) if not set(p.split()) <= taken]
+    phrases = list(dict.fromkeys(phrases))  # a word named by two readers ("the neighbours' cat") named once
     if query.intent == "count":  # a yes/no or a list shows the events (or the people) it stands on
         measure = query.measure
     else:

@@ -38,14 +38,14 @@ INTENTS = (
 ROLES = ("teenager", "teenagers", "teen", "teens", "youth", "youths", "toddler", "toddlers", "baby", "babies",
          "neighbour", "neighbours", "neighbor", "neighbors", "postwoman", "postie", "worker", "workers", "workman",
          "workmen", "builder", "builders", "gardener", "gardeners", "cleaner", "cleaners", "customer", "customers",
-         "guest", "guests", "burglar", "burglars", "thief", "thieves", "policeman", "police", "stranger", "strangers",
+         "guest", "guests", "burglar", "burglars", "thief", "thieves", "policeman", "police",
          # family and friends ("did my son come home?"), and people by what they were doing ("the first jogger")
          "son", "sons", "daughter", "daughters", "wife", "husband", "partner", "mum", "mom", "mother", "dad",
          "father", "brother", "sister", "friend", "friends", "family", "grandma", "grandpa", "granny", "nanny",
          "babysitter", "roommate", "flatmate", "tenant", "tenants", "landlord", "jogger", "joggers", "runner",
          "runners", "walker", "walkers", "hiker", "hikers", "driver", "drivers", "deliveryman", "deliverymen",
          "salesman", "plumber", "electrician",
-         "technician", "nurse", "carer", "caregiver")
+         "technician", "nurse", "carer", "caregiver", "owner", "owners")
 LABEL_WORDS = {
     "person": ("person", "persons", "people", "someone", "somebody", "anyone", "anybody", "visitor", "visitors",
                "man", "men", "woman", "women", "pedestrian", "pedestrians", "human", "humans", "guy", "guys",
@@ -135,12 +135,16 @@ _EVENT_WORDS = re.compile(r"\b(events?|alerts?|alarms?|detections?|notifications
                           r"triggered|incidents?|captures?|false positives?|go(?:es|ne)? off|went off|going off)\b")
 _VISIT_WORDS = re.compile(r"\b(how many times|how often|number of times|no of times|times did|times was|"
                           r"times were|visits|arrivals)\b")
+# "the last visitor", "who came first": one event picked; "the last 6 hours", "last night" are time words
+_NOT_A_SPAN = (r"(?! (?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|few|couple|several|"
+               r"hours?|minutes?|days?|weeks?|months?|night|evening|morning|afternoon|weekend|fortnight|thing)\b)")
+PICK = re.compile(r"\b(last|latest|most recent|first|earliest)\b" + _NOT_A_SPAN)
 # the first words say what kind of answer is wanted: a number, a yes or no, a list, a time
 _LEAD = (("count", re.compile(r"^(?:how many|how much|number of|no of|total|count|tally)\b")),
          ("first", re.compile(r"^(?:when|what time|at what time)\b.*\b(?:first|earliest)\b")),
          ("last", re.compile(r"^(?:when|what time|at what time)\b")),
-         ("first", re.compile(r"^who (?:was|were|came|is) (?:the )?(?:first|earliest)\b")),
-         ("last", re.compile(r"^who (?:was|were|came|is) (?:the )?(?:last|latest|most recent)\b")),
+         ("first", re.compile(r"^who\b.*\b(?:first|earliest)\b" + _NOT_A_SPAN)),  # "who came first?"
+         ("last", re.compile(r"^who\b.*\b(?:last|latest|most recent)\b" + _NOT_A_SPAN)),
          ("list", re.compile(r"^(?:which|list|show|display|give me)\b|^who (?:came|was|were|went|visited|"
                              r"showed|stopped|dropped|walked|has been|have been|passed|appeared|is)\b")),
          ("exists", re.compile(r"^(?:any|anyone|anybody|anything|someone|somebody|something|was|were|did|has|"
@@ -243,11 +247,14 @@ _LABEL_OF = {w: label for label, words in LABEL_WORDS.items() for w in words}
 
 def label_said_first(text: str) -> str | None:
     """The label of the first label word of a normalised question, or None. A label word just before another
-    label's word says which kind of the second ("dog walkers", "car drivers" are people)."""
+    label's word says which kind of the second ("dog walkers", "car drivers" are people; "the neighbours' cat" a
+    cat)."""
     found = list(_LABEL_AT.finditer(text))
     for here, after in zip(found, [*found[1:], None], strict=False):
-        if after is None or after.start() != here.end() + 1 or _LABEL_OF[after[1]] == _LABEL_OF[here[1]]:
-            return _LABEL_OF[here[1]]
+        owned = _LABEL_OF[here[1]] == "person" and _LABEL_OF[after[1]] in ("dog", "cat") if after else False
+        if not owned and (after is None or after.start() != here.end() + 1 or after[1] not in ROLES
+                          or _LABEL_OF[here[1]] == "person"):
+            return _LABEL_OF[here[1]]  # "cars, people" (the comma gone) is no compound: only a role is modified
     return None
 
 
@@ -316,8 +323,8 @@ def intent_of(text: str, said: str | None = None) -> str | None:
         return kind
     if re.search(r"\bhow (?:long|many (?:seconds|minutes|hours|days)) ago\b", text):
         return "last"
-    if lead in ("count", "list"):
-        return lead
+    if lead in ("count", "list") or (lead in ("first", "last") and re.search(r"\bwho\b", text)):
+        return lead  # "who came to the porch first?": a time, the first one
     for intent, pattern in _INTENT_RULES:
         if pattern.search(text):
             return intent

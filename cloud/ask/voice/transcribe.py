@@ -98,9 +98,12 @@ def build_transcriber(config: VoiceConfig, names: Callable[[], Iterable[str]],
 
 
 def rules_answer(vocabulary: Callable[[], Names]) -> Callable[[str], bool]:
-    """Whether the router's rules answer a text (an intent, no open question) with the names `vocabulary` gives."""
+    """Whether the router's rules answer a text (an intent, no open question, no word that would have made it one
+    set aside: "how many people wear ..." is a count that names "wear", a worse hearing) with the names
+    `vocabulary` gives."""
 
     def reads(text: str) -> bool:
-        return read(text, vocabulary(), UTC, 0).rule_answerable
+        query = read(text, vocabulary(), UTC, 0)
+        return query.rule_answerable and not query.asked_open
 
     return reads
