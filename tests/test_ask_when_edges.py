@@ -161,3 +161,14 @@ def test_short_units_as_when_reads_them(text, back_min, to_min, phrase):
 
 def test_tonight_asked_at_half_past_six_in_the_morning_is_the_coming_night():
     assert said("tonight", at(5, 6, 30)) == (at(5, 18), None, "tonight")
+
+
+@pytest.mark.parametrize(("words", "start", "end", "phrase"), [
+    # "before" an hour at or before the part's start: from the day's start, said as today
+    ("before 6 this evening", at(4, 0), at(4, 18), "today before 18:00"),
+    ("before 12 this afternoon", at(4, 0), at(4, 12), "today before 12:00"),
+    ("from midnight this evening", at(5, 0), at(5, 0), "this evening after 00:00"),  # empty, even still to come
+    ("after 21:30", NOW, None, "today after 21:30"),  # starting this minute: today's, not yesterday's
+])
+def test_before_and_after_at_the_edges_of_a_part_of_the_day(words, start, end, phrase):
+    assert said(words) == (start, end, phrase)
