@@ -172,3 +172,19 @@ def test_tonight_asked_at_half_past_six_in_the_morning_is_the_coming_night():
 ])
 def test_before_and_after_at_the_edges_of_a_part_of_the_day(words, start, end, phrase):
     assert said(words) == (start, end, phrase)
+
+
+def test_last_weekend_asked_on_monday_is_the_one_just_gone():
+    assert said("last weekend", at(7, 12)) == (at(5, 0), at(7, 0), "at the weekend")
+
+
+def test_this_month_by_name_is_this_year_s():
+    assert said("in december") == (at(1, 0), None, "in December")
+
+
+def test_month_words_read_as_no_range_are_named_with_the_advice():
+    from edgetriage.cloud.ask.when import unread_time
+
+    assert unread_time("people on jan or dec") == (
+        '"jan", "dec": read as no time range, so this is over every stored event; say it as e.g. "this morning", '
+        '"since 6", "on November 28", "3 hours ago"')
