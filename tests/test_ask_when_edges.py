@@ -188,3 +188,13 @@ def test_month_words_read_as_no_range_are_named_with_the_advice():
     assert unread_time("people on jan or dec") == (
         '"jan", "dec": read as no time range, so this is over every stored event; say it as e.g. "this morning", '
         '"since 6", "on November 28", "3 hours ago"')
+
+
+@pytest.mark.parametrize(("words", "start", "end", "phrase"), [
+    # "the 3rd" after "the 28th": the latest 3rd, in the month after the first day's
+    ("from the 28th to the 3rd", at(-2, 0), at(4, 0), "from Saturday November 28 to Thursday December 3"),
+    # one small hour at both ends of a night: a whole turn of the clock, as in the day
+    ("between 1 and 1 last night", at(4, 1), None, "last night between 01:00 and 01:00"),
+])
+def test_a_run_of_days_across_a_month_and_a_night_from_an_hour_to_itself(words, start, end, phrase):
+    assert said(words) == (start, end, phrase)
