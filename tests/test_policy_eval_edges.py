@@ -28,6 +28,10 @@ def test_the_form_and_its_verdicts_are_values_that_do_not_change():
     assert len({seen, Seen(facts(zones=("gate",)), "person")}) == 1
 
 
+def test_a_condition_is_not_negated_unless_said():
+    assert Cond("zone", "gate").negated is False  # a bool, as the form's JSON and the page show it
+
+
 def test_what_was_not_seen_is_unknown():
     plain = Seen(facts(), "person")
     assert (plain.hivis, plain.upper, plain.lower, plain.objects) == (None, None, None, frozenset())
