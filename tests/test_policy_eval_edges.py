@@ -30,6 +30,8 @@ def test_the_form_and_its_verdicts_are_values_that_do_not_change():
 
 def test_a_condition_is_not_negated_unless_said():
     assert Cond("zone", "gate").negated is False  # a bool, as the form's JSON and the page show it
+    assert Clause("alert", (), "always").used == ()  # no words noted: none, not unknown
+    assert Policy("", (), "model").uncompiled == ()
 
 
 def test_what_was_not_seen_is_unknown():
