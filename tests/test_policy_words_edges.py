@@ -25,3 +25,12 @@ def test_who_comes_first_in_the_form_even_after_a_time_said_first(text, who):
     assert compile_policy(text, ("gate",)).plain() == (
         f"alert if: {who} and local time 22:00–06:00 and zone = gate; otherwise the model is asked "
         "(the words give no otherwise)")
+
+
+def test_someone_beside_cars_is_a_person_not_the_cars():
+    # "someone" is no pronoun for the cars: the clause would need a car that is a person, and is refused,
+    # never read as "cars at the gate and in the yard"
+    from edgetriage.cloud.analysis.policy_check import PolicyRefused
+
+    with pytest.raises(PolicyRefused, match="can never hold .label = person and label = car"):
+        compile_policy("Cars at the gate are fine unless someone is in the yard.", ("gate", "yard"))
