@@ -58,3 +58,20 @@ def test_a_named_night_from_its_first_minute_to_its_last():
     evenings = Cond("time", (hm("18:00"), hm("22:00"), FRIDAY))  # no wrap: the day it is on
     assert [holds(evenings, time=t, day=d) for t, d in (("18:00", FRI), ("21:59", FRI), ("22:00", FRI),
                                                         ("18:00", SAT))] == ["alert", "alert", "benign", "benign"]
+
+
+def test_every_type_the_form_declares_can_be_read():
+    # the annotations are strings (from __future__ import annotations): a tool that reads them (typing, pydantic,
+    # the docs) must be able to evaluate each one
+    import inspect
+    import typing
+
+    from edgetriage.cloud.analysis import policy
+
+    read = 0
+    for _, thing in inspect.getmembers(policy, lambda m: inspect.isclass(m) or inspect.isfunction(m)):
+        if thing.__module__ == policy.__name__:
+            for part in (thing, *[f for f in vars(thing).values() if inspect.isfunction(f)]):
+                typing.get_type_hints(part)
+                read += 1
+    assert read >= 20
