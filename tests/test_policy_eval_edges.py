@@ -11,7 +11,7 @@ import dataclasses
 
 import pytest
 from edgetriage.cloud.analysis.policy import Clause, Cond, Decision, Policy, Seen, evaluate
-from test_policy_eval import FRI, FRIDAY, SAT, THU, facts, hm, holds
+from test_policy_eval import FRI, FRIDAY, SAT, SUN, THU, facts, hm, holds
 
 
 def test_the_form_and_its_verdicts_are_values_that_do_not_change():
@@ -55,6 +55,8 @@ def test_a_named_night_from_its_first_minute_to_its_last():
         ("21:59", FRI), ("22:00", FRI), ("23:59", FRI), ("00:00", SAT), ("05:59", SAT), ("06:00", SAT),
         ("00:00", FRI), ("22:00", THU), ("22:00", SAT))] == \
         ["benign", "alert", "alert", "alert", "alert", "benign", "benign", "benign", "benign"]
+    sunday_night = Cond("time", (hm("22:00"), hm("06:00"), 1 << SUN))  # Sunday is a known day (6), not unknown
+    assert [holds(sunday_night, time="23:00", day=d) for d in (SUN, SAT)] == ["alert", "benign"]
     evenings = Cond("time", (hm("18:00"), hm("22:00"), FRIDAY))  # no wrap: the day it is on
     assert [holds(evenings, time=t, day=d) for t, d in (("18:00", FRI), ("21:59", FRI), ("22:00", FRI),
                                                         ("18:00", SAT))] == ["alert", "alert", "benign", "benign"]
