@@ -161,3 +161,40 @@ def test_short_units_as_when_reads_them(text, back_min, to_min, phrase):
 
 def test_tonight_asked_at_half_past_six_in_the_morning_is_the_coming_night():
     assert said("tonight", at(5, 6, 30)) == (at(5, 18), None, "tonight")
+
+
+@pytest.mark.parametrize(("words", "start", "end", "phrase"), [
+    # "before" an hour at or before the part's start: from the day's start, said as today
+    ("before 6 this evening", at(4, 0), at(4, 18), "today before 18:00"),
+    ("before 12 this afternoon", at(4, 0), at(4, 12), "today before 12:00"),
+    ("from midnight this evening", at(5, 0), at(5, 0), "this evening after 00:00"),  # empty, even still to come
+    ("after 21:30", NOW, None, "today after 21:30"),  # starting this minute: today's, not yesterday's
+])
+def test_before_and_after_at_the_edges_of_a_part_of_the_day(words, start, end, phrase):
+    assert said(words) == (start, end, phrase)
+
+
+def test_last_weekend_asked_on_monday_is_the_one_just_gone():
+    assert said("last weekend", at(7, 12)) == (at(5, 0), at(7, 0), "at the weekend")
+
+
+def test_this_month_by_name_is_this_year_s():
+    assert said("in december") == (at(1, 0), None, "in December")
+
+
+def test_month_words_read_as_no_range_are_named_with_the_advice():
+    from edgetriage.cloud.ask.when import unread_time
+
+    assert unread_time("people on jan or dec") == (
+        '"jan", "dec": read as no time range, so this is over every stored event; say it as e.g. "this morning", '
+        '"since 6", "on November 28", "3 hours ago"')
+
+
+@pytest.mark.parametrize(("words", "start", "end", "phrase"), [
+    # "the 3rd" after "the 28th": the latest 3rd, in the month after the first day's
+    ("from the 28th to the 3rd", at(-2, 0), at(4, 0), "from Saturday November 28 to Thursday December 3"),
+    # one small hour at both ends of a night: a whole turn of the clock, as in the day
+    ("between 1 and 1 last night", at(4, 1), None, "last night between 01:00 and 01:00"),
+])
+def test_a_run_of_days_across_a_month_and_a_night_from_an_hour_to_itself(words, start, end, phrase):
+    assert said(words) == (start, end, phrase)

@@ -11,7 +11,7 @@ import dataclasses
 
 import pytest
 from edgetriage.cloud.analysis.policy import Clause, Cond, Decision, Policy, Seen, evaluate
-from test_policy_eval import FRI, FRIDAY, SAT, THU, facts, hm, holds
+from test_policy_eval import FRI, FRIDAY, SAT, SUN, THU, facts, hm, holds
 
 
 def test_the_form_and_its_verdicts_are_values_that_do_not_change():
@@ -26,6 +26,12 @@ def test_the_form_and_its_verdicts_are_values_that_do_not_change():
     assert len({decision, Decision("alert", "alert if: zone = gate", 0)}) == 1
     assert len({policy, Policy("alert at the gate", (clause,), "benign")}) == 1
     assert len({seen, Seen(facts(zones=("gate",)), "person")}) == 1
+
+
+def test_a_condition_is_not_negated_unless_said():
+    assert Cond("zone", "gate").negated is False  # a bool, as the form's JSON and the page show it
+    assert Clause("alert", (), "always").used == ()  # no words noted: none, not unknown
+    assert Policy("", (), "model").uncompiled == ()
 
 
 def test_what_was_not_seen_is_unknown():
@@ -49,6 +55,25 @@ def test_a_named_night_from_its_first_minute_to_its_last():
         ("21:59", FRI), ("22:00", FRI), ("23:59", FRI), ("00:00", SAT), ("05:59", SAT), ("06:00", SAT),
         ("00:00", FRI), ("22:00", THU), ("22:00", SAT))] == \
         ["benign", "alert", "alert", "alert", "alert", "benign", "benign", "benign", "benign"]
+    sunday_night = Cond("time", (hm("22:00"), hm("06:00"), 1 << SUN))  # Sunday is a known day (6), not unknown
+    assert [holds(sunday_night, time="23:00", day=d) for d in (SUN, SAT)] == ["alert", "benign"]
     evenings = Cond("time", (hm("18:00"), hm("22:00"), FRIDAY))  # no wrap: the day it is on
     assert [holds(evenings, time=t, day=d) for t, d in (("18:00", FRI), ("21:59", FRI), ("22:00", FRI),
                                                         ("18:00", SAT))] == ["alert", "alert", "benign", "benign"]
+
+
+def test_every_type_the_form_declares_can_be_read():
+    # the annotations are strings (from __future__ import annotations): a tool that reads them (typing, pydantic,
+    # the docs) must be able to evaluate each one
+    import inspect
+    import typing
+
+    from edgetriage.cloud.analysis import policy
+
+    read = 0
+    for _, thing in inspect.getmembers(policy, lambda m: inspect.isclass(m) or inspect.isfunction(m)):
+        if thing.__module__ == policy.__name__:
+            for part in (thing, *[f for f in vars(thing).values() if inspect.isfunction(f)]):
+                typing.get_type_hints(part)
+                read += 1
+    assert read >= 20

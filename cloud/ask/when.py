@@ -415,7 +415,7 @@ def _named_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
         start, end = _at(day, lo), _at(day, hi)
     else:
         start, end = _at(day, 0), _at(day + timedelta(days=1), 0)
-    context = {"overnight": "night", "dark": "night", "day": None, "tonight": "night"}.get(part or "", part)
+    context = {"overnight": "night", "dark": "night", "day": None, "tonight": "night"}.get(part, part) if part else None
     clock = _clock_range(text, context)
     if clock is not None:
         if clock[0] is None and (part == "morning" or (part in ("afternoon", "evening") and clock[1] is not None
@@ -433,7 +433,7 @@ def _named_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
         if found is None and start > now and not re.search(r"\b(?:this|tonight|today)\b", text):
             # "around midnight", "after 11pm", "from 10 at night to 6" asked at 21:30: the last one
             start, end = start - timedelta(days=1), end - timedelta(days=1)
-            phrase = phrase.replace("today", "yesterday", 1)
+            phrase = phrase.replace("today", "yesterday")  # said once
     return _upto(start, end, now, phrase)
 
 
@@ -443,7 +443,7 @@ def _narrow(day: datetime, start: datetime, end: datetime, clock: tuple[float | 
     lo, hi, said = clock
 
     def first(hour: float) -> datetime:
-        moment = _at(day, hour) if hour < 24 else _at(day + timedelta(days=1), hour - 24)
+        moment = _at(day, hour)  # past 24: the next day's, on its wall clock
         while moment < start:
             moment += timedelta(days=1)
         return moment
