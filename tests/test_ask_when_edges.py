@@ -23,7 +23,8 @@ def said(words: str, now: int = NOW) -> tuple[int | None, int | None, str] | Non
     # the same clock time at both ends: a whole turn of the clock, not an empty range
     ("from 9 in the morning to 9 in the morning", at(4, 9), None, "this morning between 09:00 and 09:00"),
     # an end that is no clock time: the other words as if it were not said, never a range from half of it
-    ("from 9 in the morning to 25 in the afternoon", at(4, 9), at(4, 12), "this morning after 09:00"),
+    # an end that is no clock time leaves "after 9 in the morning": from 09:00 on (not only the morning's rest)
+    ("from 9 in the morning to 25 in the afternoon", at(4, 9), None, "today after 09:00"),
     ("from 25 in the morning to 5 in the afternoon", at(4, 6), at(4, 12), "this morning"),
     ("between 9 and 25", at(4, 0), None, "today"), ("between 25 and 9", at(4, 0), None, "today"),
     ("around 24 yesterday", at(3, 0), at(4, 0), "yesterday"),  # 24 is no clock time (midnight is said so)
