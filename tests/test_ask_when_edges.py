@@ -43,6 +43,11 @@ def said(words: str, now: int = NOW) -> tuple[int | None, int | None, str] | Non
     ("from midnight", at(4, 0), None, "today after 00:00"),
     # noon said bare is noon, whatever the part of the day
     ("between 12 and 2 this afternoon", at(4, 12), at(4, 14), "this afternoon between 12:00 and 14:00"),
+    # a bare end before the start is the next time its clock shows: the next morning's, never the afternoon's
+    ("between 11 pm and 5 yesterday", at(3, 23), at(4, 5), "yesterday between 23:00 and 05:00"),
+    ("between 10 pm and 10 yesterday", at(3, 22), at(4, 10), "yesterday between 22:00 and 10:00"),
+    ("between 9pm and 3 yesterday", at(3, 21), at(4, 3), "yesterday between 21:00 and 03:00"),
+    ("between 9 and 5 yesterday", at(3, 9), at(3, 17), "yesterday between 09:00 and 17:00"),
 ])
 def test_ranges_at_their_edges(words, start, end, phrase):
     assert said(words) == (start, end, phrase)

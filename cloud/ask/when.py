@@ -81,6 +81,11 @@ def _hour(match: re.Match[str], n: str, context: str | None) -> float | None:
     return hour + minute / 60
 
 
+def _twelve(said: str) -> bool:
+    """An hour said as on a twelve-hour clock ("5", "five"), which the day's half must place; "13" is itself."""
+    return not said.isdigit() or int(said) <= 12
+
+
 def _clock_range(text: str, context: str | None) -> tuple[float | None, float | None, str] | None:
     """(from hour, to hour, phrase) a question's clock words name, or None; hours past 24 run into the next day."""
     spread = _FROM_TO.search(text)
@@ -105,8 +110,12 @@ def _clock_range(text: str, context: str | None) -> tuple[float | None, float | 
             start += 12  # "between 8 and 10 pm": 20:00
         if end <= start and context == "night":
             end += 24  # "between 11 and 1 last night": past midnight
+        elif end < start and between["bampm"] is None and between["bword"] is None and _twelve(between["bh"]):
+            # a bare end is the next time its clock shows after the start: "between 9 and 5" 17:00, "between
+            # 11 pm and 5" 05:00 the next morning, "between 10 pm and 10" 10:00 the next morning
+            end = min(h for h in (end % 12 + 12 * k for k in range(5)) if h > start)
         elif end <= start and end + 12 <= 24 and between["bampm"] is None and between["bword"] is None:
-            end += 12  # "between 9 and 5": 17:00
+            end += 12  # "between 9 and 9": to 21:00
         elif end <= start:
             end += 24  # "between 10 pm and 2 am"
         return start, end, f"between {_hhmm(start)} and {_hhmm(end)}"
