@@ -204,3 +204,13 @@ def test_month_words_read_as_no_range_are_named_with_the_advice():
 ])
 def test_a_run_of_days_across_a_month_and_a_night_from_an_hour_to_itself(words, start, end, phrase):
     assert said(words) == (start, end, phrase)
+
+
+@pytest.mark.parametrize(("words", "same_as"), [
+    ("at 12 tonight", "at midnight tonight"),
+    ("at 12 last night", "at midnight last night"),
+    ("between 10 and 12 last night", "between 10 pm and midnight last night"),
+])
+def test_twelve_said_of_a_night_is_midnight(words, same_as):
+    assert said(words) == said(same_as) and said(words)[2].endswith("00:00")
+    assert said("at 12 this afternoon")[2] == "this afternoon around 12:00"  # of a day, noon

@@ -73,6 +73,8 @@ def _hour(match: re.Match[str], n: str, context: str | None) -> float | None:
         hour += 12
     elif half == "am" and hour == 12:
         hour = 0
+    elif half in ("", "oclock") and hour == 12 and context in ("night", "evening"):
+        hour = 24  # "at 12 tonight", "12 last night": midnight, as the word says it
     elif half in ("", "oclock") and 1 <= hour <= 11:
         if context in ("evening", "afternoon") or (context == "night" and hour >= 6):
             hour += 12
