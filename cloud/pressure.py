@@ -48,18 +48,20 @@ class EventPressure:
             self._working += count
             self._idle.clear()
 
-    def leave(self, count: int = 1) -> None:
-        """`count` events are done (answered, refused, or handed elsewhere)."""
+    def leave(self, count: int = 1) -> int:
+        """`count` events are done (answered, refused, or handed elsewhere); how many were counted (never
+        below zero). Waiters on an idle service are woken."""
         if count <= 0:
-            return
+            return 0
         with self._lock:
-            self._working = max(0, self._working - count)
+            left = min(count, self._working)
+            self._working -= left
+            waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
             if self._working == 0:
                 self._idle.set()
                 waiters, self._waiters = self._waiters, []
-            else:
-                waiters = []
         _wake_all(waiters)
+        return left
 
     @contextmanager
     def working(self) -> Iterator[None]:
@@ -73,15 +75,7 @@ class EventPressure:
     @contextmanager
     def aside(self) -> Iterator[None]:
         """An event waits for something that needs no CPU here (the model): not counted meanwhile."""
-        with self._lock:
-            left = 1 if self._working > 0 else 0
-            self._working -= left
-            if self._working == 0:
-                self._idle.set()
-                waiters, self._waiters = self._waiters, []
-            else:
-                waiters = []
-        _wake_all(waiters)
+        left = self.leave()
         try:
             yield
         finally:
