@@ -31,7 +31,7 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from ...shared.clock import now_ms
@@ -58,6 +58,9 @@ from .scan import scan
 from .vocab import Vocabulary, split_quoted
 from .when import unread_time
 
+if TYPE_CHECKING:
+    from ..pressure import EventPressure
+
 log = logging.getLogger("edgetriage.cloud.ask")
 
 ROUTES = ("cache", "rules", "fast", "llm")
@@ -76,17 +79,6 @@ _NAMED_ID = re.compile(rf"(?:\b(?:event id|event|id)\s*[:#]?\s*)?(?P<id>{_ID_LIK
 def _p95(values) -> float | None:
     data = sorted(values)
     return round(data[min(len(data) - 1, int(0.95 * len(data)))], 2) if data else None
-
-
-class Yielding(Protocol):
-    """What a question worker needs of cloud.pressure.EventPressure: wait while events are worked on."""
-
-    gave_way: int
-    waited_s: float
-
-    def give_way(self) -> float: ...
-
-    async def quiet(self) -> float: ...
 
 
 class AskStats:
@@ -146,7 +138,7 @@ class Asker:
         self._vocabulary_lock = threading.Lock()
         self.attached = False
         self._llm_queue = 0  # LLM answers running or waiting
-        self.pressure: Yielding | None = None  # the service's events worked on now: a worker gives way to them
+        self.pressure: EventPressure | None = None  # the service's events worked on now: a worker gives way to them
         self._pool = ThreadPoolExecutor(config.workers, thread_name_prefix="ask", initializer=yielding_thread)
 
     def close(self) -> None:
