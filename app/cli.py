@@ -187,9 +187,9 @@ def _check_http_port(config, path: str | None) -> None:
 
 
 def cmd_cloud_push_config(args: argparse.Namespace) -> int:
+    from .cloud.broker.push import config_message, push_config, read_push_file
     from .cloud.config import load_cloud_config
-    from .cloud.push import config_message, push_config, read_push_file
-    from .cloud.suppress.publish import with_kept_suppressions
+    from .cloud.teach.suppress.publish import with_kept_suppressions
     from .shared.config import MQTTConfig, validate_config
 
     mqtt = load_cloud_config(args.config).mqtt
@@ -242,7 +242,7 @@ def cmd_cloud_check(args: argparse.Namespace) -> int:
 
 def _check_sites(config: Any, wait_s: float) -> int:
     """The [[sites]] table, and with --devices S what the online devices' states say otherwise (exit 1)."""
-    from .cloud.sites import report
+    from .cloud.reuse.sites import report
 
     if not config.sites:
         return 0

@@ -62,13 +62,13 @@ class CloudThread:
     async def _start(self) -> None:
         from .cloud.http.api import build_app, run_api
         from .cloud.http.web.routes import TIMELINE
-        from .cloud.service import CloudService
+        from .cloud.pipeline.service import CloudService
         from .cloud.storage.store import SQLiteStore
 
         store = SQLiteStore(self.config.store_path)
         self.service = CloudService(self.config, self.analyzer, store)
         if self.ha_config is not None and self.ha_config.enabled:
-            from .cloud.ha import HomeAssistantBridge, known_cameras
+            from .cloud.ops.ha import HomeAssistantBridge, known_cameras
 
             self.ha = HomeAssistantBridge(self.ha_config, self.config.mqtt, known=known_cameras(store),
                                           client_id=f"{self.config.group}-ha-{uuid.uuid4().hex[:6]}")

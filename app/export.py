@@ -1,5 +1,5 @@
 """`edgetriage cloud export-dataset`: the stored crops with labels from their verdicts, as COCO or YOLO, for
-fine-tuning the edge detector elsewhere (cloud.dataset says which crops and how they are marked). Reads the
+fine-tuning the edge detector elsewhere (cloud.teach.dataset says which crops and how they are marked). Reads the
 store the cloud config names (SQLite file or Redis), so it runs beside the service or without it."""
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ def parse_since(text: str, now_s: float | None = None) -> int:
 
 def cmd_export_dataset(args: argparse.Namespace) -> int:
     from .cloud.config import load_cloud_config
-    from .cloud.dataset import DatasetError, export_dataset
     from .cloud.storage.redis_store import open_store
+    from .cloud.teach.dataset import DatasetError, export_dataset
 
     try:
         since = parse_since(args.since) if args.since else None

@@ -1,6 +1,6 @@
 """`edgetriage cloud proposals --device D --camera C [--accept]`: the score floor the camera's verdict history
 proposes, with what it would have done (escalations avoided, people missed); `--accept` pushes it to the device
-(cloud.thresholds). Reads the store the cloud config names, so it runs beside the service or without it."""
+(cloud.teach.thresholds). Reads the store the cloud config names, so it runs beside the service or without it."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from .export import parse_since
 def cmd_proposals(args: argparse.Namespace) -> int:
     from .cloud.config import load_cloud_config
     from .cloud.storage.redis_store import open_store
-    from .cloud.thresholds import accept, propose_for
+    from .cloud.teach.thresholds import accept, propose_for
 
     try:
         since = parse_since(args.since) if args.since else None
@@ -50,7 +50,7 @@ def cmd_proposals(args: argparse.Namespace) -> int:
 def device_floor(store: Any, device: str, camera: str, since_ms: int | None, configured: float) -> float:
     """The score the device escalates from on this camera, as it acted: the lower of the rules' floor and the
     lowest score it escalated here (a track its detector calls uncertain escalates under `min_score`)."""
-    from .cloud.thresholds import HISTORY_MAX
+    from .cloud.teach.thresholds import HISTORY_MAX
 
     rows = store.list_events(device, None, HISTORY_MAX, camera=camera, since_ms=since_ms)
     return round(min([configured, *(r["score"] for r in rows)]), 2)

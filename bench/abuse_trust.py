@@ -77,7 +77,7 @@ def attack_site_member(devices: dict, member: str, victim: str, crops: list[byte
     (the shipped MobileNetV2, as the device makes them). A victim counts once whether the cloud's cache or the
     offer in the victim's own cache (the edge's VerdictCache) answered it from a forgery."""
     from edgetriage.cloud.config import ReusePolicy
-    from edgetriage.cloud.trust import CloudKeys
+    from edgetriage.cloud.reuse.trust import CloudKeys
     from edgetriage.edge.triage.verdict_cache import VerdictCache
     from edgetriage.shared.policycell import EventFacts
 
@@ -141,9 +141,9 @@ def honest_teaching(workdir: Path, broker_url: str, media: Path) -> dict[str, An
     times by a daytime policy, five times by cache hits, then three times by the operator; then the operator
     says one of those was a person."""
     from edgetriage.cloud.config import CloudConfig
-    from edgetriage.cloud.service import CloudService
+    from edgetriage.cloud.pipeline.service import CloudService
     from edgetriage.cloud.storage.store import SQLiteStore
-    from edgetriage.cloud.suppress.setup import build_learner
+    from edgetriage.cloud.teach.suppress.setup import build_learner
     from edgetriage.shared.ids import uuid7
     from edgetriage.shared.protocol import Detection, Event, Verdict
 
@@ -199,7 +199,7 @@ def share_theft(workdir: Path, redis: RedisServer, n: int = 20) -> dict[str, Any
     """The shipped broker config (certificates, the dynamic-security plugin), the cloud on `shared = true`;
     cam-a subscribes to the cloud's share and to every events topic, cam-b sends `n` events."""
     from edgetriage.cloud.config import CloudConfig
-    from edgetriage.cloud.service import CloudService
+    from edgetriage.cloud.pipeline.service import CloudService
     from edgetriage.cloud.storage.redis_store import RedisStore, connect_redis
     from edgetriage.shared.ids import uuid7
     from edgetriage.shared.mqtt import MQTTLink

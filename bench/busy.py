@@ -23,7 +23,7 @@ from typing import Any
 
 from edgetriage.cloud.analysis import build_backend
 from edgetriage.cloud.config import CloudConfig
-from edgetriage.cloud.service import CloudService
+from edgetriage.cloud.pipeline.service import CloudService
 from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.shared.protocol import decode_verdict, encode_event
 from edgetriage.shared.topics import Topics

@@ -8,7 +8,7 @@
     p5_relay_per_s    the limit of that path: a do-nothing relay (a paho client that receives each event and
                       publishes a small fixed verdict back in both forms: `answers` and `verdicts`), same broker,
                       payloads and device client. The device reads `answers`, as devices do, and nobody
-                      subscribes to `verdicts`: the service then sends no JSON form (cloud.publisher), the relay
+                      subscribes to `verdicts`: the service then sends no JSON form (cloud.broker.publisher), the relay
                       still does
     p5_ratio          service ÷ relay events/s, the median over 7 rounds of one burst each  (goal >= 0.5)
     p5_redis_events_per_s, p5_ratio_redis   the same with the Redis store (127.0.0.1:6379, own key prefix,
@@ -69,7 +69,7 @@ from brokers import Mosquitto  # noqa: E402 - bench/brokers.py, beside this scri
 from edgetriage.cloud.analysis import ThreadedBackend  # noqa: E402
 from edgetriage.cloud.analysis.transformers import build_engine  # noqa: E402
 from edgetriage.cloud.config import AnalyzerConfig, CloudConfig  # noqa: E402
-from edgetriage.cloud.service import CloudService  # noqa: E402
+from edgetriage.cloud.pipeline.service import CloudService  # noqa: E402
 from edgetriage.cloud.storage.redis_store import RedisStore, open_store  # noqa: E402
 from edgetriage.shared.ids import uuid7  # noqa: E402
 from edgetriage.shared.protocol import Detection, Event, Verdict, encode_event, encode_verdict  # noqa: E402

@@ -1,4 +1,4 @@
-"""What the cloud's own reuse keys cost (cloud.trust): where a verdict reaches other devices (`[reuse] scope =
+"""What the cloud's own reuse keys cost (cloud.reuse.trust): where a verdict reaches other devices (`[reuse] scope =
 "site"`), the cloud hashes every event's crop itself and, on a cache miss, embeds it with the shipped
 MobileNetV2, instead of taking the device's word for either. Measured side by side in one run:
 
@@ -38,9 +38,9 @@ import cv2
 import numpy as np
 from edgetriage.cloud.analysis import Analysis
 from edgetriage.cloud.config import CloudConfig
-from edgetriage.cloud.service import CloudService
+from edgetriage.cloud.pipeline.service import CloudService
+from edgetriage.cloud.reuse.trust import CloudKeys
 from edgetriage.cloud.storage.store import SQLiteStore
-from edgetriage.cloud.trust import CloudKeys
 from edgetriage.edge.vision.classify import ClassifierConfig, CropClassifier
 from edgetriage.edge.vision.crops import encode_jpeg
 from edgetriage.shared.cropkeys import decode_jpeg, phash_dct64

@@ -19,7 +19,7 @@ sys.path.insert(0, args.tests)
 import conftest  # noqa: E402
 from edgetriage.cloud.analysis import build_backend  # noqa: E402
 from edgetriage.cloud.config import CloudConfig  # noqa: E402
-from edgetriage.cloud.service import CloudService  # noqa: E402
+from edgetriage.cloud.pipeline.service import CloudService  # noqa: E402
 from edgetriage.cloud.storage.store import SQLiteStore  # noqa: E402
 from edgetriage.shared.topics import Topics  # noqa: E402
 from test_routing import BOX, ChatServer, _blurred, _event  # noqa: E402

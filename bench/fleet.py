@@ -11,7 +11,7 @@
     cache_hit_p99_ms     the same, for the events the cloud answered from its cache with a verdict that had
                          already reached its device when the event was sent                     (goal <= 100)
     flight_waits         cache answers to events sent before the model verdict they reuse had come: they
-                         waited for that model call (cloud.singleflight); flight_wait_p99_ms their p99
+                         waited for that model call (cloud.reuse.singleflight); flight_wait_p99_ms their p99
     llm_p99_ms           the same, for the events the model answered (the real CPU model: queueing included)
     cloud_rss_mb         each worker's peak resident memory in the 2-worker fleet run (MiB)
     broker_connections   the broker's own count of connected clients at the end of that run ($SYS)
@@ -21,7 +21,7 @@
     server_requests      requests each of the two model servers got (the openai back-end given both)
     model_calls          model calls (verdicts from the model, fallbacks included) over the fleet part's runs
     distinct_crops       distinct (crop, reuse scope key) pairs each fleet run published, summed over its runs:
-                         with single flight (cloud.singleflight) no crop costs two model calls, so
+                         with single flight (cloud.reuse.singleflight) no crop costs two model calls, so
                          model_calls <= distinct_crops (below it where look-alike crops share one call)
     model_calls_per_distinct_crop  model_calls / distinct_crops                                  (goal 1.0)
     p6_llm_avoided       P6 as bench/cloud.py defines it (bench/repeats.py), on the 2-worker fleet run: the

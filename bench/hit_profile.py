@@ -43,12 +43,12 @@ STAGES = [
             ("cloud/storage/redis_store.py", "lookup_many"),
         ],
     ),
-    ("the hit's verdict (a copy of the stored one)", [("cloud/verdicts.py", "reused")]),
+    ("the hit's verdict (a copy of the stored one)", [("cloud/reuse/verdicts.py", "reused")]),
     (
         "store event + verdict (one transaction / pipeline per loop turn)",
         [("cloud/storage/store.py", "put_answered_many"), ("cloud/storage/redis_store.py", "put_answered_many")],
     ),
-    ("publish the verdict (encode, paho queues it)", [("cloud/publisher.py", "verdict")]),
+    ("publish the verdict (encode, paho queues it)", [("cloud/broker/publisher.py", "verdict")]),
     ("acknowledge the event (paho queues the PUBACK)", [("shared/mqtt.py", "ack")]),
 ]
 

@@ -53,13 +53,13 @@ MODULES: dict[str, str] = {
                      "tests/test_edge_cascade.py::test_classifier_vetoes_an_uncertain_person_that_is_the_tv",
     "cloud/storage/claims.py": f"{_FAST} tests/test_faults.py::test_claims_are_exclusive_until_their_lease_runs_out",
     "cloud/storage/store.py": f"{_FAST} tests/test_store.py",
-    "cloud/sites.py": "tests/test_site_table.py",  # issue 38: the site table and the devices' claims
+    "cloud/reuse/sites.py": "tests/test_site_table.py",  # issue 38: the site table and the devices' claims
     # issue 31: the modules that hold the newer promises, each with the fast tests that name it
     "shared/reuse.py": f"{_FAST} tests/test_promises_reuse.py",
-    "cloud/verdicts.py": f"{_PROMISES}",
-    "cloud/takeover.py": f"{_PROMISES}",
-    "cloud/fairqueue.py": f"{_PROMISES}",
-    "cloud/singleflight.py": f"{_PROMISES} tests/test_singleflight.py",
+    "cloud/reuse/verdicts.py": f"{_PROMISES}",
+    "cloud/broker/takeover.py": f"{_PROMISES}",
+    "cloud/scheduling/fairqueue.py": f"{_PROMISES}",
+    "cloud/reuse/singleflight.py": f"{_PROMISES} tests/test_singleflight.py",
     "cloud/analysis/policy.py": "tests/test_policy_eval.py tests/test_policy_eval_edges.py",  # no parsing (2 s)
     # words -> verdicts, each sentence parsed once per machine (tests/policy_reads.py): ~8 s
     "cloud/analysis/policy_words.py": "tests/test_policy_compile.py tests/test_policy_words.py "
@@ -77,15 +77,15 @@ MODULES: dict[str, str] = {
     "edge/vision/looks.py": "tests/test_promises_edge.py",
     # issue 40: only the cloud's own keys reach other devices; only honest judgements teach (unit tests, seconds;
     # the thresholds' also push to a Mosquitto of their own and run the automatic round for 3 s)
-    "cloud/trust.py": "tests/test_trust_rules.py "
+    "cloud/reuse/trust.py": "tests/test_trust_rules.py "
                       "tests/test_trust_forgery.py::test_the_cloud_knows_a_picture_it_embedded_before_on_arrival "
                       "tests/test_trust_keys.py::test_the_cloud_keys_are_its_own_and_reach_what_the_devices_keys_reach",
-    "cloud/suppress/learner.py": "tests/test_learner_evidence.py --timeout 60",
-    "cloud/thresholds.py": "tests/test_thresholds_floor.py --timeout 60",
+    "cloud/teach/suppress/learner.py": "tests/test_learner_evidence.py --timeout 60",
+    "cloud/teach/thresholds.py": "tests/test_thresholds_floor.py --timeout 60",
     # issue 40: the feedback, health and intake rules, each with pure tests of its own (no broker, no service)
-    "cloud/health.py": "tests/test_health_stall.py",
-    "cloud/feedback.py": "tests/test_feedback_rules.py",
-    "cloud/intake.py": "tests/test_intake_policy.py --timeout 30",  # 3 s; a mutant that loops for ever, 30 s
+    "cloud/broker/health.py": "tests/test_health_stall.py",
+    "cloud/teach/feedback.py": "tests/test_feedback_rules.py",
+    "cloud/broker/intake.py": "tests/test_intake_policy.py --timeout 30",  # 3 s; a mutant that loops for ever, 30 s
 }
 
 
@@ -93,7 +93,7 @@ MODULES: dict[str, str] = {
 class Plant:
     """A one-line bug, found by what it means, not by where it is: inside `function` (a qualified name,
     "Class.method" or "function"; a class too) of `module` (a dotted path in the package, e.g.
-    "cloud.verdicts"; if the module has moved or lost the function, the function is looked for in every
+    "cloud.reuse.verdicts"; if the module has moved or lost the function, the function is looked for in every
     module of the package), `pattern` (a regular expression) matches exactly once and is replaced by
     `replacement` (re.sub syntax). `tests`: pytest arguments that must fail with the bug planted."""
 
@@ -134,7 +134,7 @@ PLANTED: list[Plant] = [
           "UPDATE outbox SET state = 'sent', mid = NULL WHERE event_id = ?", _B),
     Plant("the cooldown ignores the zone rule", "edge.triage.rules", "Rules.decide",
           r"key = \(camera, rule\.scope, ev\.label\)", 'key = (camera, "*", ev.label)', _B),
-    Plant("a verdict published before it is stored", "cloud.service", "CloudService._answer_claimed",
+    Plant("a verdict published before it is stored", "cloud.pipeline.service", "CloudService._answer_claimed",
           r"\n(\s*)verdict = store_verdict\(", r"\n\1self._publish(verdict)\n\1verdict = store_verdict(",
           ("tests/test_boundaries.py::test_a_verdict_is_in_the_store_when_it_is_published",)),
     Plant("re-sends spend the budget", "edge.delivery.link", "Delivery._publish_due", r"if item\.attempts == 0:",
@@ -146,12 +146,12 @@ PLANTED: list[Plant] = [
     Plant("Redis store: TTL ends a millisecond early", "cloud.storage.redis_store", "RedisStore.lookup_many",
           r'since, "\+inf"', 'since + 1, "+inf"', _B),
     # issue 31
-    Plant("the least urgent tier first", "cloud.fairqueue", "FairQueue.pop", r"min\(self\._tiers\)",
+    Plant("the least urgent tier first", "cloud.scheduling.fairqueue", "FairQueue.pop", r"min\(self\._tiers\)",
           "max(self._tiers)", (_C + "test_the_fair_queue_gives_the_most_urgent_tier_first",)),
-    Plant("the eviction threshold one higher", "cloud.fairqueue", "FairQueue.victim",
+    Plant("the eviction threshold one higher", "cloud.scheduling.fairqueue", "FairQueue.victim",
           r"self\.count\(newcomer\.event\.device\) \+ 1", "self.count(newcomer.event.device) + 2",
           (_C + "test_a_device_is_evicted_for_a_newcomer_only_when_it_holds_more_than_its_share",)),
-    Plant("look-alikes by embedding each make their own model call", "cloud.singleflight",
+    Plant("look-alikes by embedding each make their own model call", "cloud.reuse.singleflight",
           "SingleFlight.take_off", r"nearest\(earlier, phash, now, embedding=embedding\)",
           "nearest(earlier, phash, now)", (_C + "test_a_look_alike_by_embedding_only_waits_for_the_first_flight",)),
     Plant("a similarity exactly at min_similarity refused", "shared.reuse", "_reached",
@@ -162,18 +162,18 @@ PLANTED: list[Plant] = [
     Plant("the track guard refuses a look exactly at min_similarity", "shared.reuse", "continues",
           r">= min_similarity", "> min_similarity",
           (_R + "test_a_look_exactly_at_min_similarity_continues_its_track",)),
-    Plant("a chain of look-alikes keeps an answer alive past its TTL", "cloud.verdicts", "VerdictCache.reused",
+    Plant("a chain of look-alikes keeps an answer alive past its TTL", "cloud.reuse.verdicts", "VerdictCache.reused",
           r"hit\.created_ms \+ hit\.cache\.ttl_s", "created + hit.cache.ttl_s",
           (_C + "test_a_reused_verdict_expires_with_the_model_answer_it_came_from",)),
-    Plant("a site offer sent back to the device that asked", "cloud.verdicts", "site_offers",
+    Plant("a site offer sent back to the device that asked", "cloud.reuse.verdicts", "site_offers",
           r" if device != verdict\.device", "", (_C + "test_a_site_offer_goes_to_the_site_s_other_devices_only",)),
-    Plant("camera-scoped reuse looked up under the site key", "cloud.verdicts", "VerdictCache.scope_key",
+    Plant("camera-scoped reuse looked up under the site key", "cloud.reuse.verdicts", "VerdictCache.scope_key",
           r"scope_key\(self\.policy\.scope,", 'scope_key("site",',
           (_C + "test_camera_scoped_reuse_answers_events_that_carry_a_site",)),
-    Plant("an event this process answers taken over again", "cloud.takeover", "TakeOver.run",
+    Plant("an event this process answers taken over again", "cloud.broker.takeover", "TakeOver.run",
           r"if not self\._busy\(event_id\):", "if True:",
           (_C + "test_an_event_this_process_is_answering_is_not_taken_over_again",)),
-    Plant("a lost claim race ignored", "cloud.takeover", "TakeOver.take", r"if not keeper\.take\(event_id\):",
+    Plant("a lost claim race ignored", "cloud.broker.takeover", "TakeOver.take", r"if not keeper\.take\(event_id\):",
           "if not keeper.take(event_id) and False:", (_C + "test_a_lost_claim_race_leaves_the_event_to_the_winner",)),
     Plant("a lower-case bearer refused", "cloud.http.auth", "ApiAuth.principal", r'scheme\.lower\(\) != "bearer"',
           'scheme != "Bearer"', (_C + "test_the_bearer_scheme_is_case_insensitive",)),
@@ -232,13 +232,13 @@ PLANTED: list[Plant] = [
           r"int\(math\.log2\(still_s / tracked_interval_s\)\)", "round(math.log2(still_s / tracked_interval_s))",
           (_E + "test_a_still_object_waits_one_doubling_at_a_time_up_to_still_interval",)),
     # issue 40
-    Plant("a trickle of messages hides a stall from /healthz", "cloud.health", "IntakeHealth.taken_in",
+    Plant("a trickle of messages hides a stall from /healthz", "cloud.broker.health", "IntakeHealth.taken_in",
           r"if self\.waiting == 0:", "if True:",
           ("tests/test_health_stall.py::test_a_trickle_of_new_messages_does_not_hide_a_stall",)),
-    Plant("the same feedback twice counted twice as suppression evidence", "cloud.feedback", "Feedback.give",
+    Plant("the same feedback twice counted twice as suppression evidence", "cloud.teach.feedback", "Feedback.give",
           r"and old\.verdict == answer:", "and old.verdict == answer and False:",
           (_F + "test_the_same_feedback_twice_stores_sends_and_teaches_nothing_new",)),
-    Plant("a second correction records the operator's first word as 'was'", "cloud.feedback", "Feedback.give",
+    Plant("a second correction records the operator's first word as 'was'", "cloud.teach.feedback", "Feedback.give",
           r"was = old\.feedback\.was if old\.feedback is not None else old\.verdict", "was = old.verdict",
           (_F + "test_a_second_correction_records_what_the_model_said",)),
 ]

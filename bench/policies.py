@@ -68,7 +68,7 @@ from edgetriage.cloud.analysis.policy_check import PolicyRefused  # noqa: E402
 from edgetriage.cloud.analysis.policy_words import compile_policy  # noqa: E402
 from edgetriage.cloud.analysis.translator import Translator  # noqa: E402
 from edgetriage.cloud.config import AnalyzerConfig, CloudConfig, PolicyConfig  # noqa: E402
-from edgetriage.cloud.service import CloudService  # noqa: E402
+from edgetriage.cloud.pipeline.service import CloudService  # noqa: E402
 from edgetriage.cloud.storage.store import SQLiteStore  # noqa: E402
 from edgetriage.edge.vision.crops import phash_dct64  # noqa: E402
 from edgetriage.shared.ids import uuid7  # noqa: E402

@@ -24,7 +24,7 @@ object and the standers cut from 1 s later.
 Phase "before": the device (the real pipeline and decisions, edge replay) escalates; the cloud's verdict for
 each escalation is the ground truth by construction (a rain streak or the pasted object: benign; a visitor:
 alert), since what is measured is the teaching loop, not the model; every benign one goes to the real learner
-(cloud.suppress: the cloud's own crop keys with the shipped MobileNetV2, a SQLite store), which proposes and,
+(cloud.teach.suppress: the cloud's own crop keys with the shipped MobileNetV2, a SQLite store), which proposes and,
 as configured here (auto_accept, min_events 3), accepts. The accepted rules travel as the device's retained
 remote config through a Mosquitto of the bench's own and are applied by the device's own parser. Phase
 "after": later segments (never the learned ones) through a device holding them.
@@ -59,12 +59,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from brokers import Mosquitto, free_port  # noqa: E402
 from edgetriage.cloud.config import ReusePolicy  # noqa: E402
+from edgetriage.cloud.reuse.trust import CloudKeys  # noqa: E402
 from edgetriage.cloud.storage.store import SQLiteStore  # noqa: E402
-from edgetriage.cloud.suppress.config import SuppressionsConfig  # noqa: E402
-from edgetriage.cloud.suppress.learner import ALERT, Learner  # noqa: E402
-from edgetriage.cloud.suppress.publish import publish_suppressions  # noqa: E402
-from edgetriage.cloud.suppress.store import SQLiteSuppressions  # noqa: E402
-from edgetriage.cloud.trust import CloudKeys  # noqa: E402
+from edgetriage.cloud.teach.suppress.config import SuppressionsConfig  # noqa: E402
+from edgetriage.cloud.teach.suppress.learner import ALERT, Learner  # noqa: E402
+from edgetriage.cloud.teach.suppress.publish import publish_suppressions  # noqa: E402
+from edgetriage.cloud.teach.suppress.store import SQLiteSuppressions  # noqa: E402
 from edgetriage.edge.config import CameraConfig, EdgeConfig  # noqa: E402
 from edgetriage.edge.remote_config import parse_update  # noqa: E402
 from edgetriage.edge.replay import ReplayedEvent, Replayer  # noqa: E402

@@ -37,10 +37,10 @@ from edgetriage.cloud.analysis import build_backend  # noqa: E402
 from edgetriage.cloud.config import CloudConfig  # noqa: E402
 from edgetriage.cloud.http.api import build_app, run_api  # noqa: E402
 from edgetriage.cloud.http.auth import ApiAuth  # noqa: E402
-from edgetriage.cloud.service import CloudService  # noqa: E402
+from edgetriage.cloud.pipeline.service import CloudService  # noqa: E402
+from edgetriage.cloud.reuse.verdicts import foreign  # noqa: E402
 from edgetriage.cloud.storage.redis_store import RedisStore, connect_redis  # noqa: E402
 from edgetriage.cloud.storage.store import SQLiteStore  # noqa: E402
-from edgetriage.cloud.verdicts import foreign  # noqa: E402
 from edgetriage.edge.config import EdgeConfig  # noqa: E402
 from edgetriage.edge.delivery.link import Delivery  # noqa: E402
 from edgetriage.edge.stats import EdgeStats  # noqa: E402

@@ -63,7 +63,7 @@ from verdict_crops import Crop, build  # noqa: E402
 from cloud import Broker, Client, Cloud, flip  # noqa: E402 - bench/cloud.py
 
 T_MAX_MS = 5000.0
-LIGHT_ROUTE = "neither_in_time"  # cloud.routing: the light path answered (no model), provisionally
+LIGHT_ROUTE = "neither_in_time"  # cloud.route.routing: the light path answered (no model), provisionally
 FIRST_ANSWER_MS = 500.0
 DEVICE = "bench-1"
 

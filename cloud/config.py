@@ -19,8 +19,8 @@ from ..shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
 from ..shared.protocol import DEFAULT_MAX_DISTANCE, DEFAULT_MIN_SIMILARITY
 from .ask.config import AskConfig
 from .policyform import RuleForm
-from .sites import SiteConfig, check_sites
-from .suppress.config import SuppressionsConfig
+from .reuse.sites import SiteConfig, check_sites
+from .teach.suppress.config import SuppressionsConfig
 
 DeviceId = Annotated[str, Field(pattern=DEVICE_ID_RE.pattern)]
 CameraId = Annotated[str, Field(pattern=CAMERA_ID_RE.pattern)]
@@ -74,7 +74,7 @@ class ReusePolicy(Strict):
     offer_site: bool = True
     sites: dict[DeviceId, list[DeviceId]] = Field(
         default_factory=dict, description="site -> its devices: the only word on which device is in which site "
-                                          "(an event naming another site is refused, cloud.trust)")
+                                          "(an event naming another site is refused, cloud.reuse.trust)")
 
 
 class OpenAIConfig(Strict):
@@ -155,7 +155,7 @@ class PolicyConfig(Strict):
 
 
 class BackendConfig(Strict):
-    """[[analyzer.backends]]: one of several model back-ends in one cloud (cloud.routing chooses between them).
+    """[[analyzer.backends]]: one of several model back-ends in one cloud (cloud.route.routing chooses between them).
     Keys not given here come from [analyzer] (model_path, threads, device, max_batch, [analyzer.openai], ...)."""
 
     name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,32}$")] = Field(
@@ -187,7 +187,7 @@ class BackendConfig(Strict):
 
 class AnalyzerConfig(Strict):
     """[analyzer] in the cloud config: which back-end answers (or several, [[analyzer.backends]], chosen per event
-    by load, priority tier and `t_max_ms`: cloud.routing), and the settings all back-ends share."""
+    by load, priority tier and `t_max_ms`: cloud.route.routing), and the settings all back-ends share."""
 
     backend: Literal["transformers", "openai", "vllm"] = "transformers"
     model_path: str | None = Field(None, description="transformers: GGUF file or model folder; default: "
@@ -371,7 +371,7 @@ class HomeAssistantConfig(Strict):
     alert_off_delay_s: Annotated[int, Field(ge=0, le=86400)] = 60
     thumbnails: bool = True  # publish each camera's latest crop for the image entity
 class ThresholdsConfig(Strict):
-    """[thresholds]: per-camera score floors proposed from the verdict history (cloud.thresholds). Nothing changes
+    """[thresholds]: per-camera score floors proposed from the verdict history (cloud.teach.thresholds). Nothing changes
     on a device unless an operator accepts a proposal, or `auto` is on: then every `interval_s` a proposal that
     misses nobody and stays at or under `max_min_score` is pushed by itself."""
 
@@ -400,7 +400,7 @@ class CloudConfig(Strict):
     suppressions: SuppressionsConfig = SuppressionsConfig()
     thresholds: ThresholdsConfig = ThresholdsConfig()
     sites: list[SiteConfig] = Field(default_factory=list, description="[[sites]]: each site's time zone and each "
-                                    "device's cameras, the one place the cloud reads them (cloud.sites)")
+                                    "device's cameras, the one place the cloud reads them (cloud.reuse.sites)")
 
     @model_validator(mode="after")
     def _one_site_table(self) -> CloudConfig:

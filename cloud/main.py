@@ -18,13 +18,13 @@ from pathlib import Path
 from ..shared.version import package_version
 from .analysis import Backend, build_backend
 from .config import CloudConfig
-from .ha import HomeAssistantBridge, known_cameras
 from .http.api import build_app, run_api
 from .http.auth import ApiAuth
 from .http.web import page_link
-from .service import CloudService
+from .ops.ha import HomeAssistantBridge, known_cameras
+from .pipeline.service import CloudService
 from .storage.redis_store import open_store
-from .thresholds import AutoThresholds
+from .teach.thresholds import AutoThresholds
 
 SETTLE_AGAIN_S = 60.0  # after start-up, once more: what the first minute loaded stays too
 

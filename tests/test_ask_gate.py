@@ -21,7 +21,7 @@ from edgetriage.cloud.ask.voice.sphinx import SphinxTranscriber
 from edgetriage.cloud.config import AnalyzerConfig, CloudConfig
 from edgetriage.cloud.http.api import build_app, run_api
 from edgetriage.cloud.http.auth import ApiAuth
-from edgetriage.cloud.service import CloudService
+from edgetriage.cloud.pipeline.service import CloudService
 from test_ask import DEVICE_TOKEN, OPERATOR
 from test_voice import SITE_NAMES, ask_audio
 

@@ -18,7 +18,7 @@ from edgetriage.cloud.ask.guard import AskError
 from edgetriage.cloud.ask.router import Asker
 from edgetriage.cloud.ask.vocab import Vocabulary
 from edgetriage.cloud.config import AnalyzerConfig, CloudConfig
-from edgetriage.cloud.service import CloudService
+from edgetriage.cloud.pipeline.service import CloudService
 from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.protocol import Detection, Event, Verdict, encode_verdict

@@ -32,7 +32,7 @@ from conftest import free_port
 from edgetriage.cli import main as cli_main
 from edgetriage.cloud.analysis import Analysis, build_backend
 from edgetriage.cloud.config import CloudConfig, load_cloud_config
-from edgetriage.cloud.service import CloudService
+from edgetriage.cloud.pipeline.service import CloudService
 from edgetriage.cloud.storage.claims import (
     ClaimKeeper,
     RedisClaims,

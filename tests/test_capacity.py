@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 import json
 
-from edgetriage.cloud.capacity import Capacity, CapacityMeter, LoadState
 from edgetriage.cloud.config import SchedulerConfig
-from edgetriage.cloud.scheduler import Scheduler
+from edgetriage.cloud.scheduling.capacity import Capacity, CapacityMeter, LoadState
+from edgetriage.cloud.scheduling.scheduler import Scheduler
 from edgetriage.shared.protocol import CloudSeen, LoadReport, decode_load_report, encode_load_report
 from edgetriage.shared.wire import Message
 from fixed_model import FixedDelayModel, noise_events

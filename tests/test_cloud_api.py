@@ -29,7 +29,7 @@ from edgetriage.cloud.analysis import build_backend
 from edgetriage.cloud.config import CloudConfig
 from edgetriage.cloud.http.api import build_app, run_api
 from edgetriage.cloud.http.auth import ApiAuth
-from edgetriage.cloud.service import CloudService
+from edgetriage.cloud.pipeline.service import CloudService
 from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.modelfiles import bundled_dir, manifest, sha256_of

@@ -17,7 +17,7 @@ from conftest import free_port
 from edgetriage.cloud.config import CloudConfig
 from edgetriage.cloud.http.api import build_app, run_api
 from edgetriage.cloud.http.auth import ApiAuth
-from edgetriage.cloud.service import CloudService
+from edgetriage.cloud.pipeline.service import CloudService
 from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.edge.vision.crops import phash_dct64
 from edgetriage.shared.ids import uuid7

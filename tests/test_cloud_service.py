@@ -24,7 +24,7 @@ import pytest
 from edgetriage.cloud.config import CloudConfig, HTTPConfig, ReusePolicy
 from edgetriage.cloud.http.api import build_app, run_api
 from edgetriage.cloud.http.auth import ApiAuth
-from edgetriage.cloud.service import CloudService
+from edgetriage.cloud.pipeline.service import CloudService
 from edgetriage.cloud.storage.store import SQLiteStore as Store
 from edgetriage.shared.config import MQTTConfig
 from edgetriage.shared.ids import uuid7
@@ -586,7 +586,7 @@ def test_overload_is_announced_and_cleared_a_full_queue_makes_events_wait_not_fa
 
 def test_token_buckets_refill_by_the_hour_and_say_when():
     from edgetriage.cloud.config import TokenBudgetConfig
-    from edgetriage.cloud.token_budget import Budgets
+    from edgetriage.cloud.scheduling.token_budget import Budgets
 
     now = [1000.0]
     budgets = Budgets(TokenBudgetConfig(device_tokens_per_hour=3600, fleet_tokens_per_hour=36_000,

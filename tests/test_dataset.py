@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 from edgetriage.cli import main
-from edgetriage.cloud.feedback import Feedback
 from edgetriage.cloud.storage.store import SQLiteStore
+from edgetriage.cloud.teach.feedback import Feedback
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.protocol import Detection, Event, Verdict, jpeg_size
 
@@ -76,7 +76,7 @@ def test_coco_export_reads_back_with_pycocotools_every_crop_and_label(stored, tm
     """Issue 38: an operator's correction of the verdict (alert -> benign: "this person is allowed") keeps the
     person a person; a hard negative is a crop where the closer look finds nothing; the boxes are the closer
     look's, the class names one fixed list; the manifest says which verdicts each label came from."""
-    from edgetriage.cloud.dataset import CLASSES
+    from edgetriage.cloud.teach.dataset import CLASSES
     from pycocotools.coco import COCO
 
     config, events = stored

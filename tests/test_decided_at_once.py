@@ -13,7 +13,7 @@ from aiohttp import web
 from conftest import clip_crop, free_port
 from edgetriage.cloud.analysis import build_backend
 from edgetriage.cloud.config import CloudConfig
-from edgetriage.cloud.service import CloudService
+from edgetriage.cloud.pipeline.service import CloudService
 from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.edge.vision.crops import phash_dct64
 from edgetriage.shared.ids import uuid7

@@ -15,7 +15,7 @@ from conftest import free_port
 from edgetriage.cloud.config import CloudConfig
 from edgetriage.cloud.http.api import build_app, run_api
 from edgetriage.cloud.http.auth import ApiAuth
-from edgetriage.cloud.service import CloudService
+from edgetriage.cloud.pipeline.service import CloudService
 from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.shared.protocol import ProtocolError, encode_event
 from test_heal import DEVICE, OPERATOR, InstantModel, _event

@@ -11,7 +11,7 @@ import time
 
 import pytest
 from edgetriage.cloud.config import CloudConfig
-from edgetriage.cloud.service import CloudService
+from edgetriage.cloud.pipeline.service import CloudService
 from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.shared.mqtt import Incoming, MQTTLink
 from edgetriage.shared.protocol import decode_verdict, encode_event
@@ -30,7 +30,7 @@ def test_a_full_disk_under_the_cloud_store_loses_nothing(mosquitto, prefix, tmp_
     device.subscribe(topics.verdicts("dev"), 1)
     device.start()
     assert device.wait_connected(10) and device.subscribed.wait(10)  # no verdict published before we listen
-    # a claim left to run out after a failure (cloud.takeover) is taken up again after its lease: 3 s here
+    # a claim left to run out after a failure (cloud.broker.takeover) is taken up again after its lease: 3 s here
     config = CloudConfig.model_validate({"mqtt": {"url": mosquitto.url, "prefix": prefix, "client_id": f"{prefix}-c"},
                                          "store_path": str(tmp_path / "cloud.db"), "http": {"enabled": False},
                                          "delivery": {"claim_lease_s": 3.0}})

@@ -18,7 +18,7 @@ from edgetriage.cloud.analysis.colours import body_colours
 from edgetriage.cloud.analysis.describe import contradictions, from_facts
 from edgetriage.cloud.analysis.prompt import Prompt
 from edgetriage.cloud.analysis.translator import Facts, Translator
-from edgetriage.cloud.servicestats import ServiceStats
+from edgetriage.cloud.counts.servicestats import ServiceStats
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.protocol import Detection, Event, Timings, Verdict, decode_verdict, encode_verdict
 
@@ -233,8 +233,8 @@ def test_the_issue_s_card_through_the_service_is_corrected_counted_and_reused_on
     from conftest import free_port
     from edgetriage.cloud.analysis import build_backend
     from edgetriage.cloud.config import CloudConfig
-    from edgetriage.cloud.metrics import CloudMetrics
-    from edgetriage.cloud.service import CloudService
+    from edgetriage.cloud.ops.metrics import CloudMetrics
+    from edgetriage.cloud.pipeline.service import CloudService
     from edgetriage.cloud.storage.store import SQLiteStore
 
     crop = clip_crop(clip_one_by_one, 120, BOX)

@@ -9,8 +9,8 @@ import queue
 import time
 
 from edgetriage.cloud.config import CloudConfig, SchedulerConfig
-from edgetriage.cloud.scheduler import OverCapacity, Scheduler
-from edgetriage.cloud.service import CloudService
+from edgetriage.cloud.pipeline.service import CloudService
+from edgetriage.cloud.scheduling.scheduler import OverCapacity, Scheduler
 from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.shared.mqtt import Incoming, MQTTLink
 from edgetriage.shared.protocol import decode_verdict, encode_event

@@ -31,7 +31,7 @@ import pytest
 from conftest import Mosquitto, free_port
 from edgetriage.cloud.analysis import ThreadedBackend
 from edgetriage.cloud.config import CloudConfig
-from edgetriage.cloud.service import CloudService
+from edgetriage.cloud.pipeline.service import CloudService
 from edgetriage.cloud.storage.claims import RedisClaims, SQLiteClaims
 from edgetriage.cloud.storage.redis_store import RedisStore, connect_redis
 from edgetriage.cloud.storage.store import SQLiteStore

@@ -19,12 +19,12 @@ import requests
 from conftest import free_port
 from edgetriage.cloud.analysis import build_backend
 from edgetriage.cloud.config import CloudConfig
-from edgetriage.cloud.feedback import benign_by_feedback, benign_events, is_operator_verdict
 from edgetriage.cloud.http.api import build_app, run_api
 from edgetriage.cloud.http.auth import ApiAuth
-from edgetriage.cloud.service import CloudService
+from edgetriage.cloud.pipeline.service import CloudService
 from edgetriage.cloud.storage.redis_store import RedisStore, connect_redis
 from edgetriage.cloud.storage.store import SQLiteStore
+from edgetriage.cloud.teach.feedback import benign_by_feedback, benign_events, is_operator_verdict
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.protocol import Detection, Event, ReuseRule, Verdict
 from edgetriage.shared.verdict_forms import decode_device_verdict
@@ -277,7 +277,7 @@ def test_wrong_in_chromium_corrects_the_card(running, visitor_jpeg):
 def test_the_device_cache_files_the_correction_over_what_it_held(visitor_jpeg):
     """The edge's verdict cache: a correction (same event id) replaces the verdict with its further keys, so no
     look of that track answers the old verdict; a model verdict nearer to a crop loses to the operator's."""
-    from edgetriage.cloud.feedback import operator_copy
+    from edgetriage.cloud.teach.feedback import operator_copy
     from edgetriage.edge.triage.verdict_cache import VerdictCache
     from edgetriage.shared.feedbackmark import FeedbackMark
 
@@ -339,7 +339,7 @@ def test_every_service_stats_field_serialises():
     from collections import deque
     from dataclasses import fields
 
-    from edgetriage.cloud.servicestats import ServiceStats
+    from edgetriage.cloud.counts.servicestats import ServiceStats
 
     stats = ServiceStats()
     for f in fields(stats):

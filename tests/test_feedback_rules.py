@@ -1,4 +1,4 @@
-"""Operator feedback's rules (cloud.feedback, issue 40), with a real SQLite store and no broker: the same word
+"""Operator feedback's rules (cloud.teach.feedback, issue 40), with a real SQLite store and no broker: the same word
 twice sends and teaches nothing new, a second correction keeps what the model said as `was`, an alert takes the
 event back from the learner, the cached copies are corrected with it, and what is sent where. The wiring over
 MQTT and HTTP is tests/test_feedback.py's (slow: a broker and the service)."""
@@ -10,8 +10,9 @@ import logging
 import time
 
 import pytest
-from edgetriage.cloud import feedback as fb
-from edgetriage.cloud.feedback import (
+from edgetriage.cloud.storage.store import SQLiteStore
+from edgetriage.cloud.teach import feedback as fb
+from edgetriage.cloud.teach.feedback import (
     Correction,
     Feedback,
     FeedbackError,
@@ -21,7 +22,6 @@ from edgetriage.cloud.feedback import (
     operator_copy,
     wanted_verdict,
 )
-from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.shared.feedbackmark import FeedbackMark
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.protocol import Detection, Event, ReuseRule, Verdict

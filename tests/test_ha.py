@@ -13,7 +13,7 @@ import paho.mqtt.client as mqtt
 import pytest
 from edgetriage.broker import free_port
 from edgetriage.cloud.config import CloudConfig, HomeAssistantConfig
-from edgetriage.cloud.ha import Discovery
+from edgetriage.cloud.ops.ha import Discovery
 from edgetriage.demo import CloudThread
 from edgetriage.edge.agent import EdgeAgent
 from edgetriage.edge.config import CameraConfig, EdgeConfig

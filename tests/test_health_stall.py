@@ -1,4 +1,4 @@
-"""What /healthz and /metrics say about the intake and the store (cloud.health, issue 40): a stall is a stall
+"""What /healthz and /metrics say about the intake and the store (cloud.broker.health, issue 40): a stall is a stall
 even while a trickle of new messages keeps arriving, finishing messages is progress, the store's outage is
 said with its reason and cleared once it answers. Pure: a clock the test turns, no broker, no service."""
 
@@ -10,8 +10,8 @@ import time
 
 import pytest
 import redis.exceptions
-from edgetriage.cloud import health
-from edgetriage.cloud.health import PROBE_EVENT_ID, IntakeHealth, store_outage
+from edgetriage.cloud.broker import health
+from edgetriage.cloud.broker.health import PROBE_EVENT_ID, IntakeHealth, store_outage
 from edgetriage.cloud.storage.store import StoreError
 
 

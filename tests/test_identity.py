@@ -15,8 +15,8 @@ import paho.mqtt.client as mqtt
 import pytest
 from conftest import CLOUD
 from edgetriage.cloud.config import CloudConfig
-from edgetriage.cloud.ha import HomeAssistantBridge
-from edgetriage.cloud.service import CloudService
+from edgetriage.cloud.ops.ha import HomeAssistantBridge
+from edgetriage.cloud.pipeline.service import CloudService
 from edgetriage.cloud.storage.redis_store import RedisStore, connect_redis
 from edgetriage.shared.mqtt import Incoming, MQTTLink, tls_context
 from edgetriage.shared.protocol import decode_verdict, encode_event

@@ -1,4 +1,4 @@
-"""The MQTT intake's rules (cloud.intake, issue 40), without a broker or a service: which message is
+"""The MQTT intake's rules (cloud.broker.intake, issue 40), without a broker or a service: which message is
 acknowledged and when (once its claim or verdict is stored, never before; a refused one at once, so it is not
 redelivered), how an outage is retried, then released or parked and healed, when a bug is given up on, how a
 turn's cache hits are answered together, and the time limits at intake. A link, a service and a clock of the
@@ -14,12 +14,12 @@ import time
 import cv2
 import numpy as np
 import pytest
-from edgetriage.cloud import intake
+from edgetriage.cloud.broker import intake
+from edgetriage.cloud.broker.health import IntakeHealth
+from edgetriage.cloud.broker.intake import CacheHits, MQTTIntake, TurnBatch, check_captured, fair
 from edgetriage.cloud.config import CloudConfig
-from edgetriage.cloud.health import IntakeHealth
-from edgetriage.cloud.intake import CacheHits, MQTTIntake, TurnBatch, check_captured, fair
-from edgetriage.cloud.scheduler import Released
-from edgetriage.cloud.servicestats import ServiceStats, Throttled
+from edgetriage.cloud.counts.servicestats import ServiceStats, Throttled
+from edgetriage.cloud.scheduling.scheduler import Released
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.mqtt import Incoming
 from edgetriage.shared.protocol import Detection, Event, ProtocolError, Verdict, encode_event, encode_verdict
@@ -810,7 +810,7 @@ def test_a_caller_that_gave_up_does_not_break_its_turn():
 
 
 def test_every_message_of_a_turn_is_counted_worked_on_until_it_is_done():
-    """Questions give way while events are worked on (cloud.pressure): a turn counts all its messages (one that
+    """Questions give way while events are worked on (cloud.counts.pressure): a turn counts all its messages (one that
     cannot be decoded and one refused included) until each is answered, refused or handed on; an event answered
     the one-at-a-time way counts until its own answer is done; nothing stays counted after."""
     rig = Rig()

@@ -94,7 +94,7 @@ def test_every_class_has_headroom_under_the_limit():
     _, classes = _sizes()
     pressed = {c: n for c, n in classes.items() if n > CLASS_HEADROOM_LINES}
     assert pressed == {}, f"classes over {CLASS_HEADROOM_LINES} lines (within 10 % of {MAX_CLASS_LINES}): {pressed}"
-    assert "cloud/scheduler.py::Scheduler" in classes and "cloud/http/web/timeline.py::Timeline" in classes
+    assert "cloud/scheduling/scheduler.py::Scheduler" in classes and "cloud/http/web/timeline.py::Timeline" in classes
 
 
 def test_one_median_for_the_whole_product():
@@ -120,11 +120,11 @@ def test_one_median_for_the_whole_product():
     assert percentile([1.0, 2.0, 3.0, 4.0], 0.95) == 4.0 and percentile([], 0.5) is None
 
 
-OBSERVERS = ("cloud/figures.py", "cloud/metrics.py", "cloud/ha.py", "cloud/http/web", "cloud/ask")
+OBSERVERS = ("cloud/ops/figures.py", "cloud/ops/metrics.py", "cloud/ops/ha.py", "cloud/http/web", "cloud/ask")
 
 
 def test_observers_read_the_service_through_its_typed_view():
-    """The figures, /metrics, the page, questions and Home Assistant read the service through cloud.observed:
+    """The figures, /metrics, the page, questions and Home Assistant read the service through cloud.ops.observed:
     no `getattr(service, ...)`, no `service: Any`, no import of the service itself."""
     found = []
     for name in OBSERVERS:
@@ -146,8 +146,8 @@ def test_observers_read_the_service_through_its_typed_view():
 def test_the_cloud_service_has_every_member_its_observers_read(tmp_path):
     from edgetriage.cloud.analysis import build_backend
     from edgetriage.cloud.config import CloudConfig
-    from edgetriage.cloud.observed import Counted, Listened, ObservedService
-    from edgetriage.cloud.service import CloudService
+    from edgetriage.cloud.ops.observed import Counted, Listened, ObservedService
+    from edgetriage.cloud.pipeline.service import CloudService
     from edgetriage.cloud.storage.store import SQLiteStore
 
     members = {name for view in (Listened, Counted, ObservedService)

@@ -1,4 +1,4 @@
-"""What teaches the suppression learner and what a proposal rests on (issue 40, cloud/suppress/learner.py), on its
+"""What teaches the suppression learner and what a proposal rests on (issue 40, cloud/teach/suppress/learner.py), on its
 own: only the model's (or the check's) judgement of this very crop and the operator's word teach; a policy's
 verdict, a cache hit, a site offer, a fallback, a provisional answer and an event the operator corrected to
 alert do not; one event counts once; a proposal says what it used (its evidence, its sources, its looks) and
@@ -19,10 +19,18 @@ import cv2
 import numpy as np
 import pytest
 from edgetriage.cloud.storage.store import SQLiteStore, StoreError
-from edgetriage.cloud.suppress import learner as learner_module
-from edgetriage.cloud.suppress.config import SuppressionsConfig
-from edgetriage.cloud.suppress.learner import ALERT, FORGET, MAX_REMEMBERED, Learner, Sighting, _remember, taught_as
-from edgetriage.cloud.suppress.store import SQLiteSuppressions
+from edgetriage.cloud.teach.suppress import learner as learner_module
+from edgetriage.cloud.teach.suppress.config import SuppressionsConfig
+from edgetriage.cloud.teach.suppress.learner import (
+    ALERT,
+    FORGET,
+    MAX_REMEMBERED,
+    Learner,
+    Sighting,
+    _remember,
+    taught_as,
+)
+from edgetriage.cloud.teach.suppress.store import SQLiteSuppressions
 from edgetriage.shared.cropkeys import decode_jpeg, phash_dct64
 from edgetriage.shared.embedding import similarity
 from edgetriage.shared.ids import uuid7

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from edgetriage.cloud.broker.push import _await_state, config_message
 from edgetriage.cloud.http.web.boxes import boxes_in_crop, event_boxes
-from edgetriage.cloud.push import _await_state, config_message
-from edgetriage.cloud.scheduler import LoadState
+from edgetriage.cloud.scheduling.scheduler import LoadState
 from edgetriage.edge.config import EdgeConfig
 from edgetriage.edge.daemon import EdgeDaemon
 from edgetriage.edge.delivery.budget import SpendingPolicy

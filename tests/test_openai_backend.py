@@ -31,7 +31,7 @@ from edgetriage.cloud.analysis.prompt import Prompt, PromptBook, PromptBuilder, 
 from edgetriage.cloud.analysis.translator import Translator
 from edgetriage.cloud.analysis.vllm import engine_prompt, sampling_options
 from edgetriage.cloud.config import AnalyzerConfig, CloudConfig, OpenAIConfig, VLLMConfig
-from edgetriage.cloud.service import CloudService
+from edgetriage.cloud.pipeline.service import CloudService
 from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.shared.config import ConfigError
 from edgetriage.shared.ids import uuid7

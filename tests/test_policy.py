@@ -20,7 +20,7 @@ from edgetriage.cloud.analysis.policy import Seen, evaluate, inputs
 from edgetriage.cloud.analysis.policy_words import compile_policy
 from edgetriage.cloud.analysis.translator import Translator
 from edgetriage.cloud.config import AnalyzerConfig, CloudConfig, PolicyConfig
-from edgetriage.cloud.service import CloudService
+from edgetriage.cloud.pipeline.service import CloudService
 from edgetriage.cloud.storage.store import SQLiteStore as Store
 from edgetriage.edge.triage.verdict_cache import VerdictCache as DeviceCache
 from edgetriage.edge.vision.crops import phash_dct64

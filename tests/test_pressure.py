@@ -1,4 +1,4 @@
-"""Events before questions (issue 40, cloud.pressure): while the service works on an event, a question worker
+"""Events before questions (issue 40, cloud.counts.pressure): while the service works on an event, a question worker
 waits at its next step, never longer than the bound; an event waiting for the model is set aside; the count of
 events worked on goes back to zero however an event ends (answered, from the cache, refused, over HTTP)."""
 
@@ -12,8 +12,8 @@ import paho.mqtt.client as mqtt
 from edgetriage.cloud.ask.config import AskConfig
 from edgetriage.cloud.ask.router import Asker
 from edgetriage.cloud.config import AnalyzerConfig, CloudConfig
-from edgetriage.cloud.pressure import EventPressure
-from edgetriage.cloud.service import CloudService
+from edgetriage.cloud.counts.pressure import EventPressure
+from edgetriage.cloud.pipeline.service import CloudService
 from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.shared.config import MQTTConfig
 from edgetriage.shared.protocol import encode_event
@@ -72,7 +72,7 @@ def test_a_question_gives_way_to_an_event_the_service_works_on(tmp_path):
     store = SQLiteStore(tmp_path / "cloud.db")
     pressure = EventPressure(max_pause_s=0.3)
 
-    class Service:  # what the asker reads of the service (cloud.observed.Listened, and the pressure)
+    class Service:  # what the asker reads of the service (cloud.ops.observed.Listened, and the pressure)
         event_listeners: list = []
         verdict_listeners: list = []
 

@@ -20,7 +20,7 @@ from edgetriage.cloud.ask.cache import AnswerCache, Coverage
 from edgetriage.cloud.ask.config import AskConfig
 from edgetriage.cloud.ask.facts import EventFact
 from edgetriage.cloud.ask.router import Asker, cite
-from edgetriage.cloud.pressure import EventPressure
+from edgetriage.cloud.counts.pressure import EventPressure
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.protocol import Verdict
 
@@ -388,7 +388,7 @@ def test_a_service_attached_tells_the_asker_of_every_event_and_verdict(store, mo
     import edgetriage.cloud.ask.router as router
 
     class Service:
-        """What the asker is attached to (cloud.observed.Listened): the service's listener lists."""
+        """What the asker is attached to (cloud.ops.observed.Listened): the service's listener lists."""
 
         def __init__(self) -> None:
             self.event_listeners: list = []

@@ -13,17 +13,17 @@ from dataclasses import dataclass
 
 import pytest
 from edgetriage.cloud.analysis.base import Analysis
+from edgetriage.cloud.broker.takeover import TakeOver
 from edgetriage.cloud.config import ReusePolicy
-from edgetriage.cloud.fairqueue import FairQueue
+from edgetriage.cloud.counts.servicestats import ServiceStats, Throttled
 from edgetriage.cloud.http.auth import ApiAuth
-from edgetriage.cloud.servicestats import ServiceStats, Throttled
-from edgetriage.cloud.singleflight import SingleFlight
+from edgetriage.cloud.reuse.singleflight import SingleFlight
+from edgetriage.cloud.reuse.verdicts import VerdictCache, site_offers
+from edgetriage.cloud.scheduling.fairqueue import FairQueue
 from edgetriage.cloud.storage import claims as claims_module
 from edgetriage.cloud.storage.claims import ClaimKeeper, SQLiteClaims
 from edgetriage.cloud.storage.redis_store import connect_redis
 from edgetriage.cloud.storage.store import SQLiteStore
-from edgetriage.cloud.takeover import TakeOver
-from edgetriage.cloud.verdicts import VerdictCache, site_offers
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.protocol import Event, ReuseRule, Verdict
 from promise_kit import BUCKET, PHASH, flip, make_embedding, make_event
@@ -151,7 +151,7 @@ def test_a_withdrawn_try_wakes_its_waiters_and_a_landing_is_told_once():
 
 
 def test_flights_across_processes_end_at_their_deadline_or_landing(redis_prefix):  # noqa: F811
-    from edgetriage.cloud.singleflight import open_flights
+    from edgetriage.cloud.reuse.singleflight import open_flights
     from edgetriage.cloud.storage.redis_store import RedisStore
 
     client = connect_redis(REDIS_URL)
@@ -190,7 +190,7 @@ def test_flights_across_processes_end_at_their_deadline_or_landing(redis_prefix)
 def test_a_flight_is_waited_for_to_its_deadline_s_last_millisecond(monkeypatch, lease_s):
     """A flight whose worker died is given up at its deadline (the scheduler's deadline_s), in this process as
     in Redis: to the millisecond, a fraction of a second included (a 0.5 s deadline was once a flight of 0 s)."""
-    from edgetriage.cloud import singleflight as singleflight_module
+    from edgetriage.cloud.reuse import singleflight as singleflight_module
 
     now = [1_000_000]
     monkeypatch.setattr(singleflight_module, "now_ms", lambda: now[0])
@@ -207,7 +207,7 @@ def test_a_flight_is_waited_for_to_its_deadline_s_last_millisecond(monkeypatch, 
 
 
 def test_a_flight_in_redis_is_waited_for_to_its_deadline_s_last_millisecond(monkeypatch, redis_prefix):  # noqa: F811
-    from edgetriage.cloud import singleflight as singleflight_module
+    from edgetriage.cloud.reuse import singleflight as singleflight_module
 
     now = [1_000_000]
     monkeypatch.setattr(singleflight_module, "now_ms", lambda: now[0])
@@ -479,8 +479,8 @@ def test_only_a_model_verdict_with_a_site_rule_is_offered(why_not):
 
 
 def test_reuse_checks_ask_the_model_about_a_share_of_hits_and_count_what_it_says(caplog):
-    from edgetriage.cloud.scheduler import Outcome, Released
-    from edgetriage.cloud.verdicts import ReuseChecks
+    from edgetriage.cloud.reuse.verdicts import ReuseChecks
+    from edgetriage.cloud.scheduling.scheduler import Outcome, Released
 
     answers: list = []
     spawned: list = []
@@ -607,7 +607,7 @@ class _SimTime:
 ])
 def test_takeover_renews_every_third_of_a_lease_and_looks_for_orphans_every_second_at_most(
         tmp_path, monkeypatch, lease_s, renewals, rounds):
-    from edgetriage.cloud import takeover as takeover_module
+    from edgetriage.cloud.broker import takeover as takeover_module
 
     sim = _SimTime()
     monkeypatch.setattr(takeover_module, "time", sim)
@@ -680,7 +680,7 @@ def test_every_event_taken_up_is_counted(tmp_path):
 
 
 def test_a_failed_renewal_is_said_and_the_next_round_renews_again(tmp_path, monkeypatch, caplog):
-    from edgetriage.cloud import takeover as takeover_module
+    from edgetriage.cloud.broker import takeover as takeover_module
 
     sim = _SimTime()
     monkeypatch.setattr(takeover_module, "time", sim)
@@ -736,7 +736,7 @@ def test_takeover_forgets_what_it_cannot_or_need_not_answer(tmp_path):
 
 
 def test_a_taken_over_event_is_rebuilt_from_the_store_and_answered(tmp_path, caplog):
-    from edgetriage.cloud.scheduler import Released
+    from edgetriage.cloud.scheduling.scheduler import Released
 
     db, event = _orphan(tmp_path)
     keeper = ClaimKeeper(SQLiteClaims(tmp_path / "claims.db", "me"), 60)
@@ -806,7 +806,7 @@ async def _until_warned(takeover: TakeOver, caplog) -> None:
 
 
 def test_a_claim_that_ran_out_is_taken_again_and_the_verdict_stored_meanwhile_wins(tmp_path):
-    from edgetriage.cloud.takeover import retake, store_verdict
+    from edgetriage.cloud.broker.takeover import retake, store_verdict
 
     db = SQLiteStore(tmp_path / "cloud.db")
     mine = ClaimKeeper(SQLiteClaims(tmp_path / "claims.db", "me"), 60)
@@ -837,7 +837,7 @@ def test_a_claim_that_ran_out_is_taken_again_and_the_verdict_stored_meanwhile_wi
 
 
 def test_settling_lands_the_flight_and_releases_or_ends_the_claim(tmp_path, caplog):
-    from edgetriage.cloud.takeover import settle
+    from edgetriage.cloud.broker.takeover import settle
 
     async def scenario() -> None:
         flights = SingleFlight()
@@ -863,7 +863,7 @@ def test_settling_lands_the_flight_and_releases_or_ends_the_claim(tmp_path, capl
 
 def test_settling_with_the_flight_list_away_says_so_and_still_releases_the_claim(tmp_path, caplog):
     from brokers import RedisServer
-    from edgetriage.cloud.takeover import settle
+    from edgetriage.cloud.broker.takeover import settle
 
     claims = SQLiteClaims(tmp_path / "claims.db", "me")
     keeper = ClaimKeeper(claims, 60)

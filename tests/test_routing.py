@@ -17,9 +17,9 @@ from aiohttp import web
 from conftest import clip_crop, free_port
 from edgetriage.cloud.analysis import build_backend
 from edgetriage.cloud.config import CloudConfig
-from edgetriage.cloud.metrics import CloudMetrics
-from edgetriage.cloud.routing import REASONS, LaneLoad, LatencyEstimate, RoutePolicy, route
-from edgetriage.cloud.service import CloudService
+from edgetriage.cloud.ops.metrics import CloudMetrics
+from edgetriage.cloud.pipeline.service import CloudService
+from edgetriage.cloud.route.routing import REASONS, LaneLoad, LatencyEstimate, RoutePolicy, route
 from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.protocol import Detection, Event, Verdict
@@ -471,7 +471,7 @@ class Failing:
 
 def test_a_back_end_whose_answers_keep_failing_counts_as_down_for_a_while(clip_one_by_one):
     from edgetriage.cloud.analysis.several import Member, Several
-    from edgetriage.cloud.lanes import DOWN_S, FAILURES_DOWN, Lanes
+    from edgetriage.cloud.route.lanes import DOWN_S, FAILURES_DOWN, Lanes
 
     now = [1000.0]
     crop = clip_crop(clip_one_by_one, 120, BOX)

@@ -22,7 +22,7 @@ import cv2
 import pytest
 from conftest import CLOUD, DEPLOY, Mosquitto, free_port
 from edgetriage.cloud.config import CloudConfig
-from edgetriage.cloud.service import CloudService
+from edgetriage.cloud.pipeline.service import CloudService
 from edgetriage.cloud.storage.redis_store import RedisStore, connect_redis
 from edgetriage.shared.config import ConfigError, MQTTConfig, TLSConfig
 from edgetriage.shared.ids import uuid7

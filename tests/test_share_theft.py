@@ -18,7 +18,7 @@ import pytest
 from brokers import DEPLOY, Mosquitto, free_port
 from conftest import CLOUD
 from edgetriage.cloud.config import CloudConfig
-from edgetriage.cloud.service import CloudService
+from edgetriage.cloud.pipeline.service import CloudService
 from edgetriage.cloud.storage.redis_store import RedisStore, connect_redis
 from edgetriage.shared.mqtt import MQTTLink
 from edgetriage.shared.protocol import encode_event

@@ -7,7 +7,7 @@ import asyncio
 import time
 import uuid
 
-from edgetriage.cloud.singleflight import POLL_S, SingleFlight
+from edgetriage.cloud.reuse.singleflight import POLL_S, SingleFlight
 from edgetriage.cloud.storage.redis_store import RedisStore, connect_redis
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
@@ -128,7 +128,7 @@ def test_a_waiter_hears_at_once_when_redis_fails_under_the_poller(tmp_path):
 
 
 def test_the_poller_waits_for_another_worker_s_flight_to_its_deadline_s_last_millisecond(monkeypatch):
-    from edgetriage.cloud import singleflight as singleflight_module
+    from edgetriage.cloud.reuse import singleflight as singleflight_module
 
     now = [1_000_000]
     monkeypatch.setattr(singleflight_module, "now_ms", lambda: now[0])

@@ -1,5 +1,5 @@
 """Site offers go behind the answers: a new site-wide verdict in a site of 1,000 devices is 999 offers, and an
-answer published just after it must not wait for the broker to take them all (cloud.offers). A real Mosquitto,
+answer published just after it must not wait for the broker to take them all (cloud.reuse.offers). A real Mosquitto,
 the cloud's own MQTT link, a subscriber that reads every device's answers topic in arrival order."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import threading
 import time
 
 from edgetriage.cloud.config import ReusePolicy
-from edgetriage.cloud.offers import SiteOffers
-from edgetriage.cloud.servicestats import ServiceStats
-from edgetriage.cloud.trust import Sites
+from edgetriage.cloud.counts.servicestats import ServiceStats
+from edgetriage.cloud.reuse.offers import SiteOffers
+from edgetriage.cloud.reuse.trust import Sites
 from edgetriage.shared.config import MQTTConfig
 from edgetriage.shared.mqtt import MQTTLink
 from edgetriage.shared.protocol import ReuseRule, Verdict

@@ -9,7 +9,7 @@ import time
 import pytest
 from edgetriage.cli import main
 from edgetriage.cloud.config import CloudConfig
-from edgetriage.cloud.sites import SiteTable
+from edgetriage.cloud.reuse.sites import SiteTable
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.protocol import Detection, Event
 
@@ -84,7 +84,7 @@ def test_each_claim_in_full_and_a_bounded_list(visitor_jpeg):
 def test_check_config_reads_the_online_devices_states(mosquitto, prefix, tmp_path, capsys):
     """`check-config --devices S` against a real broker holding the devices' retained states."""
     import paho.mqtt.client as mqtt
-    from edgetriage.cloud.sites import report
+    from edgetriage.cloud.reuse.sites import report
     from edgetriage.shared.config import MQTTConfig
     from edgetriage.shared.topics import Topics
     from test_site import _state

@@ -14,7 +14,7 @@ import paho.mqtt.client as mqtt
 import pytest
 from edgetriage.broker import free_port
 from edgetriage.cloud.config import CloudConfig
-from edgetriage.cloud.feedback import operator_copy
+from edgetriage.cloud.teach.feedback import operator_copy
 from edgetriage.demo import CloudThread
 from edgetriage.shared.config import MQTTConfig
 from edgetriage.shared.feedbackmark import FeedbackMark

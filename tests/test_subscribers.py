@@ -241,7 +241,7 @@ def test_the_json_form_goes_only_where_someone_reads_it(mosquitto, prefix, cloud
     """The broker says a `verdicts` topic has no subscriber (MQTT 5 PUBACK 0x10): that device's next verdicts go
     to its `answers` only, for UNREAD_S; a subscriber that comes gets the JSON form from then on. The device
     gets every answer all along."""
-    from edgetriage.cloud.publisher import UNREAD_S
+    from edgetriage.cloud.broker.publisher import UNREAD_S
 
     topics = Topics(prefix)
     device = Watch(mosquitto.port, topics.answers(DEVICE))
@@ -274,7 +274,7 @@ def test_the_json_form_goes_only_where_someone_reads_it(mosquitto, prefix, cloud
 
 
 def test_both_forms_come_from_one_encoding_and_are_the_bytes_each_encoder_makes():
-    """cloud.publisher cuts the device's MessagePack and the subscribers' JSON from one dump of the verdict
+    """cloud.broker.publisher cuts the device's MessagePack and the subscribers' JSON from one dump of the verdict
     (shared.verdict_forms.Forms): the same bytes as each form's own encoder, for a verdict with every optional
     part (a reuse rule with its embedding, which the JSON leaves out; facts; words beyond ASCII; small floats)."""
     from edgetriage.shared.protocol import FeedbackMark, ReuseRule, Timings, Verdict

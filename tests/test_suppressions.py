@@ -20,19 +20,19 @@ import cv2
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 from conftest import clip_frame
+from edgetriage.cloud.broker.push import config_message, push_config
 from edgetriage.cloud.config import ReusePolicy
 from edgetriage.cloud.http.api import PRINCIPAL, build_app
 from edgetriage.cloud.http.auth import ApiAuth
 from edgetriage.cloud.http.web.routes import ACCESS
-from edgetriage.cloud.push import config_message, push_config
+from edgetriage.cloud.reuse.trust import CloudKeys
 from edgetriage.cloud.storage.redis_store import RedisStore, connect_redis
 from edgetriage.cloud.storage.store import SQLiteStore
-from edgetriage.cloud.suppress.api import add_suppressions
-from edgetriage.cloud.suppress.config import SuppressionsConfig
-from edgetriage.cloud.suppress.learner import ALERT, Learner
-from edgetriage.cloud.suppress.publish import publish_suppressions, with_kept_suppressions
-from edgetriage.cloud.suppress.store import RedisSuppressions, SQLiteSuppressions
-from edgetriage.cloud.trust import CloudKeys
+from edgetriage.cloud.teach.suppress.api import add_suppressions
+from edgetriage.cloud.teach.suppress.config import SuppressionsConfig
+from edgetriage.cloud.teach.suppress.learner import ALERT, Learner
+from edgetriage.cloud.teach.suppress.publish import publish_suppressions, with_kept_suppressions
+from edgetriage.cloud.teach.suppress.store import RedisSuppressions, SQLiteSuppressions
 from edgetriage.shared.config import MQTTConfig
 from edgetriage.shared.cropkeys import decode_jpeg, phash_dct64
 from edgetriage.shared.embedding import similarity

@@ -158,8 +158,8 @@ def _exposed_metric_names(tmp_path: Path) -> set[str]:
     Prometheus text parser (so a malformed exposition fails here too)."""
     from edgetriage.cloud.analysis import build_backend
     from edgetriage.cloud.config import CloudConfig
-    from edgetriage.cloud.metrics import CloudMetrics
-    from edgetriage.cloud.service import CloudService
+    from edgetriage.cloud.ops.metrics import CloudMetrics
+    from edgetriage.cloud.pipeline.service import CloudService
     from edgetriage.cloud.storage.store import SQLiteStore
     from edgetriage.edge.metrics import CameraSnapshot, DeviceSnapshot, EdgeMetrics
     from prometheus_client import generate_latest

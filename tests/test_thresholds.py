@@ -13,14 +13,14 @@ import pytest
 import requests
 from conftest import free_port
 from edgetriage.cloud.analysis import build_backend
+from edgetriage.cloud.broker.push import config_message, push_config
 from edgetriage.cloud.config import CloudConfig
-from edgetriage.cloud.feedback import Feedback
 from edgetriage.cloud.http.api import build_app, run_api
 from edgetriage.cloud.http.auth import ApiAuth
-from edgetriage.cloud.push import config_message, push_config
-from edgetriage.cloud.service import CloudService
+from edgetriage.cloud.pipeline.service import CloudService
 from edgetriage.cloud.storage.store import SQLiteStore
-from edgetriage.cloud.thresholds import AutoThresholds, propose, retained_config
+from edgetriage.cloud.teach.feedback import Feedback
+from edgetriage.cloud.teach.thresholds import AutoThresholds, propose, retained_config
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.protocol import Detection, Event, Verdict
 

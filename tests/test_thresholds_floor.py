@@ -1,4 +1,4 @@
-"""Per-camera score floors from honest evidence (issues 27 and 40, cloud/thresholds.py), on their own: which stored
+"""Per-camera score floors from honest evidence (issues 27 and 40, teach/thresholds.py), on their own: which stored
 verdicts are evidence (the model's, the check's or the operator's judgement of the crop) and which are left out
 (a cache hit's copy, a fallback) or count as a wanted escalation (an alert, an unknown, a person a policy
 allowed); the floor proposed at its exact edges (just above a benign score, `margin` under every wanted one, at
@@ -14,10 +14,10 @@ import re
 import time
 
 import pytest
+from edgetriage.cloud.broker.push import config_message, push_config
 from edgetriage.cloud.config import CloudConfig, ThresholdsConfig
-from edgetriage.cloud.push import config_message, push_config
 from edgetriage.cloud.storage.store import SQLiteStore
-from edgetriage.cloud.thresholds import (
+from edgetriage.cloud.teach.thresholds import (
     AutoThresholds,
     accept,
     cameras_seen,

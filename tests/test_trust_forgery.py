@@ -19,7 +19,7 @@ import pytest
 from edgetriage.cloud.analysis import Analysis
 from edgetriage.cloud.analysis.translator import Translator
 from edgetriage.cloud.config import CloudConfig
-from edgetriage.cloud.trust import CloudKeys
+from edgetriage.cloud.reuse.trust import CloudKeys
 from edgetriage.edge.triage.verdict_cache import VerdictCache as DeviceCache
 from edgetriage.shared.cropkeys import decode_jpeg, phash_dct64
 from edgetriage.shared.embedding import similarity

@@ -31,10 +31,10 @@ from edgetriage.cloud.analysis import Analysis
 from edgetriage.cloud.config import CloudConfig, HTTPConfig
 from edgetriage.cloud.http.api import build_app, run_api
 from edgetriage.cloud.http.auth import ApiAuth
-from edgetriage.cloud.service import CloudService
+from edgetriage.cloud.pipeline.service import CloudService
+from edgetriage.cloud.reuse.trust import CloudKeys
 from edgetriage.cloud.storage.redis_store import RedisStore, connect_redis
 from edgetriage.cloud.storage.store import SQLiteStore
-from edgetriage.cloud.trust import CloudKeys
 from edgetriage.edge.triage.verdict_cache import VerdictCache as DeviceCache
 from edgetriage.shared.config import MQTTConfig
 from edgetriage.shared.cropkeys import phash_dct64

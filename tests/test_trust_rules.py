@@ -1,4 +1,4 @@
-"""Which site a device is in and which keys reach other devices (issue 40, cloud/trust.py), on their own: the
+"""Which site a device is in and which keys reach other devices (issue 40, cloud/reuse/trust.py), on their own: the
 site table is the operator's word, never the event's; where a verdict crosses devices the hash is the cloud's
 own of the JPEG it received and the device's embedding is dropped; the cloud's embedding of a picture is kept
 by the picture's digest (newest kept, oldest dropped first). Real JPEGs (made here, no video), the shipped
@@ -15,9 +15,9 @@ import time
 import cv2
 import numpy as np
 import pytest
-from edgetriage.cloud import trust
 from edgetriage.cloud.config import ReusePolicy
-from edgetriage.cloud.trust import CloudKeys, Sites, Trust
+from edgetriage.cloud.reuse import trust
+from edgetriage.cloud.reuse.trust import CloudKeys, Sites, Trust
 from edgetriage.shared.cropkeys import decode_jpeg, phash_dct64
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.protocol import Detection, Event, ProtocolError, ReuseRule, Verdict

@@ -23,10 +23,9 @@ from typing import Any
 
 from aiohttp import web
 
-from ..http.web.access import COOKIE
-from ..http.web.routes import ACCESS
-from ..observed import ObservedService
+from ..ops.observed import ObservedService
 from ..storage.store import Store
+from ..webbase.access import ACCESS, COOKIE
 from .guard import AskError
 from .router import Asker
 from .voice.hearing import Hearing, is_audio

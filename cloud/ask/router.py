@@ -40,7 +40,7 @@ from ...shared.stats import median as _median
 from ...shared.text import shown
 from ...shared.yielding import yielding_thread
 from ..config import AnalyzerConfig
-from ..observed import Listened
+from ..ops.observed import Listened
 from ..storage.reads import ThreadReads, reads_of
 from ..storage.store import Store
 from .cache import AnswerCache, Coverage
@@ -59,7 +59,7 @@ from .vocab import Vocabulary, split_quoted
 from .when import unread_time
 
 if TYPE_CHECKING:
-    from ..pressure import EventPressure
+    from ..counts.pressure import EventPressure
 
 log = logging.getLogger("edgetriage.cloud.ask")
 

@@ -11,7 +11,7 @@ and the service's figures, model files for devices, health, metrics and its own 
     POST /v1/ask                      a question in words about the events (cloud.ask), or spoken (audio/*)
     POST /v1/page-link                a fresh one-time link to the live page (operator only)
     GET  /v1/models/{sha256}          a model file a remote config announced
-    GET  /v1/suppressions, POST /v1/suppressions/{id}/accept|reject   learned suppressions (cloud.suppress)
+    GET  /v1/suppressions, POST /v1/suppressions/{id}/accept|reject   learned suppressions (cloud.teach.suppress)
     GET  /healthz, /metrics           public (probes and scrapers)
     GET  /openapi.json                public: this API's OpenAPI 3.1 document
     /ui/...                           the operator's page (cloud.http.web; its own one-time link and cookie)
@@ -44,15 +44,16 @@ from ...shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
 from ...shared.modelfiles import bundled_dir
 from ...shared.protocol import VERDICTS, Event, ProtocolError, decode_event, encode_verdict
 from ...shared.text import shown
-from ..ask.api import ASKER, VOICE, add_ask, build_asker
+from ..ask.api import ASKER, VOICE, add_ask, build_asker, prometheus_text, voice_prometheus_text
+from ..broker.intake import check_captured
 from ..config import HTTPConfig
-from ..intake import check_captured
-from ..metrics import add_metrics
-from ..scheduler import OverCapacity, Released
-from ..service import CloudService
+from ..ops.metrics import add_metrics
+from ..pipeline.service import CloudService
+from ..scheduling.scheduler import OverCapacity, Released
 from ..storage.store import Store
-from ..suppress.api import add_suppressions
-from ..suppress.setup import build_learner
+from ..teach.suppress.api import add_suppressions
+from ..teach.suppress.setup import build_learner
+from ..webbase.errors import error_response as _error
 from .askgate import ask_gate
 from .auth import ApiAuth, Principal
 from .feedback_routes import add_feedback
@@ -87,8 +88,9 @@ class Forbidden(PermissionError):
     """An authenticated client asking for something its token does not cover."""
 
 
-def _error(status: int, message: str, headers: dict[str, str] | None = None) -> web.Response:
-    return web.json_response({"error": message, "status": status}, status=status, headers=headers)
+def _question_metrics(request: web.Request) -> str:
+    """The questions' and the voice's Prometheus lines (cloud.ask), after the service's on /metrics."""
+    return prometheus_text(request.app.get(ASKER)) + voice_prometheus_text(request.app.get(VOICE))
 
 
 @web.middleware
@@ -471,7 +473,7 @@ def build_app(store: Store, service: CloudService | None, models_dir: Path | Non
                           ("/v1/stats", get_stats), ("/v1/models/{sha256}", get_model)):
         app.router.add_get(path, handler)
     # other modules' routes
-    add_metrics(app, service)  # GET /metrics (Prometheus)
+    add_metrics(app, service, _question_metrics)  # GET /metrics (Prometheus), questions' counts included
     add_page(app, store, service)  # the live page under /ui/
     add_feedback(app, service.feedback if service is not None else None, PRINCIPAL)  # operator feedback
     add_proposals(app, store, service.config if service is not None else None, PRINCIPAL)  # camera thresholds
@@ -480,7 +482,7 @@ def build_app(store: Store, service: CloudService | None, models_dir: Path | Non
         add_ask(app, asker, PRINCIPAL)  # POST /v1/ask, /ui/ask (cloud.ask)
     learner = build_learner(service) if service is not None else None
     if learner is not None:
-        add_suppressions(app, learner, PRINCIPAL)  # /v1/suppressions, /ui/suppressions (cloud.suppress)
+        add_suppressions(app, learner, PRINCIPAL)  # /v1/suppressions, /ui/suppressions (cloud.teach.suppress)
     for extra in extras:
         extra(app)
     return app

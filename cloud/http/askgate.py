@@ -16,14 +16,11 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from ..config import HTTPConfig
+from ..webbase.errors import error_response as _error
 
 ASK_PATHS = frozenset({"/v1/ask", "/ui/ask"})
 TARPIT_S = 1.0  # how long a refused question waits for its 429
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
-
-def _error(status: int, message: str) -> web.Response:
-    return web.json_response({"error": message, "status": status}, status=status)
 
 
 def ask_gate(http: HTTPConfig, principal_key: web.RequestKey) -> Callable[[web.Request, Handler],

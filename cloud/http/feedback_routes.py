@@ -1,4 +1,4 @@
-"""Operator feedback over HTTP (cloud.feedback): a person says a verdict was right, or what it should have been.
+"""Operator feedback over HTTP (cloud.teach.feedback): a person says a verdict was right, or what it should have been.
 
     POST /v1/verdicts/{event_id}/feedback   the operator's token only (a device token: 403)
     POST /ui/feedback/{event_id}            the same from the live page's card ("wrong?"), its session cookie
@@ -18,19 +18,16 @@ from typing import Any
 from aiohttp import web
 
 from ...shared.text import plain_or_as_is, shown
-from ..feedback import Feedback, FeedbackError
-from .web.access import COOKIE
-from .web.routes import ACCESS, TIMELINE
+from ..teach.feedback import Feedback, FeedbackError
+from ..webbase.access import ACCESS, COOKIE
+from ..webbase.errors import error_response as _error
+from .web.routes import TIMELINE
 
 FEEDBACK = web.AppKey("feedback", Feedback)
 NOTE_MAX = 300
 BODY_MAX = 4096  # bytes: a note of NOTE_MAX characters, each escaped, and the two other fields
 _EVENT_ID_RE = re.compile(r"^[0-9a-f-]{1,36}$")
 _KEYS = {"correct", "verdict", "note"}
-
-
-def _error(status: int, message: str) -> web.Response:
-    return web.json_response({"error": message, "status": status}, status=status)
 
 
 async def _body(request: web.Request) -> dict[str, Any]:

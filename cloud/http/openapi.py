@@ -11,7 +11,7 @@ from typing import Any
 
 from ...shared.protocol import MAX_EVENT_BYTES, VERDICTS, Event, Verdict
 from ..ask.openapi import ask_path
-from ..suppress.openapi import suppression_paths
+from ..teach.suppress.openapi import suppression_paths
 from .feedback_routes import feedback_path
 from .proposal_routes import proposal_paths
 
@@ -128,7 +128,7 @@ def _schemas() -> dict[str, Any]:
                                     "mqtt_error": {"type": "string"},
                                     "site_claims": {"type": "array", "items": {"type": "string"}, "description":
                                                     "what devices announce that [[sites]] says otherwise "
-                                                    "(cloud.sites): said, not followed; not a failure"}}}
+                                                    "(cloud.reuse.sites): said, not followed; not a failure"}}}
     return out
 
 

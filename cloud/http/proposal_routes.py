@@ -1,4 +1,4 @@
-"""Per-camera threshold proposals over HTTP (cloud.thresholds), the operator's token only.
+"""Per-camera threshold proposals over HTTP (cloud.teach.thresholds), the operator's token only.
 
     GET  /v1/cameras/{device}/{camera}/thresholds          the proposal with its figures (?since_ms=)
     POST /v1/cameras/{device}/{camera}/thresholds/accept   push the proposal to the device (its retained remote
@@ -19,13 +19,9 @@ from ...shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
 from ...shared.text import shown
 from ..config import CloudConfig, ThresholdsConfig
 from ..storage.store import Store
-from ..thresholds import accept, cameras_seen, propose_for
-from .web.access import COOKIE
-from .web.routes import ACCESS
-
-
-def _error(status: int, message: str) -> web.Response:
-    return web.json_response({"error": message, "status": status}, status=status)
+from ..teach.thresholds import accept, cameras_seen, propose_for
+from ..webbase.access import ACCESS, COOKIE
+from ..webbase.errors import error_response as _error
 
 
 def _where(request: web.Request) -> tuple[str, str] | web.Response:

@@ -309,7 +309,7 @@ class ClaimKeeper:
 
 
 def claims_path(store_path: str | Path, name: str = "claims") -> Path:
-    """Where a single process keeps its claims (`name`: "claims", or "finals" for cloud.finals): beside its
+    """Where a single process keeps its claims (`name`: "claims", or "finals" for cloud.route.finals): beside its
     SQLite store."""
     path = Path(store_path)
     return path.with_name(f"{path.stem}.{name}.db")
@@ -318,7 +318,7 @@ def claims_path(store_path: str | Path, name: str = "claims") -> Path:
 def open_claims(config: CloudConfig, owner: str, store: object | None = None, name: str = "claims") -> Claims:
     """Redis claims when `delivery.redis_url` is set (several processes; the Redis store's client is shared
     when `store` is one), else a SQLite file beside the SQLite store (`store.path`, or `store_path`). `name`
-    keeps claims of another kind apart ("finals": the pending final answers of cloud.finals), under
+    keeps claims of another kind apart ("finals": the pending final answers of cloud.route.finals), under
     `<redis_prefix>:<name>` or in `<store>.<name>.db`."""
     delivery = config.delivery
     if delivery.redis_url:

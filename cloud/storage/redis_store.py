@@ -12,7 +12,7 @@ Layout under `<prefix>:`
     vd:<id>           the verdict exactly as published (protocol JSON)
     rules:<bucket>    sorted set, score = expiry ms, member "<phash>|<max_distance>|<created_ms>|<event id>",
                       then "|<min_similarity>|<embedding, base64>" when the rule has an embedding,
-                      and "|o" last for the rule of an operator's verdict (cloud.feedback);
+                      and "|o" last for the rule of an operator's verdict (cloud.teach.feedback);
                       a bucket is one (scope key, label, hash algorithm, prompt version)
     nverdicts         count of distinct verdicts
     crops_swept       the event id up to which retention has deleted crops
@@ -213,7 +213,7 @@ class RedisStore:
         return self.put_answered_many([(event, received_ms, verdict, encode_verdict(verdict))])[0]
 
     def put_answered_many(self, items: list[tuple[Event, int, Verdict, bytes]]) -> list[bool]:
-        """`put_answered` for several hits in one pipeline (cloud.intake): one script each, one round trip."""
+        """`put_answered` for several hits in one pipeline (cloud.broker.intake): one script each, one round trip."""
         pipe = self.client.pipeline(transaction=False)
         for event, received_ms, verdict, published in items:
             now = verdict.created_ms

@@ -58,7 +58,7 @@ CREATE TABLE IF NOT EXISTS rules (
     expires_ms     INTEGER NOT NULL,
     embedding      BLOB,             -- the crop's appearance embedding (int8), NULL when it had none
     min_similarity REAL,
-    operator       INTEGER           -- 1 for the rule of an operator's verdict (cloud.feedback): reuse prefers it
+    operator       INTEGER           -- 1 for the rule of an operator's verdict (cloud.teach.feedback): reuse prefers it
 );
 CREATE INDEX IF NOT EXISTS rules_lookup ON rules (scope_key, label, phash_alg, prompt_version, expires_ms);
 """
@@ -257,7 +257,7 @@ class SQLiteStore:
         return self.put_answered_many([(event, received_ms, verdict, encode_verdict(verdict))])[0]
 
     def put_answered_many(self, items: list[tuple[Event, int, Verdict, bytes]]) -> list[bool]:
-        """`put_answered` for several hits in one commit (cloud.intake); one answer each. The hits of one
+        """`put_answered` for several hits in one commit (cloud.broker.intake); one answer each. The hits of one
         call reuse verdicts stored before it, so each source rule is read once per call."""
         out = []
         sources: dict[str, Candidate | None] = {}

@@ -53,7 +53,7 @@ class Entry:
     facts: list[str] = field(default_factory=list)  # what the cloud's closer look told the model
     checked: str | None = None  # why the evidence overruled the model, if it did
     decided_by: str | None = None  # policy | model | check | operator
-    feedback: dict[str, Any] | None = None  # the operator's word on it: by, at_ms, note, was (cloud.feedback)
+    feedback: dict[str, Any] | None = None  # the operator's word on it: by, at_ms, note, was (cloud.teach.feedback)
     policy: str | None = None  # the operator's policy, compiled, in plain words
     clause: str | None = None  # the clause of it that decided
     boxes: list[dict] = field(default_factory=list)
@@ -62,8 +62,8 @@ class Entry:
     updated_ms: int = 0
     at_ms: int = 0  # the card's time: the capture, but never later than it reached us (see wall_time)
     local_time: str | None = None  # the event's own local time (HH:MM on the device's clock), the card's time
-    provisional: bool = False  # a later verdict replaces this one (a first answer, the small model's: cloud.finals)
-    routed_by: str | None = None  # why this back-end answered (cloud.routing), with several
+    provisional: bool = False  # a later verdict replaces this one (a first answer, the small model's: route.finals)
+    routed_by: str | None = None  # why this back-end answered (cloud.route.routing), with several
     provisional_was: str | None = None  # on a final answer: what the provisional one had said
 
     @property

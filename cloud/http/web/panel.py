@@ -1,6 +1,6 @@
 """The figures of the page's stats panel, computed over the entries the timeline holds: per-camera counters,
 the latency table by source, the device's hit rate, and α and the L figures (the service's own when the page
-runs beside one, else computed the same way, by cloud.figures, over the entries)."""
+runs beside one, else computed the same way, by cloud.ops.figures, over the entries)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ....shared.stats import median, percentile
-from ...figures import Answers, latency_model
+from ...ops.figures import Answers, latency_model
 from .entries import CACHE_SOURCES, MODEL_SOURCES, Entry, round_or_none
 
 CameraKey = tuple[str, str]  # (device, camera)
@@ -24,7 +24,7 @@ class CameraCounts:
     llm: int = 0
     fallback: int = 0
     alerts: int = 0
-    corrections: int = 0  # verdicts an operator corrected (cloud.feedback)
+    corrections: int = 0  # verdicts an operator corrected (cloud.teach.feedback)
 
 
 def camera_rows(cameras: dict[CameraKey, CameraCounts],
@@ -42,7 +42,7 @@ def camera_rows(cameras: dict[CameraKey, CameraCounts],
 def panel_figures(entries: Collection[Entry], cameras: dict[CameraKey, CameraCounts], *, device_feed: bool,
                   cloud_model: dict[str, Any] | None) -> dict[str, Any]:
     """The page's figures. α, the L figures, the measured median and the cloud's hit rate are defined once,
-    in cloud.figures: the page shows the service's own (`cloud_model`), so it agrees with /v1/stats and
+    in cloud.ops.figures: the page shows the service's own (`cloud_model`), so it agrees with /v1/stats and
     /metrics; a page without a service computes them the same way over the entries it holds. The latency
     table (by source), the device's hit rate and the counters are the page's, over its entries."""
     measured: dict[str, list[float]] = {s: [] for s in (*CACHE_SOURCES, *MODEL_SOURCES)}
@@ -88,6 +88,6 @@ def panel_figures(entries: Collection[Entry], cameras: dict[CameraKey, CameraCou
         "latency_ms": latency,
         "l_light_ms": model["L_light_ms"], "l_llm_ms": model["L_llm_ms"], "l_sched_ms": model["L_sched_ms"],
         "l_total_ms": model["L_total_ms"], "measured_median_ms": model["measured_total_p50_ms"],
-        "routing": model.get("routing"),  # the service's (cloud.figures.Figures.routing), where it runs beside
+        "routing": model.get("routing"),  # the service's (cloud.ops.figures.Figures.routing), where it runs beside
     }
     return figures

@@ -24,15 +24,14 @@ from typing import Any
 from aiohttp import web
 
 from ....shared.text import shown
-from ...observed import ObservedService
+from ...ops.observed import ObservedService
 from ...storage.store import Store
-from .access import COOKIE, PageAccess
+from ...webbase.access import ACCESS, COOKIE, PageAccess
 from .timeline import Timeline
 
 log = logging.getLogger("edgetriage.cloud.web")
 
 TIMELINE = web.AppKey("page_timeline", Timeline)
-ACCESS = web.AppKey("page_access", PageAccess)
 PAGE_STORE = web.AppKey("page_store", Store)
 HEARTBEAT_S = 15.0  # a comment line this often keeps proxies from closing an idle stream
 RETRY_MS = 2000  # how soon a browser reconnects a dropped stream

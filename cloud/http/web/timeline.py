@@ -36,7 +36,7 @@ TICK_S = 1.0  # how often figures are recomputed (when something changed) and th
 
 StatusSource = Callable[[], dict[str, Any]]
 CameraSource = Callable[[], dict[tuple[str, str], dict[str, int]]]
-FiguresSource = Callable[[], dict[str, Any]]  # cloud.figures' latency model, as the service computes it
+FiguresSource = Callable[[], dict[str, Any]]  # cloud.ops.figures' latency model, as the service computes it
 
 
 class Timeline:
@@ -212,7 +212,7 @@ class Timeline:
         if verdict.provisional and verdict.source == "fallback":  # a first answer: the verdict follows
             if entry.source is None:
                 entry.provisional, entry.description = True, verdict.description
-                if verdict.verdict != "unknown":  # the policy's word on the closer look's facts (cloud.finals)
+                if verdict.verdict != "unknown":  # the policy's word on the closer look's facts (cloud.route.finals)
                     entry.verdict, entry.confidence = verdict.verdict, verdict.confidence
             return
         first = entry.source is None

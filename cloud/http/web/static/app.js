@@ -272,7 +272,7 @@
     }
   }
 
-  // several back-ends (cloud.figures' routing): per back-end L_llm and expected answer time, L_total vs T_max,
+  // several back-ends (cloud.ops.figures' routing): per back-end L_llm and expected answer time, L_total vs T_max,
   // first answers, provisional share, provisional-vs-final agreement
   function drawRouting(r) {
     const box = $("s-routing");

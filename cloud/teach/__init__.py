@@ -1,0 +1,1 @@
+"""What the operator teaches: feedback on verdicts, automatic thresholds, the dataset export, learned suppressions."""
