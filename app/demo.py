@@ -60,20 +60,18 @@ class CloudThread:
         self.loop.run_forever()
 
     async def _start(self) -> None:
-        from .cloud.http.api import build_app, run_api
+        from .cloud.compose import build_app, build_bridge, build_service
+        from .cloud.http.api import run_api
         from .cloud.http.web.routes import TIMELINE
-        from .cloud.pipeline.service import CloudService
         from .cloud.storage.store import SQLiteStore
 
         store = SQLiteStore(self.config.store_path)
-        self.service = CloudService(self.config, self.analyzer, store)
-        if self.ha_config is not None and self.ha_config.enabled:
-            from .cloud.ops.ha import HomeAssistantBridge, known_cameras
-
-            self.ha = HomeAssistantBridge(self.ha_config, self.config.mqtt, known=known_cameras(store),
-                                          client_id=f"{self.config.group}-ha-{uuid.uuid4().hex[:6]}")
-            self.ha.attach(self.service)
-            self.ha.start()
+        self.service = build_service(self.config, self.analyzer, store)
+        if self.ha_config is not None:
+            self.ha = build_bridge(self.config, store, self.service, settings=self.ha_config,
+                                   client_id=f"{self.config.group}-ha-{uuid.uuid4().hex[:6]}")
+            if self.ha is not None:
+                self.ha.start()
         await self.service.start()
         from .cloud.http.auth import ApiAuth
 

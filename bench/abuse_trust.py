@@ -140,10 +140,10 @@ def honest_teaching(workdir: Path, broker_url: str, media: Path) -> dict[str, An
     """The cloud's learner (auto_accept, 3 alike) on a real SQLite store: the empty doorway said benign five
     times by a daytime policy, five times by cache hits, then three times by the operator; then the operator
     says one of those was a person."""
+    from edgetriage.cloud.compose import build_learner
     from edgetriage.cloud.config import CloudConfig
     from edgetriage.cloud.pipeline.service import CloudService
     from edgetriage.cloud.storage.store import SQLiteStore
-    from edgetriage.cloud.teach.suppress.setup import build_learner
     from edgetriage.shared.ids import uuid7
     from edgetriage.shared.protocol import Detection, Event, Verdict
 

@@ -34,8 +34,9 @@ import requests
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from brokers import Mosquitto, free_port  # noqa: E402
 from edgetriage.cloud.analysis import build_backend  # noqa: E402
+from edgetriage.cloud.compose import build_app  # noqa: E402
 from edgetriage.cloud.config import CloudConfig  # noqa: E402
-from edgetriage.cloud.http.api import build_app, run_api  # noqa: E402
+from edgetriage.cloud.http.api import run_api
 from edgetriage.cloud.http.auth import ApiAuth  # noqa: E402
 from edgetriage.cloud.pipeline.service import CloudService  # noqa: E402
 from edgetriage.cloud.reuse.verdicts import foreign  # noqa: E402

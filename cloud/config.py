@@ -19,7 +19,7 @@ from ..shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
 from ..shared.protocol import DEFAULT_MAX_DISTANCE, DEFAULT_MIN_SIMILARITY
 from .ask.config import AskConfig
 from .policyform import RuleForm
-from .reuse.sites import SiteConfig, check_sites
+from .reuse.config import SiteConfig, check_sites
 from .teach.suppress.config import SuppressionsConfig
 
 DeviceId = Annotated[str, Field(pattern=DEVICE_ID_RE.pattern)]

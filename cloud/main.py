@@ -17,14 +17,12 @@ from pathlib import Path
 
 from ..shared.version import package_version
 from .analysis import Backend, build_backend
+from .compose import build_app, build_bridge, build_service, build_thresholds
 from .config import CloudConfig
-from .http.api import build_app, run_api
+from .http.api import run_api
 from .http.auth import ApiAuth
 from .http.web import page_link
-from .ops.ha import HomeAssistantBridge, known_cameras
-from .pipeline.service import CloudService
 from .storage.redis_store import open_store
-from .teach.thresholds import AutoThresholds
 
 SETTLE_AGAIN_S = 60.0  # after start-up, once more: what the first minute loaded stays too
 
@@ -81,15 +79,13 @@ async def serve(config: CloudConfig, *, backend: Backend | None = None, stop: as
                  config.analyzer.model_path or "the default model, SmolLM2-135M")
         backend = await loop.run_in_executor(None, build_backend, config.analyzer)
         log.info("analyzer %s ready in %.1f s", backend.name, time.monotonic() - started)
-    service = CloudService(config, backend, store)
-    ha = None
-    if config.homeassistant.enabled:
-        client_id = f"{config.mqtt.client_id or config.group + '-cloud'}-ha"
-        ha = HomeAssistantBridge(config.homeassistant, config.mqtt, client_id=client_id, known=known_cameras(store))
-        ha.attach(service)
+    service = build_service(config, backend, store)
+    ha = build_bridge(config, store, service)
+    if ha is not None:
         ha.start()
     await service.start()
-    auto = loop.create_task(AutoThresholds(store, config).loop()) if config.thresholds.auto else None
+    thresholds = build_thresholds(config, store)
+    auto = loop.create_task(thresholds.loop()) if thresholds is not None else None
     runner = None
     if config.http.enabled:
         auth = ApiAuth.from_config(config.http)

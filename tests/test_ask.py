@@ -28,8 +28,9 @@ from edgetriage.cloud.ask.guard import AskError
 from edgetriage.cloud.ask.router import Asker, cite
 from edgetriage.cloud.ask.rules import normalise, time_window
 from edgetriage.cloud.ask.vocab import Vocabulary
+from edgetriage.cloud.compose import build_app
 from edgetriage.cloud.config import AnalyzerConfig, CloudConfig
-from edgetriage.cloud.http.api import build_app, run_api
+from edgetriage.cloud.http.api import run_api
 from edgetriage.cloud.http.auth import ApiAuth
 from edgetriage.cloud.pipeline.service import CloudService
 from edgetriage.cloud.storage.store import SQLiteStore

@@ -18,8 +18,9 @@ from edgetriage.cloud.analysis import build_backend
 from edgetriage.cloud.ask.voice.audio import Audio
 from edgetriage.cloud.ask.voice.config import VoiceConfig
 from edgetriage.cloud.ask.voice.sphinx import SphinxTranscriber
+from edgetriage.cloud.compose import build_app
 from edgetriage.cloud.config import AnalyzerConfig, CloudConfig
-from edgetriage.cloud.http.api import build_app, run_api
+from edgetriage.cloud.http.api import run_api
 from edgetriage.cloud.http.auth import ApiAuth
 from edgetriage.cloud.pipeline.service import CloudService
 from test_ask import DEVICE_TOKEN, OPERATOR

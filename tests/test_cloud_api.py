@@ -26,8 +26,9 @@ import pytest
 import requests
 from conftest import free_port
 from edgetriage.cloud.analysis import build_backend
+from edgetriage.cloud.compose import build_app
 from edgetriage.cloud.config import CloudConfig
-from edgetriage.cloud.http.api import build_app, run_api
+from edgetriage.cloud.http.api import run_api
 from edgetriage.cloud.http.auth import ApiAuth
 from edgetriage.cloud.pipeline.service import CloudService
 from edgetriage.cloud.storage.store import SQLiteStore

@@ -21,8 +21,9 @@ import cv2
 import numpy as np
 import paho.mqtt.client as mqtt
 import pytest
+from edgetriage.cloud.compose import build_app
 from edgetriage.cloud.config import CloudConfig, HTTPConfig, ReusePolicy
-from edgetriage.cloud.http.api import build_app, run_api
+from edgetriage.cloud.http.api import run_api
 from edgetriage.cloud.http.auth import ApiAuth
 from edgetriage.cloud.pipeline.service import CloudService
 from edgetriage.cloud.storage.store import SQLiteStore as Store

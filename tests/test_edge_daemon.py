@@ -361,7 +361,8 @@ def test_remote_config_is_applied_live_and_a_bad_one_refused(tmp_path, mosquitto
 @contextmanager
 def cloud_api(models_dir: Path, store_path: Path, device: str, token: str) -> Iterator[str]:
     """The real cloud API (aiohttp) serving `models_dir`, on a loop of its own; `device` has `token`."""
-    from edgetriage.cloud.http.api import build_app, run_api
+    from edgetriage.cloud.compose import build_app
+    from edgetriage.cloud.http.api import run_api
     from edgetriage.cloud.http.auth import ApiAuth
     from edgetriage.cloud.storage.store import SQLiteStore
 

@@ -120,7 +120,8 @@ def test_over_capacity_an_http_event_is_accepted_to_wait_and_answered_later(mosq
     model's, is there later."""
     import aiohttp
     from brokers import free_port
-    from edgetriage.cloud.http.api import build_app, run_api
+    from edgetriage.cloud.compose import build_app
+    from edgetriage.cloud.http.api import run_api
     from edgetriage.cloud.http.auth import ApiAuth
 
     async def scenario() -> None:

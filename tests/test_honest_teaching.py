@@ -17,13 +17,13 @@ import pytest
 import requests
 from conftest import free_port
 from edgetriage.cloud.analysis import build_backend
+from edgetriage.cloud.compose import build_app, build_learner
 from edgetriage.cloud.config import CloudConfig
-from edgetriage.cloud.http.api import build_app, run_api
+from edgetriage.cloud.http.api import run_api
 from edgetriage.cloud.http.auth import ApiAuth
 from edgetriage.cloud.pipeline.service import CloudService
 from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.cloud.teach.suppress.publish import retained_config
-from edgetriage.cloud.teach.suppress.setup import build_learner
 from edgetriage.cloud.teach.thresholds import propose
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.protocol import Detection, Event, Verdict

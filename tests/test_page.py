@@ -439,7 +439,8 @@ async def _sse(response, count: int, timeout: float = 10.0) -> list[dict]:
 
 
 async def _page_server_checks(clip: Path, store_path: Path) -> None:
-    from edgetriage.cloud.http.api import build_app, run_api
+    from edgetriage.cloud.compose import build_app
+    from edgetriage.cloud.http.api import run_api
     from edgetriage.cloud.http.web import DeviceDecision, page_link
     from edgetriage.cloud.http.web.routes import TIMELINE
     from edgetriage.cloud.storage.store import SQLiteStore

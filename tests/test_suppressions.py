@@ -21,8 +21,9 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 from conftest import clip_frame
 from edgetriage.cloud.broker.push import config_message, push_config
+from edgetriage.cloud.compose import build_app
 from edgetriage.cloud.config import ReusePolicy
-from edgetriage.cloud.http.api import PRINCIPAL, build_app
+from edgetriage.cloud.http.api import PRINCIPAL
 from edgetriage.cloud.http.auth import ApiAuth
 from edgetriage.cloud.http.web.routes import ACCESS
 from edgetriage.cloud.reuse.trust import CloudKeys

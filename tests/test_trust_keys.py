@@ -28,8 +28,9 @@ import pytest
 import requests
 from conftest import free_port
 from edgetriage.cloud.analysis import Analysis
+from edgetriage.cloud.compose import build_app
 from edgetriage.cloud.config import CloudConfig, HTTPConfig
-from edgetriage.cloud.http.api import build_app, run_api
+from edgetriage.cloud.http.api import run_api
 from edgetriage.cloud.http.auth import ApiAuth
 from edgetriage.cloud.pipeline.service import CloudService
 from edgetriage.cloud.reuse.trust import CloudKeys

@@ -44,7 +44,8 @@ from ...shared.ids import CAMERA_ID_RE, DEVICE_ID_RE
 from ...shared.modelfiles import bundled_dir
 from ...shared.protocol import VERDICTS, Event, ProtocolError, decode_event, encode_verdict
 from ...shared.text import shown
-from ..ask.api import ASKER, VOICE, add_ask, build_asker, prometheus_text, voice_prometheus_text
+from ..ask.api import ASKER, VOICE, add_ask, prometheus_text, voice_prometheus_text
+from ..ask.router import Asker
 from ..broker.intake import check_captured
 from ..config import HTTPConfig
 from ..ops.metrics import add_metrics
@@ -52,7 +53,7 @@ from ..pipeline.service import CloudService
 from ..scheduling.scheduler import OverCapacity, Released
 from ..storage.store import Store
 from ..teach.suppress.api import add_suppressions
-from ..teach.suppress.setup import build_learner
+from ..teach.suppress.learner import Learner
 from ..webbase.errors import error_response as _error
 from .askgate import ask_gate
 from .auth import ApiAuth, Principal
@@ -448,11 +449,13 @@ async def _finish_pending(app: web.Application) -> None:
         await asyncio.wait(pending, timeout=10.0)
 
 
-def build_app(store: Store, service: CloudService | None, models_dir: Path | None = None, *,
-              http: HTTPConfig | None = None, auth: ApiAuth | None = None,
-              extras: Iterable[Callable[[web.Application], Any]] = ()) -> web.Application:
-    """The API on `store` (and `service`, None for an API-only process). `auth` defaults to the tokens of
-    `http` (or the service's config); `extras` are called with the app to add routes of their own."""
+def api_app(store: Store, service: CloudService | None, models_dir: Path | None = None, *,
+            http: HTTPConfig | None = None, auth: ApiAuth | None = None,
+            extras: Iterable[Callable[[web.Application], Any]] = (), asker: Asker | None = None,
+            learner: Learner | None = None) -> web.Application:
+    """The API on `store` (and `service`, None for an API-only process), with the routes of the `asker` and the
+    `learner` where given (cloud.compose.build_app builds them). `auth` defaults to the tokens of `http` (or the
+    service's config); `extras` are called with the app to add routes of their own."""
     if http is None:
         http = service.config.http if service is not None else HTTPConfig()
     app = web.Application(middlewares=[_json_errors, _authenticate, ask_gate(http, PRINCIPAL)],
@@ -477,10 +480,8 @@ def build_app(store: Store, service: CloudService | None, models_dir: Path | Non
     add_page(app, store, service)  # the live page under /ui/
     add_feedback(app, service.feedback if service is not None else None, PRINCIPAL)  # operator feedback
     add_proposals(app, store, service.config if service is not None else None, PRINCIPAL)  # camera thresholds
-    asker = build_asker(store, service)
     if asker is not None:
         add_ask(app, asker, PRINCIPAL)  # POST /v1/ask, /ui/ask (cloud.ask)
-    learner = build_learner(service) if service is not None else None
     if learner is not None:
         add_suppressions(app, learner, PRINCIPAL)  # /v1/suppressions, /ui/suppressions (cloud.teach.suppress)
     for extra in extras:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import Any
 
 from ...shared.clock import now_ms
@@ -138,9 +138,22 @@ def site_offers(policy: ReusePolicy, devices: list[str], verdict: Verdict) -> li
     operator's list, cloud.reuse.trust.Sites), so they never ask about the same thing. The offer is addressed to
     each device (device = the recipient), keeps the original event_id, with reused_from = event_id marking it
     as an offer, not an answer, and carries what decides reuse only (`foreign`)."""
-    rule = verdict.cache
-    if not policy.offer_site or verdict.source != "llm" or rule is None or rule.scope != "site" or not rule.site:
+    if not policy.offer_site or verdict.source != "llm" or site_of(verdict) is None:
         return []
+    return offers_to(verdict, devices)
+
+
+def site_of(verdict: Verdict) -> str | None:
+    """The site a verdict's reuse rule covers; None unless the rule covers a whole site."""
+    rule = verdict.cache
+    return rule.site if rule is not None and rule.scope == "site" and rule.site else None
+
+
+def offers_to(verdict: Verdict, devices: Iterable[str]) -> list[Verdict]:
+    """The one way an offer is made: `verdict` addressed to each of `devices` but its own (device = the
+    recipient), its event_id kept, reused_from = event_id marking it an offer, carrying only what decides
+    reuse (`foreign`). A new model verdict's offers (`site_offers`) and an operator's correction's
+    (cloud.teach.feedback) are both made here."""
     return [foreign(verdict).model_copy(update={"device": device, "source": "cloud_cache",
                                                 "reused_from": verdict.event_id})
             for device in devices if device != verdict.device]

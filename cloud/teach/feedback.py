@@ -23,7 +23,7 @@ from typing import Any
 from ...shared import clock
 from ...shared.feedbackmark import FeedbackMark
 from ...shared.protocol import VERDICTS, Verdict
-from ..reuse.verdicts import foreign
+from ..reuse.verdicts import offers_to, site_of
 from ..storage.store import Store
 
 log = logging.getLogger("edgetriage.cloud.feedback")
@@ -142,12 +142,10 @@ class Feedback:
     def _send_offers(self, verdict: Verdict) -> int:
         """The corrected verdict offered again to the other devices of its site, when its rule covers the site
         (they hold the first offer in their caches)."""
-        rule = verdict.cache
-        if rule is None or rule.scope != "site" or not rule.site:
+        site = site_of(verdict)
+        if site is None:
             return 0
-        offers = [foreign(verdict).model_copy(update={"device": device, "source": "cloud_cache",
-                                                      "reused_from": verdict.event_id})
-                  for device in self._site_devices(rule.site) if device != verdict.device]
+        offers = offers_to(verdict, self._site_devices(site))
         self._offer(verdict, offers)
         return len(offers)
 

@@ -27,6 +27,7 @@ from ....shared.text import shown
 from ...ops.observed import ObservedService
 from ...storage.store import Store
 from ...webbase.access import ACCESS, COOKIE, PageAccess
+from ...webbase.errors import error_response
 from .timeline import Timeline
 
 log = logging.getLogger("edgetriage.cloud.web")
@@ -64,8 +65,8 @@ def _signed_in(request: web.Request) -> bool:
 
 
 def _denied() -> web.Response:
-    return web.json_response({"error": "sign in through the page link the service printed at start "
-                                       "(it looks like /ui/?ticket=...)", "status": 401}, status=401)
+    return error_response(401, "sign in through the page link the service printed at start "
+                               "(it looks like /ui/?ticket=...)")
 
 
 async def _to_index(request: web.Request) -> web.StreamResponse:
@@ -97,7 +98,7 @@ async def index(request: web.Request) -> web.StreamResponse:
 async def static(request: web.Request) -> web.Response:
     name = request.match_info["name"]
     if name not in STATIC or name == "index.html":
-        return web.json_response({"error": f"no such file: {name}", "status": 404}, status=404)
+        return error_response(404, f"no such file: {name}")
     return web.Response(body=_static(name), content_type=STATIC[name],
                         headers={"Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"})
 
@@ -107,12 +108,12 @@ async def thumb(request: web.Request) -> web.Response:
         return _denied()
     entry_id = request.match_info["entry_id"]
     if not _ENTRY_ID_RE.match(entry_id):
-        return web.json_response({"error": f"{shown(entry_id)} is not an entry id", "status": 400}, status=400)
+        return error_response(400, f"{shown(entry_id)} is not an entry id")
     jpeg = request.app[TIMELINE].thumb(entry_id)
     if jpeg is None:
         jpeg = request.app[PAGE_STORE].get_crop(entry_id)
     if jpeg is None:
-        return web.json_response({"error": f"no thumbnail for {entry_id!r}", "status": 404}, status=404)
+        return error_response(404, f"no thumbnail for {entry_id!r}")
     return web.Response(body=jpeg, content_type="image/jpeg",
                         headers={"Cache-Control": "private, max-age=86400", "X-Content-Type-Options": "nosniff"})
 
