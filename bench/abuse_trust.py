@@ -140,9 +140,8 @@ def honest_teaching(workdir: Path, broker_url: str, media: Path) -> dict[str, An
     """The cloud's learner (auto_accept, 3 alike) on a real SQLite store: the empty doorway said benign five
     times by a daytime policy, five times by cache hits, then three times by the operator; then the operator
     says one of those was a person."""
-    from edgetriage.cloud.compose import build_learner
+    from edgetriage.cloud.compose import build_learner, build_service
     from edgetriage.cloud.config import CloudConfig
-    from edgetriage.cloud.pipeline.service import CloudService
     from edgetriage.cloud.storage.store import SQLiteStore
     from edgetriage.shared.ids import uuid7
     from edgetriage.shared.protocol import Detection, Event, Verdict
@@ -154,7 +153,7 @@ def honest_teaching(workdir: Path, broker_url: str, media: Path) -> dict[str, An
         "store_path": str(workdir / "teach.db"), "mqtt": {"url": broker_url, "prefix": f"t{uuid.uuid4().hex[:6]}"},
         "suppressions": {"min_events": 3, "auto_accept": True, "push_wait_s": 0.5}})
     store = SQLiteStore(config.store_path)
-    service = CloudService(config, _Instant(), store)
+    service = build_service(config, _Instant(), store)
     learner = build_learner(service)
     assert learner is not None
 
@@ -198,8 +197,8 @@ def honest_teaching(workdir: Path, broker_url: str, media: Path) -> dict[str, An
 def share_theft(workdir: Path, redis: RedisServer, n: int = 20) -> dict[str, Any]:
     """The shipped broker config (certificates, the dynamic-security plugin), the cloud on `shared = true`;
     cam-a subscribes to the cloud's share and to every events topic, cam-b sends `n` events."""
+    from edgetriage.cloud.compose import build_service
     from edgetriage.cloud.config import CloudConfig
-    from edgetriage.cloud.pipeline.service import CloudService
     from edgetriage.cloud.storage.redis_store import RedisStore, connect_redis
     from edgetriage.shared.ids import uuid7
     from edgetriage.shared.mqtt import MQTTLink
@@ -218,7 +217,7 @@ def share_theft(workdir: Path, redis: RedisServer, n: int = 20) -> dict[str, Any
     for topic in ("$share/edgetriage/edgetriage/v1/+/events", topics.all_events()):
         thief.subscribe(topic, 1)
     victim = MQTTLink(broker.mqtt("cam-b"), "cam-b", on_message=lambda m: None)
-    service = CloudService(config, _Instant(), store)
+    service = build_service(config, _Instant(), store)
     crop = cv2.imencode(".jpg", np.random.default_rng(3).integers(0, 255, (48, 32, 3), dtype=np.uint8))[1].tobytes()
 
     async def run() -> int:

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from edgetriage.cloud.analysis import build_backend
+from edgetriage.cloud.compose import build_service
 from edgetriage.cloud.config import CloudConfig
-from edgetriage.cloud.pipeline.service import CloudService
 from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.shared.protocol import decode_verdict, encode_event
 from edgetriage.shared.topics import Topics
@@ -55,7 +55,7 @@ def bench_busy(broker: Any, workdir: Path, clip: Path, quick: bool, *, client: A
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
     store = SQLiteStore(config.store_path)
-    service = CloudService(config, build_backend(config.analyzer), store)
+    service = build_service(config, build_backend(config.analyzer), store)
 
     def call(coro: Any, timeout: float = 60) -> Any:
         return asyncio.run_coroutine_threadsafe(coro, loop).result(timeout)

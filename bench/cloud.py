@@ -68,8 +68,8 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 from brokers import Mosquitto  # noqa: E402 - bench/brokers.py, beside this script
 from edgetriage.cloud.analysis import ThreadedBackend  # noqa: E402
 from edgetriage.cloud.analysis.transformers import build_engine  # noqa: E402
+from edgetriage.cloud.compose import build_service
 from edgetriage.cloud.config import AnalyzerConfig, CloudConfig  # noqa: E402
-from edgetriage.cloud.pipeline.service import CloudService  # noqa: E402
 from edgetriage.cloud.storage.redis_store import RedisStore, open_store  # noqa: E402
 from edgetriage.shared.ids import uuid7  # noqa: E402
 from edgetriage.shared.protocol import Detection, Event, Verdict, encode_event, encode_verdict  # noqa: E402
@@ -153,7 +153,7 @@ class Cloud:
         self.thread.start()
         self.store = open_store(config)
         self.backend = backend
-        self.service = CloudService(config, backend if backend is not None else ThreadedBackend(analyzer), self.store)
+        self.service = build_service(config, backend if backend is not None else ThreadedBackend(analyzer), self.store)
         self.call(self._start())
 
     async def _start(self) -> None:

@@ -37,8 +37,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 from edgetriage.cloud.analysis import Analysis
+from edgetriage.cloud.compose import build_service
 from edgetriage.cloud.config import CloudConfig
-from edgetriage.cloud.pipeline.service import CloudService
 from edgetriage.cloud.reuse.trust import CloudKeys
 from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.edge.vision.classify import ClassifierConfig, CropClassifier
@@ -139,7 +139,7 @@ def service_paths(pixels: list[np.ndarray], jpegs: list[bytes], workdir: Path) -
             config = CloudConfig(store_path=str(workdir / f"{scope}-{kind}.db"), http={"enabled": False},
                                  reuse={"scope": scope, "ttl_s": ttl, "verify_sample": 0.0,
                                         "sites": {"home": [DEVICE]}})
-            services[scope, kind] = CloudService(config, Instant(), SQLiteStore(config.store_path))
+            services[scope, kind] = build_service(config, Instant(), SQLiteStore(config.store_path))
     topic = Topics(CloudConfig().mqtt.prefix).events(DEVICE)
     times: dict[tuple[str, str], list[float]] = {k: [] for k in services}
 

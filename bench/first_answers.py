@@ -18,8 +18,8 @@ args = parser.parse_args()
 sys.path.insert(0, args.tests)
 import conftest  # noqa: E402
 from edgetriage.cloud.analysis import build_backend  # noqa: E402
+from edgetriage.cloud.compose import build_service  # noqa: E402
 from edgetriage.cloud.config import CloudConfig  # noqa: E402
-from edgetriage.cloud.pipeline.service import CloudService  # noqa: E402
 from edgetriage.cloud.storage.store import SQLiteStore  # noqa: E402
 from edgetriage.shared.topics import Topics  # noqa: E402
 from test_routing import BOX, ChatServer, _blurred, _event  # noqa: E402
@@ -40,7 +40,7 @@ async def scenario(tmp, n):
             "policies": [{"camera": "front", "text": "Alert only if someone stays at the door longer than 30 s"}]}})
     store = SQLiteStore(config.store_path)
     backend = build_backend(config.analyzer)
-    service = CloudService(config, backend, store, on_verdict=heard.append)
+    service = build_service(config, backend, store, on_verdict=heard.append)
     topic = Topics(config.mqtt.prefix).events("pi-routes")
 
     def event(i):

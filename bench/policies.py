@@ -67,6 +67,7 @@ from edgetriage.cloud.analysis.policy import Seen, evaluate, inputs  # noqa: E40
 from edgetriage.cloud.analysis.policy_check import PolicyRefused  # noqa: E402
 from edgetriage.cloud.analysis.policy_words import compile_policy  # noqa: E402
 from edgetriage.cloud.analysis.translator import Translator  # noqa: E402
+from edgetriage.cloud.compose import build_service
 from edgetriage.cloud.config import AnalyzerConfig, CloudConfig, PolicyConfig  # noqa: E402
 from edgetriage.cloud.pipeline.service import CloudService  # noqa: E402
 from edgetriage.cloud.storage.store import SQLiteStore  # noqa: E402
@@ -280,7 +281,7 @@ def main() -> int:
         results = {}
         for name, sly in (("clean", False), ("sly", True)):
             store = SQLiteStore(str(Path(tmp) / f"{name}.db"))
-            service = CloudService(CloudConfig(store_path=str(Path(tmp) / f"{name}.db"), analyzer=config),
+            service = build_service(CloudConfig(store_path=str(Path(tmp) / f"{name}.db"), analyzer=config),
                                    backend, store)
             results[name] = asyncio.run(run_cases(service, cases, sly))
             store.close()

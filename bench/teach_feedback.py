@@ -34,11 +34,13 @@ import requests
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from brokers import Mosquitto, free_port  # noqa: E402
 from edgetriage.cloud.analysis import build_backend  # noqa: E402
-from edgetriage.cloud.compose import build_app  # noqa: E402
+from edgetriage.cloud.compose import (
+    build_app,  # noqa: E402
+    build_service,
+)
 from edgetriage.cloud.config import CloudConfig  # noqa: E402
 from edgetriage.cloud.http.api import run_api
 from edgetriage.cloud.http.auth import ApiAuth  # noqa: E402
-from edgetriage.cloud.pipeline.service import CloudService  # noqa: E402
 from edgetriage.cloud.reuse.verdicts import foreign  # noqa: E402
 from edgetriage.cloud.storage.redis_store import RedisStore, connect_redis  # noqa: E402
 from edgetriage.cloud.storage.store import SQLiteStore  # noqa: E402
@@ -144,7 +146,7 @@ def _trials(kind: str, broker: Mosquitto, workdir: Path, trials: int) -> list[fl
         RedisStore(connect_redis("redis://127.0.0.1:6379/0"), f"bench-feedback-{uuid.uuid4().hex[:8]}")
     loop = asyncio.new_event_loop()
     port = free_port()
-    service = CloudService(config, build_backend(config.analyzer), store)
+    service = build_service(config, build_backend(config.analyzer), store)
     runner = loop.run_until_complete(run_api(build_app(store, service, bundled_dir(), auth=ApiAuth(TOKEN)),
                                              "127.0.0.1", port))
     loop.run_until_complete(service.start())

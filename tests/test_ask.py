@@ -28,11 +28,10 @@ from edgetriage.cloud.ask.guard import AskError
 from edgetriage.cloud.ask.router import Asker, cite
 from edgetriage.cloud.ask.rules import normalise, time_window
 from edgetriage.cloud.ask.vocab import Vocabulary
-from edgetriage.cloud.compose import build_app
+from edgetriage.cloud.compose import build_app, build_service
 from edgetriage.cloud.config import AnalyzerConfig, CloudConfig
 from edgetriage.cloud.http.api import run_api
 from edgetriage.cloud.http.auth import ApiAuth
-from edgetriage.cloud.pipeline.service import CloudService
 from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.protocol import Detection, Event, Verdict
@@ -397,7 +396,7 @@ def api(tmp_path, store) -> Iterator[str]:
                                          "ask": {"timezone": "Europe/Berlin", **NAMES}})
     dead = AnalyzerConfig(backend="openai", openai={"base_urls": [f"http://127.0.0.1:{free_port()}/v1"]})
     loop = asyncio.new_event_loop()
-    service = CloudService(config, build_backend(dead), store)
+    service = build_service(config, build_backend(dead), store)
     app = build_app(store, service, auth=ApiAuth(OPERATOR, {"house": DEVICE_TOKEN}))
     runner = loop.run_until_complete(run_api(app, "127.0.0.1", port := free_port()))
     thread = threading.Thread(target=loop.run_forever, daemon=True)

@@ -18,7 +18,7 @@ from edgetriage.cloud.analysis import build_backend
 from edgetriage.cloud.ask.voice.audio import Audio
 from edgetriage.cloud.ask.voice.config import VoiceConfig
 from edgetriage.cloud.ask.voice.sphinx import SphinxTranscriber
-from edgetriage.cloud.compose import build_app
+from edgetriage.cloud.compose import build_app, build_service
 from edgetriage.cloud.config import AnalyzerConfig, CloudConfig
 from edgetriage.cloud.http.api import run_api
 from edgetriage.cloud.http.auth import ApiAuth
@@ -69,7 +69,7 @@ def test_a_device_token_may_not_ask_unless_the_config_says_so(tmp_path, store):
                                              "ask": {"timezone": "Europe/Berlin", **test_ask.NAMES}})
         dead = AnalyzerConfig(backend="openai", openai={"base_urls": [f"http://127.0.0.1:{free_port()}/v1"]})
         loop = asyncio.new_event_loop()
-        service = CloudService(config, build_backend(dead), store)
+        service = build_service(config, build_backend(dead), store)
         app = build_app(store, service, auth=ApiAuth(OPERATOR, {"house": DEVICE_TOKEN}))
         runner = loop.run_until_complete(run_api(app, "127.0.0.1", port := free_port()))
         thread = threading.Thread(target=loop.run_forever, daemon=True)

@@ -17,8 +17,8 @@ from edgetriage.cloud.ask.config import AskConfig
 from edgetriage.cloud.ask.guard import AskError
 from edgetriage.cloud.ask.router import Asker
 from edgetriage.cloud.ask.vocab import Vocabulary
+from edgetriage.cloud.compose import build_service
 from edgetriage.cloud.config import AnalyzerConfig, CloudConfig
-from edgetriage.cloud.pipeline.service import CloudService
 from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.protocol import Detection, Event, Verdict, encode_verdict
@@ -264,7 +264,7 @@ def test_fifty_questions_at_once_do_not_hold_up_an_event_verdict(tmp_path, store
     config = CloudConfig.model_validate({"store_path": str(tmp_path / "cloud.db"), "http": {"enabled": False}})
 
     async def scenario() -> tuple[list[float], float]:
-        service = CloudService(config, FixedDelayModel(0.0, 8), store)
+        service = build_service(config, FixedDelayModel(0.0, 8), store)
         asker = asker_for(store)
         asker.attach(service)
         topic = service.topics.events("house")

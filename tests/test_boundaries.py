@@ -31,8 +31,8 @@ import pytest
 from conftest import free_port
 from edgetriage.cli import main as cli_main
 from edgetriage.cloud.analysis import Analysis, build_backend
+from edgetriage.cloud.compose import build_service
 from edgetriage.cloud.config import CloudConfig, load_cloud_config
-from edgetriage.cloud.pipeline.service import CloudService
 from edgetriage.cloud.storage.claims import (
     ClaimKeeper,
     RedisClaims,
@@ -756,7 +756,7 @@ def test_a_verdict_is_in_the_store_when_it_is_published(tmp_path, mosquitto, pre
         return publish(link, topic, payload, *args, **kwargs)
 
     monkeypatch.setattr(MQTTLink, "publish", publish_and_look)
-    service = CloudService(config, build_backend(config.analyzer), store)
+    service = build_service(config, build_backend(config.analyzer), store)
 
     async def scenario() -> tuple[Verdict | None, Verdict | None]:
         await service.start()
@@ -824,7 +824,7 @@ def test_cache_hits_are_in_the_store_when_they_are_published(kind, via, tmp_path
         return publish(link, topic, payload, *args, **kwargs)
 
     monkeypatch.setattr(MQTTLink, "publish", publish_and_look)
-    service = CloudService(config, build_backend(config.analyzer), store)
+    service = build_service(config, build_backend(config.analyzer), store)
     first = event(0)
     analysis = Analysis(verdict="benign", confidence=0.8, description="a visitor", model="m",
                         prompt_version=service.backend.prompt_version(first), analyze_ms=1.0)

@@ -26,7 +26,7 @@ import pytest
 import requests
 from conftest import free_port
 from edgetriage.cloud.analysis import build_backend
-from edgetriage.cloud.compose import build_app
+from edgetriage.cloud.compose import build_app, build_service
 from edgetriage.cloud.config import CloudConfig
 from edgetriage.cloud.http.api import run_api
 from edgetriage.cloud.http.auth import ApiAuth
@@ -99,7 +99,7 @@ def api(tmp_path) -> Iterator[Api]:
     loop = asyncio.new_event_loop()
     port = free_port()
     store = SQLiteStore(config.store_path)
-    service = CloudService(config, build_backend(config.analyzer), store)
+    service = build_service(config, build_backend(config.analyzer), store)
     auth = ApiAuth(OPERATOR, {"pi-door": DEVICE_TOKEN})
     runner = loop.run_until_complete(run_api(build_app(store, service, auth=auth), "127.0.0.1", port))
     thread = threading.Thread(target=loop.run_forever, daemon=True)

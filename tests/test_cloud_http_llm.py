@@ -14,11 +14,10 @@ import cv2
 import pytest
 import requests
 from conftest import free_port
-from edgetriage.cloud.compose import build_app
+from edgetriage.cloud.compose import build_app, build_service
 from edgetriage.cloud.config import CloudConfig
 from edgetriage.cloud.http.api import run_api
 from edgetriage.cloud.http.auth import ApiAuth
-from edgetriage.cloud.pipeline.service import CloudService
 from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.edge.vision.crops import phash_dct64
 from edgetriage.shared.ids import uuid7
@@ -47,7 +46,7 @@ def test_an_event_posted_over_http_gets_the_models_verdict(tmp_path, llm_analyze
 
     config = CloudConfig.model_validate({"store_path": str(tmp_path / "cloud.db")})
     store = SQLiteStore(config.store_path)
-    service = CloudService(config, llm_analyzer, store)
+    service = build_service(config, llm_analyzer, store)
     loop = asyncio.new_event_loop()
     port = free_port()
     runner = loop.run_until_complete(run_api(build_app(store, service, auth=ApiAuth("operator", {DEVICE: TOKEN})),

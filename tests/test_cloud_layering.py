@@ -123,6 +123,7 @@ def test_the_parts_around_the_service_are_built_in_the_composition_root_only():
     built = {**_calls("cloud", parts), **_calls("app", parts)}
     assert set(built) == {"cloud/compose.py"}, built
     assert set(built["cloud/compose.py"]) == parts
+    assert _calls("tests", {"CloudService"}) == {}  # the tests build it with compose.build_service too
 
 
 def test_one_error_answer_and_one_offer_maker():

@@ -21,7 +21,7 @@ import cv2
 import numpy as np
 import paho.mqtt.client as mqtt
 import pytest
-from edgetriage.cloud.compose import build_app
+from edgetriage.cloud.compose import build_app, build_service
 from edgetriage.cloud.config import CloudConfig, HTTPConfig, ReusePolicy
 from edgetriage.cloud.http.api import run_api
 from edgetriage.cloud.http.auth import ApiAuth
@@ -153,7 +153,7 @@ def test_events_in_verdicts_out_with_dedupe_cache_rejects_and_api(mosquitto, pre
     config = _config(mosquitto, prefix, tmp_path)
     store = Store(config.store_path)
     announced: list[Verdict] = []
-    service = CloudService(config, llm_analyzer, store, on_verdict=announced.append)
+    service = build_service(config, llm_analyzer, store, on_verdict=announced.append)
     first = _event(crops["first"], 1)
     near = _event(crops["first"], 2, phash=_flip(first.phash, 3))  # the same visitor, a slightly different crop
     other = _event(crops["second"], 3)
@@ -304,7 +304,7 @@ def test_event_abandoned_mid_analysis_is_redelivered_and_answered(mosquitto, pre
     async def scenario() -> None:
         device = DeviceClient(mosquitto.url, prefix)
         try:
-            first = CloudService(config, llm_analyzer, store)
+            first = build_service(config, llm_analyzer, store)
             await first.start()
             assert await first.wait_connected(10)
             # the broker granted the SUBSCRIBE (SUBACK) before the event is published
@@ -314,7 +314,7 @@ def test_event_abandoned_mid_analysis_is_redelivered_and_answered(mosquitto, pre
             await first.stop()  # drain_timeout_s=0: the analysis is abandoned, its claim ended
             assert store.get_verdict(event.event_id) is None and device.verdicts.empty()
 
-            second = CloudService(config, llm_analyzer, store)
+            second = build_service(config, llm_analyzer, store)
             await second.start()
             try:
                 verdict = decode_verdict((await device.next_verdict())[1])
@@ -348,7 +348,7 @@ def test_mqtt311_service_answers_from_the_cache_with_a_bounded_rule(mosquitto, p
     look_alike = _event(crops["first"], 2, phash=_flip(made.phash, 5))
 
     async def scenario() -> None:
-        service = CloudService(config, llm_analyzer, store)
+        service = build_service(config, llm_analyzer, store)
         await service.start()
         device = DeviceClient(mosquitto.url, prefix, protocol=mqtt.MQTTv311)
         try:
@@ -431,7 +431,7 @@ def test_process_without_a_broker_rejects_and_counts(tmp_path, crops, llm_analyz
     the reason, is counted, stores nothing and never reaches the model."""
     config = CloudConfig(store_path=str(tmp_path / "cloud.db"))
     store = Store(config.store_path)
-    service = CloudService(config, llm_analyzer, store)
+    service = build_service(config, llm_analyzer, store)
     topic = Topics(config.mqtt.prefix).events(DEVICE)
 
     async def scenario() -> None:
@@ -516,7 +516,7 @@ def test_overload_is_announced_and_cleared_a_full_queue_makes_events_wait_not_fa
                                     "priorities": [{"tier": 0, "camera": "door"}]})
         store = Store(config.store_path)
         backend = build_backend(config.analyzer)
-        service = CloudService(config, backend, store)
+        service = build_service(config, backend, store)
         await service.start()
         assert await service.wait_connected(10)
         watcher = LoadWatcher(mosquitto.url, prefix)
@@ -616,7 +616,7 @@ def test_priority_tiers_go_first_and_a_spent_device_budget_answers_at_once(prefi
     store = Store(config.store_path)
     from edgetriage.cloud.analysis import ThreadedBackend
 
-    service = CloudService(config, ThreadedBackend(llm_analyzer.engine, max_batch=1), store)
+    service = build_service(config, ThreadedBackend(llm_analyzer.engine, max_batch=1), store)
     topic = Topics(prefix).events
 
     async def scenario() -> list[Verdict]:
@@ -654,7 +654,7 @@ def test_site_verdicts_are_offered_to_the_other_devices_and_reuse_is_checked(mos
     config = _config(mosquitto, prefix, tmp_path,
                      reuse={"scope": "site", "verify_sample": 1.0, "sites": {"lab": [DEVICE, "pi-lab-2"]}})
     store = Store(config.store_path)
-    service = CloudService(config, llm_analyzer, store)
+    service = build_service(config, llm_analyzer, store)
     original = _event(crops["first"], 1)
     look_alike = _event(crops["first"], 2, phash=_flip(original.phash, 3), device="pi-lab-2", camera="yard")
 

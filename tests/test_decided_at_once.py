@@ -12,8 +12,8 @@ import time
 from aiohttp import web
 from conftest import clip_crop, free_port
 from edgetriage.cloud.analysis import build_backend
+from edgetriage.cloud.compose import build_service
 from edgetriage.cloud.config import CloudConfig
-from edgetriage.cloud.pipeline.service import CloudService
 from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.edge.vision.crops import phash_dct64
 from edgetriage.shared.ids import uuid7
@@ -71,7 +71,7 @@ def test_policy_and_check_verdicts_do_not_wait_for_a_busy_model(tmp_path, clip_o
                                                                   "longer than 30 s"}]},
             "scheduler": {"deadline_s": 60},
         })
-        service = CloudService(config, build_backend(config.analyzer), SQLiteStore(config.store_path))
+        service = build_service(config, build_backend(config.analyzer), SQLiteStore(config.store_path))
         topic = "edgetriage/v1/pi-shop/events"
         took: dict[str, tuple[float, str | None]] = {}
 

@@ -12,11 +12,10 @@ import time
 import pytest
 import requests
 from conftest import free_port
-from edgetriage.cloud.compose import build_app
+from edgetriage.cloud.compose import build_app, build_service
 from edgetriage.cloud.config import CloudConfig
 from edgetriage.cloud.http.api import run_api
 from edgetriage.cloud.http.auth import ApiAuth
-from edgetriage.cloud.pipeline.service import CloudService
 from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.shared.protocol import ProtocolError, encode_event
 from test_heal import DEVICE, OPERATOR, InstantModel, _event
@@ -29,7 +28,7 @@ def test_a_devices_crops_stop_at_its_quota_its_events_are_still_answered(tmp_pat
     config = CloudConfig.model_validate({"store_path": str(tmp_path / "cloud.db"), "http": {"port": 0},
                                          "retention": {"crop_quota_mb": 4.5 * size / (1 << 20)}})
     store = SQLiteStore(config.store_path)
-    service = CloudService(config, InstantModel(), store)
+    service = build_service(config, InstantModel(), store)
 
     async def run() -> str:
         port = free_port()
@@ -58,7 +57,7 @@ def test_device_ids_stop_at_max_devices_but_configured_ones_always_enter(tmp_pat
                                          "delivery": {"max_devices": 3},
                                          "reuse": {"sites": {"home": ["listed-1", "listed-2"]}}})
     store = SQLiteStore(config.store_path)
-    service = CloudService(config, InstantModel(), store)
+    service = build_service(config, InstantModel(), store)
     try:
         def accept(device: str) -> None:
             event = _event(int(time.time() * 1000) % 1000).model_copy(update={"device": device})

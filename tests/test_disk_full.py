@@ -10,8 +10,8 @@ import queue
 import time
 
 import pytest
+from edgetriage.cloud.compose import build_service
 from edgetriage.cloud.config import CloudConfig
-from edgetriage.cloud.pipeline.service import CloudService
 from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.shared.mqtt import Incoming, MQTTLink
 from edgetriage.shared.protocol import decode_verdict, encode_event
@@ -43,7 +43,7 @@ def test_a_full_disk_under_the_cloud_store_loses_nothing(mosquitto, prefix, tmp_
         return any("database or disk is full" in r.getMessage() for r in caplog.records)
 
     async def serve_until(n: int, timeout: float, ready: asyncio.Event | None = None, until=None) -> set[str]:
-        service = CloudService(config, FixedDelayModel(0.01, 4), store)
+        service = build_service(config, FixedDelayModel(0.01, 4), store)
         await service.start()
         seen: set[str] = set()
         try:
@@ -91,7 +91,7 @@ def test_a_stopping_intake_starts_no_retry_of_its_parked_events(tmp_path):
     (the intake is closed), the store answering starts none of them: the claims they would take are closed
     next (before, a retry begun while stopping ran on a closed database, with a traceback)."""
     store = SQLiteStore(tmp_path / "cloud.db")
-    service = CloudService(CloudConfig(store_path=str(tmp_path / "cloud.db"), http={"enabled": False}),
+    service = build_service(CloudConfig(store_path=str(tmp_path / "cloud.db"), http={"enabled": False}),
                            FixedDelayModel(0.01, 4), store)
     (event,) = noise_events("dev", 1, seed=5)
 

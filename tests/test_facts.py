@@ -232,9 +232,9 @@ def test_the_issue_s_card_through_the_service_is_corrected_counted_and_reused_on
     from aiohttp import web
     from conftest import free_port
     from edgetriage.cloud.analysis import build_backend
+    from edgetriage.cloud.compose import build_service
     from edgetriage.cloud.config import CloudConfig
     from edgetriage.cloud.ops.metrics import CloudMetrics
-    from edgetriage.cloud.pipeline.service import CloudService
     from edgetriage.cloud.storage.store import SQLiteStore
 
     crop = clip_crop(clip_one_by_one, 120, BOX)
@@ -260,7 +260,7 @@ def test_the_issue_s_card_through_the_service_is_corrected_counted_and_reused_on
         config = CloudConfig.model_validate({"store_path": str(tmp_path / "cloud.db"), "analyzer": {
             "backend": "openai", "openai": {"base_urls": [f"http://127.0.0.1:{port}/v1"], "model": "m"}}})
         store = SQLiteStore(config.store_path)
-        service = CloudService(config, build_backend(config.analyzer), store)
+        service = build_service(config, build_backend(config.analyzer), store)
         try:
             topic = service.topics.events("pi-door")
             first = await service.process(event(), topic)

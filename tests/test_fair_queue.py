@@ -8,8 +8,8 @@ import asyncio
 import queue
 import time
 
+from edgetriage.cloud.compose import build_service
 from edgetriage.cloud.config import CloudConfig, SchedulerConfig
-from edgetriage.cloud.pipeline.service import CloudService
 from edgetriage.cloud.scheduling.scheduler import OverCapacity, Scheduler
 from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.shared.mqtt import Incoming, MQTTLink
@@ -45,7 +45,7 @@ def test_a_burst_from_one_device_does_not_starve_another(mosquitto, prefix, tmp_
     store = SQLiteStore(config.store_path)
 
     async def scenario() -> tuple[float, dict[str, str], int]:
-        service = CloudService(config, model, store)
+        service = build_service(config, model, store)
         await service.start()
         try:
             assert await service.wait_connected(10)
@@ -130,7 +130,7 @@ def test_over_capacity_an_http_event_is_accepted_to_wait_and_answered_later(mosq
             "store_path": str(tmp_path / "cloud.db"),
             "scheduler": {"queue_size": 1, "overload_depth": 1, "clear_depth": 0, "batch_wait_ms": 0}})
         store = SQLiteStore(config.store_path)
-        service = CloudService(config, FixedDelayModel(1.0, concurrency=1), store)
+        service = build_service(config, FixedDelayModel(1.0, concurrency=1), store)
         await service.start()
         port = free_port()
         runner = await run_api(build_app(store, service, auth=ApiAuth("op-token", {})), "127.0.0.1", port)

@@ -30,8 +30,8 @@ import cv2
 import pytest
 from conftest import Mosquitto, free_port
 from edgetriage.cloud.analysis import ThreadedBackend
+from edgetriage.cloud.compose import build_service
 from edgetriage.cloud.config import CloudConfig
-from edgetriage.cloud.pipeline.service import CloudService
 from edgetriage.cloud.storage.claims import RedisClaims, SQLiteClaims
 from edgetriage.cloud.storage.redis_store import RedisStore, connect_redis
 from edgetriage.cloud.storage.store import SQLiteStore
@@ -275,7 +275,7 @@ class CloudInProcess:
     def __init__(self, config: CloudConfig, analyzer, max_batch: int | None = None) -> None:
         self.store = SQLiteStore(config.store_path)
         self.backend = ThreadedBackend(analyzer.engine, max_batch)
-        self.service = CloudService(config, self.backend, self.store)
+        self.service = build_service(config, self.backend, self.store)
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()

@@ -18,7 +18,7 @@ import pytest
 import requests
 from conftest import free_port
 from edgetriage.cloud.analysis import build_backend
-from edgetriage.cloud.compose import build_app
+from edgetriage.cloud.compose import build_app, build_service
 from edgetriage.cloud.config import CloudConfig
 from edgetriage.cloud.http.api import run_api
 from edgetriage.cloud.http.auth import ApiAuth
@@ -125,7 +125,7 @@ def running(request, mosquitto, prefix, tmp_path) -> Iterator[Running]:
         RedisStore(connect_redis("redis://127.0.0.1:6379/0"), f"test-feedback-{uuid.uuid4().hex[:8]}")
     loop = asyncio.new_event_loop()
     port = free_port()
-    service = CloudService(config, build_backend(config.analyzer), store)
+    service = build_service(config, build_backend(config.analyzer), store)
     auth = ApiAuth(OPERATOR, {"pi-door": DEVICE_TOKEN})
     runner = loop.run_until_complete(run_api(build_app(store, service, auth=auth), "127.0.0.1", port))
     loop.run_until_complete(service.start())

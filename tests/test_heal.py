@@ -25,7 +25,7 @@ from brokers import RedisServer
 from conftest import free_port
 from edgetriage.cloud.analysis.base import Analysis
 from edgetriage.cloud.ask.guard import AskError, check_question
-from edgetriage.cloud.compose import build_app
+from edgetriage.cloud.compose import build_app, build_service
 from edgetriage.cloud.config import CloudConfig
 from edgetriage.cloud.http.api import run_api
 from edgetriage.cloud.http.auth import ApiAuth
@@ -154,7 +154,7 @@ def test_a_redis_killed_and_restarted_mid_flow_leaves_no_event_unanswered(tmp_pa
 
 async def _outage(config: CloudConfig, redis_server: RedisServer, mosquitto, prefix: str) -> None:
     store = RedisStore(connect_redis(redis_server.url), "heal")
-    service = CloudService(config, InstantModel(), store)
+    service = build_service(config, InstantModel(), store)
     port = free_port()
     runner = await run_api(build_app(store, service, auth=ApiAuth(OPERATOR)), "127.0.0.1", port)
     base = f"http://127.0.0.1:{port}"
@@ -212,7 +212,7 @@ async def _stall(config: CloudConfig, mosquitto, prefix: str) -> None:
     store = SQLiteStore(config.store_path)
     model = InstantModel()
     model.hold = True
-    service = CloudService(config, model, store)
+    service = build_service(config, model, store)
     port = free_port()
     runner = await run_api(build_app(store, service, auth=ApiAuth(OPERATOR)), "127.0.0.1", port)
     base = f"http://127.0.0.1:{port}"
@@ -244,7 +244,7 @@ def test_captured_ms_outside_retention_and_clock_skew_is_refused_at_intake(tmp_p
                                          "retention": {"events_days": 30},
                                          "delivery": {"max_clock_skew_s": 60}})
     store = SQLiteStore(config.store_path)
-    service = CloudService(config, InstantModel(), store)
+    service = build_service(config, InstantModel(), store)
     topic = service.topics.events(DEVICE)
     now = int(time.time() * 1000)
     try:
@@ -317,7 +317,7 @@ def test_errors_echo_a_short_prefix_of_bad_input_and_one_status_for_not_yours_an
     config = CloudConfig.model_validate({"store_path": str(tmp_path / "cloud.db"),
                                          "http": {"port": 0, "ask_from_devices": True}})
     store = SQLiteStore(config.store_path)
-    service = CloudService(config, InstantModel(), store)
+    service = build_service(config, InstantModel(), store)
     asyncio.run(_echo_and_status(service, store))
     store.close()
 

@@ -17,7 +17,7 @@ import pytest
 import requests
 from conftest import free_port
 from edgetriage.cloud.analysis import build_backend
-from edgetriage.cloud.compose import build_app, build_learner
+from edgetriage.cloud.compose import build_app, build_learner, build_service
 from edgetriage.cloud.config import CloudConfig
 from edgetriage.cloud.http.api import run_api
 from edgetriage.cloud.http.auth import ApiAuth
@@ -39,7 +39,7 @@ def _service(mosquitto, prefix: str, store, tmp_path, auto_accept: bool) -> Clou
         "analyzer": {"backend": "openai", "openai": {"base_urls": [f"http://127.0.0.1:{free_port()}/v1"]}},
         "suppressions": {"min_events": 3, "auto_accept": auto_accept, "push_wait_s": 0.5},
     })
-    return CloudService(config, build_backend(config.analyzer), store)
+    return build_service(config, build_backend(config.analyzer), store)
 
 
 def _verdict(event: Event, verdict: str = "benign", **kw) -> Verdict:

@@ -14,6 +14,7 @@ import uuid
 import paho.mqtt.client as mqtt
 import pytest
 from conftest import CLOUD
+from edgetriage.cloud.compose import build_service
 from edgetriage.cloud.config import CloudConfig
 from edgetriage.cloud.ops.ha import HomeAssistantBridge
 from edgetriage.cloud.pipeline.service import CloudService
@@ -134,7 +135,7 @@ def test_several_cloud_workers_and_home_assistant_share_the_cloud_identity(secur
         workers, bridges = [], []
         for name in ("w1", "w2"):
             cfg = config(name)
-            service = CloudService(cfg, FixedDelayModel(0.05, 2), RedisStore(connect_redis(cfg.delivery.redis_url),
+            service = build_service(cfg, FixedDelayModel(0.05, 2), RedisStore(connect_redis(cfg.delivery.redis_url),
                                                                               redis_prefix))
             bridge = HomeAssistantBridge(cfg.homeassistant, cfg.mqtt, client_id=f"{cfg.mqtt.client_id}-ha")
             bridge.attach(service)

@@ -145,9 +145,9 @@ def test_observers_read_the_service_through_its_typed_view():
 
 def test_the_cloud_service_has_every_member_its_observers_read(tmp_path):
     from edgetriage.cloud.analysis import build_backend
+    from edgetriage.cloud.compose import build_service
     from edgetriage.cloud.config import CloudConfig
     from edgetriage.cloud.ops.observed import Counted, Listened, ObservedService
-    from edgetriage.cloud.pipeline.service import CloudService
     from edgetriage.cloud.storage.store import SQLiteStore
 
     members = {name for view in (Listened, Counted, ObservedService)
@@ -156,7 +156,7 @@ def test_the_cloud_service_has_every_member_its_observers_read(tmp_path):
     config = CloudConfig.model_validate({"analyzer": {"backend": "openai"}, "store_path": str(tmp_path / "c.db")})
     store = SQLiteStore(config.store_path)
     try:
-        service = CloudService(config, build_backend(config.analyzer), store)
+        service = build_service(config, build_backend(config.analyzer), store)
         assert sorted(m for m in members if not hasattr(service, m)) == []
     finally:
         store.close()

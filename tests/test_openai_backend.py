@@ -30,8 +30,8 @@ from edgetriage.cloud.analysis.openai import OpenAIBackend, request_body
 from edgetriage.cloud.analysis.prompt import Prompt, PromptBook, PromptBuilder, chat_messages
 from edgetriage.cloud.analysis.translator import Translator
 from edgetriage.cloud.analysis.vllm import engine_prompt, sampling_options
+from edgetriage.cloud.compose import build_service
 from edgetriage.cloud.config import AnalyzerConfig, CloudConfig, OpenAIConfig, VLLMConfig
-from edgetriage.cloud.pipeline.service import CloudService
 from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.shared.config import ConfigError
 from edgetriage.shared.ids import uuid7
@@ -205,7 +205,7 @@ def test_service_answers_through_the_openai_backend(transformers_serve, model_di
     config = CloudConfig(store_path=str(tmp_path / "cloud.db"), analyzer=_config([transformers_serve], str(model_dir)))
     store = SQLiteStore(config.store_path)
     backend = build_backend(config.analyzer)
-    service = CloudService(config, backend, store)
+    service = build_service(config, backend, store)
     topic = Topics(config.mqtt.prefix).events("pi-openai")
     first, again = _event(crops["person"]), _event(crops["person"])
 

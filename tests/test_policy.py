@@ -19,8 +19,8 @@ from edgetriage.cloud.analysis.gate import PolicyBook, PolicyGate, Remembered
 from edgetriage.cloud.analysis.policy import Seen, evaluate, inputs
 from edgetriage.cloud.analysis.policy_words import compile_policy
 from edgetriage.cloud.analysis.translator import Translator
+from edgetriage.cloud.compose import build_service
 from edgetriage.cloud.config import AnalyzerConfig, CloudConfig, PolicyConfig
-from edgetriage.cloud.pipeline.service import CloudService
 from edgetriage.cloud.storage.store import SQLiteStore as Store
 from edgetriage.edge.triage.verdict_cache import VerdictCache as DeviceCache
 from edgetriage.edge.vision.crops import phash_dct64
@@ -225,7 +225,7 @@ def _service(tmp_path, translator, store=None):
     model = CountingModel()
     config = CloudConfig(store_path=str(tmp_path / "cloud.db"), analyzer=AnalyzerConfig(policies=POLICIES))
     gate = PolicyGate(model, PolicyBook(POLICIES), translator)
-    return CloudService(config, gate, store or Store(config.store_path)), model
+    return build_service(config, gate, store or Store(config.store_path)), model
 
 
 def test_the_policy_decides_without_the_model_and_flips_on_the_deciding_fact(tmp_path, crops, translator):

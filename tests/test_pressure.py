@@ -11,9 +11,9 @@ import time
 import paho.mqtt.client as mqtt
 from edgetriage.cloud.ask.config import AskConfig
 from edgetriage.cloud.ask.router import Asker
+from edgetriage.cloud.compose import build_service
 from edgetriage.cloud.config import AnalyzerConfig, CloudConfig
 from edgetriage.cloud.counts.pressure import EventPressure
-from edgetriage.cloud.pipeline.service import CloudService
 from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.shared.config import MQTTConfig
 from edgetriage.shared.protocol import encode_event
@@ -105,7 +105,7 @@ def test_every_event_through_the_broker_leaves_nothing_counted(mosquitto, prefix
     got: list[str] = []
 
     async def scenario() -> tuple[int, int]:
-        service = CloudService(config, FixedDelayModel(1.0, 4), store)
+        service = build_service(config, FixedDelayModel(1.0, 4), store)
         await service.start()
         assert await service.wait_connected(10)
         client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"{prefix}-dev", protocol=mqtt.MQTTv5)

@@ -16,9 +16,9 @@ import pytest
 from aiohttp import web
 from conftest import clip_crop, free_port
 from edgetriage.cloud.analysis import build_backend
+from edgetriage.cloud.compose import build_service
 from edgetriage.cloud.config import CloudConfig
 from edgetriage.cloud.ops.metrics import CloudMetrics
-from edgetriage.cloud.pipeline.service import CloudService
 from edgetriage.cloud.route.routing import REASONS, LaneLoad, LatencyEstimate, RoutePolicy, route
 from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.shared.ids import uuid7
@@ -267,7 +267,7 @@ def test_a_busy_large_model_leaves_events_to_the_small_one_then_its_final_answer
         backend.light(_event(crop, 99))  # the closer look's models warm: the first event's look (T_max counts from
         # arrival) leaves the large one its 1.6 s guess within T_max; the others, sent once it has that one, wait
         # two rounds of it: 3.2 s, over
-        service = CloudService(config, backend, store, on_verdict=heard.append)
+        service = build_service(config, backend, store, on_verdict=heard.append)
         topic = Topics(config.mqtt.prefix).events("pi-routes")
         events = [_event(crop, n) for n in range(5)]
         try:
@@ -355,7 +355,7 @@ def test_when_neither_model_can_answer_within_t_max_the_light_path_does_and_the_
         store = SQLiteStore(config.store_path)
         backend = build_backend(config.analyzer)
         backend.light(_event(crop, 99))  # the closer look's models loaded before the clock starts
-        service = CloudService(config, backend, store, on_verdict=heard.append)
+        service = build_service(config, backend, store, on_verdict=heard.append)
         topic = Topics(config.mqtt.prefix).events("pi-routes")
         events = [_event(crop, n) for n in range(4)] + [_event(crop, 4).model_copy(update={"label": "parcel"})]
         try:
@@ -430,7 +430,7 @@ def test_a_large_back_end_that_keeps_failing_is_passed_over_until_it_is_back(cli
                  "openai": {"base_urls": [f"http://127.0.0.1:{port}/v1"], "retries": 0}}]}})
         store = SQLiteStore(config.store_path)
         backend = build_backend(config.analyzer)
-        service = CloudService(config, backend, store)
+        service = build_service(config, backend, store)
         topic = Topics(config.mqtt.prefix).events("pi-routes")
         try:
             verdicts = [await service.process(_event(crop, 100 + n), topic) for n in range(3)]
@@ -624,7 +624,7 @@ def test_pending_finals_outlive_a_restart_and_replace_the_provisional_answers_th
         topic = Topics(prefix).events("pi-routes")
         events = [_event(crop, 200 + n) for n in range(3)]
         store, backend = open_store(config), build_backend(config.analyzer)
-        first = CloudService(config, backend, store)
+        first = build_service(config, backend, store)
         await first.start()
         assert await first.wait_connected(10)
         try:
@@ -650,7 +650,7 @@ def test_pending_finals_outlive_a_restart_and_replace_the_provisional_answers_th
         heard: list[Verdict] = []
         watcher = Watcher(mosquitto.url, prefix)
         store, backend = open_store(config), build_backend(config.analyzer)
-        second = CloudService(config, backend, store, on_verdict=heard.append)
+        second = build_service(config, backend, store, on_verdict=heard.append)
         await second.start()
         assert await second.wait_connected(10)
         try:
@@ -736,7 +736,7 @@ def test_the_first_answer_says_what_the_closer_look_and_the_policy_say_while_the
                 "policies": [{"camera": "front", "text": "Alert only if someone stays at the door longer than 30 s"}]}})
         store = SQLiteStore(config.store_path)
         backend = build_backend(config.analyzer)
-        service = CloudService(config, backend, store, on_verdict=heard.append)
+        service = build_service(config, backend, store, on_verdict=heard.append)
         topic = Topics(config.mqtt.prefix).events("pi-routes")
         events = {"faint": event(faint, 300, "front", 60.0), "unsaid": event(sharp, 301, "front", None),
                   "no policy": event(sharp, 302, "hall", 60.0)}
@@ -802,7 +802,7 @@ def test_several_policy_events_at_once_each_get_a_first_answer_within_a_second_t
                 "policies": [{"camera": "front", "text": "Alert only if someone stays at the door longer than 30 s"}]}})
         store = SQLiteStore(config.store_path)
         backend = build_backend(config.analyzer)
-        service = CloudService(config, backend, store, on_verdict=heard.append)
+        service = build_service(config, backend, store, on_verdict=heard.append)
         topic = Topics(config.mqtt.prefix).events("pi-routes")
 
         def event(n: int) -> Event:

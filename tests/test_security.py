@@ -21,8 +21,8 @@ import uuid
 import cv2
 import pytest
 from conftest import CLOUD, DEPLOY, Mosquitto, free_port
+from edgetriage.cloud.compose import build_service
 from edgetriage.cloud.config import CloudConfig
-from edgetriage.cloud.pipeline.service import CloudService
 from edgetriage.cloud.storage.redis_store import RedisStore, connect_redis
 from edgetriage.shared.config import ConfigError, MQTTConfig, TLSConfig
 from edgetriage.shared.ids import uuid7
@@ -330,7 +330,7 @@ def test_event_and_verdict_round_trip_under_tls_and_acl(secure, llm_analyzer, vi
     b = _connected(Client(secure.mqtt("cam-b"), "cam-b", (TOPICS.verdicts("cam-b"), "#")))
 
     async def scenario() -> None:
-        service = CloudService(config, llm_analyzer, store)
+        service = build_service(config, llm_analyzer, store)
         await service.start()
         try:
             assert await service.wait_connected(10)

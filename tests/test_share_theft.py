@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from brokers import DEPLOY, Mosquitto, free_port
 from conftest import CLOUD
+from edgetriage.cloud.compose import build_service
 from edgetriage.cloud.config import CloudConfig
-from edgetriage.cloud.pipeline.service import CloudService
 from edgetriage.cloud.storage.redis_store import RedisStore, connect_redis
 from edgetriage.shared.mqtt import MQTTLink
 from edgetriage.shared.protocol import encode_event
@@ -46,7 +46,7 @@ def _received_by_the_cloud(broker: Mosquitto, tmp_path: Path, thief_subscription
     victim = MQTTLink(broker.mqtt("cam-b"), "cam-b", on_message=lambda m: None)
     events = noise_events("cam-b", 20)
     store = RedisStore(connect_redis(REDIS_URL), prefix)
-    service = CloudService(config, FixedDelayModel(0.0, 4), store)
+    service = build_service(config, FixedDelayModel(0.0, 4), store)
 
     async def scenario() -> int:
         await service.start()

@@ -11,11 +11,10 @@ import time
 import requests
 from conftest import free_port
 from edgetriage.cloud.analysis import build_backend
-from edgetriage.cloud.compose import build_app
+from edgetriage.cloud.compose import build_app, build_service
 from edgetriage.cloud.config import CloudConfig
 from edgetriage.cloud.http.api import run_api
 from edgetriage.cloud.http.auth import ApiAuth
-from edgetriage.cloud.pipeline.service import CloudService
 from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.protocol import Detection, Event, Verdict
@@ -44,7 +43,7 @@ def test_the_camera_filter_hides_the_other_cameras_cards_in_chromium(mosquitto, 
     store = SQLiteStore(config.store_path)
     loop = asyncio.new_event_loop()
     port = free_port()
-    service = CloudService(config, build_backend(config.analyzer), store)
+    service = build_service(config, build_backend(config.analyzer), store)
     runner = loop.run_until_complete(run_api(build_app(store, service, auth=ApiAuth(OPERATOR, {})), "127.0.0.1",
                                              port))
     thread = threading.Thread(target=loop.run_forever, daemon=True)

@@ -157,16 +157,16 @@ def _exposed_metric_names(tmp_path: Path) -> set[str]:
     """Every sample name the cloud service's /metrics and the edge agent's endpoint expose, parsed with the
     Prometheus text parser (so a malformed exposition fails here too)."""
     from edgetriage.cloud.analysis import build_backend
+    from edgetriage.cloud.compose import build_service
     from edgetriage.cloud.config import CloudConfig
     from edgetriage.cloud.ops.metrics import CloudMetrics
-    from edgetriage.cloud.pipeline.service import CloudService
     from edgetriage.cloud.storage.store import SQLiteStore
     from edgetriage.edge.metrics import CameraSnapshot, DeviceSnapshot, EdgeMetrics
     from prometheus_client import generate_latest
     from prometheus_client.parser import text_string_to_metric_families
 
     config = CloudConfig.model_validate({"analyzer": {"backend": "openai"}, "store_path": str(tmp_path / "c.db")})
-    service = CloudService(config, build_backend(config.analyzer), SQLiteStore(config.store_path))
+    service = build_service(config, build_backend(config.analyzer), SQLiteStore(config.store_path))
     metrics = CloudMetrics()
     metrics.attach(service)
     snapshot = DeviceSnapshot(

@@ -14,11 +14,10 @@ import requests
 from conftest import free_port
 from edgetriage.cloud.analysis import build_backend
 from edgetriage.cloud.broker.push import config_message, push_config
-from edgetriage.cloud.compose import build_app
+from edgetriage.cloud.compose import build_app, build_service
 from edgetriage.cloud.config import CloudConfig
 from edgetriage.cloud.http.api import run_api
 from edgetriage.cloud.http.auth import ApiAuth
-from edgetriage.cloud.pipeline.service import CloudService
 from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.cloud.teach.feedback import Feedback
 from edgetriage.cloud.teach.thresholds import AutoThresholds, propose, retained_config
@@ -77,7 +76,7 @@ def test_accepting_pushes_a_merged_override_and_only_the_operator_may(history, m
     assert push_config(config.mqtt, "pi-yard", payload, version=version).outcome == "published"
     loop = asyncio.new_event_loop()
     port = free_port()
-    service = CloudService(config, build_backend(config.analyzer), store)
+    service = build_service(config, build_backend(config.analyzer), store)
     runner = loop.run_until_complete(run_api(build_app(store, service, auth=ApiAuth(OPERATOR, {"pi-yard": "dev"})),
                                              "127.0.0.1", port))
     thread = threading.Thread(target=loop.run_forever, daemon=True)

@@ -11,8 +11,8 @@ import time
 
 import pytest
 from conftest import CLOUD
+from edgetriage.cloud.compose import build_service
 from edgetriage.cloud.config import CloudConfig
-from edgetriage.cloud.pipeline.service import CloudService
 from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.shared.mqtt import Incoming, MQTTLink
 from edgetriage.shared.protocol import decode_verdict, encode_event
@@ -44,7 +44,7 @@ def test_tls_flood_from_one_device_gets_exactly_one_verdict_each(secure, tmp_pat
     store = SQLiteStore(tmp_path / "cloud.db")
 
     async def scenario() -> dict[str, int]:
-        service = CloudService(config, model, store)
+        service = build_service(config, model, store)
         await service.start()
         try:
             assert await service.wait_connected(10), service.publisher.error

@@ -28,7 +28,7 @@ import pytest
 import requests
 from conftest import free_port
 from edgetriage.cloud.analysis import Analysis
-from edgetriage.cloud.compose import build_app
+from edgetriage.cloud.compose import build_app, build_service
 from edgetriage.cloud.config import CloudConfig, HTTPConfig
 from edgetriage.cloud.http.api import run_api
 from edgetriage.cloud.http.auth import ApiAuth
@@ -190,7 +190,7 @@ def _service(mosquitto, prefix: str, tmp_path: Path, sites: dict[str, list[str]]
                          store_path=str(tmp_path / "cloud.db"), http=HTTPConfig(port=0),
                          reuse={"scope": "site", "verify_sample": 0.0, "sites": sites})
     store = RedisStore(connect_redis(REDIS_URL), f"{prefix}-trust") if redis else SQLiteStore(config.store_path)
-    return CloudService(config, model, store), store
+    return build_service(config, model, store), store
 
 
 def _run(service: CloudService, store, scenario) -> None:
@@ -258,7 +258,7 @@ def test_over_http_a_site_claim_is_a_400_with_the_reason(tmp_path, person, blank
     config = CloudConfig(store_path=str(tmp_path / "cloud.db"), http=HTTPConfig(port=0),
                          reuse={"scope": "site", "sites": {"home": ["dev-b"]}})
     store = SQLiteStore(config.store_path)
-    service = CloudService(config, ByLook(), store)
+    service = build_service(config, ByLook(), store)
     loop = asyncio.new_event_loop()
     port = free_port()
     runner = loop.run_until_complete(run_api(build_app(store, service, auth=ApiAuth("op", {"dev-a": "tok-a"})),
