@@ -10,6 +10,7 @@ import queue
 import time
 
 import pytest
+from edgetriage.cloud.broker.intake import Arrival
 from edgetriage.cloud.compose import build_service
 from edgetriage.cloud.config import CloudConfig
 from edgetriage.cloud.storage.store import SQLiteStore
@@ -96,7 +97,7 @@ def test_a_stopping_intake_starts_no_retry_of_its_parked_events(tmp_path):
     (event,) = noise_events("dev", 1, seed=5)
 
     async def scenario() -> None:
-        service.intake._park((event, int(time.time() * 1000), time.monotonic()))  # as after a full disk
+        service.intake._park(Arrival(event, int(time.time() * 1000), time.monotonic()))  # as after a full disk
         service.intake.close()
         await asyncio.wait_for(service.intake.heal(), 10)  # the store answers: heal ends, starting nothing
         assert service.pending == 0

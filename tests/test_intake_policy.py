@@ -15,8 +15,9 @@ import cv2
 import numpy as np
 import pytest
 from edgetriage.cloud.broker import intake
+from edgetriage.cloud.broker.admission import check_captured
 from edgetriage.cloud.broker.health import IntakeHealth
-from edgetriage.cloud.broker.intake import CacheHits, MQTTIntake, TurnBatch, check_captured, fair
+from edgetriage.cloud.broker.intake import Arrival, CacheHits, MQTTIntake, TurnBatch, fair
 from edgetriage.cloud.config import CloudConfig
 from edgetriage.cloud.counts.servicestats import ServiceStats, Throttled
 from edgetriage.cloud.scheduling.scheduler import Released
@@ -137,15 +138,15 @@ class Service:
         return message
 
     def answer_hits(self, arrivals):
-        self.hit_batches.append([event.event_id for event, _, _ in arrivals])
-        for _, received_ms, at in arrivals:  # received by the wall clock in ms, arrived by the monotonic one
-            assert abs(received_ms - int(time.time() * 1000)) < 60_000 and 0 < at <= time.monotonic()
+        self.hit_batches.append([a.event.event_id for a in arrivals])
+        for a in arrivals:  # received by the wall clock in ms, arrived by the monotonic one
+            assert abs(a.received_ms - int(time.time() * 1000)) < 60_000 and 0 < a.arrived <= time.monotonic()
         if isinstance(self.hits, Exception):
             raise self.hits
         return self.hits if self.hits is not None else [None] * len(arrivals)
 
     async def answer_rest(self, arrival, on_claimed):
-        event = arrival[0]
+        event = arrival.event
         self.asked.append(event.event_id)
         steps = self.rest[event.event_id]
         step = steps.pop(0) if len(steps) > 1 else steps[0]
@@ -392,7 +393,7 @@ def test_an_acknowledged_event_whose_answer_fails_is_kept_here(slept, manual_ack
     rig.service.rest = {event.event_id: [("claim", OSError("down")) if manual_ack else OSError("down")]}
     asyncio.run(rig.take(_msg(event, 5)))
     assert list(rig.intake._parked) == [event.event_id]
-    assert rig.intake._parked[event.event_id][0] == event
+    assert rig.intake._parked[event.event_id].event == event
     assert rig.stats.released == 1 and not rig.intake._release_wanted
     assert rig.link.acks == ([(5, 7)] if manual_ack else [])
 
@@ -588,7 +589,7 @@ def test_heal_asks_again_soon_once_anything_waits_for_the_store(slept, waiting):
             await rig.take(_msg(event, 1))
         elif waiting == "parked":
             rig.service.rest = {event.event_id: [(_verdict(event), True)]}
-            rig.intake._park((event, NOW, 0.0))
+            rig.intake._park(Arrival(event, NOW, 0.0))
         else:
             rig.health.store_failed(OSError("down"))
         assert rig.health.store_up == (waiting != "store away")
@@ -698,9 +699,9 @@ class Cache:
 
 def _hits(store: Store, cache: Cache, log: list) -> CacheHits:
     def answered(arrival, verdict, encoded):
-        log.append(("published", arrival[0].event_id, len(store.written)))
+        log.append(("published", arrival.event.event_id, len(store.written)))
         assert encoded == encode_verdict(verdict)
-        return arrival[0].event_id != "none"
+        return arrival.event.event_id != "none"
 
     return CacheHits(cache, lambda event: f"v-{event.track_id}", answered)
 
@@ -709,9 +710,9 @@ def test_no_hit_writes_nothing():
     store = Store()
     log: list = []
     hits = _hits(store, Cache(store), log)
-    arrivals = [(_event(n), NOW + n, 5.0 + n) for n in range(2)]
+    arrivals = [Arrival(_event(n), NOW + n, 5.0 + n) for n in range(2)]
     assert hits(arrivals) == [None, None]
-    assert store.queries == [[{"event": e.event_id, "version": f"v-{e.track_id}"} for e, _, _ in arrivals]]
+    assert store.queries == [[{"event": e.event_id, "version": f"v-{e.track_id}"} for e in (a.event for a in arrivals)]]
     assert store.written == [] and log == [] and (hits.turns, hits.stored) == (0, 0)
 
 
@@ -719,10 +720,10 @@ def test_the_hits_are_written_in_one_call_before_any_is_published():
     store = Store(new=[True, False])
     cache = Cache(store)
     earlier = [_event(10), _event(11), _event(12)]
-    arrivals = [(_event(n), NOW + n, 5.0 + n) for n in range(4)]
-    store.found = {arrivals[0][0].event_id: _verdict(earlier[0]), arrivals[2][0].event_id: _verdict(earlier[1]),
-                   arrivals[3][0].event_id: _verdict(earlier[2])}
-    cache.refuse = {arrivals[3][0].event_id}  # found, but the reuse rule says no
+    arrivals = [Arrival(_event(n), NOW + n, 5.0 + n) for n in range(4)]
+    store.found = {arrivals[0].event.event_id: _verdict(earlier[0]), arrivals[2].event.event_id: _verdict(earlier[1]),
+                   arrivals[3].event.event_id: _verdict(earlier[2])}
+    cache.refuse = {arrivals[3].event.event_id}  # found, but the reuse rule says no
     log: list = []
     hits = _hits(store, cache, log)
     hits.kept = lambda event: event.model_copy(update={"crop": b"\xff\xd8\xff\xd9kept"})
@@ -730,14 +731,14 @@ def test_the_hits_are_written_in_one_call_before_any_is_published():
     assert [c[2] for c in cache.reused_calls] == [5.0, 7.0, 8.0]  # each with its own arrival time
     (written,) = store.written
     assert [(e.event_id, e.crop, received) for e, received, _, _ in written] == [
-        (arrivals[0][0].event_id, b"\xff\xd8\xff\xd9kept", NOW), (arrivals[2][0].event_id, b"\xff\xd8\xff\xd9kept",
-                                                                  NOW + 2)]
+        (arrivals[0].event.event_id, b"\xff\xd8\xff\xd9kept", NOW),
+        (arrivals[2].event.event_id, b"\xff\xd8\xff\xd9kept", NOW + 2)]
     assert all(encoded == encode_verdict(v) for _, _, v, encoded in written)
     assert answers[1] is None and answers[3] is None
     assert answers[2] is None  # stored already (a redelivery): not new, the one-at-a-time path decides
     verdict, published = answers[0]
-    assert (verdict.event_id, verdict.reused_from, published) == (arrivals[0][0].event_id, earlier[0].event_id, True)
-    assert log == [("published", arrivals[0][0].event_id, 1)]  # after the write
+    assert (verdict.event_id, verdict.reused_from, published) == (arrivals[0].event.event_id, earlier[0].event_id, True)
+    assert log == [("published", arrivals[0].event.event_id, 1)]  # after the write
     assert (hits.turns, hits.stored) == (1, 2)
     store.new = None
     assert hits(arrivals[:2])[0] is not None and (hits.turns, hits.stored) == (2, 3)
@@ -749,7 +750,7 @@ def test_a_hit_stored_by_default_as_it_came():
     event = _event(1)
     store.found = {event.event_id: _verdict(_event(9))}
     hits = CacheHits(cache, lambda e: "1", lambda arrival, verdict, encoded: False)
-    assert hits([(event, NOW, 1.0)])[0][1] is False
+    assert hits([Arrival(event, NOW, 1.0)])[0][1] is False
     assert store.written[0][0][0] is event
 
 
@@ -822,8 +823,8 @@ def test_every_message_of_a_turn_is_counted_worked_on_until_it_is_done():
         return [(_verdict(events[0]), True), None, None]
 
     async def rest(arrival, on_claimed):
-        seen[arrival[0].event_id] = rig.intake.pressure.count
-        return _verdict(arrival[0]), True
+        seen[arrival.event.event_id] = rig.intake.pressure.count
+        return _verdict(arrival.event), True
 
     rig.service.answer_hits = hits
     rig.service.answer_rest = rest

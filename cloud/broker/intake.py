@@ -35,12 +35,12 @@ import threading
 import time
 from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
 from ...shared.clock import now_ms
 from ...shared.mqtt import Incoming, MQTTLink
 from ...shared.protocol import Event, ProtocolError, Verdict, decode_event, encode_verdict
-from ..config import CloudConfig
 from ..counts.pressure import EventPressure
 from ..counts.servicestats import ServiceStats, Throttled
 from ..reuse.verdicts import VerdictCache
@@ -51,7 +51,16 @@ log = logging.getLogger("edgetriage.cloud.service")
 T = TypeVar("T")
 R = TypeVar("R")
 
-Arrival = tuple[Event, int, float]  # the event, when it was received (ms, wall clock), when it arrived (monotonic)
+
+@dataclass(frozen=True, slots=True)
+class Arrival:
+    """An accepted event and its two clocks."""
+
+    event: Event
+    received_ms: int  # when it was received, by the wall clock (stored with it)
+    arrived: float  # when it arrived, by the monotonic clock (deadlines and latencies count from it)
+
+
 Answered = tuple[Verdict, bool]  # a verdict given, and whether it was published
 
 RETRY_DELAYS_S = (0.25, 0.5, 1.0, 2.0, 4.0)  # a failed answer is tried again after each; then it is released
@@ -59,22 +68,6 @@ HEAL_POLL_S = 0.5  # how often the store is asked whether it answers again while
 PROBE_EVERY_S = 2.0  # how often it is asked otherwise (health says the store is away within this)
 MAX_PARKED = 10_000  # acknowledged events kept here for another try; beyond that the oldest is dropped (logged)
 MAX_FAILED_DELIVERIES = 3  # a message that fails on anything but an outage this often is a bug: acknowledged, logged
-
-
-def check_captured(event: Event, now: int, config: CloudConfig) -> Event:
-    """The event, unless it was captured outside [now - retention, now + the allowed clock skew] (ProtocolError):
-    one from the future (a wrong clock, or a crafted 2^53-1) or older than the store keeps anything is
-    refused at intake, before it is stored or asked about. One ahead within the skew is shown when the cloud got
-    it (captured_ms = now): a device's clock never puts the "last alert" in the future."""
-    captured = event.captured_ms
-    retention_days, max_skew_s = config.retention.events_days, config.delivery.max_clock_skew_s
-    if captured > now + max_skew_s * 1000:
-        raise ProtocolError(f"captured_ms {captured} is {(captured - now) / 1000:.0f} s ahead of the cloud's clock, "
-                            f"more than delivery.max_clock_skew_s = {max_skew_s:g}; set the device's clock (NTP)")
-    if retention_days and captured < now - retention_days * 86_400_000:
-        raise ProtocolError(f"captured_ms {captured} is {(now - captured) / 86_400_000:.1f} days old, older than "
-                            f"retention.events_days = {retention_days:g}; nothing that old is kept")
-    return event.model_copy(update={"captured_ms": now}) if captured > now else event
 
 
 def fair(arrived: list[tuple[Incoming, T]]) -> list[tuple[Incoming, T]]:
@@ -189,7 +182,7 @@ class MQTTIntake:
                 if isinstance(event, Exception):
                     self.stats.received += 1
                     raise event
-                accepted.append((msg, (self._service.accept(event, msg.topic), received_ms, at)))
+                accepted.append((msg, Arrival(self._service.accept(event, msg.topic), received_ms, at)))
             except ProtocolError as exc:
                 self._rejected(msg, exc)
                 link.ack(msg.mid, generation=msg.generation)
@@ -241,7 +234,7 @@ class MQTTIntake:
         finally:
             self.health.done()
             self.pressure.leave()
-        if answered is None and self._poison(arrival[0].event_id):  # a bug, not an outage: never redelivered again
+        if answered is None and self._poison(arrival.event.event_id):  # a bug, not an outage: never redelivered again
             ack()
         elif answered is None:  # given up for now: left to the broker, or kept here when acknowledged already
             if acked or not link.manual_ack:  # (MQTT 3.1.1: paho acknowledged it on receipt)
@@ -260,20 +253,20 @@ class MQTTIntake:
                 _, published = await self._service.answer_rest(arrival, ack)
                 return published
             except ProtocolError as exc:  # e.g. its event id is another device's
-                self._rejected_event(arrival[0], exc)
+                self._rejected_event(arrival.event, exc)
                 return True
             except Released:  # stopping before the model got to it: left for the broker or the next worker
                 return False
             except Exception as exc:  # noqa: BLE001 - a store or broker error: tried again, then released
                 if store_outage(exc):
                     self.health.store_failed(exc)
-                    self._warn.warning("could not answer event %s (%s); %s", arrival[0].event_id, exc,
+                    self._warn.warning("could not answer event %s (%s); %s", arrival.event.event_id, exc,
                                        f"trying again in {delay:g} s" if delay is not None else "releasing it")
                 else:
-                    log.exception("could not answer event %s; %s", arrival[0].event_id,
+                    log.exception("could not answer event %s; %s", arrival.event.event_id,
                                   "trying again" if delay is not None else "releasing it")
                     if delay is None:
-                        self._failed[arrival[0].event_id] = self._failed.get(arrival[0].event_id, 0) + 1
+                        self._failed[arrival.event.event_id] = self._failed.get(arrival.event.event_id, 0) + 1
             if delay is None:
                 return None
             self.stats.retried += 1
@@ -311,7 +304,7 @@ class MQTTIntake:
             del self._parked[dropped]
             log.error("more than %d events wait for the store; event %s is dropped (the device's re-send brings "
                       "it back)", MAX_PARKED, dropped)
-        self._parked[arrival[0].event_id] = arrival
+        self._parked[arrival.event.event_id] = arrival
 
     async def heal(self) -> None:
         """Until cancelled: ask the store whether it answers (often while anything waits for it); once it
@@ -358,14 +351,14 @@ class CacheHits:
 
     def __call__(self, arrivals: list[Arrival]) -> list[Answered | None]:
         cache = self._cache
-        found = cache.store.lookup_many([cache.query(event, self._prompt_version(event)) for event, _, _ in arrivals])
-        verdicts = [cache.reused(event, hit, at) if hit is not None else None
-                    for (event, _, at), hit in zip(arrivals, found, strict=True)]
+        found = cache.store.lookup_many([cache.query(a.event, self._prompt_version(a.event)) for a in arrivals])
+        verdicts = [cache.reused(a.event, hit, a.arrived) if hit is not None else None
+                    for a, hit in zip(arrivals, found, strict=True)]
         placed = [i for i, verdict in enumerate(verdicts) if verdict is not None]
         if not placed:
             return [None] * len(arrivals)
-        hits = [(self.kept(arrivals[i][0]), arrivals[i][1], verdicts[i], encode_verdict(verdicts[i]))  # encoded once
-                for i in placed]
+        hits = [(self.kept(arrivals[i].event), arrivals[i].received_ms, verdicts[i],
+                 encode_verdict(verdicts[i])) for i in placed]  # each encoded once
         new = cache.store.put_answered_many(hits)  # committed: only now may any of them be published
         self.turns += 1
         self.stored += len(hits)

@@ -16,16 +16,29 @@ PUBACK and the broker's work: bench/cloud.py `p5_ratio`. Where both forms go, th
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
-from ...shared.mqtt import MQTTLink
+from ...shared.mqtt import Incoming, MQTTLink, shared_subscription
 from ...shared.protocol import Verdict
 from ...shared.topics import Topics
 from ...shared.verdict_forms import Forms, encode_device_verdict
+from ..config import CloudConfig
 from ..counts.servicestats import ServiceStats
 from ..scheduling.capacity import LoadState
 
 UNREAD_S = 1.0  # how long a device's `verdicts` topic the broker found unread goes without the JSON form
 RECENT_MIDS = 1024  # `verdicts` publishes remembered until their PUBACK can say nobody read them
+
+
+def events_link(config: CloudConfig, topics: Topics, on_message: Callable[[Incoming], None]) -> MQTTLink:
+    """The service's one broker connection (not started): subscribed to every device's events, shared among the
+    group's workers where `delivery.shared`, each message acknowledged by hand once it is answered."""
+    delivery = config.delivery
+    link = MQTTLink(config.mqtt, config.mqtt.client_id or f"{config.group}-cloud", on_message=on_message,
+                    manual_ack=True, receive_maximum=delivery.receive_maximum)
+    events = topics.all_events()
+    link.subscribe(shared_subscription(config.group, events) if delivery.shared else events, qos=1)
+    return link
 
 
 class Publisher:

@@ -46,7 +46,7 @@ from ...shared.protocol import VERDICTS, Event, ProtocolError, decode_event, enc
 from ...shared.text import shown
 from ..ask.api import ASKER, VOICE, add_ask, prometheus_text, voice_prometheus_text
 from ..ask.router import Asker
-from ..broker.intake import check_captured
+from ..broker.admission import check_captured
 from ..config import HTTPConfig
 from ..ops.metrics import add_metrics
 from ..pipeline.service import CloudService

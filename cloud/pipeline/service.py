@@ -21,19 +21,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from typing import Any
 
 from ...shared.clock import now_ms
-from ...shared.mqtt import MQTTLink, shared_subscription
-from ...shared.protocol import Event, ProtocolError, Verdict, decode_event
+from ...shared.protocol import Event, ProtocolError, Verdict
 from ...shared.reuse import bucket
-from ...shared.text import shown
 from ...shared.topics import Topics
 from ..analysis import Analysis, Backend, decided_at_once
+from ..broker.admission import Admission
 from ..broker.health import IntakeHealth
-from ..broker.intake import Arrival, CacheHits, MQTTIntake, TurnBatch, check_captured
-from ..broker.publisher import Publisher
+from ..broker.intake import Arrival, CacheHits, MQTTIntake, TurnBatch
+from ..broker.publisher import Publisher, events_link
 from ..broker.takeover import TakeOver, retake, settle, store_verdict
 from ..config import CloudConfig
 from ..counts.pressure import EventPressure
@@ -52,6 +51,7 @@ from ..storage.claims import ClaimKeeper, Claims, new_owner, open_claims
 from ..storage.store import Store
 from ..teach.feedback import Feedback
 from .housekeeping import Housekeeping, sweep
+from .tasks import Tasks
 
 log = logging.getLogger("edgetriage.cloud.service")
 
@@ -105,18 +105,19 @@ class CloudService:
         self.cache = VerdictCache(store, config.reuse)
         self.trust = Trust(config.reuse, config.delivery.max_devices, set(config.http.device_tokens))
         self.sites = SiteTable(config.sites)  # each camera's name and time zone: the cloud's, a device's claims said
+        self.admission = Admission(config, self.topics, self.trust, self.sites, self.stats)
         self.flights = open_flights(store, config.scheduler.deadline_s)  # look-alikes wait for one model call
         self.answer_hits = CacheHits(self.cache, lambda event: self.backend.prompt_version(event), self._hit_answered,
                                      CropQuota(config.retention, self.stats.crops_not_kept).kept)  # one commit
         self._hits_of_turn = TurnBatch(self.answer_hits)
-        self._background: set[asyncio.Task] = set()  # reuse checks, housekeeping
-        self.reuse_checks = ReuseChecks(config.reuse, self.stats, self._ask_in_background, self._spawn)
+        self._background = Tasks()  # reuse checks, housekeeping, offers, finals: cancelled at stop
+        self.reuse_checks = ReuseChecks(config.reuse, self.stats, self._ask_in_background, self._background.start)
         self._stopping = False
         self.event_listeners: list[Callable[[Event, int], None]] = []
         self.verdict_listeners: list[Callable[[Verdict], None]] = [on_verdict] if on_verdict is not None else []
         self.offers = SiteOffers(self.trust.sites, self.topics, lambda: self.publisher.link, self.stats)
         self.verdict_listeners.append(self.offers.offer)  # sent behind answers (cloud.reuse.offers)
-        self._tasks: set[asyncio.Task] = set()
+        self._tasks = Tasks()  # each message's answer: drained at stop
         self._inflight: dict[str, asyncio.Future[Verdict]] = {}
         self._claims = claims  # made from the config on first use unless given
         self._keeper: ClaimKeeper | None = None
@@ -125,12 +126,12 @@ class CloudService:
         self._hit_log = HitLog(log, lambda v, sent: _log_verdict(v, sent, logging.DEBUG))  # a count a minute
         self.health = IntakeHealth(config.delivery.stalled_after_s)  # /healthz and /metrics read why nothing moves
         self.pressure = EventPressure()  # events worked on now: question workers give way (cloud.counts.pressure)
-        self.intake = MQTTIntake(self, self._track, self.stats, self._warn, self.health, store.get_verdict,
+        self.intake = MQTTIntake(self, self._tasks.start, self.stats, self._warn, self.health, store.get_verdict,
                                  self.pressure)
         self.feedback = Feedback(store, self.publisher.verdict, lambda _verdict, offers: self.offers.send(offers),
                                  self.trust.sites.devices, self.stats.feedback)  # an operator's word on a verdict
-        self.finals = Finals(self.lanes, self.cache, store, self.publisher.verdict, self.verdict_listeners, self._spawn,
-                             config)  # provisional answers, then final ones; pending finals kept in the store
+        self.finals = Finals(self.lanes, self.cache, store, self.publisher.verdict, self.verdict_listeners,
+                             self._background.start, config)  # first answers, then finals; pending ones stored
 
     # -- lifecycle -------------------------------------------------------------------------------------
     @property
@@ -148,22 +149,17 @@ class CloudService:
         if self.publisher.link is not None:
             raise RuntimeError("CloudService.start() called twice")
         await self._ensure_scheduler()
-        client_id = self.config.mqtt.client_id or f"{self.config.group}-cloud"
-        delivery = self.config.delivery
         takeover = TakeOver(self._claim_keeper(), self.store, self.stats, self._warn,
                             room=lambda: self.config.scheduler.queue_size - self.scheduler.queue_depth,
-                            busy=self._inflight.__contains__, spawn=self._track,
+                            busy=self._inflight.__contains__, spawn=self._tasks.start,
                             answer=lambda event: self._answer_claimed(event, time.monotonic(), lambda: None))
-        link = MQTTLink(self.config.mqtt, client_id, on_message=self.intake.from_network, manual_ack=True,
-                        receive_maximum=delivery.receive_maximum)
-        events = self.topics.all_events()
-        link.subscribe(shared_subscription(self.config.group, events) if delivery.shared else events, qos=1)
+        link = events_link(self.config, self.topics, self.intake.from_network)
         self.publisher.link = link
         self.intake.open(asyncio.get_running_loop(), link)
         link.start()
         self._claim_task = asyncio.get_running_loop().create_task(takeover.run())
         for job in (self.housekeeping.run(), self.offers.run(), self.intake.heal(), self.finals.run()):
-            self._spawn(job)
+            self._background.start(job)
 
     async def wait_connected(self, timeout: float) -> bool:
         """Connected and subscribed (SUBACK; before it the broker drops what devices publish) within `timeout`."""
@@ -184,33 +180,17 @@ class CloudService:
             self._claim_task.cancel()
             await asyncio.gather(self._claim_task, return_exceptions=True)
             self._claim_task = None
-        deadline = time.monotonic() + self.config.drain_timeout_s
-        while running := {t for t in self._tasks if not t.done()}:  # a retry may start another: until none
-            _, late = await asyncio.wait(running, timeout=max(0.0, deadline - time.monotonic()))
-            for task in late:
-                task.cancel()
-            if late:
-                log.warning("stopping with %d event(s) unanswered; the broker or the next worker will answer "
-                            "them", len(late))
-                await asyncio.gather(*late, return_exceptions=True)
+        await self._tasks.drain(self.config.drain_timeout_s)
         if self.publisher.link is not None:
             link, self.publisher.link = self.publisher.link, None
             await asyncio.to_thread(link.stop)
-        for task in list(self._background):
-            task.cancel()
-        await asyncio.gather(*self._background, return_exceptions=True)
+        await self._background.cancel()
         if self.lanes.running:
             await self.lanes.stop(grace_s=0.0)
         if self._claims is not None:
             self._claims.close()
 
     # -- the pipeline ----------------------------------------------------------------------------------
-    def _track(self, coro: Coroutine[Any, Any, None]) -> None:
-        """Run one message's (or taken-over event's) answer as a task `stop` drains."""
-        task = asyncio.get_running_loop().create_task(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
     async def process(self, message: bytes | Event, topic: str) -> Verdict:
         """One event's verdict, for callers that answer the sender (HTTP: a ProtocolError is a 400); `message`:
         the payload or the event decoded from it. The verdict is published too when connected."""
@@ -226,28 +206,17 @@ class CloudService:
     async def _answer(self, message: bytes | Event, topic: str, arrived: float) -> tuple[Verdict | None, bool]:
         """(verdict, published) for one event, its cache hit answered with those of other callers in the same
         loop turn. Raises ProtocolError for a message that cannot be accepted."""
-        arrival = (self.accept(message, topic), now_ms(), arrived)
+        arrival = Arrival(self.accept(message, topic), now_ms(), arrived)
         answered = await self._hits_of_turn(arrival)
         return answered if answered is not None else await self.answer_rest(arrival)
 
     def accept(self, message: bytes | Event, topic: str) -> Event:
-        """The event, decoded and validated once, admitted by cloud.reuse.trust; ProtocolError when it is not one."""
-        self.stats.received += 1
-        parsed = self.topics.parse(topic)
-        if parsed is None or parsed[1] != "events":
-            raise ProtocolError(
-                f"topic {shown(topic, 80)} is not <prefix>/v1/<device>/events under {self.topics.prefix}"
-            )
-        event = message if isinstance(message, Event) else decode_event(message)
-        event = check_captured(event, now_ms(), self.config)
-        if event.device != parsed[0]:
-            raise ProtocolError(f"event is from device {event.device!r} but came on the topic of {parsed[0]!r}; "
-                                "a device publishes only on its own topic")
-        return self.sites.check(self.trust.admit(event))
+        """The event, admitted (cloud.broker.admission); ProtocolError when it is not one."""
+        return self.admission.accept(message, topic)
 
     def _hit_answered(self, arrival: Arrival, verdict: Verdict, published: bytes) -> bool:
         """A cache hit stored with its event: listeners told, counted, published; True once published."""
-        event, received_ms, arrived = arrival
+        event, received_ms, arrived = arrival.event, arrival.received_ms, arrival.arrived
         _notify(self.event_listeners, event, received_ms)
         self.reuse_checks.sample(event, verdict)
         self.stats.count(verdict, (time.monotonic() - arrived) * 1000)
@@ -261,7 +230,7 @@ class CloudService:
         """(verdict, published) for an event the cache did not answer: a repeat gets its stored verdict, a new one
         is stored and claimed first. `on_claimed` (MQTT): called once claimed, and an event another live worker
         holds is left to it, (None, True); else the verdict is waited for. ProtocolError: another device's id."""
-        event, received_ms, arrived = arrival
+        event, received_ms, arrived = arrival.event, arrival.received_ms, arrival.arrived
         if not self.store.put_event(self.answer_hits.kept(event), received_ms):
             self.stats.duplicates += 1
             stored = self.store.get_event(event.event_id)  # an event id belongs to its device, on every path
@@ -376,11 +345,6 @@ class CloudService:
     async def _ensure_scheduler(self) -> None:
         if not self.lanes.running:
             await self.lanes.start()
-
-    def _spawn(self, coro: Any) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
 
     # -- reuse: checks ---------------------------------------------------------------------------------
     async def _ask_in_background(self, event: Event) -> Outcome:
