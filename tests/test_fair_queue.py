@@ -10,7 +10,8 @@ import time
 
 from edgetriage.cloud.compose import build_service
 from edgetriage.cloud.config import CloudConfig, SchedulerConfig
-from edgetriage.cloud.scheduling.scheduler import OverCapacity, Scheduler
+from edgetriage.cloud.scheduling.outcome import OverCapacity
+from edgetriage.cloud.scheduling.scheduler import Scheduler
 from edgetriage.cloud.storage.store import SQLiteStore
 from edgetriage.shared.mqtt import Incoming, MQTTLink
 from edgetriage.shared.protocol import decode_verdict, encode_event

@@ -20,7 +20,7 @@ from edgetriage.cloud.broker.health import IntakeHealth
 from edgetriage.cloud.broker.intake import Arrival, CacheHits, MQTTIntake, TurnBatch, fair
 from edgetriage.cloud.config import CloudConfig
 from edgetriage.cloud.counts.servicestats import ServiceStats, Throttled
-from edgetriage.cloud.scheduling.scheduler import Released
+from edgetriage.cloud.scheduling.outcome import Released
 from edgetriage.shared.ids import uuid7
 from edgetriage.shared.mqtt import Incoming
 from edgetriage.shared.protocol import Detection, Event, ProtocolError, Verdict, encode_event, encode_verdict

@@ -480,7 +480,7 @@ def test_only_a_model_verdict_with_a_site_rule_is_offered(why_not):
 
 def test_reuse_checks_ask_the_model_about_a_share_of_hits_and_count_what_it_says(caplog):
     from edgetriage.cloud.reuse.verdicts import ReuseChecks
-    from edgetriage.cloud.scheduling.scheduler import Outcome, Released
+    from edgetriage.cloud.scheduling.outcome import Outcome, Released
 
     answers: list = []
     spawned: list = []
@@ -736,7 +736,7 @@ def test_takeover_forgets_what_it_cannot_or_need_not_answer(tmp_path):
 
 
 def test_a_taken_over_event_is_rebuilt_from_the_store_and_answered(tmp_path, caplog):
-    from edgetriage.cloud.scheduling.scheduler import Released
+    from edgetriage.cloud.scheduling.outcome import Released
 
     db, event = _orphan(tmp_path)
     keeper = ClaimKeeper(SQLiteClaims(tmp_path / "claims.db", "me"), 60)

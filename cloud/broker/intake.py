@@ -44,7 +44,7 @@ from ...shared.protocol import Event, ProtocolError, Verdict, decode_event, enco
 from ..counts.pressure import EventPressure
 from ..counts.servicestats import ServiceStats, Throttled
 from ..reuse.verdicts import VerdictCache
-from ..scheduling.scheduler import Released
+from ..scheduling.outcome import Released
 from .health import IntakeHealth, store_outage
 
 log = logging.getLogger("edgetriage.cloud.service")

@@ -18,7 +18,7 @@ from ...shared import clock
 from ...shared.protocol import Event, Verdict
 from ..counts.servicestats import ServiceStats, Throttled
 from ..reuse.singleflight import SingleFlight
-from ..scheduling.scheduler import Released
+from ..scheduling.outcome import Released
 from ..storage.claims import ClaimKeeper
 from ..storage.store import Store
 

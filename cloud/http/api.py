@@ -50,7 +50,7 @@ from ..broker.admission import check_captured
 from ..config import HTTPConfig
 from ..ops.metrics import add_metrics
 from ..pipeline.service import CloudService
-from ..scheduling.scheduler import OverCapacity, Released
+from ..scheduling.outcome import OverCapacity, Released
 from ..storage.store import Store
 from ..teach.suppress.api import add_suppressions
 from ..teach.suppress.learner import Learner
@@ -65,7 +65,7 @@ from .web import add_page, post_page_link
 log = logging.getLogger("edgetriage.cloud.api")
 
 STORE = web.AppKey("store", Store)
-SERVICE = web.AppKey("service", object)  # CloudService | None
+SERVICE: web.AppKey[CloudService | None] = web.AppKey("service")  # None: an API-only process
 AUTH = web.AppKey("auth", ApiAuth)
 MODELS = web.AppKey("models", dict)  # sha256 -> model file, for GET /v1/models/{sha256}
 PENDING = web.AppKey("pending", set)  # POST /v1/events?wait=false still being answered

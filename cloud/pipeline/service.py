@@ -46,7 +46,7 @@ from ..reuse.trust import Trust
 from ..reuse.verdicts import ReuseChecks, VerdictCache
 from ..route.finals import Finals
 from ..route.lanes import Lanes
-from ..scheduling.scheduler import Outcome
+from ..scheduling.outcome import Outcome
 from ..storage.claims import ClaimKeeper, Claims, new_owner, open_claims
 from ..storage.store import Store
 from ..teach.feedback import Feedback

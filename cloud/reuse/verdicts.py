@@ -22,7 +22,7 @@ from ..analysis import Analysis
 from ..analysis.check import ABSENT
 from ..config import ReusePolicy
 from ..counts.servicestats import ServiceStats
-from ..scheduling.scheduler import Outcome, Released
+from ..scheduling.outcome import Outcome, Released
 from ..storage.store import Store
 
 log = logging.getLogger("edgetriage.cloud.service")

@@ -36,7 +36,7 @@ from ...shared.protocol import Event, Timings, Verdict
 from ..analysis import Analysis
 from ..config import CloudConfig
 from ..reuse.verdicts import VerdictCache
-from ..scheduling.scheduler import Released
+from ..scheduling.outcome import Released
 from ..storage.claims import ClaimKeeper, new_owner, open_claims
 from ..storage.store import Store
 from .lanes import Lanes, Waiting

@@ -33,7 +33,8 @@ from ..analysis import Analysis, Backend, Leaning, Light
 from ..analysis.several import Several
 from ..config import CloudConfig
 from ..scheduling.capacity import LoadState
-from ..scheduling.scheduler import Outcome, Scheduler
+from ..scheduling.outcome import Outcome
+from ..scheduling.scheduler import Scheduler
 from .routing import LaneLoad, LatencyEstimate, Route, RoutePolicy, route
 
 log = logging.getLogger("edgetriage.cloud.lanes")

@@ -37,6 +37,7 @@ from ..analysis import Analysis, Backend, fallback
 from ..config import SchedulerConfig
 from .capacity import BusyTime, CapacityMeter, LoadSignal, LoadState
 from .fairqueue import FairQueue
+from .outcome import Outcome, OverCapacity, Released
 from .token_budget import Budgets, used_tokens
 
 log = logging.getLogger("edgetriage.cloud.scheduler")
@@ -44,32 +45,6 @@ log = logging.getLogger("edgetriage.cloud.scheduler")
 BACKGROUND_TIER = 10
 BACKGROUND_QUEUE = 64
 HUNG_GRACE_S = 5.0  # a batch running this long past its last deadline is abandoned by its worker
-
-
-class Released(Exception):
-    """The scheduler stopped before this event reached the model: nothing was decided, the caller should
-    leave the event to be delivered again."""
-
-
-class OverCapacity(Released):
-    """No room for this event now (a full queue, or its turn did not come before its deadline): nothing was
-    decided; the caller leaves it stored and unanswered and takes it up again when there is room."""
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What became of one submitted event. `analysis` None: withdrawn before dispatch because `still_needed`
-    said no (ask the cache again). `refused`: why the model was not asked to the end (budget, queue_full,
-    shed, deadline); `analysis` is then the "unknown" fallback saying so."""
-
-    analysis: Analysis | None
-    queue_ms: float
-    started: float  # time.monotonic() when the model started on it (or when it was refused)
-    refused: str | None = None
-    batch: int = 0
-    lane: str | None = None  # with several back-ends (cloud.route.lanes): which one answered, why, and whether for now
-    routed_by: str | None = None
-    provisional: bool = False
 
 
 @dataclass(eq=False)
