@@ -6,6 +6,7 @@ README's layout line and the architecture page are checked against the same orde
 from __future__ import annotations
 
 import ast
+import tomllib
 from pathlib import Path
 
 from test_layering import _module_graph
@@ -140,3 +141,12 @@ def test_one_error_answer_and_one_offer_maker():
     # cloud/ask/api.py keeps its own copy until the questions' branch (editing it now) lands: issue 43
     assert errors == ["cloud/ask/api.py", "cloud/webbase/errors.py"]
     assert offers == ["cloud/reuse/verdicts.py"]
+
+
+def test_every_package_folder_is_in_the_wheel():
+    """pyproject lists its packages by name: a room missing there is missing from an installed cloud."""
+    setup = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    folders = {"edgetriage." + ".".join(init.parent.relative_to(ROOT).parts)
+               for wing in ("cloud", "edge", "shared") for init in (ROOT / wing).rglob("__init__.py")}
+    assert folders - set(setup["packages"]) == set()
+    assert {f"edgetriage.cloud.{room}" for room in ROOMS} <= set(setup["packages"])
