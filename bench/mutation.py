@@ -166,7 +166,7 @@ PLANTED: list[Plant] = [
     Plant("a chain of look-alikes keeps an answer alive past its TTL", "cloud.reuse.verdicts", "VerdictCache.reused",
           r"hit\.created_ms \+ hit\.cache\.ttl_s", "created + hit.cache.ttl_s",
           (_C + "test_a_reused_verdict_expires_with_the_model_answer_it_came_from",)),
-    Plant("a site offer sent back to the device that asked", "cloud.reuse.verdicts", "site_offers",
+    Plant("a site offer sent back to the device that asked", "cloud.reuse.verdicts", "offers_to",
           r" if device != verdict\.device", "", (_C + "test_a_site_offer_goes_to_the_site_s_other_devices_only",)),
     Plant("camera-scoped reuse looked up under the site key", "cloud.reuse.verdicts", "VerdictCache.scope_key",
           r"scope_key\(self\.policy\.scope,", 'scope_key("site",',

@@ -559,7 +559,7 @@ def test_a_camera_keeps_its_newest_128_sightings(camera):
 
 def test_the_learners_names_are_its_public_interface():
     names: dict = {}
-    exec("from edgetriage.cloud.suppress.learner import *", names)  # noqa: S102
+    exec("from edgetriage.cloud.teach.suppress.learner import *", names)  # noqa: S102
     assert {"Learner", "Sighting", "taught_as"} <= set(names)
 
 

@@ -19,7 +19,7 @@ and the service's figures, model files for devices, health, metrics and its own 
 Every /v1 route needs `Authorization: Bearer <token>` (cloud.http.auth): the operator's token opens all; a device
 token only POST /v1/events for its own device, its own verdicts and model files. Every answer is JSON, errors
 included ({"error": "<what was wrong and what to do>", "status": <code>}). Bodies are bounded by
-[http] max_body_bytes. Loopback by default. Extra routes go in through `build_app(extras=...)`.
+[http] max_body_bytes. Loopback by default. Extra routes go in through `cloud.compose.build_app(extras=...)`.
 """
 
 from __future__ import annotations
