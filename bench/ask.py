@@ -49,7 +49,10 @@ vs events, comparisons and words the facts cannot answer; no routes) in `_blind3
 over bench/ask_questions_blind4.jsonl (a fourth, 98 questions written the same way on 2026-12-07 and held out
 from the sessions that worked on the reader: see bench/ask_questions_blind4.md) in `_blind4`, and over
 bench/ask_questions_dev6.jsonl (110 questions written the same way on 2026-12-07 as a development set the
-reader's work may read: see bench/ask_questions_dev6.md) in `_dev6`.
+reader's work may read: see bench/ask_questions_dev6.md) in `_dev6`, and over bench/ask_questions_blind6.jsonl
+(90 questions written the same way on 2026-12-07, night, held out: see bench/ask_questions_blind6.md) in
+`_blind6`. A held-out set's questions and answers are not printed: its lines and misses name only the set and
+the question's line number, so running it does not show its words.
 
 The complexity classifier is trained on cloud/ask/data/complexity_train.jsonl; the bench refuses to run if
 any question of either file is in that file. The router is called in-process (no HTTP), with the site's clock.
@@ -97,8 +100,9 @@ SITE_FILE = HERE / "ask_site.json"
 QUESTION_SETS = {"main": HERE / "ask_questions.jsonl", "blind": HERE / "ask_questions_blind.jsonl",
                  "blind2": HERE / "ask_questions_blind2.jsonl", "blind3": HERE / "ask_questions_blind3.jsonl",
                  "blind4": HERE / "ask_questions_blind4.jsonl", "blind5": HERE / "ask_questions_blind5.jsonl",
-                 "dev6": HERE / "ask_questions_dev6.jsonl"}
-GRAMMAR_SETS = ("blind3", "blind4", "blind5", "dev6")  # written from a grammar page and the site file alone
+                 "dev6": HERE / "ask_questions_dev6.jsonl", "blind6": HERE / "ask_questions_blind6.jsonl"}
+GRAMMAR_SETS = ("blind3", "blind4", "blind5", "dev6", "blind6")  # written from a grammar page and the site file
+HELD_OUT = ("blind6",)  # sets whose words the bench never prints
 QUESTION_FILES = tuple(QUESTION_SETS.values())
 PLACEHOLDER_JPEG = bytes.fromhex("ffd8ffe000104a46494600010100000100010000ffd9")  # a kept store's crops
 FRAME_SIZE = (768, 432)  # every clip is shown to a camera at one size, as a real camera would deliver it
@@ -353,6 +357,8 @@ def ask_all(asker: Asker, questions: list[dict], rows: list[dict], clock: SiteCl
     records = []
     visit_of = visits_of(rows, site, clock)
     for q in questions:
+        # a held-out set's words are never printed: its lines and misses say the set and the line number
+        shown = f"{q['set']}#{q['line']}" if q["set"] in HELD_OUT else q["q"]
         answer = asyncio.run(asker.ask(q["q"]))
         again = asyncio.run(asker.ask(q["q"]))
         route, cited = answer["route"], set(answer["events"])
@@ -374,28 +380,28 @@ def ask_all(asker: Asker, questions: list[dict], rows: list[dict], clock: SiteCl
             hit = open_right(expected, answer, store)
             record.update(want=1, hits=int(hit))
             if not hit:
-                record["misses"].append({"q": q["q"], "expected": "open", "partial": answer["partial"],
+                record["misses"].append({"q": shown, "expected": "open", "partial": answer["partial"],
                                          "cited": len(cited)})
         elif record["query"]:
             record["right"] = (compare_right(sel, rows, answer, clock, site, visit_of) if kind == "compare"
                                else right(kind, expected, answer, zone, sel, site, visit_of))
             if record["must_name"] and not record["named"]:
                 record["right"] = False
-                record["misses"].append({"q": q["q"], "must_name": q["must_name"]})
+                record["misses"].append({"q": shown, "must_name": q["must_name"]})
             if not record["right"]:
                 want = measure(kind, expected, sel, site, visit_of) if kind in COUNT_KINDS else None
-                record["misses"].append({"q": q["q"], "expected": kind, "n": len(expected), "want": want,
+                record["misses"].append({"q": shown, "expected": kind, "n": len(expected), "want": want,
                                          "got": answer["value"]})
         else:  # cite: the open question's events
             want = {r["event_id"] for r in expected}
             record.update(want=len(want), hits=len(want & cited))
             if want - cited:
-                record["misses"].append({"q": q["q"], "expected_ids": len(want), "cited": len(want & cited)})
+                record["misses"].append({"q": shown, "expected_ids": len(want), "cited": len(want & cited)})
         if "route" in q and taken != q["route"]:
-            record["misses"].append({"q": q["q"], "route": taken, "labelled": q["route"]})
+            record["misses"].append({"q": shown, "route": taken, "labelled": q["route"]})
         records.append(record)
-        say(f"{route:>5}{'*' if answer['partial'] else ' '} {answer['latency_ms']:8.1f} ms  {q['q']}  ->  "
-            f"{answer['answer'][:110]}")
+        say(f"{route:>5}{'*' if answer['partial'] else ' '} {answer['latency_ms']:8.1f} ms  {shown}  ->  "
+            f"{'(held out)' if q['set'] in HELD_OUT else answer['answer'][:110]}")
     return records
 
 
@@ -465,9 +471,10 @@ def fill_in(text: str, clock: SiteClock) -> str:
 
 def load_questions(clock: SiteClock, sets: tuple[str, ...] = tuple(QUESTION_SETS)) -> list[dict]:
     """The questions of the sets asked; every file is checked against the classifier's training file."""
-    every = [{**q, "q": fill_in(q["q"], clock), "set": name} for name, path in QUESTION_SETS.items()
-             if path.exists() or name in sets
-             for q in (json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip())]
+    every = [{**q, "q": fill_in(q["q"], clock), "set": name, "line": number}
+             for name, path in QUESTION_SETS.items() if path.exists() or name in sets
+             for number, q in enumerate((json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
+                                         if line.strip()), start=1)]
     trained = {normalise(json.loads(line)["q"]) for line in TRAIN_FILE.read_text(encoding="utf-8").splitlines()
                if line.strip()}
     overlap = [q["q"] for q in every if normalise(q["q"]) in trained]
@@ -533,7 +540,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="folder with the shared clips")
     parser.add_argument("--show-events", action="store_true", help="list the stored events on stderr first")
     parser.add_argument("--sets", default=",".join(n for n, path in QUESTION_SETS.items() if path.exists()),
-                        help="question sets to ask, comma-separated (main, blind, blind2..blind5, dev6; default: all)")
+                        help="question sets to ask, comma-separated (main, blind, blind2..blind6, dev6; default: all)")
     parser.add_argument("--keep-store", type=Path, default=None, metavar="DIR",
                         help="keep the filled site's store in DIR and, run again the same day, ask its events "
                              "without replaying the site (the quick mode for working on the rules)")
@@ -543,7 +550,7 @@ def main(argv: list[str] | None = None) -> int:
     clock = SiteClock(zone)
     sets = tuple(name.strip() for name in args.sets.split(",") if name.strip())
     if unknown := set(sets) - set(QUESTION_SETS):
-        parser.error(f"--sets: no such set {', '.join(sorted(unknown))} (main, blind, blind2..blind5, dev6)")
+        parser.error(f"--sets: no such set {', '.join(sorted(unknown))} (main, blind, blind2..blind6, dev6)")
     questions = load_questions(clock, sets)
     started = time.monotonic()
     say("loading the CPU model (SmolLM2-135M, 1 thread)")
@@ -584,7 +591,7 @@ def main(argv: list[str] | None = None) -> int:
         say(f"{key:>22} = {results[key]}   (blind set: {results.get(key + '_blind', '-')}, blind2: "
             f"{results.get(key + '_blind2', '-')}, blind3: {results.get(key + '_blind3', '-')}, "
             f"blind4: {results.get(key + '_blind4', '-')}, blind5: {results.get(key + '_blind5', '-')}, "
-            f"dev6: {results.get(key + '_dev6', '-')})")
+            f"dev6: {results.get(key + '_dev6', '-')}, blind6: {results.get(key + '_blind6', '-')})")
     print(json.dumps(results), flush=True)
     return 0
 

@@ -9,7 +9,8 @@ The small back-end is the CPU default (SmolLM2-135M, transformers); the large on
 with the labelled crop's expected verdict (bench/verdict_crops.py: it sees the image and knows the label, as a
 large model that is always right would). T_max = 5 s. The events are the labelled crops, far apart in hash (no
 cache hits), published by one device at once over a Mosquitto of the bench's own; a subscriber on the device's
-verdicts topic times every message from the publish.
+verdicts topic times every message from the publish. The device (publisher and subscriber) is a process of its own,
+as a device is another machine: in the cloud's process its receiving thread waited for the cloud's threads.
 
     first_answer_p95_ms   publish -> the event's first message (a first answer, provisional, or the verdict), p95
     p95_ms                publish -> the event's first verdict, p95 (goal <= t_max_ms): the large model's within
@@ -40,9 +41,11 @@ import dataclasses
 import hashlib
 import json
 import os
+import queue
 import random
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -55,7 +58,7 @@ from edgetriage.cloud.analysis import build_backend  # noqa: E402
 from edgetriage.cloud.analysis.translator import Translator  # noqa: E402
 from edgetriage.cloud.config import CloudConfig  # noqa: E402
 from edgetriage.shared.ids import uuid7  # noqa: E402
-from edgetriage.shared.protocol import Detection, Event, decode_verdict, encode_event  # noqa: E402
+from edgetriage.shared.protocol import Detection, Event, decode_event, decode_verdict, encode_event  # noqa: E402
 from edgetriage.shared.stats import percentile  # noqa: E402
 from edgetriage.shared.topics import Topics  # noqa: E402
 from verdict_crops import Crop, build  # noqa: E402
@@ -134,6 +137,67 @@ class StandIn:
         self.proc.wait(10)
 
 
+# -- the device, a process of its own --------------------------------------------------------------------
+class Device:
+    """The device that sends the burst and times every verdict message, in a process of its own (as a device
+    is another machine): timed in the same process, its receiving thread would wait for the cloud's threads to
+    let go of the interpreter lock, and the bench would time itself. `get` gives (ms since that event's
+    publish, the raw message) as they come."""
+
+    def __init__(self, port: int, events_topic: str, verdicts_topic: str, payloads: list[bytes]) -> None:
+        self.proc = subprocess.Popen([sys.executable, __file__, "--device", str(port), events_topic, verdicts_topic],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        for payload in payloads:
+            self.proc.stdin.write(base64.b64encode(payload).decode() + "\n")
+        self.proc.stdin.write("\n")
+        self.proc.stdin.flush()
+        if self.proc.stdout.readline().strip() != "ready":
+            raise SystemExit("the bench's device could not connect")
+        self.lines: queue.Queue[tuple[float, bytes]] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            ms, raw = line.split()
+            self.lines.put((float(ms), base64.b64decode(raw)))
+
+    def go(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write("go\n")
+        self.proc.stdin.flush()
+
+    def get(self, timeout: float) -> tuple[float, bytes]:
+        return self.lines.get(True, timeout)
+
+    def close(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+def run_device(port: int, events_topic: str, verdicts_topic: str) -> None:
+    """The --device child: read the events (base64 lines, then an empty one), connect, say "ready", publish
+    them all at "go", then print "<ms since its publish> <base64 message>" for every verdict message."""
+    payloads = []
+    for line in sys.stdin:
+        if not line.strip():
+            break
+        payloads.append(base64.b64decode(line))
+    client = Client(port, subscribe=verdicts_topic)
+    print("ready", flush=True)
+    sys.stdin.readline()
+    sent: dict[str, float] = {}
+    for payload in payloads:
+        sent[decode_event(payload).event_id] = time.perf_counter()
+        client.publish(events_topic, payload)
+    while True:
+        received, _, raw = client.get(3600)
+        event_id = decode_verdict(raw).event_id
+        if event_id in sent:
+            print(f"{(received - sent[event_id]) * 1000:.1f} {base64.b64encode(raw).decode()}", flush=True)
+
+
 # -- one burst -------------------------------------------------------------------------------------------
 def far_phash(i: int) -> str:
     out = "8f3a6b1c2d4e5f60"
@@ -154,14 +218,12 @@ def burst(name: str, config: CloudConfig, backend: Any, broker: Any, crops: list
     cloud = Cloud(config, None, backend=backend)
     service = cloud.service
     topics = Topics(config.mqtt.prefix)
-    device = Client(broker.port, subscribe=topics.verdicts(DEVICE))
-    sent: dict[str, tuple[float, Crop]] = {}
+    events = [event_for(c, i) for i, c in enumerate(crops)]
+    sent: dict[str, tuple[float, Crop]] = {e.event_id: (0.0, c) for e, c in zip(events, crops, strict=True)}
     got: dict[str, list[tuple[float, Any]]] = {}
+    device = Device(broker.port, topics.events(DEVICE), topics.verdicts(DEVICE), [encode_event(e) for e in events])
     try:
-        events = [event_for(c, i) for i, c in enumerate(crops)]
-        for event, crop in zip(events, crops, strict=True):
-            sent[event.event_id] = (time.perf_counter(), crop)
-            device.publish(topics.events(DEVICE), encode_event(event))
+        device.go()
         deadline = time.monotonic() + wait_s
         while time.monotonic() < deadline:
             done = all(got.get(e) and not got[e][-1][1].provisional for e in sent)
@@ -169,12 +231,12 @@ def burst(name: str, config: CloudConfig, backend: Any, broker: Any, crops: list
                     service.finals.stats.unanswered + service.finals.stats.operator_kept:
                 break
             try:
-                received, _, raw = device.get(0.5)
-            except Exception:  # noqa: BLE001 - queue.Empty: look again
+                ms, raw = device.get(0.5)
+            except queue.Empty:
                 continue
             verdict = decode_verdict(raw)
             if verdict.event_id in sent:
-                got.setdefault(verdict.event_id, []).append(((received - sent[verdict.event_id][0]) * 1000, verdict))
+                got.setdefault(verdict.event_id, []).append((ms, verdict))
         computed = service.figures.compute()
         figures, alpha = computed["routing"], computed["alpha"]
     finally:
@@ -194,6 +256,9 @@ def summarise(name: str, sent: dict, got: dict, figures: dict, alpha: float | No
             continue
         first.append(messages[0][0])
         verdicts.append(judged[0][0])
+        if judged[0][0] > T_MAX_MS:  # where the target was missed, and by which route
+            say(f"{name}: over T_max: {judged[0][0]:.0f} ms, routed_by {judged[0][1].routed_by}, "
+                f"model {judged[0][1].model}")
         by_model = [ms for ms, v in judged if v.routed_by != LIGHT_ROUTE]
         if by_model:
             model.append(by_model[0])
@@ -276,7 +341,11 @@ def main() -> int:
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/edgetriage-bench-tmax"))
     parser.add_argument("--serve-openai", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--truth", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--device", nargs=3, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.device is not None:
+        run_device(int(args.device[0]), args.device[1], args.device[2])
+        return 0
     if args.serve_openai is not None:
         serve_openai(args.serve_openai, args.truth, args.large_low_s, args.large_high_s, args.large_at_once)
         return 0

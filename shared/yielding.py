@@ -18,7 +18,8 @@ def yielding_thread(niceness: int = NICENESS) -> None:
     """For a ThreadPoolExecutor's `initializer`: the calling thread yields (see the module's doc)."""
     if sys.getswitchinterval() > SWITCH_INTERVAL_S:
         sys.setswitchinterval(SWITCH_INTERVAL_S)
-    try:
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), niceness)
+    try:  # below the thread that started it (a service run under `nice` keeps its threads' order), at most 19
+        me = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, me, min(19, os.getpriority(os.PRIO_PROCESS, me) + niceness))
     except (AttributeError, OSError):  # not Linux, or not allowed: the shorter interval alone
         pass

@@ -170,3 +170,31 @@ def test_the_model_thread_yields_to_the_loop():
     assert answers[0].verdict == "benign"
     assert seen["interval"] <= 0.0005
     assert seen["nice"] >= seen["loop_nice"] + 10 or seen["nice"] == 19
+
+
+def test_the_light_paths_looks_yield_to_the_loop():
+    """The closer looks of the light path run on threads below the loop's priority that hand the interpreter over
+    every 0.5 ms: a first answer's publish (which waits for paho's lock, held by paho's thread while it waits for
+    the interpreter) is not held up by a burst of looks (bench/tmax.py: first answers at 40 events at once)."""
+    import os
+    import sys
+
+    from edgetriage.cloud.route.lanes import LOOK_NICENESS, LightLane
+
+    seen: dict[str, float] = {}
+
+    class Looking:
+        def light(self, event):
+            seen["nice"] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+            seen["interval"] = sys.getswitchinterval()
+            return None
+
+    lane = LightLane(Looking())
+    loop_nice = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    try:
+        assert asyncio.run(lane.judge(noise_events("pi-1", 1)[0])) is None
+    finally:
+        lane.close()
+    assert seen["interval"] <= 0.0005
+    assert seen["nice"] == min(19, loop_nice + LOOK_NICENESS)
+    assert lane.looked == 1 and lane.undecided == 1

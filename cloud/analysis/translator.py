@@ -61,6 +61,11 @@ CLIPPED_SHARE = 0.2  # share of blown-out pixels (>= 250) above which it counts 
 SOFT_EDGES = 100.0  # Laplacian variance at 128 px high below which a picture with contrast counts as soft
 SOFT_CONTRAST = 25.0
 MID_GREY = 110.0  # the normalised view's mean luma
+# The denoiser's search window: 11 px costs 0.56 of 15 px (the normalised view was most of an empty crop's look)
+# and, on the 222 crops of bench/verdict_crops.py and its 8 shifts for which the view is taken, put none in
+# another class (clear / faint / absent) for the worse: one night person faint where 15 px found none, one
+# empty crop absent where 15 px found a faint shape (benchmarks.md, 2026-12-08).
+DENOISE_SEARCH = 11
 
 Box = tuple[float, float, float, float]  # x1, y1, x2, y2, normalised
 
@@ -273,8 +278,9 @@ def _bordered(image: np.ndarray):
 
 
 def normalised(image: np.ndarray) -> np.ndarray:
-    """Sensor noise smoothed and the mean luma brought to MID_GREY by a gain."""
-    smooth = cv2.fastNlMeansDenoisingColored(image, None, 10, 10, 5, 15)
+    """Sensor noise smoothed (non-local means, `DENOISE_SEARCH` px around each pixel) and the mean luma brought to
+    MID_GREY by a gain."""
+    smooth = cv2.fastNlMeansDenoisingColored(image, None, 10, 10, 5, DENOISE_SEARCH)
     luma = float(cv2.cvtColor(smooth, cv2.COLOR_BGR2GRAY).mean())
     return cv2.convertScaleAbs(smooth, alpha=MID_GREY / max(1.0, luma))
 

@@ -29,6 +29,7 @@ from typing import Any
 
 from ...shared.protocol import Event, Verdict
 from ...shared.stats import median
+from ...shared.yielding import yielding_thread
 from ..analysis import Analysis, Backend, Leaning, Light
 from ..analysis.several import Several
 from ..config import CloudConfig
@@ -46,6 +47,7 @@ FIRST_ANSWER_MS = 800.0  # [analyzer] first_answer_ms by default with several ba
 WINDOW = 1024  # answers per lane the model-time median is taken over
 LIGHT = "light"  # the light path's lane name (on a verdict's `model`: "light: check", "light: policy")
 LIGHT_AT_ONCE = 4  # closer looks at a time (threads of their own; onnxruntime and OpenCV release the GIL)
+LOOK_NICENESS = 5  # the looks' CPU priority: below the loop's and paho's (first answers), above the questions' (10)
 LIGHT_FIRST_GUESS_MS = 500.0  # one closer look, until measured
 
 
@@ -164,7 +166,10 @@ class LightLane:
     async def judge(self, event: Event) -> Analysis | None:
         """The light path's verdict for `event`, or None (it cannot tell, or failed: a model is asked)."""
         if self._executor is None:
-            self._executor = ThreadPoolExecutor(max_workers=LIGHT_AT_ONCE, thread_name_prefix="light")
+            # the looks yield to the event loop and to paho's network thread (shared.yielding): a first answer's
+            # publish waits for paho's lock, which its thread holds while it waits for the interpreter's
+            self._executor = ThreadPoolExecutor(max_workers=LIGHT_AT_ONCE, thread_name_prefix="light",
+                                                initializer=yielding_thread, initargs=(LOOK_NICENESS,))
         self.pending += 1
         try:
             analysis, ms = await asyncio.get_running_loop().run_in_executor(self._executor, self._timed, event)
