@@ -444,3 +444,34 @@ def test_who_came_first_or_last_is_a_time(store, question, value):
 def test_who_came_in_the_last_hours_is_a_list_not_a_pick(store):
     said = ask(store, "who came to the porch in the last 14 hours?")
     assert isinstance(said["value"], list) and len(said["value"]) == 2, said
+
+
+# -- "was it quiet?": a yes/no whose yes is that nothing was seen ------------------------------------------
+@pytest.mark.parametrize(("question", "seen"), [
+    ("Was the back door quiet last night?", False), ("was the back door quiet this morning?", True),
+    ("was the driveway quiet today?", True),
+    ("nothing happened on the porch today?", True), ("all clear at the back door this morning?", True),
+    ("no activity on the driveway this afternoon?", True), ("was there no movement at the back door today?", True),
+    ("did the porch stay quiet overnight?", False), ("was it calm on the porch yesterday?", False),
+    ("nothing to report from the porch last night?", False), ("everything quiet on the driveway this evening?", False),
+])
+def test_quiet_is_yes_only_when_nothing_was_seen(store, question, seen):
+    said = ask(store, question)
+    assert said["value"] is seen and said["answer"].startswith("No, not quiet:" if seen else "Yes, quiet:"), said
+    assert "yes only if none" in said["reading"] and "could not use" not in said["answer"], said
+
+
+# -- "how many more ... than ...": a number, the difference, both counts shown --------------------------------
+@pytest.mark.parametrize(("question", "value", "counts", "lead"), [
+    ("How many more people came today than yesterday?", 4, [4, 0], "4 more"),
+    ("how many people more at the porch than at the back door today?", 1, [2, 1], "1 more"),
+    ("how many fewer people came yesterday than today?", 4, [0, 4], "4 fewer"),
+    ("how many fewer people on the porch than the driveway today?", -1, [2, 1], "None fewer, 1 more"),
+    ("how many more cars than people today?", -3, [1, 4], "None more, 3 fewer"),
+    ("how many more people on the back door than on the driveway today?", 0, [1, 1], "None"),
+])
+def test_how_many_more_is_the_difference_with_both_counts(store, question, value, counts, lead):
+    said = ask(store, question)
+    assert said["value"] == value and said["counts"] == counts and said["answer"].startswith(lead + ":"), said
+    assert f"the difference of {counts[0]} and {counts[1]}" in said["reading"] and " vs " in said["reading"]
+    assert all(f"{n} " in said["answer"] for n in counts) and "could not use" not in said["answer"], said

@@ -234,6 +234,9 @@ class Asker:
                               lambda q: self._facts(q.with_scope(intent="count", measure=query.measure), devices))
             if result is not None:
                 reading = both_read(*result.extra.pop("sides"), zone, now, reading[1])
+                if "difference" in result.extra:  # "how many more ...": a number, both counts it stands on
+                    reading = (f"{reading[0]}; the difference of {' and '.join(map(str, result.extra['counts']))}",
+                               reading[1])
                 return self._answered(text, query, key, devices, None, result, started, self.timer(), reading)
         facts = self._facts(query, devices)
         self._give_way()
