@@ -475,3 +475,34 @@ def test_how_many_more_is_the_difference_with_both_counts(store, question, value
     assert said["value"] == value and said["counts"] == counts and said["answer"].startswith(lead + ":"), said
     assert f"the difference of {counts[0]} and {counts[1]}" in said["reading"] and " vs " in said["reading"]
     assert all(f"{n} " in said["answer"] for n in counts) and "could not use" not in said["answer"], said
+
+
+# -- superlatives over groups: each group counted, the most (fewest) named, never a plain total ---------------
+@pytest.mark.parametrize(("question", "per", "value", "lead"), [
+    ("Which camera saw the most people today?", "People per camera", "porch", "Most people today: porch, 2"),
+    ("busiest camera today?", "Events per camera", ["driveway", "porch"], "Most events today: driveway and porch, 2"),
+    ("the camera with the most cars today", "Cars per camera", "driveway", "Most cars today: driveway, 1"),
+    ("where did most people come today?", "People per camera", "porch", "Most people today: porch, 2"),
+    ("which camera was quietest today?", "Events per camera", "back_door", "Fewest events today: back_door, 1"),
+    ("which camera had the fewest alerts yesterday", "Alerts per camera", ["back_door", "driveway", "porch"],
+     "Fewest alerts yesterday: back_door and driveway and porch, 0 each"),  # a camera that saw nothing counts
+    ("which zone was busiest today?", "Events per zone", "front_door", "Most events today: front_door, 1"),
+    ("which hour had the most people this morning?", "People per hour",
+     ["09:00–10:00", "10:00–11:00", "11:00–12:00"], "Most people this morning: 09:00–10:00 and"),
+    ("what day this week had the most visits?", "Visits per day", "Fri 04 Dec", "Most visits this week: Fri 04 Dec, 5"),
+    ("most active hour today", "Events per hour", "", "Most events today: "),
+    ("how many people did the busiest camera see today?", "People per camera", 2, "Most people today: porch, 2"),
+])
+def test_a_superlative_counts_each_group_and_names_the_most(store, question, per, value, lead):
+    said = ask(store, question)
+    assert said["reading"].startswith(per + ", ") and said["answer"].startswith(lead), said
+    assert value == "" or said["value"] == value, said
+    assert "could not use" not in said["answer"] and said["group_counts"], said
+    assert all(f"{k} {n}" in said["answer"] or f"{n} each" in said["answer"] or f"{k}, {n}" in said["answer"]
+               for k, n in said["group_counts"].items()), said  # every group's count shown
+
+
+@pytest.mark.parametrize("question", ["what was the most recent alert?", "at most how many people came today?",
+                                      "which camera saw more people today, the porch or the driveway?"])
+def test_most_recent_at_most_and_a_comparison_are_no_superlative_over_groups(store, question):
+    assert "per camera" not in ask(store, question)["reading"]

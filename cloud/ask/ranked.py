@@ -1,0 +1,129 @@
+"""Superlatives over groups: "which camera saw the most people?", "busiest hour", "the quietest day this week".
+
+Each group (a camera, a zone, a day, an hour of the day) is counted the way the question counts (people,
+visits or events, as compare.py counts a side), every group in scope is shown with its count, and the answer
+names the group with the most (or the fewest: groups that saw nothing count, at 0). A plain total is never the
+answer to a superlative: the reading says "per camera", "per hour".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from .compare import measured
+from .facts import EventFact
+from .query import Answer, _things, scope_phrase
+from .reading import read_back, reading_line, what_counted
+from .rules import Query
+
+_GROUP = (r"(?P<g>cameras?|cams?|zones?|days?|dates?|weekdays?|hours?|time of (?:the )?day|times? of day|"
+          r"time(?! of)\b|doors?|entrances?|places?|spots?|areas?|locations?)")
+_MOST = r"(?<!at )(?P<m>most|fewest|least|busiest|quietest|highest|lowest|biggest|smallest)(?! recent| of\b)"
+_FORMS = (re.compile(r"\b(?P<w>which|what) (?:\w+ )?" + _GROUP + r"\b.*?\b" + _MOST + r"\b"),  # which camera ... most
+          re.compile(r"\b" + _MOST + r" (?:active |busy )?" + _GROUP),  # "busiest camera", "most active hour"
+          re.compile(r"\b" + _GROUP + r" (?:with|that had|that saw|had|saw|got) the " + _MOST + r"\b"),
+          re.compile(r"^(?P<w>where)\b.*?\b" + _MOST + r"\b"))  # "where did most people come": a camera
+_KIND = {"cam": "camera", "zon": "zone", "day": "day", "dat": "day", "wee": "day", "hou": "hour", "tim": "hour"}
+FEWEST = frozenset("fewest least quietest lowest smallest".split())
+
+
+@dataclass(frozen=True)
+class Superlative:
+    group: str  # camera | zone | day | hour
+    fewest: bool
+    words: frozenset[str]  # the words that asked for it ("which", "camera", "most"): used
+
+
+def superlative_of(text: str) -> Superlative | None:
+    """The superlative a normalised question asks for over groups, or None."""
+    for form in _FORMS:
+        found = form.search(text)
+        if found:
+            said = found.groupdict().get("g") or "camera"
+            group = _KIND.get(said[:3], "camera")  # a door, an entrance, a place: a camera
+            words = {found["m"], *said.split(), found.groupdict().get("w") or "", "active", "busy"} - {""}
+            return Superlative(group, found["m"] in FEWEST, frozenset(words))
+    return None
+
+
+def _key(fact: EventFact, group: str, zone: ZoneInfo) -> list[str]:
+    if group == "zone":
+        return list(fact.zones)
+    if group == "camera":
+        return [fact.camera]
+    moment = fact.local(zone)
+    if moment is None:
+        return []
+    return [f"{moment:%a %d %b}"] if group == "day" else [f"{moment:%H}:00–{(moment.hour + 1) % 24:02d}:00"]
+
+
+def _every(group: str, query: Query, cameras: Iterable[str], zones: Iterable[str], zone: ZoneInfo,
+           now_ms: int, facts: Sequence[EventFact]) -> list[str]:
+    """The groups in scope that may have seen nothing: configured cameras and zones, the window's days and
+    hours (a day's hours when the window is a day or more)."""
+    if group == "camera":
+        named = {c for _, c in query.cameras} or set(cameras)
+        return sorted(named - {c for _, c in query.excluded})
+    if group == "zone":
+        return sorted(set(query.zones or zones) - set(query.excluded_zones))
+    window = query.window
+    start_ms = window.start_ms if window and window.start_ms is not None else min(
+        (f.captured_ms for f in facts), default=now_ms)
+    end_ms = window.end_ms if window and window.end_ms is not None else now_ms
+    start, end = (datetime.fromtimestamp(ms / 1000, zone) for ms in (start_ms, end_ms))
+    if group == "day":
+        days = [start + timedelta(days=d) for d in range((end.date() - start.date()).days + 1)]
+        return [f"{d:%a %d %b}" for d in days if d < end or d.date() == start.date()]
+    hours = range(24) if end - start >= timedelta(days=1) else sorted(
+        {(start + timedelta(hours=h)).hour for h in range(int((end - start).total_seconds() // 3600) + 1)
+         if start + timedelta(hours=h) < end} | {start.hour})
+    return [f"{h:02d}:00–{(h + 1) % 24:02d}:00" for h in hours]
+
+
+def ranked(asked: Superlative, query: Query, facts: Sequence[EventFact], zone: ZoneInfo, now_ms: int,
+           cameras: Iterable[str] = (), zones: Iterable[str] = ()) -> Answer:
+    """Each group counted, the one with the most (fewest) named, every count shown; `cameras` and `zones` the
+    operator's, so that one that saw nothing counts at 0."""
+    if query.look is not None:
+        facts = [f for f in facts if query.look.holds(f.description)]
+    label = query.label
+    measure = query.measure or ("people" if label == "person" else None)
+    grouped: dict[str, list[EventFact]] = {}
+    for fact in facts:
+        for key in _key(fact, asked.group, zone):
+            grouped.setdefault(key, []).append(fact)
+    if asked.fewest:
+        for key in _every(asked.group, query, cameras, zones, zone, now_ms, facts):
+            grouped.setdefault(key, [])
+    counts = {key: measured(events, query, measure) for key, events in grouped.items()}
+    order = sorted(counts, key=lambda k: (counts[k][0] if asked.fewest else -counts[k][0], k))
+    noun = "visits" if measure == "visits" else _things(label, query.verdict if measure == "events" else None, 2)
+    scope = scope_phrase(query)
+    if not order or (not asked.fewest and counts[order[0]][0] == 0):
+        return Answer(f"No {noun}{scope}, so no {asked.group} had the most.", "rules", [], value=None,
+                      extra={"per": asked.group, "group_counts": {}})
+    best = counts[order[0]][0]
+    top = [k for k in order if counts[k][0] == best]
+    rest = ", ".join(f"{k} {counts[k][0]}" for k in order if k not in top)
+    named = " and ".join(top)
+    most = "Fewest" if asked.fewest else "Most"
+    each = " each" if len(top) > 1 else ""
+    text = f"{most} {noun}{scope}: {named}, {best}{each}" + (f" (then {rest})." if rest else ".")
+    value: object = best if query.intent == "count" else top[0] if len(top) == 1 else top
+    cited = list(dict.fromkeys(e for k in top for e in counts[k][1]))
+    return Answer(text, "rules", cited, value=value,
+                  extra={"per": asked.group, "group_counts": {k: counts[k][0] for k in order}})
+
+
+def read_per(said: str, query: Query, asked: Superlative, zone: ZoneInfo, now_ms: int) -> tuple[str, list[str]]:
+    """The reading of a superlative: what was counted per which group ("People per camera, ..."), the words
+    that asked for it used."""
+    phrases = read_back(said, query.with_scope(names=query.names | asked.words), zone, now_ms)[1]
+    measure = query.measure or ("people" if query.label == "person" else None)
+    line, what = reading_line(query, measure, zone, now_ms, bool(query.cameras or query.zones), phrases), \
+        what_counted(query, measure)
+    return f"{what} per {asked.group},{line[len(what):]}", phrases
