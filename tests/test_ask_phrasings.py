@@ -492,6 +492,10 @@ def test_how_many_more_is_the_difference_with_both_counts(store, question, value
     ("what day this week had the most visits?", "Visits per day", "Fri 04 Dec", "Most visits this week: Fri 04 Dec, 5"),
     ("most active hour today", "Events per hour", "", "Most events today: "),
     ("how many people did the busiest camera see today?", "People per camera", 2, "Most people today: porch, 2"),
+    ("which of the cameras saw the most people today?", "People per camera", "porch", "Most people today: porch, 2"),
+    ("when was it busiest today?", "Events per hour", "", "Most events today: 09:00–10:00 and"),  # never the last
+    ("what's the busiest time of day at the porch?", "Events per hour", ["09:00–10:00", "13:00–14:00"],
+     "Most events on porch: 09:00–10:00 and 13:00–14:00, 1 each"),
 ])
 def test_a_superlative_counts_each_group_and_names_the_most(store, question, per, value, lead):
     said = ask(store, question)
@@ -503,6 +507,7 @@ def test_a_superlative_counts_each_group_and_names_the_most(store, question, per
 
 
 @pytest.mark.parametrize("question", ["what was the most recent alert?", "at most how many people came today?",
+                                      "when did the most recent person come?",
                                       "which camera saw more people today, the porch or the driveway?"])
 def test_most_recent_at_most_and_a_comparison_are_no_superlative_over_groups(store, question):
     assert "per camera" not in ask(store, question)["reading"]

@@ -23,10 +23,11 @@ from .rules import Query
 _GROUP = (r"(?P<g>cameras?|cams?|zones?|days?|dates?|weekdays?|hours?|time of (?:the )?day|times? of day|"
           r"time(?! of)\b|doors?|entrances?|places?|spots?|areas?|locations?)")
 _MOST = r"(?<!at )(?P<m>most|fewest|least|busiest|quietest|highest|lowest|biggest|smallest)(?! recent| of\b)"
-_FORMS = (re.compile(r"\b(?P<w>which|what) (?:\w+ )?" + _GROUP + r"\b.*?\b" + _MOST + r"\b"),  # which camera ... most
+_FORMS = (re.compile(r"\b(?P<w>which|what) (?:\w+ ){0,2}?" + _GROUP + r"\b.*?\b" + _MOST + r"\b"),  # which ... most
           re.compile(r"\b" + _MOST + r" (?:active |busy )?" + _GROUP),  # "busiest camera", "most active hour"
           re.compile(r"\b" + _GROUP + r" (?:with|that had|that saw|had|saw|got) the " + _MOST + r"\b"),
-          re.compile(r"^(?P<w>where)\b.*?\b" + _MOST + r"\b"))  # "where did most people come": a camera
+          re.compile(r"^(?P<w>where)\b.*?\b" + _MOST + r"\b"),  # "where did most people come": a camera
+          re.compile(r"^(?P<w>when)\b.*?\b" + _MOST + r"\b"))  # "when was it busiest": an hour
 _KIND = {"cam": "camera", "zon": "zone", "day": "day", "dat": "day", "wee": "day", "hou": "hour", "tim": "hour"}
 FEWEST = frozenset("fewest least quietest lowest smallest".split())
 
@@ -43,7 +44,7 @@ def superlative_of(text: str) -> Superlative | None:
     for form in _FORMS:
         found = form.search(text)
         if found:
-            said = found.groupdict().get("g") or "camera"
+            said = found.groupdict().get("g") or {"where": "camera", "when": "hour"}[found["w"]]
             group = _KIND.get(said[:3], "camera")  # a door, an entrance, a place: a camera
             words = {found["m"], *said.split(), found.groupdict().get("w") or "", "active", "busy"} - {""}
             return Superlative(group, found["m"] in FEWEST, frozenset(words))

@@ -239,7 +239,8 @@ class Asker:
                     reading = (f"{reading[0]}; the difference of {' and '.join(map(str, result.extra['counts']))}",
                                reading[1])
                 return self._answered(text, query, key, devices, None, result, started, self.timer(), reading)
-        asked = superlative_of(said) if not query.open and query.intent in (None, "count", "list", "exists") else None
+        asked = superlative_of(said) if not query.open and query.intent in (None, "count", "list", "exists", "last") \
+            else None  # "last": "when was it busiest?"
         if asked is not None:  # "which camera saw the most people?": each group counted, the most named
             now, config = int(self.clock_ms()), self.config
             result = ranked(asked, query, self._facts(query.with_scope(intent="count"), devices), zone, now,
