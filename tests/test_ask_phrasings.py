@@ -454,6 +454,8 @@ def test_who_came_in_the_last_hours_is_a_list_not_a_pick(store):
     ("no activity on the driveway this afternoon?", True), ("was there no movement at the back door today?", True),
     ("did the porch stay quiet overnight?", False), ("was it calm on the porch yesterday?", False),
     ("nothing to report from the porch last night?", False), ("everything quiet on the driveway this evening?", False),
+    ("did nothing happen at the back door this morning?", True), ("was the porch empty this morning?", True),
+    ("was the driveway deserted last night?", False),
 ])
 def test_quiet_is_yes_only_when_nothing_was_seen(store, question, seen):
     said = ask(store, question)

@@ -140,10 +140,11 @@ _NOT_A_SPAN = (r"(?! (?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|ele
                r"hours?|minutes?|days?|weeks?|months?|night|evening|morning|afternoon|weekend|fortnight|thing)\b)")
 PICK = re.compile(r"\b(last|latest|most recent|first|earliest)\b" + _NOT_A_SPAN)
 # "was the porch quiet?", "all clear last night?", "nothing happened?": a yes/no whose yes is that none were seen
-QUIET = re.compile(r"\b(?:(?:(?:stay|stays|stayed|remain|remains|remained) )?(?:quiet|calm|peaceful|uneventful)|"
-                   r"all clear|(?:nothing|no (?:activity|movement|motion|events?|alerts?))(?: at all)? (?:happened|"
-                   r"happening|going on|went on|to report|seen|detected|recorded)|(?:^|(?<=was there )|"
-                   r"(?<=were there )|(?<=is there )|(?<=any ))no (?:activity|movement|motion))\b")
+QUIET = re.compile(r"\b(?:(?:(?:stay|stays|stayed|remain|remains|remained) )?(?:quiet|calm|peaceful|uneventful|"
+                   r"deserted)|all clear|(?<=was )(?:the )?\w+(?: \w+)? empty|(?:nothing|no (?:activity|movement|"
+                   r"motion|events?|alerts?))(?: at all)? (?:happen|happened|happening|going on|went on|to report|seen|"
+                   r"detected|recorded)|(?:^|(?<=was there )|(?<=were there )|(?<=is there )|(?<=any ))no "
+                   r"(?:activity|movement|motion))\b")
 # the first words say what kind of answer is wanted: a number, a yes or no, a list, a time
 _LEAD = (("count", re.compile(r"^(?:how many|how much|number of|no of|total|count|tally)\b")),
          ("first", re.compile(r"^(?:when|what time|at what time)\b.*\b(?:first|earliest)\b")),
