@@ -513,3 +513,24 @@ def test_a_superlative_counts_each_group_and_names_the_most(store, question, per
                                       "which camera saw more people today, the porch or the driveway?"])
 def test_most_recent_at_most_and_a_comparison_are_no_superlative_over_groups(store, question):
     assert "per camera" not in ask(store, question)["reading"]
+
+
+@pytest.mark.parametrize(("question", "per", "value", "shown"), [
+    ("how many people per camera today?", "People per camera", {"porch": 2, "back_door": 1, "driveway": 1},
+     "People per camera today: porch 2, back_door 1, driveway 1 (4 in all)."),
+    ("people at each camera yesterday?", "People per camera", {"back_door": 0, "driveway": 0, "porch": 0},
+     "People per camera yesterday: back_door 0, driveway 0, porch 0 (0 in all)."),  # a camera that saw none: 0
+    ("how many events by hour today", "Events per hour", None,
+     "Events per hour today: 09:00–10:00 1, 10:00–11:00 1, 11:00–12:00 1, 12:00–13:00 1, 13:00–14:00 1 (5 in all)."),
+    ("alerts broken down by zone today", "Alerts per zone", {"front_door": 1},
+     "Alerts per zone today: front_door 1, in no zone 3 (4 in all)."),
+])
+def test_a_split_per_group_shows_every_group_s_count_and_the_whole(store, question, per, value, shown):
+    said = ask(store, question)
+    assert said["reading"].startswith(per + ", ") and said["answer"] == shown, said
+    assert value is None or said["value"] == value, said
+
+
+def test_a_split_no_group_here_is_named_never_dropped(store):
+    said = ask(store, "how many people per device today")
+    assert said["value"] == 4 and named(said, "per device"), said

@@ -1,9 +1,11 @@
-"""Superlatives over groups: "which camera saw the most people?", "busiest hour", "the quietest day this week".
+"""Superlatives and splits over groups: "which camera saw the most people?", "busiest hour", "the quietest day
+this week"; "how many people per camera?", "alerts by hour".
 
 Each group (a camera, a zone, a day, an hour of the day) is counted the way the question counts (people,
 visits or events, as compare.py counts a side), every group in scope is shown with its count, and the answer
 names the group with the most (or the fewest: groups that saw nothing count, at 0). A plain total is never the
-answer to a superlative: the reading says "per camera", "per hour".
+answer to a superlative: the reading says "per camera", "per hour". A split shows every group's count and the
+total beside.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ _FORMS = (re.compile(r"\b(?P<w>which|what) (?:\w+ ){0,2}?" + _GROUP + r"\b.*?\b"
           re.compile(r"\b" + _GROUP + r" (?:with|that had|that saw|had|saw|got) the " + _MOST + r"\b"),
           re.compile(r"^(?P<w>where)\b.*?\b" + _MOST + r"\b"),  # "where did most people come": a camera
           re.compile(r"^(?P<w>when)\b.*?\b" + _MOST + r"\b"))  # "when was it busiest": an hour
+_SPLIT = re.compile(r"\b(?:(?:for )?each|per|by|broken down by|split by|for every) (?P<g>camera|cam|zone|hour|day)s?\b")
 _KIND = {"cam": "camera", "zon": "zone", "day": "day", "dat": "day", "wee": "day", "hou": "hour", "tim": "hour"}
 FEWEST = frozenset("fewest least quietest lowest smallest".split())
 
@@ -37,6 +40,7 @@ class Superlative:
     group: str  # camera | zone | day | hour
     fewest: bool
     words: frozenset[str]  # the words that asked for it ("which", "camera", "most"): used
+    split: str = ""  # "per camera": every group's count asked for, no superlative
 
 
 def superlative_of(text: str) -> Superlative | None:
@@ -48,6 +52,9 @@ def superlative_of(text: str) -> Superlative | None:
             group = _KIND.get(said[:3], "camera")  # a door, an entrance, a place: a camera
             words = {found["m"], *said.split(), found.groupdict().get("w") or "", "active", "busy"} - {""}
             return Superlative(group, found["m"] in FEWEST, frozenset(words))
+    split = _SPLIT.search(text)
+    if split:  # "how many people per camera": each group's count
+        return Superlative(_KIND[split["g"][:3]], False, frozenset(split[0].split()), split[0])
     return None
 
 
@@ -97,13 +104,23 @@ def ranked(asked: Superlative, query: Query, facts: Sequence[EventFact], zone: Z
     for fact in facts:
         for key in _key(fact, asked.group, zone):
             grouped.setdefault(key, []).append(fact)
-    if asked.fewest:
+    if asked.fewest or (asked.split and asked.group in ("camera", "zone")):
         for key in _every(asked.group, query, cameras, zones, zone, now_ms, facts):
             grouped.setdefault(key, [])
     counts = {key: measured(events, query, measure) for key, events in grouped.items()}
     order = sorted(counts, key=lambda k: (counts[k][0] if asked.fewest else -counts[k][0], k))
     noun = "visits" if measure == "visits" else _things(label, query.verdict if measure == "events" else None, 2)
     scope = scope_phrase(query)
+    if asked.split:  # every group's count (days and hours in time's order), the whole beside it
+        if asked.group in ("day", "hour"):
+            order = sorted(order, key=lambda k: min(f.captured_ms for f in grouped[k]) if asked.group == "day" else k)
+        shown = ", ".join(f"{k} {counts[k][0]}" for k in order)
+        outside = [f for f in facts if not f.zones] if asked.group == "zone" else []
+        shown += f", in no zone {measured(outside, query, measure)[0]}" if outside else ""
+        total, cited = measured(facts, query, measure)
+        return Answer(f"{what_counted(query, measure)} per {asked.group}{scope}: {shown} ({total} in all).", "rules",
+                      cited, value={k: counts[k][0] for k in order}, extra={"per": asked.group, "group_counts":
+                                                                            {k: counts[k][0] for k in order}})
     if not order or (not asked.fewest and counts[order[0]][0] == 0):
         return Answer(f"No {noun}{scope}, so no {asked.group} had the most.", "rules", [], value=None,
                       extra={"per": asked.group, "group_counts": {}})
@@ -125,6 +142,7 @@ def read_per(said: str, query: Query, asked: Superlative, zone: ZoneInfo, now_ms
     that asked for it used."""
     phrases = read_back(said, query.with_scope(names=query.names | asked.words), zone, now_ms)[1]
     measure = query.measure or ("people" if query.label == "person" else None)
+    phrases = [p for p in phrases if p != asked.split]  # "per camera": answered
     line, what = reading_line(query, measure, zone, now_ms, bool(query.cameras or query.zones), phrases), \
         what_counted(query, measure)
     return f"{what} per {asked.group},{line[len(what):]}", phrases
