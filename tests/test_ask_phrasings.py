@@ -534,3 +534,22 @@ def test_a_split_per_group_shows_every_group_s_count_and_the_whole(store, questi
 def test_a_split_no_group_here_is_named_never_dropped(store):
     said = ask(store, "how many people per device today")
     assert said["value"] == 4 and named(said, "per device"), said
+
+
+@pytest.mark.parametrize(("question", "value", "lead"), [
+    # a yes/no superlative about a named camera: every camera counted, yes when the named one is among the most
+    ("did the porch see the most people today?", True, "Yes: most people today: porch, 2"),
+    ("was the porch the busiest camera today?", True, "Yes: most events today: driveway and porch, 2 each"),
+    ("was the driveway the quietest today?", False, "No: fewest events today: back_door, 1"),
+    ("did the back door have the most people today?", False, "No: most people today: porch, 2"),
+    # which cameras saw some, or none: the cameras, each with its count, never a list of events
+    ("which cameras saw people today?", ["porch", "back_door", "driveway"],
+     "Cameras that saw people today: porch 2, back_door 1, driveway 1."),
+    ("which camera saw nobody today?", [], "Cameras with no people today: none (the others: porch 2"),
+    ("which camera saw no cars today?", ["back_door", "porch"], "Cameras with no cars today: back_door, porch"),
+    ("which zones had nothing yesterday?", ["front_door"], "Zones with no events yesterday: front_door."),
+])
+def test_a_superlative_or_a_which_about_cameras_answers_about_the_cameras(store, question, value, lead):
+    said = ask(store, question)
+    assert said["value"] == value and said["answer"].startswith(lead), said
+    assert "could not use" not in said["answer"] and "per camera" in said["reading"] or "per zone" in said["reading"]

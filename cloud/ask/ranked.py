@@ -20,16 +20,21 @@ from .compare import measured
 from .facts import EventFact
 from .query import Answer, _things, scope_phrase
 from .reading import read_back, reading_line, what_counted
-from .rules import Query
+from .rules import Query, label_said_first, measure_of
 
 _GROUP = (r"(?P<g>cameras?|cams?|zones?|days?|dates?|weekdays?|hours?|time of (?:the )?day|times? of day|"
           r"time(?! of)\b|doors?|entrances?|places?|spots?|areas?|locations?)")
-_MOST = r"(?<!at )(?P<m>most|fewest|least|busiest|quietest|highest|lowest|biggest|smallest)(?! recent| of\b)"
+_MOST = r"(?<!at )(?P<m>most|fewest|least|busiest|quietest|highest|lowest|biggest|smallest|top)(?! recent| of\b)"
 _FORMS = (re.compile(r"\b(?P<w>which|what) (?:\w+ ){0,2}?" + _GROUP + r"\b.*?\b" + _MOST + r"\b"),  # which ... most
           re.compile(r"\b" + _MOST + r" (?:active |busy )?" + _GROUP),  # "busiest camera", "most active hour"
           re.compile(r"\b" + _GROUP + r" (?:with|that had|that saw|had|saw|got) the " + _MOST + r"\b"),
           re.compile(r"^(?P<w>where)\b.*?\b" + _MOST + r"\b"),  # "where did most people come": a camera
-          re.compile(r"^(?P<w>when)\b.*?\b" + _MOST + r"\b"))  # "when was it busiest": an hour
+          re.compile(r"^(?P<w>when)\b.*?\b" + _MOST + r"\b"),  # "when was it busiest": an hour
+          re.compile(r"\b(?P<w>saw|see|sees|had|have|has|got|get|gets|was|is|were)(?: the \w+(?: \w+)?)? the " + _MOST
+                     + r"\b"))
+# "did the porch see the most?", "was the porch the busiest?": about the camera or zone named (else no form)
+_WHICH = re.compile(r"^(?P<w>which|what) (?P<g>cameras?|cams?|zones?|days?|dates?|hours?)\b")  # which cameras saw..
+_NONE = re.compile(r"\b(?:nobody|no one|noone|nothing|no \w+)\b")
 _SPLIT = re.compile(r"\b(?:(?:for )?each|per|by|broken down by|split by|for every) (?P<g>camera|cam|zone|hour|day)s?\b")
 _KIND = {"cam": "camera", "zon": "zone", "day": "day", "dat": "day", "wee": "day", "hou": "hour", "tim": "hour"}
 FEWEST = frozenset("fewest least quietest lowest smallest".split())
@@ -41,6 +46,8 @@ class Superlative:
     fewest: bool
     words: frozenset[str]  # the words that asked for it ("which", "camera", "most"): used
     split: str = ""  # "per camera": every group's count asked for, no superlative
+    named: bool = False  # "did the porch see the most?": only about a camera or zone the question names
+    which: str = ""  # "which cameras saw people?": the groups that saw some; "no cars": those that saw none
 
 
 def superlative_of(text: str) -> Superlative | None:
@@ -48,14 +55,39 @@ def superlative_of(text: str) -> Superlative | None:
     for form in _FORMS:
         found = form.search(text)
         if found:
-            said = found.groupdict().get("g") or {"where": "camera", "when": "hour"}[found["w"]]
+            said = found.groupdict().get("g") or {"where": "camera", "when": "hour"}.get(found["w"], "camera")
             group = _KIND.get(said[:3], "camera")  # a door, an entrance, a place: a camera
             words = {found["m"], *said.split(), found.groupdict().get("w") or "", "active", "busy"} - {""}
-            return Superlative(group, found["m"] in FEWEST, frozenset(words))
+            return Superlative(group, found["m"] in FEWEST, frozenset(words), named=form is _FORMS[-1])
     split = _SPLIT.search(text)
     if split:  # "how many people per camera": each group's count
         return Superlative(_KIND[split["g"][:3]], False, frozenset(split[0].split()), split[0])
+    which = _WHICH.search(text)
+    if which:  # "which cameras saw people today?", "which camera saw nobody?": the groups, not the events
+        return Superlative(_KIND[which["g"][:3]], False, frozenset(which[0].split()),
+                           which=none[0] if (none := _NONE.search(text)) else "some")
     return None
+
+
+def about(asked: Superlative, query: Query) -> frozenset[str]:
+    """The cameras or zones a yes/no superlative asks about ("was the porch the busiest?"): counted among all."""
+    if not (asked.named or query.intent == "exists") or asked.split or asked.which:
+        return frozenset()
+    if asked.group == "camera":
+        return frozenset(c for _, c in query.cameras)
+    return frozenset(query.zones) if asked.group == "zone" else frozenset()
+
+
+def counted_over(asked: Superlative, query: Query) -> Query:
+    """The query whose events are grouped: a camera or zone asked about is one of the groups, not a filter;
+    "which camera saw no cars?" counts cars (the negation says what is counted)."""
+    none = label_said_first(asked.which) if asked.which not in ("", "some") and query.label is None else None
+    if none is not None:
+        query = query.with_scope(label=none, measure=measure_of(asked.which, none))
+    if not about(asked, query):
+        return query
+    return query.with_scope(cameras=frozenset() if asked.group == "camera" else query.cameras,
+                            zones=frozenset() if asked.group == "zone" else query.zones)
 
 
 def _key(fact: EventFact, group: str, zone: ZoneInfo) -> list[str]:
@@ -98,13 +130,14 @@ def ranked(asked: Superlative, query: Query, facts: Sequence[EventFact], zone: Z
     operator's, so that one that saw nothing counts at 0."""
     if query.look is not None:
         facts = [f for f in facts if query.look.holds(f.description)]
+    asked_about, query = about(asked, query), counted_over(asked, query)
     label = query.label
     measure = query.measure or ("people" if label == "person" else None)
     grouped: dict[str, list[EventFact]] = {}
     for fact in facts:
         for key in _key(fact, asked.group, zone):
             grouped.setdefault(key, []).append(fact)
-    if asked.fewest or (asked.split and asked.group in ("camera", "zone")):
+    if asked.fewest or ((asked.split or asked.which) and asked.group in ("camera", "zone")):
         for key in _every(asked.group, query, cameras, zones, zone, now_ms, facts):
             grouped.setdefault(key, [])
     counts = {key: measured(events, query, measure) for key, events in grouped.items()}
@@ -121,6 +154,14 @@ def ranked(asked: Superlative, query: Query, facts: Sequence[EventFact], zone: Z
         return Answer(f"{what_counted(query, measure)} per {asked.group}{scope}: {shown} ({total} in all).", "rules",
                       cited, value={k: counts[k][0] for k in order}, extra={"per": asked.group, "group_counts":
                                                                             {k: counts[k][0] for k in order}})
+    if asked.which:  # the groups that saw some (or none), each with its count
+        names = [k for k in order if (counts[k][0] == 0) == (asked.which != "some")]
+        rest = ", ".join(f"{k} {counts[k][0]}" for k in order if k not in names)
+        said = f"{asked.group.capitalize()}s {'that saw' if asked.which == 'some' else 'with no'} {noun}{scope}: "
+        said += ", ".join(f"{k} {counts[k][0]}" if asked.which == "some" else k for k in names) or "none"
+        cited = [e for k in names for e in counts[k][1]]
+        return Answer(said + (f" (the others: {rest})." if rest else "."), "rules", cited, value=names,
+                      extra={"per": asked.group, "group_counts": {k: counts[k][0] for k in order}})
     if not order or (not asked.fewest and counts[order[0]][0] == 0):
         return Answer(f"No {noun}{scope}, so no {asked.group} had the most.", "rules", [], value=None,
                       extra={"per": asked.group, "group_counts": {}})
@@ -132,6 +173,9 @@ def ranked(asked: Superlative, query: Query, facts: Sequence[EventFact], zone: Z
     each = " each" if len(top) > 1 else ""
     text = f"{most} {noun}{scope}: {named}, {best}{each}" + (f" (then {rest})." if rest else ".")
     value: object = best if query.intent == "count" else top[0] if len(top) == 1 else top
+    if asked_about:  # "was the porch the busiest?": yes when it is among the most
+        value = bool(asked_about & set(top))
+        text = f"{'Yes' if value else 'No'}: {text[:1].lower()}{text[1:]}"
     cited = list(dict.fromkeys(e for k in top for e in counts[k][1]))
     return Answer(text, "rules", cited, value=value,
                   extra={"per": asked.group, "group_counts": {k: counts[k][0] for k in order}})
@@ -140,9 +184,10 @@ def ranked(asked: Superlative, query: Query, facts: Sequence[EventFact], zone: Z
 def read_per(said: str, query: Query, asked: Superlative, zone: ZoneInfo, now_ms: int) -> tuple[str, list[str]]:
     """The reading of a superlative: what was counted per which group ("People per camera, ..."), the words
     that asked for it used."""
+    query = counted_over(asked, query)
     phrases = read_back(said, query.with_scope(names=query.names | asked.words), zone, now_ms)[1]
     measure = query.measure or ("people" if query.label == "person" else None)
-    phrases = [p for p in phrases if p != asked.split]  # "per camera": answered
+    phrases = [p for p in phrases if p != asked.split and asked.which not in p]  # "per camera", "no cars": read
     line, what = reading_line(query, measure, zone, now_ms, bool(query.cameras or query.zones), phrases), \
         what_counted(query, measure)
     return f"{what} per {asked.group},{line[len(what):]}", phrases

@@ -51,7 +51,7 @@ from .facts import EventFact
 from .guard import AskError, check_question
 from .llm import TextModel, TextModelError, build_text_model
 from .query import Answer, answer, loose_intent
-from .ranked import ranked, read_per, superlative_of
+from .ranked import about, counted_over, ranked, read_per, superlative_of
 from .reading import both_read, model_unread, read_back, told_unused
 from .retrieve import pick
 from .rules import Query, Window, normalise, read
@@ -241,9 +241,10 @@ class Asker:
                 return self._answered(text, query, key, devices, None, result, started, self.timer(), reading)
         asked = superlative_of(said) if not query.open and query.intent in (None, "count", "list", "exists", "last") \
             else None  # "last": "when was it busiest?"
-        if asked is not None:  # "which camera saw the most people?": each group counted, the most named
-            now, config = int(self.clock_ms()), self.config
-            result = ranked(asked, query, self._facts(query.with_scope(intent="count"), devices), zone, now,
+        if asked is not None and (about(asked, query) or not asked.named):  # "which camera saw the most people?"
+            now, config = int(self.clock_ms()), self.config  # each group counted, the most named
+            counted = counted_over(asked, query).with_scope(intent="count")
+            result = ranked(asked, query, self._facts(counted, devices), zone, now,
                             {c for cameras in config.cameras.values() for c in cameras}, config.zones)
             reading = read_per(said, query, asked, zone, now)
             return self._answered(text, query, key, devices, None, result, started, self.timer(), reading)
