@@ -255,3 +255,19 @@ def test_a_weekday_range_asked_on_its_last_day_runs_to_now():
 ])
 def test_a_leading_zero_is_the_24_hour_clock(words, start, end):
     assert said(words)[:2] == (start, end)
+
+
+@pytest.mark.parametrize(("words", "start", "end"), [
+    # a bare end before the start: the next time its clock shows, the same evening when that comes first
+    ("between 8 pm and 9 yesterday", at(3, 20), at(3, 21)),
+    ("between eight pm and nine yesterday", at(3, 20), at(3, 21)),
+    ("between 9 pm and 9 yesterday", at(3, 21), at(4, 9)),  # its own hour: the next morning's, never empty
+    # a bare 12 at both ends: noon to midnight; 12 said of an evening or a night is midnight
+    ("between 12 and 12 yesterday", at(3, 12), at(4, 0)), ("between 11 and 12 last night", at(3, 23), at(4, 0)),
+    ("between 10 and 12 this evening", at(4, 22), None),
+    # from midnight: a bare end is its morning's only between 13 and 18 (as said in the afternoon)
+    ("between midnight and 12 yesterday", at(3, 0), at(3, 12)),
+    ("between midnight and 19:00 yesterday", at(3, 0), at(3, 19)),
+])
+def test_a_bare_end_and_twelve_at_the_edges_of_the_clock(words, start, end):
+    assert said(words)[:2] == (start, end)

@@ -24,6 +24,12 @@ the moment of asking (`now`):
                 half an hour, just now, a few minutes ago (the last half hour), since 9 | 9pm | 21:30 | yesterday |
                 Monday | Tuesday noon | yesterday at 5pm
     moments     N hours ago (half an hour either side), N minutes ago (half of N either side, 5 to 30 minutes)
+    across days a day and a clock time at each end, either order, with from/to, between/and or a dash: "from 10pm
+                thursday to 6 friday", "thursday 22:00 - friday 06:00", "from yesterday 9pm to this morning 7"
+                (a bare end hour the start's next turn of the clock when that is on the end's day; a weekday's
+                start the latest one before the end); a part of a day at each end: "between friday night and
+                saturday morning". A clock time with a leading zero ("06:00") is the 24-hour clock's.
+Calendar dates, weeks and months: dates.py.
 """
 
 from __future__ import annotations
