@@ -237,6 +237,13 @@ def test_twelve_said_of_a_night_is_midnight(words, same_as):
     ("between friday night and saturday morning", at(-3, 18), at(-2, 12), "from Friday night to Saturday morning"),
     ("between yesterday evening and this morning", at(3, 18), at(4, 12), "from yesterday evening to this morning"),
     ("from friday evening to now", at(4, 18), None, "from Friday evening to now"),
+    ("thursday night into friday morning", at(3, 18), at(4, 12), "from Thursday night to Friday morning"),
+    # the end's clock alone, after a day and a clock time: the next time the clock shows it after the start
+    ("between 9 last night and 2", at(3, 21), at(4, 2), "from last night 21:00 to 02:00"),
+    ("from 9pm yesterday to 7", at(3, 21), at(4, 7), "from yesterday 21:00 to 07:00"),
+    ("from 10 pm yesterday until 1 am", at(3, 22), at(4, 1), "from yesterday 22:00 to 01:00"),
+    ("between 11 yesterday and 13:00", at(3, 11), at(3, 13), "from yesterday 11:00 to 13:00"),
+    ("from tuesday 5pm till 9", at(1, 17), at(1, 21), "from Tuesday 17:00 to 21:00"),
 ])
 def test_a_day_and_a_clock_time_at_each_end_span_both_days(words, start, end, phrase):
     assert said(words) == (start, end, phrase)

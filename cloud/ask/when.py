@@ -256,7 +256,8 @@ def time_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
     if across is not None:
         return across
     spanned = _SPANNED.search(text)
-    if spanned and (spanned["lead"] == "from") == (spanned["sep"] != "and"):
+    if spanned and (spanned["lead"] == "between") == (spanned["sep"] == "and") \
+            and (spanned["lead"] or spanned["sep"] == "into"):  # "thursday night into friday morning"
         # "from yesterday evening to this morning", "between friday night and saturday morning", "... until now"
         first = _named_window(spanned["a"], zone, now_ms)
         last = _named_window(spanned["b"], zone, now_ms)  # "now" names no range: None
@@ -283,7 +284,11 @@ _CLOCK_AT = r"(?:\d{1,2}(?::\d{2})?(?: ?(?:am|pm|oclock))?|noon|midday|midnight)
 _END = (r"(?:(?P<{n}c>" + _CLOCK_AT + r") (?:on )?(?P<{n}d>" + _DAY_WORD + r")|(?P<{n}e>" + _DAY_WORD
         + r") (?:at )?(?P<{n}k>" + _CLOCK_AT + r"))")
 _ACROSS = re.compile(r"\b(?:(?P<lead>from|between) )?" + _END.replace("{n}", "a") + r" (?:(?P<sep>to|until|till|"
-                     r"through|up to|and) )?" + _END.replace("{n}", "b") + r"\b")  # "thu 22:00 - fri 06:00": no word
+                     r"through|up to|into|and) )?(?:" + _END.replace("{n}", "b") + r"|(?P<bo>" + _CLOCK_AT + r"))\b")
+# "thu 22:00 - fri 06:00": no word between; "between 9 last night and 2": the end's day the next the clock shows
+
+
+_ONE = re.compile(_HOUR.format(n="a"))
 
 
 def _across(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
@@ -292,11 +297,20 @@ def _across(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
     start when that falls on the end's day ("to 6 friday" after Thursday 22:00: 06:00), else as people say it."""
     now = datetime.fromtimestamp(now_ms / 1000, zone)
     for found in _ACROSS.finditer(text):
-        if (found["sep"] == "and") != (found["lead"] == "between"):
+        if (found["sep"] == "and") != (found["lead"] == "between") or (found["bo"] and not found["sep"]):
             continue  # "at 10pm yesterday and 6 this morning": two moments, no range
         day_a, day_b = found["ad"] or found["ae"], found["bd"] or found["be"]
         clock_a, clock_b = found["ac"] or found["ak"], found["bc"] or found["bk"]
         first = _named_window(f"from {clock_a} {day_a}", zone, now_ms)
+        if found["bo"] and first is not None and first.start_ms is not None:  # the end's clock alone
+            start, hour = datetime.fromtimestamp(first.start_ms / 1000, zone), _hour(_ONE.match(found["bo"]), "a", None)
+            if hour is None:
+                continue
+            bare = re.fullmatch(r"(?:[1-9]|1[0-2])(?::\d{2})?", found["bo"])
+            hours = (hour % 12, hour % 12 + 12) if bare else (hour,)
+            end = min(t for t in (_at(start + timedelta(days=d), h) for d in (0, 1) for h in hours) if t > start)
+            return Window(_ms(start), None if end > now else _ms(end),
+                          f"from {_day_said(day_a)} {start:%H:%M} to {end:%H:%M}")
         last = _named_window(f"before {clock_b} {day_b}", zone, now_ms)
         if first is None or last is None or first.start_ms is None or last.start_ms is None:
             continue
@@ -340,8 +354,8 @@ def _before(start_ms: int, end_ms: int | None, said: str, zone: ZoneInfo) -> dat
 
 _PART_OF_DAY = (r"(?:(?:yesterday|today|this|last|(?:on )?(?:" + "|".join(WEEKDAYS)
                 + r"))(?: morning| afternoon| evening| night)?|tonight|last night|overnight)")
-_SPANNED = re.compile(r"\b(?P<lead>from|between) (?P<a>" + _PART_OF_DAY + r") (?P<sep>to|until|till|through|up to|and) "
-                      r"(?P<b>" + _PART_OF_DAY + r"|now)\b")
+_SPANNED = re.compile(r"\b(?:(?P<lead>from|between) )?(?P<a>" + _PART_OF_DAY + r") (?P<sep>to|until|till|through|"
+                      r"up to|into|and) (?P<b>" + _PART_OF_DAY + r"|now)\b")
 
 
 def _days(text: str, now: datetime) -> Window | None:
