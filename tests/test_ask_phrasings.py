@@ -553,3 +553,12 @@ def test_a_superlative_or_a_which_about_cameras_answers_about_the_cameras(store,
     said = ask(store, question)
     assert said["value"] == value and said["answer"].startswith(lead), said
     assert "could not use" not in said["answer"] and "per camera" in said["reading"] or "per zone" in said["reading"]
+
+
+@pytest.mark.parametrize(("question", "value"), [
+    ("how many people in a grey top came to the porch today?", 1),  # a top is clothing, "came" no "cam"
+    ("when did the last person in a grey top come to the back door?", "2026-12-04 10:00"),
+])
+def test_clothing_called_a_top_is_no_superlative(store, question, value):
+    said = ask(store, question)
+    assert said["value"] == value and " per " not in said["reading"], said

@@ -24,9 +24,10 @@ from .rules import Query, label_said_first, measure_of
 
 _GROUP = (r"(?P<g>cameras?|cams?|zones?|days?|dates?|weekdays?|hours?|time of (?:the )?day|times? of day|"
           r"time(?! of)\b|doors?|entrances?|places?|spots?|areas?|locations?)")
-_MOST = r"(?<!at )(?P<m>most|fewest|least|busiest|quietest|highest|lowest|biggest|smallest|top)(?! recent| of\b)"
+_MOST = r"(?<!at )(?P<m>most|fewest|least|busiest|quietest|highest|lowest|biggest|smallest)(?! recent| of\b)"
 _FORMS = (re.compile(r"\b(?P<w>which|what) (?:\w+ ){0,2}?" + _GROUP + r"\b.*?\b" + _MOST + r"\b"),  # which ... most
-          re.compile(r"\b" + _MOST + r" (?:active |busy )?" + _GROUP),  # "busiest camera", "most active hour"
+          re.compile(r"\b" + _MOST.replace("smallest", "smallest|top") + r" (?:active |busy )?" + _GROUP
+                     + r"\b"),  # "busiest camera", "top camera", "most active hour"
           re.compile(r"\b" + _GROUP + r" (?:with|that had|that saw|had|saw|got) the " + _MOST + r"\b"),
           re.compile(r"^(?P<w>where)\b.*?\b" + _MOST + r"\b"),  # "where did most people come": a camera
           re.compile(r"^(?P<w>when)\b.*?\b" + _MOST + r"\b"),  # "when was it busiest": an hour
