@@ -562,3 +562,9 @@ def test_a_superlative_or_a_which_about_cameras_answers_about_the_cameras(store,
 def test_clothing_called_a_top_is_no_superlative(store, question, value):
     said = ask(store, question)
     assert said["value"] == value and " per " not in said["reading"], said
+
+
+@pytest.mark.parametrize("question", ["when did the biggest car come?", "where was the most recent person seen?",
+                                      "was the porch the least bit busy today?"])
+def test_a_size_or_a_recency_is_no_superlative_over_groups(store, question):
+    assert " per " not in ask(store, question)["reading"]

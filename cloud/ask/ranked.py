@@ -24,9 +24,10 @@ from .rules import Query, label_said_first, measure_of
 
 _GROUP = (r"(?P<g>cameras?|cams?|zones?|days?|dates?|weekdays?|hours?|time of (?:the )?day|times? of day|"
           r"time(?! of)\b|doors?|entrances?|places?|spots?|areas?|locations?)")
-_MOST = r"(?<!at )(?P<m>most|fewest|least|busiest|quietest|highest|lowest|biggest|smallest)(?! recent| of\b)"
-_FORMS = (re.compile(r"\b(?P<w>which|what) (?:\w+ ){0,2}?" + _GROUP + r"\b.*?\b" + _MOST + r"\b"),  # which ... most
-          re.compile(r"\b" + _MOST.replace("smallest", "smallest|top") + r" (?:active |busy )?" + _GROUP
+_MOST = r"(?<!at )(?P<m>most|fewest|least|busiest|quietest)(?! recent| of\b| bit\b)"
+_NUMBER = _MOST.replace("quietest", "quietest|highest|lowest")  # "which camera had the highest count": a number's
+_FORMS = (re.compile(r"\b(?P<w>which|what) (?:\w+ ){0,2}?" + _GROUP + r"\b.*?\b" + _NUMBER + r"\b"),  # which ... most
+          re.compile(r"\b" + _MOST.replace("quietest", "quietest|top") + r" (?:active |busy )?" + _GROUP
                      + r"\b"),  # "busiest camera", "top camera", "most active hour"
           re.compile(r"\b" + _GROUP + r" (?:with|that had|that saw|had|saw|got) the " + _MOST + r"\b"),
           re.compile(r"^(?P<w>where)\b.*?\b" + _MOST + r"\b"),  # "where did most people come": a camera
@@ -38,7 +39,7 @@ _WHICH = re.compile(r"^(?P<w>which|what) (?P<g>cameras?|cams?|zones?|days?|dates
 _NONE = re.compile(r"\b(?:nobody|no one|noone|nothing|no \w+)\b")
 _SPLIT = re.compile(r"\b(?:(?:for )?each|per|by|broken down by|split by|for every) (?P<g>camera|cam|zone|hour|day)s?\b")
 _KIND = {"cam": "camera", "zon": "zone", "day": "day", "dat": "day", "wee": "day", "hou": "hour", "tim": "hour"}
-FEWEST = frozenset("fewest least quietest lowest smallest".split())
+FEWEST = frozenset("fewest least quietest lowest".split())
 
 
 @dataclass(frozen=True)
