@@ -71,6 +71,8 @@ MODULES: dict[str, str] = {
                            "tests/test_ask_words.py -m 'not slow'",
     "cloud/ask/when.py": "tests/test_ask_when.py tests/test_ask_when_edges.py --timeout 10",  # time words (0.3 s)
     "cloud/ask/reading.py": "tests/test_ask_readline.py --timeout 10",  # its unit tests (0.3 s)
+    "cloud/ask/dates.py": "tests/test_ask_when.py tests/test_ask_when_edges.py --timeout 10",  # moved from when.py
+    "cloud/ask/ranked.py": "tests/test_ask_phrasings.py -k 'superlative'",  # "which camera saw the most" (3 s)
     "cloud/ask/negation.py": "tests/test_ask_phrasings.py",
     "cloud/ask/visits.py": "tests/test_ask_reading.py",
     "edge/vision/closer.py": "tests/test_promises_edge.py",
