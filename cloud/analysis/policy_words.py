@@ -29,6 +29,7 @@ from .policy_check import PolicyRefused, check_policy
 from .policy_filler import ALSO, bare_no, fillers
 from .policy_lexicon import asides, impossible_time, normalise, sentence_breaks
 from .policy_reading import Flag, Piece, Sent, _nights
+from .policy_sound import check_reached, overlaps, two_places, unordered
 from .policy_tree import _read, keywords, role_words
 
 _APPEARANCE = ("hivis", "upper", "lower", "carries")
@@ -87,8 +88,17 @@ def compile_policy(text: str, zones: tuple[str, ...] = (), camera: str | None = 
             continue
         start = len(build.clauses)
         try:
+            made: list[tuple[list[Clause], bool]] = []  # each part's clauses; ordered by the words?
             for sent in sents:
+                old = build.clauses[start:]
                 _rules(build, sent, sentence, group)
+                now = list(enumerate(build.clauses[start:], start))
+                last = max((i for i, c in now if any(c is o for o in old)), default=-1)
+                new = [(i, c) for i, c in now if not any(c is o for o in old) and build.groups[i] != -1]
+                made.append(([c for _, c in new], any(i < last for i, _ in new)))  # "them" narrowed: before
+            why = unordered(made) or two_places(build.clauses[start:])
+            if why:
+                raise Flag(why)
             build.clauses[start:] = [Clause(c.verdict, c.conds, c.source, c.used + notes[group])
                                      for c in build.clauses[start:]]
         except Flag as exc:
@@ -101,7 +111,9 @@ def compile_policy(text: str, zones: tuple[str, ...] = (), camera: str | None = 
     otherwise = said.pop() if said else "model"
     policy = Policy(text, tuple(build.clauses), otherwise, tuple(build.uncompiled), bool(build.otherwise))
     check_policy(policy, build.groups)
-    return policy
+    notes = check_reached(policy.clauses)  # a rule said twice: flagged with what was not compiled
+    clauses = overlaps(policy.clauses, build.groups)
+    return Policy(text, tuple(clauses), otherwise, (*build.uncompiled, *notes), policy.otherwise_said)
 
 
 def _circumstances(sents: tuple[Sent, ...]) -> set[str]:
