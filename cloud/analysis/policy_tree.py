@@ -296,6 +296,10 @@ def _node(name: str, ch: list) -> object:  # noqa: C901, PLR0911, PLR0912 - one 
         return _Words("verdict", "alert", words)
     if name == "defn_open":
         return Sent("defn", _find(ch, "hours_words") or "opening", (), (), None, "", _find(ch, "span"))  # type: ignore[arg-type]
+    if name == "said_desc":  # who or what the hours are said of: no condition
+        return _Words("said", None, words)
+    if name == "defn_said":  # hours said of someone: "those hours" of what follows, no condition of their own
+        return Sent("defn", "said", (), (), None, "", _find(ch, "span"))  # type: ignore[arg-type]
     if name == "body":
         for a, b, c in zip(ch, ch[1:], ch[2:], strict=False):  # "at night and on weekends": a list, either
             if isinstance(b, _Words) and b.kind == "link" and b.words == "and" and isinstance(a, Piece) and \

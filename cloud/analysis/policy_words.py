@@ -48,6 +48,7 @@ class _Build:
     otherwise: list[tuple[str, str]] = field(default_factory=list)
     joined: set[int] = field(default_factory=set)  # sentences a ';' joins to the one before
     moot: list[tuple[str, str, int]] = field(default_factory=list)  # ("hivis", sentence, group): "... doesn't matter"
+    said: list[tuple[str, int, Cond]] = field(default_factory=list)  # hours said of someone, not yet used
 
 def compile_policy(text: str, zones: tuple[str, ...] = (), camera: str | None = None) -> Policy:
     """The policy these words say; `zones`: the zone names configured for the camera (read as zones wherever
@@ -104,6 +105,8 @@ def compile_policy(text: str, zones: tuple[str, ...] = (), camera: str | None = 
         except Flag as exc:
             del build.clauses[start:], build.groups[start:]
             _flag(build, sentence, str(exc), group)
+    for sentence, group, _ in build.said:  # "the cleaners are here 6 to 9" and nothing said of those hours
+        _flag(build, sentence, "hours said, and no later words say what happens in them (“during those hours”)", group)
     _moot(build)
     said = {v for v, _ in build.otherwise}
     if len(said) > 1:
@@ -236,6 +239,8 @@ def _rules(build: _Build, sent: Sent, sentence: str, group: int) -> None:
     other = {"alert": "benign", "benign": "alert"}
     if sent.kind == "defn":
         build.last_when = sent.window
+        if sent.verdict == "said":
+            build.said.append((sentence, group, sent.window))  # type: ignore[arg-type]
         return
     if sent.kind == "note":
         return
@@ -376,6 +381,7 @@ def _conds(build: _Build, pieces: tuple[Piece, ...]) -> tuple[tuple[Cond, ...], 
             if build.last_when is None:
                 raise Flag(f"“{p.words}”: no hours named before it")
             conds.append(Cond(build.last_when.kind, build.last_when.value, bool(p.value)))
+            build.said = [s for s in build.said if s[2] is not build.last_when]
         elif p.kind == "dwell_verb" and not any(q.kind == "cond" and q.value.kind == "dwell" for q in pieces):
             raise Flag(f"“{p.words}” for how long? (say a time: longer than 2 minutes)")
         used.append(p.words)
