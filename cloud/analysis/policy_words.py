@@ -30,7 +30,7 @@ from .policy_filler import ALSO, bare_no, fillers
 from .policy_lexicon import asides, impossible_time, normalise, sentence_breaks
 from .policy_reading import Flag, Piece, Sent, _nights
 from .policy_sound import check_reached, overlaps, two_places, unordered
-from .policy_tree import _read, keywords, role_words
+from .policy_tree import _read, keywords, role_key, role_words
 
 _APPEARANCE = ("hivis", "upper", "lower", "carries")
 
@@ -49,6 +49,8 @@ class _Build:
     joined: set[int] = field(default_factory=set)  # sentences a ';' joins to the one before
     moot: list[tuple[str, str, int]] = field(default_factory=list)  # ("hivis", sentence, group): "... doesn't matter"
     said: list[tuple[str, int, Cond]] = field(default_factory=list)  # hours said of someone, not yet used
+    roles: dict[str, tuple[Cond, str, int]] = field(default_factory=dict)  # "staff": (their look, sentence, group)
+    looked: set[str] = field(default_factory=set)  # the roles later words named
 
 def compile_policy(text: str, zones: tuple[str, ...] = (), camera: str | None = None) -> Policy:
     """The policy these words say; `zones`: the zone names configured for the camera (read as zones wherever
@@ -105,6 +107,9 @@ def compile_policy(text: str, zones: tuple[str, ...] = (), camera: str | None = 
         except Flag as exc:
             del build.clauses[start:], build.groups[start:]
             _flag(build, sentence, str(exc), group)
+    for role, (_, sentence, group) in build.roles.items():
+        if role not in build.looked:
+            _flag(build, sentence, "a look said of a role, and no later words name the role", group)
     for sentence, group, _ in build.said:  # "the cleaners are here 6 to 9" and nothing said of those hours
         _flag(build, sentence, "hours said, and no later words say what happens in them (“during those hours”)", group)
     _moot(build)
@@ -243,6 +248,9 @@ def _rules(build: _Build, sent: Sent, sentence: str, group: int) -> None:
             build.said.append((sentence, group, sent.window))  # type: ignore[arg-type]
         return
     if sent.kind == "note":
+        return
+    if sent.kind == "role":  # "our staff wear green tops": what later words call staff
+        build.roles[sent.verdict] = (sent.pre[0].value, sentence, group)  # type: ignore[assignment]
         return
     if sent.kind == "nothing_else":  # "Nothing else." after alerts: nothing else is an alert
         if not build.clauses or any(c.verdict != "alert" for c in build.clauses):
@@ -385,6 +393,9 @@ def _conds(build: _Build, pieces: tuple[Piece, ...]) -> tuple[tuple[Cond, ...], 
         elif p.kind == "dwell_verb" and not any(q.kind == "cond" and q.value.kind == "dwell" for q in pieces):
             raise Flag(f"“{p.words}” for how long? (say a time: longer than 2 minutes)")
         used.append(p.words)
+    for p in (p for p in pieces if p.kind == "role" and role_key(p.words) in build.roles):
+        build.looked.add(role_key(p.words))  # who they are: the look said of them
+        conds.append(build.roles[role_key(p.words)][0])
     if "role" in kinds and not any(c.kind in _APPEARANCE for c in conds):
         role = next(p.words for p in pieces if p.kind == "role")
         raise Flag(f"who “{role}” are: only the picture could tell")

@@ -1,8 +1,10 @@
-"""Hours said of someone in a sentence with no verdict, and named later ("those hours"): the sentence sets no
-condition of its own; the later words read its window (cloud/analysis/policy_grammar.py `defn_said`,
-policy_words.py). Hours said that nothing later uses are NOT COMPILED: the sentence may be a rule in words no rule
-reads ("the cleaners are here 6 to 9" could mean "so don't alert then"). Phrasings written here. Each sentence
-parsed once per machine (tests/policy_reads.py)."""
+"""Said once, read later. Hours said of someone in a sentence with no verdict, and named later ("those hours"):
+the sentence sets no condition of its own; the later words read its window (cloud/analysis/policy_grammar.py
+`defn_said`, policy_words.py). A role's look said with no verdict ("our staff wear green tops"): later words
+naming the role read that look (`defn_role`); a role no look tells apart stays NOT COMPILED. Hours or a look
+that nothing later uses are NOT COMPILED: the sentence may be a rule in words no rule reads ("the cleaners are
+here 6 to 9" could mean "so don't alert then"). Phrasings written here. Each sentence parsed once per machine
+(tests/policy_reads.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from edgetriage.cloud.analysis.policy_words import compile_policy
 from edgetriage.shared.policycell import EventFacts
 from policy_reads import remembered
 
-ZONES = ("yard", "gate", "porch", "drive")
+ZONES = ("yard", "gate", "porch", "drive", "office")
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -76,3 +78,41 @@ def test_hours_said_and_never_used_are_not_compiled(text):
 ])
 def test_hours_said_with_a_negation_or_only_are_not_read_as_plain_hours(text):
     assert text.split(".")[0] in compile_policy(text, ZONES).uncompiled
+
+
+def _seen(zone: str, upper: str | None = None, hivis: bool | None = False, minute: int = 720) -> Seen:
+    return Seen(EventFacts(minute, 2, frozenset({zone}), 5.0, "", 1), "person", hivis, upper, None)
+
+
+@pytest.mark.parametrize(("text", "look", "other"), [
+    ("Our staff wear green tops. Staff in the yard are fine.", {"upper": "green"}, {"upper": "red"}),
+    ("My cleaners are always in white shirts. Cleaners in the office are fine; anyone else in the office is an "
+     "alert.", {"upper": "white"}, {"upper": "black"}),
+    ("The guards wear hi-vis. Ignore guards at the gate.", {"hivis": True}, {"hivis": False}),
+    ("A courier wears a yellow jacket. Couriers on the porch are fine.", {"upper": "yellow"}, {"upper": "blue"}),
+])
+def test_a_role_s_look_said_once_tells_the_role_apart_later(text, look, other):
+    policy = compile_policy(text, ZONES)
+    assert not policy.uncompiled, policy.plain()
+    zone = next(str(c.value) for c in policy.clauses[0].conds if c.kind == "zone")
+    assert evaluate(policy, _seen(zone, **look)).verdict == "benign"
+    assert evaluate(policy, _seen(zone, **other)).verdict != "benign"
+    assert evaluate(policy, _seen("drive", **look)).verdict is None  # elsewhere: the words say nothing
+
+
+def test_a_role_s_look_in_an_exception():
+    text = "The guards are always in hi-vis. Alert on anyone at the gate at night except the guards."
+    policy = compile_policy(text, ZONES)
+    assert not policy.uncompiled, policy.plain()
+    night = 23 * 60
+    assert evaluate(policy, _seen("gate", hivis=True, minute=night)).verdict == "benign"
+    assert evaluate(policy, _seen("gate", hivis=False, minute=night)).verdict == "alert"
+
+
+@pytest.mark.parametrize(("text", "flagged"), [
+    ("Our staff wear green tops. Alert on anyone in the yard.", "Our staff wear green tops"),  # never named
+    ("Staff in the yard are fine.", "Staff in the yard are fine"),  # no look: only the picture could tell
+    ("Our staff wear green tops. Cleaners in the yard are fine.", "Cleaners in the yard are fine"),  # another role
+])
+def test_a_role_without_its_look_or_a_look_without_its_role_is_not_compiled(text, flagged):
+    assert flagged in compile_policy(text, ZONES).uncompiled
