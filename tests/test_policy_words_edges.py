@@ -34,3 +34,27 @@ def test_someone_beside_cars_is_a_person_not_the_cars():
 
     with pytest.raises(PolicyRefused, match="can never hold .label = person and label = car"):
         compile_policy("Cars at the gate are fine unless someone is in the yard.", ("gate", "yard"))
+
+
+def test_a_sentence_after_an_exception_joined_to_the_one_before_is_still_read():
+    policy = compile_policy("Alert on anyone at the gate. Not if they are in hi-vis. Cars on the drive are fine.",
+                            ("gate", "drive"))
+    assert [c.verdict for c in policy.clauses] == ["benign", "alert", "benign"], policy.plain()
+    assert policy.clauses[2].words() == "label = car and zone = drive"
+
+
+def test_also_there_says_the_place_again():
+    # "there" is the place of the sentence before: said again, so "also" takes that sentence's verdict
+    policy = compile_policy("Alert on anyone with a knife in the yard. Also anybody there at night.", ("yard",))
+    assert not policy.uncompiled, policy.plain()
+    assert policy.clauses[1].verdict == "alert"
+    assert policy.clauses[1].words() == "label = person and zone = yard and local time 22:00–06:00"
+
+
+def test_the_builder_s_fields_are_types_python_can_read():
+    import typing
+
+    from edgetriage.cloud.analysis import policy_words
+
+    hints = typing.get_type_hints(policy_words._Build, vars(policy_words))
+    assert hints["last_when"] == policy_words.Cond | None
