@@ -58,3 +58,23 @@ def test_the_builder_s_fields_are_types_python_can_read():
 
     hints = typing.get_type_hints(policy_words._Build, vars(policy_words))
     assert hints["last_when"] == policy_words.Cond | None
+
+
+@pytest.mark.parametrize("when", [
+    "at any time", "at all times", "anytime", "day or night", ", always",  # hours said: every hour
+    "during opening hours", "outside those hours", "outside working hours, which are 9am to 5pm",  # named hours
+])
+def test_also_takes_the_verdict_before_where_its_words_say_when_again_in_any_way(when):
+    before = ("We are open 9am to 5pm. Alert on anyone in the yard after closing." if "opening" in when
+              else "Alert on anyone in the yard from 8pm to 6am.")
+    policy = compile_policy(f"{before} Also anybody with a knife in the yard {when}.".replace(" ,", ","), ("yard",))
+    assert not policy.uncompiled, policy.plain()
+    also = policy.clauses[-1]
+    assert also.verdict == "alert" and "carries knife" in also.words()
+    assert any("the verdict of the sentence before (alert)" in u for u in also.used)
+
+
+def test_also_that_does_not_say_when_again_is_not_compiled():
+    policy = compile_policy("Alert on anyone in the yard from 8pm to 6am. Also anybody with a knife in the yard.",
+                            ("yard",))
+    assert policy.uncompiled == ("Also anybody with a knife in the yard",)
