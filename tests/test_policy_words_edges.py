@@ -78,3 +78,9 @@ def test_also_that_does_not_say_when_again_is_not_compiled():
     policy = compile_policy("Alert on anyone in the yard from 8pm to 6am. Also anybody with a knife in the yard.",
                             ("yard",))
     assert policy.uncompiled == ("Also anybody with a knife in the yard",)
+
+
+def test_without_also_a_sentence_with_no_verdict_takes_none_from_the_one_before():
+    policy = compile_policy("Alert on anyone in the yard at night. Anybody with a knife in the yard at night.",
+                            ("yard",))
+    assert policy.uncompiled == ("Anybody with a knife in the yard at night",)
