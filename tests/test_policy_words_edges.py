@@ -71,7 +71,8 @@ def test_also_takes_the_verdict_before_where_its_words_say_when_again_in_any_way
     assert not policy.uncompiled, policy.plain()
     also = policy.clauses[-1]
     assert also.verdict == "alert" and "carries knife" in also.words()
-    assert any("the verdict of the sentence before (alert)" in u for u in also.used)
+    assert also.used[-2:] == ("“Also”: another rule, no rule of its own",
+                              "“also”: the verdict of the sentence before (alert)")
 
 
 def test_also_that_does_not_say_when_again_is_not_compiled():
@@ -84,3 +85,9 @@ def test_without_also_a_sentence_with_no_verdict_takes_none_from_the_one_before(
     policy = compile_policy("Alert on anyone in the yard at night. Anybody with a knife in the yard at night.",
                             ("yard",))
     assert policy.uncompiled == ("Anybody with a knife in the yard at night",)
+
+
+def test_an_exception_sentence_joins_only_a_sentence_that_says_a_verdict_first_or_after_its_subject():
+    # "nobody should ..." is no verdict said of a subject: "Not if ..." after it is not read as its exception
+    policy = compile_policy("Nobody should be at the gate at night. Not if they are in hi-vis.", ("gate",))
+    assert policy.uncompiled == ("Nobody should be at the gate at night", "Not if they are in hi-vis")
