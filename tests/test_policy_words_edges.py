@@ -91,3 +91,17 @@ def test_an_exception_sentence_joins_only_a_sentence_that_says_a_verdict_first_o
     # "nobody should ..." is no verdict said of a subject: "Not if ..." after it is not read as its exception
     policy = compile_policy("Nobody should be at the gate at night. Not if they are in hi-vis.", ("gate",))
     assert policy.uncompiled == ("Nobody should be at the gate at night", "Not if they are in hi-vis")
+
+
+def test_an_exception_sentence_joined_keeps_both_sentences_as_its_source_and_says_its_verdict_again():
+    policy = compile_policy("Alert on anyone at the gate. Unless they are in hi-vis, then it's fine.", ("gate",))
+    assert [c.source for c in policy.clauses] == ["Alert on anyone at the gate. Unless they are in hi-vis, then "
+                                                  "it's fine"] * 2
+    assert policy.clauses[0].used[-2:] == ("“then it's fine”: the exception's verdict, said again",
+                                           "“Unless”: the exception of the sentence before")
+
+
+def test_an_exception_sentence_that_reads_as_more_than_the_exception_is_not_joined_nor_dropped():
+    policy = compile_policy("Alert on anyone at the gate. Not if they are in hi-vis, cars on the drive are fine.",
+                            ("gate", "drive"))
+    assert policy.uncompiled == ("Alert on anyone at the gate", "Not if they are in hi-vis, cars on the drive are fine")
