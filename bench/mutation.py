@@ -63,7 +63,9 @@ MODULES: dict[str, str] = {
     "cloud/analysis/policy.py": "tests/test_policy_eval.py tests/test_policy_eval_edges.py",  # no parsing (2 s)
     # words -> verdicts, each sentence parsed once per machine (tests/policy_reads.py): ~8 s
     "cloud/analysis/policy_words.py": "tests/test_policy_compile.py tests/test_policy_words.py "
-                                      "tests/test_policy_phrasing.py tests/test_policy_words_edges.py",
+                                      "tests/test_policy_phrasing.py tests/test_policy_words_edges.py "
+                                      "tests/test_policy_fillers.py tests/test_policy_sound.py "
+                                      "tests/test_policy_said.py",
     "cloud/analysis/gate.py": "tests/test_policy_gate.py",  # stub translator and model; sentences kept (6 s)
     "cloud/analysis/check.py": "tests/test_promises_ask.py tests/test_facts.py tests/test_verdicts.py -m 'not slow'",
     "cloud/ask/cache.py": "tests/test_promises_ask.py",
@@ -71,6 +73,8 @@ MODULES: dict[str, str] = {
                            "tests/test_ask_words.py -m 'not slow'",
     "cloud/ask/when.py": "tests/test_ask_when.py tests/test_ask_when_edges.py --timeout 10",  # time words (0.3 s)
     "cloud/ask/reading.py": "tests/test_ask_readline.py --timeout 10",  # its unit tests (0.3 s)
+    "cloud/ask/dates.py": "tests/test_ask_when.py tests/test_ask_when_edges.py --timeout 10",  # moved from when.py
+    "cloud/ask/ranked.py": "tests/test_ask_phrasings.py -k 'superlative'",  # "which camera saw the most" (3 s)
     "cloud/ask/negation.py": "tests/test_ask_phrasings.py",
     "cloud/ask/visits.py": "tests/test_ask_reading.py",
     "edge/vision/closer.py": "tests/test_promises_edge.py",

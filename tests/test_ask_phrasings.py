@@ -444,3 +444,127 @@ def test_who_came_first_or_last_is_a_time(store, question, value):
 def test_who_came_in_the_last_hours_is_a_list_not_a_pick(store):
     said = ask(store, "who came to the porch in the last 14 hours?")
     assert isinstance(said["value"], list) and len(said["value"]) == 2, said
+
+
+# -- "was it quiet?": a yes/no whose yes is that nothing was seen ------------------------------------------
+@pytest.mark.parametrize(("question", "seen"), [
+    ("Was the back door quiet last night?", False), ("was the back door quiet this morning?", True),
+    ("was the driveway quiet today?", True),
+    ("nothing happened on the porch today?", True), ("all clear at the back door this morning?", True),
+    ("no activity on the driveway this afternoon?", True), ("was there no movement at the back door today?", True),
+    ("did the porch stay quiet overnight?", False), ("was it calm on the porch yesterday?", False),
+    ("nothing to report from the porch last night?", False), ("everything quiet on the driveway this evening?", False),
+    ("did nothing happen at the back door this morning?", True), ("was the porch empty this morning?", True),
+    ("was the driveway deserted last night?", False),
+])
+def test_quiet_is_yes_only_when_nothing_was_seen(store, question, seen):
+    said = ask(store, question)
+    assert said["value"] is seen and said["answer"].startswith("No, not quiet:" if seen else "Yes, quiet:"), said
+    assert "yes only if none" in said["reading"] and "could not use" not in said["answer"], said
+
+
+# -- "how many more ... than ...": a number, the difference, both counts shown --------------------------------
+@pytest.mark.parametrize(("question", "value", "counts", "lead"), [
+    ("How many more people came today than yesterday?", 4, [4, 0], "4 more"),
+    ("how many people more at the porch than at the back door today?", 1, [2, 1], "1 more"),
+    ("how many fewer people came yesterday than today?", 4, [0, 4], "4 fewer"),
+    ("how many fewer people on the porch than the driveway today?", -1, [2, 1], "None fewer, 1 more"),
+    ("how many more cars than people today?", -3, [1, 4], "None more, 3 fewer"),
+    ("how many more people on the back door than on the driveway today?", 0, [1, 1], "None"),
+])
+def test_how_many_more_is_the_difference_with_both_counts(store, question, value, counts, lead):
+    said = ask(store, question)
+    assert said["value"] == value and said["counts"] == counts and said["answer"].startswith(lead + ":"), said
+    assert f"the difference of {counts[0]} and {counts[1]}" in said["reading"] and " vs " in said["reading"]
+    assert all(f"{n} " in said["answer"] for n in counts) and "could not use" not in said["answer"], said
+
+
+# -- superlatives over groups: each group counted, the most (fewest) named, never a plain total ---------------
+@pytest.mark.parametrize(("question", "per", "value", "lead"), [
+    ("Which camera saw the most people today?", "People per camera", "porch", "Most people today: porch, 2"),
+    ("busiest camera today?", "Events per camera", ["driveway", "porch"], "Most events today: driveway and porch, 2"),
+    ("the camera with the most cars today", "Cars per camera", "driveway", "Most cars today: driveway, 1"),
+    ("where did most people come today?", "People per camera", "porch", "Most people today: porch, 2"),
+    ("which camera was quietest today?", "Events per camera", "back_door", "Fewest events today: back_door, 1"),
+    ("which camera had the fewest alerts yesterday", "Alerts per camera", ["back_door", "driveway", "porch"],
+     "Fewest alerts yesterday: back_door and driveway and porch, 0 each"),  # a camera that saw nothing counts
+    ("which zone was busiest today?", "Events per zone", "front_door", "Most events today: front_door, 1"),
+    ("which hour had the most people this morning?", "People per hour",
+     ["09:00–10:00", "10:00–11:00", "11:00–12:00"], "Most people this morning: 09:00–10:00 and"),
+    ("what day this week had the most visits?", "Visits per day", "Fri 04 Dec", "Most visits this week: Fri 04 Dec, 5"),
+    ("most active hour today", "Events per hour", "", "Most events today: "),
+    ("how many people did the busiest camera see today?", "People per camera", 2, "Most people today: porch, 2"),
+    ("which of the cameras saw the most people today?", "People per camera", "porch", "Most people today: porch, 2"),
+    ("when was it busiest today?", "Events per hour", "", "Most events today: 09:00–10:00 and"),  # never the last
+    ("what's the busiest time of day at the porch?", "Events per hour", ["09:00–10:00", "13:00–14:00"],
+     "Most events on porch: 09:00–10:00 and 13:00–14:00, 1 each"),
+])
+def test_a_superlative_counts_each_group_and_names_the_most(store, question, per, value, lead):
+    said = ask(store, question)
+    assert said["reading"].startswith(per + ", ") and said["answer"].startswith(lead), said
+    assert value == "" or said["value"] == value, said
+    assert "could not use" not in said["answer"] and said["group_counts"], said
+    assert all(f"{k} {n}" in said["answer"] or f"{n} each" in said["answer"] or f"{k}, {n}" in said["answer"]
+               for k, n in said["group_counts"].items()), said  # every group's count shown
+
+
+@pytest.mark.parametrize("question", ["what was the most recent alert?", "at most how many people came today?",
+                                      "when did the most recent person come?",
+                                      "which camera saw more people today, the porch or the driveway?"])
+def test_most_recent_at_most_and_a_comparison_are_no_superlative_over_groups(store, question):
+    assert "per camera" not in ask(store, question)["reading"]
+
+
+@pytest.mark.parametrize(("question", "per", "value", "shown"), [
+    ("how many people per camera today?", "People per camera", {"porch": 2, "back_door": 1, "driveway": 1},
+     "People per camera today: porch 2, back_door 1, driveway 1 (4 in all)."),
+    ("people at each camera yesterday?", "People per camera", {"back_door": 0, "driveway": 0, "porch": 0},
+     "People per camera yesterday: back_door 0, driveway 0, porch 0 (0 in all)."),  # a camera that saw none: 0
+    ("how many events by hour today", "Events per hour", None,
+     "Events per hour today: 09:00–10:00 1, 10:00–11:00 1, 11:00–12:00 1, 12:00–13:00 1, 13:00–14:00 1 (5 in all)."),
+    ("alerts broken down by zone today", "Alerts per zone", {"front_door": 1},
+     "Alerts per zone today: front_door 1, in no zone 3 (4 in all)."),
+])
+def test_a_split_per_group_shows_every_group_s_count_and_the_whole(store, question, per, value, shown):
+    said = ask(store, question)
+    assert said["reading"].startswith(per + ", ") and said["answer"] == shown, said
+    assert value is None or said["value"] == value, said
+
+
+def test_a_split_no_group_here_is_named_never_dropped(store):
+    said = ask(store, "how many people per device today")
+    assert said["value"] == 4 and named(said, "per device"), said
+
+
+@pytest.mark.parametrize(("question", "value", "lead"), [
+    # a yes/no superlative about a named camera: every camera counted, yes when the named one is among the most
+    ("did the porch see the most people today?", True, "Yes: most people today: porch, 2"),
+    ("was the porch the busiest camera today?", True, "Yes: most events today: driveway and porch, 2 each"),
+    ("was the driveway the quietest today?", False, "No: fewest events today: back_door, 1"),
+    ("did the back door have the most people today?", False, "No: most people today: porch, 2"),
+    # which cameras saw some, or none: the cameras, each with its count, never a list of events
+    ("which cameras saw people today?", ["porch", "back_door", "driveway"],
+     "Cameras that saw people today: porch 2, back_door 1, driveway 1."),
+    ("which camera saw nobody today?", [], "Cameras with no people today: none (the others: porch 2"),
+    ("which camera saw no cars today?", ["back_door", "porch"], "Cameras with no cars today: back_door, porch"),
+    ("which zones had nothing yesterday?", ["front_door"], "Zones with no events yesterday: front_door."),
+])
+def test_a_superlative_or_a_which_about_cameras_answers_about_the_cameras(store, question, value, lead):
+    said = ask(store, question)
+    assert said["value"] == value and said["answer"].startswith(lead), said
+    assert "could not use" not in said["answer"] and "per camera" in said["reading"] or "per zone" in said["reading"]
+
+
+@pytest.mark.parametrize(("question", "value"), [
+    ("how many people in a grey top came to the porch today?", 1),  # a top is clothing, "came" no "cam"
+    ("when did the last person in a grey top come to the back door?", "2026-12-04 10:00"),
+])
+def test_clothing_called_a_top_is_no_superlative(store, question, value):
+    said = ask(store, question)
+    assert said["value"] == value and " per " not in said["reading"], said
+
+
+@pytest.mark.parametrize("question", ["when did the biggest car come?", "where was the most recent person seen?",
+                                      "was the porch the least bit busy today?"])
+def test_a_size_or_a_recency_is_no_superlative_over_groups(store, question):
+    assert " per " not in ask(store, question)["reading"]

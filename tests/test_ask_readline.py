@@ -376,3 +376,18 @@ def test_the_last_branches_of_the_line():
 ])
 def test_the_label_is_the_head_of_a_compound_of_labels(text, label):
     assert label_said_first(text) == label
+
+
+def test_quiet_is_read_as_yes_only_if_none_in_a_yes_no_and_named_elsewhere():
+    said = normalise("was the porch quiet")
+    line, phrases = read_back(said, q(intent="exists", cameras=PORCH, names=frozenset({"porch"})), ZONE, NOW)
+    assert phrases == [] and line == "Events on porch, any time (Europe/Berlin, the camera's zone); yes only if none"
+    said = normalise("no activity at the porch, right?")
+    line, phrases = read_back(said, q(intent="exists", cameras=PORCH, names=frozenset({"porch"}),
+                                      negated_bare=("no activity at the porch",)), ZONE, NOW)
+    assert phrases == [] and line.endswith("; yes only if none")
+    line, phrases = read_back(normalise("how many people came while it was quiet"), q(label="person",
+                                                                                      measure="people"), ZONE, NOW)
+    assert phrases == ["quiet"] and "yes only" not in line
+    assert reading_line(q(), None, ZONE, NOW, False, ["x"], ("yes only if none",)).endswith(
+        "(Europe/Berlin, the site's zone); yes only if none; not used: 'x'")

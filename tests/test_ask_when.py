@@ -329,7 +329,7 @@ MINUTE = 60_000
     ("since 6", at(4, 10), at(4, 6), None, "since 06:00"), ("since 7", NOW, at(4, 7), None, "since 07:00"),
     ("since 1", at(4, 12, 30), at(4, 1), None, "since 01:00"),
     ("from 10pm yesterday to 6 this morning", NOW, at(3, 22), at(4, 6),
-     "from yesterday after 22:00 to this morning before 06:00"),
+     "from yesterday 22:00 to this morning 06:00"),
     ("between 10 and 4", NOW, at(4, 10), at(4, 16), "today between 10:00 and 16:00"),
     ("this week", NOW, at(0, 0), None, "this week"), ("tonight", at(5, 3), at(4, 18), None, "tonight"),
     ("in the middle of the night yesterday", NOW, at(3, 0), at(3, 6), "after midnight yesterday"),

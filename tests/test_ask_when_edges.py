@@ -101,7 +101,7 @@ FEB = at(72, 12)  # Wednesday 10 February 2027, noon
     ("since yesterday at 12 am", NOW, at(3, 0), None, "since yesterday 00:00"),
     ("since weds", NOW, at(2, 0), None, "since Wednesday"),
     ("from 9pm wednesday to 7am thursday", NOW, at(2, 21), at(3, 7),
-     "from on Wednesday after 21:00 to on Thursday before 07:00"),
+     "from Wednesday 21:00 to Thursday 07:00"),
 ])
 def test_dates_today_and_in_the_months_before_and_days_named_at_each_end(words, now, start, end, phrase):
     assert said(words, now) == (start, end, phrase)
@@ -214,3 +214,67 @@ def test_a_run_of_days_across_a_month_and_a_night_from_an_hour_to_itself(words, 
 def test_twelve_said_of_a_night_is_midnight(words, same_as):
     assert said(words) == said(same_as) and said(words)[2].endswith("00:00")
     assert said("at 12 this afternoon")[2] == "this afternoon around 12:00"  # of a day, noon
+
+
+@pytest.mark.parametrize(("words", "start", "end", "phrase"), [
+    # a day and a clock time at each end, in either order, with or without "from": the range spans both days
+    ("from 10pm thursday to 6 friday", at(3, 22), at(4, 6), "from Thursday 22:00 to Friday 06:00"),
+    ("from thursday 10pm to friday 6am", at(3, 22), at(4, 6), "from Thursday 22:00 to Friday 06:00"),
+    ("from 10pm on thursday until 6 on friday", at(3, 22), at(4, 6), "from Thursday 22:00 to Friday 06:00"),
+    ("thursday 22:00 - friday 06:00", at(3, 22), at(4, 6), "from Thursday 22:00 to Friday 06:00"),
+    ("between wednesday 11pm and thursday 5", at(2, 23), at(3, 5), "from Wednesday 23:00 to Thursday 05:00"),
+    ("from yesterday 9pm to this morning 7", at(3, 21), at(4, 7), "from yesterday 21:00 to this morning 07:00"),
+    ("from 8pm yesterday till 2 today", at(3, 20), at(4, 2), "from yesterday 20:00 to today 02:00"),
+    # a bare end the start's next turn of the clock does not reach on its day: as people say an hour
+    ("from 9am monday to 5 tuesday", at(0, 9), at(1, 17), "from Monday 09:00 to Tuesday 17:00"),
+    ("from noon wednesday to 1 thursday", at(2, 12), at(3, 13), "from Wednesday 12:00 to Thursday 13:00"),
+    # each weekday the latest one, the end's first: the start the latest such day before the end
+    ("from 10pm friday to 6 saturday", at(-3, 22), at(-2, 6), "from Friday 22:00 to Saturday 06:00"),
+    ("from thursday 22:00 to monday 06:00", at(-4, 22), at(0, 6), "from Thursday 22:00 to Monday 06:00"),
+    # two moments joined by "and" without "between" are no range
+    ("at 10pm yesterday and 6 this morning", at(3, 21, 30), at(3, 22, 30), "yesterday morning around 22:00"),
+    # parts of days at each end, with "between ... and" as with "from ... to"
+    ("between friday night and saturday morning", at(-3, 18), at(-2, 12), "from Friday night to Saturday morning"),
+    ("between yesterday evening and this morning", at(3, 18), at(4, 12), "from yesterday evening to this morning"),
+    ("from friday evening to now", at(4, 18), None, "from Friday evening to now"),
+    ("thursday night into friday morning", at(3, 18), at(4, 12), "from Thursday night to Friday morning"),
+    # the end's clock alone, after a day and a clock time: the next time the clock shows it after the start
+    ("between 9 last night and 2", at(3, 21), at(4, 2), "from last night 21:00 to 02:00"),
+    ("from 9pm yesterday to 7", at(3, 21), at(4, 7), "from yesterday 21:00 to 07:00"),
+    ("from 10 pm yesterday until 1 am", at(3, 22), at(4, 1), "from yesterday 22:00 to 01:00"),
+    ("between 11 yesterday and 13:00", at(3, 11), at(3, 13), "from yesterday 11:00 to 13:00"),
+    ("from tuesday 5pm till 9", at(1, 17), at(1, 21), "from Tuesday 17:00 to 21:00"),
+])
+def test_a_day_and_a_clock_time_at_each_end_span_both_days(words, start, end, phrase):
+    assert said(words) == (start, end, phrase)
+
+
+def test_a_weekday_range_asked_on_its_last_day_runs_to_now():
+    assert said("between friday night and saturday morning", at(5, 3)) == (at(4, 18), None,
+                                                                          "from Friday night to Saturday morning")
+
+
+@pytest.mark.parametrize(("words", "start", "end"), [
+    # a clock time written with a leading zero is the 24-hour clock's: "06:00" is the morning, in any part
+    ("before 06:00", at(4, 0), at(4, 6)), ("between 05:00 and 07:00", at(4, 5), at(4, 7)),
+    ("since 06:00", at(4, 6), None), ("at 07:30", at(4, 7), at(4, 8)),
+    ("between 23:00 and 05:00 yesterday", at(3, 23), at(4, 5)),
+])
+def test_a_leading_zero_is_the_24_hour_clock(words, start, end):
+    assert said(words)[:2] == (start, end)
+
+
+@pytest.mark.parametrize(("words", "start", "end"), [
+    # a bare end before the start: the next time its clock shows, the same evening when that comes first
+    ("between 8 pm and 9 yesterday", at(3, 20), at(3, 21)),
+    ("between eight pm and nine yesterday", at(3, 20), at(3, 21)),
+    ("between 9 pm and 9 yesterday", at(3, 21), at(4, 9)),  # its own hour: the next morning's, never empty
+    # a bare 12 at both ends: noon to midnight; 12 said of an evening or a night is midnight
+    ("between 12 and 12 yesterday", at(3, 12), at(4, 0)), ("between 11 and 12 last night", at(3, 23), at(4, 0)),
+    ("between 10 and 12 this evening", at(4, 22), None),
+    # from midnight: a bare end is its morning's only between 13 and 18 (as said in the afternoon)
+    ("between midnight and 12 yesterday", at(3, 0), at(3, 12)),
+    ("between midnight and 19:00 yesterday", at(3, 0), at(3, 19)),
+])
+def test_a_bare_end_and_twelve_at_the_edges_of_the_clock(words, start, end):
+    assert said(words)[:2] == (start, end)

@@ -57,9 +57,6 @@ def _verdict(text: str, label: str = "person", hivis=None, upper=None, objects=(
 @pytest.mark.parametrize("text, plain", [
     ("Alert only if someone stays at the door longer than 30 s",
      "alert if: label = person and zone = door and dwell > 30 s; otherwise benign"),
-    ("People on the patio are family; anyone at the pool is an alert",
-     "benign if: label = person and zone = patio; alert if: label = person and zone = pool; otherwise the "
-     "model is asked (the words give no otherwise)"),
     ("Staff in hi-vis vests are fine in the loading zone",
      "benign if: label = person and hi-vis upper body (measured) and zone = loading; otherwise the model "
      "is asked (the words give no otherwise)"),
@@ -113,6 +110,7 @@ def test_flips_when_only_the_deciding_fact_changes():
     )
     pool = "People on the patio are family; anyone at the pool is an alert"
     assert (_verdict(pool, zones={"patio"}), _verdict(pool, zones={"pool"})) == ("benign", "alert")
+    assert _verdict(pool, zones={"patio", "pool"}) == "alert"  # zones may overlap: "family" never silences the pool
     crowd = "Alert on more than two people at night"
     assert (_verdict(crowd, minute=23 * 60, people=2), _verdict(crowd, minute=23 * 60, people=3)) == (None, "alert")
     vest = "Staff in hi-vis vests are fine in the loading zone"

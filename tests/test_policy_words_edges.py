@@ -34,3 +34,74 @@ def test_someone_beside_cars_is_a_person_not_the_cars():
 
     with pytest.raises(PolicyRefused, match="can never hold .label = person and label = car"):
         compile_policy("Cars at the gate are fine unless someone is in the yard.", ("gate", "yard"))
+
+
+def test_a_sentence_after_an_exception_joined_to_the_one_before_is_still_read():
+    policy = compile_policy("Alert on anyone at the gate. Not if they are in hi-vis. Cars on the drive are fine.",
+                            ("gate", "drive"))
+    assert [c.verdict for c in policy.clauses] == ["benign", "alert", "benign"], policy.plain()
+    assert policy.clauses[2].words() == "label = car and zone = drive"
+
+
+def test_also_there_says_the_place_again():
+    # "there" is the place of the sentence before: said again, so "also" takes that sentence's verdict
+    policy = compile_policy("Alert on anyone with a knife in the yard. Also anybody there at night.", ("yard",))
+    assert not policy.uncompiled, policy.plain()
+    assert policy.clauses[1].verdict == "alert"
+    assert policy.clauses[1].words() == "label = person and zone = yard and local time 22:00–06:00"
+
+
+def test_the_builder_s_fields_are_types_python_can_read():
+    import typing
+
+    from edgetriage.cloud.analysis import policy_words
+
+    hints = typing.get_type_hints(policy_words._Build, vars(policy_words))
+    assert hints["last_when"] == policy_words.Cond | None
+
+
+@pytest.mark.parametrize("when", [
+    "at any time", "at all times", "anytime", "day or night", ", always",  # hours said: every hour
+    "during opening hours", "outside those hours", "outside working hours, which are 9am to 5pm",  # named hours
+])
+def test_also_takes_the_verdict_before_where_its_words_say_when_again_in_any_way(when):
+    before = ("We are open 9am to 5pm. Alert on anyone in the yard after closing." if "opening" in when
+              else "Alert on anyone in the yard from 8pm to 6am.")
+    policy = compile_policy(f"{before} Also anybody with a knife in the yard {when}.".replace(" ,", ","), ("yard",))
+    assert not policy.uncompiled, policy.plain()
+    also = policy.clauses[-1]
+    assert also.verdict == "alert" and "carries knife" in also.words()
+    assert also.used[-2:] == ("“Also”: another rule, no rule of its own",
+                              "“also”: the verdict of the sentence before (alert)")
+
+
+def test_also_that_does_not_say_when_again_is_not_compiled():
+    policy = compile_policy("Alert on anyone in the yard from 8pm to 6am. Also anybody with a knife in the yard.",
+                            ("yard",))
+    assert policy.uncompiled == ("Also anybody with a knife in the yard",)
+
+
+def test_without_also_a_sentence_with_no_verdict_takes_none_from_the_one_before():
+    policy = compile_policy("Alert on anyone in the yard at night. Anybody with a knife in the yard at night.",
+                            ("yard",))
+    assert policy.uncompiled == ("Anybody with a knife in the yard at night",)
+
+
+def test_an_exception_sentence_joins_only_a_sentence_that_says_a_verdict_first_or_after_its_subject():
+    # "nobody should ..." is no verdict said of a subject: "Not if ..." after it is not read as its exception
+    policy = compile_policy("Nobody should be at the gate at night. Not if they are in hi-vis.", ("gate",))
+    assert policy.uncompiled == ("Nobody should be at the gate at night", "Not if they are in hi-vis")
+
+
+def test_an_exception_sentence_joined_keeps_both_sentences_as_its_source_and_says_its_verdict_again():
+    policy = compile_policy("Alert on anyone at the gate. Unless they are in hi-vis, then it's fine.", ("gate",))
+    assert [c.source for c in policy.clauses] == ["Alert on anyone at the gate. Unless they are in hi-vis, then "
+                                                  "it's fine"] * 2
+    assert policy.clauses[0].used[-2:] == ("“then it's fine”: the exception's verdict, said again",
+                                           "“Unless”: the exception of the sentence before")
+
+
+def test_an_exception_sentence_that_reads_as_more_than_the_exception_is_not_joined_nor_dropped():
+    policy = compile_policy("Alert on anyone at the gate. Not if they are in hi-vis, cars on the drive are fine.",
+                            ("gate", "drive"))
+    assert policy.uncompiled == ("Alert on anyone at the gate", "Not if they are in hi-vis, cars on the drive are fine")

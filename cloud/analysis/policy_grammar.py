@@ -146,6 +146,14 @@ then_verdict: (alert_verb me? | ("it" "is" | "that" "is") ("an" | "a")? alert_no
 // --- opening hours: "we are open 9 to 5", "opening hours are 08:00-18:00"
 defn: ("we" "are" | "the" (T_WORD | T_ZONE | T_OTHER) "is" | "it" "is")? "open" hours_span     -> defn_open
     | hours_words ("are" | "is" | "run" "from"?)? hours_span                      -> defn_open
+// hours said of someone or something, with no verdict: what later words call "those hours" ("the cleaners are
+// here from 6pm to 9pm. ... outside those hours"); NOT COMPILED where no later words use them (policy_words.py)
+    | said_desc+ hours_span                                                       -> defn_said
+// who a role is, by its look, with no verdict: "our staff wear green tops", "the guards are always in hi-vis";
+// later words naming the role read that look (NOT COMPILED where none does)
+    | (det | "our" | "my")? role_noun+ ("are" | "is")? "always"? wear               -> defn_role
+said_desc: T_WORD | T_OTHER | T_ZONE | role_noun | "the" | "our" | "my" | "a" | "an" | "we" | "is" | "are"
+         | "in" | "on" | "at"
 hours_words: ("opening" | "business" | "working" | "office" | "shop" | "store" | "open" | "school" | "trading"
              | T_ZONE) "hours"                      -> hours_open
            | (T_WORD | T_OTHER) "hours"              -> hours_named

@@ -265,7 +265,11 @@ def _after(clock: _Clock, after: bool, words: str) -> tuple[int, int]:
     if not after:
         if minute == 0:
             raise PolicyRefused(f"“{words}” never holds")
+        if minute >= NIGHT[0]:  # "before 11pm" from midnight: 23 hours, the small hours in them
+            raise Flag(f"“{words}”: since when? (say “from 6pm to 11pm”)")
         return (0, minute)
+    if 0 < minute < NIGHT[1]:  # "after 1am": to the night's end, or to midnight (23 hours)?
+        raise Flag(f"“{words}”: until when, the end of the night or midnight? (say “from 1am to 6am”)")
     if minute >= 12 * 60:
         return (minute, 6 * 60)
     return (minute, 0) if minute else (0, 6 * 60)

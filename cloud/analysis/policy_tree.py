@@ -69,6 +69,12 @@ def role_words() -> frozenset[str]:
     return frozenset(re.findall(r'"([a-z]+)"', rule))
 
 
+def role_key(words: str) -> str:
+    """The role a phrase names, alike in "our cleaners" and "a cleaner": its last role noun, singular."""
+    nouns = [w for w in words.split() if w in role_words()]
+    return nouns[-1].removesuffix("s") if nouns else ""
+
+
 def keywords() -> dict[str, str]:
     return _parser()[1]
 
@@ -296,6 +302,13 @@ def _node(name: str, ch: list) -> object:  # noqa: C901, PLR0911, PLR0912 - one 
         return _Words("verdict", "alert", words)
     if name == "defn_open":
         return Sent("defn", _find(ch, "hours_words") or "opening", (), (), None, "", _find(ch, "span"))  # type: ignore[arg-type]
+    if name == "defn_role":  # the role's look: a condition kept for the later words that name the role
+        look = next(p for p in pieces if p.kind == "cond")
+        return Sent("role", role_key(words), (look,))
+    if name == "said_desc":  # who or what the hours are said of: no condition
+        return _Words("said", None, words)
+    if name == "defn_said":  # hours said of someone: "those hours" of what follows, no condition of their own
+        return Sent("defn", "said", (), (), None, "", _find(ch, "span"))  # type: ignore[arg-type]
     if name == "body":
         for a, b, c in zip(ch, ch[1:], ch[2:], strict=False):  # "at night and on weekends": a list, either
             if isinstance(b, _Words) and b.kind == "link" and b.words == "and" and isinstance(a, Piece) and \

@@ -29,7 +29,8 @@ from .policy_check import PolicyRefused, check_policy
 from .policy_filler import ALSO, bare_no, fillers
 from .policy_lexicon import asides, impossible_time, normalise, sentence_breaks
 from .policy_reading import Flag, Piece, Sent, _nights
-from .policy_tree import _read, keywords, role_words
+from .policy_sound import check_reached, overlaps, two_places, unordered
+from .policy_tree import _read, keywords, role_key, role_words
 
 _APPEARANCE = ("hivis", "upper", "lower", "carries")
 
@@ -47,6 +48,9 @@ class _Build:
     otherwise: list[tuple[str, str]] = field(default_factory=list)
     joined: set[int] = field(default_factory=set)  # sentences a ';' joins to the one before
     moot: list[tuple[str, str, int]] = field(default_factory=list)  # ("hivis", sentence, group): "... doesn't matter"
+    said: list[tuple[str, int, Cond]] = field(default_factory=list)  # hours said of someone, not yet used
+    roles: dict[str, tuple[Cond, str, int]] = field(default_factory=dict)  # "staff": (their look, sentence, group)
+    looked: set[str] = field(default_factory=set)  # the roles later words named
 
 def compile_policy(text: str, zones: tuple[str, ...] = (), camera: str | None = None) -> Policy:
     """The policy these words say; `zones`: the zone names configured for the camera (read as zones wherever
@@ -87,13 +91,27 @@ def compile_policy(text: str, zones: tuple[str, ...] = (), camera: str | None = 
             continue
         start = len(build.clauses)
         try:
+            made: list[tuple[list[Clause], bool]] = []  # each part's clauses; ordered by the words?
             for sent in sents:
+                old = build.clauses[start:]
                 _rules(build, sent, sentence, group)
+                now = list(enumerate(build.clauses[start:], start))
+                last = max((i for i, c in now if any(c is o for o in old)), default=-1)
+                new = [(i, c) for i, c in now if not any(c is o for o in old) and build.groups[i] != -1]
+                made.append(([c for _, c in new], any(i < last for i, _ in new)))  # "them" narrowed: before
+            why = unordered(made) or two_places(build.clauses[start:])
+            if why:
+                raise Flag(why)
             build.clauses[start:] = [Clause(c.verdict, c.conds, c.source, c.used + notes[group])
                                      for c in build.clauses[start:]]
         except Flag as exc:
             del build.clauses[start:], build.groups[start:]
             _flag(build, sentence, str(exc), group)
+    for role, (_, sentence, group) in build.roles.items():
+        if role not in build.looked:
+            _flag(build, sentence, "a look said of a role, and no later words name the role", group)
+    for sentence, group, _ in build.said:  # "the cleaners are here 6 to 9" and nothing said of those hours
+        _flag(build, sentence, "hours said, and no later words say what happens in them (“during those hours”)", group)
     _moot(build)
     said = {v for v, _ in build.otherwise}
     if len(said) > 1:
@@ -101,7 +119,9 @@ def compile_policy(text: str, zones: tuple[str, ...] = (), camera: str | None = 
     otherwise = said.pop() if said else "model"
     policy = Policy(text, tuple(build.clauses), otherwise, tuple(build.uncompiled), bool(build.otherwise))
     check_policy(policy, build.groups)
-    return policy
+    notes = check_reached(policy.clauses)  # a rule said twice: flagged with what was not compiled
+    clauses = overlaps(policy.clauses, build.groups)
+    return Policy(text, tuple(clauses), otherwise, (*build.uncompiled, *notes), policy.otherwise_said)
 
 
 def _circumstances(sents: tuple[Sent, ...]) -> set[str]:
@@ -224,8 +244,13 @@ def _rules(build: _Build, sent: Sent, sentence: str, group: int) -> None:
     other = {"alert": "benign", "benign": "alert"}
     if sent.kind == "defn":
         build.last_when = sent.window
+        if sent.verdict == "said":
+            build.said.append((sentence, group, sent.window))  # type: ignore[arg-type]
         return
     if sent.kind == "note":
+        return
+    if sent.kind == "role":  # "our staff wear green tops": what later words call staff
+        build.roles[sent.verdict] = (sent.pre[0].value, sentence, group)  # type: ignore[assignment]
         return
     if sent.kind == "nothing_else":  # "Nothing else." after alerts: nothing else is an alert
         if not build.clauses or any(c.verdict != "alert" for c in build.clauses):
@@ -364,9 +389,13 @@ def _conds(build: _Build, pieces: tuple[Piece, ...]) -> tuple[tuple[Cond, ...], 
             if build.last_when is None:
                 raise Flag(f"“{p.words}”: no hours named before it")
             conds.append(Cond(build.last_when.kind, build.last_when.value, bool(p.value)))
+            build.said = [s for s in build.said if s[2] is not build.last_when]
         elif p.kind == "dwell_verb" and not any(q.kind == "cond" and q.value.kind == "dwell" for q in pieces):
             raise Flag(f"“{p.words}” for how long? (say a time: longer than 2 minutes)")
         used.append(p.words)
+    for p in (p for p in pieces if p.kind == "role" and role_key(p.words) in build.roles):
+        build.looked.add(role_key(p.words))  # who they are: the look said of them
+        conds.append(build.roles[role_key(p.words)][0])
     if "role" in kinds and not any(c.kind in _APPEARANCE for c in conds):
         role = next(p.words for p in pieces if p.kind == "role")
         raise Flag(f"who “{role}” are: only the picture could tell")

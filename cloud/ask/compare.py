@@ -28,12 +28,16 @@ _AND = re.compile(r"^(?P<a>.+?)\s+and\s+(?!(?:\d|one|two|three|four|five|six|sev
                   r"noon|midnight|half|quarter|twenty)\b)(?P<b>.+)$")
 
 
+_HOW_MANY_MORE = re.compile(r"\b(?:how many|how much|number of) (?:\w+ ){0,2}?(?:more|fewer|less)\b")
+
+
 @dataclass(frozen=True)
 class Sides:
     ask: str  # more | fewer | same | versus (both counts, no yes/no: value None)
     a: str
     b: str
     which: bool = False  # "which camera saw more ...": the answer names a side
+    difference: bool = False  # "how many more ... than ...": a number, the first side's count less the second's
 
 
 def sides_of(text: str) -> Sides | None:
@@ -45,7 +49,8 @@ def sides_of(text: str) -> Sides | None:
     found = _SPLIT.search(body.strip()) or (_AND.search(body.strip()) if ask == "same" else None)
     if found is None:
         return None
-    return Sides(ask, found["a"], found["b"], bool(re.search(r"^(?:which|what|where)\b|\bwhich\b", text)))
+    return Sides(ask, found["a"], found["b"], bool(re.search(r"^(?:which|what|where)\b|\bwhich\b", text)),
+                 ask in ("more", "fewer") and _HOW_MANY_MORE.search(text) is not None)
 
 
 def joined(a: Query, b: Query) -> tuple[Query, Query]:
@@ -82,7 +87,12 @@ def compare(sides: Sides, a: Query, b: Query, facts_of: Callable[[Query], list[E
         lead = (scope(a) if value else scope(b)).strip() or ("the first" if value else "the second")
     elif sides.which and sides.ask != "versus":
         lead = "Neither"
-    text = f"{lead[:1].upper() + lead[1:]}: {na} {noun[na == 1]}{scope(a)}, against {nb}{scope(b)}."
+    if sides.difference:  # "how many more today than yesterday?": the difference, in the question's direction
+        value = na - nb if sides.ask == "more" else nb - na
+        other = "fewer" if sides.ask == "more" else "more"
+        lead = f"{value} {sides.ask}" if value > 0 else f"None {sides.ask}, {-value} {other}" if value else "None"
+    own = f" {_things(b.label, None, nb)}" if b.label != a.label and measure != "visits" else ""  # cars vs people
+    text = f"{lead[:1].upper() + lead[1:]}: {na} {noun[na == 1]}{scope(a)}, against {nb}{own}{scope(b)}."
     return text, value, list(dict.fromkeys(ids_a + ids_b)), (na, nb)
 
 
@@ -97,4 +107,5 @@ def compared(sides: Sides, query: Query, read_side: Callable[[str], Query],
     verdict = a.verdict if measure == "events" else None
     noun = ("visits", "visit") if measure == "visits" else (_things(label, verdict, 2), _things(label, verdict, 1))
     text, value, ids, counts = compare(sides, a, b, facts_of, measure, noun, scope_phrase)
-    return Answer(text, "rules", ids, value=value, extra={"counts": list(counts), "sides": (a, b, measure)})
+    return Answer(text, "rules", ids, value=value, extra={"counts": list(counts), "sides": (a, b, measure),
+                                                         **({"difference": value} if sides.difference else {})})

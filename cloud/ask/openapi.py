@@ -41,8 +41,17 @@ ASK_ANSWER = {
         "partial": {"type": "boolean", "description": "the LLM path would have broken t_max_ms: the fast "
                                                       "path's answer instead"},
         "value": {"description": "count (integer: people, visits or events as asked), time (local, "
-                                 "YYYY-MM-DD HH:MM), yes/no (a comparison's too), or event ids"},
+                                 "YYYY-MM-DD HH:MM), yes/no (a comparison's too; \"was it quiet?\": whether "
+                                 "any was seen), event ids, the difference (\"how many more ... than\"), the "
+                                 "group(s) with the most (\"which camera saw the most\"), or group -> count "
+                                 "(\"per camera\")"},
         "counts": {"type": "array", "items": {"type": "integer"}, "description": "a comparison: both counts"},
+        "difference": {"type": "integer", "description": "\"how many more / fewer ... than ...\": the first "
+                                                         "count less the second (fewer: the second less the first)"},
+        "per": {"type": "string", "enum": ["camera", "zone", "day", "hour"],
+                "description": "a superlative or a split: the group each count is of"},
+        "group_counts": {"type": "object", "additionalProperties": {"type": "integer"},
+                         "description": "a superlative or a split: each group's count"},
         "transcript": {"type": "string", "description": "a spoken question only: the words heard, which were "
                                                         "answered (so the person sees what was understood)"},
         "hint": {"type": "string", "description": "a plain word of the question is a camera or zone name only a "

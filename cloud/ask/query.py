@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 from .facts import EventFact
 from .kinds import unstored, unstored_sentence
 from .overview import unusual_text, what_happened
-from .rules import PICK, Query
+from .rules import PICK, QUIET, Query
 from .visits import count as distinct
 from .visits import is_person
 
@@ -106,8 +106,9 @@ def answer(intent: str, facts: Sequence[EventFact], query: Query, zone: ZoneInfo
     if intent == "exists":
         # "nobody came, right?", "did no one come?": a "yes" would read as "yes, nobody": the facts said plainly
         asked_not = NOT_ASKED.search(" ".join(query.words)) is not None
+        quiet = QUIET.search(" ".join(query.words)) is not None  # "was it quiet?": yes only when none were seen
         if not facts:
-            lead = "Right, none" if asked_not else "No"
+            lead = "Yes, quiet" if quiet else "Right, none" if asked_not else "No"
             return Answer(f"{lead}: no {_things(query.label, query.verdict, 2)}{scope}.", route, [], value=False)
         shown = "; ".join(f.line(zone) for f in facts[:3])
         more = f" and {n - 3} more" if n > 3 else ""
@@ -116,7 +117,8 @@ def answer(intent: str, facts: Sequence[EventFact], query: Query, zone: ZoneInfo
             people, visits = distinct(facts, "person")
             seen = f"{len(visits)} visit{'' if len(visits) == 1 else 's'}, {n} event{'' if n == 1 else 's'}"
             how_many = f"{people} {_things('person', None, people)} ({seen})"
-        return Answer(f"{'Not so' if asked_not else 'Yes'}, {how_many}{scope}: {shown}{more}.", route,
+        lead = "No, not quiet:" if quiet else "Not so," if asked_not else "Yes,"
+        return Answer(f"{lead} {how_many}{scope}: {shown}{more}.", route,
                       [f.event_id for f in facts], value=True)
     # list
     if not facts:

@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from .kinds import DURATION, OVERVIEW, UNUSUAL, unstored_said
-from .rules import GREETING, LABEL_WORDS, NARROWING, VERDICT_WORDS, Query, labels_said, open_words
+from .rules import GREETING, LABEL_WORDS, NARROWING, QUIET, VERDICT_WORDS, Query, labels_said, open_words
 from .when import MONTHS, WEEKDAYS, time_window
 
 MEASURES = {"people": "People", "visits": "Visits"}
@@ -290,9 +290,10 @@ def where_said(query: Query) -> str:
 
 
 def reading_line(query: Query, measure: str | None, zone: ZoneInfo, now_ms: int, camera_zone: bool,
-                 unused_phrases: list[str] = ()) -> str:
-    """One short line: what was counted, where, when (clock times, which zone) and the filters."""
-    filters = []
+                 unused_phrases: list[str] = (), also: tuple[str, ...] = ()) -> str:
+    """One short line: what was counted, where, when (clock times, which zone), the filters and `also` (how a
+    yes is decided, where the question says: "was it quiet?" is yes only if none)."""
+    filters = list(also)
     if query.verdict is not None and measure != "events":
         filters.append("alerts only" if query.verdict == "alert" else f"judged {query.verdict}")
     if query.look is not None:
@@ -322,11 +323,14 @@ def read_back(said: str, query: Query, zone: ZoneInfo, now_ms: int) -> tuple[str
         taken |= RIDING_VERBS
     taken |= {w for phrase in query.negated for w in phrase.split()}
     taken |= {w for _, phrase in query.left_out for w in phrase.split()}  # "not counting the cars": held
+    quiet = [m[0] for m in QUIET.finditer(said)] if query.intent == "exists" else []  # "was it quiet": none seen
+    taken |= {w for phrase in quiet for w in phrase.split()}
     split = [m[0] for m in _BREAKDOWN.finditer(said)]  # "per camera": one total is given, never a split
     taken |= {w for phrase in split for w in phrase.split()}
     phrases = _with_names(unused(FRAMES.sub(" ", GREETING.sub("", said)).split(), taken), said, query.names)
-    phrases += list(query.negated) + split
-    phrases += [p for p in query.negated_bare if not unused(p.split(), taken)]  # "not at home": never silent
+    negated = [p for p in query.negated + query.negated_bare if not any(q in p for q in quiet)]  # "no activity"
+    phrases += [p for p in negated if p in query.negated] + split
+    phrases += [p for p in negated if p in query.negated_bare and not unused(p.split(), taken)]  # "not at home"
     phrases += [f"the back{' ' + m[1] if m[1] else ''}" for m in _THE_BACK.finditer(said) if "back" not in taken]
     phrases += other_labels(said, query, taken) + list(query.times_apart)
     named = {w for p in phrases for w in p.split()} | taken
@@ -346,8 +350,8 @@ def read_back(said: str, query: Query, zone: ZoneInfo, now_ms: int) -> tuple[str
         measure = query.measure
     else:
         measure = "events" if query.label is None else None  # a label's objects (people: "People")
-    return reading_line(query, measure, zone, now_ms, bool(query.cameras or query.zones),
-                        phrases), phrases
+    also = ("yes only if none",) if quiet else ()
+    return reading_line(query, measure, zone, now_ms, bool(query.cameras or query.zones), phrases, also), phrases
 
 
 def _with_names(phrases: list[str], said: str, names: Iterable[str]) -> list[str]:

@@ -51,6 +51,7 @@ from .facts import EventFact
 from .guard import AskError, check_question
 from .llm import TextModel, TextModelError, build_text_model
 from .query import Answer, answer, loose_intent
+from .ranked import about, counted_over, ranked, read_per, superlative_of
 from .reading import both_read, model_unread, read_back, told_unused
 from .retrieve import pick
 from .rules import Query, Window, normalise, read
@@ -234,7 +235,19 @@ class Asker:
                               lambda q: self._facts(q.with_scope(intent="count", measure=query.measure), devices))
             if result is not None:
                 reading = both_read(*result.extra.pop("sides"), zone, now, reading[1])
+                if "difference" in result.extra:  # "how many more ...": a number, both counts it stands on
+                    reading = (f"{reading[0]}; the difference of {' and '.join(map(str, result.extra['counts']))}",
+                               reading[1])
                 return self._answered(text, query, key, devices, None, result, started, self.timer(), reading)
+        asked = superlative_of(said) if not query.open and query.intent in (None, "count", "list", "exists", "last") \
+            else None  # "last": "when was it busiest?"
+        if asked is not None and (about(asked, query) or not asked.named):  # "which camera saw the most people?"
+            now, config = int(self.clock_ms()), self.config  # each group counted, the most named
+            counted = counted_over(asked, query).with_scope(intent="count")
+            result = ranked(asked, query, self._facts(counted, devices), zone, now,
+                            {c for cameras in config.cameras.values() for c in cameras}, config.zones)
+            reading = read_per(said, query, asked, zone, now)
+            return self._answered(text, query, key, devices, None, result, started, self.timer(), reading)
         facts = self._facts(query, devices)
         self._give_way()
         score = None

@@ -139,6 +139,12 @@ _VISIT_WORDS = re.compile(r"\b(how many times|how often|number of times|no of ti
 _NOT_A_SPAN = (r"(?! (?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|few|couple|several|"
                r"hours?|minutes?|days?|weeks?|months?|night|evening|morning|afternoon|weekend|fortnight|thing)\b)")
 PICK = re.compile(r"\b(last|latest|most recent|first|earliest)\b" + _NOT_A_SPAN)
+# "was the porch quiet?", "all clear last night?", "nothing happened?": a yes/no whose yes is that none were seen
+QUIET = re.compile(r"\b(?:(?:(?:stay|stays|stayed|remain|remains|remained) )?(?:quiet|calm|peaceful|uneventful|"
+                   r"deserted)|all clear|(?<=was )(?:the )?\w+(?: \w+)? empty|(?:nothing|no (?:activity|movement|"
+                   r"motion|events?|alerts?))(?: at all)? (?:happen|happened|happening|going on|went on|to report|seen|"
+                   r"detected|recorded)|(?:^|(?<=was there )|(?<=were there )|(?<=is there )|(?<=any ))no "
+                   r"(?:activity|movement|motion))\b")
 # the first words say what kind of answer is wanted: a number, a yes or no, a list, a time
 _LEAD = (("count", re.compile(r"^(?:how many|how much|number of|no of|total|count|tally)\b")),
          ("first", re.compile(r"^(?:when|what time|at what time)\b.*\b(?:first|earliest)\b")),
@@ -147,7 +153,8 @@ _LEAD = (("count", re.compile(r"^(?:how many|how much|number of|no of|total|coun
          ("last", re.compile(r"^who\b.*\b(?:last|latest|most recent)\b" + _NOT_A_SPAN)),
          ("list", re.compile(r"^(?:which|list|show|display|give me)\b|^who (?:came|was|were|went|visited|"
                              r"showed|stopped|dropped|walked|has been|have been|passed|appeared|is)\b")),
-         ("exists", re.compile(r"^(?:any|anyone|anybody|anything|someone|somebody|something|was|were|did|has|"
+         ("exists", re.compile(r"^(?:(?:everything |all )?(?:quiet|calm|clear)|nothing|no activity|no movement|"
+                               r"any|anyone|anybody|anything|someone|somebody|something|was|were|did|has|"
                                r"have|had|is|are|didnt|wasnt|werent|hasnt|havent|hadnt|isnt|arent|doesnt|dont)\b"
                                r"(?!.*\b(?:how many|number of)\b)")))
 

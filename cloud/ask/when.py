@@ -24,6 +24,12 @@ the moment of asking (`now`):
                 half an hour, just now, a few minutes ago (the last half hour), since 9 | 9pm | 21:30 | yesterday |
                 Monday | Tuesday noon | yesterday at 5pm
     moments     N hours ago (half an hour either side), N minutes ago (half of N either side, 5 to 30 minutes)
+    across days a day and a clock time at each end, either order, with from/to, between/and or a dash: "from 10pm
+                thursday to 6 friday", "thursday 22:00 - friday 06:00", "from yesterday 9pm to this morning 7"
+                (a bare end hour the start's next turn of the clock when that is on the end's day; a weekday's
+                start the latest one before the end); a part of a day at each end: "between friday night and
+                saturday morning". A clock time with a leading zero ("06:00") is the 24-hour clock's.
+Calendar dates, weeks and months: dates.py.
 """
 
 from __future__ import annotations
@@ -33,6 +39,10 @@ from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from .clockwords import spoken_clock
+from .dates import MONTH as _MONTH
+from .dates import date_of as _date_of
+from .dates import month as _month
+from .dates import week as _week
 from .timebase import AROUND_H, JUST_NOW_S, MONTHS, NUMBERS, PARTS, WEEKDAYS, Window  # noqa: F401 (re-exported)
 from .timebase import SHORT_DAYS as _SHORT_DAYS
 from .timebase import UNITS_S as _UNITS_S
@@ -75,7 +85,7 @@ def _hour(match: re.Match[str], n: str, context: str | None) -> float | None:
         hour = 0
     elif half in ("", "oclock") and hour == 12 and context in ("night", "evening"):
         hour = 24  # "at 12 tonight", "12 last night": midnight, as the word says it
-    elif half in ("", "oclock") and 1 <= hour <= 11:
+    elif half in ("", "oclock") and 1 <= hour <= 11 and not said.startswith("0"):  # "06:00": the 24-hour clock
         if context in ("evening", "afternoon") or (context == "night" and hour >= 6):
             hour += 12
         elif context is None and hour <= 6:
@@ -85,7 +95,7 @@ def _hour(match: re.Match[str], n: str, context: str | None) -> float | None:
 
 def _twelve(said: str) -> bool:
     """An hour said as on a twelve-hour clock ("5", "five"), which the day's half must place; "13" is itself."""
-    return not said.isdigit() or int(said) <= 12
+    return not said.isdigit() or (int(said) <= 12 and not said.startswith("0"))
 
 
 def _clock_range(text: str, context: str | None) -> tuple[float | None, float | None, str] | None:
@@ -116,7 +126,8 @@ def _clock_range(text: str, context: str | None) -> tuple[float | None, float | 
             # a bare end is the next time its clock shows after the start: "between 9 and 5" 17:00, "between
             # 11 pm and 5" 05:00 the next morning, "between 10 pm and 10" 10:00 the next morning
             end = min(h for h in (end % 12 + 12 * k for k in range(5)) if h > start)
-        elif end <= start and end + 12 <= 24 and between["bampm"] is None and between["bword"] is None:
+        elif end <= start and end + 12 <= 24 and between["bampm"] is None and between["bword"] is None \
+                and _twelve(between["bh"]):
             end += 12  # "between 9 and 9": to 21:00
         elif end <= start:
             end += 24  # "between 10 pm and 2 am"
@@ -158,13 +169,6 @@ _SPAN = re.compile(r"\b(?:in the |during the |over the |within the |for the )?(?
 _AGO = re.compile(r"\b(?:about |around |some )?" + _COUNT + r" (minute|min|hour|hr|day|week)s? ago\b")
 _SINCE_DAY_CLOCK = re.compile(r"\bsince (?P<day>(?:last )?(?:" + "|".join(WEEKDAYS) + r")|yesterday)(?: at| around)? "
                               + _HOUR.format(n="s") + _NOT_A_TIME + r"\b")
-_MONTH = (r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|"
-          r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
-_DAY_MONTH = re.compile(r"\b(?:the )?(\d{1,2})(?:st|nd|rd|th)? (?:of )?" + _MONTH + r"(?: (20\d\d))?\b")
-_MONTH_DAY = re.compile(r"\b" + _MONTH + r" (?:the )?(\d{1,2})(?:st|nd|rd|th)?(?: (20\d\d))?\b")
-_ISO_DATE = re.compile(r"\b(20\d\d) (\d{1,2}) (\d{1,2})\b")  # 2026-11-28, as normalise leaves it
-_SLASH_DATE = re.compile(r"\b(\d{1,2})/(\d{1,2})(?:/(\d{4}|\d{2}))?\b")  # 5/12, 12/5/2026: either order
-_NTH = re.compile(r"\b(?:on|since|of|for|from) the (\d{1,2})(?:st|nd|rd|th)\b")  # "on the 28th": the latest
 _A_DAY = (r"(?:last |previous )?(?:" + "|".join(WEEKDAYS) + r")|yesterday|today|the day before yesterday|"
           r"(?:the )?\d{1,2}(?:st|nd|rd|th)? (?:of )?" + _MONTH + r"|" + _MONTH + r" (?:the )?\d{1,2}(?:st|nd|rd|th)?|"
           r"the \d{1,2}(?:st|nd|rd|th)")
@@ -219,46 +223,6 @@ def _count(said: str | None) -> int:
     return int(said) if said and said.isdigit() else NUMBERS[said] if said else 1  # every _COUNT word is one
 
 
-def _month_number(word: str) -> int:
-    """1-12 for a month's name or its short form ("nov", "sept")."""
-    return [m[:3] for m in MONTHS].index(word[:3]) + 1
-
-
-def _date_of(text: str, now: datetime) -> tuple[datetime, str] | None:
-    """A calendar date the question names: the latest such day up to today when it names no year."""
-    slashed = _SLASH_DATE.search(text)
-    if slashed:  # day/month or month/day: the later of the days either reading names, up to today
-        a, b, said_year = int(slashed[1]), int(slashed[2]), slashed[3]
-        year = (2000 + int(said_year) if len(said_year) == 2 else int(said_year)) if said_year else None
-        found = [_date_of(f"{d} {MONTHS[m - 1]} {year or ''}".strip(), now) for d, m in ((a, b), (b, a))
-                 if 1 <= m <= 12]  # a day that no month has: no such date (below)
-        found = [f for f in found if f is not None and f[0].date() <= now.date()]
-        return max(found, key=lambda f: f[0]) if found else None
-    year, back = None, "year"
-    iso, day_month, month_day = _ISO_DATE.search(text), _DAY_MONTH.search(text), _MONTH_DAY.search(text)
-    if iso:
-        year, month, day = int(iso[1]), int(iso[2]), int(iso[3])
-    elif day_month or month_day:
-        found = day_month or month_day
-        day, word, said_year = (found[1], found[2], found[3]) if day_month else (found[2], found[1], found[3])
-        day, month = int(day), _month_number(word)
-        year = int(said_year) if said_year else None
-    elif nth := _NTH.search(text):
-        day, month, back = int(nth[1]), now.month, "month"
-    else:
-        return None
-    try:
-        date = now.replace(year=year or now.year, month=month, day=day)
-        if year is None and date.date() > now.date():  # later this year (or month): the last one that was
-            earlier = (now.year, now.month - 1) if back == "month" and now.month > 1 else (now.year - 1, 12)
-            date = (date.replace(year=now.year - 1) if back == "year"
-                    else now.replace(year=earlier[0], month=earlier[1], day=day))
-    except ValueError:  # 31 April, 30 February: no such day
-        return None
-    said = f"on {MONTHS[date.month - 1].capitalize()} {date.day}"
-    return date, said + (f" {date.year}" if date.year != now.year else "")
-
-
 def _part_of(text: str) -> str | None:
     if re.search(r"\bafter dark\b|\bwhen it was dark\b|\bin the dark\b", text):
         return "dark"
@@ -288,20 +252,21 @@ def time_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
         day, phrase = named_day
         start = _at(day, _hour(since, "s", None) or 0.0)
         return Window(_ms(start), None, f"since {phrase.removeprefix('on ')} {start.strftime('%H:%M')}")
-    across = _ACROSS.search(text)
-    if across:  # "from 10pm yesterday to 6 this morning": each end read with its own day
-        first = _named_window("from " + across["a"], zone, now_ms)
-        last = _named_window("before " + across["b"], zone, now_ms)
-        if first is not None and last is not None and last.end_ms is not None and first.start_ms < last.end_ms:
-            return Window(first.start_ms, last.end_ms, f"from {first.phrase} to {last.phrase}")
+    across = _across(text, zone, now_ms)  # "from 10pm yesterday to 6 this morning": each end with its own day
+    if across is not None:
+        return across
     spanned = _SPANNED.search(text)
-    if spanned:  # "from yesterday evening to this morning", "from friday night until now"
+    if spanned and (spanned["lead"] == "between") == (spanned["sep"] == "and") \
+            and (spanned["lead"] or spanned["sep"] == "into"):  # "thursday night into friday morning"
+        # "from yesterday evening to this morning", "between friday night and saturday morning", "... until now"
         first = _named_window(spanned["a"], zone, now_ms)
         last = _named_window(spanned["b"], zone, now_ms)  # "now" names no range: None
         if first is not None and first.start_ms is not None and (spanned["b"] == "now" or last is not None):
-            end = None if last is None else last.end_ms
-            if end is None or first.start_ms < end:
-                return Window(first.start_ms, end, f"from {first.phrase} to {last.phrase if last else 'now'}")
+            end = None if last is None else last.end_ms  # None: it runs on to now
+            start = _ms(_before(first.start_ms, end or now_ms, spanned["a"], zone))
+            if start < (end or now_ms):
+                to = _day_said(last.phrase) if last else "now"
+                return Window(start, end, f"from {_day_said(first.phrase)} to {to}")
     window = _named_window(text, zone, now_ms)
     if window is not None and window.end_ms is not None:
         named = window.phrase.lower().removeprefix("on ")
@@ -315,14 +280,82 @@ def time_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
 
 _DAY_WORD = r"(?:yesterday|today|tonight|this morning|this afternoon|this evening|last night|(?:on |last )?(?:" + \
     "|".join(WEEKDAYS) + r")(?: morning| afternoon| evening| night)?)"
-_ACROSS = re.compile(r"\bfrom (?P<a>\d{1,2}(?::\d{2})?(?: ?[ap]m)? " + _DAY_WORD + r"|" + _DAY_WORD
-                     + r" (?:at )?\d{1,2}(?::\d{2})?(?: ?[ap]m)?) (?:to|until|till|through) (?P<b>\d{1,2}(?::\d{2})?"
-                     r"(?: ?[ap]m)? " + _DAY_WORD + r"|" + _DAY_WORD + r" (?:at )?\d{1,2}(?::\d{2})?(?: ?[ap]m)?)\b")
+_CLOCK_AT = r"(?:\d{1,2}(?::\d{2})?(?: ?(?:am|pm|oclock))?|noon|midday|midnight)"
+_END = (r"(?:(?P<{n}c>" + _CLOCK_AT + r") (?:on )?(?P<{n}d>" + _DAY_WORD + r")|(?P<{n}e>" + _DAY_WORD
+        + r") (?:at )?(?P<{n}k>" + _CLOCK_AT + r"))")
+_ACROSS = re.compile(r"\b(?:(?P<lead>from|between) )?" + _END.replace("{n}", "a") + r" (?:(?P<sep>to|until|till|"
+                     r"through|up to|into|and) )?(?:" + _END.replace("{n}", "b") + r"|(?P<bo>" + _CLOCK_AT + r"))\b")
+# "thu 22:00 - fri 06:00": no word between; "between 9 last night and 2": the end's day the next the clock shows
+
+
+_ONE = re.compile(_HOUR.format(n="a"))
+
+
+def _across(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
+    """A range whose two ends each say a day and a clock time ("from 10pm thursday to 6 friday", "from
+    yesterday 9pm to this morning 7"). A bare hour at the end is the next time the clock shows it after the
+    start when that falls on the end's day ("to 6 friday" after Thursday 22:00: 06:00), else as people say it."""
+    now = datetime.fromtimestamp(now_ms / 1000, zone)
+    for found in _ACROSS.finditer(text):
+        if (found["sep"] == "and") != (found["lead"] == "between") or (found["bo"] and not found["sep"]):
+            continue  # "at 10pm yesterday and 6 this morning": two moments, no range
+        day_a, day_b = found["ad"] or found["ae"], found["bd"] or found["be"]
+        clock_a, clock_b = found["ac"] or found["ak"], found["bc"] or found["bk"]
+        first = _named_window(f"from {clock_a} {day_a}", zone, now_ms)
+        if found["bo"] and first is not None and first.start_ms is not None:  # the end's clock alone
+            start, hour = datetime.fromtimestamp(first.start_ms / 1000, zone), _hour(_ONE.match(found["bo"]), "a", None)
+            if hour is None:
+                continue
+            bare = re.fullmatch(r"(?:[1-9]|1[0-2])(?::\d{2})?", found["bo"])
+            hours = (hour % 12, hour % 12 + 12) if bare else (hour,)
+            end = min(t for t in (_at(start + timedelta(days=d), h) for d in (0, 1) for h in hours) if t > start)
+            return Window(_ms(start), None if end > now else _ms(end),
+                          f"from {_day_said(day_a)} {start:%H:%M} to {end:%H:%M}")
+        last = _named_window(f"before {clock_b} {day_b}", zone, now_ms)
+        if first is None or last is None or first.start_ms is None or last.start_ms is None:
+            continue
+        said = _clock_part(last.phrase)
+        if said is None:
+            continue
+        end = _at(datetime.fromtimestamp(last.start_ms / 1000, zone), said)
+        start = _before(first.start_ms, _ms(end), day_a, zone)
+        bare = re.fullmatch(r"(?:[1-9]|1[0-2])(?::\d{2})?", clock_b)
+        if bare and re.fullmatch(r"(?:on |last )?\w+", day_b):  # no part of the day says am or pm
+            turn = [_at(start + timedelta(days=d), said % 12 + h) for d in (0, 1) for h in (0, 12)]
+            following = min(t for t in turn if t > start)
+            end = following if following.date() == end.date() else end
+        if start < end:
+            return Window(_ms(start), None if end > now else _ms(end),
+                          f"from {_day_said(day_a)} {start:%H:%M} to {_day_said(day_b)} {end:%H:%M}")
+    return None
+
+
+def _clock_part(phrase: str) -> float | None:
+    """The hour a phrase of _named_window's says last ("on Friday before 18:00": 18.0), or None."""
+    found = re.findall(r"(\d{2}):(\d{2})$", phrase)
+    return int(found[-1][0]) + int(found[-1][1]) / 60 if found else None
+
+
+def _day_said(day: str) -> str:
+    """A day as said at one end of a range: "on thursday" -> "Thursday"."""
+    day = day.removeprefix("on ")
+    return " ".join(w.capitalize() if w in WEEKDAYS else w for w in day.split())
+
+
+def _before(start_ms: int, end_ms: int | None, said: str, zone: ZoneInfo) -> datetime:
+    """A range's start on a weekday said: the latest one before its end ("from 10pm friday to 6 saturday" asked
+    on a Friday: last week's Friday, the Saturday being the latest one), as in "from Friday to Monday"."""
+    start = datetime.fromtimestamp(start_ms / 1000, zone)
+    if end_ms is not None and start_ms >= end_ms and any(d in said.split() for d in WEEKDAYS):
+        back = 7 * ((start_ms - end_ms) // (7 * 86_400_000) + 1)
+        return _at(start - timedelta(days=back), start.hour + start.minute / 60)
+    return start
+
 
 _PART_OF_DAY = (r"(?:(?:yesterday|today|this|last|(?:on )?(?:" + "|".join(WEEKDAYS)
                 + r"))(?: morning| afternoon| evening| night)?|tonight|last night|overnight)")
-_SPANNED = re.compile(r"\bfrom (?P<a>" + _PART_OF_DAY + r") (?:to|until|till|through|up to) (?P<b>" + _PART_OF_DAY
-                      + r"|now)\b")
+_SPANNED = re.compile(r"\b(?:(?P<lead>from|between) )?(?P<a>" + _PART_OF_DAY + r") (?P<sep>to|until|till|through|"
+                      r"up to|into|and) (?P<b>" + _PART_OF_DAY + r"|now)\b")
 
 
 def _days(text: str, now: datetime) -> Window | None:
@@ -360,7 +393,8 @@ def _named_window(text: str, zone: ZoneInfo, now_ms: int) -> Window | None:
         if since["ampm"] is None and part and part.split()[-1] in ("afternoon", "evening", "tonight", "night") \
                 and hour < 12:
             hour += 12
-        if since["ampm"] is None and part is None and 1 <= hour < 7 and _at(now, hour + 12) <= now:
+        if since["ampm"] is None and part is None and 1 <= hour < 7 and _at(now, hour + 12) <= now \
+                and not since["h"].startswith("0"):
             hour += 12  # "since 2", asked at 21:30: 14:00, as people say a bare hour (see _hour)
         day = yesterday if part and part.split()[0] in ("yesterday", "last") else now
         start = _at(day, hour)
@@ -470,20 +504,6 @@ def _narrow(day: datetime, start: datetime, end: datetime, clock: tuple[float | 
     return max(a, start), min(b, end), f"{phrase} {said}".strip()
 
 
-def _week(text: str, now: datetime) -> Window | None:
-    """this week (Monday on), this weekend / at the weekend ("last week" is the last 7 days, a span)."""
-    monday = _at(now - timedelta(days=now.weekday()), 0)
-    if re.search(r"\bthis week\b|\b(?:start|beginning) of (?:the|this) week\b", text):
-        return Window(_ms(monday), None, "this week")
-    if re.search(r"\b(this|the|last|past) weekend\b", text):
-        back = (now.weekday() - 5) % 7
-        saturday = _at(now - timedelta(days=back), 0)
-        if "last weekend" in text and back < 2:
-            saturday = _at(saturday - timedelta(days=7), 0)
-        return _upto(saturday, _at(saturday + timedelta(days=2), 0), now, "at the weekend")
-    return None
-
-
 _TIME_LIKE = re.compile(r"\b(?:ago|dawn|dusk|sunrise|sunset|daybreak|nightfall|fortnight|months?|years?|decade|"
                         r"(?:last|this|next) (?:spring|summer|autumn|fall|winter|season|quarter|term|holiday)|"
                         + _MONTH[1:-1] + r"|\d{1,2}(?:st|nd|rd|th)|\d{1,2} ?(?:am|pm)|\d{1,2}:\d{2})\b")
@@ -498,24 +518,3 @@ def unread_time(text: str) -> str | None:
     said = ", ".join(f'"{w}"' for w in dict.fromkeys(found))
     return (f"{said}: read as no time range, so this is over every stored event; say it as e.g. \"this morning\", "
             f"\"since 6\", \"on November 28\", \"3 hours ago\"")
-
-
-def _month(text: str, now: datetime) -> Window | None:
-    """this month (the 1st on), last month (the calendar month before this one), in <month> (the latest, this
-    one included)."""
-    first = _at(now.replace(day=1), 0)
-    if re.search(r"\bthis month\b|\b(?:start|beginning) of (?:the|this) month\b", text):
-        return Window(_ms(first), None, "this month")
-    if re.search(r"\b(?:last|previous) month\b", text):
-        before = _at((first - timedelta(days=1)).replace(day=1), 0)
-        return Window(_ms(before), _ms(first), f"in {MONTHS[before.month - 1].capitalize()}")
-    named = re.search(r"\b(?:in|during|throughout|for|since|over) (?:the month of )?" + _MONTH + r"\b(?! \d)", text)
-    if named:
-        month = _month_number(named[1])
-        year = now.year if month <= now.month else now.year - 1
-        start = _at(now.replace(year=year, month=month, day=1), 0)
-        end = _at((start + timedelta(days=32)).replace(day=1), 0)
-        if named[0].startswith("since"):
-            return Window(_ms(start), None, f"since {MONTHS[month - 1].capitalize()}")
-        return _upto(start, end, now, f"in {MONTHS[month - 1].capitalize()}")
-    return None
