@@ -358,7 +358,8 @@ def test_question_workers_yield_to_the_event_loop(store):  # noqa: F811
         asker.close()
     finally:
         sys.setswitchinterval(before)
-    assert seen == [(0.0005, min(19, base + 10), "ask")]  # 10 below the thread that started it  # the thread's name, as a profiler or a log line shows it
+    # 10 below the thread that started it; the thread's name, as a profiler or a log line shows it
+    assert seen == [(0.0005, min(19, base + 10), "ask")]
     assert asker.stats.latency["rules"].maxlen == asker.stats.sched_ms.maxlen == 2048  # the figures' window
 
 
