@@ -91,6 +91,7 @@ def test_policy_and_check_verdicts_do_not_wait_for_a_busy_model(tmp_path, clip_o
                       timed("absent", _event(empty, "front", zones=["door"], dwell_s=60.0, local_time="12:00"))]
             await asyncio.gather(*policy)
             await asyncio.gather(*busy)
+            took["figures"] = service.figures.compute()  # type: ignore[assignment]
         finally:
             await service.stop()
             await service.backend.close()
@@ -104,3 +105,6 @@ def test_policy_and_check_verdicts_do_not_wait_for_a_busy_model(tmp_path, clip_o
     for name in ("alert", "benign", "absent"):
         assert took[name][0] < MODEL_S / 2, f"{name} took {took[name][0]:.1f} s behind the busy model"
     assert max(took["model0"][0], took["model1"][0]) >= 2 * MODEL_S - 0.5  # the model was busy all along
+    figures = took["figures"]  # α counts the three decided at once as answered without a model (3 of 5), and
+    assert figures["alpha"] == 0.6  # L_llm is the model's time alone, not lowered by theirs
+    assert figures["L_llm_ms"] >= 0.9 * MODEL_S * 1000 and figures["L_light_ms"] < MODEL_S * 1000 / 2

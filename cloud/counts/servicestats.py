@@ -15,6 +15,7 @@ from ...shared.protocol import Verdict
 from ...shared.stats import median, percentile
 
 LIGHT_ROUTE = "neither_in_time"  # cloud.route.routing's reason on a verdict of the light path
+RULED_MODEL = "policy"  # cloud.analysis.gate's `model` on a verdict decided at once, with no model asked
 LATENCY_WINDOW = 4096  # recent samples kept per latency series
 FEEDBACK_KEY = ("device", "camera", "kind")  # what ServiceStats.feedback is keyed by, in order
 
@@ -33,6 +34,7 @@ class ServiceStats:
     cache_hits: int = 0
     light: int = 0  # verdicts of the light path (no model; provisional): neither model could answer within T_max
     llm: int = 0
+    ruled: int = 0  # of the `llm` ones (their source), those decided at once by the policy or the check: no model
     overrides: int = 0  # model verdicts the consistency check overruled (cloud.analysis.check)
     corrected: dict[str, int] = field(default_factory=dict)  # model descriptions replaced by the facts', by kind
     fallback: int = 0
@@ -79,7 +81,11 @@ class ServiceStats:
             self.light += 1
             self.light_ms.append(total_ms)
         else:
-            if verdict.source == "llm":
+            if verdict.source == "llm" and verdict.model == RULED_MODEL:  # no model asked: as fast as the
+                self.llm += 1  # policy's reading of the closer look (α counts it with the answers without a model)
+                self.ruled += 1
+                self.light_ms.append(total_ms)
+            elif verdict.source == "llm":
                 self.llm += 1
                 self.overrides += verdict.checked is not None and verdict.verdict != verdict.model_verdict
                 for kind in verdict.corrected:

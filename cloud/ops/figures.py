@@ -2,11 +2,12 @@
 can see whether the model explains the service. This is their one definition: GET /v1/stats, /metrics and
 the page all read `latency_model` (the page through the service's `Figures` when it has one):
 
-    α       = verdicts answered without a model ÷ (those + LLM verdicts): by a cache (the cloud's, or a device's
-              own where that device reports its answers here, as the demo's does) or, with several back-ends, by
-              the light path where neither model could answer within T_max (provisional: `neither_in_time`)
+    α       = verdicts answered without a model ÷ (those + model verdicts): by a cache (the cloud's, or a device's
+              own where that device reports its answers here, as the demo's does), by the operator's policy or
+              the check decided at once (`model` "policy": no model asked), or, with several back-ends, by the
+              light path where neither model could answer within T_max (provisional: `neither_in_time`)
     L_light = median latency of those answers (cloud: receipt → verdict stored; device: its cache lookup)
-    L_llm   = median model time of LLM verdicts
+    L_llm   = median model time of model verdicts
     L_sched = median queue wait of LLM verdicts (receipt → model start)
     L_total = L_sched + α·L_light + (1−α)·L_llm, beside the measured median of all those answers' latencies
     U       = analyzer busy time ÷ wall time (at least one batch in flight)
@@ -49,7 +50,8 @@ class Answers:
     cloud_cache: int = 0
     device_cache: int = 0
     light: int = 0  # the light path's verdicts (no model, provisional)
-    llm: int = 0
+    llm: int = 0  # verdicts of source "llm", `ruled` among them
+    ruled: int = 0  # decided at once by the policy or the check: no model asked
     fallback: int = 0
     light_ms: Sequence[float] = ()  # cache and light-path answers: cloud receipt → verdict, or the device's lookup
     llm_ms: Sequence[float] = ()  # model time of LLM verdicts
@@ -59,8 +61,8 @@ class Answers:
 
 def latency_model(a: Answers) -> dict[str, Any]:
     """α, L_light, L_llm, L_sched, L_total beside the measured median, and the cloud's cache hit rate."""
-    cached = a.cloud_cache + a.device_cache + a.light
-    alpha = _ratio(cached, cached + a.llm)
+    cached = a.cloud_cache + a.device_cache + a.light + a.ruled
+    alpha = _ratio(cached, cached + a.llm - a.ruled)
     l_light, l_llm, l_sched = median(a.light_ms), median(a.llm_ms), median(a.sched_ms)
     l_total = None
     if alpha is not None:
@@ -127,7 +129,8 @@ class Figures:
 
     def answers(self) -> Answers:
         s, d = self.service.stats, self.device
-        return Answers(cloud_cache=s.cache_hits, device_cache=d.count, light=s.light, llm=s.llm, fallback=s.fallback,
+        return Answers(cloud_cache=s.cache_hits, device_cache=d.count, light=s.light, llm=s.llm, ruled=s.ruled,
+                       fallback=s.fallback,
                        light_ms=[*s.light_ms, *d.lookup_ms], llm_ms=list(s.llm_ms), sched_ms=list(s.sched_ms),
                        measured_ms=[*s.total_ms, *d.lookup_ms])
 
