@@ -137,3 +137,25 @@ def test_a_later_clause_about_them_comes_right_before_the_clause_it_narrows():
         ("alert", "label = person and zone = gate"),
         ("benign", "label = car and zone = yard and local time 22:00–06:00"),
         ("alert", "label = car and zone = yard")]
+
+
+@pytest.mark.parametrize("other", ["in a green top", "in a green top or a white top"])
+def test_they_contrast_a_fact_said_as_either_of_two_looks(other):
+    # "in a red top or a blue top" reads one fact (the top): "they" in a green top are the same people
+    policy = compile_policy(f"Anyone in the yard in a red top or a blue top is an alert; {other} they are fine.",
+                            ("yard",))
+    assert not policy.uncompiled, policy.plain()
+    assert policy.clauses[1].verdict == "benign"
+    assert policy.clauses[1].words().startswith("label = person and zone = yard and ")
+
+
+def test_the_camera_or_its_zone_is_asked_in_words():
+    policy = compile_policy("Alert on anyone in the back garden.", ("garden",), "back garden")
+    assert policy.clauses[0].used == ("not compiled: “the back garden”: this camera, or its zone “garden”?",)
+
+
+def test_named_hours_said_inline_serve_a_later_sentence():
+    policy = compile_policy("Alert on anyone in the yard outside working hours, which are 9am to 5pm. Cars on the "
+                            "drive are fine during working hours.", ("yard", "drive"))
+    assert not policy.uncompiled, policy.plain()
+    assert policy.clauses[1].words() == "label = car and zone = drive and local time 09:00–17:00"
