@@ -65,7 +65,7 @@ MODULES: dict[str, str] = {
     "cloud/analysis/policy_words.py": "tests/test_policy_compile.py tests/test_policy_words.py "
                                       "tests/test_policy_phrasing.py tests/test_policy_words_edges.py "
                                       "tests/test_policy_fillers.py tests/test_policy_sound.py "
-                                      "tests/test_policy_said.py",
+                                      "tests/test_policy_said.py tests/test_policy_contrast.py",
     "cloud/analysis/gate.py": "tests/test_policy_gate.py",  # stub translator and model; sentences kept (6 s)
     "cloud/analysis/check.py": "tests/test_promises_ask.py tests/test_facts.py tests/test_verdicts.py -m 'not slow'",
     "cloud/ask/cache.py": "tests/test_promises_ask.py",

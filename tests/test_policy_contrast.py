@@ -7,13 +7,21 @@ COMPILED, never refused wrongly nor compiled wrongly."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from edgetriage.cloud.analysis.policy import evaluate
 from edgetriage.cloud.analysis.policy_check import PolicyRefused
 from edgetriage.cloud.analysis.policy_words import compile_policy
+from policy_reads import remembered
 from test_policy_phrasing import seen
 
 ZONES = ("aisles", "yard", "loading_bay")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _reads() -> Iterator[None]:  # each sentence parsed once per machine (bench/mutation.py runs this file)
+    yield from remembered()
 
 
 def verdict(policy, **facts) -> str:

@@ -105,3 +105,57 @@ def test_an_exception_sentence_that_reads_as_more_than_the_exception_is_not_join
     policy = compile_policy("Alert on anyone at the gate. Not if they are in hi-vis, cars on the drive are fine.",
                             ("gate", "drive"))
     assert policy.uncompiled == ("Alert on anyone at the gate", "Not if they are in hi-vis, cars on the drive are fine")
+
+
+def test_an_exception_joined_after_other_sentences_keeps_each_sentence_s_own_notes():
+    policy = compile_policy("Cars on the drive are fine. Alert on anyone at the gate. Not if they are in hi-vis, "
+                            "obviously.", ("gate", "drive"))
+    assert not policy.uncompiled, policy.plain()
+    assert [c.used for c in policy.clauses] == [
+        ("cars", "on the drive"),
+        ("anyone", "at the gate", "in hivis", "“obviously”: a hedge, no rule",
+         "“Not if”: the exception of the sentence before"),
+        ("anyone", "at the gate", "“obviously”: a hedge, no rule", "“Not if”: the exception of the sentence before"),
+    ]
+
+
+@pytest.mark.parametrize("opener", ["except", "unless", "but", "apart", "not", "excluding", "besides", "save",
+                                    "however", "though", "although", "only"])
+def test_a_sentence_not_compiled_that_opens_with_an_exception_word_leaves_the_one_before_not_compiled(opener):
+    text = f"Alert on anyone at the gate. {opener.capitalize()} the postman wobbles. Cars on the drive are fine."
+    policy = compile_policy(text, ("gate", "drive"))
+    said = f"{opener.capitalize()} the postman wobbles"
+    assert policy.uncompiled == ("Alert on anyone at the gate", said)
+    assert policy.clauses[0].used == (f"not compiled: the next sentence, “{said}”, changes it and is not compiled",)
+    assert policy.clauses[2].words() == "label = car and zone = drive"
+
+
+def test_a_later_clause_about_them_comes_right_before_the_clause_it_narrows():
+    policy = compile_policy("Alert on anyone at the gate. Alert on cars in the yard, but at night ignore them.",
+                            ("gate", "yard"))
+    assert [(c.verdict, c.words()) for c in policy.clauses] == [
+        ("alert", "label = person and zone = gate"),
+        ("benign", "label = car and zone = yard and local time 22:00–06:00"),
+        ("alert", "label = car and zone = yard")]
+
+
+@pytest.mark.parametrize("other", ["in a green top", "in a green top or a white top"])
+def test_they_contrast_a_fact_said_as_either_of_two_looks(other):
+    # "in a red top or a blue top" reads one fact (the top): "they" in a green top are the same people
+    policy = compile_policy(f"Anyone in the yard in a red top or a blue top is an alert; {other} they are fine.",
+                            ("yard",))
+    assert not policy.uncompiled, policy.plain()
+    assert policy.clauses[1].verdict == "benign"
+    assert policy.clauses[1].words().startswith("label = person and zone = yard and ")
+
+
+def test_the_camera_or_its_zone_is_asked_in_words():
+    policy = compile_policy("Alert on anyone in the back garden.", ("garden",), "back garden")
+    assert policy.clauses[0].used == ("not compiled: “the back garden”: this camera, or its zone “garden”?",)
+
+
+def test_named_hours_said_inline_serve_a_later_sentence():
+    policy = compile_policy("Alert on anyone in the yard outside working hours, which are 9am to 5pm. Cars on the "
+                            "drive are fine during working hours.", ("yard", "drive"))
+    assert not policy.uncompiled, policy.plain()
+    assert policy.clauses[1].words() == "label = car and zone = drive and local time 09:00–17:00"

@@ -17,6 +17,11 @@ The meanings (the conventions the documentation states, docs/operator/policies.m
     except      "X except/unless/but not/other than Y": Y first with the other verdict, then X
     only        "alert only if X": X alert, otherwise benign; "only X may be in Z": X in Z benign, then Z alert
     otherwise   said ("otherwise ...", "anything else is ..."), or the model is asked, and the form says so
+    said once   hours said of someone with no verdict are what a later "those hours" names; a role's look said
+                once ("our staff wear green tops") tells the role apart later; either unused is not compiled
+Miscompiles are also caught on the compiled form as a class (policy_sound.py): two verdicts for one case that
+the words do not order, two places in one clause, a clause that never decides, a rule said twice, two places
+that may overlap (the alert wins, said in the form).
 """
 
 from __future__ import annotations
