@@ -409,3 +409,11 @@ def test_a_verb_read_with_its_noun_is_used(question, query):
 ])
 def test_a_relation_to_a_time_is_named_and_a_relation_to_nothing_is_not(words, named):
     assert unread_times(words.split()) == named
+
+
+def test_a_negated_look_no_rule_applies_is_named_once_and_a_bare_negation_too():
+    today = Window(at(4, 0), None, "today")
+    assert read_back("anyone not carrying a bag today", q(intent="exists", negated=("not carrying a bag",),
+                                                          window=today), ZONE, NOW)[1] == ["not carrying a bag"]
+    assert read_back("anyone not at home today", q(intent="exists", negated_bare=("not at home",), window=today),
+                     ZONE, NOW)[1] == ["not at home"]
