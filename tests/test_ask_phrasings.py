@@ -496,6 +496,7 @@ def test_how_many_more_is_the_difference_with_both_counts(store, question, value
     ("how many people did the busiest camera see today?", "People per camera", 2, "Most people today: porch, 2"),
     ("which of the cameras saw the most people today?", "People per camera", "porch", "Most people today: porch, 2"),
     ("when was it busiest today?", "Events per hour", "", "Most events today: 09:00–10:00 and"),  # never the last
+    ("which hour was quietest yesterday?", "Events per hour", "", "Fewest events yesterday: 24 hours, 0 each."),
     ("what's the busiest time of day at the porch?", "Events per hour", ["09:00–10:00", "13:00–14:00"],
      "Most events on porch: 09:00–10:00 and 13:00–14:00, 1 each"),
 ])

@@ -391,3 +391,29 @@ def test_quiet_is_read_as_yes_only_if_none_in_a_yes_no_and_named_elsewhere():
     assert phrases == ["quiet"] and "yes only" not in line
     assert reading_line(q(), None, ZONE, NOW, False, ["x"], ("yes only if none",)).endswith(
         "(Europe/Berlin, the site's zone); yes only if none; not used: 'x'")
+
+
+@pytest.mark.parametrize(("question", "query"), [
+    ("would a bike ride by", q(intent="exists", label="bicycle")),  # the bike's verb, read with its noun
+    ("any bike cycling", q(intent="exists", label="bicycle")),
+    ("did the alarm ring", q(intent="exists")), ("how often did an alert ring", q()),  # the alert's verb
+    ("how long did they stay", q(intent="duration")), ("how long was it active", q(intent="duration")),
+])
+def test_a_verb_read_with_its_noun_is_used(question, query):
+    assert read_back(question, query.with_scope(window=Window(at(4, 0), None, "today")), ZONE, NOW)[1] == []
+
+
+@pytest.mark.parametrize(("words", "named"), [
+    ("anyone before 9", ["before 9"]), ("anyone throughout ten", ["throughout ten"]),  # a relation and a time
+    *[(f"anyone before {w} door", []) for w in ("the", "a", "an", "of", "in", "on", "at")],  # small words: none
+])
+def test_a_relation_to_a_time_is_named_and_a_relation_to_nothing_is_not(words, named):
+    assert unread_times(words.split()) == named
+
+
+def test_a_negated_look_no_rule_applies_is_named_once_and_a_bare_negation_too():
+    today = Window(at(4, 0), None, "today")
+    assert read_back("anyone not carrying a bag today", q(intent="exists", negated=("not carrying a bag",),
+                                                          window=today), ZONE, NOW)[1] == ["not carrying a bag"]
+    assert read_back("anyone not at home today", q(intent="exists", negated_bare=("not at home",), window=today),
+                     ZONE, NOW)[1] == ["not at home"]

@@ -231,7 +231,14 @@ def test_twelve_said_of_a_night_is_midnight(words, same_as):
     # each weekday the latest one, the end's first: the start the latest such day before the end
     ("from 10pm friday to 6 saturday", at(-3, 22), at(-2, 6), "from Friday 22:00 to Saturday 06:00"),
     ("from thursday 22:00 to monday 06:00", at(-4, 22), at(0, 6), "from Thursday 22:00 to Monday 06:00"),
-    # two moments joined by "and" without "between" are no range
+    # the start's next turn of the clock on the end's day, the evening's; minutes at either end kept
+    ("from 4am tuesday to 3 tuesday", at(1, 4), at(1, 15), "from Tuesday 04:00 to Tuesday 15:00"),
+    ("from 10pm thursday to 6:30 friday", at(3, 22), at(4, 6, 30), "from Thursday 22:00 to Friday 06:30"),
+    ("from 10:30pm friday to 6 saturday", at(-3, 22, 30), at(-2, 6), "from Friday 22:30 to Saturday 06:00"),
+    ("from friday 10pm to thursday 6", at(-3, 22), at(3, 18), "from Friday 22:00 to Thursday 18:00"),
+    # two moments joined by "and" without "between" are no range; a range after them still is
+    ("at 9pm monday and 8 tuesday, and from 10pm thursday to 6 friday", at(3, 22), at(4, 6),
+     "from Thursday 22:00 to Friday 06:00"),
     ("at 10pm yesterday and 6 this morning", at(3, 21, 30), at(3, 22, 30), "yesterday morning around 22:00"),
     # parts of days at each end, with "between ... and" as with "from ... to"
     ("between friday night and saturday morning", at(-3, 18), at(-2, 12), "from Friday night to Saturday morning"),

@@ -39,6 +39,7 @@ _WHICH = re.compile(r"^(?P<w>which|what) (?P<g>cameras?|cams?|zones?|days?|dates
 _NONE = re.compile(r"\b(?:nobody|no one|noone|nothing|no \w+)\b")
 _SPLIT = re.compile(r"\b(?:(?:for )?each|per|by|broken down by|split by|for every) (?P<g>camera|cam|zone|hour|day)s?\b")
 _KIND = {"cam": "camera", "zon": "zone", "day": "day", "dat": "day", "wee": "day", "hou": "hour", "tim": "hour"}
+TIES_SHOWN = 6  # groups named in a tie; more are counted ("23 hours, 0 each"), all of them in `value`
 FEWEST = frozenset("fewest least quietest lowest".split())
 
 
@@ -170,7 +171,7 @@ def ranked(asked: Superlative, query: Query, facts: Sequence[EventFact], zone: Z
     best = counts[order[0]][0]
     top = [k for k in order if counts[k][0] == best]
     rest = ", ".join(f"{k} {counts[k][0]}" for k in order if k not in top)
-    named = " and ".join(top)
+    named = " and ".join(top) if len(top) <= TIES_SHOWN else f"{len(top)} {asked.group}s"  # 23 quiet hours
     most = "Fewest" if asked.fewest else "Most"
     each = " each" if len(top) > 1 else ""
     text = f"{most} {noun}{scope}: {named}, {best}{each}" + (f" (then {rest})." if rest else ".")
