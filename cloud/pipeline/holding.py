@@ -8,7 +8,7 @@ import asyncio
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from ...shared.protocol import Verdict
+from ...shared.protocol import Event, ProtocolError, Verdict
 from ..config import CloudConfig
 from ..storage.claims import ClaimKeeper, Claims, new_owner, open_claims
 from ..storage.store import Store
@@ -46,14 +46,19 @@ class Holding:
             if not future.done():
                 future.cancel()
 
-    async def earlier_verdict(self, event_id: str) -> Verdict | None:
-        """The verdict already given for this event id, waiting for it if it is being made here now."""
-        pending = self._making.get(event_id)
+    async def earlier_verdict(self, event: Event) -> Verdict | None:
+        """The verdict already given for a repeated event id, waiting for it if it is being made here now.
+        ProtocolError when the id is another device's event: an event id belongs to its device, on every path."""
+        stored = self.store.get_event(event.event_id)
+        if stored is not None and stored.get("device") != event.device:
+            raise ProtocolError(f"event id {event.event_id} is already taken by another device's event; "
+                                "a device must make its own event ids (UUIDv7)")
+        pending = self._making.get(event.event_id)
         if pending is not None:
             await asyncio.wait([pending])
             if not pending.cancelled() and pending.exception() is None:
                 return pending.result()
-        return self.store.get_verdict(event_id)
+        return self.store.get_verdict(event.event_id)
 
     def close(self) -> None:
         """The claims closed, if they were opened or given."""

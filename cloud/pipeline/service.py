@@ -49,7 +49,7 @@ from ..storage.store import Store
 from ..teach.feedback import Feedback
 from .decide import Decider, background_asker, started, still_needed
 from .holding import Holding
-from .housekeeping import Housekeeping, sweep
+from .housekeeping import Housekeeping
 from .tasks import Tasks
 
 log = logging.getLogger("edgetriage.cloud.service")
@@ -161,14 +161,8 @@ class CloudService:
             self._background.start(job)
 
     async def wait_connected(self, timeout: float) -> bool:
-        """Connected and subscribed (SUBACK; before it the broker drops what devices publish) within `timeout`."""
-        link = self.publisher.link
-        if link is None:
-            return False
-        deadline = time.monotonic() + timeout
-        if not await asyncio.to_thread(link.wait_connected, timeout):
-            return False
-        return await asyncio.to_thread(link.subscribed.wait, max(0.0, deadline - time.monotonic()))
+        """Connected and subscribed within `timeout` (cloud.broker.publisher.Publisher.wait_connected)."""
+        return await self.publisher.wait_connected(timeout)
 
     async def stop(self) -> None:
         """Finish in-flight work for up to `drain_timeout_s`, then disconnect; work still running then is left
@@ -231,11 +225,7 @@ class CloudService:
         event, received_ms, arrived = arrival.event, arrival.received_ms, arrival.arrived
         if not self.store.put_event(self.answer_hits.kept(event), received_ms):
             self.stats.duplicates += 1
-            stored = self.store.get_event(event.event_id)  # an event id belongs to its device, on every path
-            if stored is not None and stored.get("device") != event.device:
-                raise ProtocolError(f"event id {event.event_id} is already taken by another device's event; "
-                                    "a device must make its own event ids (UUIDv7)")
-            earlier = await self.holding.earlier_verdict(event.event_id)
+            earlier = await self.holding.earlier_verdict(event)
             if earlier is not None:
                 return earlier, self.publisher.verdict(earlier)
             # stored before but never answered: a worker holds it, or one died on it
@@ -288,7 +278,3 @@ class CloudService:
     @property
     def overloaded(self) -> bool:
         return self.scheduler.load.overloaded
-
-    def sweep(self, now: int | None = None) -> tuple[int, int]:
-        """Retention now (cloud.pipeline.housekeeping.sweep): (crops, events) deleted."""
-        return sweep(self.store, self.config.retention, now)
