@@ -151,7 +151,7 @@ def _device_feed(cloud: CloudThread, agent_ref: list, device: str):
         return {(device, cam): {"frames_read": p.stats.frames_read, "frames_detected": p.stats.frames_detected}
                 for cam, p in list(agent_ref[0].pipelines.items())}
 
-    timeline.camera_stats = camera_stats
+    timeline.panel.camera_stats = camera_stats
     return on_decision, on_verdict
 
 

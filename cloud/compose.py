@@ -17,6 +17,7 @@ from .config import CloudConfig, HomeAssistantConfig, HTTPConfig
 from .http.api import api_app
 from .http.auth import ApiAuth
 from .ops.ha import HomeAssistantBridge, known_cameras
+from .pipeline.holding import Holding
 from .pipeline.service import CloudService
 from .storage.claims import Claims
 from .storage.store import Store
@@ -28,8 +29,9 @@ from .teach.thresholds import AutoThresholds
 
 def build_service(config: CloudConfig, backend: Backend, store: Store, *,
                   on_verdict: Callable[[Any], None] | None = None, claims: Claims | None = None) -> CloudService:
-    """The event pipeline on `store`, answering with `backend` (the back-end stays its maker's to close)."""
-    return CloudService(config, backend, store, on_verdict=on_verdict, claims=claims)
+    """The event pipeline on `store`, answering with `backend` (the back-end stays its maker's to close);
+    `claims` default to the config's, opened when the first event is claimed."""
+    return CloudService(config, backend, store, holding=Holding(config, store, claims), on_verdict=on_verdict)
 
 
 def build_learner(service: CloudService) -> Learner | None:

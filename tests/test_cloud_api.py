@@ -242,7 +242,7 @@ def test_listing_filters_pages_thumbnails_stats_models_and_retention(api, crops)
     assert api.get("/v1/models/" + "0" * 64).status_code == 404
     assert api.get("/v1/models/not-a-hash").status_code == 400
 
-    crops_deleted, events_deleted = api.service.sweep()
+    crops_deleted, events_deleted = api.service.housekeeping.sweep()
     assert (crops_deleted, events_deleted) == (2, 1)  # crops first (kept's and old's), then `old` altogether
     assert api.get(f"/v1/events/{old.event_id}").status_code == 404
     assert api.get(f"/v1/events/{kept.event_id}").json()["crop_bytes"] == 0

@@ -15,6 +15,7 @@ PUBACK and the broker's work: bench/cloud.py `p5_ratio`. Where both forms go, th
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 
@@ -67,6 +68,16 @@ class Publisher:
         if self.link.refused_subscriptions:
             return f"the broker refused the subscription to {', '.join(self.link.refused_subscriptions)}"
         return self.link.last_error
+
+    async def wait_connected(self, timeout: float) -> bool:
+        """Connected and subscribed (SUBACK; before it the broker drops what devices publish) within `timeout`."""
+        link = self.link
+        if link is None:
+            return False
+        deadline = time.monotonic() + timeout
+        if not await asyncio.to_thread(link.wait_connected, timeout):
+            return False
+        return await asyncio.to_thread(link.subscribed.wait, max(0.0, deadline - time.monotonic()))
 
     def verdict(self, verdict: Verdict) -> bool:
         """Hand the verdict to the broker (QoS 1, not retained) in its forms (shared.verdict_forms): the device's

@@ -43,6 +43,10 @@ class Housekeeping:
         self._publish_load = publish_load
         self._unsent: LoadState | None = None
 
+    def sweep(self, now: int | None = None) -> tuple[int, int]:
+        """Retention now (`sweep`): (crops, events) deleted."""
+        return sweep(self.store, self.policy, now)
+
     def load_changed(self, load: LoadState) -> None:
         self._unsent = None if self._publish_load(load) else load
 
@@ -54,7 +58,7 @@ class Housekeeping:
             if time.monotonic() >= next_sweep:
                 next_sweep = time.monotonic() + self.policy.sweep_interval_s
                 try:
-                    await asyncio.to_thread(sweep, self.store, self.policy)
+                    await asyncio.to_thread(self.sweep)
                 except Exception:  # noqa: BLE001 - retention must not stop the service; try next time
                     log.exception("retention sweep failed")
             await asyncio.sleep(LOAD_RETRY_S)

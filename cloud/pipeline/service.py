@@ -26,9 +26,8 @@ from typing import Any
 
 from ...shared.clock import now_ms
 from ...shared.protocol import Event, ProtocolError, Verdict
-from ...shared.reuse import bucket
 from ...shared.topics import Topics
-from ..analysis import Analysis, Backend, decided_at_once
+from ..analysis import Backend
 from ..broker.admission import Admission
 from ..broker.health import IntakeHealth
 from ..broker.intake import Arrival, CacheHits, MQTTIntake, TurnBatch
@@ -46,11 +45,11 @@ from ..reuse.trust import Trust
 from ..reuse.verdicts import ReuseChecks, VerdictCache
 from ..route.finals import Finals
 from ..route.lanes import Lanes
-from ..scheduling.outcome import Outcome
-from ..storage.claims import ClaimKeeper, Claims, new_owner, open_claims
 from ..storage.store import Store
 from ..teach.feedback import Feedback
-from .housekeeping import Housekeeping, sweep
+from .decide import Decider, background_asker, started, still_needed
+from .holding import Holding
+from .housekeeping import Housekeeping
 from .tasks import Tasks
 
 log = logging.getLogger("edgetriage.cloud.service")
@@ -90,7 +89,7 @@ class CloudService:
     """
 
     def __init__(self, config: CloudConfig, analyzer: Backend, store: Store, *,
-                 on_verdict: Callable[[Verdict], None] | None = None, claims: Claims | None = None) -> None:
+                 holding: Holding, on_verdict: Callable[[Verdict], None] | None = None) -> None:
         self.config = config
         self.backend: Backend = analyzer  # the back-end belongs to its maker, who closes it
         self.store = store
@@ -98,11 +97,11 @@ class CloudService:
         self.topics = Topics(config.mqtt.prefix)
         self.publisher = Publisher(self.topics, self.stats)  # verdicts, site offers, load; the link's state
         self.housekeeping = Housekeeping(store, config.retention, self.publisher.load)
-        self.lanes = Lanes(self.backend, config, still_needed=self._still_needed,
+        self.cache = VerdictCache(store, config.reuse)
+        self.lanes = Lanes(self.backend, config, still_needed=still_needed(self.cache, self.backend),
                            on_load=self.housekeeping.load_changed)  # one scheduler per back-end (cloud.route.routing)
         self.scheduler = self.lanes.primary  # the load report's
         self.figures = Figures(self)
-        self.cache = VerdictCache(store, config.reuse)
         self.trust = Trust(config.reuse, config.delivery.max_devices, set(config.http.device_tokens))
         self.sites = SiteTable(config.sites)  # each camera's name and time zone: the cloud's, a device's claims said
         self.admission = Admission(config, self.topics, self.trust, self.sites, self.stats)
@@ -111,16 +110,14 @@ class CloudService:
                                      CropQuota(config.retention, self.stats.crops_not_kept).kept)  # one commit
         self._hits_of_turn = TurnBatch(self.answer_hits)
         self._background = Tasks()  # reuse checks, housekeeping, offers, finals: cancelled at stop
-        self.reuse_checks = ReuseChecks(config.reuse, self.stats, self._ask_in_background, self._background.start)
+        self.reuse_checks = ReuseChecks(config.reuse, self.stats, background_asker(self.lanes), self._background.start)
         self._stopping = False
         self.event_listeners: list[Callable[[Event, int], None]] = []
         self.verdict_listeners: list[Callable[[Verdict], None]] = [on_verdict] if on_verdict is not None else []
         self.offers = SiteOffers(self.trust.sites, self.topics, lambda: self.publisher.link, self.stats)
         self.verdict_listeners.append(self.offers.offer)  # sent behind answers (cloud.reuse.offers)
         self._tasks = Tasks()  # each message's answer: drained at stop
-        self._inflight: dict[str, asyncio.Future[Verdict]] = {}
-        self._claims = claims  # made from the config on first use unless given
-        self._keeper: ClaimKeeper | None = None
+        self.holding = holding  # its claims, and the verdicts it is making now (cloud.pipeline.holding)
         self._claim_task: asyncio.Task | None = None
         self._warn = Throttled(log)
         self._hit_log = HitLog(log, lambda v, sent: _log_verdict(v, sent, logging.DEBUG))  # a count a minute
@@ -132,6 +129,8 @@ class CloudService:
                                  self.trust.sites.devices, self.stats.feedback)  # an operator's word on a verdict
         self.finals = Finals(self.lanes, self.cache, store, self.publisher.verdict, self.verdict_listeners,
                              self._background.start, config)  # first answers, then finals; pending ones stored
+        self.decider = Decider(config, self.backend, self.cache, self.lanes, self.finals, self.flights,
+                               self.reuse_checks, self.pressure)  # cache, at once, a look-alike's, the model's
 
     # -- lifecycle -------------------------------------------------------------------------------------
     @property
@@ -148,10 +147,10 @@ class CloudService:
         """Connect (in the background, reconnecting with backoff) and subscribe to every device's events."""
         if self.publisher.link is not None:
             raise RuntimeError("CloudService.start() called twice")
-        await self._ensure_scheduler()
-        takeover = TakeOver(self._claim_keeper(), self.store, self.stats, self._warn,
+        await started(self.lanes)
+        takeover = TakeOver(self.holding.keeper(), self.store, self.stats, self._warn,
                             room=lambda: self.config.scheduler.queue_size - self.scheduler.queue_depth,
-                            busy=self._inflight.__contains__, spawn=self._tasks.start,
+                            busy=self.holding.working_on, spawn=self._tasks.start,
                             answer=lambda event: self._answer_claimed(event, time.monotonic(), lambda: None))
         link = events_link(self.config, self.topics, self.intake.from_network)
         self.publisher.link = link
@@ -162,14 +161,8 @@ class CloudService:
             self._background.start(job)
 
     async def wait_connected(self, timeout: float) -> bool:
-        """Connected and subscribed (SUBACK; before it the broker drops what devices publish) within `timeout`."""
-        link = self.publisher.link
-        if link is None:
-            return False
-        deadline = time.monotonic() + timeout
-        if not await asyncio.to_thread(link.wait_connected, timeout):
-            return False
-        return await asyncio.to_thread(link.subscribed.wait, max(0.0, deadline - time.monotonic()))
+        """Connected and subscribed within `timeout` (cloud.broker.publisher.Publisher.wait_connected)."""
+        return await self.publisher.wait_connected(timeout)
 
     async def stop(self) -> None:
         """Finish in-flight work for up to `drain_timeout_s`, then disconnect; work still running then is left
@@ -187,8 +180,7 @@ class CloudService:
         await self._background.cancel()
         if self.lanes.running:
             await self.lanes.stop(grace_s=0.0)
-        if self._claims is not None:
-            self._claims.close()
+        self.holding.close()
 
     # -- the pipeline ----------------------------------------------------------------------------------
     async def process(self, message: bytes | Event, topic: str) -> Verdict:
@@ -233,11 +225,7 @@ class CloudService:
         event, received_ms, arrived = arrival.event, arrival.received_ms, arrival.arrived
         if not self.store.put_event(self.answer_hits.kept(event), received_ms):
             self.stats.duplicates += 1
-            stored = self.store.get_event(event.event_id)  # an event id belongs to its device, on every path
-            if stored is not None and stored.get("device") != event.device:
-                raise ProtocolError(f"event id {event.event_id} is already taken by another device's event; "
-                                    "a device must make its own event ids (UUIDv7)")
-            earlier = await self._earlier_verdict(event.event_id)
+            earlier = await self.holding.earlier_verdict(event)
             if earlier is not None:
                 return earlier, self.publisher.verdict(earlier)
             # stored before but never answered: a worker holds it, or one died on it
@@ -250,7 +238,7 @@ class CloudService:
     async def _answer_claimed(self, event: Event, arrived: float,
                               on_claimed: Callable[[], None] | None) -> tuple[Verdict | None, bool]:
         """Claim the event, work out its verdict, store it, then publish it; see `_answer`."""
-        keeper = self._claim_keeper()
+        keeper = self.holding.keeper()
         while not keeper.take(event.event_id):
             if on_claimed is not None:  # its claim is stored: acknowledge, the holder publishes the verdict
                 self.stats.claimed_elsewhere += 1
@@ -262,101 +250,31 @@ class CloudService:
                 return earlier, self.publisher.verdict(earlier)
         if on_claimed is not None:
             on_claimed()
-        future: asyncio.Future[Verdict] = asyncio.get_running_loop().create_future()
-        self._inflight[event.event_id] = future
         stored = False
         first = self.finals.first_answer_timer(event, arrived)  # a first answer meanwhile, counted from arrival
-        try:
-            verdict = await self._decide(await self.trust.embedded(event), arrived)
-            if not keeper.still_held(event.event_id) and not retake(keeper, self.store, event, self.stats):
-                self.stats.claims_lost += 1
-                self._warn.warning("discarded the verdict for %s: another worker took its claim over meanwhile",
-                                   event.event_id)
-                if on_claimed is None:  # a caller that must answer waits for the new holder's verdict
-                    return await self._answer_claimed(event, arrived, None)
-                return None, True
-            verdict = store_verdict(keeper, self.store, verdict)  # stored before it is published or acknowledged
-            stored = True
-            future.set_result(verdict)
-        finally:
-            first.cancel()
-            self._inflight.pop(event.event_id, None)
-            if not future.done():
-                future.cancel()
-            settle(self.flights, keeper, event.event_id, stored, self._warn)
+        with self.holding.making(event.event_id) as making:
+            try:
+                verdict = await self.decider.decide(await self.trust.embedded(event), arrived)
+                if not keeper.still_held(event.event_id) and not retake(keeper, self.store, event, self.stats):
+                    self.stats.claims_lost += 1
+                    self._warn.warning("discarded the verdict for %s: another worker took its claim over meanwhile",
+                                       event.event_id)
+                    if on_claimed is None:  # a caller that must answer waits for the new holder's verdict
+                        return await self._answer_claimed(event, arrived, None)
+                    return None, True
+                verdict = store_verdict(keeper, self.store, verdict)  # stored before it is published or acknowledged
+                stored = True
+                making.set_result(verdict)
+            finally:
+                first.cancel()
+                settle(self.flights, keeper, event.event_id, stored, self._warn)
         self.stats.count(verdict, (time.monotonic() - arrived) * 1000)
         published = self.publisher.verdict(verdict)
         _log_verdict(verdict, published)
         _notify(self.verdict_listeners, verdict)
         return verdict, published
 
-    def _claim_keeper(self) -> ClaimKeeper:
-        if self._keeper is None:
-            if self._claims is None:
-                owner = new_owner(self.config.mqtt.client_id or f"{self.config.group}-cloud")
-                self._claims = open_claims(self.config, owner, self.store)
-            self._keeper = ClaimKeeper(self._claims, self.config.delivery.claim_lease_s)
-        return self._keeper
-
-    async def _earlier_verdict(self, event_id: str) -> Verdict | None:
-        """The verdict already given for this event id, waiting for it if it is being worked out now."""
-        pending = self._inflight.get(event_id)
-        if pending is not None:
-            await asyncio.wait([pending])
-            if not pending.cancelled() and pending.exception() is None:
-                return pending.result()
-        return self.store.get_verdict(event_id)
-
-    async def _decide(self, event: Event, arrived: float) -> Verdict:
-        """The cache's answer; else what the policy or the check decides, at once (analysis.Deciding); else a
-        look-alike's under way anywhere (cloud.reuse.singleflight); else the model's."""
-        prompt_version = self.backend.prompt_version(event)
-        for attempt in range(4):
-            verdict = self.cache.answer(event, prompt_version, arrived)
-            if verdict is not None:
-                self.reuse_checks.sample(event, verdict)
-                return verdict
-            if attempt == 0 and (decided := await decided_at_once(self.backend, event)) is not None:
-                return self.cache.from_model(event, decided, prompt_version, self.backend.name, arrived, arrived)
-            self.finals.looked(event, arrived)  # left to a model: a first answer sent before the look, upgraded
-            flight = bucket(self.cache.rule(event, prompt_version, 0))
-            ahead = self.flights.take_off(event.event_id, flight, event.phash, self.config.reuse.max_distance,
-                                          event.embedding, self.config.reuse.min_similarity) if attempt < 3 else None
-            if ahead is not None:
-                await self.flights.wait(ahead, flight, arrived + self.config.scheduler.deadline_s - time.monotonic())
-                continue
-            await self._ensure_scheduler()
-            with self.pressure.aside():  # waiting for the model needs no CPU here
-                outcome = await self.lanes.submit(event, arrived=arrived)
-            if outcome.analysis is not None:
-                return self.lanes.mark(self.cache.from_model(event, outcome.analysis, prompt_version,
-                                                             self.backend.name, arrived, outcome.started), outcome)
-            # withdrawn: a verdict that answers it arrived while it waited; the loop takes it from the cache
-        analysis = Analysis(verdict="unknown", confidence=0.0, description="", model=self.backend.name,
-                            prompt_version=prompt_version, analyze_ms=0.0,
-                            error="the cached verdict that answered this event while it waited expired")
-        return self.cache.from_model(event, analysis, prompt_version, self.backend.name, arrived,
-                                     time.monotonic())
-
-    def _still_needed(self, event: Event) -> bool:
-        """The scheduler's last question before the model starts on `event`: is there still no verdict?"""
-        return self.cache.lookup(event, self.backend.prompt_version(event)) is None
-
-    async def _ensure_scheduler(self) -> None:
-        if not self.lanes.running:
-            await self.lanes.start()
-
-    # -- reuse: checks ---------------------------------------------------------------------------------
-    async def _ask_in_background(self, event: Event) -> Outcome:
-        """The model's answer below every priority tier (a reuse check, cloud.reuse.verdicts.ReuseChecks)."""
-        await self._ensure_scheduler()
-        return await self.lanes.ask_in_background(event)
-
     # -- overload and housekeeping ---------------------------------------------------------------------
     @property
     def overloaded(self) -> bool:
         return self.scheduler.load.overloaded
-
-    def sweep(self, now: int | None = None) -> tuple[int, int]:
-        """Retention now (cloud.pipeline.housekeeping.sweep): (crops, events) deleted."""
-        return sweep(self.store, self.config.retention, now)

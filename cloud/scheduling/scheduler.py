@@ -30,35 +30,20 @@ import itertools
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ...shared.protocol import Event
 from ..analysis import Analysis, Backend, fallback
 from ..config import SchedulerConfig
 from .capacity import BusyTime, CapacityMeter, LoadSignal, LoadState
-from .fairqueue import FairQueue
 from .outcome import Outcome, OverCapacity, Released
 from .token_budget import Budgets, used_tokens
+from .waiting import Job, WaitingRoom
 
 log = logging.getLogger("edgetriage.cloud.scheduler")
 
 BACKGROUND_TIER = 10
-BACKGROUND_QUEUE = 64
 HUNG_GRACE_S = 5.0  # a batch running this long past its last deadline is abandoned by its worker
-
-
-@dataclass(eq=False)
-class _Job:
-    tier: int
-    seq: int
-    event: Event = field(compare=False)
-    arrived: float = field(compare=False)
-    deadline: float = field(compare=False)
-    background: bool = field(compare=False, default=False)
-    future: asyncio.Future | None = field(compare=False, default=None)
-    dead: bool = field(compare=False, default=False)  # answered or withdrawn while still in the heap
-    dispatched: bool = field(compare=False, default=False)  # handed to the back-end
-
 
 
 @dataclass
@@ -95,12 +80,10 @@ class Scheduler:
         self.budgets = Budgets(config.budget, clock)
         self.stats = SchedulerStats()
         self.busy = BusyTime(clock)
-        self._load = LoadSignal(config, self.capacity, depth=lambda: self._depth, saturated=self._backend_saturated,
-                                on_load=on_load, clock=clock)
-        self._queue = FairQueue()
-        self._depth = 0  # live foreground jobs waiting
-        self._background = 0  # live background jobs waiting
-        self._running: list[_Job] = []
+        self._room = WaitingRoom()  # what waits, and how many (cloud.scheduling.waiting)
+        self._load = LoadSignal(config, self.capacity, depth=lambda: self._room.depth,
+                                saturated=self._backend_saturated, on_load=on_load, clock=clock)
+        self._running: list[Job] = []
         self._seq = itertools.count()
         self._cond: asyncio.Condition | None = None
         self._workers: list[asyncio.Task] = []
@@ -123,10 +106,8 @@ class Scheduler:
         """Stop taking work; release every waiting event (its submitter gets Released); give running batches
         up to `grace_s` to finish."""
         self._accepting = False
-        for job in self._queue.drain():
-            if not job.dead:
-                self._finish(job, exc=Released("the scheduler stopped before the model got to this event"))
-        self._depth = self._background = 0
+        for job in self._room.drain():
+            self._finish(job, exc=Released("the scheduler stopped before the model got to this event"))
         if self._batch_tasks:
             await asyncio.wait(set(self._batch_tasks), timeout=grace_s)
         for task in [*self._workers, *([self._refresher] if self._refresher else [])]:
@@ -144,7 +125,7 @@ class Scheduler:
 
     @property
     def queue_depth(self) -> int:
-        return self._depth
+        return self._room.depth
 
     @property
     def in_flight(self) -> int:
@@ -191,26 +172,21 @@ class Scheduler:
             else:
                 self.stats.budget_refused += 1
             return self._refused(event, version, refusal, "budget", arrived)
-        job = _Job(BACKGROUND_TIER if background else self.tier(event), next(self._seq), event, arrived,
+        job = Job(BACKGROUND_TIER if background else self.tier(event), next(self._seq), event, arrived,
                    arrived + self.config.deadline_s, background, asyncio.get_running_loop().create_future())
-        if background:
-            if self._background >= BACKGROUND_QUEUE or self._depth:
-                self.stats.background_dropped += 1  # never delays real work, never grows without bound
-                return self._refused(event, version, "background queue full", "queue_full", arrived)
-            self._background += 1
-        elif self._depth >= self.config.queue_size:
-            worst = self._queue.victim(job, lambda j: not j.dead and not j.background)
+        if background and not self._room.admits_background():
+            self.stats.background_dropped += 1  # never delays real work, never grows without bound
+            return self._refused(event, version, "background queue full", "queue_full", arrived)
+        if not background and self._room.depth >= self.config.queue_size:
+            worst = self._room.victim(job)
             if worst is None:
                 self.stats.queue_full += 1
-                raise OverCapacity(f"the analysis queue is full ({self._depth} events waiting)")
+                raise OverCapacity(f"the analysis queue is full ({self._room.depth} events waiting)")
             self.stats.shed += 1
-            self._queue.remove(worst)
+            self._room.leave(worst)  # one out, one in
             self._finish(worst, exc=OverCapacity("gave up its place in a full analysis queue to a more urgent "
                                                  "event or to a device with fewer waiting"))
-            # the depth stays: one out, one in
-        else:
-            self._depth += 1
-        self._queue.push(job)
+        self._room.enter(job)
         self._update_load()
         async with self._cond:
             self._cond.notify()
@@ -219,8 +195,8 @@ class Scheduler:
             return await asyncio.wait_for(asyncio.shield(job.future), max(0.0, remaining))
         except TimeoutError:
             was_running = job.dispatched
-            if not job.dead:
-                self._drop(job)
+            if not job.dead and self._room.leave(job):  # out of the room, or its answer ignored
+                self._update_load()
             if job.future is not None:
                 job.future.cancel()  # nobody waits for it any more: a late answer or release is dropped
             if not was_running:
@@ -243,44 +219,23 @@ class Scheduler:
 
     # -- dispatch --------------------------------------------------------------------------------------
     def _dispatchable(self) -> bool:
-        now = self.clock()
-        return self._queue.any(lambda j: not j.dead and now < j.deadline)
+        return self._room.ready(self.clock())
 
-    def _take(self, limit: int) -> list[_Job]:
-        """Take up to `limit` live jobs in turn (fairqueue); expired ones stay for their submitter's own timer,
-        withdrawn ones are released to their submitter."""
-        taken: list[_Job] = []
-        kept: list[_Job] = []
+    def _take(self, limit: int) -> list[Job]:
+        """Up to `limit` live jobs in turn (cloud.scheduling.waiting), in flight from here: a batch filling up
+        is work the back-end has. Those the caller's `still_needed` withdraws are answered with no analysis."""
         now = self.clock()
-        while len(taken) < limit:
-            job = self._queue.pop()
-            if job is None:
-                break
-            if job.dead:
-                continue
-            if now >= job.deadline:
-                kept.append(job)  # its submitter's own timer answers it; leave it to that
-                continue
-            if not job.background and self.still_needed is not None and not self._ask_still_needed(job):
-                self.stats.withdrawn += 1
-                self._depth -= 1
-                job.dead = True
-                self._finish(job, outcome=Outcome(None, (now - job.arrived) * 1000, now))
-                continue
-            if job.background:
-                self._background -= 1
-            else:
-                self._depth -= 1
-            job.dispatched = True
-            taken.append(job)
-            self._running.append(job)  # in flight from here: a batch filling up is work the back-end has
-        for job in kept:
-            self._queue.push(job)
+        taken, withdrawn = self._room.take(limit, now, lambda job: self.still_needed is None
+                                           or self._ask_still_needed(job))
+        for job in withdrawn:
+            self.stats.withdrawn += 1
+            self._finish(job, outcome=Outcome(None, (now - job.arrived) * 1000, now))
+        self._running.extend(taken)
         if taken:
             self._update_load()
         return taken
 
-    def _ask_still_needed(self, job: _Job) -> bool:
+    def _ask_still_needed(self, job: Job) -> bool:
         try:
             return bool(self.still_needed(job.event))  # type: ignore[misc]
         except Exception:  # noqa: BLE001 - when unsure, ask the model
@@ -307,7 +262,7 @@ class Scheduler:
             except asyncio.CancelledError:
                 raise
 
-    async def _run(self, batch: list[_Job]) -> None:
+    async def _run(self, batch: list[Job]) -> None:
         now = self.clock()
         estimate = self.config.budget.estimate_tokens
         for job in batch:
@@ -343,7 +298,7 @@ class Scheduler:
             self.budgets.charge(None if job.background else job.event.device, used - estimate)
             self._finish(job, outcome=Outcome(analysis, (started - job.arrived) * 1000, started, batch=len(batch)))
 
-    def _finish(self, job: _Job, *, outcome: Outcome | None = None, exc: BaseException | None = None) -> None:
+    def _finish(self, job: Job, *, outcome: Outcome | None = None, exc: BaseException | None = None) -> None:
         job.dead = True
         future = job.future
         if future is None or future.done():
@@ -353,19 +308,6 @@ class Scheduler:
             future.exception()  # retrieved: a submitter that stopped waiting (stopping) must not log it
         else:
             future.set_result(outcome)
-
-    def _drop(self, job: _Job) -> None:
-        """A job whose submitter stopped waiting: out of the queue (lazily) or its answer ignored."""
-        if job.dispatched:
-            job.dead = True
-            return
-        job.dead = True
-        self._queue.remove(job)
-        if job.background:
-            self._background -= 1
-        else:
-            self._depth -= 1
-        self._update_load()
 
     # -- overload (cloud.scheduling.capacity.LoadSignal) ------------------------------------------------------------
     def _update_load(self) -> None:

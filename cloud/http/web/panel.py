@@ -4,15 +4,25 @@ runs beside one, else computed the same way, by cloud.ops.figures, over the entr
 
 from __future__ import annotations
 
-from collections.abc import Collection
+import json
+import logging
+from collections import deque
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
 from ....shared.stats import median, percentile
 from ...ops.figures import Answers, latency_model
-from .entries import CACHE_SOURCES, MODEL_SOURCES, Entry, round_or_none
+from .entries import CACHE_SOURCES, MODEL_SOURCES, Entry, now_ms, round_or_none
+
+log = logging.getLogger("edgetriage.cloud.web")
 
 CameraKey = tuple[str, str]  # (device, camera)
+HISTORY = 600  # figure samples kept for the latency chart
+
+StatusSource = Callable[[], dict[str, Any]]
+CameraSource = Callable[[], dict[CameraKey, dict[str, int]]]
+FiguresSource = Callable[[], dict[str, Any]]  # cloud.ops.figures' latency model, as the service computes it
 
 
 @dataclass
@@ -91,3 +101,67 @@ def panel_figures(entries: Collection[Entry], cameras: dict[CameraKey, CameraCou
         "routing": model.get("routing"),  # the service's (cloud.ops.figures.Figures.routing), where it runs beside
     }
     return figures
+
+
+class StatsPanel:
+    """The stats panel over what a timeline holds: its figures, recomputed only after `changed()`, the latency
+    chart's history, and the live gauges. `status` (queue depth, overload, connection), `camera_stats` (frames
+    read/detected per camera, from whoever knows them) and `cloud_figures` (the service's α and latency model)
+    are sampled when the figures are asked for; any may be None, and one that fails shows as missing."""
+
+    def __init__(self, *, status: StatusSource | None = None, camera_stats: CameraSource | None = None,
+                 cloud_figures: FiguresSource | None = None) -> None:
+        self.status = status
+        self.camera_stats = camera_stats
+        self.cloud_figures = cloud_figures
+        self.history: deque[dict[str, Any]] = deque(maxlen=HISTORY)
+        self.stale = True
+        self._figures: dict[str, Any] = {}
+
+    def changed(self) -> None:
+        self.stale = True
+
+    def figures(self, entries: Collection[Entry], cameras: dict[CameraKey, CameraCounts], *,
+                device_feed: bool) -> dict[str, Any]:
+        """α, hit rates, latency percentiles, L_total against the measured median (recomputed when stale), the
+        per camera counters and the live gauges from `status`."""
+        if self.stale or not self._figures:
+            self._figures = self._compute(entries, cameras, device_feed)
+            self.stale = False
+        out = dict(self._figures)
+        out["cameras"] = camera_rows(cameras, self._sampled(self.camera_stats, "camera stats"))
+        out["status"] = self._sampled(self.status, "status")
+        return out
+
+    def message(self, entries: Collection[Entry], cameras: dict[CameraKey, CameraCounts], *, device_feed: bool,
+                full_history: bool = False) -> str:
+        """The figures as JSON; with the whole chart history for a page that just opened, else only its
+        latest point (the page appends it)."""
+        body = self.figures(entries, cameras, device_feed=device_feed)
+        if full_history:
+            body["history"] = list(self.history)
+        else:
+            body["point"] = self.history[-1] if self.history else None
+        return json.dumps(body, separators=(",", ":"))
+
+    @staticmethod
+    def _sampled(source: Callable[[], dict] | None, name: str) -> dict:
+        if source is None:
+            return {}
+        try:
+            return source()
+        except Exception:  # noqa: BLE001 - a gauge that fails shows as missing, never stops the page
+            log.exception("%s source failed", name)
+            return {}
+
+    def _compute(self, entries: Collection[Entry], cameras: dict[CameraKey, CameraCounts],
+                 device_feed: bool) -> dict[str, Any]:
+        """The page's figures (panel_figures), and the chart's next point when it moved."""
+        model = self.cloud_figures() if self.cloud_figures is not None else None
+        figures = panel_figures(entries, cameras, device_feed=device_feed, cloud_model=model)
+        if figures["l_total_ms"] is not None:
+            point = {"t": now_ms(), "l_total": figures["l_total_ms"], "measured": figures["measured_median_ms"]}
+            if not self.history or (self.history[-1]["l_total"], self.history[-1]["measured"]) != (
+                    point["l_total"], point["measured"]):
+                self.history.append(point)
+        return figures

@@ -1,5 +1,5 @@
 """What the page shows, kept in one place: the recent events with their decision path and verdict (entries.py),
-the figures derived from them (panel.py), and the listeners (one per open page) that get every change as it
+the figures derived from them (panel.StatsPanel), and the listeners (one per open page) that get every change as it
 happens.
 
 Everything here runs on the API's event loop. The cloud service calls `add_event` / `add_verdict` from its
@@ -14,7 +14,7 @@ import asyncio
 import json
 import logging
 import time
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -22,7 +22,7 @@ from ....shared.protocol import Event, Verdict
 from .boxes import boxes_in_crop, crop_region, event_boxes
 from .entries import MODEL_SOURCES, DeviceDecision, Entry, now_ms, wall_time
 from .listeners import Listener, Listeners
-from .panel import CameraCounts, camera_rows, panel_figures
+from .panel import CameraCounts, CameraSource, FiguresSource, StatsPanel, StatusSource
 from .thumbs import Thumbs
 
 log = logging.getLogger("edgetriage.cloud.web")
@@ -30,41 +30,27 @@ log = logging.getLogger("edgetriage.cloud.web")
 DEFAULT_CAPACITY = 500  # entries kept; also the window the page's figures are computed over
 BACKLOG = 200  # entries a newly opened page receives
 THUMB_BUDGET_BYTES = 32 * 1024 * 1024  # crops kept in memory for entries the store does not hold
-HISTORY = 600  # figure samples kept for the latency chart
 TICK_S = 1.0  # how often figures are recomputed (when something changed) and the live gauges sent
 
 
-StatusSource = Callable[[], dict[str, Any]]
-CameraSource = Callable[[], dict[tuple[str, str], dict[str, int]]]
-FiguresSource = Callable[[], dict[str, Any]]  # cloud.ops.figures' latency model, as the service computes it
-
-
 class Timeline:
-    """Recent entries by id (oldest first), per-camera counters, figures and their history.
-
-    `status` (queue depth, overload, connection), `camera_stats` (frames read/detected per camera, from
-    whoever knows them) and `cloud_figures` (the service's α and latency model) are sampled once per tick
-    when something changed; any may be None.
-    """
+    """Recent entries by id (oldest first) and per-camera counters, told to every open page as they change;
+    `panel` (panel.StatsPanel, given `status`, `camera_stats` and `cloud_figures`) turns them into figures,
+    sent once per tick when they changed."""
 
     def __init__(self, *, capacity: int = DEFAULT_CAPACITY, status: StatusSource | None = None,
                  camera_stats: CameraSource | None = None, cloud_figures: FiguresSource | None = None,
                  thumb_budget: int = THUMB_BUDGET_BYTES) -> None:
         self.capacity = capacity
-        self.status = status
-        self.camera_stats = camera_stats
-        self.cloud_figures = cloud_figures
+        self.panel = StatsPanel(status=status, camera_stats=camera_stats, cloud_figures=cloud_figures)
         self._entries: OrderedDict[str, Entry] = OrderedDict()
         self._thumbs = Thumbs(thumb_budget)  # crops the store does not hold
         self._device_feed = False  # whether any device reports its own decisions here (then its cache is known)
         self._cameras: dict[tuple[str, str], CameraCounts] = {}
         self._listeners = Listeners()
         self._seq = 0
-        self._dirty = True
-        self._figures: dict[str, Any] = {}
         self._last_stats = ""
         self._last_sent = 0.0
-        self.history: deque[dict[str, Any]] = deque(maxlen=HISTORY)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._ticker: asyncio.Task | None = None
 
@@ -254,7 +240,7 @@ class Timeline:
         while len(self._entries) > self.capacity:
             old_id, _ = self._entries.popitem(last=False)
             self._thumbs.drop(old_id)
-        self._dirty = True
+        self.panel.changed()
         if self._listeners:
             self._listeners.offer((entry.seq, "entry", json.dumps(entry.as_json(), separators=(",", ":"))))
 
@@ -279,55 +265,13 @@ class Timeline:
         return len(self._listeners)
 
     def figures(self) -> dict[str, Any]:
-        """The stats panel: α, hit rates, latency percentiles, L_total against the measured median, per
-        camera counters, and the live gauges from `status`. Recomputed at most once per tick."""
-        if self._dirty or not self._figures:
-            self._figures = self._compute()
-            self._dirty = False
-        out = dict(self._figures)
-        out["cameras"] = self._camera_rows()
-        out["status"] = self._status()
-        return out
-
-    def _status(self) -> dict[str, Any]:
-        if self.status is None:
-            return {}
-        try:
-            return self.status()
-        except Exception:  # noqa: BLE001 - a gauge that fails shows as missing, never stops the page
-            log.exception("status source failed")
-            return {}
-
-    def _camera_rows(self) -> list[dict[str, Any]]:
-        frames: dict[tuple[str, str], dict[str, int]] = {}
-        if self.camera_stats is not None:
-            try:
-                frames = self.camera_stats()
-            except Exception:  # noqa: BLE001
-                log.exception("camera stats source failed")
-        return camera_rows(self._cameras, frames)
-
-    def _compute(self) -> dict[str, Any]:
-        """The page's figures (see panel.panel_figures), and the chart's next point when it moved."""
-        model = self.cloud_figures() if self.cloud_figures is not None else None
-        figures = panel_figures(self._entries.values(), self._cameras, device_feed=self._device_feed,
-                                cloud_model=model)
-        if figures["l_total_ms"] is not None:
-            point = {"t": now_ms(), "l_total": figures["l_total_ms"], "measured": figures["measured_median_ms"]}
-            if not self.history or (self.history[-1]["l_total"], self.history[-1]["measured"]) != (
-                    point["l_total"], point["measured"]):
-                self.history.append(point)
-        return figures
+        """The stats panel's figures over the entries held (panel.StatsPanel.figures)."""
+        return self.panel.figures(self._entries.values(), self._cameras, device_feed=self._device_feed)
 
     def stats_message(self, full_history: bool = False) -> str:
-        """The figures as JSON; with the whole chart history for a page that just opened, else only its
-        latest point (the page appends it)."""
-        body = self.figures()
-        if full_history:
-            body["history"] = list(self.history)
-        else:
-            body["point"] = self.history[-1] if self.history else None
-        return json.dumps(body, separators=(",", ":"))
+        """The figures as JSON, with the chart's whole history or only its latest point (panel.StatsPanel)."""
+        return self.panel.message(self._entries.values(), self._cameras, device_feed=self._device_feed,
+                                  full_history=full_history)
 
     async def _tick_forever(self) -> None:
         while True:
@@ -339,7 +283,7 @@ class Timeline:
 
     def _tick(self) -> None:
         if not self._listeners:
-            if self._dirty:
+            if self.panel.stale:
                 self.figures()  # keep the chart's history growing while nobody watches
             return
         message = self.stats_message()
