@@ -132,6 +132,7 @@ class _Ruled:
 
 
 LEANINGS_KEPT = 1024  # events left to the model whose leaning waits for their first answer
+AT_ONCE_MODEL = "policy"  # the `model` of a verdict the policy or the check decided at once: no model was asked
 
 
 class PolicyGate:
@@ -247,7 +248,7 @@ class PolicyGate:
     def _made(self, event: Event, policy: Policy, facts: Facts, verdict: str, by: str, clause: str,
               started: float, confidence: float) -> Analysis:
         return Analysis(verdict=verdict, confidence=confidence, description=from_facts(facts, verdict),
-                        model="policy", prompt_version=self.prompt_version(event),
+                        model=AT_ONCE_MODEL, prompt_version=self.prompt_version(event),
                         analyze_ms=(time.perf_counter() - started) * 1000, facts=tuple(facts.sentences()),
                         decided_by=by, policy=policy.plain(), clause=clause,
                         policy_inputs=inputs(policy, event_facts(event)),

@@ -13,9 +13,9 @@ from typing import Any
 
 from ...shared.protocol import Verdict
 from ...shared.stats import median, percentile
+from ..analysis.gate import AT_ONCE_MODEL
 
 LIGHT_ROUTE = "neither_in_time"  # cloud.route.routing's reason on a verdict of the light path
-RULED_MODEL = "policy"  # cloud.analysis.gate's `model` on a verdict decided at once, with no model asked
 LATENCY_WINDOW = 4096  # recent samples kept per latency series
 FEEDBACK_KEY = ("device", "camera", "kind")  # what ServiceStats.feedback is keyed by, in order
 
@@ -81,7 +81,7 @@ class ServiceStats:
             self.light += 1
             self.light_ms.append(total_ms)
         else:
-            if verdict.source == "llm" and verdict.model == RULED_MODEL:  # no model asked: as fast as the
+            if verdict.source == "llm" and verdict.model == AT_ONCE_MODEL:  # no model asked: as fast as the
                 self.llm += 1  # policy's reading of the closer look (α counts it with the answers without a model)
                 self.ruled += 1
                 self.light_ms.append(total_ms)
