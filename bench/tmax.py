@@ -219,7 +219,7 @@ def burst(name: str, config: CloudConfig, backend: Any, broker: Any, crops: list
     service = cloud.service
     topics = Topics(config.mqtt.prefix)
     events = [event_for(c, i) for i, c in enumerate(crops)]
-    sent: dict[str, tuple[float, Crop]] = {e.event_id: (0.0, c) for e, c in zip(events, crops, strict=True)}
+    sent: dict[str, Crop] = {e.event_id: c for e, c in zip(events, crops, strict=True)}  # the device times them
     got: dict[str, list[tuple[float, Any]]] = {}
     device = Device(broker.port, topics.events(DEVICE), topics.verdicts(DEVICE), [encode_event(e) for e in events])
     try:
@@ -245,10 +245,10 @@ def burst(name: str, config: CloudConfig, backend: Any, broker: Any, crops: list
     return summarise(name, sent, got, figures, alpha)
 
 
-def summarise(name: str, sent: dict, got: dict, figures: dict, alpha: float | None) -> dict:
+def summarise(name: str, sent: dict[str, Crop], got: dict, figures: dict, alpha: float | None) -> dict:
     first, verdicts, model, last, provisional, finals, agreed, twice, lost, right = [], [], [], [], 0, 0, 0, 0, 0, 0
     light, light_right = 0, 0
-    for event_id, (_, crop) in sent.items():
+    for event_id, crop in sent.items():
         messages = got.get(event_id, [])
         judged = [(ms, v) for ms, v in messages if v.source != "fallback" or not v.provisional]
         if not judged:
